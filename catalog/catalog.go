@@ -1,0 +1,254 @@
+// Package catalog is the single source of truth for every metric the exporter
+// serves: name, type, labels and HELP text. Collectors build their descriptors
+// from it, the dashboard generator and the rule tests check their expressions
+// against it, and the README's metric table is generated from it, so a rename
+// here cannot leave a panel or an alert pointing at nothing.
+//
+// The catalog follows ../shared/DESIGN.md "Metric catalog"; names and labels
+// are a contract with the dashboards and alerts shipped in this repository.
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Type is the Prometheus metric type.
+type Type string
+
+// Metric types used by the exporter.
+const (
+	Gauge     Type = "gauge"
+	Counter   Type = "counter"
+	Histogram Type = "histogram"
+)
+
+// Source groups metrics by the side they describe.
+type Source string
+
+// Sources of metrics.
+const (
+	SourceCamunda  Source = "camunda"
+	SourceDatabase Source = "database"
+	SourceExporter Source = "exporter"
+)
+
+// Metric describes one metric family.
+type Metric struct {
+	Name   string
+	Type   Type
+	Source Source
+	Labels []string
+	Help   string
+}
+
+// Desc returns the Prometheus descriptor for the metric.
+func (m Metric) Desc() *prometheus.Desc {
+	return prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
+}
+
+// Metric names. Use these constants, never string literals, so the compiler
+// finds every user of a name.
+const (
+	CamundaUp                           = "camunda_up"
+	CamundaEngineInfo                   = "camunda_engine_info"
+	CamundaExternalTasks                = "camunda_external_tasks"
+	CamundaExternalTaskOldestWaitingAge = "camunda_external_task_oldest_waiting_age_seconds"
+	CamundaExternalTaskLockExpirations  = "camunda_external_task_lock_expirations_total"
+	CamundaExternalTaskRedeliveries     = "camunda_external_task_redeliveries_total"
+	CamundaExternalTaskFailures         = "camunda_external_task_failures_total"
+	CamundaExternalTaskCompletions      = "camunda_external_task_completions_total"
+	CamundaExternalTasksLockedByWorker  = "camunda_external_tasks_locked_by_worker"
+	CamundaIncidents                    = "camunda_incidents"
+	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
+	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
+
+	IdempotencyRecords             = "workflow_idempotency_records"
+	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
+	IdempotencyStaleRecords        = "workflow_idempotency_stale_records"
+	IdempotencyTransitions         = "workflow_idempotency_transitions_total"
+	IdempotencyConflicts           = "workflow_idempotency_conflicts_total"
+	IdempotencyDuplicatesPrevented = "workflow_idempotency_duplicates_prevented_total"
+	IdempotencyCompletedTaskOpen   = "workflow_idempotency_completed_task_open"
+	IdempotencyInDoubt             = "workflow_idempotency_in_doubt"
+	ProcessedJobs                  = "workflow_processed_jobs_total"
+	ProcessedJobTaskOpen           = "workflow_processed_job_task_open"
+	InboxMessages                  = "workflow_inbox_messages"
+	InboxOldestMessageAge          = "workflow_inbox_oldest_message_age_seconds"
+	InboxMessagesProcessed         = "workflow_inbox_messages_processed_total"
+	OutboxEventsPending            = "workflow_outbox_events_pending"
+	OutboxOldestPendingAge         = "workflow_outbox_oldest_pending_age_seconds"
+	OutboxEventsCreated            = "workflow_outbox_events_created_total"
+	OutboxEventsPublished          = "workflow_outbox_events_published_total"
+	OutboxPublishDelay             = "workflow_outbox_publish_delay_seconds"
+	OutboxEventsFailed             = "workflow_outbox_events_failed"
+
+	ExporterSourceUp              = "workflow_exporter_source_up"
+	ExporterCollectorUp           = "workflow_exporter_collector_up"
+	ExporterCollectDuration       = "workflow_exporter_collect_duration_seconds"
+	ExporterCollectErrors         = "workflow_exporter_collect_errors_total"
+	ExporterLastSuccessfulCollect = "workflow_exporter_last_successful_collect_timestamp_seconds"
+	ExporterLabelValuesFolded     = "workflow_exporter_label_values_folded_total"
+	ExporterBuildInfo             = "workflow_exporter_build_info"
+)
+
+const polled = " Value as of the last poll, at most min_interval old."
+
+// all builds the catalog. It is a function, not a package variable, so no
+// caller can change the contract at run time.
+func all() []Metric {
+	return []Metric{
+		// Camunda engine, read over its REST API.
+		{CamundaUp, Gauge, SourceCamunda, []string{"engine"},
+			"Camunda REST API: 1 when the last poll of this engine succeeded, 0 when it failed (its other series are then absent)."},
+		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
+			"Camunda REST API: constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
+		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
+			"Camunda REST API: open external tasks per topic, partitioned by state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended)." + polled},
+		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},
+			"Camunda REST API: age in seconds of the oldest external task waiting to be fetched, by the engine's clock; 0 when none waits." + polled},
+		{CamundaExternalTaskLockExpirations, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda REST API: external task locks seen to lapse without complete, failure or extendLock, detected by watching locked tasks across polls since the exporter started."},
+		{CamundaExternalTaskRedeliveries, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda REST API: external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
+		{CamundaExternalTaskFailures, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda REST API: failures reported by workers, from positive deltas of the external task history log (history cleanup never lowers it)."},
+		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda REST API: completions reported by workers, from positive deltas of the external task history log (history cleanup never lowers it)."},
+		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
+			"Camunda REST API: external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
+		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},
+			"Camunda REST API: open incidents." + polled},
+		{CamundaIncidentOldestAge, Gauge, SourceCamunda, []string{"engine", "incident_type"},
+			"Camunda REST API: age in seconds of the oldest open incident of this type, by the engine's clock." + polled},
+		{CamundaJobsRetriesExhausted, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda REST API: async jobs (continuations, timers) with no retries left." + polled},
+
+		// Worker tables in PostgreSQL.
+		{IdempotencyRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
+			"Idempotency table: records in a non-terminal status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME, or unmapped)." + polled},
+		{IdempotencyOldestRecordAge, Gauge, SourceDatabase, []string{"database", "scope", "status"},
+			"Idempotency table: seconds since the least recently updated record in this non-terminal status, by the database clock." + polled},
+		{IdempotencyStaleRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
+			"Idempotency table: non-terminal records not updated within the configured stale threshold." + polled},
+		{IdempotencyTransitions, Counter, SourceDatabase, []string{"database", "scope", "status"},
+			"Idempotency table: records seen reaching this status since the exporter started (each record counted once per status; late commits counted once)."},
+		{IdempotencyConflicts, Counter, SourceDatabase, []string{"database", "scope"},
+			"Idempotency table: records seen with one of the configured conflict error codes (same key, different request) since the exporter started."},
+		{IdempotencyDuplicatesPrevented, Counter, SourceDatabase, []string{"database", "scope"},
+			"Idempotency table: increments of the duplicate counter column (duplicate attempts detected and absorbed) since the exporter started."},
+		{IdempotencyCompletedTaskOpen, Gauge, SourceDatabase, []string{"database", "scope", "engine", "topic"},
+			"Idempotency table joined with Camunda: COMPLETED records whose external task is still open; the side effect happened, the completion was lost, the next attempt must replay the stored result." + polled},
+		{IdempotencyInDoubt, Gauge, SourceDatabase, []string{"database", "scope", "engine", "topic"},
+			"Idempotency table joined with Camunda: STARTED or SIDE_EFFECT_SUBMITTED records whose external task lock has lapsed or moved to another worker; reconcile before retrying." + polled},
+		{ProcessedJobs, Counter, SourceDatabase, []string{"database", "engine", "activity_id", "status"},
+			"Processed-job table: rows seen written since the exporter started (each row counted once; late commits counted once)."},
+		{ProcessedJobTaskOpen, Gauge, SourceDatabase, []string{"database", "engine", "activity_id"},
+			"Processed-job table joined with Camunda: rows whose external task is still open in the engine." + polled},
+		{InboxMessages, Gauge, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
+			"Inbox table: messages in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME, or unmapped)." + polled},
+		{InboxOldestMessageAge, Gauge, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
+			"Inbox table: seconds since the oldest message in this non-terminal status was received, by the database clock." + polled},
+		{InboxMessagesProcessed, Counter, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
+			"Inbox table: messages seen reaching PROCESSED, IGNORED_DUPLICATE or FAILED_FINAL since the exporter started."},
+		{OutboxEventsPending, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: events not yet published and not in a failed status." + polled},
+		{OutboxOldestPendingAge, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: seconds since the oldest unpublished event was created, by the database clock; 0 when none is pending." + polled},
+		{OutboxEventsCreated, Counter, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: events seen created since the exporter started (inflow)."},
+		{OutboxEventsPublished, Counter, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: events seen published since the exporter started (outflow)."},
+		{OutboxPublishDelay, Histogram, SourceDatabase, []string{"database"},
+			"Outbox table: published_at minus created_at of events seen published since the exporter started."},
+		{OutboxEventsFailed, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: unpublished events in a failed or dead status." + polled},
+
+		// The exporter itself.
+		{ExporterSourceUp, Gauge, SourceExporter, []string{"source", "name"},
+			"Exporter: 1 when the last collection could reach this source (Camunda engine or database), 0 when it could not; the source's data series are then absent."},
+		{ExporterCollectorUp, Gauge, SourceExporter, []string{"source", "name", "collector"},
+			"Exporter: 1 when this collector's last collection succeeded, 0 when it failed (its data series are then absent)."},
+		{ExporterCollectDuration, Gauge, SourceExporter, []string{"source", "name", "collector"},
+			"Exporter: duration in seconds of this collector's last collection."},
+		{ExporterCollectErrors, Counter, SourceExporter, []string{"source", "name", "collector"},
+			"Exporter: failed collections of this collector since the exporter started."},
+		{ExporterLastSuccessfulCollect, Gauge, SourceExporter, []string{"source", "name"},
+			"Exporter: Unix time of the last collection of this source in which every collector succeeded."},
+		{ExporterLabelValuesFolded, Counter, SourceExporter, []string{"metric"},
+			"Exporter: series folded into the label value \"other\" because the metric reached its label value limit, summed over collections."},
+		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "goversion"},
+			"Exporter: constant 1 labelled with the build's version, revision and Go version."},
+	}
+}
+
+// All returns every metric of the catalog, sorted by name. The slice is a
+// fresh copy on each call.
+func All() []Metric {
+	ms := all()
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
+	return ms
+}
+
+// Lookup returns the metric with the given family name.
+func Lookup(name string) (Metric, bool) {
+	for _, m := range all() {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// MustGet returns the metric with the given family name and panics when it is
+// not in the catalog: that is a programming error, caught by the first test.
+func MustGet(name string) Metric {
+	m, ok := Lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("catalog: metric %q is not in the catalog", name))
+	}
+	return m
+}
+
+// Desc returns the descriptor of the named metric; see MustGet.
+func Desc(name string) *prometheus.Desc { return MustGet(name).Desc() }
+
+// SeriesNames returns the series names a metric family exposes: the family
+// name itself, or for a histogram its _bucket, _sum and _count series. PromQL
+// expressions name series, so checks of dashboards and rules use these.
+func (m Metric) SeriesNames() []string {
+	if m.Type == Histogram {
+		return []string{m.Name + "_bucket", m.Name + "_sum", m.Name + "_count"}
+	}
+	return []string{m.Name}
+}
+
+// KnownSeries reports whether name is a series the exporter serves (a family
+// name or a histogram's _bucket/_sum/_count).
+func KnownSeries(name string) bool {
+	for _, m := range all() {
+		for _, s := range m.SeriesNames() {
+			if s == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// StandardSeries reports whether name is served by the standard collectors the
+// exporter registers beside the catalog (Go runtime and process) or is
+// synthesised by Prometheus for every scrape target (up, scrape_*). Checks of
+// dashboards and rules accept these too.
+func StandardSeries(name string) bool {
+	switch {
+	case name == "up", strings.HasPrefix(name, "scrape_"):
+		return true
+	case strings.HasPrefix(name, "go_"), strings.HasPrefix(name, "process_"):
+		return true
+	}
+	return false
+}
