@@ -1,0 +1,400 @@
+// Package config loads and validates the exporter's YAML configuration.
+//
+// Every error names the key it is about (for example
+// `databases[0].tables.outbox.columns.created_at: must not be empty`), so a
+// user can fix the file without reading code. Secrets never live in the file
+// itself: DSNs and passwords come from files or environment variables.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults used when a key is omitted.
+const (
+	DefaultCamundaURL       = "http://localhost:8080/engine-rest"
+	DefaultMinInterval      = 30 * time.Second
+	DefaultCollectTimeout   = 20 * time.Second
+	DefaultRequestTimeout   = 10 * time.Second
+	DefaultStatementTimeout = 5 * time.Second
+	DefaultLockTimeout      = 1 * time.Second
+	DefaultMaxConnections   = 2
+	DefaultLateCommitWindow = 5 * time.Minute
+	DefaultLabelValueLimit  = 100
+	DefaultWorkerIDLimit    = 20
+	DefaultStaleAfter       = 15 * time.Minute
+	DefaultMaxListedTasks   = 2000
+)
+
+// Config is the whole file.
+type Config struct {
+	Camunda   []Camunda  `yaml:"camunda"`
+	Databases []Database `yaml:"databases"`
+}
+
+// Camunda is one engine, polled over its REST API.
+type Camunda struct {
+	Name         string `yaml:"name"`
+	URL          string `yaml:"url"`
+	Engine       string `yaml:"engine"` // named engine; empty means the default engine
+	Username     string `yaml:"username"`
+	PasswordFile string `yaml:"password_file"`
+	PasswordEnv  string `yaml:"password_env"`
+
+	MinInterval    model.Duration `yaml:"min_interval"`
+	Timeout        model.Duration `yaml:"timeout"`         // one whole collection
+	RequestTimeout model.Duration `yaml:"request_timeout"` // one REST request
+
+	TLS TLS `yaml:"tls"`
+
+	// Topics are always reported, even when they hold no task.
+	Topics []string `yaml:"topics"`
+	// WorkerIDLimit bounds the worker_id label per topic; the rest fold into "other".
+	WorkerIDLimit int `yaml:"worker_id_limit"`
+	// LabelValueLimit bounds every other label drawn from data (topic, activity, ...).
+	LabelValueLimit int `yaml:"label_value_limit"`
+	// MaxListedTasks bounds how many locked tasks one collection lists to
+	// watch lock expiry and redelivery; counts are exact regardless.
+	MaxListedTasks int `yaml:"max_listed_tasks"`
+
+	// Password is resolved from PasswordFile or PasswordEnv by Load. It is
+	// never read from the file itself.
+	Password string `yaml:"-"`
+}
+
+// TLS configures the HTTPS client of a Camunda engine.
+type TLS struct {
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Database is one PostgreSQL database holding worker tables.
+type Database struct {
+	Name    string `yaml:"name"`
+	DSN     string `yaml:"dsn"`
+	DSNFile string `yaml:"dsn_file"`
+	DSNEnv  string `yaml:"dsn_env"`
+
+	MinInterval      model.Duration `yaml:"min_interval"`
+	Timeout          model.Duration `yaml:"timeout"`
+	StatementTimeout model.Duration `yaml:"statement_timeout"`
+	LockTimeout      model.Duration `yaml:"lock_timeout"`
+	MaxConnections   int            `yaml:"max_connections"`
+	// LateCommitWindow must exceed the longest transaction that writes the
+	// tables: counters re-read this much history to catch rows whose
+	// timestamp was taken before they committed.
+	LateCommitWindow model.Duration `yaml:"late_commit_window"`
+	LabelValueLimit  int            `yaml:"label_value_limit"`
+
+	// Tables omitted: all four with the seed defaults. Present: only those listed.
+	Tables *Tables `yaml:"tables"`
+
+	// ResolvedDSN is filled by Load from DSN, DSNFile or DSNEnv.
+	ResolvedDSN string `yaml:"-"`
+}
+
+// Tables selects and maps the worker tables of one database.
+type Tables struct {
+	Idempotency   *IdempotencyTable  `yaml:"idempotency"`
+	ProcessedJobs *ProcessedJobTable `yaml:"processed_jobs"`
+	Inbox         *InboxTable        `yaml:"inbox"`
+	Outbox        *OutboxTable       `yaml:"outbox"`
+}
+
+// Load reads, defaults, validates and resolves the secrets of a config file.
+// An empty path gives the default configuration: one Camunda engine at
+// DefaultCamundaURL and no database.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		c := &Config{Camunda: []Camunda{{Name: "default", URL: DefaultCamundaURL}}}
+		if err := c.finish(); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes, defaults, validates and resolves a config document.
+func Parse(b []byte) (*Config, error) {
+	c := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
+	}
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) finish() error {
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	names := map[string]string{}
+	for i := range c.Camunda {
+		e := &c.Camunda[i]
+		key := fmt.Sprintf("camunda[%d]", i)
+		e.applyDefaults()
+		e.validate(key, add)
+		if prev, dup := names["camunda/"+e.Name]; dup && e.Name != "" {
+			add(key+".name", "%q is already used by %s", e.Name, prev)
+		}
+		names["camunda/"+e.Name] = key
+		if e.Username != "" {
+			pw, err := secret(e.PasswordFile, e.PasswordEnv)
+			if err != nil {
+				add(key, "password: %v", err)
+			}
+			e.Password = pw
+		}
+	}
+	for i := range c.Databases {
+		d := &c.Databases[i]
+		key := fmt.Sprintf("databases[%d]", i)
+		d.applyDefaults()
+		d.validate(key, add)
+		if prev, dup := names["database/"+d.Name]; dup && d.Name != "" {
+			add(key+".name", "%q is already used by %s", d.Name, prev)
+		}
+		names["database/"+d.Name] = key
+		switch set := countSet(d.DSN, d.DSNFile, d.DSNEnv); {
+		case set == 0:
+			add(key, "one of dsn, dsn_file or dsn_env is required")
+		case set > 1:
+			add(key, "set only one of dsn, dsn_file or dsn_env")
+		case d.DSN != "":
+			d.ResolvedDSN = d.DSN
+		default:
+			dsn, err := secret(d.DSNFile, d.DSNEnv)
+			if err != nil {
+				add(key, "dsn: %v", err)
+			}
+			d.ResolvedDSN = dsn
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
+
+func (e *Camunda) applyDefaults() {
+	if e.MinInterval == 0 {
+		e.MinInterval = model.Duration(DefaultMinInterval)
+	}
+	if e.Timeout == 0 {
+		e.Timeout = model.Duration(DefaultCollectTimeout)
+	}
+	if e.RequestTimeout == 0 {
+		e.RequestTimeout = model.Duration(DefaultRequestTimeout)
+	}
+	if e.WorkerIDLimit == 0 {
+		e.WorkerIDLimit = DefaultWorkerIDLimit
+	}
+	if e.LabelValueLimit == 0 {
+		e.LabelValueLimit = DefaultLabelValueLimit
+	}
+	if e.MaxListedTasks == 0 {
+		e.MaxListedTasks = DefaultMaxListedTasks
+	}
+}
+
+func (e *Camunda) validate(key string, add func(string, string, ...any)) {
+	if !nameRE.MatchString(e.Name) {
+		add(key+".name", "must be set to a short name (letters, digits, _ . : -); it becomes the engine label")
+	}
+	if e.URL == "" {
+		add(key+".url", "must not be empty (for example %s)", DefaultCamundaURL)
+	} else if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
+		add(key+".url", "must start with http:// or https://, got %q", e.URL)
+	}
+	if e.Username == "" && (e.PasswordFile != "" || e.PasswordEnv != "") {
+		add(key+".username", "must be set when a password is configured")
+	}
+	if e.Username != "" && countSet(e.PasswordFile, e.PasswordEnv) != 1 {
+		add(key, "with username set exactly one of password_file or password_env is required (passwords never live in this file)")
+	}
+	if (e.TLS.CertFile == "") != (e.TLS.KeyFile == "") {
+		add(key+".tls", "cert_file and key_file go together")
+	}
+	positive(add, key+".timeout", time.Duration(e.Timeout))
+	positive(add, key+".request_timeout", time.Duration(e.RequestTimeout))
+	positive(add, key+".min_interval", time.Duration(e.MinInterval))
+	if e.WorkerIDLimit < 1 {
+		add(key+".worker_id_limit", "must be at least 1")
+	}
+	if e.LabelValueLimit < 1 {
+		add(key+".label_value_limit", "must be at least 1")
+	}
+	if e.MaxListedTasks < 1 {
+		add(key+".max_listed_tasks", "must be at least 1")
+	}
+	for j, t := range e.Topics {
+		if t == "" {
+			add(fmt.Sprintf("%s.topics[%d]", key, j), "must not be empty")
+		}
+	}
+}
+
+func (d *Database) applyDefaults() {
+	if d.MinInterval == 0 {
+		d.MinInterval = model.Duration(DefaultMinInterval)
+	}
+	if d.Timeout == 0 {
+		d.Timeout = model.Duration(DefaultCollectTimeout)
+	}
+	if d.StatementTimeout == 0 {
+		d.StatementTimeout = model.Duration(DefaultStatementTimeout)
+	}
+	if d.LockTimeout == 0 {
+		d.LockTimeout = model.Duration(DefaultLockTimeout)
+	}
+	if d.MaxConnections == 0 {
+		d.MaxConnections = DefaultMaxConnections
+	}
+	if d.LateCommitWindow == 0 {
+		d.LateCommitWindow = model.Duration(DefaultLateCommitWindow)
+	}
+	if d.LabelValueLimit == 0 {
+		d.LabelValueLimit = DefaultLabelValueLimit
+	}
+	if d.Tables == nil {
+		d.Tables = &Tables{
+			Idempotency:   &IdempotencyTable{},
+			ProcessedJobs: &ProcessedJobTable{},
+			Inbox:         &InboxTable{},
+			Outbox:        &OutboxTable{},
+		}
+	}
+	if t := d.Tables.Idempotency; t != nil {
+		t.applyDefaults()
+	}
+	if t := d.Tables.ProcessedJobs; t != nil {
+		t.applyDefaults()
+	}
+	if t := d.Tables.Inbox; t != nil {
+		t.applyDefaults()
+	}
+	if t := d.Tables.Outbox; t != nil {
+		t.applyDefaults()
+	}
+}
+
+func (d *Database) validate(key string, add func(string, string, ...any)) {
+	if !nameRE.MatchString(d.Name) {
+		add(key+".name", "must be set to a short name (letters, digits, _ . : -); it becomes the database label")
+	}
+	positive(add, key+".min_interval", time.Duration(d.MinInterval))
+	positive(add, key+".timeout", time.Duration(d.Timeout))
+	positive(add, key+".statement_timeout", time.Duration(d.StatementTimeout))
+	positive(add, key+".lock_timeout", time.Duration(d.LockTimeout))
+	positive(add, key+".late_commit_window", time.Duration(d.LateCommitWindow))
+	if d.StatementTimeout > d.Timeout {
+		add(key+".statement_timeout", "(%s) must not exceed timeout (%s), or a slow query outlives its collection", d.StatementTimeout, d.Timeout)
+	}
+	if d.MaxConnections < 1 || d.MaxConnections > 10 {
+		add(key+".max_connections", "must be between 1 and 10, got %d (the exporter needs 2-4)", d.MaxConnections)
+	}
+	if d.LabelValueLimit < 1 {
+		add(key+".label_value_limit", "must be at least 1")
+	}
+	t := d.Tables
+	if t.Idempotency == nil && t.ProcessedJobs == nil && t.Inbox == nil && t.Outbox == nil {
+		add(key+".tables", "lists no table; omit the key to watch all four with default names")
+	}
+	if t.Idempotency != nil {
+		t.Idempotency.validate(key+".tables.idempotency", add)
+	}
+	if t.ProcessedJobs != nil {
+		t.ProcessedJobs.validate(key+".tables.processed_jobs", add)
+	}
+	if t.Inbox != nil {
+		t.Inbox.validate(key+".tables.inbox", add)
+	}
+	if t.Outbox != nil {
+		t.Outbox.validate(key+".tables.outbox", add)
+	}
+}
+
+func positive(add func(string, string, ...any), key string, d time.Duration) {
+	if d <= 0 {
+		add(key, "must be a positive duration such as 30s")
+	}
+}
+
+func countSet(vals ...string) int {
+	n := 0
+	for _, v := range vals {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// secret reads a value from a file or an environment variable, whichever is
+// set. Surrounding white space (a trailing newline in a mounted secret) is
+// dropped.
+func secret(file, env string) (string, error) {
+	switch {
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("cannot read file %s: %v", file, err)
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "" {
+			return "", fmt.Errorf("file %s is empty", file)
+		}
+		return v, nil
+	case env != "":
+		v, ok := os.LookupEnv(env)
+		if !ok || strings.TrimSpace(v) == "" {
+			return "", fmt.Errorf("environment variable %s is not set or empty", env)
+		}
+		return strings.TrimSpace(v), nil
+	}
+	return "", errors.New("no file or environment variable configured")
+}
+
+func friendlyYAMLError(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, 0, len(te.Errors))
+		for _, m := range te.Errors {
+			// yaml.v3 says "field x not found in type config.Database";
+			// name the key instead of the Go type.
+			if i := strings.Index(m, " not found in type "); i > 0 {
+				m = m[:i] + " is not a known key here"
+				m = strings.Replace(m, "field ", "key ", 1)
+			}
+			msgs = append(msgs, m)
+		}
+		return strings.Join(msgs, "; ")
+	}
+	return err.Error()
+}

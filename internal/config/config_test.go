@@ -1,0 +1,160 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsWithoutFile(t *testing.T) {
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Camunda) != 1 || c.Camunda[0].URL != DefaultCamundaURL || len(c.Databases) != 0 {
+		t.Fatalf("unexpected default config: %+v", c)
+	}
+	if time.Duration(c.Camunda[0].MinInterval) != DefaultMinInterval {
+		t.Fatalf("min_interval default not applied")
+	}
+}
+
+func TestDesignExampleParses(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ORDERS_DATABASE_URL", "postgres://exporter@db/orders")
+	doc := `
+camunda:
+  - name: main
+    url: http://localhost:8080/engine-rest
+    username: exporter
+    password_file: ` + pw + `
+    min_interval: 30s
+    topics: [fulfillment.submit-command]
+databases:
+  - name: orders
+    dsn_env: ORDERS_DATABASE_URL
+    min_interval: 30s
+    tables:
+      idempotency: {table: workflow_idempotency_record}
+      processed_jobs: {table: workflow_processed_job}
+      inbox: {table: message_inbox}
+      outbox: {table: event_outbox}
+`
+	c, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Camunda[0].Password != "s3cret" {
+		t.Errorf("password not read from file (trailing newline must be trimmed)")
+	}
+	d := c.Databases[0]
+	if d.ResolvedDSN != "postgres://exporter@db/orders" {
+		t.Errorf("dsn_env not resolved")
+	}
+	if d.Tables.Inbox.Columns.Status != "processing_status" || d.Tables.Outbox.Columns.PublishedAt != "published_at" {
+		t.Errorf("column defaults not applied: %+v", d.Tables)
+	}
+	if got := strings.Join(d.Tables.Idempotency.TerminalValues(), ","); got != "COMPLETED,FAILED_FINAL,RECONCILED" {
+		t.Errorf("terminal values = %s", got)
+	}
+}
+
+func TestOmittedTablesMeansAllFour(t *testing.T) {
+	c, err := Parse([]byte("databases: [{name: a, dsn: 'postgres://x/y'}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := c.Databases[0].Tables
+	if tb.Idempotency == nil || tb.ProcessedJobs == nil || tb.Inbox == nil || tb.Outbox == nil {
+		t.Fatalf("omitted tables must select all four: %+v", tb)
+	}
+	c, err = Parse([]byte("databases: [{name: a, dsn: 'postgres://x/y', tables: {outbox: {table: my_outbox}}}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb = c.Databases[0].Tables
+	if tb.Idempotency != nil || tb.Inbox != nil || tb.Outbox.Table != "my_outbox" {
+		t.Fatalf("listed tables must select only those: %+v", tb)
+	}
+}
+
+func TestStatusMapping(t *testing.T) {
+	c, err := Parse([]byte(`
+databases:
+  - name: a
+    dsn: postgres://x/y
+    tables:
+      idempotency:
+        statuses: {COMPLETED: [DONE, OK], STARTED: [RUNNING]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Databases[0].Tables.Idempotency.Statuses
+	for value, want := range map[string]string{"DONE": "COMPLETED", "OK": "COMPLETED", "RUNNING": "STARTED", "UNKNOWN_OUTCOME": "UNKNOWN_OUTCOME", "STARTED": Unmapped, "weird": Unmapped} {
+		if got := m.Canonical(value); got != want {
+			t.Errorf("Canonical(%q) = %q, want %q", value, got, want)
+		}
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"unknown key", "databases: [{name: a, dsn: x, tabels: {}}]", []string{"key tabels is not a known key here"}},
+		{"no dsn", "databases: [{name: a}]", []string{"databases[0]: one of dsn, dsn_file or dsn_env is required"}},
+		{"two dsns", "databases: [{name: a, dsn: x, dsn_env: Y}]", []string{"databases[0]: set only one of dsn, dsn_file or dsn_env"}},
+		{"missing env", "databases: [{name: a, dsn_env: WFX_SURELY_UNSET}]", []string{"environment variable WFX_SURELY_UNSET is not set"}},
+		{"missing file", "databases: [{name: a, dsn_file: /nonexistent/dsn}]", []string{"cannot read file /nonexistent/dsn"}},
+		{"bad name", "databases: [{name: 'a b', dsn: x}]", []string{"databases[0].name: must be set"}},
+		{"duplicate name", "databases: [{name: a, dsn: x}, {name: a, dsn: x}]", []string{`databases[1].name: "a" is already used by databases[0]`}},
+		{"empty column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: ''}}}}]", nil},
+		{"bad column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: 'created at'}}}}]", []string{`databases[0].tables.outbox.columns.created_at: "created at" is not a column name`}},
+		{"bad table", "databases: [{name: a, dsn: x, tables: {inbox: {table: 'a.b.c'}}}]", []string{`databases[0].tables.inbox.table: "a.b.c" is not a table name`}},
+		{"unknown status", "databases: [{name: a, dsn: x, tables: {inbox: {statuses: {DONE: [X]}}}}]", []string{"databases[0].tables.inbox.statuses.DONE: is not a status of this table"}},
+		{"value mapped twice", "databases: [{name: a, dsn: x, tables: {inbox: {statuses: {PROCESSED: [X], FAILED_FINAL: [X]}}}}]", []string{`value "X" is already mapped to`}},
+		{"bad duration", "databases: [{name: a, dsn: x, min_interval: soon}]", []string{"soon"}},
+		{"statement outlives collection", "databases: [{name: a, dsn: x, timeout: 5s, statement_timeout: 10s}]", []string{"databases[0].statement_timeout: (10s) must not exceed timeout (5s)"}},
+		{"pool too big", "databases: [{name: a, dsn: x, max_connections: 50}]", []string{"databases[0].max_connections: must be between 1 and 10"}},
+		{"inline password rejected", "camunda: [{name: m, url: 'http://x', username: u, password: p}]", []string{"key password is not a known key here"}},
+		{"username without password", "camunda: [{name: m, url: 'http://x', username: u}]", []string{"camunda[0]: with username set exactly one of password_file or password_env is required"}},
+		{"bad url", "camunda: [{name: m, url: 'localhost:8080'}]", []string{`camunda[0].url: must start with http:// or https://`}},
+		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets: must be positive and strictly increasing"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc))
+			if tc.want == nil {
+				// Empty column strings fall back to the default name.
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSecretFromEnvNeverInError(t *testing.T) {
+	t.Setenv("WFX_PW", "topsecret")
+	_, err := Parse([]byte("camunda: [{name: m, url: 'ftp://x', username: u, password_env: WFX_PW}]"))
+	if err == nil || strings.Contains(err.Error(), "topsecret") {
+		t.Fatalf("error %v must exist and must not contain the secret", err)
+	}
+}

@@ -1,0 +1,345 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Canonical statuses of the seed schemas. Metric labels always use these
+// names; a table's own values are mapped to them with `statuses:`.
+var (
+	idempotencyStatuses = []string{"STARTED", "SIDE_EFFECT_SUBMITTED", "COMPLETED", "FAILED_RETRYABLE", "FAILED_FINAL", "UNKNOWN_OUTCOME", "RECONCILED"}
+	idempotencyTerminal = []string{"COMPLETED", "FAILED_FINAL", "RECONCILED"}
+	inboxStatuses       = []string{"RECEIVED", "PROCESSING", "PROCESSED", "FAILED_RETRYABLE", "FAILED_FINAL", "IGNORED_DUPLICATE", "UNKNOWN_OUTCOME"}
+	inboxTerminal       = []string{"PROCESSED", "FAILED_FINAL", "IGNORED_DUPLICATE"}
+)
+
+// Unmapped is the status label of rows whose status value is in no mapping.
+// Such rows are counted, never dropped: they are treated as non-terminal so
+// they show up where someone will look.
+const Unmapped = "unmapped"
+
+// StatusMap maps a canonical status to the values a table stores for it.
+type StatusMap map[string][]string
+
+// Canonical returns the canonical status for a stored value, or Unmapped.
+func (m StatusMap) Canonical(value string) string {
+	for canon, vals := range m {
+		for _, v := range vals {
+			if v == value {
+				return canon
+			}
+		}
+	}
+	return Unmapped
+}
+
+// Values returns the stored values of the given canonical statuses, sorted.
+func (m StatusMap) Values(canonical ...string) []string {
+	var out []string
+	for _, c := range canonical {
+		out = append(out, m[c]...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *StatusMap) applyDefaults(canonical []string) {
+	if *m == nil {
+		*m = StatusMap{}
+	}
+	for _, c := range canonical {
+		if _, ok := (*m)[c]; !ok {
+			(*m)[c] = []string{c}
+		}
+	}
+}
+
+func (m StatusMap) validate(key string, canonical []string, add func(string, string, ...any)) {
+	known := map[string]bool{}
+	for _, c := range canonical {
+		known[c] = true
+	}
+	owner := map[string]string{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, c := range keys {
+		if !known[c] {
+			add(key+"."+c, "is not a status of this table; known: %s", strings.Join(canonical, ", "))
+			continue
+		}
+		if len(m[c]) == 0 {
+			add(key+"."+c, "maps to no value; list at least one stored value")
+		}
+		for _, v := range m[c] {
+			if v == "" {
+				add(key+"."+c, "contains an empty value")
+			}
+			if prev, dup := owner[v]; dup {
+				add(key+"."+c, "value %q is already mapped to %s", v, prev)
+			}
+			owner[v] = c
+		}
+	}
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+
+// validIdent accepts a plain SQL identifier; table names may be schema-qualified.
+func validIdent(s string, qualified bool) bool {
+	parts := []string{s}
+	if qualified {
+		parts = strings.Split(s, ".")
+		if len(parts) > 2 {
+			return false
+		}
+	}
+	for _, p := range parts {
+		if !identRE.MatchString(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func checkTable(key, table string, add func(string, string, ...any)) {
+	if !validIdent(table, true) {
+		add(key+".table", "%q is not a table name (letters, digits, _; optionally schema.table)", table)
+	}
+}
+
+func checkColumns(key string, cols map[string]*string, required map[string]bool, add func(string, string, ...any)) {
+	names := make([]string, 0, len(cols))
+	for k := range cols {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := cols[k]
+		if v == nil {
+			continue
+		}
+		switch {
+		case *v == "" && required[k]:
+			add(key+".columns."+k, "must not be empty")
+		case *v != "" && !validIdent(*v, false):
+			add(key+".columns."+k, "%q is not a column name (letters, digits, _)", *v)
+		}
+	}
+}
+
+func def(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+// IdempotencyTable maps the idempotency record table (seed section 8).
+type IdempotencyTable struct {
+	Table   string `yaml:"table"`
+	Columns struct {
+		Scope     string `yaml:"scope"`
+		Key       string `yaml:"key"`
+		Status    string `yaml:"status"`
+		UpdatedAt string `yaml:"updated_at"`
+		ErrorCode string `yaml:"error_code"`
+		// JobReference holds the Camunda external task id of the attempt.
+		JobReference string `yaml:"job_reference"`
+		// DuplicateCount is the optional schema extension counting duplicate
+		// attempts absorbed by the record. Unset: used when a column named
+		// duplicate_count exists. Set: required.
+		DuplicateCount *string `yaml:"duplicate_count"`
+	} `yaml:"columns"`
+	Statuses StatusMap `yaml:"statuses"`
+	// StaleAfter marks a non-terminal record stale when not updated this long.
+	StaleAfter model.Duration `yaml:"stale_after"`
+	// ConflictCodes are error codes meaning "same key, different request".
+	ConflictCodes []string `yaml:"conflict_codes"`
+}
+
+// DefaultDuplicateCountColumn is the column name looked for when
+// columns.duplicate_count is not set.
+const DefaultDuplicateCountColumn = "duplicate_count"
+
+func (t *IdempotencyTable) applyDefaults() {
+	def(&t.Table, "workflow_idempotency_record")
+	c := &t.Columns
+	def(&c.Scope, "scope")
+	def(&c.Key, "idempotency_key")
+	def(&c.Status, "status")
+	def(&c.UpdatedAt, "updated_at")
+	def(&c.ErrorCode, "error_code")
+	def(&c.JobReference, "job_reference")
+	t.Statuses.applyDefaults(idempotencyStatuses)
+	if t.StaleAfter == 0 {
+		t.StaleAfter = model.Duration(DefaultStaleAfter)
+	}
+	if t.ConflictCodes == nil {
+		t.ConflictCodes = []string{"IDEMPOTENCY_CONFLICT"}
+	}
+}
+
+func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)) {
+	checkTable(key, t.Table, add)
+	c := t.Columns
+	checkColumns(key, map[string]*string{
+		"scope": &c.Scope, "key": &c.Key, "status": &c.Status, "updated_at": &c.UpdatedAt,
+		"error_code": &c.ErrorCode, "job_reference": &c.JobReference, "duplicate_count": c.DuplicateCount,
+	}, map[string]bool{"scope": true, "key": true, "status": true, "updated_at": true, "error_code": true, "job_reference": true, "duplicate_count": true}, add)
+	t.Statuses.validate(key+".statuses", idempotencyStatuses, add)
+	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
+}
+
+// TerminalValues are the stored values of statuses after which a record
+// never changes again; everything else (including unmapped values) is open.
+func (t *IdempotencyTable) TerminalValues() []string {
+	return t.Statuses.Values(idempotencyTerminal...)
+}
+
+// ProcessedJobTable maps the processed-job table (seed section 13).
+type ProcessedJobTable struct {
+	Table   string `yaml:"table"`
+	Columns struct {
+		Engine       string `yaml:"engine"`
+		JobReference string `yaml:"job_reference"`
+		ActivityID   string `yaml:"activity_id"`
+		Status       string `yaml:"status"`
+		CompletedAt  string `yaml:"completed_at"`
+	} `yaml:"columns"`
+}
+
+func (t *ProcessedJobTable) applyDefaults() {
+	def(&t.Table, "workflow_processed_job")
+	c := &t.Columns
+	def(&c.Engine, "engine")
+	def(&c.JobReference, "job_reference")
+	def(&c.ActivityID, "activity_id")
+	def(&c.Status, "status")
+	def(&c.CompletedAt, "completed_at")
+}
+
+func (t *ProcessedJobTable) validate(key string, add func(string, string, ...any)) {
+	checkTable(key, t.Table, add)
+	c := t.Columns
+	checkColumns(key, map[string]*string{
+		"engine": &c.Engine, "job_reference": &c.JobReference, "activity_id": &c.ActivityID,
+		"status": &c.Status, "completed_at": &c.CompletedAt,
+	}, map[string]bool{"engine": true, "job_reference": true, "activity_id": true, "status": true, "completed_at": true}, add)
+}
+
+// InboxTable maps the message inbox (seed section 14).
+type InboxTable struct {
+	Table   string `yaml:"table"`
+	Columns struct {
+		SourceSystem string `yaml:"source_system"`
+		MessageID    string `yaml:"message_id"`
+		MessageType  string `yaml:"message_type"`
+		Status       string `yaml:"status"`
+		ReceivedAt   string `yaml:"received_at"`
+		ProcessedAt  string `yaml:"processed_at"`
+	} `yaml:"columns"`
+	Statuses StatusMap `yaml:"statuses"`
+}
+
+func (t *InboxTable) applyDefaults() {
+	def(&t.Table, "message_inbox")
+	c := &t.Columns
+	def(&c.SourceSystem, "source_system")
+	def(&c.MessageID, "message_id")
+	def(&c.MessageType, "message_type")
+	def(&c.Status, "processing_status")
+	def(&c.ReceivedAt, "received_at")
+	def(&c.ProcessedAt, "processed_at")
+	t.Statuses.applyDefaults(inboxStatuses)
+}
+
+func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
+	checkTable(key, t.Table, add)
+	c := t.Columns
+	checkColumns(key, map[string]*string{
+		"source_system": &c.SourceSystem, "message_id": &c.MessageID, "message_type": &c.MessageType,
+		"status": &c.Status, "received_at": &c.ReceivedAt, "processed_at": &c.ProcessedAt,
+	}, map[string]bool{"source_system": true, "message_id": true, "message_type": true, "status": true, "received_at": true, "processed_at": true}, add)
+	t.Statuses.validate(key+".statuses", inboxStatuses, add)
+}
+
+// TerminalValues are the stored values of finished messages.
+func (t *InboxTable) TerminalValues() []string { return t.Statuses.Values(inboxTerminal...) }
+
+// InboxTerminalStatuses are the canonical statuses counted by
+// workflow_inbox_messages_processed_total.
+func InboxTerminalStatuses() []string { return append([]string(nil), inboxTerminal...) }
+
+// IdempotencyTerminalStatuses are the canonical statuses after which a record
+// never changes.
+func IdempotencyTerminalStatuses() []string { return append([]string(nil), idempotencyTerminal...) }
+
+// OutboxTable maps the event outbox (seed section 15).
+type OutboxTable struct {
+	Table   string `yaml:"table"`
+	Columns struct {
+		EventID       string `yaml:"event_id"`
+		AggregateType string `yaml:"aggregate_type"`
+		EventType     string `yaml:"event_type"`
+		Status        string `yaml:"status"`
+		CreatedAt     string `yaml:"created_at"`
+		PublishedAt   string `yaml:"published_at"`
+	} `yaml:"columns"`
+	// FailedStatuses are status values of events that will not be published
+	// without help; they count as failed, not pending.
+	FailedStatuses []string `yaml:"failed_statuses"`
+	// PublishDelayBuckets are the upper bounds, in seconds, of the
+	// publish-delay histogram.
+	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
+}
+
+// DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
+// hour-long stall.
+func DefaultPublishDelayBuckets() []float64 {
+	return []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+}
+
+func (t *OutboxTable) applyDefaults() {
+	def(&t.Table, "event_outbox")
+	c := &t.Columns
+	def(&c.EventID, "event_id")
+	def(&c.AggregateType, "aggregate_type")
+	def(&c.EventType, "event_type")
+	def(&c.Status, "status")
+	def(&c.CreatedAt, "created_at")
+	def(&c.PublishedAt, "published_at")
+	if t.FailedStatuses == nil {
+		t.FailedStatuses = []string{"FAILED", "DEAD"}
+	}
+	if t.PublishDelayBuckets == nil {
+		t.PublishDelayBuckets = DefaultPublishDelayBuckets()
+	}
+}
+
+func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
+	checkTable(key, t.Table, add)
+	c := t.Columns
+	checkColumns(key, map[string]*string{
+		"event_id": &c.EventID, "aggregate_type": &c.AggregateType, "event_type": &c.EventType,
+		"status": &c.Status, "created_at": &c.CreatedAt, "published_at": &c.PublishedAt,
+	}, map[string]bool{"event_id": true, "aggregate_type": true, "event_type": true, "status": true, "created_at": true, "published_at": true}, add)
+	for i, b := range t.PublishDelayBuckets {
+		if b <= 0 || (i > 0 && b <= t.PublishDelayBuckets[i-1]) {
+			add(key+".publish_delay_buckets", "must be positive and strictly increasing, got %v", t.PublishDelayBuckets)
+			break
+		}
+	}
+	for i, s := range t.FailedStatuses {
+		if s == "" {
+			add(fmt.Sprintf("%s.failed_statuses[%d]", key, i), "must not be empty")
+		}
+	}
+}

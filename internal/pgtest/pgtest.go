@@ -1,0 +1,266 @@
+// Package pgtest gives tests a real, throwaway PostgreSQL database.
+//
+// Unless TEST_DATABASE_URL is set, the first test of a package starts a
+// private server from Debian's server binaries (initdb into a temporary
+// directory, a free port on 127.0.0.1, no fsync) and every test gets a fresh
+// database on it, dropped when the test ends. With TEST_DATABASE_URL the
+// databases are created on that server instead (the role needs CREATEDB).
+//
+// Use it from TestMain so the server is stopped when the package's tests end:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvURL names the variable that points the tests at an existing server.
+const EnvURL = "TEST_DATABASE_URL"
+
+// installHint is printed when no server binaries are found.
+const installHint = "install them with: apt-get install -y postgresql (or run scripts/install-deps.sh), or set " + EnvURL
+
+// Server is a running PostgreSQL server owned by the test process.
+type Server struct {
+	// AdminURL connects as a superuser (or the TEST_DATABASE_URL role) to the
+	// maintenance database.
+	AdminURL string
+
+	dataDir string
+	bindir  string
+	cred    *syscall.Credential
+	owned   bool
+	logFile string
+}
+
+// shared holds the one server per test process. It is package state on
+// purpose: starting a server per test would cost seconds each, and Main
+// stops it when the package's tests are done.
+var shared struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Main runs the tests and stops the shared server afterwards.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.srv != nil {
+		shared.srv.Stop()
+	}
+	os.Exit(code)
+}
+
+// SharedServer returns the process-wide server, starting it on first use.
+func SharedServer(t testing.TB) *Server {
+	t.Helper()
+	shared.once.Do(func() {
+		if u := os.Getenv(EnvURL); u != "" {
+			shared.srv = &Server{AdminURL: u}
+			return
+		}
+		shared.srv, shared.err = Start()
+	})
+	if shared.err != nil {
+		t.Fatalf("pgtest: %v", shared.err)
+	}
+	return shared.srv
+}
+
+// NewDatabase creates a fresh, empty database for the test and returns its
+// URL. The database is dropped when the test ends.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	srv := SharedServer(t)
+	name := "t_" + randomHex(6)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, srv.AdminURL)
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s: %v", redact(srv.AdminURL), err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, srv.AdminURL)
+		if err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	return WithDatabase(srv.AdminURL, name)
+}
+
+// WithDatabase returns the URL with its database replaced.
+func WithDatabase(rawURL, db string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+// Start initialises and starts a new server in a temporary directory.
+func Start() (*Server, error) {
+	bindir, err := FindBinDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dataDir: filepath.Join(dir, "data"), bindir: bindir, owned: true, logFile: filepath.Join(dir, "server.log")}
+	// PostgreSQL refuses to run as root; CI and the Debian setup run tests
+	// as root, so the server runs as the postgres system user there.
+	if os.Geteuid() == 0 {
+		cred, err := postgresUser()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.cred = cred
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	if out, err := s.run("initdb", "-D", s.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		opts := strings.Join([]string{
+			"-p " + strconv.Itoa(port),
+			"-c listen_addresses=127.0.0.1",
+			"-c unix_socket_directories=" + dir,
+			"-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
+			"-c max_connections=100",
+		}, " ")
+		out, err := s.run("pg_ctl", "-D", s.dataDir, "-l", s.logFile, "-o", opts, "-w", "-t", "60", "start")
+		if err == nil {
+			s.AdminURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+			return s, nil
+		}
+		log, _ := os.ReadFile(s.logFile)
+		lastErr = fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(string(log), 2000))
+	}
+	os.RemoveAll(dir)
+	return nil, lastErr
+}
+
+// Stop stops a server started by Start and removes its files. It does
+// nothing for a TEST_DATABASE_URL server.
+func (s *Server) Stop() {
+	if !s.owned {
+		return
+	}
+	_, _ = s.run("pg_ctl", "-D", s.dataDir, "-m", "immediate", "-w", "stop")
+	os.RemoveAll(filepath.Dir(s.dataDir))
+}
+
+func (s *Server) run(tool string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(s.bindir, tool), args...)
+	cmd.Dir = filepath.Dir(s.dataDir)
+	if s.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	}
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	return cmd.CombinedOutput()
+}
+
+// FindBinDir locates the directory of initdb and pg_ctl: PG_BINDIR, Debian's
+// /usr/lib/postgresql/<newest>/bin, or PATH.
+func FindBinDir() (string, error) {
+	if d := os.Getenv("PG_BINDIR"); d != "" {
+		return d, nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	sort.Slice(matches, func(i, j int) bool { return versionOf(matches[i]) > versionOf(matches[j]) })
+	if len(matches) > 0 {
+		return filepath.Dir(matches[0]), nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("PostgreSQL server binaries (initdb, pg_ctl) not found; " + installHint)
+}
+
+func versionOf(path string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
+	return v
+}
+
+func postgresUser() (*syscall.Credential, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs the postgres system user to own the test server (created by the Debian postgresql package): %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

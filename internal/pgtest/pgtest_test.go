@@ -1,0 +1,45 @@
+package pgtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestNewDatabaseIsIsolated(t *testing.T) {
+	ctx := context.Background()
+	a, b := NewDatabase(t), NewDatabase(t)
+	if a == b {
+		t.Fatal("two tests got the same database")
+	}
+	conn, err := pgx.Connect(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE x (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	connB, err := pgx.Connect(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer connB.Close(ctx)
+	var n int
+	if err := connB.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'x'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("table created in database a is visible in b")
+	}
+	var host string
+	if err := conn.QueryRow(ctx, "SELECT inet_server_addr()::text").Scan(&host); err != nil {
+		t.Fatal(err)
+	}
+	if host != "127.0.0.1/32" && host != "::1/128" {
+		t.Fatalf("server listens on %s, want loopback", host)
+	}
+}
