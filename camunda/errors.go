@@ -1,0 +1,124 @@
+package camunda
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxErrorMessage bounds how much of an engine's message or of a non-JSON
+// error body (a proxy's HTML page, a stack trace) ends up in an error string
+// and so in logs.
+const maxErrorMessage = 512
+
+// APIError reports a failed call to the engine's REST API: either an HTTP
+// error status, or no usable response at all (Status 0: timeout, connection
+// refused, TLS failure). It never contains the host's credentials; Endpoint
+// is the REST resource path only.
+type APIError struct {
+	Method string
+	// Endpoint is the REST resource path below the engine root (for example
+	// "/external-task/count"), without scheme, host, query or credentials.
+	Endpoint string
+	// Status is the HTTP status, 0 when no response arrived.
+	Status int
+	// Message is the engine's JSON "message" field, or a bounded excerpt of
+	// a body that was not the engine's JSON error.
+	Message string
+	// Type is the engine's exception type (for example
+	// "InvalidRequestException"), when the body had one.
+	Type string
+	// Attempts is how many requests were made, retries included.
+	Attempts int
+	// CredentialsConfigured tells whether the client sent basic auth; it
+	// makes a 401 actionable.
+	CredentialsConfigured bool
+	// Err is the transport error when Status is 0.
+	Err error
+
+	timeout time.Duration // set when the per-request timeout expired
+}
+
+// Error names the endpoint and the HTTP status (or the transport failure).
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "camunda: %s %s: ", e.Method, e.Endpoint)
+	switch {
+	case e.timeout > 0:
+		fmt.Fprintf(&b, "no response within %s (request timeout)", e.timeout)
+	case e.Status == 0 && e.Err != nil:
+		fmt.Fprintf(&b, "request failed: %v", e.Err)
+	case e.Status == 0:
+		b.WriteString("request failed")
+	default:
+		fmt.Fprintf(&b, "HTTP %d %s", e.Status, http.StatusText(e.Status))
+		if e.Status == http.StatusUnauthorized {
+			if e.CredentialsConfigured {
+				b.WriteString(": the engine refused the configured credentials (basic auth was sent; check username and password)")
+			} else {
+				b.WriteString(": the engine requires authentication and no credentials are configured")
+			}
+		}
+		if e.Message != "" {
+			b.WriteString(": ")
+			b.WriteString(e.Message)
+		}
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// Unwrap returns the transport error, so errors.Is(err,
+// context.DeadlineExceeded) and friends work.
+func (e *APIError) Unwrap() error { return e.Err }
+
+// Timeout reports whether the per-request timeout expired.
+func (e *APIError) Timeout() bool { return e.timeout > 0 }
+
+// IsStatus reports whether err is an *APIError with the given HTTP status.
+func IsStatus(err error, status int) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == status
+}
+
+// engineError is the body the engine's exception handlers write:
+// {"type": "InvalidRequestException", "message": "...", "code": 0}.
+type engineError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// parseErrorBody extracts the engine's message, or falls back to a bounded,
+// single-line excerpt of whatever the body was.
+func parseErrorBody(body []byte) (typ, msg string) {
+	var ee engineError
+	if len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &ee) == nil && (ee.Message != "" || ee.Type != "") {
+		return truncate(ee.Type, 128), truncate(oneLine(ee.Message), maxErrorMessage)
+	}
+	if len(body) > 4*maxErrorMessage {
+		body = body[:4*maxErrorMessage]
+	}
+	return "", truncate(oneLine(string(body)), maxErrorMessage)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

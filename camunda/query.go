@@ -1,0 +1,157 @@
+package camunda
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultPageSize is used when a Page leaves MaxResults at zero. Every list
+// request carries maxResults: engines with queryMaxResultsLimit answer 400
+// ("An unbound number of results is forbidden!") to a list without it.
+const DefaultPageSize = 100
+
+// SortOrder is the direction of a sort.
+type SortOrder string
+
+// Sort orders.
+const (
+	Ascending  SortOrder = "asc"
+	Descending SortOrder = "desc"
+)
+
+// Sort orders a list result. The engine rejects sortBy without sortOrder and
+// vice versa (400), so both always go out together: an empty Order means
+// Ascending, and an empty By sends neither.
+type Sort struct {
+	By    string
+	Order SortOrder
+}
+
+// Page selects one window of a list result. Offset paging over live data can
+// skip or repeat rows when tasks come and go between pages; sort by a stable
+// key (for example id) and dedupe when that matters.
+type Page struct {
+	FirstResult int
+	// MaxResults is always sent; zero or negative means DefaultPageSize.
+	MaxResults int
+	Sort       Sort
+}
+
+func (p Page) encode(v params) {
+	first := max(p.FirstResult, 0)
+	size := p.MaxResults
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	v.set("firstResult", strconv.Itoa(first))
+	v.set("maxResults", strconv.Itoa(size))
+	if p.Sort.By != "" {
+		order := p.Sort.Order
+		if order == "" {
+			order = Ascending
+		}
+		v.set("sortBy", p.Sort.By)
+		v.set("sortOrder", string(order))
+	}
+}
+
+// The engine's boolean filters only understand true: "locked=false" is not
+// "not locked", it is no filter at all. Pairs of opposite filters are
+// therefore modelled as one enum whose zero value means "no filter", so a
+// caller can neither send false nor ask for both halves of a pair at once.
+
+// LockFilter filters external tasks by lock state (as of the engine's clock).
+type LockFilter int
+
+// Lock filters.
+const (
+	LockAny       LockFilter = iota // no filter
+	LockLocked                      // locked=true: lock expiration set and in the future
+	LockNotLocked                   // notLocked=true: never locked, or the lock expired
+)
+
+// RetryFilter filters by remaining retries.
+type RetryFilter int
+
+// Retry filters.
+const (
+	RetriesAny  RetryFilter = iota // no filter
+	RetriesLeft                    // withRetriesLeft=true: retries > 0, or null (never failed)
+	RetriesNone                    // noRetriesLeft=true: retries = 0 (an incident exists)
+)
+
+// SuspensionFilter filters by suspension state.
+type SuspensionFilter int
+
+// Suspension filters.
+const (
+	SuspensionAny SuspensionFilter = iota // no filter
+	Active                                // active=true
+	Suspended                             // suspended=true
+)
+
+func (f LockFilter) encode(v params) {
+	switch f {
+	case LockLocked:
+		v.flag("locked", true)
+	case LockNotLocked:
+		v.flag("notLocked", true)
+	}
+}
+
+func (f RetryFilter) encode(v params) {
+	switch f {
+	case RetriesLeft:
+		v.flag("withRetriesLeft", true)
+	case RetriesNone:
+		v.flag("noRetriesLeft", true)
+	}
+}
+
+func (f SuspensionFilter) encode(v params) {
+	switch f {
+	case Active:
+		v.flag("active", true)
+	case Suspended:
+		v.flag("suspended", true)
+	}
+}
+
+// params builds query strings and leaves out everything unset, so an empty
+// query struct means "no filter".
+type params struct{ url.Values }
+
+func newParams() params { return params{url.Values{}} }
+
+func (p params) set(k, v string) {
+	if v != "" {
+		p.Values.Set(k, v)
+	}
+}
+
+// flag sends k=true, never k=false (see LockFilter).
+func (p params) flag(k string, on bool) {
+	if on {
+		p.Values.Set(k, "true")
+	}
+}
+
+// list sends a comma-separated list, the engine's format for *In filters.
+func (p params) list(k string, vs []string) {
+	if len(vs) > 0 {
+		p.Values.Set(k, strings.Join(vs, ","))
+	}
+}
+
+func (p params) time(k string, t time.Time) {
+	if !t.IsZero() {
+		p.Values.Set(k, FormatTime(t))
+	}
+}
+
+// countResult is the body of every .../count endpoint.
+type countResult struct {
+	Count int64 `json:"count"`
+}
