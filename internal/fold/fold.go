@@ -1,0 +1,102 @@
+// Package fold bounds the label values drawn from data (topics, scopes, event
+// types, worker ids). Past a per-metric limit, new label value tuples fold
+// into "other", and the folding is counted in a self-metric so it is never
+// silent.
+package fold
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// Other is the label value that folded tuples get.
+const Other = "other"
+
+// Stats counts folded series per metric across all collectors. It is safe
+// for concurrent use.
+type Stats struct {
+	mu     sync.Mutex
+	folded map[string]float64
+}
+
+// NewStats returns empty stats.
+func NewStats() *Stats { return &Stats{folded: map[string]float64{}} }
+
+func (s *Stats) add(metric string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.folded[metric] += float64(n)
+}
+
+// Metrics returns workflow_exporter_label_values_folded_total for every
+// metric that has a limiter, including those that never folded.
+func (s *Stats) Metrics() []prometheus.Metric {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.folded))
+	for n := range s.folded {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	desc := catalog.Desc(catalog.ExporterLabelValuesFolded)
+	out := make([]prometheus.Metric, 0, len(names))
+	for _, n := range names {
+		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, s.folded[n], n))
+	}
+	return out
+}
+
+// Limiter admits the first Limit distinct label tuples of one metric and
+// folds the rest. Admission is permanent, so a counter's series never moves
+// between its own tuple and "other". A Limiter belongs to one collector and
+// is not safe for concurrent use.
+type Limiter struct {
+	metric   string
+	limit    int
+	stats    *Stats
+	admitted map[string]struct{}
+	pending  map[string]struct{}
+}
+
+// NewLimiter returns a limiter for one metric family. Several limiters
+// (one per source) may share a metric name; their folds add up.
+func NewLimiter(stats *Stats, metric string, limit int) *Limiter {
+	stats.add(metric, 0)
+	return &Limiter{metric: metric, limit: limit, stats: stats, admitted: map[string]struct{}{}, pending: map[string]struct{}{}}
+}
+
+// Admit returns the tuple itself, or a tuple of "other" values when the
+// metric is at its limit and the tuple is new.
+func (l *Limiter) Admit(values ...string) []string {
+	key := strings.Join(values, "\xff")
+	if _, ok := l.admitted[key]; ok {
+		return values
+	}
+	if len(l.admitted) < l.limit {
+		l.admitted[key] = struct{}{}
+		return values
+	}
+	l.pending[key] = struct{}{}
+	out := make([]string, len(values))
+	for i := range out {
+		out[i] = Other
+	}
+	return out
+}
+
+// Flush adds the distinct tuples folded since the last Flush to the stats.
+// Collectors call it once per successful collection.
+func (l *Limiter) Flush() {
+	if n := len(l.pending); n > 0 {
+		l.stats.add(l.metric, n)
+		clear(l.pending)
+	}
+}
+
+// Discard forgets the folds of a failed collection.
+func (l *Limiter) Discard() { clear(l.pending) }

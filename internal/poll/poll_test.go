@@ -1,0 +1,336 @@
+package poll
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var testDesc = prometheus.NewDesc("test_value", "Test value.", []string{"c"}, nil)
+
+// fakeCollector counts calls and can block, fail or panic on demand.
+type fakeCollector struct {
+	name    string
+	calls   atomic.Int32
+	release chan struct{} // if set, Collect waits for it
+	err     error
+	panics  bool
+	value   float64
+}
+
+func (f *fakeCollector) Name() string { return f.name }
+func (f *fakeCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	f.calls.Add(1)
+	if f.release != nil {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if f.panics {
+		panic("boom")
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return []prometheus.Metric{prometheus.MustNewConstMetric(testDesc, prometheus.GaugeValue, f.value, f.name)}, nil
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestMinIntervalBoundsCollections(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	fc := &fakeCollector{name: "outbox", value: 1}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collectors: []Collector{fc}, Now: clk.now})
+	ctx := context.Background()
+	steps := []struct {
+		advance   time.Duration
+		wantCalls int32
+	}{
+		{0, 1},                 // first scrape collects
+		{10 * time.Second, 1},  // within min_interval: served from the snapshot
+		{19 * time.Second, 1},  // 29 s after the collection: still served
+		{1 * time.Second, 2},   // 30 s: collects again
+		{100 * time.Second, 3}, // long pause: one collection, not a catch-up burst
+		{0, 3},
+	}
+	for i, s := range steps {
+		clk.advance(s.advance)
+		if snap := src.Refresh(ctx); snap == nil || !snap.Up {
+			t.Fatalf("step %d: no healthy snapshot", i)
+		}
+		if got := fc.calls.Load(); got != s.wantCalls {
+			t.Fatalf("step %d: %d collections, want %d", i, got, s.wantCalls)
+		}
+	}
+}
+
+func TestConcurrentScrapesShareOneCollection(t *testing.T) {
+	fc := &fakeCollector{name: "outbox", release: make(chan struct{})}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []Collector{fc}})
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if snap := src.Refresh(context.Background()); snap == nil {
+				t.Error("scrape got no snapshot")
+			}
+		}()
+	}
+	// Let every scrape reach the wait before the collection finishes.
+	time.Sleep(100 * time.Millisecond)
+	close(fc.release)
+	wg.Wait()
+	if got := fc.calls.Load(); got != 1 {
+		t.Fatalf("%d collections for 20 concurrent scrapes, want 1", got)
+	}
+}
+
+func TestScrapeNeverWaitsPastDeadline(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	fc := &fakeCollector{name: "outbox", value: 1}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Timeout: 10 * time.Second, Collectors: []Collector{fc}, Now: clk.now})
+	first := src.Refresh(context.Background())
+
+	// The next collection hangs; the scrape must return the previous
+	// snapshot at its deadline.
+	fc.release = make(chan struct{})
+	fc.value = 2
+	clk.advance(time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	got := src.Refresh(ctx)
+	if waited := time.Since(start); waited > time.Second {
+		t.Fatalf("scrape waited %s past its 100ms deadline", waited)
+	}
+	if got != first {
+		t.Fatalf("scrape during a slow collection must get the previous snapshot")
+	}
+	// The collection finishes in the background and serves the next scrape.
+	close(fc.release)
+	deadline := time.Now().Add(5 * time.Second)
+	for src.Current() == first && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	next := src.Refresh(context.Background())
+	if next == first || fc.calls.Load() != 2 {
+		t.Fatalf("background collection did not land (calls=%d)", fc.calls.Load())
+	}
+	if got := gatherText(t, NewSet(nil, src)); !strings.Contains(got, `test_value{c="outbox"} 2`) {
+		t.Fatalf("new snapshot lacks the new value:\n%s", got)
+	}
+}
+
+func TestFirstScrapeBeforeAnyCollectionServesNoData(t *testing.T) {
+	fc := &fakeCollector{name: "outbox", release: make(chan struct{})}
+	defer close(fc.release)
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []Collector{fc}})
+	set := NewSet(nil, src)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	set.Refresh(ctx)
+	want := `
+# HELP workflow_exporter_collect_errors_total Exporter: failed collections of this collector since the exporter started.
+# TYPE workflow_exporter_collect_errors_total counter
+workflow_exporter_collect_errors_total{collector="outbox",name="orders",source="database"} 0
+`
+	if err := testutil.CollectAndCompare(set, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFailuresDropDataAndReportDown(t *testing.T) {
+	probeErr := errors.New("connection refused")
+	var probeFails atomic.Bool
+	outbox := &fakeCollector{name: "outbox", value: 7}
+	inbox := &fakeCollector{name: "inbox", err: errors.New(`relation "message_inbox" does not exist`)}
+	broken := &fakeCollector{name: "idempotency", panics: true}
+	clk := &clock{t: time.Unix(1000, 0)}
+	src := NewSource(SourceOptions{
+		Kind: "database", Name: "orders", MinInterval: time.Second, Now: clk.now,
+		Probe: func(context.Context) error {
+			if probeFails.Load() {
+				return probeErr
+			}
+			return nil
+		},
+		Collectors: []Collector{outbox, inbox, broken},
+	})
+	set := NewSet(nil, src)
+
+	// Reachable, one collector healthy, one failing, one panicking: the
+	// source is up, only the healthy collector's data is served.
+	set.Refresh(context.Background())
+	got := gatherText(t, set)
+	for _, want := range []string{
+		`workflow_exporter_source_up{name="orders",source="database"} 1`,
+		`workflow_exporter_collector_up{collector="outbox",name="orders",source="database"} 1`,
+		`workflow_exporter_collector_up{collector="inbox",name="orders",source="database"} 0`,
+		`workflow_exporter_collector_up{collector="idempotency",name="orders",source="database"} 0`,
+		`workflow_exporter_collect_errors_total{collector="inbox",name="orders",source="database"} 1`,
+		`workflow_exporter_collect_errors_total{collector="idempotency",name="orders",source="database"} 1`,
+		`workflow_exporter_collect_errors_total{collector="connect",name="orders",source="database"} 0`,
+		`test_value{c="outbox"} 7`,
+	} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `test_value{c="inbox"}`) {
+		t.Errorf("failing collector's data served")
+	}
+	if strings.Contains(got, "workflow_exporter_last_successful_collect_timestamp_seconds") {
+		t.Errorf("a partly failed collection must not count as a full success")
+	}
+
+	// Unreachable: up 0 and no data at all, not stale values.
+	probeFails.Store(true)
+	clk.advance(time.Minute)
+	set.Refresh(context.Background())
+	got = gatherText(t, set)
+	if !strings.Contains(got, `workflow_exporter_source_up{name="orders",source="database"} 0`) {
+		t.Errorf("source not reported down:\n%s", got)
+	}
+	if strings.Contains(got, "test_value") || strings.Contains(got, "workflow_exporter_collector_up") {
+		t.Errorf("a down source must drop its data series:\n%s", got)
+	}
+	if !strings.Contains(got, `workflow_exporter_collect_errors_total{collector="connect",name="orders",source="database"} 1`) {
+		t.Errorf("connect error not counted:\n%s", got)
+	}
+}
+
+func TestUpMetricsWithoutProbe(t *testing.T) {
+	upDesc := prometheus.NewDesc("camunda_up", "Up.", []string{"engine"}, nil)
+	fc := &fakeCollector{name: "camunda", err: errors.New("GET /version: HTTP 401")}
+	src := NewSource(SourceOptions{Kind: "camunda", Name: "main", MinInterval: time.Second, Collectors: []Collector{fc},
+		UpMetrics: func(up bool) []prometheus.Metric {
+			return []prometheus.Metric{prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, boolFloat(up), "main")}
+		}})
+	set := NewSet(nil, src)
+	set.Refresh(context.Background())
+	got := gatherText(t, set)
+	for _, want := range []string{`camunda_up{engine="main"} 0`, `workflow_exporter_source_up{name="main",source="camunda"} 0`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+}
+
+func TestScrapeBudget(t *testing.T) {
+	cases := []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", 9500 * time.Millisecond},
+		{"10", 9500 * time.Millisecond},
+		{"2.5", 2 * time.Second},
+		{"0.3", 30 * time.Millisecond}, // floor: a tenth of the timeout
+		{"junk", 9500 * time.Millisecond},
+		{"-1", 9500 * time.Millisecond},
+	}
+	for _, c := range cases {
+		h := http.Header{}
+		if c.header != "" {
+			h.Set("X-Prometheus-Scrape-Timeout-Seconds", c.header)
+		}
+		if got := ScrapeBudget(h, 10*time.Second, 500*time.Millisecond); got != c.want {
+			t.Errorf("header %q: budget %s, want %s", c.header, got, c.want)
+		}
+	}
+}
+
+// brokenCollector makes Gather fail, as an inconsistent collector would.
+type brokenCollector struct{}
+
+func (brokenCollector) Describe(chan<- *prometheus.Desc) {}
+func (brokenCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.NewInvalidMetric(prometheus.NewDesc("broken", "Broken.", nil, nil), errors.New("broken on purpose"))
+}
+
+func TestHandlerHonoursScrapeTimeoutAndContinuesOnError(t *testing.T) {
+	slow := &fakeCollector{name: "outbox", release: make(chan struct{})}
+	defer close(slow.release)
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []Collector{slow}})
+	set := NewSet(nil, src)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(set, brokenCollector{})
+	srv := httptest.NewServer(Handler(set, reg, HandlerOptions{DefaultTimeout: 10 * time.Second, Offset: 100 * time.Millisecond}))
+	defer srv.Close()
+
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "0.5")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("scrape took %s with a 0.5s scrape timeout", took)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: one broken collector must not fail the scrape", resp.StatusCode)
+	}
+	if !strings.Contains(string(body), "workflow_exporter_collect_errors_total") {
+		t.Fatalf("healthy metrics missing:\n%s", body)
+	}
+}
+
+func gatherText(t *testing.T, c prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			sb.WriteString(mf.GetName())
+			sb.WriteString("{")
+			for i, l := range m.GetLabel() {
+				if i > 0 {
+					sb.WriteString(",")
+				}
+				sb.WriteString(l.GetName() + "=\"" + l.GetValue() + "\"")
+			}
+			sb.WriteString("} ")
+			switch {
+			case m.GetGauge() != nil:
+				sb.WriteString(ftoa(m.GetGauge().GetValue()))
+			case m.GetCounter() != nil:
+				sb.WriteString(ftoa(m.GetCounter().GetValue()))
+			}
+			sb.WriteString("\n")
+		}
+	}
+	return strings.ReplaceAll(sb.String(), "{} ", " ")
+}
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

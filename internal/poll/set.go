@@ -1,0 +1,165 @@
+package poll
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+)
+
+// Set is every configured source, exposed as one prometheus.Collector that
+// renders their snapshots without I/O.
+type Set struct {
+	sources []*Source
+	folds   *fold.Stats
+
+	descSourceUp, descCollectorUp, descDuration, descErrors, descLastSuccess *prometheus.Desc
+}
+
+// NewSet returns a set over the sources. folds may be nil.
+func NewSet(folds *fold.Stats, sources ...*Source) *Set {
+	return &Set{
+		sources:         sources,
+		folds:           folds,
+		descSourceUp:    catalog.Desc(catalog.ExporterSourceUp),
+		descCollectorUp: catalog.Desc(catalog.ExporterCollectorUp),
+		descDuration:    catalog.Desc(catalog.ExporterCollectDuration),
+		descErrors:      catalog.Desc(catalog.ExporterCollectErrors),
+		descLastSuccess: catalog.Desc(catalog.ExporterLastSuccessfulCollect),
+	}
+}
+
+// Sources returns the sources of the set.
+func (s *Set) Sources() []*Source { return s.sources }
+
+// Refresh refreshes every source in parallel and returns when all are fresh
+// or ctx ends, whichever is first.
+func (s *Set) Refresh(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, src := range s.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src.Refresh(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// Describe sends nothing: the set is an unchecked collector because the
+// label values of its const metrics come from data.
+func (s *Set) Describe(chan<- *prometheus.Desc) {}
+
+// Collect renders the current snapshots.
+func (s *Set) Collect(ch chan<- prometheus.Metric) {
+	for _, src := range s.sources {
+		snap := src.Current()
+		// Error counters exist from the start, so rate() works from the
+		// first failure on.
+		for _, name := range src.collectorNames() {
+			v := 0.0
+			if snap != nil {
+				v = snap.ErrorsTotal[name]
+			}
+			ch <- prometheus.MustNewConstMetric(s.descErrors, prometheus.CounterValue, v, src.kind, src.name, name)
+		}
+		if snap == nil {
+			// The first collection is still running: no data yet rather
+			// than a guess.
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(s.descSourceUp, prometheus.GaugeValue, boolFloat(snap.Up), src.kind, src.name)
+		for _, r := range snap.Results {
+			ch <- prometheus.MustNewConstMetric(s.descDuration, prometheus.GaugeValue, r.Duration.Seconds(), src.kind, src.name, r.Collector)
+			if r.Collector != ConnectCollector {
+				ch <- prometheus.MustNewConstMetric(s.descCollectorUp, prometheus.GaugeValue, boolFloat(r.Err == nil), src.kind, src.name, r.Collector)
+			}
+		}
+		if !snap.LastSuccess.IsZero() {
+			ch <- prometheus.MustNewConstMetric(s.descLastSuccess, prometheus.GaugeValue, float64(snap.LastSuccess.UnixNano())/1e9, src.kind, src.name)
+		}
+		for _, m := range snap.UpMetrics {
+			ch <- m
+		}
+		for _, m := range snap.Data {
+			ch <- m
+		}
+	}
+	if s.folds != nil {
+		for _, m := range s.folds.Metrics() {
+			ch <- m
+		}
+	}
+}
+
+func (s *Source) collectorNames() []string {
+	names := make([]string, 0, len(s.collectors)+1)
+	if s.probe != nil {
+		names = append(names, ConnectCollector)
+	}
+	for _, c := range s.collectors {
+		names = append(names, c.Name())
+	}
+	sort.Strings(names)
+	return names
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// HandlerOptions configures the metrics handler.
+type HandlerOptions struct {
+	// DefaultTimeout is used when the scrape sends no
+	// X-Prometheus-Scrape-Timeout-Seconds header.
+	DefaultTimeout time.Duration
+	// Offset is subtracted from the scrape timeout so the response leaves
+	// before Prometheus gives up.
+	Offset time.Duration
+	// ErrorLog receives gathering errors.
+	ErrorLog promhttp.Logger
+}
+
+// Handler refreshes the set within the scrape's deadline, then serves the
+// registry. Gathering errors are logged and the healthy metrics are still
+// served (ContinueOnError): one broken collector must not fail the scrape.
+func Handler(set *Set, gatherer prometheus.Gatherer, o HandlerOptions) http.Handler {
+	prom := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      o.ErrorLog,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), ScrapeBudget(r.Header, o.DefaultTimeout, o.Offset))
+		set.Refresh(ctx)
+		cancel()
+		prom.ServeHTTP(w, r)
+	})
+}
+
+// ScrapeBudget returns how long a scrape may wait for collections: the
+// Prometheus scrape timeout header (or the default) less the offset, never
+// less than a tenth of the timeout.
+func ScrapeBudget(h http.Header, def, offset time.Duration) time.Duration {
+	timeout := def
+	if v := h.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
+		if secs, err := strconv.ParseFloat(v, 64); err == nil && secs > 0 {
+			timeout = time.Duration(secs * float64(time.Second))
+		}
+	}
+	budget := timeout - offset
+	if floor := timeout / 10; budget < floor {
+		budget = floor
+	}
+	return budget
+}
