@@ -1,0 +1,237 @@
+// Package rules builds the Prometheus alerting rules of the workflow exporter
+// from one small configuration (alerts/config.yml): the job selector, the
+// runbook base URL and every threshold and duration. cmd/genalerts writes the
+// result to alerts/workflow-alerts.yml; a test fails when the committed file
+// drifts from what the committed config generates.
+package rules
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the one place to tune the shipped alerts. Every field has a
+// default (Default); a config file only needs the keys it changes.
+type Config struct {
+	// Selector is added to every metric selector of every rule, e.g.
+	// `job="workflow-exporter"`. It must also match the `up` series of the
+	// exporter's scrape job (WorkflowExporterDown). Empty selects all jobs.
+	Selector string `yaml:"selector"`
+	// RunbookBaseURL is the prefix of every runbook_url; the alert name and
+	// ".md" are appended.
+	RunbookBaseURL string `yaml:"runbook_base_url"`
+
+	Outbox      OutboxConfig      `yaml:"outbox"`
+	Inbox       InboxConfig       `yaml:"inbox"`
+	Idempotency IdempotencyConfig `yaml:"idempotency"`
+	Camunda     CamundaConfig     `yaml:"camunda"`
+	Exporter    ExporterConfig    `yaml:"exporter"`
+}
+
+// OutboxConfig tunes the outbox alerts.
+type OutboxConfig struct {
+	StalledWindow      model.Duration `yaml:"stalled_window"`
+	StalledFor         model.Duration `yaml:"stalled_for"`
+	OldestAge          model.Duration `yaml:"oldest_age"`
+	OldestAgeFor       model.Duration `yaml:"oldest_age_for"`
+	GrowingWindow      model.Duration `yaml:"growing_window"`
+	GrowingMinIncrease float64        `yaml:"growing_min_increase"`
+	GrowingFor         model.Duration `yaml:"growing_for"`
+}
+
+// InboxConfig tunes the inbox alert.
+type InboxConfig struct {
+	OldestAge model.Duration `yaml:"oldest_age"`
+	For       model.Duration `yaml:"for"`
+}
+
+// IdempotencyConfig tunes the idempotency-table alerts.
+type IdempotencyConfig struct {
+	UnknownOutcomeAge    model.Duration `yaml:"unknown_outcome_age"`
+	UnknownOutcomeFor    model.Duration `yaml:"unknown_outcome_for"`
+	StaleFor             model.Duration `yaml:"stale_for"`
+	ConflictsWindow      model.Duration `yaml:"conflicts_window"`
+	ConflictsMax         float64        `yaml:"conflicts_max"`
+	CompletedTaskOpenFor model.Duration `yaml:"completed_task_open_for"`
+	InDoubtFor           model.Duration `yaml:"in_doubt_for"`
+	DuplicatesWindow     model.Duration `yaml:"duplicates_window"`
+	DuplicatesBaseline   model.Duration `yaml:"duplicates_baseline"`
+	DuplicatesFactor     float64        `yaml:"duplicates_factor"`
+	DuplicatesMin        float64        `yaml:"duplicates_min"`
+	DuplicatesFor        model.Duration `yaml:"duplicates_for"`
+}
+
+// CamundaConfig tunes the Camunda alerts.
+type CamundaConfig struct {
+	RetriesExhaustedFor    model.Duration `yaml:"retries_exhausted_for"`
+	LockExpirationsWindow  model.Duration `yaml:"lock_expirations_window"`
+	LockExpirationsMax     float64        `yaml:"lock_expirations_max"`
+	RetryStormWindow       model.Duration `yaml:"retry_storm_window"`
+	RetryStormMinFailures  float64        `yaml:"retry_storm_min_failures"`
+	RetryStormFailureRatio float64        `yaml:"retry_storm_failure_ratio"`
+	RetryStormFor          model.Duration `yaml:"retry_storm_for"`
+	BacklogStalledAge      model.Duration `yaml:"backlog_stalled_age"`
+	BacklogStalledWindow   model.Duration `yaml:"backlog_stalled_window"`
+	BacklogStalledFor      model.Duration `yaml:"backlog_stalled_for"`
+	IncidentsFor           model.Duration `yaml:"incidents_for"`
+}
+
+// ExporterConfig tunes the alerts on the exporter itself.
+type ExporterConfig struct {
+	SourceDownFor model.Duration `yaml:"source_down_for"`
+	DownFor       model.Duration `yaml:"down_for"`
+}
+
+func d(s string) model.Duration {
+	v, err := model.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// DefaultRunbookBaseURL is where the runbooks of this repository are served.
+const DefaultRunbookBaseURL = "https://github.com/workflow-exporter/workflow-exporter/blob/main/docs/runbooks"
+
+// Default returns the shipped thresholds; docs/alerts.md gives the reasoning.
+func Default() Config {
+	return Config{
+		Selector:       `job="workflow-exporter"`,
+		RunbookBaseURL: DefaultRunbookBaseURL,
+		Outbox: OutboxConfig{
+			StalledWindow:      d("5m"),
+			StalledFor:         d("2m"),
+			OldestAge:          d("15m"),
+			OldestAgeFor:       d("2m"),
+			GrowingWindow:      d("30m"),
+			GrowingMinIncrease: 10,
+			GrowingFor:         d("15m"),
+		},
+		Inbox: InboxConfig{
+			OldestAge: d("30m"),
+			For:       d("5m"),
+		},
+		Idempotency: IdempotencyConfig{
+			UnknownOutcomeAge:    d("15m"),
+			UnknownOutcomeFor:    d("5m"),
+			StaleFor:             d("5m"),
+			ConflictsWindow:      d("1h"),
+			ConflictsMax:         2,
+			CompletedTaskOpenFor: d("15m"),
+			InDoubtFor:           d("15m"),
+			DuplicatesWindow:     d("1h"),
+			DuplicatesBaseline:   d("1d"),
+			DuplicatesFactor:     3,
+			DuplicatesMin:        10,
+			DuplicatesFor:        d("15m"),
+		},
+		Camunda: CamundaConfig{
+			RetriesExhaustedFor:    d("5m"),
+			LockExpirationsWindow:  d("30m"),
+			LockExpirationsMax:     2,
+			RetryStormWindow:       d("10m"),
+			RetryStormMinFailures:  30,
+			RetryStormFailureRatio: 0.5,
+			RetryStormFor:          d("10m"),
+			BacklogStalledAge:      d("10m"),
+			BacklogStalledWindow:   d("10m"),
+			BacklogStalledFor:      d("5m"),
+			IncidentsFor:           d("5m"),
+		},
+		Exporter: ExporterConfig{
+			SourceDownFor: d("5m"),
+			DownFor:       d("5m"),
+		},
+	}
+}
+
+// Load reads a config file on top of Default: keys left out keep their
+// default, unknown keys are an error (a typo must not silently keep a default).
+func Load(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return Parse(b)
+}
+
+// Parse decodes a config document on top of Default and validates it.
+func Parse(b []byte) (Config, error) {
+	cfg := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && err.Error() != "EOF" {
+		return Config{}, fmt.Errorf("alerts config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// minWindow is the shortest range a rate/increase window may have: values
+// are polled at most every min_interval (default 30s) and scraped perhaps
+// every minute, so shorter windows hold too few samples.
+const minWindow = 2 * time.Minute
+
+// Validate reports the first invalid setting, naming its key.
+func (c Config) Validate() error {
+	if strings.ContainsAny(c.Selector, "{}") {
+		return fmt.Errorf("alerts config: selector: give the matchers without braces, e.g. job=\"workflow-exporter\"")
+	}
+	if c.RunbookBaseURL == "" {
+		return fmt.Errorf("alerts config: runbook_base_url: must not be empty")
+	}
+	windows := map[string]model.Duration{
+		"outbox.stalled_window":           c.Outbox.StalledWindow,
+		"outbox.growing_window":           c.Outbox.GrowingWindow,
+		"idempotency.conflicts_window":    c.Idempotency.ConflictsWindow,
+		"idempotency.duplicates_window":   c.Idempotency.DuplicatesWindow,
+		"camunda.lock_expirations_window": c.Camunda.LockExpirationsWindow,
+		"camunda.retry_storm_window":      c.Camunda.RetryStormWindow,
+		"camunda.backlog_stalled_window":  c.Camunda.BacklogStalledWindow,
+	}
+	for k, v := range windows {
+		if time.Duration(v) < minWindow {
+			return fmt.Errorf("alerts config: %s: %s is shorter than %s; values are polled every 30s by default, so shorter windows are noise", k, v, model.Duration(minWindow))
+		}
+	}
+	positive := map[string]model.Duration{
+		"outbox.oldest_age":               c.Outbox.OldestAge,
+		"inbox.oldest_age":                c.Inbox.OldestAge,
+		"idempotency.unknown_outcome_age": c.Idempotency.UnknownOutcomeAge,
+		"camunda.backlog_stalled_age":     c.Camunda.BacklogStalledAge,
+	}
+	for k, v := range positive {
+		if v <= 0 {
+			return fmt.Errorf("alerts config: %s: must be positive", k)
+		}
+	}
+	if c.Idempotency.DuplicatesBaseline <= c.Idempotency.DuplicatesWindow {
+		return fmt.Errorf("alerts config: idempotency.duplicates_baseline: %s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)
+	}
+	if c.Idempotency.DuplicatesFactor <= 1 {
+		return fmt.Errorf("alerts config: idempotency.duplicates_factor: must be above 1 (a rise against the baseline)")
+	}
+	if r := c.Camunda.RetryStormFailureRatio; r <= 0 || r >= 1 {
+		return fmt.Errorf("alerts config: camunda.retry_storm_failure_ratio: must be between 0 and 1, got %v", r)
+	}
+	for k, v := range map[string]float64{
+		"outbox.growing_min_increase":      c.Outbox.GrowingMinIncrease,
+		"idempotency.conflicts_max":        c.Idempotency.ConflictsMax,
+		"idempotency.duplicates_min":       c.Idempotency.DuplicatesMin,
+		"camunda.lock_expirations_max":     c.Camunda.LockExpirationsMax,
+		"camunda.retry_storm_min_failures": c.Camunda.RetryStormMinFailures,
+	} {
+		if v < 0 {
+			return fmt.Errorf("alerts config: %s: must not be negative", k)
+		}
+	}
+	return nil
+}
