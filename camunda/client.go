@@ -418,10 +418,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // restyLogger routes resty's internal messages to slog at debug level.
 type restyLogger struct{ l *slog.Logger }
 
-func (r restyLogger) Errorf(format string, v ...any) {
-	r.l.Debug("resty: " + fmt.Sprintf(format, v...))
-}
-func (r restyLogger) Warnf(format string, v ...any) { r.l.Debug("resty: " + fmt.Sprintf(format, v...)) }
-func (r restyLogger) Debugf(format string, v ...any) {
+func (r restyLogger) Errorf(format string, v ...any) { r.debug(format, v...) }
+func (r restyLogger) Warnf(format string, v ...any)  { r.debug(format, v...) }
+func (r restyLogger) Debugf(format string, v ...any) { r.debug(format, v...) }
+
+func (r restyLogger) debug(format string, v ...any) {
 	r.l.Debug("resty: " + fmt.Sprintf(format, v...))
 }
