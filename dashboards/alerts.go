@@ -1,0 +1,59 @@
+package dashboards
+
+// Alert names as defined in ../shared/DESIGN.md "Alerts". The rule files live
+// in alerts/ and their runbooks in docs/runbooks/<AlertName>.md; the
+// dashboards link to those runbooks by name. A test in this package checks
+// the list against docs/runbooks/ once the runbooks exist.
+const (
+	AlertOutboxBacklogStalled         = "WorkflowOutboxBacklogStalled"
+	AlertOutboxOldestEventTooOld      = "WorkflowOutboxOldestEventTooOld"
+	AlertOutboxBacklogGrowing         = "WorkflowOutboxBacklogGrowing"
+	AlertInboxBacklogOld              = "WorkflowInboxBacklogOld"
+	AlertUnknownOutcomeRecords        = "WorkflowUnknownOutcomeRecords"
+	AlertIdempotencyStaleInProgress   = "WorkflowIdempotencyStaleInProgress"
+	AlertIdempotencyConflicts         = "WorkflowIdempotencyConflicts"
+	AlertCompletedSideEffectTaskOpen  = "WorkflowCompletedSideEffectTaskOpen"
+	AlertExternalTaskRetriesExhausted = "CamundaExternalTaskRetriesExhausted"
+	AlertExternalTaskLockExpirations  = "CamundaExternalTaskLockExpirations"
+	AlertExternalTaskRetryStorm       = "CamundaExternalTaskRetryStorm"
+	AlertExternalTaskBacklogStalled   = "CamundaExternalTaskBacklogStalled"
+	AlertIncidentsOpen                = "CamundaIncidentsOpen"
+	AlertExporterSourceDown           = "WorkflowExporterSourceDown"
+	AlertExporterDown                 = "WorkflowExporterDown"
+	AlertDuplicatePreventionSpike     = "WorkflowDuplicatePreventionSpike"
+	alertNamePattern                  = "Workflow.*|Camunda.*"
+	runbookBase                       = "https://github.com/workflow-exporter/workflow-exporter/blob/main/docs/runbooks/"
+	severityCritical, severityWarning = "critical", "warning"
+	severityInfo                      = "info"
+)
+
+// Alert is one alert of the bundle with its severity.
+type Alert struct {
+	Name     string
+	Severity string
+}
+
+// Alerts returns every alert the dashboards link to, pages first.
+func Alerts() []Alert {
+	return []Alert{
+		{AlertOutboxBacklogStalled, severityCritical},
+		{AlertOutboxOldestEventTooOld, severityCritical},
+		{AlertOutboxBacklogGrowing, severityWarning},
+		{AlertInboxBacklogOld, severityWarning},
+		{AlertUnknownOutcomeRecords, severityWarning},
+		{AlertIdempotencyStaleInProgress, severityWarning},
+		{AlertIdempotencyConflicts, severityWarning},
+		{AlertCompletedSideEffectTaskOpen, severityWarning},
+		{AlertExternalTaskRetriesExhausted, severityWarning},
+		{AlertExternalTaskLockExpirations, severityWarning},
+		{AlertExternalTaskRetryStorm, severityWarning},
+		{AlertExternalTaskBacklogStalled, severityWarning},
+		{AlertIncidentsOpen, severityWarning},
+		{AlertExporterSourceDown, severityWarning},
+		{AlertExporterDown, severityWarning},
+		{AlertDuplicatePreventionSpike, severityInfo},
+	}
+}
+
+// RunbookURL returns the address of an alert's runbook.
+func RunbookURL(alert string) string { return runbookBase + alert + ".md" }

@@ -1,0 +1,420 @@
+// Package dashboards builds the Grafana dashboards of the bundle with the
+// grafana-foundation-sdk and renders them as classic dashboard JSON for file
+// provisioning, manual import and the Kubernetes ConfigMap.
+//
+// Every metric name comes from the catalog package; every expression selects
+// on job and instance (the scrape target of the exporter) plus the variables
+// of its dashboard. Counters are only read through rate() or increase() over
+// $__rate_interval, and stat panels show "No data" rather than 0 when a
+// series is absent: a source that is down drops its data series, and that
+// must never look like "all clear".
+package dashboards
+
+//go:generate go run ./cmd/gen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/text"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// Tag is set on every dashboard of the bundle; the dashboards link to each
+// other through it.
+const Tag = "workflow-exporter"
+
+// Stable dashboard uids. Bookmarks and alert links depend on them: never
+// change one.
+const (
+	UIDOverview     = "workflow-overview"
+	UIDExternalTask = "camunda-external-tasks"
+	UIDOutboxInbox  = "workflow-outbox-inbox"
+	UIDIdempotency  = "workflow-idempotency"
+	UIDExporter     = "workflow-exporter"
+)
+
+// Variable names.
+const (
+	varDatasource = "datasource"
+	varJob        = "job"
+	varInstance   = "instance"
+	varEngine     = "engine"
+	varDatabase   = "database"
+	varTopic      = "topic"
+	varScope      = "scope"
+)
+
+// Matchers on the dashboard variables. Every selector carries mJob and
+// mInstance (see sel).
+const (
+	mJob      = `job=~"$job"`
+	mInstance = `instance=~"$instance"`
+	mEngine   = `engine=~"$engine"`
+	mDatabase = `database=~"$database"`
+	mTopic    = `topic=~"$topic"`
+	mScope    = `scope=~"$scope"`
+	// The self-metrics name a source by source and name.
+	mSourceEngine   = `source="` + string(catalog.SourceCamunda) + `",name=~"$engine"`
+	mSourceDatabase = `source="` + string(catalog.SourceDatabase) + `",name=~"$database"`
+	rateInterval    = "[$__rate_interval]"
+)
+
+// sel renders a selector of a catalog metric, scoped to the exporter chosen in
+// the job and instance variables, with further matchers. It panics on a name
+// outside the catalog, so a rename fails the generator and the tests at once.
+func sel(series string, matchers ...string) string {
+	if !catalog.KnownSeries(series) && !catalog.StandardSeries(series) {
+		panic(fmt.Sprintf("dashboards: series %q is not in the catalog", series))
+	}
+	ms := append([]string{mJob, mInstance}, matchers...)
+	return series + "{" + strings.Join(ms, ",") + "}"
+}
+
+// rate renders rate(series{...}[$__rate_interval]).
+func rate(series string, matchers ...string) string {
+	return "rate(" + sel(series, matchers...) + rateInterval + ")"
+}
+
+// increase renders increase(series{...}[$__rate_interval]).
+func increase(series string, matchers ...string) string {
+	return "increase(" + sel(series, matchers...) + rateInterval + ")"
+}
+
+// quantile renders a histogram quantile over the rate of a catalog histogram's
+// buckets, keeping the by labels.
+func quantile(q float64, histogram string, by []string, matchers ...string) string {
+	m := catalog.MustGet(histogram)
+	if m.Type != catalog.Histogram {
+		panic(fmt.Sprintf("dashboards: %s is not a histogram", histogram))
+	}
+	return fmt.Sprintf("histogram_quantile(%g, sum by (%s) (%s))",
+		q, strings.Join(append([]string{"le"}, by...), ", "), rate(histogram+"_bucket", matchers...))
+}
+
+// sumBy renders sum by (labels) (inner), or sum(inner) without labels.
+func sumBy(inner string, by ...string) string {
+	if len(by) == 0 {
+		return "sum(" + inner + ")"
+	}
+	return "sum by (" + strings.Join(by, ", ") + ") (" + inner + ")"
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func datasourceRef() common.DataSourceRef {
+	return common.DataSourceRef{Type: ptr("prometheus"), Uid: ptr("${" + varDatasource + "}")}
+}
+
+// target is one query of a panel.
+type target struct {
+	expr   string
+	legend string
+}
+
+// step is a threshold step: from value on, color.
+type step struct {
+	from  float64
+	color string
+}
+
+// panel is what every panel of the bundle states: title, description, unit,
+// queries and the runbooks of the alerts it explains.
+type panel struct {
+	title    string
+	desc     string
+	unit     string
+	targets  []target
+	runbooks []string
+	w, h     uint32
+	// stat and table
+	steps []step // thresholds after the base (green)
+	// timeseries
+	stack bool
+	min   *float64
+}
+
+type board struct {
+	b      *dashboard.DashboardBuilder
+	nextID uint32
+}
+
+func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *board {
+	b := dashboard.NewDashboardBuilder(title).
+		Uid(uid).
+		Description(description).
+		Tags([]string{Tag}).
+		Readonly().
+		Timezone("browser").
+		Time("now-6h", "now").
+		Refresh("1m").
+		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		Link(dashboard.NewDashboardLinkBuilder("Workflow dashboards").
+			Type(dashboard.DashboardLinkTypeDashboards).
+			Tags([]string{Tag}).
+			AsDropdown(true).
+			IncludeVars(true).
+			KeepTime(true)).
+		Link(dashboard.NewDashboardLinkBuilder("Runbooks").
+			Type(dashboard.DashboardLinkTypeLink).
+			Url("https://github.com/workflow-exporter/workflow-exporter/tree/main/docs/runbooks").
+			Icon("doc").
+			TargetBlank(true))
+	b.WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).
+		Label("Data source").
+		Type("prometheus"))
+	b.WithVariable(queryVar(varJob, "Job", "label_values("+catalog.ExporterBuildInfo+", job)", ".+"))
+	b.WithVariable(queryVar(varInstance, "Instance", "label_values("+catalog.ExporterBuildInfo+"{"+mJob+"}, instance)", ".+"))
+	for _, v := range vars {
+		b.WithVariable(v)
+	}
+	return &board{b: b, nextID: 1}
+}
+
+func queryVar(name, label, query, allValue string) *dashboard.QueryVariableBuilder {
+	return dashboard.NewQueryVariableBuilder(name).
+		Label(label).
+		Datasource(datasourceRef()).
+		Query(dashboard.StringOrMap{String: ptr(query)}).
+		Definition(query).
+		Multi(true).
+		IncludeAll(true).
+		AllValue(allValue).
+		Current(dashboard.VariableOption{
+			Selected: ptr(true),
+			Text:     dashboard.StringOrArrayOfString{ArrayOfString: []string{"All"}},
+			Value:    dashboard.StringOrArrayOfString{ArrayOfString: []string{"$__all"}},
+		}).
+		Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+		Sort(dashboard.VariableSortAlphabeticalAsc)
+}
+
+// Variables beyond datasource, job and instance. Each lists the values of a
+// series that exists even while its source is down (camunda_up,
+// workflow_exporter_source_up) where one exists, so a down source can still
+// be selected.
+func engineVar() cog.Builder[dashboard.VariableModel] {
+	return queryVar(varEngine, "Engine", "label_values("+sel(catalog.CamundaUp)+", engine)", ".*")
+}
+
+func databaseVar() cog.Builder[dashboard.VariableModel] {
+	return queryVar(varDatabase, "Database",
+		"label_values("+sel(catalog.ExporterSourceUp, `source="`+string(catalog.SourceDatabase)+`"`)+", name)", ".*")
+}
+
+func topicVar() cog.Builder[dashboard.VariableModel] {
+	return queryVar(varTopic, "Topic", "label_values("+sel(catalog.CamundaExternalTasks, mEngine)+", topic)", ".*")
+}
+
+func scopeVar() cog.Builder[dashboard.VariableModel] {
+	return queryVar(varScope, "Scope", "label_values("+sel(catalog.IdempotencyRecords, mDatabase)+", scope)", ".*")
+}
+
+func (d *board) row(title string) {
+	d.b.WithRow(dashboard.NewRowBuilder(title).Id(d.id()))
+}
+
+func (d *board) id() uint32 {
+	id := d.nextID
+	d.nextID++
+	return id
+}
+
+func (d *board) build() (dashboard.Dashboard, error) { return d.b.Build() }
+
+func queries(p panel, instant bool) []cog.Builder[variants.Dataquery] {
+	out := make([]cog.Builder[variants.Dataquery], 0, len(p.targets))
+	for i, t := range p.targets {
+		q := prometheus.NewDataqueryBuilder().
+			Expr(t.expr).
+			RefId(string(rune('A' + i))).
+			Datasource(datasourceRef())
+		if t.legend != "" {
+			q.LegendFormat(t.legend)
+		}
+		if instant {
+			q.Instant().Format(prometheus.PromQueryFormatTable)
+		} else {
+			q.Range()
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+func runbookLinks(alerts []string) []cog.Builder[dashboard.DashboardLink] {
+	out := make([]cog.Builder[dashboard.DashboardLink], 0, len(alerts))
+	for _, a := range alerts {
+		out = append(out, dashboard.NewDashboardLinkBuilder("Runbook: "+a).
+			Type(dashboard.DashboardLinkTypeLink).
+			Url(RunbookURL(a)).
+			TargetBlank(true))
+	}
+	return out
+}
+
+func thresholds(steps []step) *dashboard.ThresholdsConfigBuilder {
+	ts := []dashboard.Threshold{{Value: nil, Color: "green"}}
+	for _, s := range steps {
+		ts = append(ts, dashboard.Threshold{Value: ptr(s.from), Color: s.color})
+	}
+	return dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).Steps(ts)
+}
+
+func size(p panel, w, h uint32) (uint32, uint32) {
+	if p.w != 0 {
+		w = p.w
+	}
+	if p.h != 0 {
+		h = p.h
+	}
+	return w, h
+}
+
+// noData is what a stat shows when its series are absent. Grafana's default
+// text is the same; it is set explicitly so no panel default can turn it into
+// a reassuring 0.
+const noData = "No data"
+
+// stat adds a single-value panel. Absent series show "No data", never 0.
+func (d *board) stat(p panel) {
+	w, h := size(p, 4, 4)
+	b := stat.NewPanelBuilder().
+		Id(d.id()).
+		Title(p.title).
+		Description(p.desc).
+		Datasource(datasourceRef()).
+		Targets(queries(p, false)).
+		Unit(p.unit).
+		NoValue(noData).
+		Thresholds(thresholds(p.steps)).
+		ColorMode(common.BigValueColorModeBackground).
+		GraphMode(common.BigValueGraphModeArea).
+		TextMode(common.BigValueTextModeAuto).
+		Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields("")).
+		Span(w).Height(h)
+	if len(p.runbooks) > 0 {
+		b.Links(runbookLinks(p.runbooks))
+	}
+	d.b.WithPanel(b)
+}
+
+// upStat adds a stat with one value per series of a 0/1 metric, shown as
+// UP/DOWN. Absent series show "No data".
+func (d *board) upStat(p panel) {
+	w, h := size(p, 12, 4)
+	b := stat.NewPanelBuilder().
+		Id(d.id()).
+		Title(p.title).
+		Description(p.desc).
+		Datasource(datasourceRef()).
+		Targets(queries(p, false)).
+		Unit(p.unit).
+		NoValue(noData).
+		Mappings([]dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
+			Type: dashboard.MappingTypeValueToText,
+			Options: map[string]dashboard.ValueMappingResult{
+				"0": {Text: ptr("DOWN"), Color: ptr("red"), Index: ptr(int32(0))},
+				"1": {Text: ptr("UP"), Color: ptr("green"), Index: ptr(int32(1))},
+			},
+		}}}).
+		Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).
+			Steps([]dashboard.Threshold{{Value: nil, Color: "red"}, {Value: ptr(1.0), Color: "green"}})).
+		ColorMode(common.BigValueColorModeBackground).
+		GraphMode(common.BigValueGraphModeNone).
+		TextMode(common.BigValueTextModeValueAndName).
+		Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields("")).
+		Span(w).Height(h)
+	if len(p.runbooks) > 0 {
+		b.Links(runbookLinks(p.runbooks))
+	}
+	d.b.WithPanel(b)
+}
+
+// series adds a time series panel with an explicit legend and tooltip (the
+// SDK's defaults are a hidden legend and an empty tooltip mode).
+func (d *board) series(p panel) {
+	w, h := size(p, 12, 8)
+	b := timeseries.NewPanelBuilder().
+		Id(d.id()).
+		Title(p.title).
+		Description(p.desc).
+		Datasource(datasourceRef()).
+		Targets(queries(p, false)).
+		Unit(p.unit).
+		NoValue(noData).
+		Legend(common.NewVizLegendOptionsBuilder().
+			ShowLegend(true).
+			DisplayMode(common.LegendDisplayModeTable).
+			Placement(common.LegendPlacementBottom).
+			Calcs([]string{"lastNotNull", "max"})).
+		Tooltip(common.NewVizTooltipOptionsBuilder().
+			Mode(common.TooltipDisplayModeMulti).
+			Sort(common.SortOrderDescending)).
+		Thresholds(thresholds(p.steps)).
+		DrawStyle(common.GraphDrawStyleLine).
+		LineWidth(1).
+		FillOpacity(10).
+		ShowPoints(common.VisibilityModeNever).
+		SpanNulls(common.BoolOrFloat64{Bool: ptr(false)}).
+		Span(w).Height(h)
+	if p.stack {
+		b.Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A"))
+	}
+	if p.min != nil {
+		b.Min(*p.min)
+	}
+	if len(p.runbooks) > 0 {
+		b.Links(runbookLinks(p.runbooks))
+	}
+	d.b.WithPanel(b)
+}
+
+// labelTable adds a table of the label sets of an instant query, hiding the
+// time and value columns (for info metrics).
+func (d *board) labelTable(p panel, hide ...string) {
+	w, h := size(p, 12, 6)
+	exclude := map[string]bool{"Time": true, "Value": true, "__name__": true}
+	for _, c := range hide {
+		exclude[c] = true
+	}
+	b := table.NewPanelBuilder().
+		Id(d.id()).
+		Title(p.title).
+		Description(p.desc).
+		Datasource(datasourceRef()).
+		Targets(queries(p, true)).
+		Unit(p.unit).
+		NoValue(noData).
+		WithTransformation(dashboard.DataTransformerConfig{
+			Id:      "organize",
+			Options: map[string]any{"excludeByName": exclude},
+		}).
+		Span(w).Height(h)
+	if len(p.runbooks) > 0 {
+		b.Links(runbookLinks(p.runbooks))
+	}
+	d.b.WithPanel(b)
+}
+
+// markdown adds a text panel.
+func (d *board) markdown(title, desc, content string, w, h uint32) {
+	d.b.WithPanel(text.NewPanelBuilder().
+		Id(d.id()).
+		Title(title).
+		Description(desc).
+		Mode(text.TextModeMarkdown).
+		Content(content).
+		Span(w).Height(h))
+}

@@ -1,0 +1,513 @@
+package dashboards
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+const repoRoot = ".."
+
+// TestGeneratedFilesUpToDate fails when the committed JSON or ConfigMap
+// differs from what the code builds.
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	files, err := Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sortedKeys(files) {
+		got, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(p)))
+		if err != nil {
+			t.Errorf("%s: %v; run `go generate ./...`", p, err)
+			continue
+		}
+		if !bytes.Equal(got, files[p]) {
+			t.Errorf("%s differs from what dashboards/ builds; run `go generate ./...` and commit the result", p)
+		}
+	}
+	// No stray dashboards in the JSON folder.
+	entries, err := os.ReadDir(filepath.Join(repoRoot, JSONDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		p := JSONDir + "/" + e.Name()
+		if _, ok := files[p]; !ok {
+			t.Errorf("%s is not built by the generator; delete it or add a builder", p)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func TestStableUIDs(t *testing.T) {
+	ds, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uids []string
+	for _, d := range ds {
+		uids = append(uids, d.UID)
+	}
+	want := []string{UIDOverview, UIDExternalTask, UIDOutboxInbox, UIDIdempotency, UIDExporter}
+	if !slices.Equal(uids, want) {
+		t.Fatalf("uids = %v, want %v", uids, want)
+	}
+	if want[0] != "workflow-overview" || want[1] != "camunda-external-tasks" || want[2] != "workflow-outbox-inbox" ||
+		want[3] != "workflow-idempotency" || want[4] != "workflow-exporter" {
+		t.Fatalf("a uid constant changed: %v; uids are bookmarked, never change them", want)
+	}
+}
+
+// Full dashboard model, as far as the checks need it.
+type fullDashboard struct {
+	UID        string      `json:"uid"`
+	Title      string      `json:"title"`
+	Editable   *bool       `json:"editable"`
+	Panels     []fullPanel `json:"panels"`
+	Templating struct {
+		List []fullVariable `json:"list"`
+	} `json:"templating"`
+}
+
+type fullVariable struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Query      any    `json:"query"`
+	Multi      bool   `json:"multi"`
+	IncludeAll bool   `json:"includeAll"`
+	AllValue   string `json:"allValue"`
+	Refresh    int    `json:"refresh"`
+	Datasource *struct {
+		UID string `json:"uid"`
+	} `json:"datasource"`
+}
+
+type fullPanel struct {
+	ID          int    `json:"id"`
+	Type        string `json:"type"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	GridPos     struct {
+		X, Y, W, H int
+	} `json:"gridPos"`
+	Datasource *struct {
+		Type string `json:"type"`
+		UID  string `json:"uid"`
+	} `json:"datasource"`
+	Targets []struct {
+		RefID      string `json:"refId"`
+		Expr       string `json:"expr"`
+		Datasource *struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
+	} `json:"targets"`
+	Links []struct {
+		URL string `json:"url"`
+	} `json:"links"`
+	Options     json.RawMessage `json:"options"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit    string `json:"unit"`
+			NoValue string `json:"noValue"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+}
+
+func loadAll(t *testing.T) []fullDashboard {
+	t.Helper()
+	ds, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []fullDashboard
+	for _, d := range ds {
+		var fd fullDashboard
+		if err := json.Unmarshal(d.JSON, &fd); err != nil {
+			t.Fatalf("%s: %v", d.UID, err)
+		}
+		out = append(out, fd)
+	}
+	return out
+}
+
+func (p fullPanel) isData() bool { return p.Type != "row" && p.Type != "text" }
+
+// checkDashboard returns every violation of the bundle's rules for panels,
+// variables and layout. It is a function of its own so the tests can show it
+// catches a broken dashboard.
+func checkDashboard(d fullDashboard) []string {
+	var errs []string
+	bad := func(format string, args ...any) {
+		errs = append(errs, d.UID+": "+sprintf(format, args...))
+	}
+	if d.Editable == nil || *d.Editable {
+		bad("not read-only (editable must be false)")
+	}
+	vars := map[string]fullVariable{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v
+	}
+	if v, ok := vars[varDatasource]; !ok || v.Type != "datasource" || v.Query != "prometheus" {
+		bad("no Prometheus datasource variable %q", varDatasource)
+	}
+	for _, name := range []string{varJob, varInstance} {
+		if _, ok := vars[name]; !ok {
+			bad("no %q variable", name)
+		}
+	}
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		q, _ := v.Query.(string)
+		if !strings.HasPrefix(q, "label_values(") {
+			bad("variable %s: query %q is not label_values(...)", v.Name, q)
+		}
+		if !v.Multi || !v.IncludeAll || v.AllValue == "" {
+			bad("variable %s: want multi-select with All and an allValue", v.Name)
+		}
+		if v.Refresh != 2 {
+			bad("variable %s: refresh %d, want 2 (on time range change)", v.Name, v.Refresh)
+		}
+		if v.Datasource == nil || v.Datasource.UID != "${datasource}" {
+			bad("variable %s: does not use the datasource variable", v.Name)
+		}
+	}
+	ids := map[int]bool{}
+	type cell struct{ x, y int }
+	taken := map[cell]string{}
+	for _, p := range d.Panels {
+		if ids[p.ID] || p.ID == 0 {
+			bad("panel %q: id %d is 0 or not unique", p.Title, p.ID)
+		}
+		ids[p.ID] = true
+		for x := p.GridPos.X; x < p.GridPos.X+p.GridPos.W; x++ {
+			for y := p.GridPos.Y; y < p.GridPos.Y+p.GridPos.H; y++ {
+				if other, ok := taken[cell{x, y}]; ok {
+					bad("panel %q overlaps panel %q", p.Title, other)
+					x, y = 1<<30, 1<<30
+					break
+				}
+				taken[cell{x, y}] = p.Title
+			}
+		}
+		if p.GridPos.X+p.GridPos.W > 24 {
+			bad("panel %q is wider than the grid", p.Title)
+		}
+		if p.Type == "row" {
+			continue
+		}
+		if p.Title == "" || p.Description == "" {
+			bad("panel %q: needs a title and a description", p.Title)
+		}
+		if !p.isData() {
+			continue
+		}
+		if len(p.Targets) == 0 {
+			bad("panel %q: no targets", p.Title)
+		}
+		if p.FieldConfig.Defaults.Unit == "" {
+			bad("panel %q: no unit", p.Title)
+		}
+		if p.Datasource == nil || p.Datasource.UID != "${datasource}" {
+			bad("panel %q: does not use the datasource variable", p.Title)
+		}
+		refs := map[string]bool{}
+		for _, tg := range p.Targets {
+			if tg.RefID == "" || refs[tg.RefID] {
+				bad("panel %q: refId %q empty or repeated", p.Title, tg.RefID)
+			}
+			refs[tg.RefID] = true
+			if tg.Expr == "" {
+				bad("panel %q: empty expression", p.Title)
+			}
+		}
+		switch p.Type {
+		case "timeseries":
+			var o struct {
+				Legend struct {
+					ShowLegend  bool   `json:"showLegend"`
+					DisplayMode string `json:"displayMode"`
+				} `json:"legend"`
+				Tooltip struct {
+					Mode string `json:"mode"`
+				} `json:"tooltip"`
+			}
+			if err := json.Unmarshal(p.Options, &o); err != nil {
+				bad("panel %q: options: %v", p.Title, err)
+			}
+			if o.Tooltip.Mode == "" {
+				bad("panel %q: empty tooltip mode", p.Title)
+			}
+			if !o.Legend.ShowLegend || o.Legend.DisplayMode == "" {
+				bad("panel %q: hidden legend", p.Title)
+			}
+		case "stat":
+			if p.FieldConfig.Defaults.NoValue != noData {
+				bad("panel %q: absent series must show %q, not %q", p.Title, noData, p.FieldConfig.Defaults.NoValue)
+			}
+		}
+	}
+	return errs
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func TestDashboardRules(t *testing.T) {
+	for _, d := range loadAll(t) {
+		for _, e := range checkDashboard(d) {
+			t.Error(e)
+		}
+	}
+}
+
+// TestDashboardRulesCatchBreakage proves the rules can fail.
+func TestDashboardRulesCatchBreakage(t *testing.T) {
+	d := loadAll(t)[1]
+	d.Editable = ptr(true)
+	for i := range d.Panels {
+		if d.Panels[i].Type == "timeseries" {
+			d.Panels[i].Description = ""
+			d.Panels[i].FieldConfig.Defaults.Unit = ""
+			d.Panels[i].Targets[0].RefID = ""
+			d.Panels[i].Options = json.RawMessage(`{"legend":{"showLegend":false},"tooltip":{"mode":""}}`)
+			break
+		}
+	}
+	errs := strings.Join(checkDashboard(d), "\n")
+	for _, want := range []string{"read-only", "description", "no unit", "refId", "tooltip", "legend"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("breakage %q not reported; got:\n%s", want, errs)
+		}
+	}
+}
+
+var (
+	rangeSelector = regexp.MustCompile(`\[([^\]]*)\]`)
+	seriesName    = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*\{`)
+)
+
+// checkExpr reports counters read without rate()/increase() over
+// $__rate_interval, and range selectors other than $__rate_interval (the one
+// exception: the one-day lookback of build_info for the scrape panels).
+// tools/promqlcheck does the same on the parsed PromQL; this textual check
+// keeps the rule in the main module's go test.
+func checkExpr(expr string) []string {
+	var errs []string
+	for _, loc := range seriesName.FindAllStringIndex(expr, -1) {
+		name := expr[loc[0] : loc[1]-1]
+		m, ok := catalog.Lookup(strings.TrimSuffix(name, "_bucket"))
+		isCounter := (ok && m.Type == catalog.Counter) || strings.HasSuffix(name, "_total") || strings.HasSuffix(name, "_bucket")
+		if !isCounter {
+			continue
+		}
+		before := expr[:loc[0]]
+		if !strings.HasSuffix(before, "rate(") && !strings.HasSuffix(before, "increase(") || strings.HasSuffix(before, "irate(") {
+			errs = append(errs, name+" is not inside rate() or increase()")
+		}
+		rest := expr[loc[1]:]
+		end := strings.Index(rest, "}")
+		if end < 0 || !strings.HasPrefix(rest[end+1:], "[$__rate_interval])") {
+			errs = append(errs, name+" is not read over [$__rate_interval]")
+		}
+	}
+	for _, m := range rangeSelector.FindAllStringSubmatch(expr, -1) {
+		if m[1] != "$__rate_interval" && !(m[1] == "1d" && strings.Contains(expr, catalog.ExporterBuildInfo)) {
+			errs = append(errs, "range ["+m[1]+"] is not $__rate_interval")
+		}
+	}
+	return errs
+}
+
+func TestCountersThroughRate(t *testing.T) {
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) < 50 {
+		t.Fatalf("only %d queries; the dashboards lost panels", len(qs))
+	}
+	for _, q := range qs {
+		for _, e := range checkExpr(q.Expr) {
+			t.Errorf("%s / %q: %s: %s", q.Dashboard, q.Panel, e, q.Expr)
+		}
+		if !strings.Contains(q.Expr, mJob) && !strings.HasPrefix(q.Expr, "count(ALERTS") && !strings.HasPrefix(q.Expr, "ALERTS") {
+			t.Errorf("%s / %q: not scoped to $job: %s", q.Dashboard, q.Panel, q.Expr)
+		}
+	}
+	for _, bad := range []string{
+		`sum(workflow_outbox_events_published_total{job=~"$job"})`,
+		`rate(workflow_outbox_events_published_total{job=~"$job"}[5m])`,
+		`histogram_quantile(0.9, sum by (le) (workflow_outbox_publish_delay_seconds_bucket{job=~"$job"}))`,
+	} {
+		if len(checkExpr(bad)) == 0 {
+			t.Errorf("checkExpr accepted %s", bad)
+		}
+	}
+}
+
+func TestHistogramQuantileShape(t *testing.T) {
+	qs, _ := Queries()
+	n := 0
+	for _, q := range qs {
+		if !strings.Contains(q.Expr, "histogram_quantile") {
+			continue
+		}
+		n++
+		if !strings.Contains(q.Expr, "sum by (le") || !strings.Contains(q.Expr, "_bucket{") {
+			t.Errorf("%s / %q: quantile not over sum by (le, ...) of _bucket rates: %s", q.Dashboard, q.Panel, q.Expr)
+		}
+	}
+	if n == 0 {
+		t.Error("no histogram_quantile panel: the publish delay histogram is not shown")
+	}
+}
+
+func TestSelRejectsUnknownMetric(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("sel accepted a metric outside the catalog")
+		}
+	}()
+	sel("workflow_not_in_catalog")
+}
+
+func TestRunbookLinks(t *testing.T) {
+	known := map[string]bool{}
+	for _, a := range Alerts() {
+		known[RunbookURL(a.Name)] = true
+	}
+	linked := map[string]bool{}
+	for _, d := range loadAll(t) {
+		for _, p := range d.Panels {
+			for _, l := range p.Links {
+				if strings.Contains(l.URL, "/docs/runbooks/") && !known[l.URL] {
+					t.Errorf("%s / %q links to unknown runbook %s", d.UID, p.Title, l.URL)
+				}
+				linked[l.URL] = true
+			}
+		}
+	}
+	for u := range known {
+		if !linked[u] {
+			t.Errorf("no panel links to %s", u)
+		}
+	}
+	// Once the runbooks exist, every linked one must be there.
+	dir := filepath.Join(repoRoot, "docs", "runbooks")
+	if _, err := os.Stat(dir); err != nil {
+		t.Logf("%s does not exist yet; runbook files not checked", dir)
+		return
+	}
+	for _, a := range Alerts() {
+		if _, err := os.Stat(filepath.Join(dir, a.Name+".md")); err != nil {
+			t.Errorf("runbook of %s missing: %v", a.Name, err)
+		}
+	}
+}
+
+// TestOverviewAnswersWhatIsPaging checks the top of the landing page: firing
+// alerts with runbook links, the key stats, and source health.
+func TestOverviewAnswersWhatIsPaging(t *testing.T) {
+	d := loadAll(t)[0]
+	if d.UID != UIDOverview {
+		t.Fatalf("first dashboard is %s", d.UID)
+	}
+	var top []fullPanel
+	for _, p := range d.Panels[1:] {
+		if p.Type == "row" {
+			break
+		}
+		top = append(top, p)
+	}
+	var exprs []string
+	hasAlertTable := false
+	for _, p := range top {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+			if p.Type == "table" && strings.HasPrefix(tg.Expr, "ALERTS{") {
+				hasAlertTable = true
+			}
+		}
+	}
+	if !hasAlertTable {
+		t.Error("no table of firing alerts in the first row")
+	}
+	all := strings.Join(exprs, "\n")
+	for _, want := range []string{catalog.OutboxOldestPendingAge, catalog.ExporterSourceUp, catalog.ExporterCollectorUp,
+		`status="UNKNOWN_OUTCOME"`, `state="retries_exhausted"`, catalog.CamundaExternalTaskLockExpirations} {
+		if !strings.Contains(all, want) {
+			t.Errorf("first row of the overview does not show %s", want)
+		}
+	}
+	if top[0].FieldConfig.Defaults.NoValue != noData {
+		t.Error("stats must show No data for absent series")
+	}
+}
+
+func TestConfigMap(t *testing.T) {
+	ds, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := string(ConfigMap(ds))
+	if !strings.Contains(cm, "\n    grafana_dashboard: \"1\"\n") {
+		t.Error("ConfigMap lacks the sidecar label grafana_dashboard: \"1\"")
+	}
+	for _, d := range ds {
+		var b strings.Builder
+		for _, line := range strings.Split(strings.TrimSuffix(string(d.JSON), "\n"), "\n") {
+			b.WriteString("    " + line + "\n")
+		}
+		if !strings.Contains(cm, "  "+d.UID+".json: |\n"+b.String()) {
+			t.Errorf("ConfigMap does not carry %s verbatim", d.UID)
+		}
+	}
+}
+
+func TestQueriesListEveryTarget(t *testing.T) {
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perDashboard := map[string]int{}
+	for _, q := range qs {
+		if q.Dashboard == "" || q.Panel == "" || q.RefID == "" || q.Expr == "" {
+			t.Errorf("incomplete query %+v", q)
+		}
+		perDashboard[q.Dashboard]++
+	}
+	for _, d := range loadAll(t) {
+		n := 0
+		for _, p := range d.Panels {
+			n += len(p.Targets)
+		}
+		if perDashboard[d.UID] != n || n == 0 {
+			t.Errorf("%s: Queries lists %d targets, the dashboard has %d", d.UID, perDashboard[d.UID], n)
+		}
+	}
+	vs, err := VariableQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) < 5*2 {
+		t.Errorf("only %d variable queries", len(vs))
+	}
+}

@@ -1,0 +1,105 @@
+package dashboards
+
+import "github.com/workflow-exporter/workflow-exporter/catalog"
+
+func outboxInbox() *board {
+	d := newBoard(UIDOutboxInbox, "Workflow outbox and inbox",
+		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind.",
+		databaseVar())
+
+	d.row("Outbox")
+	d.stat(panel{title: "Databases down", unit: "short",
+		desc:     "Selected databases the exporter could not read in its last collection. Their outbox and inbox series are then absent, so the panels below go blank: blank is not healthy.",
+		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp, mSourceDatabase))}},
+		steps:    []step{{1, "red"}},
+		runbooks: []string{AlertExporterSourceDown}})
+	d.stat(panel{title: "Oldest pending event", unit: "s",
+		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal. 0 means drained.",
+		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
+		steps:    []step{{300, "orange"}, {900, "red"}},
+		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+	d.stat(panel{title: "Pending events", unit: "short",
+		desc:     "Outbox events not yet published and not failed.",
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase))}},
+		runbooks: []string{AlertOutboxBacklogStalled, AlertOutboxBacklogGrowing}})
+	d.stat(panel{title: "Failed events", unit: "short",
+		desc:    "Outbox events in a failed or dead status: they will not be published without an operator.",
+		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase))}},
+		steps:   []step{{1, "orange"}}})
+	d.stat(panel{title: "Publish rate", unit: "ops",
+		desc:     "Outbox events published per second. 0 while events are pending is a stalled publisher.",
+		targets:  []target{{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase))}},
+		runbooks: []string{AlertOutboxBacklogStalled}})
+	d.stat(panel{title: "Publish delay p95", unit: "s",
+		desc:    "95th percentile of published_at minus created_at of the events published in the rate interval.",
+		targets: []target{{expr: quantile(0.95, catalog.OutboxPublishDelay, nil, mDatabase)}},
+		steps:   []step{{60, "orange"}, {300, "red"}}})
+
+	d.series(panel{title: "Oldest pending event by type", unit: "s",
+		desc:     "Age of the oldest unpublished event per database, aggregate type and event type. A steady climb is a stalled publisher; a saw-tooth is a publisher that keeps up.",
+		targets:  []target{{expr: "max by (database, aggregate_type, event_type) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}} {{aggregate_type}} {{event_type}}"}},
+		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+	d.series(panel{title: "Pending events by type", unit: "short",
+		desc:     "Unpublished events per database and event type.",
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
+		runbooks: []string{AlertOutboxBacklogGrowing}})
+	d.series(panel{title: "Inflow and outflow", unit: "ops",
+		desc: "Events created and published per second per database. Created above published for long is a growing backlog; published at 0 with events pending is a stalled one.",
+		targets: []target{
+			{expr: sumBy(rate(catalog.OutboxEventsCreated, mDatabase), "database"), legend: "created {{database}}"},
+			{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase), "database"), legend: "published {{database}}"},
+		},
+		runbooks: []string{AlertOutboxBacklogGrowing, AlertOutboxBacklogStalled}})
+	d.series(panel{title: "Publish delay", unit: "s",
+		desc: "Quantiles of published_at minus created_at per database, over the events published in the rate interval.",
+		targets: []target{
+			{expr: quantile(0.5, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p50 {{database}}"},
+			{expr: quantile(0.95, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p95 {{database}}"},
+			{expr: quantile(0.99, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p99 {{database}}"},
+		}})
+	d.series(panel{title: "Failed events by type", unit: "short",
+		desc:    "Outbox events in a failed or dead status per database and event type.",
+		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}}})
+	d.series(panel{title: "Outbox publish failures share", unit: "percentunit", min: ptr(0.0),
+		desc:    "Failed or dead events as a share of all unpublished events (pending plus failed) per database.",
+		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + " / (" + sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database") + " + " + sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + ")", legend: "{{database}}"}}})
+
+	d.row("Inbox")
+	d.stat(panel{title: "Oldest inbox message", unit: "s",
+		desc:     "Age of the oldest message in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME), by the database clock.",
+		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
+		steps:    []step{{300, "orange"}, {900, "red"}},
+		runbooks: []string{AlertInboxBacklogOld}})
+	d.stat(panel{title: "Messages in progress", unit: "short",
+		desc:     "Inbox messages in a non-terminal status.",
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase))}},
+		runbooks: []string{AlertInboxBacklogOld}})
+	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
+		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
+		steps:    []step{{1, "orange"}},
+		runbooks: []string{AlertUnknownOutcomeRecords}})
+	d.stat(panel{title: "Processed rate", unit: "ops",
+		desc:    "Inbox messages reaching a terminal status (PROCESSED, IGNORED_DUPLICATE, FAILED_FINAL) per second.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase))}}})
+	d.stat(panel{title: "Duplicates ignored", unit: "ops",
+		desc:    "Inbox messages recognised as duplicates (IGNORED_DUPLICATE) per second: the inbox doing its job.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="IGNORED_DUPLICATE"`))}}})
+	d.stat(panel{title: "Final failures", unit: "ops",
+		desc:    "Inbox messages reaching FAILED_FINAL per second: they will not be retried.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="FAILED_FINAL"`))}},
+		steps:   []step{{0.001, "orange"}}})
+
+	d.series(panel{title: "Messages by status", unit: "short",
+		desc:     "Inbox messages per database and non-terminal status.",
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
+		runbooks: []string{AlertInboxBacklogOld}})
+	d.series(panel{title: "Oldest message by source and type", unit: "s",
+		desc:     "Age of the oldest non-terminal message per source system and message type.",
+		targets:  []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
+		runbooks: []string{AlertInboxBacklogOld}})
+	d.series(panel{title: "Messages processed by status", unit: "ops",
+		desc:    "Inbox messages reaching a terminal status per second, by status.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}}})
+	return d
+}

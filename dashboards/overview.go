@@ -1,0 +1,175 @@
+package dashboards
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// Status and state values the panels select on (DESIGN.md "Configuration"
+// and "Metric catalog"; the collectors map configured status names onto
+// these).
+const (
+	statusUnknownOutcome   = "UNKNOWN_OUTCOME"
+	stateRetriesExhausted  = "retries_exhausted"
+	stateLockExpired       = "lock_expired"
+	stateWaiting           = "waiting"
+	firingAlertsOfBundle   = `ALERTS{alertstate="firing",alertname=~"` + alertNamePattern + `"}`
+	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="critical",alertname=~"` + alertNamePattern + `"}`
+	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="warning",alertname=~"` + alertNamePattern + `"}`
+)
+
+// exporterTargetsUp is the scrape health (up) of the targets that are
+// workflow exporters: up is kept only for targets that served build_info in
+// the last day, so the All value of job does not pull in every target of the
+// Prometheus server, and an exporter that went down is still shown (as 0).
+func exporterTargetsUp() string {
+	return "up{" + mJob + "," + mInstance + "} and on (job, instance) max_over_time(" +
+		sel(catalog.ExporterBuildInfo) + "[1d])"
+}
+
+func overview() *board {
+	d := newBoard(UIDOverview, "Workflow overview",
+		"On-call landing page of the workflow exporter: what is paging and why, which sources are down, and the trend of every backlog. Start here and follow the runbook links.",
+		engineVar(), databaseVar())
+
+	d.row("What is paging and why")
+	d.stat(panel{title: "Critical alerts firing", unit: "short", w: 3,
+		desc:     "Alerts of this bundle with severity critical that are firing now (they page). 0 means none is firing; the table below names them with their runbooks.",
+		targets:  []target{{expr: "count(" + criticalAlertsOfBundle + ") or vector(0)"}},
+		steps:    []step{{1, "red"}},
+		runbooks: []string{AlertOutboxBacklogStalled, AlertOutboxOldestEventTooOld}})
+	d.stat(panel{title: "Warning alerts firing", unit: "short", w: 3,
+		desc:    "Alerts of this bundle with severity warning that are firing now (they open tickets). 0 means none is firing.",
+		targets: []target{{expr: "count(" + warningAlertsOfBundle + ") or vector(0)"}},
+		steps:   []step{{1, "orange"}}})
+	d.stat(panel{title: "Sources down", unit: "short", w: 3,
+		desc:     "Camunda engines and databases the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy. No data here means the exporter itself is not scraped.",
+		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},
+		steps:    []step{{1, "red"}},
+		runbooks: []string{AlertExporterSourceDown, AlertExporterDown}})
+	d.stat(panel{title: "Collectors failing", unit: "short", w: 3,
+		desc:     "Collectors (one per table or Camunda query) whose last collection failed. Their series are absent until they succeed again.",
+		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
+		steps:    []step{{1, "red"}},
+		runbooks: []string{AlertExporterSourceDown}})
+	d.stat(panel{title: "Outbox oldest pending age", unit: "s", w: 3,
+		desc:     "Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. 0 means the outbox is drained. No data means the database source is down or not configured.",
+		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
+		steps:    []step{{300, "orange"}, {900, "red"}},
+		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+	d.stat(panel{title: "Unknown-outcome records", unit: "short", w: 3,
+		desc:     "Idempotency records in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
+		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
+		steps:    []step{{1, "orange"}},
+		runbooks: []string{AlertUnknownOutcomeRecords}})
+	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
+		desc:     "Open external tasks with retries 0 (each is an incident in Camunda). No data means the engine is down.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+stateRetriesExhausted+`"`))}},
+		steps:    []step{{1, "orange"}},
+		runbooks: []string{AlertExternalTaskRetriesExhausted}})
+	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 3,
+		desc:     "External task locks lapsing without complete, failure or extendLock, per minute: a worker died or is slower than its lock duration, and the task will run twice.",
+		targets:  []target{{expr: "60 * " + sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine))}},
+		steps:    []step{{0.01, "orange"}},
+		runbooks: []string{AlertExternalTaskLockExpirations}})
+
+	d.firingAlerts()
+
+	d.row("Sources")
+	d.upStat(panel{title: "Sources", unit: "none", w: 8,
+		desc:     "Every Camunda engine and database the exporter reads, UP or DOWN as of its last collection. A DOWN source has no data series: its panels stay blank until it is back.",
+		targets:  []target{{expr: sel(catalog.ExporterSourceUp), legend: "{{source}} {{name}}"}},
+		runbooks: []string{AlertExporterSourceDown}})
+	d.upStat(panel{title: "Collectors", unit: "none", w: 8,
+		desc:     "Every collector of every source, UP or DOWN as of its last collection. One DOWN collector hides only its own series.",
+		targets:  []target{{expr: sel(catalog.ExporterCollectorUp), legend: "{{name}} {{collector}}"}},
+		runbooks: []string{AlertExporterSourceDown}})
+	d.upStat(panel{title: "Exporter scrape", unit: "none", w: 8,
+		desc:     "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means Prometheus cannot scrape the exporter: every panel of this bundle goes blank.",
+		targets:  []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
+		runbooks: []string{AlertExporterDown}})
+
+	d.row("Trends")
+	d.series(panel{title: "Outbox oldest pending age", unit: "s",
+		desc:     "Oldest unpublished outbox event per database. A line that climbs steadily means the publisher is stalled; a saw-tooth means it keeps up.",
+		targets:  []target{{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}}"}},
+		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+	d.series(panel{title: "External tasks by state", unit: "short", stack: true,
+		desc:     "Open external tasks per engine and state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended); the states partition the open tasks.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
+		runbooks: []string{AlertExternalTaskBacklogStalled}})
+	d.series(panel{title: "Idempotency records in progress", unit: "short",
+		desc:     "Non-terminal idempotency records per database and status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME).",
+		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
+		runbooks: []string{AlertIdempotencyStaleInProgress, AlertUnknownOutcomeRecords}})
+	d.series(panel{title: "Duplicate executions", unit: "ops",
+		desc: "Per second: external tasks locked again after a lapsed lock (a duplicate execution happened) and duplicates the idempotency table absorbed. The second is the protection working; a rising trend is the smell.",
+		targets: []target{
+			{expr: sumBy(rate(catalog.CamundaExternalTaskRedeliveries, mEngine), "engine"), legend: "redelivered {{engine}}"},
+			{expr: sumBy(rate(catalog.IdempotencyDuplicatesPrevented, mDatabase), "database"), legend: "duplicates prevented {{database}}"},
+		},
+		runbooks: []string{AlertExternalTaskLockExpirations, AlertDuplicatePreventionSpike}})
+
+	d.row("Runbooks")
+	d.markdown("Runbooks", "Every alert of the bundle with its severity and runbook.", runbookIndex(), 24, 10)
+	return d
+}
+
+// firingAlerts adds the table of firing alerts with severity and runbook link.
+func (d *board) firingAlerts() {
+	q := prometheus.NewDataqueryBuilder().
+		Expr(firingAlertsOfBundle).
+		RefId("A").
+		Datasource(datasourceRef()).
+		Instant().
+		Format(prometheus.PromQueryFormatTable)
+	severityColors := map[string]dashboard.ValueMappingResult{
+		severityCritical: {Color: ptr("red"), Index: ptr(int32(0))},
+		severityWarning:  {Color: ptr("orange"), Index: ptr(int32(1))},
+		severityInfo:     {Color: ptr("blue"), Index: ptr(int32(2))},
+	}
+	d.b.WithPanel(table.NewPanelBuilder().
+		Id(d.id()).
+		Title("Firing alerts").
+		Description("Alerts of this bundle firing now, from Prometheus's ALERTS series, with their labels. Click an alert name for its runbook. \"Nothing firing\" means Prometheus has no firing alert of this bundle; an alert cannot fire on a source that is down except WorkflowExporterSourceDown, so check the Sources row before trusting it.").
+		Datasource(datasourceRef()).
+		WithTarget(q).
+		Unit("none").
+		NoValue("Nothing firing").
+		WithTransformation(dashboard.DataTransformerConfig{
+			Id: "organize",
+			Options: map[string]any{
+				"excludeByName": map[string]bool{"Time": true, "Value": true, "__name__": true, "alertstate": true},
+				"indexByName":   map[string]int{"alertname": 0, "severity": 1},
+			},
+		}).
+		OverrideByName("alertname", []dashboard.DynamicConfigValue{{
+			Id: "links",
+			Value: []map[string]any{{
+				"title":       "Runbook for ${__value.raw}",
+				"url":         runbookBase + "${__value.raw}.md",
+				"targetBlank": true,
+			}},
+		}}).
+		OverrideByName("severity", []dashboard.DynamicConfigValue{
+			{Id: "mappings", Value: []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
+				Type: dashboard.MappingTypeValueToText, Options: severityColors}}}},
+			{Id: "custom.cellOptions", Value: map[string]string{"type": "color-background"}},
+		}).
+		Span(24).Height(8))
+}
+
+func runbookIndex() string {
+	var b strings.Builder
+	b.WriteString("| Alert | Severity | Runbook |\n|---|---|---|\n")
+	for _, a := range Alerts() {
+		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, RunbookURL(a.Name))
+	}
+	return b.String()
+}
