@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 )
 
@@ -57,14 +58,20 @@ func buildTLS(cfg TLSConfig) (*tls.Config, error) {
 	return tc, nil
 }
 
-// isTLSVerification reports certificate verification failures, which no
-// retry will fix.
+// isTLSVerification reports certificate verification failures on either
+// side, which no retry will fix: our check of the server's certificate, or a
+// TLS alert from the server (for example "certificate required" when mutual
+// TLS is on and no client certificate is configured).
 func isTLSVerification(err error) bool {
 	var (
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
 		invalid  x509.CertificateInvalidError
 		verify   *tls.CertificateVerificationError
+		op       *net.OpError
 	)
+	if errors.As(err, &op) && op.Op == "remote error" { // crypto/tls's wrapping of a received alert
+		return true
+	}
 	return errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify)
 }
