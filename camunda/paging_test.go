@@ -12,8 +12,8 @@ import (
 
 // fakeList serves total items with offset paging and records each Page.
 type fakeList struct {
-	total int
-	pages []Page
+	total  int
+	pages  []Page
 	failAt int // request number (1-based) that fails; 0 never
 }
 
