@@ -1,0 +1,113 @@
+package promqlcheck
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/dashboards"
+)
+
+var panelOpts = Options{RequireMatchers: []string{"job", "instance"}}
+
+// TestDashboardQueries parses every panel expression of every generated
+// dashboard and fails on any series outside the catalog and any misuse.
+func TestDashboardQueries(t *testing.T) {
+	qs, err := dashboards.Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) == 0 {
+		t.Fatal("no queries")
+	}
+	used := map[string]bool{}
+	for _, q := range qs {
+		for _, p := range CheckExpr(q.Expr, panelOpts) {
+			t.Errorf("%s / %q / %s: %s\n\t%s", q.Dashboard, q.Panel, q.RefID, p, q.Expr)
+		}
+		for _, m := range catalog.All() {
+			for _, s := range m.SeriesNames() {
+				if strings.Contains(q.Expr, s+"{") {
+					used[m.Name] = true
+				}
+			}
+		}
+	}
+	t.Logf("%d panel queries checked", len(qs))
+	// Every metric of the catalog is on some panel: a metric nobody can see
+	// is either dead or a gap in the dashboards.
+	for _, m := range catalog.All() {
+		if !used[m.Name] {
+			t.Errorf("catalog metric %s is on no panel", m.Name)
+		}
+	}
+}
+
+func TestVariableQueries(t *testing.T) {
+	vs, err := dashboards.VariableQueries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) == 0 {
+		t.Fatal("no variable queries")
+	}
+	for _, v := range vs {
+		for _, p := range CheckVariableQuery(v.Query, Options{}) {
+			t.Errorf("%s / $%s: %s\n\t%s", v.Dashboard, v.Variable, p, v.Query)
+		}
+	}
+}
+
+// TestCheckCatchesMistakes proves each rule can fail.
+func TestCheckCatchesMistakes(t *testing.T) {
+	sel := `{job=~"$job",instance=~"$instance"}`
+	for expr, want := range map[string]string{
+		`workflow_outbox_oldest_pending_seconds` + sel:                                                                                 "not in the catalog",
+		`sum(camunda_external_task_failures_total` + sel + `)`:                                                                         "without rate() or increase()",
+		`sum(rate(camunda_external_task_failures_total` + sel + `[5m]))`:                                                               "not $__rate_interval",
+		`sum(irate(camunda_external_task_failures_total` + sel + `[$__rate_interval]))`:                                                "without rate() or increase()",
+		`max_over_time(camunda_external_task_failures_total` + sel + `[$__rate_interval])`:                                             "without rate() or increase()",
+		`sum by (topic) (workflow_outbox_events_pending` + sel + `)`:                                                                   `no label "topic"`,
+		`workflow_outbox_events_pending{job=~"$job",instance=~"$instance",scope=~"$scope"}`:                                            `no label "scope"`,
+		`workflow_outbox_events_pending{job=~"$job"}`:                                                                                  `lacks instance`,
+		`histogram_quantile(0.9, sum by (database) (rate(workflow_outbox_publish_delay_seconds_bucket` + sel + `[$__rate_interval])))`: "sum by (le",
+		`histogram_quantile(0.9, rate(workflow_outbox_publish_delay_seconds_bucket` + sel + `[$__rate_interval]))`:                     "sum by (le",
+		`sum(rate(x` + sel + `[$__rate_interval])`:                                                                                     "does not parse",
+		`{job=~"$job"}`: "names no metric",
+	} {
+		ps := CheckExpr(expr, panelOpts)
+		if !strings.Contains(strings.Join(ps, "\n"), want) {
+			t.Errorf("CheckExpr(%s) = %q, want a problem containing %q", expr, ps, want)
+		}
+	}
+	for q, want := range map[string]string{
+		`label_values(workflow_outbox_events_pending, scope)`: `no label "scope"`,
+		`label_values(nope_metric, job)`:                      "not in the catalog",
+		`query_result(up)`:                                    "not of the form",
+	} {
+		ps := CheckVariableQuery(q, Options{})
+		if !strings.Contains(strings.Join(ps, "\n"), want) {
+			t.Errorf("CheckVariableQuery(%s) = %q, want %q", q, ps, want)
+		}
+	}
+	// And accepts what the bundle writes.
+	for _, ok := range []string{
+		`sum(rate(camunda_external_task_failures_total` + sel + `[$__rate_interval]))`,
+		`sum(increase(camunda_external_task_failures_total{job=~"${job:regex}",instance=~"$instance"}[$__rate_interval]))`,
+		`count(ALERTS{alertstate="firing"}) or vector(0)`,
+		`histogram_quantile(0.95, sum by (le, database) (rate(workflow_outbox_publish_delay_seconds_bucket` + sel + `[$__rate_interval])))`,
+		`up{job=~"$job",instance=~"$instance"} and on (job, instance) max_over_time(workflow_exporter_build_info` + sel + `[1d])`,
+	} {
+		if ps := CheckExpr(ok, panelOpts); len(ps) != 0 {
+			t.Errorf("CheckExpr(%s) = %q, want none", ok, ps)
+		}
+	}
+}
+
+func TestSubstitute(t *testing.T) {
+	got := Substitute(`rate(x{a=~"${topic:regex}",b=~"$scope",c="[[engine]]"}[$__rate_interval])`)
+	want := `rate(x{a=~"topic",b=~"scope",c="engine"}[8869990787ms])`
+	if got != want {
+		t.Errorf("Substitute = %s, want %s", got, want)
+	}
+}
