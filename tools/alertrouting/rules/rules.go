@@ -143,10 +143,10 @@ unless increase(%[4]s[%[5]s]) > 0
 %[1]s
 and delta(%[1]s[%[2]s]) > %[3]s
 and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
-and rate(%[5]s[%[2]s]) > 0
-`, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published),
+and increase(%[5]s[%[6]s]) > 0
+`, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published, dur(o.StalledWindow)),
 			"The outbox publisher is publishing but falls behind the rate events are created.",
-			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} are pending and the backlog grew by more than %s. The publisher is working but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease))),
+			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} are pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
 	}
 }
 
@@ -191,7 +191,7 @@ or
 increase(%s[%s]) > %s
 `, b.sel("workflow_idempotency_conflicts_total"), dur(i.ConflictsWindow), num(i.ConflictsMax)),
 			"The same idempotency key is being reused for different requests.",
-			fmt.Sprintf("{{ $value | humanize }} idempotency conflicts (same key, different request) in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s (threshold %s). The key is probably not deterministic or the request changed between retries.", dur(i.ConflictsWindow), num(i.ConflictsMax))),
+			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} idempotency conflicts (same key, different request) in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s (threshold %s). The key is probably not deterministic or the request changed between retries.", dur(i.ConflictsWindow), num(i.ConflictsMax))),
 
 		b.rule("WorkflowCompletedSideEffectTaskOpen", Warning, i.CompletedTaskOpenFor, fmt.Sprintf(`
 %s > 0
@@ -207,12 +207,12 @@ increase(%s[%s]) > %s
 
 		b.rule("WorkflowDuplicatePreventionSpike", Info, i.DuplicatesFor, fmt.Sprintf(`
 increase(%[1]s[%[2]s]) > %[3]s
-and
-rate(%[1]s[%[2]s])
-  > %[4]s * avg_over_time(rate(%[1]s[%[2]s])[%[5]s:5m] offset %[2]s)
-`, dup, dur(i.DuplicatesWindow), num(i.DuplicatesMin), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline)),
+and rate(%[1]s[%[2]s]) > %[4]s * rate(%[1]s[%[5]s] offset %[2]s)
+and %[1]s offset %[6]s
+`, dup, dur(i.DuplicatesWindow), num(i.DuplicatesMin), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline),
+			dur(i.DuplicatesBaseline+i.DuplicatesWindow)),
 			"Duplicate executions prevented by the idempotency table are rising above their baseline.",
-			fmt.Sprintf("{{ $value | humanize }} duplicate attempts were absorbed in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s, more than %s times the average of the previous %s. The protection works; find out why duplicates are rising.", dur(i.DuplicatesWindow), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline))),
+			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} duplicate attempts were absorbed in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s, more than %s times the average of the previous %s. The protection works; find out why duplicates are rising.", dur(i.DuplicatesWindow), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline))),
 	}
 }
 
@@ -232,7 +232,7 @@ func (b builder) camunda() []Rule {
 increase(%s[%s]) > %s
 `, b.sel("camunda_external_task_lock_expirations_total"), dur(c.LockExpirationsWindow), num(c.LockExpirationsMax)),
 			"External task locks lapse before the worker completes: duplicate executions are likely.",
-			fmt.Sprintf("{{ $value | humanize }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
+			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
 
 		b.rule("CamundaExternalTaskRetryStorm", Warning, c.RetryStormFor, fmt.Sprintf(`
 increase(%[1]s[%[2]s]) > %[3]s
@@ -241,7 +241,7 @@ increase(%[1]s[%[2]s])
   > %[4]s * (increase(%[1]s[%[2]s]) + (increase(%[5]s[%[2]s]) or increase(%[1]s[%[2]s]) * 0))
 `, failures, dur(c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio), completions),
 			"Workers fail most external tasks and the failures keep coming back as retries.",
-			fmt.Sprintf("Workers reported {{ $value | humanize }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
+			fmt.Sprintf("Workers reported {{ $value | printf \"%%.0f\" }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
 
 		b.rule("CamundaExternalTaskBacklogStalled", Warning, c.BacklogStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
