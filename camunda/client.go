@@ -98,6 +98,11 @@ func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxRetries: 2, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second}
 }
 
+// maxQueryLength keeps the request line under the 8 KiB header limit of
+// Spring Boot's embedded Tomcat (server.max-http-request-header-size) with
+// room for the path and headers.
+const maxQueryLength = 6000
+
 const (
 	maxRetriesLimit = 10
 	maxBackoffLimit = time.Minute
@@ -290,7 +295,14 @@ func (c *Client) Root() string { return c.root }
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
 	target := c.root + path
 	if len(query) > 0 {
-		target += "?" + query.Encode()
+		encoded := query.Encode()
+		if len(encoded) > maxQueryLength {
+			// Fail here with a clear message rather than get an opaque
+			// 400/414 from the servlet container.
+			return &APIError{Method: http.MethodGet, Endpoint: path, CredentialsConfigured: c.hasCreds,
+				Message: fmt.Sprintf("query string of %d bytes exceeds %d; split the *In id lists into smaller batches", len(encoded), maxQueryLength)}
+		}
+		target += "?" + encoded
 	}
 	for attempt := 1; ; attempt++ {
 		start := time.Now()

@@ -239,3 +239,23 @@ func TestRedirectToOtherHostRefused(t *testing.T) {
 		t.Errorf("other host got %d requests", n)
 	}
 }
+
+func TestQueryLengthGuard(t *testing.T) {
+	f := newFakeEngine(t)
+	registerAll(t, f, "")
+	c := newTestClient(t, f.url(), nil)
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = "6f0c1d2f-f9a1-11f0-9c1e-0242ac120002"
+	}
+	_, err := c.CountExternalTasks(ctxT(t), ExternalTaskQuery{ExternalTaskIDIn: ids})
+	if err == nil || !strings.Contains(err.Error(), "split the *In id lists") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(f.reqs()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+	if _, err := c.CountExternalTasks(ctxT(t), ExternalTaskQuery{ExternalTaskIDIn: ids[:100]}); err != nil {
+		t.Errorf("100 ids: %v", err)
+	}
+}

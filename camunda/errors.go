@@ -52,6 +52,8 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, "no response within %s (request timeout)", e.timeout)
 	case e.Status == 0 && e.Err != nil:
 		fmt.Fprintf(&b, "request failed: %v", e.Err)
+	case e.Status == 0 && e.Message != "":
+		fmt.Fprintf(&b, "request not sent: %s", e.Message)
 	case e.Status == 0:
 		b.WriteString("request failed")
 	default:

@@ -7,7 +7,9 @@ import (
 
 // ExternalTaskQuery filters GET /external-task and /external-task/count.
 // Zero values mean "no filter"; see LockFilter for why the boolean filters
-// are enums.
+// are enums. The *In lists travel in the URL: keep them to about 100 ids per
+// call (longer queries are refused before sending). Counts over disjoint id
+// batches can simply be summed.
 type ExternalTaskQuery struct {
 	TopicName  string
 	WorkerID   string

@@ -87,9 +87,9 @@ type SuspensionFilter int
 
 // Suspension filters.
 const (
-	SuspensionAny SuspensionFilter = iota // no filter
-	Active                                // active=true
-	Suspended                             // suspended=true
+	SuspensionAny       SuspensionFilter = iota // no filter
+	SuspensionActive                            // active=true
+	SuspensionSuspended                         // suspended=true
 )
 
 func (f LockFilter) encode(v params) {
@@ -112,9 +112,9 @@ func (f RetryFilter) encode(v params) {
 
 func (f SuspensionFilter) encode(v params) {
 	switch f {
-	case Active:
+	case SuspensionActive:
 		v.flag("active", true)
-	case Suspended:
+	case SuspensionSuspended:
 		v.flag("suspended", true)
 	}
 }

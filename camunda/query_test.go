@@ -56,7 +56,7 @@ func TestQueryEncoding(t *testing.T) {
 		{
 			name: "count external tasks, locked with retries left, active",
 			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTasks(ctx, ExternalTaskQuery{TopicName: "fulfillment.submit-command", Lock: LockLocked, Retries: RetriesLeft, Suspension: Active})
+				_, err := c.CountExternalTasks(ctx, ExternalTaskQuery{TopicName: "fulfillment.submit-command", Lock: LockLocked, Retries: RetriesLeft, Suspension: SuspensionActive})
 				return err
 			},
 			wantPath:  "/external-task/count",
@@ -66,7 +66,7 @@ func TestQueryEncoding(t *testing.T) {
 			name: "count external tasks, the other half of each pair and dates with offsets",
 			call: func(ctx context.Context, c *Client) error {
 				_, err := c.CountExternalTasks(ctx, ExternalTaskQuery{
-					WorkerID: "worker a", Lock: LockNotLocked, Retries: RetriesNone, Suspension: Suspended,
+					WorkerID: "worker a", Lock: LockNotLocked, Retries: RetriesNone, Suspension: SuspensionSuspended,
 					LockExpirationBefore: lockBefore, LockExpirationAfter: lockAfter,
 				})
 				return err
@@ -169,7 +169,7 @@ func TestQueryEncoding(t *testing.T) {
 		{
 			name: "list jobs",
 			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListJobs(ctx, JobQuery{Executable: true, WithException: true, Timers: true, Retries: RetriesLeft, Suspension: Active, ActivityID: "ReserveStock"},
+				_, err := c.ListJobs(ctx, JobQuery{Executable: true, WithException: true, Timers: true, Retries: RetriesLeft, Suspension: SuspensionActive, ActivityID: "ReserveStock"},
 					Page{MaxResults: 25, Sort: Sort{By: JobSortDueDate, Order: Descending}})
 				return err
 			},
