@@ -343,3 +343,13 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 		}
 	}
 }
+
+// CanonicalNames returns the canonical statuses of the map, sorted.
+func (m StatusMap) CanonicalNames() []string {
+	out := make([]string, 0, len(m))
+	for c := range m {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,63 @@
+package collectors
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+// Database is one configured database: its connection and the collectors
+// of the tables it lists.
+type Database struct {
+	DB         *pgsource.DB
+	Source     *poll.Source
+	Collectors []TableCollector
+}
+
+// NewDatabase wires a database's table collectors into a poll source. key is
+// the config key of the database, e.g. "databases[0]".
+func NewDatabase(cfg config.Database, key string, folds *fold.Stats, logger *slog.Logger) (*Database, error) {
+	logger = orDiscard(logger)
+	db, err := pgsource.Open(pgsource.Options{
+		Name: cfg.Name, DSN: cfg.ResolvedDSN,
+		StatementTimeout: time.Duration(cfg.StatementTimeout), LockTimeout: time.Duration(cfg.LockTimeout),
+		MaxConnections: cfg.MaxConnections, Logger: logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	late := time.Duration(cfg.LateCommitWindow)
+	var cs []TableCollector
+	t := cfg.Tables
+	if t.Idempotency != nil {
+		cs = append(cs, NewIdempotency(IdempotencyOptions{DB: db, Database: cfg.Name, Table: *t.Idempotency, ConfigKey: key + ".tables.idempotency",
+			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	}
+	if t.ProcessedJobs != nil {
+		cs = append(cs, NewProcessedJobs(ProcessedJobsOptions{DB: db, Database: cfg.Name, Table: *t.ProcessedJobs, ConfigKey: key + ".tables.processed_jobs",
+			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	}
+	if t.Inbox != nil {
+		cs = append(cs, NewInbox(InboxOptions{DB: db, Database: cfg.Name, Table: *t.Inbox, ConfigKey: key + ".tables.inbox",
+			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	}
+	if t.Outbox != nil {
+		cs = append(cs, NewOutbox(OutboxOptions{DB: db, Database: cfg.Name, Table: *t.Outbox, ConfigKey: key + ".tables.outbox",
+			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	}
+	pcs := make([]poll.Collector, len(cs))
+	for i, c := range cs {
+		pcs[i] = c
+	}
+	src := poll.NewSource(poll.SourceOptions{
+		Kind: "database", Name: cfg.Name,
+		MinInterval: time.Duration(cfg.MinInterval), Timeout: time.Duration(cfg.Timeout),
+		Probe: db.Probe, Collectors: pcs, Logger: logger,
+	})
+	return &Database{DB: db, Source: src, Collectors: cs}, nil
+}

@@ -1,0 +1,21 @@
+// Command gen-indexes writes the exporter's index file from the collectors'
+// requirements, so deploy/sql and the code cannot drift apart.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: gen-indexes OUTPUT.sql")
+		os.Exit(2)
+	}
+	if err := os.WriteFile(os.Args[1], []byte(collectors.IndexSQL(collectors.DefaultRequirements())), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,245 @@
+package collectors
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// t0 is the frozen database clock at the start of every test.
+var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+// testDB is a fresh database with the reference schema and the exporter's
+// indexes, and a frozen clock for the exporter's sessions.
+//
+// The clock: the exporter's connections set search_path to
+// "testclock, pg_catalog, public", so the unqualified now() in its queries
+// resolves to testclock.now(), which reads a one-row table the test sets.
+// Nothing in the exporter knows about it: production sessions resolve
+// now() to pg_catalog.now(). Ages and windows are therefore computed with
+// the database clock, exactly, and tests can move that clock.
+type testDB struct {
+	t           *testing.T
+	admin       *pgx.Conn
+	exporterDSN string
+}
+
+func newTestDB(t *testing.T, withDuplicateCount bool) *testDB {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	files := []string{"001_reference_schema.sql"}
+	if withDuplicateCount {
+		files = append(files, "002_duplicate_count_extension.sql")
+	}
+	files = append(files, "003_exporter_indexes.sql")
+	for _, f := range files {
+		execFile(t, conn, filepath.Join("..", "deploy", "sql", f), withDuplicateCount)
+	}
+	mustExec(t, conn, `CREATE SCHEMA testclock;
+CREATE TABLE testclock.clock (t timestamptz NOT NULL);
+INSERT INTO testclock.clock VALUES ('`+t0.Format(time.RFC3339)+`');
+CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELECT t FROM testclock.clock';`)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return &testDB{t: t, admin: conn, exporterDSN: url + sep + "search_path=testclock,pg_catalog,public"}
+}
+
+// execFile runs a SQL file statement by statement (CREATE INDEX
+// CONCURRENTLY cannot run inside the implicit transaction of a
+// multi-statement query).
+func execFile(t *testing.T, conn *pgx.Conn, path string, withDup bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range splitSQL(string(b)) {
+		if !withDup && strings.Contains(stmt, "duplicate_count") {
+			continue
+		}
+		mustExec(t, conn, stmt)
+	}
+}
+
+func splitSQL(s string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		cur.WriteString(line + "\n")
+		if strings.HasSuffix(strings.TrimSpace(line), ";") {
+			if st := strings.TrimSpace(cur.String()); st != "" {
+				out = append(out, st)
+			}
+			cur.Reset()
+		}
+	}
+	return out
+}
+
+func mustExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%v\n%s", err, sql)
+	}
+}
+
+// exec runs SQL as the application would (its own session, real now()).
+func (d *testDB) exec(sql string, args ...any) { d.t.Helper(); mustExec(d.t, d.admin, sql, args...) }
+
+// setClock moves the exporter's database clock to t0 plus offset.
+func (d *testDB) setClock(offset time.Duration) {
+	d.t.Helper()
+	d.exec("UPDATE testclock.clock SET t = $1", t0.Add(offset))
+}
+
+// at formats t0 plus seconds as a timestamptz literal argument.
+func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
+
+// exporter is a database source built exactly as the binary builds it.
+type exporter struct {
+	t    *testing.T
+	set  *poll.Set
+	db   *Database
+	logs *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (d *testDB) newExporter(configYAML string) *exporter {
+	d.t.Helper()
+	d.t.Setenv("WFX_TEST_DSN", d.exporterDSN)
+	cfg, err := config.Parse([]byte(configYAML))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	folds := fold.NewStats()
+	db, err := NewDatabase(cfg.Databases[0], "databases[0]", folds, logger)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(db.DB.Close)
+	return &exporter{t: d.t, set: poll.NewSet(folds, db.Source), db: db, logs: logs}
+}
+
+// collect runs one collection now (min_interval is tiny in the tests).
+func (e *exporter) collect() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e.set.Refresh(ctx)
+}
+
+// expect compares the named metric families with the exposition text.
+func (e *exporter) expect(want string, names ...string) {
+	e.t.Helper()
+	if err := testutil.CollectAndCompare(e.set, strings.NewReader(want), names...); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// value returns one sample's value, failing if it is absent.
+func (e *exporter) value(name string, labels map[string]string) float64 {
+	e.t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e.set)
+	mfs, err := reg.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue next
+				}
+			}
+			switch {
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue()
+			case m.Counter != nil:
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	e.t.Fatalf("no sample %s%v", name, labels)
+	return 0
+}
+
+const baseConfig = `
+databases:
+  - name: orders
+    dsn_env: WFX_TEST_DSN
+    min_interval: 1ms
+    late_commit_window: 60s
+`
+
+func helpHeader(name string) string {
+	m := catalog.MustGet(name)
+	return "# HELP " + m.Name + " " + m.Help + "\n# TYPE " + m.Name + " " + string(m.Type) + "\n"
+}
+
+// newTestConn opens another application session on the test database.
+func newTestConn(t *testing.T, d *testDB) *pgx.Conn {
+	t.Helper()
+	cfg := d.admin.Config().ConnString()
+	conn, err := pgx.Connect(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

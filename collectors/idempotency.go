@@ -1,0 +1,351 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+)
+
+// openIdempotencyStatuses are the canonical non-terminal statuses reported
+// (with 0) for every known scope.
+var openIdempotencyStatuses = []string{"STARTED", "SIDE_EFFECT_SUBMITTED", "FAILED_RETRYABLE", "UNKNOWN_OUTCOME"}
+
+// Idempotency watches the idempotency record table (seed section 8): work
+// in progress and how long it has been there, unknown outcomes, conflicts,
+// and the statuses records reach.
+//
+// Gauges read only non-terminal rows (a partial index excludes COMPLETED,
+// FAILED_FINAL and RECONCILED); counters read the recent updated_at window.
+type Idempotency struct {
+	db       *pgsource.DB
+	database string
+	cfg      config.IdempotencyTable
+	key      string
+	logger   *slog.Logger
+
+	limiter  *fold.Limiter
+	window   *watermark.Window
+	scopes   tuples
+	unmapped tuples // (scope) tuples that have shown an unmapped status
+	warned   map[string]bool
+
+	transitions map[string]float64 // scope, status
+	conflicts   map[string]float64 // scope
+	duplicates  map[string]float64 // scope
+	// dupSeen is the last duplicate_count seen per record that ever had
+	// one; absent means 0. Loaded in full on the first poll (a partial index
+	// on duplicate_count > 0 keeps that cheap).
+	dupSeen   map[string]int64
+	dupLoaded bool
+	hasDup    bool
+
+	sqlGauges string
+	dupColumn string
+}
+
+// IdempotencyOptions configures an Idempotency collector.
+type IdempotencyOptions struct {
+	DB               *pgsource.DB
+	Database         string
+	Table            config.IdempotencyTable
+	ConfigKey        string
+	LateCommitWindow time.Duration
+	LabelValueLimit  int
+	Folds            *fold.Stats
+	Logger           *slog.Logger
+}
+
+// NewIdempotency returns an idempotency collector.
+func NewIdempotency(o IdempotencyOptions) *Idempotency {
+	c := &Idempotency{
+		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
+		limiter:     fold.NewLimiter(o.Folds, catalog.IdempotencyRecords, o.LabelValueLimit),
+		window:      watermark.New(o.LateCommitWindow),
+		scopes:      tuples{},
+		unmapped:    tuples{},
+		warned:      map[string]bool{},
+		transitions: map[string]float64{},
+		conflicts:   map[string]float64{},
+		duplicates:  map[string]float64{},
+		dupSeen:     map[string]int64{},
+		dupColumn:   config.DefaultDuplicateCountColumn,
+	}
+	if o.Table.Columns.DuplicateCount != nil {
+		c.dupColumn = *o.Table.Columns.DuplicateCount
+	}
+	col := o.Table.Columns
+	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, count(*)::float8,
+	COALESCE(extract(epoch FROM now() - min(%[3]s))::float8, 0),
+	(count(*) FILTER (WHERE %[3]s < now() - make_interval(secs => $1)))::float8
+FROM %[4]s WHERE %[2]s NOT IN (%[5]s)
+GROUP BY 1, 2`, quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.UpdatedAt), quoteTable(o.Table.Table), literalList(o.Table.TerminalValues()))
+	return c
+}
+
+// Name implements poll.Collector.
+func (c *Idempotency) Name() string { return "idempotency" }
+
+func (c *Idempotency) sqlActivity(withDup bool) string {
+	col := c.cfg.Columns
+	dup := "0::bigint"
+	if withDup {
+		dup = fmt.Sprintf("COALESCE(%s, 0)::bigint", quoteIdent(c.dupColumn))
+	}
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text, %[4]s, COALESCE(%[5]s::text, ''), %[6]s
+FROM %[7]s WHERE %[4]s > $1`, quoteIdent(col.Scope), quoteIdent(col.Key), quoteIdent(col.Status), quoteIdent(col.UpdatedAt),
+		quoteIdent(col.ErrorCode), dup, quoteTable(c.cfg.Table))
+}
+
+func (c *Idempotency) sqlDupLoad() string {
+	col := c.cfg.Columns
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::bigint FROM %[4]s WHERE %[3]s > 0`,
+		quoteIdent(col.Scope), quoteIdent(col.Key), quoteIdent(c.dupColumn), quoteTable(c.cfg.Table))
+}
+
+// Requirements implements TableCollector.
+func (c *Idempotency) Requirements() Requirements {
+	col := c.cfg.Columns
+	k := c.key + ".columns."
+	base := baseName(c.cfg.Table)
+	return Requirements{
+		Kind:  "idempotency",
+		Table: c.cfg.Table,
+		Columns: []Column{
+			{k + "scope", col.Scope, false}, {k + "key", col.Key, false}, {k + "status", col.Status, false},
+			{k + "updated_at", col.UpdatedAt, false}, {k + "error_code", col.ErrorCode, false},
+			{k + "job_reference", col.JobReference, false},
+			{k + "duplicate_count", c.dupColumn, col.DuplicateCount == nil},
+		},
+		Indexes: []Index{
+			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
+				Where: quoteIdent(col.Status) + " NOT IN (" + literalList(c.cfg.TerminalValues()) + ")",
+				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index"},
+			{Name: base + "_updated_at_idx", Columns: []string{col.UpdatedAt},
+				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates"},
+			{Name: base + "_duplicates_idx", Columns: []string{col.UpdatedAt},
+				Where: quoteIdent(c.dupColumn) + " > 0",
+				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)"},
+		},
+		Queries: []Query{
+			{"open", c.sqlGauges, []any{900.0}},
+			{"activity", c.sqlActivity(false), []any{time.Now().Add(-time.Hour)}},
+		},
+	}
+}
+
+type idemPoll struct {
+	gauges      map[string]*agg // scope, status
+	transitions map[string]float64
+	conflicts   map[string]float64
+	duplicates  map[string]float64
+	dupUpdates  map[string]int64
+	seenScopes  tuples
+	unmapped    tuples
+	newUnmapped []string
+}
+
+// Collect implements poll.Collector.
+func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	p := idemPoll{
+		gauges: map[string]*agg{}, transitions: map[string]float64{}, conflicts: map[string]float64{},
+		duplicates: map[string]float64{}, dupUpdates: map[string]int64{}, seenScopes: tuples{}, unmapped: tuples{},
+	}
+	conflict := map[string]bool{}
+	for _, code := range c.cfg.ConflictCodes {
+		conflict[code] = true
+	}
+	var dbNow time.Time
+	var dupLoad map[string]int64
+	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+			return err
+		}
+		present, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table")
+		if err != nil {
+			return err
+		}
+		c.hasDup = present[c.dupColumn]
+
+		var scope, status string
+		var count, oldest, stale float64
+		rows, err := tx.Query(ctx, c.sqlGauges, time.Duration(c.cfg.StaleAfter).Seconds())
+		if err != nil {
+			return fmt.Errorf("idempotency open-records query: %w", err)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&scope, &status, &count, &oldest, &stale}, func() error {
+			vals := c.limiter.Admit(scope)
+			p.seenScopes.add(vals...)
+			canon := c.canonical(status, vals[0], &p)
+			k := tupleKey(vals[0], canon)
+			a := p.gauges[k]
+			if a == nil {
+				a = &agg{}
+				p.gauges[k] = a
+			}
+			a.merge(count, oldest, stale)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("idempotency open-records query: %w", err)
+		}
+
+		if c.hasDup && !c.dupLoaded {
+			dupLoad = map[string]int64{}
+			var key string
+			var n int64
+			rows, err := tx.Query(ctx, c.sqlDupLoad())
+			if err != nil {
+				return fmt.Errorf("idempotency duplicate_count load: %w", err)
+			}
+			if _, err := pgx.ForEachRow(rows, []any{&scope, &key, &n}, func() error {
+				dupLoad[tupleKey(scope, key)] = n
+				return nil
+			}); err != nil {
+				return fmt.Errorf("idempotency duplicate_count load: %w", err)
+			}
+		}
+
+		var key, errorCode string
+		var updated time.Time
+		var dupCount int64
+		rows, err = tx.Query(ctx, c.sqlActivity(c.hasDup), c.window.Lower(dbNow))
+		if err != nil {
+			return fmt.Errorf("idempotency activity query: %w", err)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
+			vals := c.limiter.Admit(scope)
+			p.seenScopes.add(vals...)
+			canon := c.canonical(status, vals[0], &p)
+			if c.window.Observe(updated, "t", scope, key, canon) {
+				p.transitions[tupleKey(vals[0], canon)]++
+			}
+			if conflict[errorCode] && c.window.Observe(updated, "c", scope, key) {
+				p.conflicts[vals[0]]++
+			}
+			if c.hasDup {
+				rk := tupleKey(scope, key)
+				prev, ok := p.dupUpdates[rk]
+				if !ok {
+					prev = c.dupSeen[rk]
+					if dupLoad != nil {
+						prev = dupLoad[rk]
+					}
+				}
+				if dupCount > prev {
+					if c.window.Primed() && dupLoad == nil {
+						p.duplicates[vals[0]] += float64(dupCount - prev)
+					}
+					p.dupUpdates[rk] = dupCount
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("idempotency activity query: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		c.window.Abort()
+		c.limiter.Discard()
+		return nil, err
+	}
+
+	c.window.Commit(dbNow)
+	c.limiter.Flush()
+	if dupLoad != nil {
+		c.dupSeen = dupLoad
+		c.dupLoaded = true
+	}
+	for rk, n := range p.dupUpdates {
+		c.dupSeen[rk] = n
+	}
+	for k, v := range p.seenScopes {
+		c.scopes[k] = v
+	}
+	for k, v := range p.unmapped {
+		c.unmapped[k] = v
+	}
+	for _, v := range p.newUnmapped {
+		if len(c.warned) < 100 && !c.warned[v] {
+			c.warned[v] = true
+			c.logger.Warn("idempotency table holds a status value that no mapping names; counted as status=\"unmapped\" (add it to statuses: in the config)",
+				"database", c.database, "table", c.cfg.Table, "column", c.cfg.Columns.Status, "value", v)
+		}
+	}
+	for k, n := range p.transitions {
+		c.transitions[k] += n
+	}
+	for k, n := range p.conflicts {
+		c.conflicts[k] += n
+	}
+	for k, n := range p.duplicates {
+		c.duplicates[k] += n
+	}
+	return c.metrics(p.gauges), nil
+}
+
+// canonical maps a stored status to its canonical name, remembering
+// unmapped values so they are reported and logged.
+func (c *Idempotency) canonical(stored, scope string, p *idemPoll) string {
+	canon := c.cfg.Statuses.Canonical(stored)
+	if canon == config.Unmapped {
+		p.unmapped.add(scope)
+		if !c.warned[stored] {
+			p.newUnmapped = append(p.newUnmapped, stored)
+		}
+	}
+	return canon
+}
+
+func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
+	var (
+		records    = catalog.Desc(catalog.IdempotencyRecords)
+		oldest     = catalog.Desc(catalog.IdempotencyOldestRecordAge)
+		stale      = catalog.Desc(catalog.IdempotencyStaleRecords)
+		transition = catalog.Desc(catalog.IdempotencyTransitions)
+		conflicts  = catalog.Desc(catalog.IdempotencyConflicts)
+		duplicates = catalog.Desc(catalog.IdempotencyDuplicatesPrevented)
+	)
+	allStatuses := c.cfg.Statuses.CanonicalNames()
+	var out []prometheus.Metric
+	for _, vals := range c.scopes.sorted() {
+		scope := vals[0]
+		open := openIdempotencyStatuses
+		all := allStatuses
+		if _, ok := c.unmapped[tupleKey(scope)]; ok {
+			open = append(append([]string(nil), open...), config.Unmapped)
+			all = append(append([]string(nil), all...), config.Unmapped)
+		}
+		for _, st := range open {
+			a := gauges[tupleKey(scope, st)]
+			if a == nil {
+				a = &agg{}
+			}
+			out = append(out,
+				prometheus.MustNewConstMetric(records, prometheus.GaugeValue, a.count, c.database, scope, st),
+				prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, a.oldest, c.database, scope, st),
+				prometheus.MustNewConstMetric(stale, prometheus.GaugeValue, a.stale, c.database, scope, st),
+			)
+		}
+		for _, st := range all {
+			out = append(out, prometheus.MustNewConstMetric(transition, prometheus.CounterValue, c.transitions[tupleKey(scope, st)], c.database, scope, st))
+		}
+		out = append(out, prometheus.MustNewConstMetric(conflicts, prometheus.CounterValue, c.conflicts[scope], c.database, scope))
+		if c.hasDup {
+			out = append(out, prometheus.MustNewConstMetric(duplicates, prometheus.CounterValue, c.duplicates[scope], c.database, scope))
+		}
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+)
+
+// openInboxStatuses are reported (with 0) for every known message kind.
+var openInboxStatuses = []string{"RECEIVED", "PROCESSING", "FAILED_RETRYABLE", "UNKNOWN_OUTCOME"}
+
+// Inbox watches the message inbox (seed section 14): messages received but
+// not finished, how old the oldest is, and how many finish.
+type Inbox struct {
+	db       *pgsource.DB
+	database string
+	cfg      config.InboxTable
+	key      string
+	logger   *slog.Logger
+
+	limiter   *fold.Limiter
+	window    *watermark.Window
+	known     tuples // source_system, message_type
+	unmapped  tuples
+	warned    map[string]bool
+	processed map[string]float64 // source_system, message_type, status
+
+	sqlGauges, sqlProcessed string
+}
+
+// InboxOptions configures an Inbox collector.
+type InboxOptions struct {
+	DB               *pgsource.DB
+	Database         string
+	Table            config.InboxTable
+	ConfigKey        string
+	LateCommitWindow time.Duration
+	LabelValueLimit  int
+	Folds            *fold.Stats
+	Logger           *slog.Logger
+}
+
+// NewInbox returns an inbox collector.
+func NewInbox(o InboxOptions) *Inbox {
+	c := &Inbox{
+		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
+		limiter:   fold.NewLimiter(o.Folds, catalog.InboxMessages, o.LabelValueLimit),
+		window:    watermark.New(o.LateCommitWindow),
+		known:     tuples{},
+		unmapped:  tuples{},
+		warned:    map[string]bool{},
+		processed: map[string]float64{},
+	}
+	col := o.Table.Columns
+	t := quoteTable(o.Table.Table)
+	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), %[3]s::text, count(*)::float8,
+	COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
+FROM %[5]s WHERE %[3]s NOT IN (%[6]s)
+GROUP BY 1, 2, 3`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ReceivedAt), t, literalList(o.Table.TerminalValues()))
+	c.sqlProcessed = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::text, %[5]s
+FROM %[6]s WHERE %[5]s > $1`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageID), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ProcessedAt), t)
+	return c
+}
+
+// Name implements poll.Collector.
+func (c *Inbox) Name() string { return "inbox" }
+
+// Requirements implements TableCollector.
+func (c *Inbox) Requirements() Requirements {
+	col := c.cfg.Columns
+	k := c.key + ".columns."
+	base := baseName(c.cfg.Table)
+	return Requirements{
+		Kind:  "inbox",
+		Table: c.cfg.Table,
+		Columns: []Column{
+			{k + "source_system", col.SourceSystem, false}, {k + "message_id", col.MessageID, false},
+			{k + "message_type", col.MessageType, false}, {k + "status", col.Status, false},
+			{k + "received_at", col.ReceivedAt, false}, {k + "processed_at", col.ProcessedAt, false},
+		},
+		Indexes: []Index{
+			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
+				Where: quoteIdent(col.Status) + " NOT IN (" + literalList(c.cfg.TerminalValues()) + ")",
+				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index"},
+			{Name: base + "_processed_at_idx", Columns: []string{col.ProcessedAt},
+				Where: quoteIdent(col.ProcessedAt) + " IS NOT NULL",
+				Why:   "messages_processed_total reads the last late_commit_window of finished messages"},
+		},
+		Queries: []Query{
+			{"open", c.sqlGauges, nil},
+			{"processed", c.sqlProcessed, []any{time.Now().Add(-time.Hour)}},
+		},
+	}
+}
+
+// Collect implements poll.Collector.
+func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	var dbNow time.Time
+	gauges := map[string]*agg{}
+	newProcessed := map[string]float64{}
+	seen, unmapped := tuples{}, tuples{}
+	var newUnmapped []string
+	terminal := map[string]bool{}
+	for _, s := range config.InboxTerminalStatuses() {
+		terminal[s] = true
+	}
+	canonical := func(stored string, vals []string) string {
+		canon := c.cfg.Statuses.Canonical(stored)
+		if canon == config.Unmapped {
+			unmapped.add(vals...)
+			if !c.warned[stored] {
+				newUnmapped = append(newUnmapped, stored)
+			}
+		}
+		return canon
+	}
+	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
+			return err
+		}
+		var source, msgType, status string
+		var count, oldest float64
+		rows, err := tx.Query(ctx, c.sqlGauges)
+		if err != nil {
+			return fmt.Errorf("inbox open-messages query: %w", err)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&source, &msgType, &status, &count, &oldest}, func() error {
+			vals := c.limiter.Admit(source, msgType)
+			seen.add(vals...)
+			k := tupleKey(vals[0], vals[1], canonical(status, vals))
+			a := gauges[k]
+			if a == nil {
+				a = &agg{}
+				gauges[k] = a
+			}
+			a.merge(count, oldest, 0)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("inbox open-messages query: %w", err)
+		}
+
+		var id string
+		var ts time.Time
+		rows, err = tx.Query(ctx, c.sqlProcessed, c.window.Lower(dbNow))
+		if err != nil {
+			return fmt.Errorf("inbox processed query: %w", err)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&source, &id, &msgType, &status, &ts}, func() error {
+			vals := c.limiter.Admit(source, msgType)
+			seen.add(vals...)
+			canon := c.cfg.Statuses.Canonical(status)
+			if terminal[canon] && c.window.Observe(ts, source, id, canon) {
+				newProcessed[tupleKey(vals[0], vals[1], canon)]++
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("inbox processed query: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		c.window.Abort()
+		c.limiter.Discard()
+		return nil, err
+	}
+	c.window.Commit(dbNow)
+	c.limiter.Flush()
+	for k, v := range seen {
+		c.known[k] = v
+	}
+	for k, v := range unmapped {
+		c.unmapped[k] = v
+	}
+	for _, v := range newUnmapped {
+		if len(c.warned) < 100 && !c.warned[v] {
+			c.warned[v] = true
+			c.logger.Warn("inbox table holds a status value that no mapping names; counted as status=\"unmapped\" (add it to statuses: in the config)",
+				"database", c.database, "table", c.cfg.Table, "column", c.cfg.Columns.Status, "value", v)
+		}
+	}
+	for k, n := range newProcessed {
+		c.processed[k] += n
+	}
+	return c.metrics(gauges), nil
+}
+
+func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
+	var (
+		messages  = catalog.Desc(catalog.InboxMessages)
+		oldest    = catalog.Desc(catalog.InboxOldestMessageAge)
+		processed = catalog.Desc(catalog.InboxMessagesProcessed)
+	)
+	var out []prometheus.Metric
+	for _, vals := range c.known.sorted() {
+		open := openInboxStatuses
+		if _, ok := c.unmapped[tupleKey(vals...)]; ok {
+			open = append(append([]string(nil), open...), config.Unmapped)
+		}
+		for _, st := range open {
+			a := gauges[tupleKey(vals[0], vals[1], st)]
+			if a == nil {
+				a = &agg{}
+			}
+			out = append(out,
+				prometheus.MustNewConstMetric(messages, prometheus.GaugeValue, a.count, c.database, vals[0], vals[1], st),
+				prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, a.oldest, c.database, vals[0], vals[1], st),
+			)
+		}
+		for _, st := range config.InboxTerminalStatuses() {
+			out = append(out, prometheus.MustNewConstMetric(processed, prometheus.CounterValue, c.processed[tupleKey(vals[0], vals[1], st)], c.database, vals[0], vals[1], st))
+		}
+	}
+	return out
+}

@@ -1,0 +1,291 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+)
+
+// Outbox watches the event outbox (seed section 15): the backlog the
+// publisher has not drained, failed events, and the flow in and out.
+//
+// Gauges come from unpublished rows only (a partial index on
+// published_at IS NULL); counters come from the recent window of created_at
+// and published_at (see package watermark). Nothing reads published history.
+type Outbox struct {
+	db       *pgsource.DB
+	database string
+	cfg      config.OutboxTable
+	key      string
+	logger   *slog.Logger
+
+	limiter   *fold.Limiter
+	created   *watermark.Window
+	published *watermark.Window
+	known     tuples
+
+	createdTotal   map[string]float64
+	publishedTotal map[string]float64
+	delayBuckets   []uint64 // per bucket, not cumulative; last is +Inf
+	delayCount     uint64
+	delaySum       float64
+
+	sqlGauges, sqlCreated, sqlPublished string
+}
+
+// OutboxOptions configures an Outbox collector.
+type OutboxOptions struct {
+	DB       *pgsource.DB
+	Database string
+	Table    config.OutboxTable
+	// ConfigKey is the table's config key, e.g. databases[0].tables.outbox.
+	ConfigKey        string
+	LateCommitWindow time.Duration
+	LabelValueLimit  int
+	Folds            *fold.Stats
+	Logger           *slog.Logger
+}
+
+// NewOutbox returns an outbox collector.
+func NewOutbox(o OutboxOptions) *Outbox {
+	c := &Outbox{
+		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
+		limiter:        fold.NewLimiter(o.Folds, catalog.OutboxEventsPending, o.LabelValueLimit),
+		created:        watermark.New(o.LateCommitWindow),
+		published:      watermark.New(o.LateCommitWindow),
+		known:          tuples{},
+		createdTotal:   map[string]float64{},
+		publishedTotal: map[string]float64{},
+		delayBuckets:   make([]uint64, len(o.Table.PublishDelayBuckets)+1),
+	}
+	t := quoteTable(o.Table.Table)
+	col := o.Table.Columns
+	id, agg, typ, status := quoteIdent(col.EventID), quoteIdent(col.AggregateType), quoteIdent(col.EventType), quoteIdent(col.Status)
+	createdAt, publishedAt := quoteIdent(col.CreatedAt), quoteIdent(col.PublishedAt)
+	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''),
+	COALESCE(%[3]s::text IN (%[4]s), false) AS failed,
+	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[5]s))::float8, 0)
+FROM %[6]s WHERE %[7]s IS NULL
+GROUP BY 1, 2, 3`, agg, typ, status, literalList(o.Table.FailedStatuses), createdAt, t, publishedAt)
+	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s
+FROM %[5]s WHERE %[4]s > $1`, id, agg, typ, createdAt, t)
+	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s,
+	GREATEST(extract(epoch FROM %[4]s - %[5]s)::float8, 0)
+FROM %[6]s WHERE %[4]s > $1`, id, agg, typ, publishedAt, createdAt, t)
+	return c
+}
+
+// Name implements poll.Collector.
+func (c *Outbox) Name() string { return "outbox" }
+
+// Requirements implements TableCollector.
+func (c *Outbox) Requirements() Requirements {
+	col := c.cfg.Columns
+	k := c.key + ".columns."
+	base := baseName(c.cfg.Table)
+	return Requirements{
+		Kind:  "outbox",
+		Table: c.cfg.Table,
+		Columns: []Column{
+			{k + "event_id", col.EventID, false}, {k + "aggregate_type", col.AggregateType, false},
+			{k + "event_type", col.EventType, false}, {k + "status", col.Status, false},
+			{k + "created_at", col.CreatedAt, false}, {k + "published_at", col.PublishedAt, false},
+		},
+		Indexes: []Index{
+			{Name: base + "_unpublished_idx", Columns: []string{col.AggregateType, col.EventType, col.CreatedAt},
+				Where: quoteIdent(col.PublishedAt) + " IS NULL",
+				Why:   "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history"},
+			{Name: base + "_created_at_idx", Columns: []string{col.CreatedAt},
+				Why: "events_created_total reads the last late_commit_window of inserts"},
+			{Name: base + "_published_at_idx", Columns: []string{col.PublishedAt},
+				Where: quoteIdent(col.PublishedAt) + " IS NOT NULL",
+				Why:   "events_published_total and the publish-delay histogram read the last late_commit_window of publishes"},
+		},
+		Queries: []Query{
+			{"pending", c.sqlGauges, nil},
+			{"created", c.sqlCreated, []any{time.Now().Add(-time.Hour)}},
+			{"published", c.sqlPublished, []any{time.Now().Add(-time.Hour)}},
+		},
+	}
+}
+
+type outboxGroup struct {
+	pending, failed agg
+}
+
+// Collect implements poll.Collector.
+func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	var (
+		dbNow     time.Time
+		groups    = map[string]*outboxGroup{}
+		newCreate = map[string]float64{}
+		newPub    = map[string]float64{}
+		delays    []float64
+		seen      = tuples{}
+	)
+	group := func(vals []string) *outboxGroup {
+		k := tupleKey(vals...)
+		g, ok := groups[k]
+		if !ok {
+			g = &outboxGroup{}
+			groups[k] = g
+		}
+		return g
+	}
+	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, c.sqlGauges)
+		if err != nil {
+			return fmt.Errorf("outbox pending query: %w", err)
+		}
+		var aggType, evType string
+		var failed bool
+		var count, oldest float64
+		_, err = pgx.ForEachRow(rows, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
+			vals := c.limiter.Admit(aggType, evType)
+			seen.add(vals...)
+			g := group(vals)
+			if failed {
+				g.failed.merge(count, oldest, 0)
+			} else {
+				g.pending.merge(count, oldest, 0)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("outbox pending query: %w", err)
+		}
+
+		var id string
+		var ts time.Time
+		rows, err = tx.Query(ctx, c.sqlCreated, c.created.Lower(dbNow))
+		if err != nil {
+			return fmt.Errorf("outbox created query: %w", err)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&id, &aggType, &evType, &ts}, func() error {
+			vals := c.limiter.Admit(aggType, evType)
+			seen.add(vals...)
+			if c.created.Observe(ts, id) {
+				newCreate[tupleKey(vals...)]++
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("outbox created query: %w", err)
+		}
+
+		var delay float64
+		rows, err = tx.Query(ctx, c.sqlPublished, c.published.Lower(dbNow))
+		if err != nil {
+			return fmt.Errorf("outbox published query: %w", err)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
+			vals := c.limiter.Admit(aggType, evType)
+			seen.add(vals...)
+			if c.published.Observe(ts, id) {
+				newPub[tupleKey(vals...)]++
+				delays = append(delays, delay)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("outbox published query: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		c.created.Abort()
+		c.published.Abort()
+		c.limiter.Discard()
+		return nil, err
+	}
+
+	// The poll succeeded: only now does it change the collector's state.
+	c.created.Commit(dbNow)
+	c.published.Commit(dbNow)
+	c.limiter.Flush()
+	for k, vals := range seen {
+		c.known[k] = vals
+	}
+	for k, n := range newCreate {
+		c.createdTotal[k] += n
+	}
+	for k, n := range newPub {
+		c.publishedTotal[k] += n
+	}
+	for _, d := range delays {
+		i := sort.SearchFloat64s(c.cfg.PublishDelayBuckets, d)
+		c.delayBuckets[i]++
+		c.delayCount++
+		c.delaySum += d
+	}
+	return c.metrics(groups), nil
+}
+
+func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
+	var (
+		pending   = catalog.Desc(catalog.OutboxEventsPending)
+		oldest    = catalog.Desc(catalog.OutboxOldestPendingAge)
+		failed    = catalog.Desc(catalog.OutboxEventsFailed)
+		created   = catalog.Desc(catalog.OutboxEventsCreated)
+		published = catalog.Desc(catalog.OutboxEventsPublished)
+	)
+	var out []prometheus.Metric
+	for _, vals := range c.known.sorted() {
+		k := tupleKey(vals...)
+		g := groups[k]
+		if g == nil {
+			g = &outboxGroup{}
+		}
+		lv := append([]string{c.database}, vals...)
+		out = append(out,
+			prometheus.MustNewConstMetric(pending, prometheus.GaugeValue, g.pending.count, lv...),
+			prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, g.pending.oldest, lv...),
+			prometheus.MustNewConstMetric(failed, prometheus.GaugeValue, g.failed.count, lv...),
+			prometheus.MustNewConstMetric(created, prometheus.CounterValue, c.createdTotal[k], lv...),
+			prometheus.MustNewConstMetric(published, prometheus.CounterValue, c.publishedTotal[k], lv...),
+		)
+	}
+	buckets := make(map[float64]uint64, len(c.cfg.PublishDelayBuckets))
+	var cum uint64
+	for i, ub := range c.cfg.PublishDelayBuckets {
+		cum += c.delayBuckets[i]
+		buckets[ub] = cum
+	}
+	out = append(out, prometheus.MustNewConstHistogram(catalog.Desc(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
+	return out
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// baseName is the table name without its schema, for index names.
+func baseName(table string) string {
+	for i := len(table) - 1; i >= 0; i-- {
+		if table[i] == '.' {
+			return table[i+1:]
+		}
+	}
+	return table
+}

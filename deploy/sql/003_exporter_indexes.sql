@@ -1,0 +1,33 @@
+-- Indexes the exporter needs. Generated from the collectors' requirements
+-- (go generate ./collectors); do not edit by hand. Each index keeps one
+-- collector query proportional to the rows it reports on (open work, or the
+-- last late_commit_window of activity) instead of the table's whole history.
+-- CONCURRENTLY builds without blocking writers; run each statement on its
+-- own, outside a transaction block. The exporter never creates them itself:
+-- it only reads. 'workflow-exporter check' lists the ones a database lacks.
+
+-- idempotency table workflow_idempotency_record
+-- records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');
+-- transitions, conflicts and duplicates counters read the last late_commit_window of updates
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_idx" ON "workflow_idempotency_record" ("updated_at");
+-- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_duplicates_idx" ON "workflow_idempotency_record" ("updated_at") WHERE "duplicate_count" > 0;
+
+-- processed_jobs table workflow_processed_job
+-- processed_jobs_total reads the last late_commit_window of completions
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx" ON "workflow_processed_job" ("completed_at");
+
+-- inbox table message_inbox
+-- message and oldest-age gauges read only unfinished messages; finished ones stay out of the index
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_open_idx" ON "message_inbox" ("source_system", "message_type", "processing_status", "received_at") WHERE "processing_status" NOT IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED');
+-- messages_processed_total reads the last late_commit_window of finished messages
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_processed_at_idx" ON "message_inbox" ("processed_at") WHERE "processed_at" IS NOT NULL;
+
+-- outbox table event_outbox
+-- pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_unpublished_idx" ON "event_outbox" ("aggregate_type", "event_type", "created_at") WHERE "published_at" IS NULL;
+-- events_created_total reads the last late_commit_window of inserts
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_created_at_idx" ON "event_outbox" ("created_at");
+-- events_published_total and the publish-delay histogram read the last late_commit_window of publishes
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_published_at_idx" ON "event_outbox" ("published_at") WHERE "published_at" IS NOT NULL;
