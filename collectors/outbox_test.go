@@ -133,7 +133,8 @@ func TestOutboxLateCommitCountedExactlyOnce(t *testing.T) {
 
 	// A writer's transaction stamps its event at t0+5 and stays open.
 	ctx := t.Context()
-	tx, err := d.admin.Begin(ctx)
+	writer1 := newTestConn(t, d)
+	tx, err := writer1.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
