@@ -1,0 +1,218 @@
+package rules
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+const repoRoot = "../../.."
+
+// TestCommittedRulesMatchConfig fails when alerts/workflow-alerts.yml was
+// edited by hand or not regenerated after a change to alerts/config.yml or
+// to this package.
+func TestCommittedRulesMatchConfig(t *testing.T) {
+	cfg, err := Load(filepath.Join(repoRoot, "alerts", "config.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Render(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(repoRoot, "alerts", "workflow-alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("alerts/workflow-alerts.yml is out of date with alerts/config.yml: run `make generate-alerts` (cd tools/alertrouting && go generate ./...)")
+	}
+}
+
+var (
+	metricToken   = regexp.MustCompile(`\b(?:camunda|workflow)_[a-z0-9_]+\b|\bup\b`)
+	selectorRe    = regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\{([^}]*)\}`)
+	matcherRe     = regexp.MustCompile(`([a-z_][a-z0-9_]*)\s*(?:=~|!~|!=|=)`)
+	labelsRefRe   = regexp.MustCompile(`\$labels\.([a-z_][a-z0-9_]*)`)
+	replaceDestRe = regexp.MustCompile(`,\s*"([a-z_][a-z0-9_]*)",\s*"\$1"`)
+)
+
+func labelsOf(name string) ([]string, bool) {
+	if m, ok := catalog.Lookup(name); ok {
+		return m.Labels, true
+	}
+	if catalog.StandardSeries(name) {
+		return nil, true
+	}
+	return nil, false
+}
+
+// TestRulesUseOnlyCatalogMetricsAndLabels checks every metric a rule names,
+// every label it matches on and every label its description prints against
+// the catalog, the exporter's contract.
+func TestRulesUseOnlyCatalogMetricsAndLabels(t *testing.T) {
+	for _, g := range Build(Default()).Groups {
+		for _, r := range g.Rules {
+			allowed := map[string]bool{"job": true, "instance": true}
+			metrics := metricToken.FindAllString(r.Expr, -1)
+			if len(metrics) == 0 {
+				t.Errorf("%s: names no metric", r.Alert)
+			}
+			for _, m := range metrics {
+				ls, ok := labelsOf(m)
+				if !ok {
+					t.Errorf("%s: metric %s is not in the catalog", r.Alert, m)
+				}
+				for _, l := range ls {
+					allowed[l] = true
+				}
+			}
+			for _, m := range replaceDestRe.FindAllStringSubmatch(r.Expr, -1) {
+				allowed[m[1]] = true
+			}
+			for _, s := range selectorRe.FindAllStringSubmatch(r.Expr, -1) {
+				ls, _ := labelsOf(s[1])
+				known := map[string]bool{"job": true, "instance": true}
+				for _, l := range ls {
+					known[l] = true
+				}
+				for _, m := range matcherRe.FindAllStringSubmatch(s[2], -1) {
+					if !known[m[1]] {
+						t.Errorf("%s: selector %s{...} matches on label %q, which %s does not have", r.Alert, s[1], m[1], s[1])
+					}
+				}
+			}
+			for k, v := range r.Annotations {
+				for _, m := range labelsRefRe.FindAllStringSubmatch(v, -1) {
+					if !allowed[m[1]] {
+						t.Errorf("%s: annotation %s prints $labels.%s, which none of its metrics has", r.Alert, k, m[1])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEveryRuleIsComplete(t *testing.T) {
+	for _, g := range Build(Default()).Groups {
+		for _, r := range g.Rules {
+			switch r.Labels["severity"] {
+			case Critical, Warning, Info:
+			default:
+				t.Errorf("%s: severity %q", r.Alert, r.Labels["severity"])
+			}
+			if strings.Contains(r.Annotations["summary"], "{{") {
+				t.Errorf("%s: summary must be static, got %q", r.Alert, r.Annotations["summary"])
+			}
+			if !strings.Contains(r.Annotations["description"], "{{") {
+				t.Errorf("%s: description should be templated", r.Alert)
+			}
+			for k, v := range r.Annotations {
+				if strings.Contains(v, "%!") {
+					t.Errorf("%s: annotation %s has a formatting error: %q", r.Alert, k, v)
+				}
+			}
+			if strings.Contains(r.Expr, "%!") {
+				t.Errorf("%s: expr has a formatting error: %q", r.Alert, r.Expr)
+			}
+		}
+	}
+}
+
+func TestSelectorAndThresholdsComeFromConfig(t *testing.T) {
+	cfg, err := Parse([]byte(`
+selector: job="wf", env="prod"
+outbox:
+  oldest_age: 30m
+  stalled_window: 10m
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Build(cfg)
+	n := 0
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			n++
+			if strings.Contains(r.Expr, "workflow-exporter") {
+				t.Errorf("%s: default selector left in %q", r.Alert, r.Expr)
+			}
+			for _, s := range selectorRe.FindAllStringSubmatch(r.Expr, -1) {
+				if !strings.HasPrefix(s[2], `job="wf", env="prod"`) {
+					t.Errorf("%s: selector %s{%s} lacks the configured matchers", r.Alert, s[1], s[2])
+				}
+			}
+			switch r.Alert {
+			case "WorkflowOutboxOldestEventTooOld":
+				if !strings.Contains(r.Expr, "> 1800") || !strings.Contains(r.Annotations["description"], "threshold 30m") {
+					t.Errorf("oldest_age not applied: %q / %q", r.Expr, r.Annotations["description"])
+				}
+			case "WorkflowOutboxBacklogStalled":
+				if !strings.Contains(r.Expr, "> 600") || !strings.Contains(r.Expr, "[10m]") {
+					t.Errorf("stalled_window not applied: %q", r.Expr)
+				}
+			}
+		}
+	}
+	if n != len(Build(Default()).Groups[0].Rules)+len(Build(Default()).Groups[1].Rules)+len(Build(Default()).Groups[2].Rules)+len(Build(Default()).Groups[3].Rules)+len(Build(Default()).Groups[4].Rules) {
+		t.Errorf("rule count changed with the config: %d", n)
+	}
+	// every metric selector carries the matchers, including bare ones like up
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			for _, m := range metricToken.FindAllStringIndex(r.Expr, -1) {
+				if m[1] >= len(r.Expr) || r.Expr[m[1]] != '{' {
+					t.Errorf("%s: %s without the selector in %q", r.Alert, r.Expr[m[0]:m[1]], r.Expr)
+				}
+			}
+		}
+	}
+}
+
+func TestEmptySelectorLeavesNoEmptyBraces(t *testing.T) {
+	cfg, err := Parse([]byte(`selector: ""`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range Build(cfg).Groups {
+		for _, r := range g.Rules {
+			if strings.Contains(r.Expr, "{}") {
+				t.Errorf("%s: empty braces in %q", r.Alert, r.Expr)
+			}
+		}
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{"outbox:\n  stalled_windw: 5m\n", "stalled_windw"},
+		{"outbox:\n  stalled_window: 30s\n", "outbox.stalled_window"},
+		{"camunda:\n  retry_storm_failure_ratio: 1.5\n", "camunda.retry_storm_failure_ratio"},
+		{"idempotency:\n  duplicates_baseline: 30m\n", "idempotency.duplicates_baseline"},
+		{"selector: '{job=\"x\"}'\n", "selector"},
+		{"inbox:\n  oldest_age: 0s\n", "inbox.oldest_age"},
+		{"idempotency:\n  conflicts_max: -1\n", "idempotency.conflicts_max"},
+	} {
+		_, err := Parse([]byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one naming %q", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestEmptyConfigIsTheDefault(t *testing.T) {
+	cfg, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := Render(cfg)
+	b, _ := Render(Default())
+	if !bytes.Equal(a, b) {
+		t.Error("an empty config does not give the defaults")
+	}
+}
