@@ -243,3 +243,8 @@ func newTestConn(t *testing.T, d *testDB) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
+
+// expect2 is expect returning the error, for "must be absent" checks.
+func (e *exporter) expect2(want string, names ...string) error {
+	return testutil.CollectAndCompare(e.set, strings.NewReader(want), names...)
+}

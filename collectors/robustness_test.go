@@ -1,0 +1,231 @@
+package collectors
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+func TestMissingTableAndColumnAreReportedAndIsolated(t *testing.T) {
+	d := newTestDB(t, false)
+	d.exec(`DROP TABLE message_inbox`)
+	d.exec(`ALTER TABLE event_outbox RENAME COLUMN created_at TO created`)
+	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
+	e := d.newExporter(baseConfig)
+	e.collect()
+
+	got := map[string]float64{}
+	for _, c := range []string{"idempotency", "processed_jobs", "inbox", "outbox"} {
+		got[c] = e.value(catalog.ExporterCollectorUp, map[string]string{"collector": c})
+	}
+	want := map[string]float64{"idempotency": 1, "processed_jobs": 1, "inbox": 0, "outbox": 0}
+	for c, w := range want {
+		if got[c] != w {
+			t.Errorf("collector_up{collector=%q} = %v, want %v", c, got[c], w)
+		}
+	}
+	if v := e.value(catalog.ExporterSourceUp, nil); v != 1 {
+		t.Errorf("source_up = %v; the database answers, only two tables are broken", v)
+	}
+	if v := e.value(catalog.ExporterCollectErrors, map[string]string{"collector": "inbox"}); v != 1 {
+		t.Errorf("collect_errors_total{inbox} = %v, want 1", v)
+	}
+	if v := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); v != 1 {
+		t.Errorf("healthy collector stopped reporting: records = %v", v)
+	}
+	logs := e.logs.String()
+	for _, want := range []string{
+		"table message_inbox does not exist or is not visible to this role (config key databases[0].tables.inbox.table)",
+		"table event_outbox has no column created_at (config key databases[0].tables.outbox.columns.created_at)",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %q:\n%s", want, logs)
+		}
+	}
+	if err := e.expect2("", catalog.OutboxEventsPending, catalog.InboxMessages); err != nil {
+		t.Errorf("broken collectors' series must be absent: %v", err)
+	}
+}
+
+func TestUnreachableDatabaseDropsAllDataSeries(t *testing.T) {
+	d := newTestDB(t, false)
+	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
+	e := d.newExporter(baseConfig)
+	e.collect()
+	if v := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); v != 1 {
+		t.Fatalf("records = %v", v)
+	}
+	// Take the database away: refuse new sessions (from the maintenance
+	// database) and terminate the exporter's.
+	maint, err := pgx.Connect(context.Background(), pgtest.SharedServer(t).AdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbName := pgx.Identifier{d.admin.Config().Database}.Sanitize()
+	mustExec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS false`)
+	d.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	t.Cleanup(func() {
+		mustExec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS true`)
+		maint.Close(context.Background())
+	})
+	e.collect()
+	if v := e.value(catalog.ExporterSourceUp, nil); v != 0 {
+		t.Fatalf("source_up = %v, want 0", v)
+	}
+	for _, name := range []string{catalog.IdempotencyRecords, catalog.OutboxEventsPending, catalog.InboxMessages, catalog.ProcessedJobs, catalog.ExporterCollectorUp} {
+		if err := e.expect2("", name); err != nil {
+			t.Errorf("%s must be absent while the database is down: %v", name, err)
+		}
+	}
+}
+
+func TestPromlintOnFullOutput(t *testing.T) {
+	d := newTestDB(t, true)
+	d.upsertIdem(idemRow{scopeA, "k1", "STARTED", -5, "", 1})
+	d.insertOutbox(outboxRow{uuid(1), "Order", "OrderCreated", "PENDING", -5, nil})
+	d.upsertInbox(inboxRow{"kafka", "m1", "OrderValidated", "RECEIVED", -5, nil})
+	e := d.newExporter(baseConfig)
+	e.collect()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e.set)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		m, ok := catalog.Lookup(mf.GetName())
+		if !ok {
+			t.Errorf("served metric %s is not in the catalog", mf.GetName())
+			continue
+		}
+		if mf.GetHelp() != m.Help {
+			t.Errorf("%s HELP differs from the catalog", mf.GetName())
+		}
+		for _, s := range mf.GetMetric() {
+			var names []string
+			for _, l := range s.GetLabel() {
+				names = append(names, l.GetName())
+			}
+			want := append([]string(nil), m.Labels...)
+			if strings.Join(sortedCopy(names), ",") != strings.Join(sortedCopy(want), ",") {
+				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, want)
+			}
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// TestQueriesReadOnlyOpenOrRecentRows proves the design claim: with a large
+// terminal history and the indexes of deploy/sql, no collector query scans
+// the history. It runs each query under EXPLAIN ANALYZE and counts the rows
+// its scans touch.
+func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
+	d := newTestDB(t, true)
+	const history = 50000
+	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at, created_at)
+		SELECT 'S' || (g % 5), 'h' || g, 'e', 'COMPLETED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
+		FROM generate_series(1, $2) g`, at(-3600), history)
+	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		SELECT 'main', 'h' || g, 'p', 'a' || (g % 5), 'w', 'COMPLETED', $1::timestamptz - make_interval(secs => g) FROM generate_series(1, $2) g`, at(-3600), history)
+	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+		SELECT 'kafka', 'h' || g, 'T' || (g % 5), 'c', 'PROCESSED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
+		FROM generate_series(1, $2) g`, at(-3600), history)
+	d.exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+		SELECT gen_random_uuid(), 'Order', 'a', 'T' || (g % 5), 'k', '{}', 'PUBLISHED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
+		FROM generate_series(1, $2) g`, at(-3600), history)
+	// A little open and recent work.
+	for i, st := range []string{"STARTED", "UNKNOWN_OUTCOME", "FAILED_RETRYABLE"} {
+		d.upsertIdem(idemRow{scopeA, "open" + st, st, float64(-10 - i), "", 0})
+	}
+	d.insertOutbox(outboxRow{uuid(1), "Order", "T1", "PENDING", -10, nil}, outboxRow{uuid(2), "Order", "T1", "FAILED", -10, nil})
+	d.upsertInbox(inboxRow{"kafka", "open1", "T1", "RECEIVED", -10, nil})
+	d.exec(`ANALYZE`)
+
+	e := d.newExporter(baseConfig)
+	conn, err := pgx.Connect(context.Background(), d.exporterDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, c := range e.db.Collectors {
+		req := c.Requirements()
+		for _, q := range req.Queries {
+			args := q.Args
+			for i, a := range args {
+				if _, ok := a.(interface{ Unix() int64 }); ok {
+					args[i] = at(-60) // the window: the last minute
+				}
+			}
+			var raw []byte
+			if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, args...).Scan(&raw); err != nil {
+				t.Fatalf("%s/%s: %v", req.Kind, q.Name, err)
+			}
+			var plans []struct{ Plan map[string]any }
+			if err := json.Unmarshal(raw, &plans); err != nil {
+				t.Fatal(err)
+			}
+			touched, seq := rowsTouched(plans[0].Plan)
+			t.Logf("%s/%s: %v rows touched", req.Kind, q.Name, touched)
+			if seq {
+				t.Errorf("%s/%s: sequential scan over %d history rows:\n%s", req.Kind, q.Name, history, raw)
+			}
+			if touched > 20 {
+				t.Errorf("%s/%s touched %v rows; only the few open or recent rows should be read:\n%s", req.Kind, q.Name, touched, raw)
+			}
+		}
+	}
+}
+
+// rowsTouched sums the rows every scan node returned or filtered out.
+func rowsTouched(n map[string]any) (float64, bool) {
+	var total float64
+	seq := false
+	typ, _ := n["Node Type"].(string)
+	if strings.Contains(typ, "Scan") {
+		num := func(k string) float64 { v, _ := n[k].(float64); return v }
+		loops := num("Actual Loops")
+		if loops == 0 {
+			loops = 1
+		}
+		total += num("Actual Rows")*loops + num("Rows Removed by Filter") + num("Rows Removed by Index Recheck")
+		if typ == "Seq Scan" {
+			seq = true
+		}
+	}
+	if kids, ok := n["Plans"].([]any); ok {
+		for _, k := range kids {
+			if m, ok := k.(map[string]any); ok {
+				t, s := rowsTouched(m)
+				total += t
+				seq = seq || s
+			}
+		}
+	}
+	return total, seq
+}
