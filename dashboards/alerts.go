@@ -1,9 +1,10 @@
 package dashboards
 
-// Alert names as defined in ../shared/DESIGN.md "Alerts". The rule files live
-// in alerts/ and their runbooks in docs/runbooks/<AlertName>.md; the
-// dashboards link to those runbooks by name. A test in this package checks
-// the list against docs/runbooks/ once the runbooks exist.
+// Alert names of the bundle (../shared/DESIGN.md "Alerts", and the rule file
+// alerts/workflow-alerts.yml). Their runbooks live in
+// docs/runbooks/<AlertName>.md; the dashboards link to them by name. Tests in
+// this package check the list against the rule file and, once they exist,
+// the runbook files.
 const (
 	AlertOutboxBacklogStalled         = "WorkflowOutboxBacklogStalled"
 	AlertOutboxOldestEventTooOld      = "WorkflowOutboxOldestEventTooOld"
@@ -13,6 +14,7 @@ const (
 	AlertIdempotencyStaleInProgress   = "WorkflowIdempotencyStaleInProgress"
 	AlertIdempotencyConflicts         = "WorkflowIdempotencyConflicts"
 	AlertCompletedSideEffectTaskOpen  = "WorkflowCompletedSideEffectTaskOpen"
+	AlertIdempotencyInDoubt           = "WorkflowIdempotencyInDoubt"
 	AlertExternalTaskRetriesExhausted = "CamundaExternalTaskRetriesExhausted"
 	AlertExternalTaskLockExpirations  = "CamundaExternalTaskLockExpirations"
 	AlertExternalTaskRetryStorm       = "CamundaExternalTaskRetryStorm"
@@ -44,6 +46,7 @@ func Alerts() []Alert {
 		{AlertIdempotencyStaleInProgress, severityWarning},
 		{AlertIdempotencyConflicts, severityWarning},
 		{AlertCompletedSideEffectTaskOpen, severityWarning},
+		{AlertIdempotencyInDoubt, severityWarning},
 		{AlertExternalTaskRetriesExhausted, severityWarning},
 		{AlertExternalTaskLockExpirations, severityWarning},
 		{AlertExternalTaskRetryStorm, severityWarning},

@@ -19,7 +19,7 @@ func externalTasks() *board {
 	d.stat(panel{title: "Oldest waiting task", unit: "s",
 		desc:     "Age of the oldest task waiting to be fetched, by the engine's clock. Growing while tasks wait means no worker fetches this topic.",
 		targets:  []target{{expr: "max(" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")"}},
-		steps:    []step{{300, "orange"}, {900, "red"}},
+		steps:    []step{{600, "orange"}, {1800, "red"}},
 		runbooks: []string{AlertExternalTaskBacklogStalled}})
 	d.stat(panel{title: "Out of retries", unit: "short",
 		desc:     "Open external tasks with no retries left: each is an incident and waits for an operator.",

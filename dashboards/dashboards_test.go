@@ -514,3 +514,50 @@ func TestQueriesListEveryTarget(t *testing.T) {
 		t.Errorf("only %d variable queries", len(vs))
 	}
 }
+
+var (
+	ruleAlert    = regexp.MustCompile(`^\s*- alert:\s*(\S+)\s*$`)
+	ruleSeverity = regexp.MustCompile(`^\s*severity:\s*(\S+)\s*$`)
+)
+
+// TestAlertsMatchRuleFile keeps Alerts() (what the dashboards link to) in
+// step with the shipped rule file: same names, same severities.
+func TestAlertsMatchRuleFile(t *testing.T) {
+	path := filepath.Join(repoRoot, "alerts", "workflow-alerts.yml")
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		t.Skipf("%s does not exist", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	inFile := map[string]string{}
+	current := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := ruleAlert.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			inFile[current] = ""
+		} else if m := ruleSeverity.FindStringSubmatch(line); m != nil && current != "" {
+			inFile[current] = strings.Trim(m[1], `"'`)
+		}
+	}
+	if len(inFile) == 0 {
+		t.Fatalf("no alerts found in %s", path)
+	}
+	ours := map[string]string{}
+	for _, a := range Alerts() {
+		ours[a.Name] = a.Severity
+	}
+	for name, sev := range inFile {
+		if s, ok := ours[name]; !ok {
+			t.Errorf("alert %s of %s is not in dashboards.Alerts(): no panel links its runbook", name, path)
+		} else if s != sev {
+			t.Errorf("alert %s: severity %s in %s, %s in dashboards.Alerts()", name, sev, path, s)
+		}
+	}
+	for name := range ours {
+		if _, ok := inFile[name]; !ok {
+			t.Errorf("dashboards.Alerts() lists %s, which %s does not define", name, path)
+		}
+	}
+}

@@ -22,7 +22,7 @@ func idempotency() *board {
 		desc:     "STARTED or SIDE_EFFECT_SUBMITTED records whose Camunda task lock has lapsed or moved to another worker: two executions may overlap. Reconcile before retrying.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress}})
+		runbooks: []string{AlertIdempotencyInDoubt}})
 	d.stat(panel{title: "Completed, task still open", unit: "short",
 		desc:     "COMPLETED records whose Camunda task is still open: the side effect happened and the completion was lost. The next attempt must replay the stored result, not redo the work.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope))}},
@@ -59,7 +59,7 @@ func idempotency() *board {
 	d.series(panel{title: "In doubt by topic", unit: "short",
 		desc:     "In-progress records whose Camunda task lock lapsed or moved, per scope, engine and topic.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope), "scope", "engine", "topic"), legend: "{{scope}} {{engine}} {{topic}}"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress}})
+		runbooks: []string{AlertIdempotencyInDoubt}})
 	d.series(panel{title: "Completed with task open by topic", unit: "short",
 		desc:     "COMPLETED records whose Camunda task is still open, per scope, engine and topic.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope), "scope", "engine", "topic"), legend: "{{scope}} {{engine}} {{topic}}"}},

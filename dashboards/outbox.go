@@ -14,7 +14,7 @@ func outboxInbox() *board {
 		steps:    []step{{1, "red"}},
 		runbooks: []string{AlertExporterSourceDown}})
 	d.stat(panel{title: "Oldest pending event", unit: "s",
-		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal. 0 means drained.",
+		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal (the shipped alert pages past 15m). 0 means drained.",
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
 		steps:    []step{{300, "orange"}, {900, "red"}},
 		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
@@ -66,9 +66,9 @@ func outboxInbox() *board {
 
 	d.row("Inbox")
 	d.stat(panel{title: "Oldest inbox message", unit: "s",
-		desc:     "Age of the oldest message in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME), by the database clock.",
+		desc:     "Age of the oldest message in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME), by the database clock. The shipped alert fires past 30m.",
 		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
-		steps:    []step{{300, "orange"}, {900, "red"}},
+		steps:    []step{{900, "orange"}, {1800, "red"}},
 		runbooks: []string{AlertInboxBacklogOld}})
 	d.stat(panel{title: "Messages in progress", unit: "short",
 		desc:     "Inbox messages in a non-terminal status.",

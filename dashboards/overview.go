@@ -63,9 +63,10 @@ func overview() *board {
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
 		steps:    []step{{300, "orange"}, {900, "red"}},
 		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
-	d.stat(panel{title: "Unknown-outcome records", unit: "short", w: 3,
-		desc:     "Idempotency records in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
+	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
+		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
+		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+statusUnknownOutcome+`"`) +
+			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{AlertUnknownOutcomeRecords}})
 	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
