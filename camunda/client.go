@@ -78,7 +78,9 @@ type Config struct {
 // Only transient failures are retried: transport errors other than timeouts
 // and TLS verification failures, and HTTP 429, 502, 503 and 504. Other 4xx
 // and 5xx answers are the engine's considered reply and retrying would only
-// repeat them. Timeouts are not retried either: a slow engine is usually a
+// repeat them; a retried 401 would even do harm, because the engine delays
+// and eventually locks out a user after failed logins (observed on 7.24 and
+// Operaton: right after a wrong password, the right one is refused too). Timeouts are not retried either: a slow engine is usually a
 // busy engine, and sending the same expensive query again makes it worse.
 type RetryPolicy struct {
 	// MaxRetries is the number of retries after the first attempt (0..10).

@@ -35,7 +35,9 @@ type APIError struct {
 	// Attempts is how many requests were made, retries included.
 	Attempts int
 	// CredentialsConfigured tells whether the client sent basic auth; it
-	// makes a 401 actionable.
+	// makes a 401 actionable. Note that after failed logins the engine
+	// refuses even correct credentials for that user for a while (login
+	// throttling), and locks the user after too many failures.
 	CredentialsConfigured bool
 	// Err is the transport error when Status is 0.
 	Err error
