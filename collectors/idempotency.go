@@ -129,16 +129,17 @@ func (c *Idempotency) Requirements() Requirements {
 		Indexes: []Index{
 			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
 				Where: quoteIdent(col.Status) + " NOT IN (" + literalList(c.cfg.TerminalValues()) + ")",
-				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index"},
+				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index", Query: "open"},
 			{Name: base + "_updated_at_idx", Columns: []string{col.UpdatedAt},
-				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates"},
+				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates", Query: "activity"},
 			{Name: base + "_duplicates_idx", Columns: []string{col.UpdatedAt},
 				Where: quoteIdent(c.dupColumn) + " > 0",
-				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)"},
+				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)", Query: "duplicates", Requires: c.dupColumn},
 		},
 		Queries: []Query{
-			{"open", c.sqlGauges, []any{900.0}},
-			{"activity", c.sqlActivity(false), []any{time.Now().Add(-time.Hour)}},
+			{"open", c.sqlGauges, []any{900.0}, ""},
+			{"activity", c.sqlActivity(false), []any{time.Now().Add(-time.Hour)}, ""},
+			{"duplicates", c.sqlDupLoad(), nil, c.dupColumn},
 		},
 	}
 }

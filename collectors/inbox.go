@@ -91,14 +91,14 @@ func (c *Inbox) Requirements() Requirements {
 		Indexes: []Index{
 			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
 				Where: quoteIdent(col.Status) + " NOT IN (" + literalList(c.cfg.TerminalValues()) + ")",
-				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index"},
+				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index", Query: "open"},
 			{Name: base + "_processed_at_idx", Columns: []string{col.ProcessedAt},
 				Where: quoteIdent(col.ProcessedAt) + " IS NOT NULL",
-				Why:   "messages_processed_total reads the last late_commit_window of finished messages"},
+				Why:   "messages_processed_total reads the last late_commit_window of finished messages", Query: "processed"},
 		},
 		Queries: []Query{
-			{"open", c.sqlGauges, nil},
-			{"processed", c.sqlProcessed, []any{time.Now().Add(-time.Hour)}},
+			{"open", c.sqlGauges, nil, ""},
+			{"processed", c.sqlProcessed, []any{time.Now().Add(-time.Hour)}, ""},
 		},
 	}
 }

@@ -105,17 +105,17 @@ func (c *Outbox) Requirements() Requirements {
 		Indexes: []Index{
 			{Name: base + "_unpublished_idx", Columns: []string{col.AggregateType, col.EventType, col.CreatedAt},
 				Where: quoteIdent(col.PublishedAt) + " IS NULL",
-				Why:   "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history"},
+				Why:   "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history", Query: "pending"},
 			{Name: base + "_created_at_idx", Columns: []string{col.CreatedAt},
-				Why: "events_created_total reads the last late_commit_window of inserts"},
+				Why: "events_created_total reads the last late_commit_window of inserts", Query: "created"},
 			{Name: base + "_published_at_idx", Columns: []string{col.PublishedAt},
 				Where: quoteIdent(col.PublishedAt) + " IS NOT NULL",
-				Why:   "events_published_total and the publish-delay histogram read the last late_commit_window of publishes"},
+				Why:   "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"},
 		},
 		Queries: []Query{
-			{"pending", c.sqlGauges, nil},
-			{"created", c.sqlCreated, []any{time.Now().Add(-time.Hour)}},
-			{"published", c.sqlPublished, []any{time.Now().Add(-time.Hour)}},
+			{"pending", c.sqlGauges, nil, ""},
+			{"created", c.sqlCreated, []any{time.Now().Add(-time.Hour)}, ""},
+			{"published", c.sqlPublished, []any{time.Now().Add(-time.Hour)}, ""},
 		},
 	}
 }

@@ -78,9 +78,9 @@ func (c *ProcessedJobs) Requirements() Requirements {
 		},
 		Indexes: []Index{
 			{Name: baseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
-				Why: "processed_jobs_total reads the last late_commit_window of completions"},
+				Why: "processed_jobs_total reads the last late_commit_window of completions", Query: "written"},
 		},
-		Queries: []Query{{"written", c.sqlRows, []any{time.Now().Add(-time.Hour)}}},
+		Queries: []Query{{"written", c.sqlRows, []any{time.Now().Add(-time.Hour)}, ""}},
 	}
 }
 

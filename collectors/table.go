@@ -32,6 +32,12 @@ type Index struct {
 	Where string
 	// Why says which query the index serves.
 	Why string
+	// Query names the entry of Requirements.Queries the index serves, so
+	// `check` can ask the planner whether some index already does.
+	Query string
+	// Requires names an optional column without which the index (and its
+	// query) does not apply.
+	Requires string
 }
 
 // CreateStatement renders the index as SQL for the given table.
@@ -53,6 +59,8 @@ type Query struct {
 	Name string
 	SQL  string
 	Args []any
+	// Requires names an optional column without which the query is not run.
+	Requires string
 }
 
 // Requirements is what a table collector needs from its table.

@@ -1,0 +1,232 @@
+// Package check inspects every configured database the way the collectors
+// will use it and prints, per table: whether it exists, which mapped columns
+// are missing, which recommended indexes are missing (with the CREATE INDEX
+// statement), and whether the exporter's role could write (it should not).
+//
+// Index checks ask the planner, not the catalog text: for each collector
+// query, EXPLAIN (with sequential scans disabled) must find an index that
+// restricts the rows read, either by an index condition or by being partial.
+// So an index with another name or column order that serves the query counts,
+// and one that exists but cannot serve it does not.
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+)
+
+// Report counts what was found.
+type Report struct {
+	Errors   int // unreachable databases, missing tables or columns
+	Warnings int // missing indexes, writable role
+}
+
+// Run checks every database of cfg and writes a human-readable report.
+func Run(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logger) Report {
+	var rep Report
+	if len(cfg.Databases) == 0 {
+		fmt.Fprintln(w, "no databases configured; nothing to check")
+	}
+	for i, dbc := range cfg.Databases {
+		key := fmt.Sprintf("databases[%d]", i)
+		db, err := collectors.NewDatabase(dbc, key, fold.NewStats(), logger)
+		if err != nil {
+			fmt.Fprintf(w, "database %s: ERROR %v\n", dbc.Name, err)
+			rep.Errors++
+			continue
+		}
+		checkDatabase(ctx, db, dbc, w, &rep)
+		db.DB.Close()
+	}
+	fmt.Fprintf(w, "\n%d error(s), %d warning(s)\n", rep.Errors, rep.Warnings)
+	return rep
+}
+
+func checkDatabase(ctx context.Context, db *collectors.Database, dbc config.Database, w io.Writer, rep *Report) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(dbc.Timeout))
+	defer cancel()
+	var version, user string
+	err := db.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&version, &user)
+	})
+	if err != nil {
+		fmt.Fprintf(w, "database %s: ERROR cannot connect: %v\n", dbc.Name, err)
+		rep.Errors++
+		return
+	}
+	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", dbc.Name, version, user)
+	for _, c := range db.Collectors {
+		checkTable(ctx, db, c.Requirements(), user, w, rep)
+	}
+}
+
+func checkTable(ctx context.Context, db *collectors.Database, req collectors.Requirements, user string, w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "  %s: table %s\n", req.Kind, req.Table)
+	err := db.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		cols, ok, err := collectors.TableColumns(ctx, tx, req.Table)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintf(w, "    ERROR table does not exist or role %q cannot see it\n", user)
+			rep.Errors++
+			return nil
+		}
+		present := map[string]bool{}
+		var missing []string
+		for _, c := range req.Columns {
+			if _, ok := cols[c.Name]; ok {
+				present[c.Name] = true
+				continue
+			}
+			if c.Optional {
+				fmt.Fprintf(w, "    note: optional column %s is absent (%s); the feature it enables is off\n", c.Name, c.Key)
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s (%s)", c.Name, c.Key))
+		}
+		if len(missing) > 0 {
+			fmt.Fprintf(w, "    ERROR missing columns: %s\n", strings.Join(missing, ", "))
+			rep.Errors++
+			return nil
+		}
+		fmt.Fprintf(w, "    columns: ok (%d mapped)\n", len(present))
+
+		queries := map[string]collectors.Query{}
+		for _, q := range req.Queries {
+			queries[q.Name] = q
+		}
+		for _, ix := range req.Indexes {
+			if ix.Requires != "" && !present[ix.Requires] {
+				continue
+			}
+			q, ok := queries[ix.Query]
+			if !ok {
+				continue
+			}
+			used, err := servingIndex(ctx, tx, req.Table, q)
+			if err != nil {
+				return fmt.Errorf("explain %s query: %w", q.Name, err)
+			}
+			if used != "" {
+				fmt.Fprintf(w, "    index for %s query: ok (served by %s)\n", q.Name, used)
+				continue
+			}
+			rep.Warnings++
+			fmt.Fprintf(w, "    WARNING index for %s query missing: %s\n      %s\n", q.Name, ix.Why, ix.CreateStatement(req.Table))
+		}
+
+		var super, ins, upd, del, trunc bool
+		if err := tx.QueryRow(ctx, `SELECT r.rolsuper,
+				has_table_privilege(current_user, $1::regclass, 'INSERT'), has_table_privilege(current_user, $1::regclass, 'UPDATE'),
+				has_table_privilege(current_user, $1::regclass, 'DELETE'), has_table_privilege(current_user, $1::regclass, 'TRUNCATE')
+			FROM pg_roles r WHERE r.rolname = current_user`, quoteTable(req.Table)).Scan(&super, &ins, &upd, &del, &trunc); err != nil {
+			return fmt.Errorf("privilege check: %w", err)
+		}
+		var can []string
+		for name, ok := range map[string]bool{"INSERT": ins, "UPDATE": upd, "DELETE": del, "TRUNCATE": trunc} {
+			if ok {
+				can = append(can, name)
+			}
+		}
+		switch {
+		case super:
+			rep.Warnings++
+			fmt.Fprintf(w, "    WARNING role %q is a superuser; the exporter needs only SELECT (see deploy/sql/004_exporter_role.sql)\n", user)
+		case len(can) > 0:
+			rep.Warnings++
+			sort.Strings(can)
+			fmt.Fprintf(w, "    WARNING role %q can %s this table; grant SELECT only (the exporter reads in read-only transactions anyway)\n", user, strings.Join(can, ", "))
+		default:
+			fmt.Fprintf(w, "    privileges: read-only (ok)\n")
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(w, "    ERROR %v\n", err)
+		rep.Errors++
+	}
+}
+
+// servingIndex returns the index the planner uses to restrict q's scan of
+// the table, or "" when none restricts it.
+func servingIndex(ctx context.Context, tx pgx.Tx, table string, q collectors.Query) (string, error) {
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		return "", err
+	}
+	var raw []byte
+	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q.SQL, q.Args...).Scan(&raw); err != nil {
+		return "", err
+	}
+	var plans []struct{ Plan node }
+	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) == 0 {
+		return "", fmt.Errorf("unexpected EXPLAIN output: %v", err)
+	}
+	partial := func(index string) bool {
+		var p bool
+		err := tx.QueryRow(ctx, `SELECT indpred IS NOT NULL FROM pg_index WHERE indexrelid = to_regclass($1)`,
+			quoteSchemaOf(table, index)).Scan(&p)
+		return err == nil && p
+	}
+	return findIndex(plans[0].Plan, baseName(table), partial), nil
+}
+
+type node struct {
+	NodeType  string `json:"Node Type"`
+	Relation  string `json:"Relation Name"`
+	IndexName string `json:"Index Name"`
+	IndexCond string `json:"Index Cond"`
+	Plans     []node `json:"Plans"`
+}
+
+func findIndex(n node, table string, partial func(string) bool) string {
+	switch n.NodeType {
+	case "Index Scan", "Index Only Scan":
+		if n.Relation == table && (n.IndexCond != "" || partial(n.IndexName)) {
+			return n.IndexName
+		}
+	case "Bitmap Heap Scan":
+		if n.Relation == table {
+			for _, k := range n.Plans {
+				if k.NodeType == "Bitmap Index Scan" && (k.IndexCond != "" || partial(k.IndexName)) {
+					return k.IndexName
+				}
+			}
+		}
+	}
+	for _, k := range n.Plans {
+		if got := findIndex(k, table, partial); got != "" {
+			return got
+		}
+	}
+	return ""
+}
+
+func quoteTable(name string) string { return pgx.Identifier(strings.Split(name, ".")).Sanitize() }
+
+// quoteSchemaOf qualifies an index name with the table's schema, if any.
+func quoteSchemaOf(table, index string) string {
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		return pgx.Identifier{table[:i], index}.Sanitize()
+	}
+	return pgx.Identifier{index}.Sanitize()
+}
+
+func baseName(table string) string {
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		return table[i+1:]
+	}
+	return table
+}

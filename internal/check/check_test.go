@@ -1,0 +1,138 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func loadSQL(t *testing.T, conn *pgx.Conn, file string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "sql", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur strings.Builder
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		cur.WriteString(line + "\n")
+		if strings.HasSuffix(strings.TrimSpace(line), ";") {
+			if _, err := conn.Exec(context.Background(), cur.String()); err != nil {
+				t.Fatalf("%s: %v\n%s", file, err, cur.String())
+			}
+			cur.Reset()
+		}
+	}
+}
+
+func run(t *testing.T, dsn string) (string, Report) {
+	t.Helper()
+	t.Setenv("WFX_CHECK_DSN", dsn)
+	cfg, err := config.Parse([]byte("databases: [{name: orders, dsn_env: WFX_CHECK_DSN}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep := Run(context.Background(), cfg, &out, nil)
+	return out.String(), rep
+}
+
+func TestCheckReportsMissingIndexesTablesAndWriteAccess(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	loadSQL(t, conn, "001_reference_schema.sql")
+	if _, err := conn.Exec(ctx, "DROP TABLE message_inbox; ALTER TABLE event_outbox RENAME COLUMN status TO state"); err != nil {
+		t.Fatal(err)
+	}
+
+	out, rep := run(t, dsn)
+	for _, want := range []string{
+		`database orders: connected (PostgreSQL`,
+		"inbox: table message_inbox\n    ERROR table does not exist",
+		"outbox: table event_outbox\n    ERROR missing columns: status (databases[0].tables.outbox.columns.status)",
+		`WARNING index for open query missing`,
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');`,
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx"`,
+		`WARNING role "postgres" is a superuser`,
+		"note: optional column duplicate_count is absent",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if rep.Errors != 2 {
+		t.Errorf("errors = %d, want 2 (missing table, missing column)\n%s", rep.Errors, out)
+	}
+}
+
+func TestCheckPassesOnReferenceSetupWithReadOnlyRole(t *testing.T) {
+	role := fmt.Sprintf("wfx_ro_%d", time.Now().UnixNano())
+	// Registered first so it runs last, after the database is dropped:
+	// roles are cluster-wide and must not outlive the test.
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), pgtest.SharedServer(t).AdminURL)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), "DROP ROLE IF EXISTS "+role); err != nil {
+			t.Error(err)
+		}
+	})
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, f := range []string{"001_reference_schema.sql", "002_duplicate_count_extension.sql", "003_exporter_indexes.sql"} {
+		loadSQL(t, conn, f)
+	}
+	if _, err := conn.Exec(ctx, `CREATE ROLE `+role+` LOGIN;
+		GRANT SELECT ON workflow_idempotency_record, workflow_processed_job, message_inbox, event_outbox TO `+role); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dsn)
+	u.User = url.User(role)
+
+	out, rep := run(t, u.String())
+	if rep.Errors != 0 || rep.Warnings != 0 {
+		t.Fatalf("reference setup with a SELECT-only role should pass cleanly, got %d errors, %d warnings:\n%s", rep.Errors, rep.Warnings, out)
+	}
+	if got := strings.Count(out, "privileges: read-only (ok)"); got != 4 {
+		t.Errorf("read-only lines = %d, want 4:\n%s", got, out)
+	}
+	if got := strings.Count(out, ": ok (served by "); got != 9 {
+		t.Errorf("served indexes = %d, want 9:\n%s", got, out)
+	}
+	// And a role that can write is flagged.
+	if _, err := conn.Exec(ctx, `GRANT INSERT, DELETE ON event_outbox TO `+role); err != nil {
+		t.Fatal(err)
+	}
+	out, rep = run(t, u.String())
+	if !strings.Contains(out, `WARNING role "`+role+`" can DELETE, INSERT this table`) || rep.Warnings != 1 {
+		t.Errorf("write access not flagged once:\n%s", out)
+	}
+}
