@@ -471,8 +471,19 @@ func TestConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := string(ConfigMap(ds))
-	if !strings.Contains(cm, "\n    grafana_dashboard: \"1\"\n") {
-		t.Error("ConfigMap lacks the sidecar label grafana_dashboard: \"1\"")
+	docs := strings.Split(cm, "\n---\n")[1:]
+	if len(docs) != len(ds) {
+		t.Fatalf("%d ConfigMaps for %d dashboards", len(docs), len(ds))
+	}
+	for i, doc := range docs {
+		if !strings.Contains(doc, "\n    grafana_dashboard: \"1\"\n") {
+			t.Errorf("ConfigMap %d lacks the sidecar label grafana_dashboard: \"1\"", i)
+		}
+		// kubectl apply stores the whole object in an annotation limited
+		// to 256 KiB; keep well below.
+		if len(doc) > 192<<10 {
+			t.Errorf("ConfigMap %d is %d bytes; kubectl apply would fail near 256 KiB", i, len(doc))
+		}
 	}
 	for _, d := range ds {
 		var b strings.Builder

@@ -2,6 +2,7 @@ package dashlint
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -184,7 +185,7 @@ func TestConfigMapIsValidYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cm struct {
+	type configMap struct {
 		APIVersion string `yaml:"apiVersion"`
 		Kind       string `yaml:"kind"`
 		Metadata   struct {
@@ -193,22 +194,36 @@ func TestConfigMapIsValidYAML(t *testing.T) {
 		} `yaml:"metadata"`
 		Data map[string]string `yaml:"data"`
 	}
-	if err := yaml.Unmarshal(b, &cm); err != nil {
-		t.Fatal(err)
-	}
-	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Metadata.Name == "" {
-		t.Errorf("not a ConfigMap: %s %s %q", cm.APIVersion, cm.Kind, cm.Metadata.Name)
-	}
-	if cm.Metadata.Labels["grafana_dashboard"] != "1" {
-		t.Errorf("labels = %v, want grafana_dashboard: \"1\"", cm.Metadata.Labels)
+	data := map[string]string{}
+	names := map[string]bool{}
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	for {
+		var cm configMap
+		err := dec.Decode(&cm)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Metadata.Name == "" || names[cm.Metadata.Name] {
+			t.Errorf("not a ConfigMap with a unique name: %s %s %q", cm.APIVersion, cm.Kind, cm.Metadata.Name)
+		}
+		names[cm.Metadata.Name] = true
+		if cm.Metadata.Labels["grafana_dashboard"] != "1" {
+			t.Errorf("%s: labels = %v, want grafana_dashboard: \"1\"", cm.Metadata.Name, cm.Metadata.Labels)
+		}
+		for k, v := range cm.Data {
+			data[k] = v
+		}
 	}
 	files, _ := filepath.Glob(filepath.Join(jsonDir, "*.json"))
-	if len(cm.Data) != len(files) {
-		t.Errorf("ConfigMap has %d entries, %d dashboards exist", len(cm.Data), len(files))
+	if len(data) != len(files) || len(files) == 0 {
+		t.Errorf("ConfigMaps carry %d dashboards, %d exist", len(data), len(files))
 	}
 	for _, f := range files {
 		want, _ := os.ReadFile(f)
-		if got := cm.Data[filepath.Base(f)]; got != string(want) {
+		if got := data[filepath.Base(f)]; got != string(want) {
 			t.Errorf("ConfigMap entry %s differs from %s", filepath.Base(f), f)
 		}
 	}
