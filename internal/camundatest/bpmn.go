@@ -1,0 +1,44 @@
+package camundatest
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+)
+
+// ExternalTaskProcess returns BPMN 2.0 XML for an executable process `key` that runs one external
+// service task per topic, in order: start -> task_1(topics[0]) -> task_2(topics[1]) ... -> end.
+// Activity ids are task_1, task_2, ... It sets camunda:historyTimeToLive="P1D", which 7.20+ need.
+// key and topics should come from UniqueName (valid XML ids).
+func ExternalTaskProcess(key string, topics ...string) []byte {
+	if len(topics) == 0 {
+		panic("camundatest: ExternalTaskProcess needs at least one topic")
+	}
+	esc := func(s string) string {
+		var b bytes.Buffer
+		_ = xml.EscapeText(&b, []byte(s))
+		return b.String()
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn"
+    id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/camundatest">
+  <bpmn:process id="%[1]s" name="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
+    <bpmn:startEvent id="start"/>
+`, esc(key))
+	prev := "start"
+	for i, topic := range topics {
+		id := fmt.Sprintf("task_%d", i+1)
+		fmt.Fprintf(&b, `    <bpmn:sequenceFlow id="flow_%[1]s" sourceRef="%[1]s" targetRef="%[2]s"/>
+    <bpmn:serviceTask id="%[2]s" name="%[3]s" camunda:type="external" camunda:topic="%[3]s"/>
+`, prev, id, esc(topic))
+		prev = id
+	}
+	fmt.Fprintf(&b, `    <bpmn:sequenceFlow id="flow_%[1]s" sourceRef="%[1]s" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>
+`, prev)
+	return b.Bytes()
+}

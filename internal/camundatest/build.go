@@ -1,0 +1,266 @@
+package camundatest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Flavor names an engine distribution speaking the Camunda 7 REST API.
+type Flavor string
+
+const (
+	// FlavorCamunda is Camunda 7 CE 7.24.0.
+	FlavorCamunda Flavor = "camunda"
+	// FlavorOperaton is the Operaton fork (1.0.3, the newest release served by Maven Central here).
+	FlavorOperaton Flavor = "operaton"
+)
+
+// CIB seven is not a flavor: its REST starter and engine jars (2.x) are not served by Maven Central
+// (only its BOM poms are), see test/camunda-engine/README.md.
+
+// AllFlavors lists every flavor the harness can build.
+func AllFlavors() []Flavor { return []Flavor{FlavorCamunda, FlavorOperaton} }
+
+// Flavors returns the flavors to test: all of them, or those named in CAMUNDATEST_FLAVORS
+// (comma-separated). Unknown names are kept so that Build reports them.
+func Flavors() []Flavor {
+	env := strings.TrimSpace(os.Getenv("CAMUNDATEST_FLAVORS"))
+	if env == "" {
+		return AllFlavors()
+	}
+	var out []Flavor
+	for _, f := range strings.Split(env, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, Flavor(f))
+		}
+	}
+	return out
+}
+
+// RepoRoot returns the root of the repository this package was compiled from (the directory with
+// go.mod), found from this source file's location.
+func RepoRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("camundatest: cannot locate own source file")
+	}
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return "", fmt.Errorf("camundatest: repository root not found at %s: %w", root, err)
+	}
+	return root, nil
+}
+
+// SourceDir returns test/camunda-engine/<flavor>, the Maven project of a flavor.
+func SourceDir(flavor Flavor) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "test", "camunda-engine", string(flavor))
+	if _, err := os.Stat(filepath.Join(dir, "pom.xml")); err != nil {
+		return "", fmt.Errorf("camundatest: unknown flavor %q: no Maven project at %s", flavor, dir)
+	}
+	return dir, nil
+}
+
+func cacheDir() (string, error) {
+	if d := os.Getenv("CAMUNDATEST_CACHE_DIR"); d != "" {
+		return d, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, ".cache", "camunda-engine"), nil
+}
+
+// requireTool returns the path of a command or an error that names it and says how to get it.
+func requireTool(name, what string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("camundatest: %s (%q) not found in PATH: the real-engine tests need it (Debian: apt-get install %s): %w",
+			what, name, map[string]string{"mvn": "maven", "java": "openjdk-17-jre-headless"}[name], err)
+	}
+	return p, nil
+}
+
+// SourceHash hashes the flavor name, pom.xml and every file under src/ (paths and contents).
+func SourceHash(flavor Flavor) (string, error) {
+	dir, err := SourceDir(flavor)
+	if err != nil {
+		return "", err
+	}
+	var files []string
+	files = append(files, "pom.xml")
+	err = filepath.WalkDir(filepath.Join(dir, "src"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("camundatest: hashing %s: %w", dir, err)
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	fmt.Fprintf(h, "flavor %s\n", flavor)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			return "", fmt.Errorf("camundatest: hashing: %w", err)
+		}
+		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// Build returns the path of the flavor's executable jar, building it with Maven when the cache has
+// none for the current pom and sources. Concurrent builds (goroutines or `go test` processes) are
+// serialised with a lock file; the build runs in a scratch copy of the project so it never touches
+// test/camunda-engine/<flavor>/target.
+func Build(ctx context.Context, flavor Flavor) (string, error) {
+	if _, err := requireTool("java", "Java 17"); err != nil {
+		return "", err
+	}
+	mvn, err := requireTool("mvn", "Maven")
+	if err != nil {
+		return "", err
+	}
+	src, err := SourceDir(flavor)
+	if err != nil {
+		return "", err
+	}
+	hash, err := SourceHash(flavor)
+	if err != nil {
+		return "", err
+	}
+	cache, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	jar := filepath.Join(cache, string(flavor)+"-"+hash, "test-engine.jar")
+	if fileExists(jar) {
+		return jar, nil
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", fmt.Errorf("camundatest: %w", err)
+	}
+	unlock, err := lockFile(filepath.Join(cache, string(flavor)+".lock"))
+	if err != nil {
+		return "", fmt.Errorf("camundatest: locking the %s build: %w", flavor, err)
+	}
+	defer unlock()
+	if fileExists(jar) { // built by someone else while we waited
+		return jar, nil
+	}
+
+	work, err := os.MkdirTemp(cache, "build-"+string(flavor)+"-")
+	if err != nil {
+		return "", fmt.Errorf("camundatest: %w", err)
+	}
+	defer os.RemoveAll(work)
+	if err := copyTree(src, work, "target"); err != nil {
+		return "", fmt.Errorf("camundatest: copying %s: %w", src, err)
+	}
+	args := []string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}
+	args = append(args, strings.Fields(os.Getenv("CAMUNDATEST_MVN_ARGS"))...)
+	args = append(args, "package")
+	cmd := exec.CommandContext(ctx, mvn, args...)
+	cmd.Dir = work
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("camundatest: building the %s engine (mvn %s in a copy of %s) failed after %s: %w\n--- Maven output (tail) ---\n%s",
+			flavor, strings.Join(args, " "), src, time.Since(start).Round(time.Second), err, tail(out.Bytes(), 6000))
+	}
+	built := filepath.Join(work, "target", "test-engine.jar")
+	if !fileExists(built) {
+		return "", fmt.Errorf("camundatest: Maven built no %s\n%s", built, tail(out.Bytes(), 4000))
+	}
+	if err := os.MkdirAll(filepath.Dir(jar), 0o755); err != nil {
+		return "", fmt.Errorf("camundatest: %w", err)
+	}
+	if err := os.Rename(built, jar); err != nil {
+		return "", fmt.Errorf("camundatest: %w", err)
+	}
+	return jar, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// copyTree copies the regular files of src to dst, skipping top-level entries named in skip.
+func copyTree(src, dst string, skip ...string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		for _, s := range skip {
+			if rel == s {
+				return filepath.SkipDir
+			}
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
+
+// tail returns at most the last n bytes of b, starting at a line boundary when possible.
+func tail(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	b = b[len(b)-n:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
+		b = b[i+1:]
+	}
+	return "..." + string(b)
+}

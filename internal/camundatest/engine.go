@@ -1,0 +1,270 @@
+package camundatest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultStartTimeout bounds how long Start waits for GET /engine-rest/version to answer 200.
+// A cold start takes 10-20 s on two idle cores; the margin covers a loaded CI machine.
+const DefaultStartTimeout = 180 * time.Second
+
+// Options configure Start. The zero value (plus a Flavor) starts an engine without authentication.
+type Options struct {
+	Flavor Flavor
+	// Username and Password, when Username is set, turn on HTTP basic auth on /engine-rest/* and
+	// create that user as the engine's admin user.
+	Username, Password string
+	// TimeZone is the JVM's user.timezone (dates in responses use its offset). Empty: the machine's.
+	TimeZone string
+	// StartTimeout defaults to DefaultStartTimeout.
+	StartTimeout time.Duration
+	// ExtraArgs are appended to the Spring Boot command line, e.g. "--logging.level.root=INFO".
+	ExtraArgs []string
+}
+
+// Engine is a running test engine. Stop it when done (Shared engines are stopped by Main).
+type Engine struct {
+	// BaseURL is the REST root, http://127.0.0.1:PORT/engine-rest (no trailing slash).
+	BaseURL string
+	Flavor  Flavor
+	// Version is what GET /version returned, e.g. "7.24.0" or "1.0.3".
+	Version string
+	Port    int
+	// PID of the JVM (leader of its own process group).
+	PID int
+	// Username and Password are set when basic auth is on.
+	Username, Password string
+	// StartupTime is how long the JVM took from exec to the first 200 from /version.
+	StartupTime time.Duration
+	// LogPath is the file holding the JVM's stdout and stderr (removed by Stop).
+	LogPath string
+
+	cmd      *exec.Cmd
+	tmpDir   string
+	exited   chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+}
+
+// Client returns a REST client for this engine, with its credentials if auth is on.
+func (e *Engine) Client() *Client {
+	return &Client{BaseURL: e.BaseURL, Username: e.Username, Password: e.Password}
+}
+
+// LogTail returns up to the last n bytes of the engine's output.
+func (e *Engine) LogTail(n int) string {
+	b, err := os.ReadFile(e.LogPath)
+	if err != nil {
+		return fmt.Sprintf("(engine log unavailable: %v)", err)
+	}
+	return tail(b, n)
+}
+
+// Exited reports whether the JVM has exited.
+func (e *Engine) Exited() bool {
+	select {
+	case <-e.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop kills the JVM's process group, waits for it to exit and removes its temporary files.
+// It is safe to call more than once and from several goroutines.
+func (e *Engine) Stop() {
+	e.stopOnce.Do(func() {
+		if e.cmd != nil && e.cmd.Process != nil {
+			_ = killGroup(e.cmd.Process)
+			select {
+			case <-e.exited:
+			case <-time.After(30 * time.Second):
+			}
+		}
+		if e.tmpDir != "" {
+			_ = os.RemoveAll(e.tmpDir)
+		}
+	})
+}
+
+// Start builds (or takes from the cache) the flavor's jar, runs it on a free 127.0.0.1 port and
+// waits until GET /engine-rest/version answers 200. On failure the error carries the tail of the
+// engine's output and nothing is left running.
+func Start(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.Flavor == "" {
+		opts.Flavor = FlavorCamunda
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	jar, err := Build(ctx, opts.Flavor)
+	if err != nil {
+		return nil, err
+	}
+	java, err := requireTool("java", "Java 17")
+	if err != nil {
+		return nil, err
+	}
+	// A free port can be taken by someone else between probing and the JVM binding it: retry then.
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		e, err := startOnce(ctx, java, jar, opts)
+		if err == nil {
+			return e, nil
+		}
+		lastErr = err
+		if !errors.Is(err, errPortInUse) {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+var errPortInUse = errors.New("port already in use")
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("camundatest: finding a free port: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "camundatest-"+string(opts.Flavor)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("camundatest: %w", err)
+	}
+	logPath := filepath.Join(tmp, "engine.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("camundatest: %w", err)
+	}
+	defer logFile.Close()
+
+	// Fast start on small machines: C1 only, serial GC, bounded heap. The engine's work in tests is
+	// tiny, so peak throughput does not matter.
+	args := []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m", "-Djava.io.tmpdir=" + tmp}
+	if opts.TimeZone != "" {
+		args = append(args, "-Duser.timezone="+opts.TimeZone)
+	}
+	args = append(args, "-jar", jar,
+		"--server.port="+strconv.Itoa(port),
+		"--server.address=127.0.0.1",
+	)
+	if opts.Username != "" {
+		args = append(args,
+			"--test-engine.basic-auth=true",
+			"--test-engine.admin-user="+opts.Username,
+			"--test-engine.admin-password="+opts.Password,
+		)
+	}
+	args = append(args, opts.ExtraArgs...)
+
+	cmd := exec.Command(java, args...)
+	cmd.Dir = tmp
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	prepareCmd(cmd)
+	e := &Engine{
+		BaseURL:  fmt.Sprintf("http://127.0.0.1:%d/engine-rest", port),
+		Flavor:   opts.Flavor,
+		Port:     port,
+		Username: opts.Username,
+		Password: opts.Password,
+		LogPath:  logPath,
+		cmd:      cmd,
+		tmpDir:   tmp,
+		exited:   make(chan struct{}),
+	}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("camundatest: starting %s: %w", java, err)
+	}
+	e.PID = cmd.Process.Pid
+	go func() {
+		e.waitErr = cmd.Wait()
+		close(e.exited)
+	}()
+
+	fail := func(format string, a ...any) (*Engine, error) {
+		msg := fmt.Sprintf(format, a...)
+		logTail := e.LogTail(8000)
+		e.Stop()
+		err := fmt.Errorf("camundatest: %s engine (java -jar %s, port %d): %s\n--- engine output (tail) ---\n%s",
+			opts.Flavor, jar, port, msg, logTail)
+		if strings.Contains(logTail, "already in use") {
+			return nil, fmt.Errorf("%w: %w", errPortInUse, err)
+		}
+		return nil, err
+	}
+
+	deadline := time.Now().Add(opts.StartTimeout)
+	client := &http.Client{Timeout: 5 * time.Second}
+	var lastProbe string
+	for {
+		select {
+		case <-e.exited:
+			return fail("JVM exited before answering (%v)", e.waitErr)
+		case <-ctx.Done():
+			return fail("start cancelled: %v", ctx.Err())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fail("GET /version did not answer 200 within %s (last: %s)", opts.StartTimeout, lastProbe)
+		}
+		v, probe := probeVersion(ctx, client, e)
+		if v != "" {
+			e.Version = v
+			e.StartupTime = time.Since(started)
+			return e, nil
+		}
+		lastProbe = probe
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func probeVersion(ctx context.Context, client *http.Client, e *Engine) (version, problem string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.BaseURL+"/version", nil)
+	if err != nil {
+		return "", err.Error()
+	}
+	if e.Username != "" {
+		req.SetBasicAuth(e.Username, e.Password)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Sprintf("HTTP %d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.Version == "" {
+		return "", fmt.Sprintf("HTTP 200 with unexpected body %q", body)
+	}
+	return v.Version, ""
+}

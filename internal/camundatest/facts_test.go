@@ -1,0 +1,686 @@
+package camundatest_test
+
+// The fact suite: every REST behaviour the collector relies on (see /work/shared/camunda7-rest.md
+// and docs/camunda-rest-verified.md), asserted against a real engine of every flavor. Each fact
+// deploys its own process with its own topics, so facts run in parallel on the shared engine.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+)
+
+// expectation holds what differs between flavors.
+type expectation struct {
+	version    string // GET /version
+	createTime bool   // external tasks carry createTime
+}
+
+var expectations = map[camundatest.Flavor]expectation{
+	camundatest.FlavorCamunda:  {version: "7.24.0", createTime: true},
+	camundatest.FlavorOperaton: {version: "1.0.3", createTime: true},
+}
+
+// clockSlack bounds the difference between this process's clock and the engine's when comparing
+// timestamps: both run on this machine, the slack covers request latency and millisecond rounding.
+const clockSlack = 1500 * time.Millisecond
+
+type fact struct {
+	name string
+	run  func(t *testing.T, f *fixture)
+}
+
+var facts = []fact{
+	{"Version", factVersion},
+	{"FailureKeepsWorkerAndLocksForRetryTimeout", factFailureBackoff},
+	{"WithRetriesLeftIncludesNullRetries", factWithRetriesLeftNull},
+	{"NoRetriesLeftAndIncident", factNoRetriesLeftIncident},
+	{"LockExpirationBeforeExcludesNeverLocked", factLockExpirationBefore},
+	{"NotLockedIncludesLapsedLocks", factLapsedLock},
+	{"DateParameterFormat", factDateFormat},
+	{"TopicNamesDropDrainedTopic", factTopicNames},
+	{"HistoryExternalTaskLogCounts", factHistoryLog},
+	{"CreateTime", factCreateTime},
+	{"ListWithoutMaxResults", factListWithoutMaxResults},
+	{"SuspendedTasks", factSuspended},
+	{"ExtendLock", factExtendLock},
+	{"UnlockClearsLock", factUnlock},
+	{"BpmnErrorRemovesTask", factBpmnError},
+	{"WrongWorkerIsRejected", factWrongWorker},
+	{"BooleanFalseMeansNoFilter", factBooleanFalse},
+	{"SortingNeedsSortOrder", factSorting},
+}
+
+func TestEngineFacts(t *testing.T) {
+	for _, flavor := range camundatest.Flavors() {
+		t.Run(string(flavor), func(t *testing.T) {
+			e := camundatest.Shared(t, flavor)
+			for _, fc := range facts {
+				t.Run(fc.name, func(t *testing.T) {
+					t.Parallel()
+					fc.run(t, newFixture(t, e))
+				})
+			}
+		})
+	}
+}
+
+// fixture is one fact's view of the shared engine: its client, its own process key and topics.
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	e      *camundatest.Engine
+	c      *camundatest.Client
+	exp    expectation
+	key    string
+	topics []string
+}
+
+func newFixture(t *testing.T, e *camundatest.Engine) *fixture {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	exp, ok := expectations[e.Flavor]
+	if !ok {
+		t.Fatalf("no expectations for flavor %s", e.Flavor)
+	}
+	return &fixture{t: t, ctx: ctx, e: e, c: e.Client(), exp: exp}
+}
+
+// deploy deploys a process with n external tasks in a row on topics <key>.t1, <key>.t2, ...
+func (f *fixture) deploy(n int) {
+	f.t.Helper()
+	f.key = camundatest.UniqueName(f.t.Name())
+	f.topics = nil
+	for i := 1; i <= n; i++ {
+		f.topics = append(f.topics, f.key+".t"+string(rune('0'+i)))
+	}
+	d, err := f.c.Deploy(f.ctx, f.key, map[string][]byte{f.key + ".bpmn": camundatest.ExternalTaskProcess(f.key, f.topics...)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if len(d.DeployedProcessDefinitions) != 1 {
+		f.t.Fatalf("deployment %s deployed %d definitions", d.ID, len(d.DeployedProcessDefinitions))
+	}
+}
+
+func (f *fixture) start(n int) []camundatest.ProcessInstance {
+	f.t.Helper()
+	var out []camundatest.ProcessInstance
+	for i := 0; i < n; i++ {
+		pi, err := f.c.StartProcess(f.ctx, f.key, "bk-"+f.key, map[string]any{"i": i})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		out = append(out, pi)
+	}
+	return out
+}
+
+func q(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return v
+}
+
+// count is GET /external-task/count for the fixture's first topic plus filters.
+func (f *fixture) count(kv ...string) int {
+	f.t.Helper()
+	v := q(kv...)
+	if v.Get("topicName") == "" {
+		v.Set("topicName", f.topics[0])
+	}
+	n, err := f.c.Count(f.ctx, "/external-task/count", v)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+func (f *fixture) task(id string) camundatest.ExternalTask {
+	f.t.Helper()
+	tk, err := f.c.ExternalTask(f.ctx, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tk
+}
+
+func (f *fixture) fetch(w *camundatest.Worker, lock time.Duration, max int) []camundatest.ExternalTask {
+	f.t.Helper()
+	tasks, err := w.FetchAndLock(f.ctx, f.topics[0], lock, max)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tasks
+}
+
+func (f *fixture) fetchOne(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
+	f.t.Helper()
+	tasks := f.fetch(w, lock, 1)
+	if len(tasks) != 1 {
+		f.t.Fatalf("fetchAndLock on %s by %s returned %d tasks, want 1", f.topics[0], w.ID, len(tasks))
+	}
+	return tasks[0]
+}
+
+func (f *fixture) worker(id string) *camundatest.Worker { return camundatest.NewWorker(f.c, id) }
+
+func (f *fixture) wantCount(want int, kv ...string) {
+	f.t.Helper()
+	if got := f.count(kv...); got != want {
+		f.t.Errorf("GET /external-task/count %v on %s = %d, want %d", kv, f.topics[0], got, want)
+	}
+}
+
+func lockExp(t *testing.T, tk camundatest.ExternalTask) time.Time {
+	t.Helper()
+	ts, ok, err := tk.LockExpiration()
+	if err != nil || !ok {
+		t.Fatalf("task %s: lockExpirationTime %v: ok=%v err=%v", tk.ID, tk.LockExpirationTime, ok, err)
+	}
+	return ts
+}
+
+func within(t *testing.T, what string, got, lo, hi time.Time) {
+	t.Helper()
+	if got.Before(lo.Add(-clockSlack)) || got.After(hi.Add(clockSlack)) {
+		t.Errorf("%s = %s, want between %s and %s (±%s)", what, got.Format(time.RFC3339Nano), lo.Format(time.RFC3339Nano), hi.Format(time.RFC3339Nano), clockSlack)
+	}
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "<null>"
+	}
+	return *p
+}
+
+func factVersion(t *testing.T, f *fixture) {
+	resp, err := f.c.Raw(f.ctx, http.MethodGet, "/version", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(resp.Body, &v); err != nil || resp.Status != 200 {
+		t.Fatalf("GET /version: HTTP %d %s (%v)", resp.Status, resp.Body, err)
+	}
+	if v["version"] != f.exp.version || len(v) != 1 {
+		t.Errorf("GET /version = %s, want {\"version\":%q}", resp.Body, f.exp.version)
+	}
+	t.Logf("GET /version -> %s; headers %v", resp.Body, resp.Header)
+
+	var engines []map[string]any
+	if err := f.c.Get(f.ctx, "/engine", nil, &engines); err != nil {
+		t.Fatal(err)
+	}
+	if len(engines) != 1 || engines[0]["name"] != "default" {
+		t.Errorf("GET /engine = %v, want [{name: default}]", engines)
+	}
+
+	// Telemetry data names the product: a flavor detector that does not depend on version numbers.
+	tel, err := f.c.Raw(f.ctx, http.MethodGet, "/telemetry/data", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GET /telemetry/data -> HTTP %d %s", tel.Status, truncate(tel.Body, 600))
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+func factFailureBackoff(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	w := f.worker("w-backoff")
+	tk := f.fetchOne(w, time.Minute)
+	if tk.Retries != nil {
+		t.Errorf("fetched task retries = %d, want null before any failure", *tk.Retries)
+	}
+	const retryTimeout = 3 * time.Second
+	before := time.Now()
+	if err := w.Failure(f.ctx, tk.ID, 2, retryTimeout, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	got := f.task(tk.ID)
+	if str(got.WorkerID) != w.ID {
+		t.Errorf("after failure workerId = %s, want %s (kept)", str(got.WorkerID), w.ID)
+	}
+	if got.Retries == nil || *got.Retries != 2 || str(got.ErrorMessage) != "boom" {
+		t.Errorf("after failure retries=%v errorMessage=%s, want 2, boom", got.Retries, str(got.ErrorMessage))
+	}
+	exp := lockExp(t, got)
+	within(t, "lockExpirationTime after failure", exp, before.Add(retryTimeout), after.Add(retryTimeout))
+	// In backoff the task counts as locked and cannot be fetched.
+	f.wantCount(1, "locked", "true")
+	f.wantCount(0, "notLocked", "true")
+	f.wantCount(1, "workerId", w.ID, "locked", "true")
+	if other := f.fetch(f.worker("w-other"), time.Minute, 5); len(other) != 0 {
+		t.Errorf("fetchAndLock during backoff returned %d tasks, want 0", len(other))
+	}
+	time.Sleep(time.Until(exp) + 700*time.Millisecond)
+	f.wantCount(0, "locked", "true")
+	f.wantCount(1, "notLocked", "true")
+	if again := f.fetch(f.worker("w-other"), time.Minute, 5); len(again) != 1 {
+		t.Errorf("fetchAndLock after backoff returned %d tasks, want 1", len(again))
+	}
+}
+
+func factWithRetriesLeftNull(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	tasks, err := f.c.ExternalTasks(f.ctx, q("topicName", f.topics[0], "maxResults", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 1 || tasks[0].Retries != nil {
+		t.Fatalf("new task: %d tasks, retries %v; want 1 task with retries null", len(tasks), tasks)
+	}
+	f.wantCount(1, "withRetriesLeft", "true")
+	f.wantCount(0, "noRetriesLeft", "true")
+}
+
+func factNoRetriesLeftIncident(t *testing.T, f *fixture) {
+	f.deploy(1)
+	pis := f.start(1)
+	w := f.worker("w-exhaust")
+	tk := f.fetchOne(w, time.Minute)
+	if err := w.Failure(f.ctx, tk.ID, 0, 0, "exhausted"); err != nil {
+		t.Fatal(err)
+	}
+	got := f.task(tk.ID)
+	if got.Retries == nil || *got.Retries != 0 {
+		t.Errorf("retries after failure(retries=0) = %v, want 0", got.Retries)
+	}
+	t.Logf("retries exhausted: workerId=%s lockExpirationTime=%s", str(got.WorkerID), str(got.LockExpirationTime))
+	f.wantCount(1, "noRetriesLeft", "true")
+	f.wantCount(0, "withRetriesLeft", "true")
+	incs, err := f.c.Incidents(f.ctx, q("incidentType", "failedExternalTask", "processInstanceId", pis[0].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(incs) != 1 {
+		t.Fatalf("incidents of the instance = %d, want 1", len(incs))
+	}
+	inc := incs[0]
+	if inc.Configuration != tk.ID || inc.ActivityID != "task_1" {
+		t.Errorf("incident configuration=%q activityId=%q, want task id %q and task_1", inc.Configuration, inc.ActivityID, tk.ID)
+	}
+	t.Logf("incident: type=%s configuration=%s message=%s failedActivityId=%s", inc.IncidentType, inc.Configuration, str(inc.IncidentMessage), str(inc.FailedActivityID))
+	n, err := f.c.Count(f.ctx, "/incident/count", q("incidentType", "failedExternalTask", "configuration", tk.ID))
+	if err != nil || n != 1 {
+		t.Errorf("GET /incident/count?configuration=<task id> = %d, %v; want 1", n, err)
+	}
+	// Retries 0 is not fetchable; raising retries resolves the incident and makes it fetchable.
+	if other := f.fetch(f.worker("w-other"), time.Minute, 5); len(other) != 0 {
+		t.Errorf("fetchAndLock of a task with retries 0 returned %d tasks", len(other))
+	}
+	if err := w.SetRetries(f.ctx, tk.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	n, err = f.c.Count(f.ctx, "/incident/count", q("incidentType", "failedExternalTask", "configuration", tk.ID))
+	if err != nil || n != 0 {
+		t.Errorf("open incidents after raising retries = %d, %v; want 0", n, err)
+	}
+	f.wantCount(0, "noRetriesLeft", "true")
+	if again := f.fetch(f.worker("w-other"), time.Minute, 5); len(again) != 1 {
+		t.Errorf("fetchAndLock after raising retries returned %d tasks, want 1", len(again))
+	}
+}
+
+func factLockExpirationBefore(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(2)
+	f.fetchOne(f.worker("w-leb"), time.Minute)
+	future := camundatest.FormatTime(time.Now().Add(time.Hour))
+	past := camundatest.FormatTime(time.Now().Add(-time.Hour))
+	f.wantCount(2)
+	f.wantCount(1, "lockExpirationBefore", future) // the never-locked task is not "before"
+	f.wantCount(1, "lockExpirationAfter", past)
+	f.wantCount(1, "notLocked", "true")
+	f.wantCount(1, "locked", "true")
+}
+
+func factLapsedLock(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	w := f.worker("w-lapse")
+	tk := f.fetchOne(w, time.Second)
+	f.wantCount(1, "locked", "true")
+	time.Sleep(time.Until(lockExp(t, f.task(tk.ID))) + 700*time.Millisecond)
+	f.wantCount(0, "locked", "true")
+	f.wantCount(1, "notLocked", "true")
+	f.wantCount(1, "lockExpirationBefore", camundatest.FormatTime(time.Now()))
+	got := f.task(tk.ID)
+	// A lapsed lock keeps workerId and lockExpirationTime: "notLocked with a workerId" is how a
+	// poller tells a lapsed lock from a task never fetched.
+	if str(got.WorkerID) != w.ID || got.LockExpirationTime == nil {
+		t.Errorf("lapsed task workerId=%s lockExpirationTime=%s, want %s and the old time", str(got.WorkerID), str(got.LockExpirationTime), w.ID)
+	}
+	f.wantCount(1, "workerId", w.ID)
+	again := f.fetchOne(f.worker("w-second"), time.Minute)
+	if again.ID != tk.ID || str(f.task(tk.ID).WorkerID) != "w-second" {
+		t.Errorf("redelivery: fetched %s, workerId now %s", again.ID, str(f.task(tk.ID).WorkerID))
+	}
+}
+
+func factDateFormat(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	tk := f.fetchOne(f.worker("w-date"), time.Minute)
+	if s := str(tk.LockExpirationTime); len(s) != len("2006-01-02T15:04:05.000-0700") {
+		t.Errorf("lockExpirationTime %q is not in yyyy-MM-dd'T'HH:mm:ss.SSSZ", s)
+	}
+	in := time.Now().Add(time.Hour)
+	plus := in.In(time.FixedZone("+0100", 3600)).Format(camundatest.DateLayout)
+	minus := in.In(time.FixedZone("-0700", -7*3600)).Format(camundatest.DateLayout)
+	base := "/external-task/count?topicName=" + url.QueryEscape(f.topics[0]) + "&lockExpirationBefore="
+	cases := []struct {
+		name, raw  string
+		wantStatus int
+		wantCount  int // when 200
+	}{
+		{"plus offset, + encoded as %2B", url.QueryEscape(plus), 200, 1},
+		{"minus offset, unencoded", minus, 200, 1},
+		{"plus offset, raw +", plus, 400, 0},
+		{"UTC as Z", url.QueryEscape(in.UTC().Format("2006-01-02T15:04:05.000Z")), 400, 0},
+		{"offset with colon", url.QueryEscape(in.Format("2006-01-02T15:04:05.000-07:00")), 400, 0},
+		{"no milliseconds", url.QueryEscape(in.Format("2006-01-02T15:04:05-0700")), 400, 0},
+	}
+	for _, c := range cases {
+		resp, err := f.c.Raw(f.ctx, http.MethodGet, base+c.raw, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: lockExpirationBefore=%s -> HTTP %d %s", c.name, c.raw, resp.Status, truncate(resp.Body, 300))
+		if resp.Status != c.wantStatus {
+			t.Errorf("%s (%s): HTTP %d, want %d; body %s", c.name, c.raw, resp.Status, c.wantStatus, resp.Body)
+			continue
+		}
+		if resp.Status == 200 {
+			var v struct{ Count int }
+			if err := json.Unmarshal(resp.Body, &v); err != nil || v.Count != c.wantCount {
+				t.Errorf("%s: count %s, want %d", c.name, resp.Body, c.wantCount)
+			}
+		}
+	}
+}
+
+func (f *fixture) topicNames(kv ...string) []string {
+	f.t.Helper()
+	names, err := f.c.TopicNames(f.ctx, q(kv...))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return names
+}
+
+func factTopicNames(t *testing.T, f *fixture) {
+	f.deploy(2) // a chain: t1 then t2
+	f.start(1)
+	t1, t2 := f.topics[0], f.topics[1]
+	has := func(names []string, s string) bool { return slices.Contains(names, s) }
+	if n := f.topicNames(); !has(n, t1) || has(n, t2) {
+		t.Errorf("topic-names with a task on t1 only: t1 %v, t2 %v", has(n, t1), has(n, t2))
+	}
+	w := f.worker("w-topics")
+	tk := f.fetchOne(w, time.Minute)
+	if !has(f.topicNames("withLockedTasks", "true"), t1) || has(f.topicNames("withUnlockedTasks", "true"), t1) {
+		t.Errorf("locked t1 task: withLockedTasks/withUnlockedTasks do not match")
+	}
+	if err := w.Complete(f.ctx, tk.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	n := f.topicNames()
+	if has(n, t1) || !has(n, t2) {
+		t.Errorf("after completing t1: topic-names has t1=%v (want false, drained), t2=%v (want true)", has(n, t1), has(n, t2))
+	}
+}
+
+func (f *fixture) historyCount(kind string) int {
+	f.t.Helper()
+	n, err := f.c.Count(f.ctx, "/history/external-task-log/count", q("topicName", f.topics[0], kind, "true"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+func factHistoryLog(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	w := f.worker("w-hist")
+	tk := f.fetchOne(w, time.Minute)
+	if err := w.Failure(f.ctx, tk.ID, 1, 0, "first try failed"); err != nil {
+		t.Fatal(err)
+	}
+	tk = f.fetchOne(w, time.Minute)
+	if err := w.Complete(f.ctx, tk.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"creationLog": 1, "failureLog": 1, "successLog": 1, "deletionLog": 0}
+	for kind, n := range want {
+		if got := f.historyCount(kind); got != n {
+			t.Errorf("GET /history/external-task-log/count?topicName=..&%s=true = %d, want %d", kind, got, n)
+		}
+	}
+	all, err := f.c.Count(f.ctx, "/history/external-task-log/count", q("topicName", f.topics[0]))
+	if err != nil || all != 3 {
+		t.Errorf("all log entries of the topic = %d, %v; want 3", all, err)
+	}
+}
+
+func factCreateTime(t *testing.T, f *fixture) {
+	f.deploy(1)
+	before := time.Now()
+	f.start(1)
+	after := time.Now()
+	var raw []map[string]any
+	if err := f.c.Get(f.ctx, "/external-task", q("topicName", f.topics[0], "maxResults", "1"), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 1 {
+		t.Fatalf("%d tasks", len(raw))
+	}
+	ct, present := raw[0]["createTime"]
+	t.Logf("createTime present=%v value=%v", present, ct)
+	if present != f.exp.createTime {
+		t.Fatalf("createTime present = %v, want %v", present, f.exp.createTime)
+	}
+	if present {
+		s, _ := ct.(string)
+		ts, err := camundatest.ParseTime(s)
+		if err != nil {
+			t.Fatalf("createTime %v: %v", ct, err)
+		}
+		within(t, "createTime", ts, before, after)
+		resp, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task?sortBy=createTime&sortOrder=asc&maxResults=1&topicName="+url.QueryEscape(f.topics[0]), nil, "")
+		if err != nil || resp.Status != 200 {
+			t.Errorf("sortBy=createTime: %v %v", resp, err)
+		}
+	}
+}
+
+func factListWithoutMaxResults(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(3)
+	tasks, err := f.c.ExternalTasks(f.ctx, q("topicName", f.topics[0]))
+	if err != nil {
+		t.Fatalf("list without maxResults (no auth): %v", err)
+	}
+	if len(tasks) != 3 {
+		t.Errorf("list without maxResults returned %d tasks, want all 3", len(tasks))
+	}
+	page, err := f.c.ExternalTasks(f.ctx, q("topicName", f.topics[0], "maxResults", "2", "firstResult", "1"))
+	if err != nil || len(page) != 2 {
+		t.Errorf("firstResult=1&maxResults=2: %d tasks, %v", len(page), err)
+	}
+}
+
+func factSuspended(t *testing.T, f *fixture) {
+	f.deploy(1)
+	pis := f.start(3)
+	w := f.worker("w-susp")
+	locked := f.fetchOne(w, time.Minute)
+	// Suspend an instance whose task is not locked.
+	var victim string
+	for _, pi := range pis {
+		if pi.ID != locked.ProcessInstanceID {
+			victim = pi.ID
+			break
+		}
+	}
+	if err := f.c.SetProcessInstanceSuspended(f.ctx, victim, true); err != nil {
+		t.Fatal(err)
+	}
+	f.wantCount(1, "suspended", "true")
+	f.wantCount(2, "active", "true")
+	tasks, err := f.c.ExternalTasks(f.ctx, q("processInstanceId", victim, "maxResults", "5"))
+	if err != nil || len(tasks) != 1 || !tasks[0].Suspended {
+		t.Errorf("task of the suspended instance: %+v %v, want suspended=true", tasks, err)
+	}
+	if got := f.fetch(f.worker("w-other"), time.Minute, 5); len(got) != 1 {
+		t.Errorf("fetchAndLock with one suspended, one locked, one free task returned %d, want 1", len(got))
+	}
+	// Suspending the definition with its instances suspends the locked tasks too; they stay locked.
+	if err := f.c.SetProcessDefinitionSuspended(f.ctx, f.key, true, true); err != nil {
+		t.Fatal(err)
+	}
+	f.wantCount(3, "suspended", "true")
+	f.wantCount(0, "active", "true")
+	n := f.count("suspended", "true", "locked", "true")
+	t.Logf("after suspending the definition: suspended&locked = %d (locked before: 2)", n)
+	if n != 2 {
+		t.Errorf("suspended&locked = %d, want 2 (suspension keeps locks)", n)
+	}
+	if err := w.Complete(f.ctx, locked.ID, nil); err == nil {
+		t.Errorf("completing a suspended task succeeded")
+	} else {
+		t.Logf("complete on a suspended task: %v", err)
+	}
+	if err := f.c.SetProcessDefinitionSuspended(f.ctx, f.key, false, true); err != nil {
+		t.Fatal(err)
+	}
+	f.wantCount(0, "suspended", "true")
+	f.wantCount(3, "active", "true")
+}
+
+func factExtendLock(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	w := f.worker("w-extend")
+	tk := f.fetchOne(w, 10*time.Second)
+	old := lockExp(t, f.task(tk.ID))
+	before := time.Now()
+	if err := w.ExtendLock(f.ctx, tk.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	got := lockExp(t, f.task(tk.ID))
+	if !got.After(old) {
+		t.Errorf("lockExpirationTime after extendLock %s not after %s", got, old)
+	}
+	within(t, "lockExpirationTime after extendLock(60s)", got, before.Add(time.Minute), after.Add(time.Minute))
+	err := f.worker("w-intruder").ExtendLock(f.ctx, tk.ID, time.Minute)
+	var apiErr *camundatest.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(apiErr.Endpoint, "/extendLock") {
+		t.Errorf("extendLock by another worker: %v, want HTTP 400 naming the endpoint", err)
+	}
+}
+
+func factUnlock(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	w := f.worker("w-unlock")
+	tk := f.fetchOne(w, time.Minute)
+	if err := w.Unlock(f.ctx, tk.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := f.task(tk.ID)
+	if got.WorkerID != nil || got.LockExpirationTime != nil {
+		t.Errorf("after unlock workerId=%s lockExpirationTime=%s, want both null", str(got.WorkerID), str(got.LockExpirationTime))
+	}
+	f.wantCount(1, "notLocked", "true")
+	if err := w.Lock(f.ctx, tk.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	f.wantCount(1, "locked", "true")
+}
+
+func factBpmnError(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	w := f.worker("w-bpmn")
+	tk := f.fetchOne(w, time.Minute)
+	if err := w.BpmnError(f.ctx, tk.ID, "BUSINESS_RULE", "rejected"); err != nil {
+		t.Fatal(err)
+	}
+	f.wantCount(0)
+	// An uncaught BPMN error is not logged as failure or success.
+	t.Logf("after bpmnError: failureLog=%d successLog=%d deletionLog=%d", f.historyCount("failureLog"), f.historyCount("successLog"), f.historyCount("deletionLog"))
+}
+
+func factWrongWorker(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	tk := f.fetchOne(f.worker("w-owner"), time.Minute)
+	intruder := f.worker("w-intruder")
+	for name, call := range map[string]func() error{
+		"failure":  func() error { return intruder.Failure(f.ctx, tk.ID, 1, 0, "not mine") },
+		"complete": func() error { return intruder.Complete(f.ctx, tk.ID, nil) },
+	} {
+		err := call()
+		var apiErr *camundatest.APIError
+		if !errors.As(err, &apiErr) || apiErr.Status != 400 {
+			t.Errorf("%s by a worker not holding the lock: %v, want HTTP 400", name, err)
+		} else {
+			t.Logf("%s by another worker: %v", name, err)
+		}
+	}
+}
+
+func factBooleanFalse(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(2)
+	f.fetchOne(f.worker("w-bool"), time.Minute)
+	f.wantCount(1, "locked", "true")
+	f.wantCount(2, "locked", "false") // false = no filter, not "unlocked"
+	f.wantCount(2, "notLocked", "false")
+	f.wantCount(2, "suspended", "false")
+}
+
+func factSorting(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(1)
+	for _, c := range []struct {
+		query string
+		want  int
+	}{
+		{"sortBy=id", 400},
+		{"sortOrder=asc", 400},
+		{"sortBy=id&sortOrder=asc", 200},
+		{"sortBy=lockExpirationTime&sortOrder=desc", 200},
+	} {
+		resp, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task?maxResults=5&topicName="+url.QueryEscape(f.topics[0])+"&"+c.query, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != c.want {
+			t.Errorf("GET /external-task?%s: HTTP %d, want %d; body %s", c.query, resp.Status, c.want, resp.Body)
+		}
+	}
+}

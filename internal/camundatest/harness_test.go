@@ -1,0 +1,130 @@
+package camundatest_test
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+)
+
+func TestExternalTaskProcessIsWellFormed(t *testing.T) {
+	b := camundatest.ExternalTaskProcess("p_x", "a.topic", "b<&>topic")
+	var doc struct {
+		Process struct {
+			ID    string `xml:"id,attr"`
+			HTTL  string `xml:"http://camunda.org/schema/1.0/bpmn historyTimeToLive,attr"`
+			Tasks []struct {
+				ID    string `xml:"id,attr"`
+				Topic string `xml:"http://camunda.org/schema/1.0/bpmn topic,attr"`
+				Type  string `xml:"http://camunda.org/schema/1.0/bpmn type,attr"`
+			} `xml:"serviceTask"`
+		} `xml:"process"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("BPMN is not well-formed XML: %v\n%s", err, b)
+	}
+	p := doc.Process
+	if p.ID != "p_x" || p.HTTL != "P1D" || len(p.Tasks) != 2 ||
+		p.Tasks[0].Topic != "a.topic" || p.Tasks[1].Topic != "b<&>topic" || p.Tasks[1].ID != "task_2" || p.Tasks[0].Type != "external" {
+		t.Fatalf("unexpected BPMN model %+v\n%s", p, b)
+	}
+}
+
+func TestUniqueName(t *testing.T) {
+	if got := camundatest.UniqueName("TestX/sub case", "camunda"); got != "p_TestX_sub_case_camunda" {
+		t.Fatalf("UniqueName = %q", got)
+	}
+}
+
+func TestSourceHashIsStable(t *testing.T) {
+	for _, f := range camundatest.AllFlavors() {
+		a, err := camundatest.SourceHash(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := camundatest.SourceHash(f)
+		if a != b || len(a) != 16 {
+			t.Fatalf("%s: hash %q then %q", f, a, b)
+		}
+	}
+	ha, _ := camundatest.SourceHash(camundatest.FlavorCamunda)
+	hb, _ := camundatest.SourceHash(camundatest.FlavorOperaton)
+	if ha == hb {
+		t.Fatal("flavors share a hash")
+	}
+	if _, err := camundatest.SourceHash("cibseven"); err == nil || !strings.Contains(err.Error(), "unknown flavor") {
+		t.Fatalf("unknown flavor: err = %v", err)
+	}
+}
+
+func TestBuildNamesMissingTool(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := camundatest.Build(context.Background(), camundatest.FlavorCamunda)
+	if err == nil || !strings.Contains(err.Error(), `"java"`) {
+		t.Fatalf("Build without java in PATH: err = %v", err)
+	}
+	// java present, mvn missing.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "java"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	_, err = camundatest.Build(context.Background(), camundatest.FlavorCamunda)
+	if err == nil || !strings.Contains(err.Error(), `"mvn"`) {
+		t.Fatalf("Build without mvn in PATH: err = %v", err)
+	}
+}
+
+// TestBuildIsCached builds every flavor (a no-op when the cache is warm) and checks a second
+// Build returns the same jar at once.
+func TestBuildIsCached(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with Maven")
+	}
+	for _, f := range camundatest.Flavors() {
+		start := time.Now()
+		jar, err := camundatest.Build(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := time.Since(start)
+		start = time.Now()
+		again, err := camundatest.Build(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again != jar || time.Since(start) > 2*time.Second {
+			t.Fatalf("%s: second Build gave %s after %s (first %s)", f, again, time.Since(start), jar)
+		}
+		t.Logf("%s: %s (first Build %s)", f, jar, first.Round(time.Millisecond))
+	}
+}
+
+// TestStartFailureCarriesLogAndCleansUp starts an engine with a bad argument: the error must carry
+// the JVM's output and no process may be left.
+func TestStartFailureCarriesLogAndCleansUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM")
+	}
+	ctx := context.Background()
+	_, err := camundatest.Start(ctx, camundatest.Options{
+		Flavor:    camundatest.FlavorCamunda,
+		ExtraArgs: []string{"--spring.datasource.url=jdbc:nosuchdriver:x"},
+	})
+	if err == nil {
+		t.Fatal("Start with a broken datasource URL succeeded")
+	}
+	if !strings.Contains(err.Error(), "engine output (tail)") || !strings.Contains(err.Error(), "JVM exited") {
+		t.Fatalf("error lacks the engine's output: %v", err)
+	}
+	var apiErr *camundatest.APIError
+	if errors.As(err, &apiErr) {
+		t.Fatalf("unexpected API error type: %v", err)
+	}
+}
