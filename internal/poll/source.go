@@ -194,7 +194,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 			snap.Up = false
 			failed[ConnectCollector] = true
 			s.logger.Warn("source unreachable; its series are dropped until it answers",
-				"source", s.kind, "name", s.name, "err", err)
+				"kind", s.kind, "name", s.name, "err", err)
 		}
 	}
 	if snap.Up {
@@ -205,7 +205,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 			if err != nil {
 				failed[c.Name()] = true
 				s.logger.Warn("collector failed; its series are dropped for this collection",
-					"source", s.kind, "name", s.name, "collector", c.Name(), "err", err)
+					"kind", s.kind, "name", s.name, "collector", c.Name(), "err", err)
 				continue
 			}
 			snap.Data = append(snap.Data, ms...)

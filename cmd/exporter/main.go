@@ -1,0 +1,194 @@
+// Command workflow-exporter serves Prometheus metrics about Camunda 7
+// external tasks and the idempotency, inbox, outbox and processed-job tables
+// of the workers that run them. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/check"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+const (
+	exporterName = "workflow-exporter"
+	// defaultAddress sits outside the range of the Prometheus default port
+	// allocations (9100 and up), so it collides with no registered exporter.
+	defaultAddress = ":7840"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// options are the parsed command line.
+type options struct {
+	web            *web.FlagConfig
+	metricsPath    string
+	configFile     string
+	configCheck    bool
+	timeoutOffset  time.Duration
+	defaultTimeout time.Duration
+	log            *promslog.Config
+	command        string
+}
+
+func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
+	app := kingpin.New(exporterName, "Prometheus exporter for Camunda 7 external tasks and the idempotency, inbox, outbox and processed-job tables of their workers.")
+	app.UsageWriter(stdout).ErrorWriter(stderr)
+	exited := -1
+	app.Terminate(func(code int) { exited = code })
+	o := &options{log: &promslog.Config{}}
+	o.web = kingpinflag.AddFlags(app, defaultAddress)
+	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
+	app.Flag("config.file", "YAML configuration file (sources, tables, limits). Without it: one Camunda engine at "+config.DefaultCamundaURL+" and no database.").Default("").StringVar(&o.configFile)
+	app.Flag("config.check", "Validate the configuration file, print the result and exit.").BoolVar(&o.configCheck)
+	app.Flag("scrape.timeout-offset", "Subtracted from the Prometheus scrape timeout: a scrape never waits longer for collections, it gets the previous snapshot instead.").Default("500ms").DurationVar(&o.timeoutOffset)
+	app.Flag("scrape.default-timeout", "Scrape timeout assumed when the scraper sends no X-Prometheus-Scrape-Timeout-Seconds header.").Default("10s").DurationVar(&o.defaultTimeout)
+	promslogflag.AddFlags(app, o.log)
+	app.Version(version.Print(exporterName))
+	app.HelpFlag.Short('h')
+	app.Command("serve", "Serve metrics (the default).").Default()
+	app.Command("check", "Connect to every configured database and report, per table, missing columns, missing indexes (with CREATE INDEX statements) and whether the role can write.")
+	cmd, err := app.Parse(args)
+	if exited >= 0 {
+		return nil, exited, false
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (try --help)\n", exporterName, err)
+		return nil, 2, false
+	}
+	o.command = cmd
+	return o, 0, true
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, code, ok := parseFlags(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	o.log.Writer = stderr
+	logger := promslog.New(o.log)
+
+	cfg, err := config.Load(o.configFile)
+	if err != nil {
+		logger.Error("invalid configuration", "err", err)
+		fmt.Fprintf(stderr, "%s\n", err)
+		return 1
+	}
+	if o.configCheck {
+		if f := *o.web.WebConfigFile; f != "" {
+			if err := web.Validate(f); err != nil {
+				fmt.Fprintf(stderr, "web config file %s: %v\n", f, err)
+				return 1
+			}
+		}
+		fmt.Fprintf(stdout, "configuration ok: %d Camunda engine(s), %d database(s)\n", len(cfg.Camunda), len(cfg.Databases))
+		return 0
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if o.command == "check" {
+		rep := check.Run(ctx, cfg, stdout, logger)
+		if rep.Errors > 0 {
+			return 1
+		}
+		return 0
+	}
+	return serve(ctx, o, cfg, logger)
+}
+
+func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Logger) int {
+	logger.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
+	folds := fold.NewStats()
+	sources, closeSources, err := buildSources(cfg, folds, logger)
+	if err != nil {
+		logger.Error("cannot set up sources", "err", err)
+		return 1
+	}
+	defer closeSources()
+	set := poll.NewSet(folds, sources...)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfo(),
+		set,
+	)
+
+	mux := http.NewServeMux()
+	mux.Handle(o.metricsPath, poll.Handler(set, reg, poll.HandlerOptions{
+		DefaultTimeout: o.defaultTimeout, Offset: o.timeoutOffset,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError),
+	}))
+	// Health says the process serves; readiness does not wait for sources,
+	// because a down source must still be scraped to be reported down.
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy.") })
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready.") })
+	if o.metricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        exporterName,
+			Description: "Camunda 7 external tasks and worker idempotency, inbox, outbox and processed-job tables",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: o.metricsPath, Text: "Metrics"},
+				{Address: "/-/healthy", Text: "Health"},
+				{Address: "/-/ready", Text: "Readiness"},
+			},
+		})
+		if err != nil {
+			logger.Error("landing page", "err", err)
+			return 1
+		}
+		mux.Handle("/", landing)
+	}
+
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(srv, o.web, logger) }()
+	select {
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("HTTP server failed", "err", err)
+			return 1
+		}
+	case <-ctx.Done():
+		logger.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	return 0
+}
+
+// buildInfo is workflow_exporter_build_info with the catalog's labels.
+func buildInfo() prometheus.Collector {
+	m := catalog.MustGet(catalog.ExporterBuildInfo)
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: m.Name, Help: m.Help,
+		ConstLabels: prometheus.Labels{"version": version.Version, "revision": version.GetRevision(), "goversion": runtime.Version()},
+	}, func() float64 { return 1 })
+}

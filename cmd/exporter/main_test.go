@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// buildBinary compiles the exporter once per test binary.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "workflow-exporter")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestConfigCheckNamesTheKey(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yml")
+	os.WriteFile(bad, []byte("databases:\n  - name: orders\n    dsn_env: WFX_UNSET_FOR_TEST\n    tables:\n      outbox: {columns: {created_at: 'created at'}}\n"), 0o600)
+	out, err := exec.Command(bin, "--config.file", bad, "--config.check").CombinedOutput()
+	if err == nil {
+		t.Fatalf("invalid config accepted:\n%s", out)
+	}
+	for _, want := range []string{
+		"databases[0]: dsn: environment variable WFX_UNSET_FOR_TEST is not set or empty",
+		`databases[0].tables.outbox.columns.created_at: "created at" is not a column name`,
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	good := filepath.Join(dir, "good.yml")
+	os.WriteFile(good, []byte("databases: [{name: orders, dsn: 'postgres://127.0.0.1:1/x'}]\n"), 0o600)
+	out, err = exec.Command(bin, "--config.file", good, "--config.check").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "configuration ok: 0 Camunda engine(s), 1 database(s)") {
+		t.Fatalf("valid config rejected: %v\n%s", err, out)
+	}
+}
+
+// TestServesRealDatabase starts the binary against a real database and
+// scrapes it like Prometheus does.
+func TestServesRealDatabase(t *testing.T) {
+	bin := buildBinary(t)
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema, _ := os.ReadFile("../../deploy/sql/001_reference_schema.sql")
+	if _, err := conn.Exec(ctx, string(schema)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
+		VALUES (gen_random_uuid(), 'Order', 'o1', 'OrderCreated', 'k', '{}', 'PENDING', now() - interval '90 seconds')`); err != nil {
+		t.Fatal(err)
+	}
+	// The DSN carries a password the server ignores (trust auth): it must
+	// never show up in a log line.
+	secretDSN := strings.Replace(dsn, "postgres@", "postgres:hunter2-secret@", 1)
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "config.yml")
+	os.WriteFile(cfgFile, []byte(`
+camunda:
+  - name: nowhere
+    url: http://127.0.0.1:1/engine-rest
+    username: exporter
+    password_env: WFX_TEST_CAMUNDA_PW
+databases:
+  - name: orders
+    dsn_env: WFX_TEST_DSN
+`), 0o600)
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "--config.file", cfgFile, "--web.listen-address", addr, "--log.level", "debug")
+	cmd.Env = append(os.Environ(), "WFX_TEST_DSN="+secretDSN, "WFX_TEST_CAMUNDA_PW=camunda-secret-pw")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(bufio.NewReader(stderr))
+		logs <- string(b)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Error("exporter did not stop within 10s of SIGINT")
+		}
+	})
+	base := "http://" + addr
+	waitFor(t, base+"/-/healthy")
+
+	body := get(t, base+"/metrics", 200)
+	for _, want := range []string{
+		`workflow_outbox_events_pending{aggregate_type="Order",database="orders",event_type="OrderCreated"} 1`,
+		`workflow_exporter_source_up{name="orders",source="database"} 1`,
+		`workflow_exporter_source_up{name="nowhere",source="camunda"} 0`,
+		`camunda_up{engine="nowhere"} 0`,
+		`workflow_exporter_collector_up{collector="outbox",name="orders",source="database"} 1`,
+		`workflow_exporter_build_info{`,
+		"go_goroutines",
+		"process_cpu_seconds_total",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if !strings.Contains(body, `workflow_outbox_oldest_pending_age_seconds{aggregate_type="Order",database="orders",event_type="OrderCreated"} 9`) {
+		t.Errorf("oldest pending age is not ~90s by the database clock:\n%s", grep(body, "oldest_pending"))
+	}
+	get(t, base+"/-/ready", 200)
+	if landing := get(t, base+"/", 200); !strings.Contains(landing, "/metrics") {
+		t.Errorf("landing page does not link the metrics")
+	}
+
+	cmd.Process.Signal(os.Interrupt)
+	var out string
+	select {
+	case out = <-logs:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no logs")
+	}
+	for _, secret := range []string{"hunter2-secret", "camunda-secret-pw"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("a credential appears in the logs:\n%s", out)
+		}
+	}
+	if !strings.Contains(out, "series are dropped") || !strings.Contains(out, "kind=camunda name=nowhere") {
+		t.Errorf("unreachable engine not logged:\n%s", out)
+	}
+}
+
+func TestCheckCommandAgainstRealDatabase(t *testing.T) {
+	bin := buildBinary(t)
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "config.yml")
+	os.WriteFile(cfgFile, []byte("databases: [{name: orders, dsn_env: WFX_TEST_DSN}]\n"), 0o600)
+	cmd := exec.Command(bin, "--config.file", cfgFile, "check")
+	cmd.Env = append(os.Environ(), "WFX_TEST_DSN="+dsn)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("check passed on an empty database:\n%s", out)
+	}
+	if !strings.Contains(string(out), "outbox: table event_outbox\n    ERROR table does not exist") || !strings.Contains(string(out), "4 error(s)") {
+		t.Fatalf("unexpected report:\n%s", out)
+	}
+}
+
+func waitFor(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s not up within 20s", url)
+}
+
+func get(t *testing.T, url string, status int) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Fatalf("GET %s: %d, want %d\n%s", url, resp.StatusCode, status, b)
+	}
+	return string(b)
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return fmt.Sprint(out)
+}

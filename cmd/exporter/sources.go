@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+// buildSources turns the configuration into poll sources. It connects to
+// nothing: a source that is down at start-up is reported by its collections.
+func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([]*poll.Source, func(), error) {
+	var sources []*poll.Source
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for i, d := range cfg.Databases {
+		db, err := collectors.NewDatabase(d, fmt.Sprintf("databases[%d]", i), folds, logger)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, db.DB.Close)
+		sources = append(sources, db.Source)
+	}
+	for i, e := range cfg.Camunda {
+		src, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), folds, logger)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		sources = append(sources, src)
+	}
+	return sources, closeAll, nil
+}

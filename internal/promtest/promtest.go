@@ -1,0 +1,283 @@
+// Package promtest runs Debian's Prometheus and Alertmanager binaries as child
+// processes for end-to-end tests: each on a free 127.0.0.1 port, with a
+// throwaway data directory and the configuration the test gives, waited for
+// until /-/ready answers, and stopped and cleaned up when the test ends.
+//
+// It is the harness of the alerting end-to-end test (issue 5): the exporter
+// and PostgreSQL are wired in by the caller; this package knows nothing of
+// them. The binaries come from the Debian packages prometheus and
+// prometheus-alertmanager (/usr/bin/prometheus, /usr/bin/prometheus-alertmanager);
+// PROMTEST_PROMETHEUS and PROMTEST_ALERTMANAGER override the paths.
+package promtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Default binary paths (Debian 12 packages).
+const (
+	DefaultPrometheus   = "/usr/bin/prometheus"
+	DefaultAlertmanager = "/usr/bin/prometheus-alertmanager"
+)
+
+// readyTimeout bounds the wait for /-/ready.
+const readyTimeout = 60 * time.Second
+
+// PrometheusBinary returns the Prometheus binary to run.
+func PrometheusBinary() string { return envOr("PROMTEST_PROMETHEUS", DefaultPrometheus) }
+
+// AlertmanagerBinary returns the Alertmanager binary to run.
+func AlertmanagerBinary() string { return envOr("PROMTEST_ALERTMANAGER", DefaultAlertmanager) }
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// SkipIfMissing skips the test when a binary is not installed, unless
+// PROMTEST_REQUIRE is set (CI sets it, so a missing package fails the run
+// instead of passing it silently).
+func SkipIfMissing(t testing.TB, bins ...string) {
+	t.Helper()
+	for _, b := range bins {
+		if _, err := exec.LookPath(b); err != nil {
+			if os.Getenv("PROMTEST_REQUIRE") != "" {
+				t.Fatalf("%s not found and PROMTEST_REQUIRE is set: apt-get install prometheus prometheus-alertmanager", b)
+			}
+			t.Skipf("%s not found (apt-get install prometheus prometheus-alertmanager)", b)
+		}
+	}
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Server is a running child process with an HTTP API.
+type Server struct {
+	Name string
+	// URL is the base URL, e.g. http://127.0.0.1:41234.
+	URL string
+	// Addr is host:port, for configuration files.
+	Addr string
+	// Dir holds the config files and the data directory.
+	Dir string
+
+	cmd     *exec.Cmd
+	log     *syncBuffer
+	done    chan struct{}
+	waitErr error
+}
+
+// Log returns what the process wrote so far (stdout and stderr).
+func (s *Server) Log() string { return s.log.String() }
+
+// Files are extra files written next to the configuration (rule files,
+// templates), by name relative to Dir.
+type Files map[string]string
+
+// StartPrometheus starts Prometheus with the given prometheus.yml content.
+// Rule files named in the config with relative paths are looked up in Dir,
+// so pass them in files. Extra flags are appended (for example
+// "--rules.alert.resend-delay=1s").
+func StartPrometheus(t testing.TB, config string, files Files, flags ...string) *Server {
+	t.Helper()
+	bin := PrometheusBinary()
+	SkipIfMissing(t, bin)
+	s := prepare(t, "prometheus", "prometheus.yml", config, files)
+	args := append([]string{
+		"--config.file=" + filepath.Join(s.Dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(s.Dir, "data"),
+		"--web.listen-address=" + s.Addr,
+		"--web.enable-lifecycle",
+		"--log.level=info",
+	}, flags...)
+	start(t, s, bin, args)
+	return s
+}
+
+// StartAlertmanager starts Alertmanager with the given alertmanager.yml
+// content, clustering disabled.
+func StartAlertmanager(t testing.TB, config string, flags ...string) *Server {
+	t.Helper()
+	bin := AlertmanagerBinary()
+	SkipIfMissing(t, bin)
+	s := prepare(t, "alertmanager", "alertmanager.yml", config, nil)
+	args := append([]string{
+		"--config.file=" + filepath.Join(s.Dir, "alertmanager.yml"),
+		"--storage.path=" + filepath.Join(s.Dir, "data"),
+		"--web.listen-address=" + s.Addr,
+		"--cluster.listen-address=", // no gossip port, no peers
+		"--log.level=info",
+	}, flags...)
+	start(t, s, bin, args)
+	return s
+}
+
+func prepare(t testing.TB, name, configName, config string, files Files) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, configName), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for n, content := range files {
+		p := filepath.Join(dir, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &syncBuffer{}, done: make(chan struct{})}
+}
+
+func start(t testing.TB, s *Server, bin string, args []string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = s.Dir
+	cmd.Stdout = s.log
+	cmd.Stderr = s.log
+	// Own process group: a signal to the test's group does not reach it
+	// first, and Stop signals exactly this child.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", s.Name, err)
+	}
+	s.cmd = cmd
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", s.Name, tail(s.Log(), 40))
+		}
+	})
+	if err := s.waitReady(readyTimeout); err != nil {
+		s.Stop()
+		t.Fatalf("%s not ready: %v\nlog:\n%s", s.Name, err, tail(s.Log(), 40))
+	}
+}
+
+func (s *Server) waitReady(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	var last error
+	for {
+		select {
+		case <-s.done:
+			return fmt.Errorf("exited: %v", s.waitErr)
+		default:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/-/ready", nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/-/ready: %s", resp.Status)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop terminates the process (SIGTERM, then SIGKILL after 10s) and waits
+// for it. Safe to call more than once.
+func (s *Server) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// Exited reports whether the process has ended.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// ErrNotFound is returned by RewriteWebhookURLs when the config has no
+// webhook URL with the given prefix.
+var ErrNotFound = errors.New("promtest: no webhook URL with that prefix")
+
+// RewriteWebhookURLs replaces the base of every webhook URL starting with
+// from (for deploy/alertmanager.yml: "http://127.0.0.1:5001") by to, keeping
+// the path, so a test's receiver gets /pager and /ticket.
+func RewriteWebhookURLs(config, from, to string) (string, error) {
+	if !strings.Contains(config, "url: "+from) {
+		return "", ErrNotFound
+	}
+	return strings.ReplaceAll(config, "url: "+from, "url: "+to), nil
+}
