@@ -72,6 +72,14 @@ type Config struct {
 	// DefinitionCacheSize bounds the process-definition id -> key cache.
 	// Zero means DefaultDefinitionCache.
 	DefinitionCacheSize int
+
+	// MaxResultsLimit is the engine's queryMaxResultsLimit, when it sets one
+	// (it then answers 400 to authenticated list requests asking for more).
+	// Zero means none known. With a limit, list calls never ask for more:
+	// a Page without MaxResults gets min(DefaultPageSize, limit), a Page
+	// asking for more fails before sending, and process-definition lookups
+	// batch by at most this many ids.
+	MaxResultsLimit int
 }
 
 // RetryPolicy says which failed reads are tried again and how long to wait.
@@ -151,6 +159,8 @@ type Client struct {
 	password string // kept only to scrub it from engine-supplied messages
 	defs     *definitionCache
 
+	maxResultsLimit int
+
 	// Seams for tests; production uses real timers and math/rand/v2.
 	sleep func(context.Context, time.Duration) error
 	rnd   func(int64) int64
@@ -188,8 +198,8 @@ func New(cfg Config) (*Client, error) {
 	if cacheSize == 0 {
 		cacheSize = DefaultDefinitionCache
 	}
-	if maxBody < 0 || cacheSize < 0 {
-		return nil, errors.New("camunda: max response bytes and definition cache size must not be negative")
+	if maxBody < 0 || cacheSize < 0 || cfg.MaxResultsLimit < 0 {
+		return nil, errors.New("camunda: max response bytes, definition cache size and max results limit must not be negative")
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -234,8 +244,10 @@ func New(cfg Config) (*Client, error) {
 		hasCreds: cfg.Username != "",
 		password: cfg.Password,
 		defs:     newDefinitionCache(cacheSize),
-		sleep:    sleepCtx,
-		rnd:      rand.Int64N,
+
+		maxResultsLimit: cfg.MaxResultsLimit,
+		sleep:           sleepCtx,
+		rnd:             rand.Int64N,
 	}, nil
 }
 
@@ -285,6 +297,21 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // It holds no credentials.
 func (c *Client) Root() string { return c.root }
 
+// DefaultPageSize is the page size this client uses when a Page leaves
+// MaxResults at zero: DefaultPageSize, or the configured MaxResultsLimit if
+// that is smaller. Pass it to Collect.
+func (c *Client) DefaultPageSize() int {
+	if c.maxResultsLimit > 0 {
+		return min(DefaultPageSize, c.maxResultsLimit)
+	}
+	return DefaultPageSize
+}
+
+// refuse reports a request the client will not send.
+func (c *Client) refuse(path string, err error) *APIError {
+	return &APIError{Method: http.MethodGet, Endpoint: path, CredentialsConfigured: c.hasCreds, Message: err.Error()}
+}
+
 // get performs GET {root}{path}?{query} with retries, and decodes a 2xx JSON
 // body into out. The query is encoded with url.Values.Encode, so '+' in
 // dates becomes %2B and keys come out sorted (stable, testable URLs).
@@ -301,8 +328,7 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 		if len(encoded) > maxQueryLength {
 			// Fail here with a clear message rather than get an opaque
 			// 400/414 from the servlet container.
-			return &APIError{Method: http.MethodGet, Endpoint: path, CredentialsConfigured: c.hasCreds,
-				Message: fmt.Sprintf("query string of %d bytes exceeds %d; split the *In id lists into smaller batches", len(encoded), maxQueryLength)}
+			return c.refuse(path, fmt.Errorf("query string of %d bytes exceeds %d; split the *In id lists into smaller batches", len(encoded), maxQueryLength))
 		}
 		target += "?" + encoded
 	}

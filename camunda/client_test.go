@@ -3,6 +3,7 @@ package camunda
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -257,5 +258,56 @@ func TestQueryLengthGuard(t *testing.T) {
 	}
 	if _, err := c.CountExternalTasks(ctxT(t), ExternalTaskQuery{ExternalTaskIDIn: ids[:100]}); err != nil {
 		t.Errorf("100 ids: %v", err)
+	}
+}
+
+func TestMaxResultsLimit(t *testing.T) {
+	f := newFakeEngine(t)
+	registerAll(t, f, "")
+	c := newTestClient(t, f.url(), func(cfg *Config) { cfg.MaxResultsLimit = 20 })
+	ctx := ctxT(t)
+	if c.DefaultPageSize() != 20 {
+		t.Errorf("DefaultPageSize = %d", c.DefaultPageSize())
+	}
+	if _, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{}); err != nil {
+		t.Fatal(err)
+	}
+	if q := f.last(t).RawQuery; q != "firstResult=0&maxResults=20" {
+		t.Errorf("query = %s", q)
+	}
+	sent := len(f.reqs())
+	for name, call := range map[string]func() error{
+		"external tasks": func() error {
+			_, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{MaxResults: 21})
+			return err
+		},
+		"incidents": func() error { _, err := c.ListIncidents(ctx, IncidentQuery{}, Page{MaxResults: 21}); return err },
+		"jobs":      func() error { _, err := c.ListJobs(ctx, JobQuery{}, Page{MaxResults: 21}); return err },
+	} {
+		err := call()
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Status != 0 || !strings.Contains(err.Error(), "request not sent: page of 21 results exceeds the engine's max results limit of 20") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	if len(f.reqs()) != sent {
+		t.Error("a page beyond the limit was sent")
+	}
+
+	ids := make([]string, 45)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("p:1:%d", i)
+	}
+	if _, err := c.ProcessDefinitionKeys(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.reqs()) - sent; n != 3 {
+		t.Errorf("definition lookups = %d requests, want 3 batches of at most 20", n)
+	}
+	if _, err := New(Config{BaseURL: "http://localhost/engine-rest", MaxResultsLimit: -1}); err == nil {
+		t.Error("negative limit accepted")
+	}
+	if d := newTestClient(t, f.url(), nil).DefaultPageSize(); d != DefaultPageSize {
+		t.Errorf("DefaultPageSize without limit = %d", d)
 	}
 }

@@ -43,8 +43,12 @@ func (c *Client) ProcessDefinitionKeys(ctx context.Context, ids []string) (map[s
 			missing = append(missing, id)
 		}
 	}
-	for start := 0; start < len(missing); start += definitionLookupBatch {
-		batch := missing[start:min(start+definitionLookupBatch, len(missing))]
+	step := definitionLookupBatch
+	if c.maxResultsLimit > 0 {
+		step = min(step, c.maxResultsLimit)
+	}
+	for start := 0; start < len(missing); start += step {
+		batch := missing[start:min(start+step, len(missing))]
 		v := newParams()
 		v.list("processDefinitionIdIn", batch)
 		v.set("firstResult", "0")

@@ -99,7 +99,9 @@ func (c *Client) CountExternalTasks(ctx context.Context, q ExternalTaskQuery) (i
 func (c *Client) ListExternalTasks(ctx context.Context, q ExternalTaskQuery, p Page) ([]ExternalTask, error) {
 	v := newParams()
 	q.encode(v)
-	p.encode(v)
+	if err := p.encode(v, c.maxResultsLimit); err != nil {
+		return nil, c.refuse("/external-task", err)
+	}
 	var res []ExternalTask
 	if err := c.get(ctx, "/external-task", v.Values, &res); err != nil {
 		return nil, err

@@ -74,7 +74,9 @@ func (c *Client) CountIncidents(ctx context.Context, q IncidentQuery) (int64, er
 func (c *Client) ListIncidents(ctx context.Context, q IncidentQuery, p Page) ([]Incident, error) {
 	v := newParams()
 	q.encode(v)
-	p.encode(v)
+	if err := p.encode(v, c.maxResultsLimit); err != nil {
+		return nil, c.refuse("/incident", err)
+	}
 	var res []Incident
 	if err := c.get(ctx, "/incident", v.Values, &res); err != nil {
 		return nil, err

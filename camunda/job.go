@@ -77,7 +77,9 @@ func (c *Client) CountJobs(ctx context.Context, q JobQuery) (int64, error) {
 func (c *Client) ListJobs(ctx context.Context, q JobQuery, p Page) ([]Job, error) {
 	v := newParams()
 	q.encode(v)
-	p.encode(v)
+	if err := p.encode(v, c.maxResultsLimit); err != nil {
+		return nil, c.refuse("/job", err)
+	}
 	var res []Job
 	if err := c.get(ctx, "/job", v.Values, &res); err != nil {
 		return nil, err

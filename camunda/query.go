@@ -1,6 +1,7 @@
 package camunda
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -34,16 +35,28 @@ type Sort struct {
 // key (for example id) and dedupe when that matters.
 type Page struct {
 	FirstResult int
-	// MaxResults is always sent; zero or negative means DefaultPageSize.
+	// MaxResults is always sent; zero or negative means the client's
+	// DefaultPageSize() (DefaultPageSize, or Config.MaxResultsLimit if lower).
 	MaxResults int
 	Sort       Sort
 }
 
-func (p Page) encode(v params) {
+// encode writes the paging parameters. limit is the engine's
+// queryMaxResultsLimit as configured (0: none known): a Page without
+// MaxResults stays within it, and a Page asking for more is refused here,
+// because silently shrinking the page would make a pager believe the
+// result ended early.
+func (p Page) encode(v params, limit int) error {
 	first := max(p.FirstResult, 0)
 	size := p.MaxResults
 	if size <= 0 {
 		size = DefaultPageSize
+		if limit > 0 {
+			size = min(size, limit)
+		}
+	}
+	if limit > 0 && size > limit {
+		return fmt.Errorf("page of %d results exceeds the engine's max results limit of %d", size, limit)
 	}
 	v.set("firstResult", strconv.Itoa(first))
 	v.set("maxResults", strconv.Itoa(size))
@@ -55,6 +68,7 @@ func (p Page) encode(v params) {
 		v.set("sortBy", p.Sort.By)
 		v.set("sortOrder", string(order))
 	}
+	return nil
 }
 
 // The engine's boolean filters only understand true: "locked=false" is not
