@@ -81,19 +81,19 @@ const rules = `groups:
     rules:
       - alert: PromtestPage
         expr: vector(1)
-        labels: {severity: critical, job: workflow-exporter, instance: "exporter:9899", database: billing}
+        labels: {severity: critical, job: workflow-exporter, instance: "exporter:7840", database: billing}
         annotations: {summary: page}
       - alert: PromtestPage
         expr: vector(1)
-        labels: {severity: critical, job: workflow-exporter, instance: "exporter:9899", database: orders}
+        labels: {severity: critical, job: workflow-exporter, instance: "exporter:7840", database: orders}
         annotations: {summary: page muted by the orders outage}
       - alert: WorkflowExporterSourceDown
         expr: vector(0)
-        labels: {severity: warning, job: workflow-exporter, instance: "exporter:9899", source: database, name: orders, database: orders}
+        labels: {severity: warning, job: workflow-exporter, instance: "exporter:7840", source: database, name: orders, database: orders}
         annotations: {summary: orders down}
       - alert: PromtestInfo
         expr: vector(1)
-        labels: {severity: info, job: workflow-exporter, instance: "exporter:9899", database: billing}
+        labels: {severity: info, job: workflow-exporter, instance: "exporter:7840", database: billing}
         annotations: {summary: info goes nowhere}
 `
 

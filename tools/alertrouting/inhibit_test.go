@@ -15,7 +15,7 @@ import (
 
 // exporterLabels are the target labels every alert of one exporter carries.
 func withExporter(ls model.LabelSet) model.LabelSet {
-	out := model.LabelSet{"job": "workflow-exporter", "instance": "exporter:9899"}
+	out := model.LabelSet{"job": "workflow-exporter", "instance": "exporter:7840"}
 	for k, v := range ls {
 		out[k] = v
 	}
@@ -121,7 +121,7 @@ func TestDatabaseDownMutesOnlyThatDatabasesAlerts(t *testing.T) {
 		// the same database seen by another exporter instance
 		func() model.LabelSet {
 			ls := alert("WorkflowOutboxBacklogStalled", "critical", model.LabelSet{"database": "orders"})
-			ls["instance"] = "exporter-b:9899"
+			ls["instance"] = "exporter-b:7840"
 			return ls
 		}(),
 		// the outage alert itself stays visible

@@ -47,7 +47,7 @@ func TestEveryAlertReachesItsReceiver(t *testing.T) {
 			"alertname": model.LabelValue(r.Alert),
 			"severity":  model.LabelValue(sev),
 			"job":       "workflow-exporter",
-			"instance":  "exporter:9899",
+			"instance":  "exporter:7840",
 			"database":  "orders",
 			"engine":    "main",
 		}
