@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,39 +69,12 @@ CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELE
 	return &testDB{t: t, admin: conn, exporterDSN: url + sep + "search_path=testclock,pg_catalog,public"}
 }
 
-// execFile runs a SQL file statement by statement (CREATE INDEX
-// CONCURRENTLY cannot run inside the implicit transaction of a
-// multi-statement query).
 func execFile(t *testing.T, conn *pgx.Conn, path string, withDup bool) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
+	skip := func(stmt string) bool { return !withDup && strings.Contains(stmt, "duplicate_count") }
+	if err := pgtest.ExecFile(context.Background(), conn, path, skip); err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range splitSQL(string(b)) {
-		if !withDup && strings.Contains(stmt, "duplicate_count") {
-			continue
-		}
-		mustExec(t, conn, stmt)
-	}
-}
-
-func splitSQL(s string) []string {
-	var out []string
-	var cur strings.Builder
-	for _, line := range strings.Split(s, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		cur.WriteString(line + "\n")
-		if strings.HasSuffix(strings.TrimSpace(line), ";") {
-			if st := strings.TrimSpace(cur.String()); st != "" {
-				out = append(out, st)
-			}
-			cur.Reset()
-		}
-	}
-	return out
 }
 
 func mustExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,22 +20,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func loadSQL(t *testing.T, conn *pgx.Conn, file string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "sql", file))
-	if err != nil {
+	if err := pgtest.ExecFile(context.Background(), conn, filepath.Join("..", "..", "deploy", "sql", file), nil); err != nil {
 		t.Fatal(err)
-	}
-	var cur strings.Builder
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		cur.WriteString(line + "\n")
-		if strings.HasSuffix(strings.TrimSpace(line), ";") {
-			if _, err := conn.Exec(context.Background(), cur.String()); err != nil {
-				t.Fatalf("%s: %v\n%s", file, err, cur.String())
-			}
-			cur.Reset()
-		}
 	}
 }
 

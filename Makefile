@@ -1,0 +1,45 @@
+# workflow-exporter: the two commands a newcomer needs are `make run` and
+# `make test`; see README.md.
+
+GO        ?= go
+BIN       := bin/workflow-exporter
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
+             -X github.com/prometheus/common/version.Revision=$(REVISION) \
+             -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+
+.PHONY: all build run test test-go test-static deps deps-run generate
+
+all: build
+
+## build: compile the exporter into bin/
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/exporter
+
+## run: start the exporter against a throwaway PostgreSQL with sample rows and a small simulated workload
+run: deps-run build
+	$(GO) run ./test/localrun -exporter $(BIN)
+
+## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks
+test: deps test-static test-go test-alerts test-dashboards
+
+test-static:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+## generate: regenerate the index SQL, dashboards and alert rules from code
+generate:
+	$(GO) generate ./...
+
+deps:
+	@bash scripts/install-deps.sh test
+
+deps-run:
+	@bash scripts/install-deps.sh run
+
+include alerts/alerts.mk
+include dashboards/dashboards.mk
