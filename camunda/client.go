@@ -158,7 +158,7 @@ type Client struct {
 	hasCreds bool
 	password string // kept only to scrub it from engine-supplied messages
 	defs     *definitionCache
-
+	// maxResultsLimit is Config.MaxResultsLimit (0: none known).
 	maxResultsLimit int
 
 	// Seams for tests; production uses real timers and math/rand/v2.
@@ -236,15 +236,14 @@ func New(cfg Config) (*Client, error) {
 	}
 
 	return &Client{
-		rc:       rc,
-		root:     root,
-		log:      logger,
-		timeout:  timeout,
-		retry:    retry,
-		hasCreds: cfg.Username != "",
-		password: cfg.Password,
-		defs:     newDefinitionCache(cacheSize),
-
+		rc:              rc,
+		root:            root,
+		log:             logger,
+		timeout:         timeout,
+		retry:           retry,
+		hasCreds:        cfg.Username != "",
+		password:        cfg.Password,
+		defs:            newDefinitionCache(cacheSize),
 		maxResultsLimit: cfg.MaxResultsLimit,
 		sleep:           sleepCtx,
 		rnd:             rand.Int64N,
