@@ -77,6 +77,11 @@ func (c *Client) httpClient() *http.Client {
 // encoded) and returns the answer whatever its status. body is JSON-encoded unless it is nil,
 // a []byte (sent as is with contentType) or an io.Reader.
 func (c *Client) Raw(ctx context.Context, method, endpoint string, body any, contentType string) (*Response, error) {
+	return c.RawAccept(ctx, method, endpoint, body, contentType, "application/json")
+}
+
+// RawAccept is Raw with an explicit Accept header (Raw sends application/json).
+func (c *Client) RawAccept(ctx context.Context, method, endpoint string, body any, contentType, accept string) (*Response, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -99,7 +104,9 @@ func (c *Client) Raw(ctx context.Context, method, endpoint string, body any, con
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	if c.Username != "" {
 		req.SetBasicAuth(c.Username, c.Password)
 	}
@@ -225,6 +232,20 @@ func (c *Client) ExternalTask(ctx context.Context, id string) (ExternalTask, err
 	var out ExternalTask
 	err := c.Get(ctx, "/external-task/"+url.PathEscape(id), nil, &out)
 	return out, err
+}
+
+// ErrorDetails returns GET /external-task/{id}/errorDetails, the details the last failure sent.
+// The endpoint answers text/plain only: with Accept: application/json it answers 406.
+func (c *Client) ErrorDetails(ctx context.Context, id string) (string, error) {
+	endpoint := "/external-task/" + url.PathEscape(id) + "/errorDetails"
+	resp, err := c.RawAccept(ctx, http.MethodGet, endpoint, nil, "", "text/plain")
+	if err != nil {
+		return "", err
+	}
+	if err := decode(http.MethodGet, endpoint, resp, nil); err != nil {
+		return "", err
+	}
+	return string(resp.Body), nil
 }
 
 // TopicNames returns GET /external-task/topic-names with the given filters, sorted.

@@ -21,12 +21,13 @@ import (
 // expectation holds what differs between flavors.
 type expectation struct {
 	version    string // GET /version
+	product    string // GET /telemetry/data .product.name
 	createTime bool   // external tasks carry createTime
 }
 
 var expectations = map[camundatest.Flavor]expectation{
-	camundatest.FlavorCamunda:  {version: "7.24.0", createTime: true},
-	camundatest.FlavorOperaton: {version: "1.0.3", createTime: true},
+	camundatest.FlavorCamunda:  {version: "7.24.0", product: "Camunda BPM Runtime", createTime: true},
+	camundatest.FlavorOperaton: {version: "1.0.3", product: "Operaton BPM Runtime", createTime: true},
 }
 
 // clockSlack bounds the difference between this process's clock and the engine's when comparing
@@ -232,7 +233,33 @@ func factVersion(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("GET /telemetry/data -> HTTP %d %s", tel.Status, truncate(tel.Body, 600))
+	t.Logf("GET /telemetry/data -> HTTP %d %s", tel.Status, truncate(tel.Body, 300))
+	var td struct {
+		Product struct {
+			Name, Version, Edition string
+		}
+	}
+	if err := json.Unmarshal(tel.Body, &td); err != nil || tel.Status != 200 {
+		t.Fatalf("GET /telemetry/data: HTTP %d, %v", tel.Status, err)
+	}
+	if td.Product.Name != f.exp.product || td.Product.Version != f.exp.version || td.Product.Edition != "community" {
+		t.Errorf("telemetry product = %+v, want name %q version %q edition community", td.Product, f.exp.product, f.exp.version)
+	}
+
+	// The engine can also be addressed by name.
+	if n, err := f.c.Count(f.ctx, "/engine/default/external-task/count", nil); err != nil || n < 0 {
+		t.Errorf("GET /engine/default/external-task/count: %d, %v", n, err)
+	}
+	// Error bodies: {"type","message","code"} in both flavors.
+	nf, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task/no-such-task", nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eb map[string]any
+	if err := json.Unmarshal(nf.Body, &eb); err != nil || nf.Status != 404 || eb["type"] == nil || eb["message"] == nil {
+		t.Errorf("GET /external-task/<unknown id>: HTTP %d %s, want 404 with type and message", nf.Status, nf.Body)
+	}
+	t.Logf("GET /external-task/<unknown id> -> HTTP %d %s", nf.Status, nf.Body)
 }
 
 func truncate(b []byte, n int) string {
@@ -265,6 +292,12 @@ func factFailureBackoff(t *testing.T, f *fixture) {
 	}
 	exp := lockExp(t, got)
 	within(t, "lockExpirationTime after failure", exp, before.Add(retryTimeout), after.Add(retryTimeout))
+	if details, err := f.c.ErrorDetails(f.ctx, tk.ID); err != nil || details != "camundatest: boom" {
+		t.Errorf("GET /external-task/{id}/errorDetails = %q, %v; want the details sent", details, err)
+	}
+	if r, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task/"+tk.ID+"/errorDetails", nil, ""); err != nil || r.Status != http.StatusNotAcceptable {
+		t.Errorf("errorDetails with Accept: application/json: %v %v, want 406", r, err)
+	}
 	// In backoff the task counts as locked and cannot be fetched.
 	f.wantCount(1, "locked", "true")
 	f.wantCount(0, "notLocked", "true")
@@ -325,6 +358,34 @@ func factNoRetriesLeftIncident(t *testing.T, f *fixture) {
 	if err != nil || n != 1 {
 		t.Errorf("GET /incident/count?configuration=<task id> = %d, %v; want 1", n, err)
 	}
+	if names := f.topicNames("withRetriesLeft", "true"); slices.Contains(names, f.topics[0]) {
+		t.Errorf("topic-names?withRetriesLeft=true lists a topic whose only task has retries 0")
+	}
+	if names := f.topicNames(); !slices.Contains(names, f.topics[0]) {
+		t.Errorf("topic-names without filters does not list a topic whose only task has retries 0")
+	}
+	var stats []struct {
+		Definition struct{ Key string }
+		Incidents  []struct {
+			IncidentType  string
+			IncidentCount int
+		}
+	}
+	if err := f.c.Get(f.ctx, "/process-definition/statistics", q("incidents", "true"), &stats); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, st := range stats {
+		if st.Definition.Key == f.key {
+			found = len(st.Incidents) == 1 && st.Incidents[0].IncidentType == "failedExternalTask" && st.Incidents[0].IncidentCount == 1
+		}
+	}
+	if !found {
+		t.Errorf("GET /process-definition/statistics?incidents=true has no failedExternalTask count 1 for %s", f.key)
+	}
+	if n, err := f.c.Count(f.ctx, "/history/incident/count", q("open", "true", "processInstanceId", pis[0].ID)); err != nil || n != 1 {
+		t.Errorf("GET /history/incident/count?open=true = %d, %v; want 1", n, err)
+	}
 	// Retries 0 is not fetchable; raising retries resolves the incident and makes it fetchable.
 	if other := f.fetch(f.worker("w-other"), time.Minute, 5); len(other) != 0 {
 		t.Errorf("fetchAndLock of a task with retries 0 returned %d tasks", len(other))
@@ -337,9 +398,19 @@ func factNoRetriesLeftIncident(t *testing.T, f *fixture) {
 		t.Errorf("open incidents after raising retries = %d, %v; want 0", n, err)
 	}
 	f.wantCount(0, "noRetriesLeft", "true")
-	if again := f.fetch(f.worker("w-other"), time.Minute, 5); len(again) != 1 {
-		t.Errorf("fetchAndLock after raising retries returned %d tasks, want 1", len(again))
+	if n, err := f.c.Count(f.ctx, "/history/incident/count", q("resolved", "true", "processInstanceId", pis[0].ID)); err != nil || n != 1 {
+		t.Errorf("GET /history/incident/count?resolved=true = %d, %v; want 1", n, err)
 	}
+	again := f.fetch(f.worker("w-other"), time.Minute, 5)
+	if len(again) != 1 {
+		t.Fatalf("fetchAndLock after raising retries returned %d tasks, want 1", len(again))
+	}
+	// failure(retries=0) with a retryTimeout: the task is locked AND has no retries left, so a
+	// state classifier must test retries before the lock.
+	if err := f.worker("w-other").Failure(f.ctx, again[0].ID, 0, time.Minute, "exhausted again"); err != nil {
+		t.Fatal(err)
+	}
+	f.wantCount(1, "noRetriesLeft", "true", "locked", "true")
 }
 
 func factLockExpirationBefore(t *testing.T, f *fixture) {
@@ -630,8 +701,14 @@ func factBpmnError(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	f.wantCount(0)
-	// An uncaught BPMN error is not logged as failure or success.
-	t.Logf("after bpmnError: failureLog=%d successLog=%d deletionLog=%d", f.historyCount("failureLog"), f.historyCount("successLog"), f.historyCount("deletionLog"))
+	// An uncaught BPMN error ends the task: history logs it as a deletion, not a failure or success.
+	got := map[string]int{}
+	for _, kind := range []string{"failureLog", "successLog", "deletionLog"} {
+		got[kind] = f.historyCount(kind)
+	}
+	if got["failureLog"] != 0 || got["successLog"] != 0 || got["deletionLog"] != 1 {
+		t.Errorf("history after an uncaught bpmnError = %v, want failure 0, success 0, deletion 1", got)
+	}
 }
 
 func factWrongWorker(t *testing.T, f *fixture) {
