@@ -229,7 +229,27 @@ func (d *board) id() uint32 {
 	return id
 }
 
-func (d *board) build() (dashboard.Dashboard, error) { return d.b.Build() }
+// build builds the dashboard and undoes one SDK default: every link gets
+// placement "inControlsMenu", which tucks it into the controls menu of
+// recent Grafana versions where on-call would not see it. Without a
+// placement Grafana shows dashboard links in the top bar.
+func (d *board) build() (dashboard.Dashboard, error) {
+	db, err := d.b.Build()
+	if err != nil {
+		return db, err
+	}
+	for i := range db.Links {
+		db.Links[i].Placement = nil
+	}
+	for _, p := range db.Panels {
+		if p.Panel != nil {
+			for i := range p.Panel.Links {
+				p.Panel.Links[i].Placement = nil
+			}
+		}
+	}
+	return db, nil
+}
 
 func queries(p panel, instant bool) []cog.Builder[variants.Dataquery] {
 	out := make([]cog.Builder[variants.Dataquery], 0, len(p.targets))
@@ -401,11 +421,18 @@ func (d *board) labelTable(p panel, hide ...string) {
 			Id:      "organize",
 			Options: map[string]any{"excludeByName": exclude},
 		}).
+		Footer(tableFooter()).
 		Span(w).Height(h)
 	if len(p.runbooks) > 0 {
 		b.Links(runbookLinks(p.runbooks))
 	}
 	d.b.WithPanel(b)
+}
+
+// tableFooter is a hidden footer with an empty reducer list: the SDK's
+// default footer has reducer null, which its own strict decoder rejects.
+func tableFooter() *common.TableFooterOptionsBuilder {
+	return common.NewTableFooterOptionsBuilder().Show(false).Reducer([]string{}).CountRows(false)
 }
 
 // markdown adds a text panel.

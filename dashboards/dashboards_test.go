@@ -80,11 +80,12 @@ func TestStableUIDs(t *testing.T) {
 
 // Full dashboard model, as far as the checks need it.
 type fullDashboard struct {
-	UID        string      `json:"uid"`
-	Title      string      `json:"title"`
-	Editable   *bool       `json:"editable"`
-	Panels     []fullPanel `json:"panels"`
-	Templating struct {
+	hasPlacement bool
+	UID          string      `json:"uid"`
+	Title        string      `json:"title"`
+	Editable     *bool       `json:"editable"`
+	Panels       []fullPanel `json:"panels"`
+	Templating   struct {
 		List []fullVariable `json:"list"`
 	} `json:"templating"`
 }
@@ -145,6 +146,7 @@ func loadAll(t *testing.T) []fullDashboard {
 		if err := json.Unmarshal(d.JSON, &fd); err != nil {
 			t.Fatalf("%s: %v", d.UID, err)
 		}
+		fd.hasPlacement = bytes.Contains(d.JSON, []byte(`"placement": "inControlsMenu"`))
 		out = append(out, fd)
 	}
 	return out
@@ -162,6 +164,9 @@ func checkDashboard(d fullDashboard) []string {
 	}
 	if d.Editable == nil || *d.Editable {
 		bad("not read-only (editable must be false)")
+	}
+	if d.hasPlacement {
+		bad("a link has a placement: it would hide in the controls menu")
 	}
 	vars := map[string]fullVariable{}
 	for _, v := range d.Templating.List {

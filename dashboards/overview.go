@@ -143,6 +143,7 @@ func (d *board) firingAlerts() {
 		WithTarget(q).
 		Unit("none").
 		NoValue("Nothing firing").
+		Footer(tableFooter()).
 		WithTransformation(dashboard.DataTransformerConfig{
 			Id: "organize",
 			Options: map[string]any{
