@@ -40,12 +40,12 @@ func overview() *board {
 
 	d.row("What is paging and why")
 	d.stat(panel{title: "Critical alerts firing", unit: "short", w: 3,
-		desc:     "Alerts of this bundle with severity critical that are firing now (they page). 0 means none is firing; the table below names them with their runbooks.",
+		desc:     "Alerts of this bundle with severity critical that are firing now (they page); the table below names them with their runbooks. 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets:  []target{{expr: "count(" + criticalAlertsOfBundle + ") or vector(0)"}},
 		steps:    []step{{1, "red"}},
 		runbooks: []string{AlertOutboxBacklogStalled, AlertOutboxOldestEventTooOld}})
 	d.stat(panel{title: "Warning alerts firing", unit: "short", w: 3,
-		desc:    "Alerts of this bundle with severity warning that are firing now (they open tickets). 0 means none is firing.",
+		desc:    "Alerts of this bundle with severity warning that are firing now (they open tickets). 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets: []target{{expr: "count(" + warningAlertsOfBundle + ") or vector(0)"}},
 		steps:   []step{{1, "orange"}}})
 	d.stat(panel{title: "Sources down", unit: "short", w: 3,
