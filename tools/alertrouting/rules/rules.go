@@ -131,7 +131,7 @@ and %[2]s > %[3]s
 unless increase(%[4]s[%[5]s]) > 0
 `, pending, age, secs(o.StalledWindow), published, dur(o.StalledWindow)),
 			"Outbox events are waiting and none has been published: the outbox publisher is stalled.",
-			fmt.Sprintf("{{ $value | humanize }} outbox events of %s are pending, the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))),
+			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))),
 
 		b.rule("WorkflowOutboxOldestEventTooOld", Critical, o.OldestAgeFor, fmt.Sprintf(`
 %[1]s > %[2]s
@@ -146,7 +146,7 @@ and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
 and increase(%[5]s[%[6]s]) > 0
 `, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published, dur(o.StalledWindow)),
 			"The outbox publisher is publishing but falls behind the rate events are created.",
-			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} are pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
+			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} now pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
 	}
 }
 
@@ -179,13 +179,13 @@ or
 `, b.sel("workflow_idempotency_records", uo), b.sel("workflow_idempotency_oldest_record_age_seconds", uo),
 			b.sel("workflow_inbox_messages", uo), b.sel("workflow_inbox_oldest_message_age_seconds", uo), secs(i.UnknownOutcomeAge)),
 			"Side effects with an unknown outcome are waiting for reconciliation.",
-			fmt.Sprintf("{{ $value | humanize }} records in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) are in UNKNOWN_OUTCOME and the oldest was not touched for over %s. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
+			fmt.Sprintf("{{ $value | humanize }} "+pl("record")+" in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) in UNKNOWN_OUTCOME; the oldest was not touched for over %s. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
 
 		b.rule("WorkflowIdempotencyStaleInProgress", Warning, i.StaleFor, fmt.Sprintf(`
 %s > 0
 `, b.sel("workflow_idempotency_stale_records", `status=~"STARTED|SIDE_EFFECT_SUBMITTED"`)),
 			"Idempotency records are stuck in progress past the stale threshold.",
-			"{{ $value | humanize }} idempotency records of scope {{ $labels.scope }} in database {{ $labels.database }} have been in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
+			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
 		b.rule("WorkflowIdempotencyConflicts", Warning, 0, fmt.Sprintf(`
 increase(%s[%s]) > %s
@@ -197,13 +197,13 @@ increase(%s[%s]) > %s
 %s > 0
 `, b.sel("workflow_idempotency_completed_task_open")),
 			"Side effects are completed but their Camunda tasks are still open.",
-			"{{ $value | humanize }} idempotency records of scope {{ $labels.scope }} in database {{ $labels.database }} are COMPLETED while their external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not redo the side effect."),
+			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} COMPLETED while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not redo the side effect."),
 
 		b.rule("WorkflowIdempotencyInDoubt", Warning, i.InDoubtFor, fmt.Sprintf(`
 %s > 0
 `, b.sel("workflow_idempotency_in_doubt")),
 			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
-			"{{ $value | humanize }} idempotency records of scope {{ $labels.scope }} in database {{ $labels.database }} are STARTED or SIDE_EFFECT_SUBMITTED while the lock of their external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
+			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} STARTED or SIDE_EFFECT_SUBMITTED while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule("WorkflowDuplicatePreventionSpike", Info, i.DuplicatesFor, fmt.Sprintf(`
 increase(%[1]s[%[2]s]) > %[3]s
@@ -226,7 +226,7 @@ func (b builder) camunda() []Rule {
 %s > 0
 `, b.sel("camunda_external_tasks", `state="retries_exhausted"`)),
 			"External tasks ran out of retries and wait for an operator.",
-			fmt.Sprintf("{{ $value | humanize }} external tasks on %s have no retries left (an incident each). The process instances wait for an operator.", what)),
+			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
 		b.rule("CamundaExternalTaskLockExpirations", Warning, 0, fmt.Sprintf(`
 increase(%s[%s]) > %s
@@ -257,9 +257,13 @@ unless increase(%[5]s[%[6]s]) > 0
 %s > 0
 `, b.sel("camunda_incidents", `incident_type!="failedExternalTask"`)),
 			"Camunda incidents are open and need an operator.",
-			"{{ $value | humanize }} {{ $labels.incident_type }} incidents are open on engine {{ $labels.engine }} for activity {{ $labels.activity_id }} of process {{ $labels.process_definition_key }}."),
+			"{{ $value | humanize }} open {{ $labels.incident_type }} "+pl("incident")+" on engine {{ $labels.engine }} for activity {{ $labels.activity_id }} of process {{ $labels.process_definition_key }}."),
 	}
 }
+
+// pl returns word with an "s" appended by the alert template unless the
+// alert's value is exactly 1.
+func pl(word string) string { return word + "{{ if ne $value 1.0 }}s{{ end }}" }
 
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) + "%" }
 
