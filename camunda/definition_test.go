@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -85,5 +86,34 @@ func TestDefinitionCacheBounded(t *testing.T) {
 	off.put("a", "b")
 	if _, ok := off.get("a"); ok {
 		t.Error("size 0 should disable the cache")
+	}
+}
+
+// The client (and its definition cache) is shared by concurrent collections.
+func TestConcurrentUse(t *testing.T) {
+	f := newFakeEngine(t)
+	registerAll(t, f, "")
+	c := newTestClient(t, f.url(), func(cfg *Config) { cfg.DefinitionCacheSize = 1 })
+	ctx := ctxT(t)
+	ids := []string{"fulfillment:3:5a1b2c3d-f9a0-11f0-9c1e-0242ac120002", "payment:1:4c2d3e4f-f9a0-11f0-9c1e-0242ac120002"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for range 20 {
+		wg.Go(func() {
+			if _, err := c.ProcessDefinitionKeys(ctx, ids); err != nil {
+				errs <- err
+			}
+			if _, err := c.CountExternalTasks(ctx, ExternalTaskQuery{Lock: LockLocked}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if c.defs.len() != 1 {
+		t.Errorf("cache holds %d entries, bound is 1", c.defs.len())
 	}
 }
