@@ -283,12 +283,12 @@ or
 label_replace(%[4]s == 0 unless ignoring (collector) %[2]s == 0, "engine", "$1", "name", "(.*)")
 `, sourceUp("database"), sourceUp("camunda"), collectorUp("database"), collectorUp("camunda")),
 			"The exporter cannot read one of its sources: alerts on that source's data cannot fire.",
-			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}. Its series are absent, so its data alerts stay silent: this is not all clear."),
+			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent and the alerts on them stay silent. This is not all clear."),
 
 		b.rule("WorkflowExporterDown", Warning, e.DownFor, fmt.Sprintf(`
 %[1]s == 0 or absent(%[1]s)
 `, up),
 			"Prometheus cannot scrape the workflow exporter: no workflow alert can fire.",
-			"Prometheus cannot scrape the workflow exporter {{ if $labels.instance }}{{ $labels.instance }}{{ else }}(no target of the job is up){{ end }}. Outbox, inbox, idempotency and Camunda alerts are all blind until it is back."),
+			"Prometheus cannot scrape the workflow exporter {{ if $labels.instance }}{{ $labels.instance }}{{ else }}(Prometheus has no target for the job){{ end }}. Outbox, inbox, idempotency and Camunda alerts are all blind until it is back."),
 	}
 }
