@@ -206,7 +206,19 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 	if err := os.Rename(built, jar); err != nil {
 		return "", fmt.Errorf("camundatest: %w", err)
 	}
+	pruneStale(cache, flavor, filepath.Dir(jar))
 	return jar, nil
+}
+
+// pruneStale removes jars of the flavor built from older sources. Another process may still run
+// one: on Linux its open file stays readable after removal.
+func pruneStale(cache string, flavor Flavor, keep string) {
+	old, _ := filepath.Glob(filepath.Join(cache, string(flavor)+"-*"))
+	for _, d := range old {
+		if d != keep && fileExists(filepath.Join(d, "test-engine.jar")) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 func fileExists(p string) bool {

@@ -135,6 +135,24 @@ func Start(ctx context.Context, opts Options) (*Engine, error) {
 
 var errPortInUse = errors.New("port already in use")
 
+const pidFile = "jvm.pid"
+
+// removeOrphanedTempDirs removes the temp dirs of engines whose JVM is gone without Stop (the test
+// process was killed; the kernel then killed the JVM via Pdeathsig). Dirs without a pid file
+// belong to engines still starting and are left alone.
+func removeOrphanedTempDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "camundatest-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, pidFile))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && !processAlive(pid) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -149,6 +167,7 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 	if err != nil {
 		return nil, fmt.Errorf("camundatest: finding a free port: %w", err)
 	}
+	removeOrphanedTempDirs()
 	tmp, err := os.MkdirTemp("", "camundatest-"+string(opts.Flavor)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("camundatest: %w", err)
@@ -201,6 +220,7 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 		return nil, fmt.Errorf("camundatest: starting %s: %w", java, err)
 	}
 	e.PID = cmd.Process.Pid
+	_ = os.WriteFile(filepath.Join(tmp, pidFile), []byte(strconv.Itoa(e.PID)), 0o644)
 	go func() {
 		e.waitErr = cmd.Wait()
 		close(e.exited)

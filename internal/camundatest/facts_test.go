@@ -46,6 +46,7 @@ var facts = []fact{
 	{"NoRetriesLeftAndIncident", factNoRetriesLeftIncident},
 	{"LockExpirationBeforeExcludesNeverLocked", factLockExpirationBefore},
 	{"NotLockedIncludesLapsedLocks", factLapsedLock},
+	{"WorkerCallsAfterLapsedLock", factAfterLapse},
 	{"DateParameterFormat", factDateFormat},
 	{"TopicNamesDropDrainedTopic", factTopicNames},
 	{"HistoryExternalTaskLogCounts", factHistoryLog},
@@ -446,6 +447,38 @@ func factLapsedLock(t *testing.T, f *fixture) {
 	again := f.fetchOne(f.worker("w-second"), time.Minute)
 	if again.ID != tk.ID || str(f.task(tk.ID).WorkerID) != "w-second" {
 		t.Errorf("redelivery: fetched %s, workerId now %s", again.ID, str(f.task(tk.ID).WorkerID))
+	}
+}
+
+// factAfterLapse records what a worker whose lock lapsed (nobody else locked the task) can still
+// do: this is the "side effect done, completion late" path that the idempotency metrics watch.
+func factAfterLapse(t *testing.T, f *fixture) {
+	f.deploy(1)
+	f.start(3)
+	w := f.worker("w-late")
+	tasks := f.fetch(w, time.Second, 3)
+	if len(tasks) != 3 {
+		t.Fatalf("fetched %d tasks, want 3", len(tasks))
+	}
+	time.Sleep(time.Until(lockExp(t, f.task(tasks[0].ID))) + 700*time.Millisecond)
+	f.wantCount(3, "notLocked", "true")
+	results := map[string]error{
+		"extendLock": w.ExtendLock(f.ctx, tasks[0].ID, time.Minute),
+		"failure":    w.Failure(f.ctx, tasks[1].ID, 1, 0, "late failure"),
+		"complete":   w.Complete(f.ctx, tasks[2].ID, nil),
+	}
+	for call, err := range results {
+		t.Logf("%s by the original worker after its lock lapsed: %v", call, err)
+	}
+	var apiErr *camundatest.APIError
+	if err := results["extendLock"]; !errors.As(err, &apiErr) || apiErr.Status != 400 {
+		t.Errorf("extendLock after the lock lapsed: %v, want HTTP 400", err)
+	}
+	if err := results["complete"]; err != nil {
+		t.Errorf("complete by the original worker after its lock lapsed: %v, want success", err)
+	}
+	if err := results["failure"]; err != nil {
+		t.Errorf("failure by the original worker after its lock lapsed: %v, want success", err)
 	}
 }
 
