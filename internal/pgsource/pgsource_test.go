@@ -1,0 +1,118 @@
+package pgsource
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func open(t *testing.T, dsn string) *DB {
+	t.Helper()
+	db, err := Open(Options{Name: "orders", DSN: dsn, StatementTimeout: 200 * time.Millisecond, LockTimeout: 100 * time.Millisecond, MaxConnections: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+func TestBoundsAreEnforcedByTheServer(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE TABLE t (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, dsn)
+
+	cases := []struct {
+		name string
+		sql  string
+		want string
+	}{
+		{"writes are refused", "INSERT INTO t VALUES (1)", "cannot execute INSERT in a read-only transaction"},
+		{"statement_timeout stops a slow query on the server", "SELECT pg_sleep(5)", "statement_timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, c.sql)
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "database orders") {
+				t.Fatalf("err = %v, want one naming the database and containing %q", err, c.want)
+			}
+			if time.Since(start) > 3*time.Second {
+				t.Fatalf("took %s", time.Since(start))
+			}
+		})
+	}
+
+	t.Run("lock_timeout never queues behind a migration", func(t *testing.T) {
+		tx, err := admin.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "LOCK TABLE t IN ACCESS EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		err = db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "SELECT count(*) FROM t")
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "lock_timeout") {
+			t.Fatalf("err = %v, want a lock_timeout error", err)
+		}
+	})
+
+	t.Run("the session is tagged and transactions do not linger", func(t *testing.T) {
+		var app string
+		var inTx int
+		err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT current_setting('application_name')").Scan(&app)
+		})
+		if err != nil || app != "workflow-exporter" {
+			t.Fatalf("application_name = %q, %v", app, err)
+		}
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'workflow-exporter' AND state LIKE 'idle in transaction%'`).Scan(&inTx); err != nil {
+			t.Fatal(err)
+		}
+		if inTx != 0 {
+			t.Fatalf("%d exporter sessions idle in transaction: a snapshot is being held", inTx)
+		}
+	})
+}
+
+func TestErrorsNeverCarryThePassword(t *testing.T) {
+	db, err := Open(Options{Name: "orders", DSN: "postgres://u:s3cr3t-pw@127.0.0.1:1/x?connect_timeout=1", StatementTimeout: time.Second, LockTimeout: time.Second, MaxConnections: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Probe(context.Background())
+	if err == nil {
+		t.Fatal("probe of a closed port succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cr3t-pw") || !strings.Contains(err.Error(), "database orders") {
+		t.Fatalf("error %q must name the database and hide the password", err)
+	}
+	if _, err := Open(Options{Name: "orders", DSN: "postgres://u:s3cr3t-pw@[bad", StatementTimeout: time.Second}); err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("parse error %v must exist and hide the DSN", err)
+	}
+	if got := redactDSN("failed to connect to `host=h user=u password=s3cr3t database=x`: dial"); strings.Contains(got, "s3cr3t") {
+		t.Fatalf("redactDSN left the password: %s", got)
+	}
+}
