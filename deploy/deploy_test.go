@@ -52,8 +52,10 @@ func TestYAMLFilesParse(t *testing.T) {
 func TestExampleConfigsAreValid(t *testing.T) {
 	t.Setenv("CAMUNDA_PASSWORD", "x")
 	t.Setenv("ORDERS_DATABASE_URL", "postgres://localhost/orders")
-	if _, err := config.Load("config.example.yml"); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"config.example.yml", "compose/exporter.yml"} {
+		if _, err := config.Load(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The Kubernetes ConfigMap embeds a config that reads files at
 	// /etc/...; check its shape with the files swapped for env vars.
