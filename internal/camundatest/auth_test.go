@@ -25,6 +25,7 @@ func TestBasicAuthAndTimeZone(t *testing.T) {
 			defer cancel()
 			e, err := camundatest.Start(ctx, camundatest.Options{
 				Flavor: flavor, Username: "exporter", Password: "s3cret-pw", TimeZone: "America/New_York",
+				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".generic-properties.properties.query-max-results-limit=50"},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -104,12 +105,26 @@ func TestBasicAuthAndTimeZone(t *testing.T) {
 			if _, err := camundatest.ParseTime(le); err != nil {
 				t.Errorf("ParseTime(%q): %v", le, err)
 			}
-			// An authenticated list without maxResults: default queryMaxResultsLimit (unlimited).
-			list, err := c.ExternalTasks(ctx, nil)
-			if err != nil {
-				t.Errorf("authenticated list without maxResults: %v", err)
-			} else if len(list) != 1 {
-				t.Errorf("authenticated list without maxResults: %d tasks, want 1", len(list))
+			// queryMaxResultsLimit (set to 50 here; unlimited by default) applies to authenticated
+			// users: a list without maxResults, or with more, is refused; counts are not limited.
+			for _, c2 := range []struct {
+				query string
+				want  int
+			}{
+				{"/external-task", 400},
+				{"/external-task?maxResults=51", 400},
+				{"/external-task?maxResults=50", 200},
+				{"/external-task/count", 200},
+				{"/external-task/topic-names", 200},
+			} {
+				resp, err := c.Raw(ctx, http.MethodGet, c2.query, nil, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("queryMaxResultsLimit=50, authenticated GET %s -> HTTP %d %s", c2.query, resp.Status, truncate(resp.Body, 200))
+				if resp.Status != c2.want {
+					t.Errorf("queryMaxResultsLimit=50, authenticated GET %s: HTTP %d, want %d; body %s", c2.query, resp.Status, c2.want, resp.Body)
+				}
 			}
 
 			pid := e.PID

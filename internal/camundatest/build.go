@@ -28,6 +28,16 @@ const (
 	FlavorOperaton Flavor = "operaton"
 )
 
+// PropertyPrefix is the Spring property prefix of the engine starter: "camunda.bpm" or
+// "operaton.bpm", e.g. for Options.ExtraArgs such as
+// "--"+f.PropertyPrefix()+".generic-properties.properties.query-max-results-limit=100".
+func (f Flavor) PropertyPrefix() string {
+	if f == FlavorOperaton {
+		return "operaton.bpm"
+	}
+	return "camunda.bpm"
+}
+
 // CIB seven is not a flavor: its REST starter and engine jars (2.x) are not served by Maven Central
 // (only its BOM poms are), see test/camunda-engine/README.md.
 

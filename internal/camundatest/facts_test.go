@@ -59,6 +59,7 @@ var facts = []fact{
 	{"WrongWorkerIsRejected", factWrongWorker},
 	{"BooleanFalseMeansNoFilter", factBooleanFalse},
 	{"SortingNeedsSortOrder", factSorting},
+	{"DeployNeedsHistoryTimeToLive", factHistoryTimeToLive},
 }
 
 func TestEngineFacts(t *testing.T) {
@@ -793,4 +794,19 @@ func factSorting(t *testing.T, f *fixture) {
 			t.Errorf("GET /external-task?%s: HTTP %d, want %d; body %s", c.query, resp.Status, c.want, resp.Body)
 		}
 	}
+}
+
+func factHistoryTimeToLive(t *testing.T, f *fixture) {
+	key := camundatest.UniqueName(t.Name())
+	bpmn := camundatest.ExternalTaskProcess(key, key+".t1")
+	noTTL := strings.Replace(string(bpmn), ` camunda:historyTimeToLive="P1D"`, "", 1)
+	if noTTL == string(bpmn) {
+		t.Fatal("test BPMN has no historyTimeToLive attribute to remove")
+	}
+	_, err := f.c.Deploy(f.ctx, key, map[string][]byte{key + ".bpmn": []byte(noTTL)})
+	var apiErr *camundatest.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(apiErr.Body, "historyTimeToLive") {
+		t.Fatalf("deploying without historyTimeToLive: %v, want HTTP 400 mentioning historyTimeToLive", err)
+	}
+	t.Logf("deploy without historyTimeToLive: %s", truncate([]byte(apiErr.Body), 300))
 }
