@@ -197,7 +197,47 @@ func (c *Config) finish() error {
 			d.ResolvedDSN = dsn
 		}
 	}
+	c.resolveCorrelations(add)
 	return errors.Join(errs...)
+}
+
+// resolveCorrelations checks that every join names a configured engine and
+// fills in the default: the only configured engine. With no engine at all,
+// joins are off.
+func (c *Config) resolveCorrelations(add func(string, string, ...any)) {
+	engines := map[string]bool{}
+	for _, e := range c.Camunda {
+		engines[e.Name] = true
+	}
+	for i := range c.Databases {
+		t := c.Databases[i].Tables
+		if t == nil {
+			continue
+		}
+		key := fmt.Sprintf("databases[%d].tables", i)
+		if it := t.Idempotency; it != nil && !it.Camunda.Disabled {
+			switch {
+			case it.Camunda.Engine != "":
+				if !engines[it.Camunda.Engine] {
+					add(key+".idempotency.camunda.engine", "no camunda engine is named %q", it.Camunda.Engine)
+				}
+			case len(c.Camunda) == 1:
+				it.Camunda.Engine = c.Camunda[0].Name
+			case len(c.Camunda) > 1:
+				add(key+".idempotency.camunda.engine", "must name one of the %d configured engines (or set camunda.disabled: true)", len(c.Camunda))
+			default:
+				it.Camunda.Disabled = true
+			}
+		}
+		if pt := t.ProcessedJobs; pt != nil && !pt.Camunda.Disabled {
+			switch {
+			case pt.Camunda.Engine != "" && !engines[pt.Camunda.Engine]:
+				add(key+".processed_jobs.camunda.engine", "no camunda engine is named %q", pt.Camunda.Engine)
+			case len(c.Camunda) == 0:
+				pt.Camunda.Disabled = true
+			}
+		}
+	}
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)

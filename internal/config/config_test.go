@@ -158,3 +158,39 @@ func TestSecretFromEnvNeverInError(t *testing.T) {
 		t.Fatalf("error %v must exist and must not contain the secret", err)
 	}
 }
+
+func TestCorrelationDefaultsAndErrors(t *testing.T) {
+	c, err := Parse([]byte(`
+camunda: [{name: main, url: 'http://x'}]
+databases: [{name: a, dsn: x}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := c.Databases[0].Tables.Idempotency
+	if it.Camunda.Disabled || it.Camunda.Engine != "main" || it.Camunda.Reference != ReferenceExternalTaskID {
+		t.Fatalf("with one engine the join defaults to it by external task id: %+v", it.Camunda)
+	}
+	c, err = Parse([]byte(`databases: [{name: a, dsn: x}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Databases[0].Tables.Idempotency.Camunda.Disabled || !c.Databases[0].Tables.ProcessedJobs.Camunda.Disabled {
+		t.Fatalf("with no engine the join is off")
+	}
+	cases := []struct{ doc, want string }{
+		{`camunda: [{name: a, url: 'http://x'}, {name: b, url: 'http://y'}]
+databases: [{name: d, dsn: x}]`, "databases[0].tables.idempotency.camunda.engine: must name one of the 2 configured engines"},
+		{`camunda: [{name: a, url: 'http://x'}]
+databases: [{name: d, dsn: x, tables: {idempotency: {camunda: {engine: nope}}}}]`, `databases[0].tables.idempotency.camunda.engine: no camunda engine is named "nope"`},
+		{`camunda: [{name: a, url: 'http://x'}]
+databases: [{name: d, dsn: x, tables: {idempotency: {camunda: {reference: process_instance_activity}}}}]`, "databases[0].tables.idempotency.columns.activity_id: must name the activity column"},
+		{`camunda: [{name: a, url: 'http://x'}]
+databases: [{name: d, dsn: x, tables: {processed_jobs: {camunda: {reference: task}}}}]`, `databases[0].tables.processed_jobs.camunda.reference: must be external_task_id or process_instance_activity, got "task"`},
+	}
+	for _, tc := range cases {
+		if _, err := Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v does not contain %q", err, tc.want)
+		}
+	}
+}

@@ -153,6 +153,11 @@ type IdempotencyTable struct {
 		ErrorCode string `yaml:"error_code"`
 		// JobReference holds the Camunda external task id of the attempt.
 		JobReference string `yaml:"job_reference"`
+		// ProcessInstanceID and ActivityID identify the task when
+		// camunda.reference is process_instance_activity. The seed table has
+		// process_instance_id but no activity column.
+		ProcessInstanceID string `yaml:"process_instance_id"`
+		ActivityID        string `yaml:"activity_id"`
 		// DuplicateCount is the optional schema extension counting duplicate
 		// attempts absorbed by the record. Unset: used when a column named
 		// duplicate_count exists. Set: required.
@@ -163,6 +168,8 @@ type IdempotencyTable struct {
 	StaleAfter model.Duration `yaml:"stale_after"`
 	// ConflictCodes are error codes meaning "same key, different request".
 	ConflictCodes []string `yaml:"conflict_codes"`
+	// Camunda joins records with the engine's in-flight external tasks.
+	Camunda Correlation `yaml:"camunda"`
 }
 
 // DefaultDuplicateCountColumn is the column name looked for when
@@ -178,6 +185,8 @@ func (t *IdempotencyTable) applyDefaults() {
 	def(&c.UpdatedAt, "updated_at")
 	def(&c.ErrorCode, "error_code")
 	def(&c.JobReference, "job_reference")
+	def(&c.ProcessInstanceID, "process_instance_id")
+	t.Camunda.applyDefaults()
 	t.Statuses.applyDefaults(idempotencyStatuses)
 	if t.StaleAfter == 0 {
 		t.StaleAfter = model.Duration(DefaultStaleAfter)
@@ -196,6 +205,16 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 	}, map[string]bool{"scope": true, "key": true, "status": true, "updated_at": true, "error_code": true, "job_reference": true, "duplicate_count": true}, add)
 	t.Statuses.validate(key+".statuses", idempotencyStatuses, add)
 	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
+	t.Camunda.validate(key+".camunda", add)
+	if t.Camunda.Reference == ReferenceProcessInstanceActivity && t.Columns.ActivityID == "" {
+		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the seed table has none)", ReferenceProcessInstanceActivity)
+	}
+	if t.Columns.ActivityID != "" && !validIdent(t.Columns.ActivityID, false) {
+		add(key+".columns.activity_id", "%q is not a column name (letters, digits, _)", t.Columns.ActivityID)
+	}
+	if !validIdent(t.Columns.ProcessInstanceID, false) {
+		add(key+".columns.process_instance_id", "%q is not a column name (letters, digits, _)", t.Columns.ProcessInstanceID)
+	}
 }
 
 // TerminalValues are the stored values of statuses after which a record
@@ -213,7 +232,13 @@ type ProcessedJobTable struct {
 		ActivityID   string `yaml:"activity_id"`
 		Status       string `yaml:"status"`
 		CompletedAt  string `yaml:"completed_at"`
+		// ProcessInstance is used when camunda.reference is
+		// process_instance_activity.
+		ProcessInstance string `yaml:"process_instance"`
 	} `yaml:"columns"`
+	// Camunda joins rows with the engine's in-flight external tasks. The
+	// engine column of each row names the engine (a configured camunda name).
+	Camunda Correlation `yaml:"camunda"`
 }
 
 func (t *ProcessedJobTable) applyDefaults() {
@@ -224,6 +249,8 @@ func (t *ProcessedJobTable) applyDefaults() {
 	def(&c.ActivityID, "activity_id")
 	def(&c.Status, "status")
 	def(&c.CompletedAt, "completed_at")
+	def(&c.ProcessInstance, "process_instance")
+	t.Camunda.applyDefaults()
 }
 
 func (t *ProcessedJobTable) validate(key string, add func(string, string, ...any)) {
@@ -231,8 +258,9 @@ func (t *ProcessedJobTable) validate(key string, add func(string, string, ...any
 	c := t.Columns
 	checkColumns(key, map[string]*string{
 		"engine": &c.Engine, "job_reference": &c.JobReference, "activity_id": &c.ActivityID,
-		"status": &c.Status, "completed_at": &c.CompletedAt,
-	}, map[string]bool{"engine": true, "job_reference": true, "activity_id": true, "status": true, "completed_at": true}, add)
+		"status": &c.Status, "completed_at": &c.CompletedAt, "process_instance": &c.ProcessInstance,
+	}, map[string]bool{"engine": true, "job_reference": true, "activity_id": true, "status": true, "completed_at": true, "process_instance": true}, add)
+	t.Camunda.validate(key+".camunda", add)
 }
 
 // InboxTable maps the message inbox (seed section 14).
@@ -352,4 +380,55 @@ func (m StatusMap) CanonicalNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// References: how a row names its Camunda external task.
+const (
+	// ReferenceExternalTaskID: the job_reference column holds the external
+	// task id (the seed's convention).
+	ReferenceExternalTaskID = "external_task_id"
+	// ReferenceProcessInstanceActivity: the row holds the process instance
+	// id and the activity id of the service task.
+	ReferenceProcessInstanceActivity = "process_instance_activity"
+)
+
+// DefaultCorrelationGrace is how long before the Camunda view a record must
+// have reached its status to be joined, so a worker that wrote COMPLETED and
+// is completing the task right now is not reported as a lost completion.
+const DefaultCorrelationGrace = 10 * time.Second
+
+// Correlation says how rows refer to Camunda external tasks and which
+// engine they belong to.
+type Correlation struct {
+	// Disabled turns the join off.
+	Disabled bool `yaml:"disabled"`
+	// Engine is a configured camunda name. For the idempotency table it
+	// defaults to the only configured engine (required when there are
+	// several); for the processed-job table the engine column decides and
+	// this, if set, restricts the join to one engine.
+	Engine string `yaml:"engine"`
+	// Reference is external_task_id (default) or process_instance_activity.
+	Reference string `yaml:"reference"`
+	// Grace: see DefaultCorrelationGrace.
+	Grace model.Duration `yaml:"grace"`
+}
+
+func (c *Correlation) applyDefaults() {
+	if c.Reference == "" {
+		c.Reference = ReferenceExternalTaskID
+	}
+	if c.Grace == 0 {
+		c.Grace = model.Duration(DefaultCorrelationGrace)
+	}
+}
+
+func (c *Correlation) validate(key string, add func(string, string, ...any)) {
+	switch c.Reference {
+	case ReferenceExternalTaskID, ReferenceProcessInstanceActivity:
+	default:
+		add(key+".reference", "must be %s or %s, got %q", ReferenceExternalTaskID, ReferenceProcessInstanceActivity, c.Reference)
+	}
+	if c.Grace < 0 {
+		add(key+".grace", "must not be negative")
+	}
 }

@@ -1,0 +1,94 @@
+// Package correlate carries what the Camunda side knows about in-flight
+// external tasks to the database side, so the two can be joined: a COMPLETED
+// idempotency record whose task is still open means the completion was lost;
+// a STARTED record whose lock lapsed means the outcome is in doubt. Neither
+// side can see these alone.
+//
+// The Camunda collector publishes a View after each successful collection
+// and withdraws it when a collection fails; the database collectors read
+// the latest View. A Registry is created once in main and shared; it is safe
+// for concurrent use.
+package correlate
+
+import (
+	"sync"
+	"time"
+)
+
+// State is the in-flight state of an external task, in the vocabulary of
+// camunda_external_tasks{state}.
+type State string
+
+// States a View holds. Waiting tasks were never fetched (or their lapse has
+// been seen and they were not re-fetched yet, which is lock_expired).
+const (
+	Locked       State = "locked"
+	RetryBackoff State = "retry_backoff"
+	LockExpired  State = "lock_expired"
+)
+
+// Task is one external task the engine holds open and a worker has touched.
+type Task struct {
+	ID                string
+	Topic             string
+	WorkerID          string
+	ProcessInstanceID string
+	ActivityID        string
+	State             State
+	// Redelivered is true when the task was seen locked again after a lapse
+	// of an earlier lock: another attempt runs (or ran) alongside the first.
+	Redelivered bool
+}
+
+// View is the engine's in-flight tasks as of one collection.
+type View struct {
+	Engine string
+	// Taken is when the collection started, by the exporter's clock. The
+	// database side uses only its age, so clocks need not agree.
+	Taken time.Time
+	Tasks []Task
+	// Truncated is true when the engine held more in-flight tasks than the
+	// collector lists; the join then undercounts and says so in the log.
+	Truncated bool
+}
+
+// Registry holds the latest View per engine.
+type Registry struct {
+	mu    sync.Mutex
+	views map[string]*View
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{views: map[string]*View{}} }
+
+// Publish replaces the engine's view. The view must not be changed afterwards.
+func (r *Registry) Publish(v *View) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.views[v.Engine] = v
+}
+
+// Withdraw removes the engine's view: the engine is down, and a join
+// against an old view would report stale facts as current.
+func (r *Registry) Withdraw(engine string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.views, engine)
+}
+
+// Get returns the engine's latest view.
+func (r *Registry) Get(engine string) (*View, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.views[engine]
+	return v, ok
+}
