@@ -221,6 +221,13 @@ func factVersion(t *testing.T, f *fixture) {
 		t.Errorf("GET /version = %s, want {\"version\":%q}", resp.Body, f.exp.version)
 	}
 	t.Logf("GET /version -> %s; headers %v", resp.Body, resp.Header)
+	for name, vals := range resp.Header {
+		for _, val := range append(vals, name) {
+			if l := strings.ToLower(val); strings.Contains(l, "camunda") || strings.Contains(l, "operaton") {
+				t.Errorf("header %s: %s names the product (the doc says headers do not tell flavors apart)", name, val)
+			}
+		}
+	}
 
 	var engines []map[string]any
 	if err := f.c.Get(f.ctx, "/engine", nil, &engines); err != nil {
@@ -354,6 +361,9 @@ func factNoRetriesLeftIncident(t *testing.T, f *fixture) {
 	inc := incs[0]
 	if inc.Configuration != tk.ID || inc.ActivityID != "task_1" {
 		t.Errorf("incident configuration=%q activityId=%q, want task id %q and task_1", inc.Configuration, inc.ActivityID, tk.ID)
+	}
+	if str(inc.IncidentMessage) != "exhausted" {
+		t.Errorf("incidentMessage = %s, want the failure's errorMessage", str(inc.IncidentMessage))
 	}
 	t.Logf("incident: type=%s configuration=%s message=%s failedActivityId=%s", inc.IncidentType, inc.Configuration, str(inc.IncidentMessage), str(inc.FailedActivityID))
 	n, err := f.c.Count(f.ctx, "/incident/count", q("incidentType", "failedExternalTask", "configuration", tk.ID))
