@@ -11,6 +11,28 @@
 // The REST helpers (Client, Worker, ExternalTaskProcess) use net/http only. Errors name the endpoint
 // and HTTP status and carry the response body.
 //
+// Typical use in another package's tests:
+//
+//	func TestMain(m *testing.M) { camundatest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		for _, flavor := range camundatest.Flavors() {
+//			t.Run(string(flavor), func(t *testing.T) {
+//				e := camundatest.Shared(t, flavor)
+//				c := e.Client()
+//				key := camundatest.UniqueName(t.Name())
+//				topic := key + ".charge"
+//				_, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)})
+//				...
+//				_, err = c.StartProcess(ctx, key, "order-1", nil)
+//				w := camundatest.NewWorker(c, "worker-1")
+//				tasks, err := w.FetchAndLock(ctx, topic, time.Minute, 1)
+//				err = w.Failure(ctx, tasks[0].ID, 0, 0, "card declined") // retries exhausted, incident
+//				// point the code under test at e.BaseURL
+//			})
+//		}
+//	}
+//
 // Requirements: Java 17 and Maven 3.8+ in PATH, Maven Central (or a warm ~/.m2). Missing tools make
 // Build fail with an error naming the tool; Shared skips only under `go test -short`.
 //

@@ -101,8 +101,9 @@ func (e *Engine) Stop() {
 }
 
 // Start builds (or takes from the cache) the flavor's jar, runs it on a free 127.0.0.1 port and
-// waits until GET /engine-rest/version answers 200. On failure the error carries the tail of the
-// engine's output and nothing is left running.
+// waits until GET /engine-rest/version answers 200. ctx bounds the build and the wait, not the
+// engine's life: call Stop. On failure the error carries the tail of the engine's output and
+// nothing is left running.
 func Start(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.Flavor == "" {
 		opts.Flavor = FlavorCamunda

@@ -66,6 +66,11 @@ func TestEngineFacts(t *testing.T) {
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
 			e := camundatest.Shared(t, flavor)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("engine log (tail):\n%s", e.LogTail(6000))
+				}
+			})
 			for _, fc := range facts {
 				t.Run(fc.name, func(t *testing.T) {
 					t.Parallel()
@@ -442,8 +447,11 @@ func factLapsedLock(t *testing.T, f *fixture) {
 	f.deploy(1)
 	f.start(1)
 	w := f.worker("w-lapse")
-	tk := f.fetchOne(w, time.Second)
-	f.wantCount(1, "locked", "true")
+	fetched := time.Now()
+	tk := f.fetchOne(w, 2*time.Second)
+	if n := f.count("locked", "true"); time.Since(fetched) < 1500*time.Millisecond && n != 1 {
+		t.Errorf("locked count right after fetchAndLock(2s) = %d, want 1", n)
+	}
 	time.Sleep(time.Until(lockExp(t, f.task(tk.ID))) + 700*time.Millisecond)
 	f.wantCount(0, "locked", "true")
 	f.wantCount(1, "notLocked", "true")

@@ -128,3 +128,38 @@ func TestStartFailureCarriesLogAndCleansUp(t *testing.T) {
 		t.Fatalf("unexpected API error type: %v", err)
 	}
 }
+
+// TestConcurrentColdBuild builds the camunda jar into an empty cache from two goroutines at once:
+// the lock file must make them share one Maven run and one jar.
+func TestConcurrentColdBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with Maven")
+	}
+	cache := t.TempDir()
+	t.Setenv("CAMUNDATEST_CACHE_DIR", cache)
+	start := time.Now()
+	type result struct {
+		jar string
+		err error
+	}
+	results := make(chan result, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			jar, err := camundatest.Build(context.Background(), camundatest.FlavorCamunda)
+			results <- result{jar, err}
+		}()
+	}
+	a, b := <-results, <-results
+	if a.err != nil || b.err != nil {
+		t.Fatalf("concurrent builds: %v / %v", a.err, b.err)
+	}
+	if a.jar != b.jar || !strings.HasPrefix(a.jar, cache) {
+		t.Fatalf("concurrent builds gave %s and %s, want one jar under %s", a.jar, b.jar, cache)
+	}
+	builds, _ := filepath.Glob(filepath.Join(cache, "build-*"))
+	jars, _ := filepath.Glob(filepath.Join(cache, "camunda-*", "test-engine.jar"))
+	if len(builds) != 0 || len(jars) != 1 {
+		t.Fatalf("cache after builds: scratch dirs %v, jars %v", builds, jars)
+	}
+	t.Logf("cold build (warm ~/.m2) of camunda: %s", time.Since(start).Round(100*time.Millisecond))
+}
