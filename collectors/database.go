@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -19,10 +20,24 @@ type Database struct {
 	Collectors []TableCollector
 }
 
+// DatabaseOptions are the shared parts a database's collectors need.
+type DatabaseOptions struct {
+	Folds *fold.Stats
+	// Views carries the Camunda side's in-flight tasks for the joins; nil
+	// turns the joins off.
+	Views *correlate.Registry
+	// Engines are the configured Camunda engine names.
+	Engines []string
+	Logger  *slog.Logger
+}
+
 // NewDatabase wires a database's table collectors into a poll source. key is
 // the config key of the database, e.g. "databases[0]".
-func NewDatabase(cfg config.Database, key string, folds *fold.Stats, logger *slog.Logger) (*Database, error) {
-	logger = orDiscard(logger)
+func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database, error) {
+	logger, folds := orDiscard(o.Logger), o.Folds
+	if folds == nil {
+		folds = fold.NewStats()
+	}
 	db, err := pgsource.Open(pgsource.Options{
 		Name: cfg.Name, DSN: cfg.ResolvedDSN,
 		StatementTimeout: time.Duration(cfg.StatementTimeout), LockTimeout: time.Duration(cfg.LockTimeout),
@@ -49,6 +64,16 @@ func NewDatabase(cfg config.Database, key string, folds *fold.Stats, logger *slo
 	if t.Outbox != nil {
 		cs = append(cs, NewOutbox(OutboxOptions{DB: db, Database: cfg.Name, Table: *t.Outbox, ConfigKey: key + ".tables.outbox",
 			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	}
+	if o.Views != nil {
+		if t.Idempotency != nil && !t.Idempotency.Camunda.Disabled {
+			cs = append(cs, NewIdempotencyJoin(IdempotencyJoinOptions{DB: db, Database: cfg.Name, Table: *t.Idempotency, ConfigKey: key + ".tables.idempotency",
+				Views: o.Views, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+		}
+		if t.ProcessedJobs != nil && !t.ProcessedJobs.Camunda.Disabled {
+			cs = append(cs, NewProcessedJobJoin(ProcessedJobJoinOptions{DB: db, Database: cfg.Name, Table: *t.ProcessedJobs, ConfigKey: key + ".tables.processed_jobs",
+				Views: o.Views, Engines: o.Engines, LabelValueLimit: cfg.LabelValueLimit, Folds: folds}))
+		}
 	}
 	pcs := make([]poll.Collector, len(cs))
 	for i, c := range cs {

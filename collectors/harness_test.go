@@ -16,6 +16,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -98,10 +99,11 @@ func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float
 
 // exporter is a database source built exactly as the binary builds it.
 type exporter struct {
-	t    *testing.T
-	set  *poll.Set
-	db   *Database
-	logs *syncBuffer
+	views *correlate.Registry
+	t     *testing.T
+	set   *poll.Set
+	db    *Database
+	logs  *syncBuffer
 }
 
 type syncBuffer struct {
@@ -131,12 +133,17 @@ func (d *testDB) newExporter(configYAML string) *exporter {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	folds := fold.NewStats()
-	db, err := NewDatabase(cfg.Databases[0], "databases[0]", folds, logger)
+	views := correlate.NewRegistry()
+	var engines []string
+	for _, e := range cfg.Camunda {
+		engines = append(engines, e.Name)
+	}
+	db, err := NewDatabase(cfg.Databases[0], "databases[0]", DatabaseOptions{Folds: folds, Views: views, Engines: engines, Logger: logger})
 	if err != nil {
 		d.t.Fatal(err)
 	}
 	d.t.Cleanup(db.DB.Close)
-	return &exporter{t: d.t, set: poll.NewSet(folds, db.Source), db: db, logs: logs}
+	return &exporter{t: d.t, set: poll.NewSet(folds, db.Source), db: db, logs: logs, views: views}
 }
 
 // collect runs one collection now (min_interval is tiny in the tests).

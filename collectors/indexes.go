@@ -12,14 +12,16 @@ import (
 // with the seed's default names, including the optional duplicate_count
 // extension. deploy/sql/003_exporter_indexes.sql is generated from it.
 func DefaultRequirements() []Requirements {
-	cfg, err := config.Parse([]byte("databases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
+	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
 	if err != nil {
 		panic(err)
 	}
 	t := cfg.Databases[0].Tables
 	return []Requirements{
 		NewIdempotency(IdempotencyOptions{Table: *t.Idempotency, ConfigKey: "tables.idempotency", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
+		NewIdempotencyJoin(IdempotencyJoinOptions{Table: *t.Idempotency, ConfigKey: "tables.idempotency", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
 		NewProcessedJobs(ProcessedJobsOptions{Table: *t.ProcessedJobs, ConfigKey: "tables.processed_jobs", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
+		NewProcessedJobJoin(ProcessedJobJoinOptions{Table: *t.ProcessedJobs, ConfigKey: "tables.processed_jobs", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
 		NewInbox(InboxOptions{Table: *t.Inbox, ConfigKey: "tables.inbox", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
 		NewOutbox(OutboxOptions{Table: *t.Outbox, ConfigKey: "tables.outbox", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
 	}
@@ -40,6 +42,10 @@ func IndexSQL(reqs []Requirements) string {
 	for _, r := range reqs {
 		fmt.Fprintf(&b, "\n-- %s table %s\n", r.Kind, r.Table)
 		for _, ix := range r.Indexes {
+			if ix.SeedPrimaryKey {
+				fmt.Fprintf(&b, "-- %s: the seed's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
+				continue
+			}
 			fmt.Fprintf(&b, "-- %s\n%s\n", ix.Why, ix.CreateStatement(r.Table))
 		}
 	}

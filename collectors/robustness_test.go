@@ -148,8 +148,8 @@ func sortedCopy(s []string) []string {
 func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 	d := newTestDB(t, true)
 	const history = 50000
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at, created_at)
-		SELECT 'S' || (g % 5), 'h' || g, 'e', 'COMPLETED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
+	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at, created_at)
+		SELECT 'S' || (g % 5), 'h' || g, 'e', 'task-' || g, 'COMPLETED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
 		FROM generate_series(1, $2) g`, at(-3600), history)
 	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
 		SELECT 'main', 'h' || g, 'p', 'a' || (g % 5), 'w', 'COMPLETED', $1::timestamptz - make_interval(secs => g) FROM generate_series(1, $2) g`, at(-3600), history)
@@ -167,7 +167,8 @@ func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 	d.upsertInbox(inboxRow{"kafka", "open1", "T1", "RECEIVED", -10, nil})
 	d.exec(`ANALYZE`)
 
-	e := d.newExporter(baseConfig)
+	// With an engine configured, the Camunda joins' queries are checked too.
+	e := d.newExporter(joinConfig)
 	conn, err := pgx.Connect(context.Background(), d.exporterDSN)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,9 @@ type Index struct {
 	// Requires names an optional column without which the index (and its
 	// query) does not apply.
 	Requires string
+	// SeedPrimaryKey marks an index the seed schema's primary key already
+	// provides: the generated SQL leaves it out, `check` still verifies it.
+	SeedPrimaryKey bool
 }
 
 // CreateStatement renders the index as SQL for the given table.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
@@ -20,8 +21,15 @@ func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([
 			c()
 		}
 	}
+	// The Camunda sources publish their in-flight tasks here; the database
+	// sources join their tables against them.
+	views := correlate.NewRegistry()
+	var engines []string
+	for _, e := range cfg.Camunda {
+		engines = append(engines, e.Name)
+	}
 	for i, d := range cfg.Databases {
-		db, err := collectors.NewDatabase(d, fmt.Sprintf("databases[%d]", i), folds, logger)
+		db, err := collectors.NewDatabase(d, fmt.Sprintf("databases[%d]", i), collectors.DatabaseOptions{Folds: folds, Views: views, Engines: engines, Logger: logger})
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -14,9 +14,17 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_
 -- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_duplicates_idx" ON "workflow_idempotency_record" ("updated_at") WHERE "duplicate_count" > 0;
 
+-- idempotency table workflow_idempotency_record
+-- the Camunda join looks up the records of in-flight tasks by external task id (= ANY)
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_job_reference_idx" ON "workflow_idempotency_record" ("job_reference") WHERE "job_reference" IS NOT NULL;
+
 -- processed_jobs table workflow_processed_job
 -- processed_jobs_total reads the last late_commit_window of completions
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx" ON "workflow_processed_job" ("completed_at");
+
+-- processed_jobs table workflow_processed_job
+-- the Camunda join looks up rows of in-flight tasks by engine and external task id: the seed's primary key serves this; with another key, run:
+-- CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_engine_job_reference_idx" ON "workflow_processed_job" ("engine", "job_reference");
 
 -- inbox table message_inbox
 -- message and oldest-age gauges read only unfinished messages; finished ones stay out of the index

@@ -24,7 +24,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 )
 
 // Report counts what was found.
@@ -39,9 +39,15 @@ func Run(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logg
 	if len(cfg.Databases) == 0 {
 		fmt.Fprintln(w, "no databases configured; nothing to check")
 	}
+	var engines []string
+	for _, e := range cfg.Camunda {
+		engines = append(engines, e.Name)
+	}
 	for i, dbc := range cfg.Databases {
 		key := fmt.Sprintf("databases[%d]", i)
-		db, err := collectors.NewDatabase(dbc, key, fold.NewStats(), logger)
+		// A registry, even an empty one, so the Camunda joins' tables and
+		// indexes are checked too.
+		db, err := collectors.NewDatabase(dbc, key, collectors.DatabaseOptions{Views: correlate.NewRegistry(), Engines: engines, Logger: logger})
 		if err != nil {
 			fmt.Fprintf(w, "database %s: ERROR %v\n", dbc.Name, err)
 			rep.Errors++

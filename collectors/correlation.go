@@ -1,0 +1,381 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+)
+
+// The joins of this file see what neither side sees alone (seed: "the side
+// effect happened, the worker died before completing the Camunda task").
+// Each collection takes the engine's latest view of in-flight tasks (locked,
+// in retry backoff, or with a lapsed lock; bounded by the Camunda
+// collector's max_listed_tasks) and looks exactly those tasks up in the
+// table with `= ANY($1)` on an indexed column. It never scans either side.
+// While the engine's view is missing (engine down), the join's series are
+// absent: "unknown", never "all clear".
+
+// IdempotencyJoin serves workflow_idempotency_completed_task_open and
+// workflow_idempotency_in_doubt.
+type IdempotencyJoin struct {
+	db       *pgsource.DB
+	database string
+	cfg      config.IdempotencyTable
+	key      string
+	views    *correlate.Registry
+	logger   *slog.Logger
+	now      func() time.Time
+
+	limiter *fold.Limiter
+	known   tuples // scope, engine, topic
+	warned  bool
+}
+
+// IdempotencyJoinOptions configures an IdempotencyJoin.
+type IdempotencyJoinOptions struct {
+	DB              *pgsource.DB
+	Database        string
+	Table           config.IdempotencyTable
+	ConfigKey       string
+	Views           *correlate.Registry
+	LabelValueLimit int
+	Folds           *fold.Stats
+	Logger          *slog.Logger
+	// Now is the exporter clock, used only for the age of a view.
+	Now func() time.Time
+}
+
+// NewIdempotencyJoin returns the join collector of an idempotency table.
+func NewIdempotencyJoin(o IdempotencyJoinOptions) *IdempotencyJoin {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &IdempotencyJoin{
+		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, views: o.Views, logger: orDiscard(o.Logger), now: o.Now,
+		limiter: fold.NewLimiter(o.Folds, catalog.IdempotencyInDoubt, o.LabelValueLimit),
+		known:   tuples{},
+	}
+}
+
+// Name implements poll.Collector.
+func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
+
+func (c *IdempotencyJoin) byProcessInstance() bool {
+	return c.cfg.Camunda.Reference == config.ReferenceProcessInstanceActivity
+}
+
+// sql selects the open-work and completed records of the given tasks. $1
+// (and $2) are the task references, $3 the minimum age of a COMPLETED record.
+func (c *IdempotencyJoin) sql() string {
+	col := c.cfg.Columns
+	statuses := literalList(c.cfg.Statuses.Values("COMPLETED", "STARTED", "SIDE_EFFECT_SUBMITTED"))
+	completed := literalList(c.cfg.Statuses.Values("COMPLETED"))
+	if c.byProcessInstance() {
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text
+FROM %[5]s WHERE (%[3]s, %[4]s) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+	AND %[2]s IN (%[6]s) AND (%[2]s NOT IN (%[7]s) OR %[8]s < now() - make_interval(secs => $3))`,
+			quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.ProcessInstanceID), quoteIdent(col.ActivityID),
+			quoteTable(c.cfg.Table), statuses, completed, quoteIdent(col.UpdatedAt))
+	}
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text
+FROM %[4]s WHERE %[3]s = ANY($1::text[])
+	AND %[2]s IN (%[5]s) AND (%[2]s NOT IN (%[6]s) OR %[7]s < now() - make_interval(secs => $2))`,
+		quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.JobReference), quoteTable(c.cfg.Table),
+		statuses, completed, quoteIdent(col.UpdatedAt))
+}
+
+func (c *IdempotencyJoin) args(refs, pis, acts []string, minAge float64) []any {
+	if c.byProcessInstance() {
+		return []any{pis, acts, minAge}
+	}
+	return []any{refs, minAge}
+}
+
+// Requirements implements TableCollector.
+func (c *IdempotencyJoin) Requirements() Requirements {
+	col := c.cfg.Columns
+	k := c.key + ".columns."
+	base := baseName(c.cfg.Table)
+	req := Requirements{Kind: "idempotency", Table: c.cfg.Table}
+	req.Columns = []Column{{k + "scope", col.Scope, false}, {k + "status", col.Status, false}, {k + "updated_at", col.UpdatedAt, false}}
+	if c.byProcessInstance() {
+		req.Columns = append(req.Columns, Column{k + "process_instance_id", col.ProcessInstanceID, false}, Column{k + "activity_id", col.ActivityID, false})
+		req.Indexes = []Index{{Name: base + "_process_activity_idx", Columns: []string{col.ProcessInstanceID, col.ActivityID},
+			Why: "the Camunda join looks up the records of in-flight tasks by process instance and activity", Query: "camunda_join"}}
+		req.Queries = []Query{{"camunda_join", c.sql(), c.args(nil, []string{"pi"}, []string{"act"}, 10), ""}}
+	} else {
+		req.Columns = append(req.Columns, Column{k + "job_reference", col.JobReference, false})
+		req.Indexes = []Index{{Name: base + "_job_reference_idx", Columns: []string{col.JobReference},
+			Where: quoteIdent(col.JobReference) + " IS NOT NULL",
+			Why:   "the Camunda join looks up the records of in-flight tasks by external task id (= ANY)", Query: "camunda_join"}}
+		req.Queries = []Query{{"camunda_join", c.sql(), c.args([]string{"task-id"}, nil, nil, 10), ""}}
+	}
+	return req
+}
+
+// Collect implements poll.Collector.
+func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	engine := c.cfg.Camunda.Engine
+	view, ok := c.views.Get(engine)
+	if !ok {
+		return nil, fmt.Errorf("no current view of Camunda engine %q (engine down or not collected yet); the join's series are absent until it answers", engine)
+	}
+	if view.Truncated && !c.warned {
+		c.warned = true
+		c.logger.Warn("the engine holds more in-flight tasks than max_listed_tasks; the Camunda join undercounts", "engine", engine, "database", c.database)
+	}
+	tasks := map[string]correlate.Task{}
+	var refs, pis, acts []string
+	for _, t := range view.Tasks {
+		ref := t.ID
+		if c.byProcessInstance() {
+			ref = t.ProcessInstanceID + "/" + t.ActivityID
+			pis, acts = append(pis, t.ProcessInstanceID), append(acts, t.ActivityID)
+		}
+		refs = append(refs, t.ID)
+		tasks[ref] = t
+	}
+	// A COMPLETED record counts only if it was written before the view was
+	// taken (less a grace): otherwise the worker may be completing the task
+	// right now. Only the view's age is used, so clocks need not agree.
+	minAge := (c.now().Sub(view.Taken) + time.Duration(c.cfg.Camunda.Grace)).Seconds()
+	completedOpen := map[string]float64{}
+	inDoubt := map[string]float64{}
+	seen := tuples{}
+	if len(tasks) > 0 {
+		err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, c.sql(), c.args(refs, pis, acts, minAge)...)
+			if err != nil {
+				return fmt.Errorf("idempotency camunda join: %w", err)
+			}
+			var scope, status, ref string
+			_, err = pgx.ForEachRow(rows, []any{&scope, &status, &ref}, func() error {
+				t, ok := tasks[ref]
+				if !ok {
+					return nil
+				}
+				vals := c.limiter.Admit(scope, t.Topic)
+				k := tupleKey(vals[0], engine, vals[1])
+				seen.add(vals[0], engine, vals[1])
+				switch c.cfg.Statuses.Canonical(status) {
+				case "COMPLETED":
+					completedOpen[k]++
+				case "STARTED", "SIDE_EFFECT_SUBMITTED":
+					if t.State == correlate.LockExpired || t.Redelivered {
+						inDoubt[k]++
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("idempotency camunda join: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			c.limiter.Discard()
+			return nil, err
+		}
+	}
+	c.limiter.Flush()
+	for k, v := range seen {
+		c.known[k] = v
+	}
+	var out []prometheus.Metric
+	cto, doubt := catalog.Desc(catalog.IdempotencyCompletedTaskOpen), catalog.Desc(catalog.IdempotencyInDoubt)
+	for _, v := range c.known.sorted() {
+		k := tupleKey(v...)
+		lv := []string{c.database, v[0], v[1], v[2]}
+		out = append(out,
+			prometheus.MustNewConstMetric(cto, prometheus.GaugeValue, completedOpen[k], lv...),
+			prometheus.MustNewConstMetric(doubt, prometheus.GaugeValue, inDoubt[k], lv...))
+	}
+	return out, nil
+}
+
+// ProcessedJobJoin serves workflow_processed_job_task_open: rows a worker
+// wrote as processed whose external task the engine still holds open.
+type ProcessedJobJoin struct {
+	db       *pgsource.DB
+	database string
+	cfg      config.ProcessedJobTable
+	key      string
+	views    *correlate.Registry
+	engines  []string
+	now      func() time.Time
+
+	limiter *fold.Limiter
+	known   tuples // engine, activity
+}
+
+// ProcessedJobJoinOptions configures a ProcessedJobJoin.
+type ProcessedJobJoinOptions struct {
+	DB        *pgsource.DB
+	Database  string
+	Table     config.ProcessedJobTable
+	ConfigKey string
+	Views     *correlate.Registry
+	// Engines are the configured Camunda engine names the join may use.
+	Engines         []string
+	LabelValueLimit int
+	Folds           *fold.Stats
+	Now             func() time.Time
+}
+
+// NewProcessedJobJoin returns the join collector of a processed-job table.
+func NewProcessedJobJoin(o ProcessedJobJoinOptions) *ProcessedJobJoin {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	engines := o.Engines
+	if o.Table.Camunda.Engine != "" {
+		engines = []string{o.Table.Camunda.Engine}
+	}
+	return &ProcessedJobJoin{
+		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, views: o.Views, engines: engines, now: o.Now,
+		limiter: fold.NewLimiter(o.Folds, catalog.ProcessedJobTaskOpen, o.LabelValueLimit),
+		known:   tuples{},
+	}
+}
+
+// Name implements poll.Collector.
+func (c *ProcessedJobJoin) Name() string { return "processed_jobs_camunda" }
+
+func (c *ProcessedJobJoin) byProcessInstance() bool {
+	return c.cfg.Camunda.Reference == config.ReferenceProcessInstanceActivity
+}
+
+func (c *ProcessedJobJoin) sql() string {
+	col := c.cfg.Columns
+	if c.byProcessInstance() {
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text || '/' || %[1]s::text
+FROM %[3]s WHERE %[4]s = $1 AND (%[2]s, %[1]s) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+	AND %[5]s < now() - make_interval(secs => $4)`,
+			quoteIdent(col.ActivityID), quoteIdent(col.ProcessInstance), quoteTable(c.cfg.Table), quoteIdent(col.Engine), quoteIdent(col.CompletedAt))
+	}
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text
+FROM %[3]s WHERE %[4]s = $1 AND %[2]s = ANY($2::text[]) AND %[5]s < now() - make_interval(secs => $3)`,
+		quoteIdent(col.ActivityID), quoteIdent(col.JobReference), quoteTable(c.cfg.Table), quoteIdent(col.Engine), quoteIdent(col.CompletedAt))
+}
+
+func (c *ProcessedJobJoin) args(engine string, refs, pis, acts []string, minAge float64) []any {
+	if c.byProcessInstance() {
+		return []any{engine, pis, acts, minAge}
+	}
+	return []any{engine, refs, minAge}
+}
+
+// Requirements implements TableCollector.
+func (c *ProcessedJobJoin) Requirements() Requirements {
+	col := c.cfg.Columns
+	k := c.key + ".columns."
+	base := baseName(c.cfg.Table)
+	req := Requirements{Kind: "processed_jobs", Table: c.cfg.Table}
+	req.Columns = []Column{{k + "engine", col.Engine, false}, {k + "activity_id", col.ActivityID, false}, {k + "completed_at", col.CompletedAt, false}}
+	if c.byProcessInstance() {
+		req.Columns = append(req.Columns, Column{k + "process_instance", col.ProcessInstance, false})
+		req.Indexes = []Index{{Name: base + "_process_activity_idx", Columns: []string{col.Engine, col.ProcessInstance, col.ActivityID},
+			Why: "the Camunda join looks up rows of in-flight tasks by process instance and activity", Query: "camunda_join"}}
+		req.Queries = []Query{{"camunda_join", c.sql(), c.args("main", nil, []string{"pi"}, []string{"act"}, 10), ""}}
+	} else {
+		req.Columns = append(req.Columns, Column{k + "job_reference", col.JobReference, false})
+		// The seed's primary key (engine, job_reference) serves this join.
+		req.Indexes = []Index{{Name: base + "_engine_job_reference_idx", Columns: []string{col.Engine, col.JobReference},
+			Why: "the Camunda join looks up rows of in-flight tasks by engine and external task id", Query: "camunda_join", SeedPrimaryKey: true}}
+		req.Queries = []Query{{"camunda_join", c.sql(), c.args("main", []string{"task-id"}, nil, nil, 10), ""}}
+	}
+	return req
+}
+
+// Collect implements poll.Collector.
+func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	type lookup struct {
+		engine          string
+		tasks           map[string]correlate.Task
+		refs, pis, acts []string
+		minAge          float64
+	}
+	var lookups []lookup
+	var missing []string
+	for _, e := range c.engines {
+		view, ok := c.views.Get(e)
+		if !ok {
+			missing = append(missing, e)
+			continue
+		}
+		l := lookup{engine: e, tasks: map[string]correlate.Task{}}
+		for _, t := range view.Tasks {
+			ref := t.ID
+			if c.byProcessInstance() {
+				ref = t.ProcessInstanceID + "/" + t.ActivityID
+				l.pis, l.acts = append(l.pis, t.ProcessInstanceID), append(l.acts, t.ActivityID)
+			}
+			l.refs = append(l.refs, t.ID)
+			l.tasks[ref] = t
+		}
+		l.minAge = (c.now().Sub(view.Taken) + time.Duration(c.cfg.Camunda.Grace)).Seconds()
+		lookups = append(lookups, l)
+	}
+	if len(missing) > 0 {
+		// Partial answers would read as "no lost completions" for the
+		// missing engine: report none rather than a misleading subset.
+		return nil, fmt.Errorf("no current view of Camunda engine(s) %v (down or not collected yet); the join's series are absent until they answer", missing)
+	}
+	open := map[string]float64{}
+	seen := tuples{}
+	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
+			return err
+		}
+		for _, l := range lookups {
+			if len(l.tasks) == 0 {
+				continue
+			}
+			rows, err := tx.Query(ctx, c.sql(), c.args(l.engine, l.refs, l.pis, l.acts, l.minAge)...)
+			if err != nil {
+				return fmt.Errorf("processed-job camunda join: %w", err)
+			}
+			var activity, ref string
+			_, err = pgx.ForEachRow(rows, []any{&activity, &ref}, func() error {
+				if _, ok := l.tasks[ref]; !ok {
+					return nil
+				}
+				vals := c.limiter.Admit(activity)
+				seen.add(l.engine, vals[0])
+				open[tupleKey(l.engine, vals[0])]++
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("processed-job camunda join: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.limiter.Discard()
+		return nil, err
+	}
+	c.limiter.Flush()
+	for k, v := range seen {
+		c.known[k] = v
+	}
+	desc := catalog.Desc(catalog.ProcessedJobTaskOpen)
+	var out []prometheus.Metric
+	for _, v := range c.known.sorted() {
+		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, open[tupleKey(v...)], c.database, v[0], v[1]))
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package collectors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+)
+
+const joinConfig = `
+camunda:
+  - name: main
+    url: http://127.0.0.1:1/engine-rest
+databases:
+  - name: orders
+    dsn_env: WFX_TEST_DSN
+    min_interval: 1ms
+    late_commit_window: 60s
+`
+
+// TestJoinsAgainstAPublishedView checks the database half of the join with
+// a hand-made engine view (the engine half is tested on a real engine in
+// camunda_join_engine_test.go).
+func TestJoinsAgainstAPublishedView(t *testing.T) {
+	d := newTestDB(t, false)
+	rec := func(key, status, ref string, updated float64) {
+		d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+			VALUES ($1, $2, 'e', $3, $4, $5)`, scopeA, key, ref, status, at(updated))
+	}
+	rec("k1", "COMPLETED", "t1", -100)            // side effect done, task still open: lost completion
+	rec("k2", "STARTED", "t2", -100)              // lock lapsed: in doubt
+	rec("k3", "SIDE_EFFECT_SUBMITTED", "t3", -50) // re-fetched after a lapse: in doubt
+	rec("k4", "STARTED", "t4", -20)               // locked, working normally: fine
+	rec("k5", "COMPLETED", "t5", -2)              // completed 2 s ago: the worker is completing right now
+	rec("k6", "COMPLETED", "t6", -100)            // task not in flight (done): fine
+	rec("k7", "FAILED_FINAL", "t7", -100)         // terminal failure: not this join's business
+	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', 't1', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1), ('main', 't6', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1),
+		       ('other', 't2', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1)`, at(-100))
+
+	e := d.newExporter(joinConfig)
+	view := &correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
+		{ID: "t1", Topic: "fulfillment.submit-command", State: correlate.LockExpired},
+		{ID: "t2", Topic: "fulfillment.submit-command", State: correlate.LockExpired},
+		{ID: "t3", Topic: "fulfillment.submit-command", State: correlate.Locked, Redelivered: true},
+		{ID: "t4", Topic: "fulfillment.submit-command", State: correlate.Locked},
+		{ID: "t5", Topic: "fulfillment.submit-command", State: correlate.Locked},
+		{ID: "t7", Topic: "billing.precheck", State: correlate.RetryBackoff},
+	}}
+	e.views.Publish(view)
+	e.collect()
+	want := helpHeader(catalog.IdempotencyCompletedTaskOpen) +
+		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 1` + "\n" +
+		helpHeader(catalog.IdempotencyInDoubt) +
+		`workflow_idempotency_in_doubt{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 2` + "\n" +
+		helpHeader(catalog.ProcessedJobTaskOpen) +
+		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main"} 1` + "\n"
+	e.expect(want, catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
+
+	// The retry replays the stored result and completes the task: it leaves
+	// the engine's view, and the gauges return to 0 (the series stay).
+	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now()})
+	e.collect()
+	e.expect(helpHeader(catalog.IdempotencyCompletedTaskOpen)+
+		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="`+scopeA+`",topic="fulfillment.submit-command"} 0`+"\n"+
+		helpHeader(catalog.ProcessedJobTaskOpen)+
+		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main"} 0`+"\n",
+		catalog.IdempotencyCompletedTaskOpen, catalog.ProcessedJobTaskOpen)
+
+	// Engine down: the view is withdrawn and the joins report nothing, not 0.
+	e.views.Withdraw("main")
+	e.collect()
+	if err := e.expect2("", catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen); err != nil {
+		t.Fatalf("join series must be absent while the engine's view is missing: %v", err)
+	}
+	if v := e.value(catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency_camunda"}); v != 0 {
+		t.Fatalf("collector_up{idempotency_camunda} = %v, want 0", v)
+	}
+	if v := e.value(catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency"}); v != 1 {
+		t.Fatalf("the plain idempotency collector must keep working: %v", v)
+	}
+}
