@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,12 +17,88 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
-// Camunda watches one Camunda 7 engine (or fork) over its REST API.
+// Camunda watches one Camunda 7 engine (or fork) over its REST API and
+// emits every camunda_* metric of the catalog except camunda_up, which the
+// source emits. The state partition, the lock tracking and the request
+// budget are documented in docs/camunda-states.md; the rules themselves are
+// in camunda_locks.go (classification), camunda_tasks.go (per-topic counts
+// and the partition), camunda_history.go (counters from history log
+// deltas) and camunda_incidents.go (incidents and jobs).
+//
+// State between collections (tracked tasks, counters, history baselines,
+// known topics) is built as a new value during a collection and replaces
+// the old one only when the whole collection succeeded, so a failed
+// collection leaves the state as it was.
 type Camunda struct {
 	client *camunda.Client
 	engine string
 	cfg    config.Camunda
 	logger *slog.Logger
+	folds  *fold.Stats
+
+	topicLimit    *fold.Limiter            // topic label of every per-topic metric
+	workerLimits  map[string]*fold.Limiter // worker_id per topic
+	incidentLimit *fold.Limiter            // (incident_type, process_definition_key, activity_id)
+	jobLimit      *fold.Limiter            // process_definition_key of jobs
+
+	st camundaState
+
+	// productName is cached per engine version: the telemetry product name
+	// only changes with the engine.
+	productName, productFor string
+	// version is the engine version of the current collection;
+	// noCreateTime is set to it when the engine's external tasks carry no
+	// createTime (oldest waiting age is then not reported).
+	version, noCreateTime string
+}
+
+// camundaState is everything a collection commits on success.
+type camundaState struct {
+	// engineNow is the engine time of the last successful collection.
+	engineNow time.Time
+	// topics are the topics reported (configured, seen); each keeps
+	// reporting after it drains.
+	topics map[string]bool
+	// tasks are the tracked tasks by id.
+	tasks map[string]tracked
+	// expirations and redeliveries are the lock counters per topic label.
+	expirations, redeliveries map[string]float64
+	// history holds the failure and completion counters per topic label.
+	history map[string]*historyCounter
+	// incidents and jobs remember label tuples seen, to report 0 after
+	// they clear.
+	incidents map[incidentKey]bool
+	oldestInc map[string]bool
+	jobs      map[string]bool
+	first     bool // no collection has succeeded yet
+}
+
+func (s camundaState) clone() camundaState {
+	n := camundaState{
+		engineNow:    s.engineNow,
+		topics:       cloneMap(s.topics),
+		tasks:        map[string]tracked{},
+		expirations:  cloneMap(s.expirations),
+		redeliveries: cloneMap(s.redeliveries),
+		history:      make(map[string]*historyCounter, len(s.history)),
+		incidents:    cloneMap(s.incidents),
+		oldestInc:    cloneMap(s.oldestInc),
+		jobs:         cloneMap(s.jobs),
+		first:        s.first,
+	}
+	for k, v := range s.history {
+		c := *v
+		n.history[k] = &c
+	}
+	return n
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // NewCamundaSource builds the poll source of one configured engine. key is
@@ -63,19 +140,111 @@ func NewCamunda(cfg config.Camunda, key string, folds *fold.Stats, logger *slog.
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	return &Camunda{client: client, engine: cfg.Name, cfg: cfg, logger: logger}, nil
+	if folds == nil {
+		folds = fold.NewStats()
+	}
+	c := &Camunda{
+		client: client, engine: cfg.Name, cfg: cfg, logger: logger, folds: folds,
+		topicLimit:    fold.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
+		workerLimits:  map[string]*fold.Limiter{},
+		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
+		jobLimit:      fold.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
+	}
+	c.st = camundaState{
+		topics: map[string]bool{}, tasks: map[string]tracked{},
+		expirations: map[string]float64{}, redeliveries: map[string]float64{},
+		history: map[string]*historyCounter{}, incidents: map[incidentKey]bool{},
+		oldestInc: map[string]bool{}, jobs: map[string]bool{}, first: true,
+	}
+	// Configured topics come first, so they are admitted before any topic
+	// discovered in the engine.
+	for _, t := range cfg.Topics {
+		if c.topicLimit.Admit(t)[0] == t {
+			c.st.topics[t] = true
+		}
+	}
+	c.topicLimit.Flush()
+	return c, nil
 }
 
 // Name implements poll.Collector.
 func (c *Camunda) Name() string { return "camunda" }
 
+// collection is the working set of one Collect call.
+type collection struct {
+	c         *Camunda
+	ctx       context.Context
+	st        camundaState // the next state, committed on success
+	engineNow time.Time
+	budget    int // listed tasks left in this collection (max_listed_tasks)
+	out       []prometheus.Metric
+	limiters  []*fold.Limiter // touched this collection: Flush or Discard
+}
+
+func (k *collection) gauge(name string, v float64, labels ...string) {
+	k.out = append(k.out, prometheus.MustNewConstMetric(catalog.Desc(name), prometheus.GaugeValue, v, labels...))
+}
+
+func (k *collection) counter(name string, v float64, labels ...string) {
+	k.out = append(k.out, prometheus.MustNewConstMetric(catalog.Desc(name), prometheus.CounterValue, v, labels...))
+}
+
 // Collect implements poll.Collector.
 func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	info, err := c.client.EngineInfo(ctx)
+	k := &collection{c: c, ctx: ctx, st: c.st.clone(), budget: c.cfg.MaxListedTasks}
+	k.limiters = []*fold.Limiter{c.topicLimit, c.incidentLimit, c.jobLimit}
+	err := k.run()
+	for _, l := range k.limiters {
+		if err != nil {
+			l.Discard()
+		} else {
+			l.Flush()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return []prometheus.Metric{
-		prometheus.MustNewConstMetric(catalog.Desc(catalog.CamundaEngineInfo), prometheus.GaugeValue, 1, c.engine, info.Version, string(info.Flavor)),
-	}, nil
+	k.st.first = false
+	k.st.engineNow = k.engineNow
+	c.st = k.st
+	return k.out, nil
+}
+
+func (k *collection) run() error {
+	c := k.c
+	v, now, err := c.client.VersionAt(k.ctx)
+	if err != nil {
+		return err
+	}
+	k.engineNow = now
+	c.version = v
+	if c.productFor != v {
+		name, err := c.client.ProductName(k.ctx)
+		switch {
+		case err == nil:
+			c.productName, c.productFor = name, v
+		case k.ctx.Err() != nil:
+			return err
+		default:
+			c.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", c.engine, "error", err.Error())
+		}
+	}
+	k.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
+
+	if err := k.externalTasks(); err != nil {
+		return err
+	}
+	if err := k.incidents(); err != nil {
+		return err
+	}
+	return k.jobs()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

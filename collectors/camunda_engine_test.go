@@ -1,0 +1,613 @@
+package collectors
+
+// Real-engine tests of the Camunda collector: a Go test worker drives
+// external tasks through every state on Camunda 7.24 and Operaton
+// (internal/camundatest), and after each step the test asserts the
+// exporter's metrics against what it did and against what the engine itself
+// reports through the harness's independent REST client.
+//
+// One engine per flavor per test process: TestCamundaEngine starts them
+// (both flavors in parallel) and stops them when its subtests are done; the
+// scenarios run in parallel on the shared engine, each with its own process
+// key and topic.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+// camExporter is a Camunda source built exactly as the binary builds it.
+type camExporter struct {
+	t    *testing.T
+	set  *poll.Set
+	logs *syncBuffer
+}
+
+func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yamlCfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	folds := fold.NewStats()
+	src, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", folds, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &camExporter{t: t, set: poll.NewSet(folds, src), logs: logs}
+}
+
+func (e *camExporter) collect() {
+	e.t.Helper()
+	time.Sleep(2 * time.Millisecond) // past min_interval (1ms), so this is a new collection
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	e.set.Refresh(ctx)
+}
+
+// samples gathers every sample of one metric as labels -> value.
+func (e *camExporter) samples(name string) []sample {
+	e.t.Helper()
+	return gatherSamples(e.t, e.set, name)
+}
+
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+func gatherSamples(t *testing.T, c prometheus.Collector, name string) []sample {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sample
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			s := sample{labels: map[string]string{}}
+			for _, l := range m.GetLabel() {
+				s.labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case m.Gauge != nil:
+				s.value = m.GetGauge().GetValue()
+			case m.Counter != nil:
+				s.value = m.GetCounter().GetValue()
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// get returns the value of the sample whose labels include want.
+func (e *camExporter) get(name string, want map[string]string) (float64, bool) {
+	e.t.Helper()
+next:
+	for _, s := range e.samples(name) {
+		for k, v := range want {
+			if s.labels[k] != v {
+				continue next
+			}
+		}
+		return s.value, true
+	}
+	return 0, false
+}
+
+func (e *camExporter) must(name string, want map[string]string) float64 {
+	e.t.Helper()
+	v, ok := e.get(name, want)
+	if !ok {
+		e.t.Fatalf("no sample %s%v", name, want)
+	}
+	return v
+}
+
+func camundaConfig(url, topics string, extra string) string {
+	return fmt.Sprintf(`
+camunda:
+  - name: e1
+    url: %s
+    min_interval: 1ms
+    timeout: 80s
+    request_timeout: 30s
+    topics: [%s]
+%s`, url, topics, extra)
+}
+
+// scenario is one sequence of worker actions on its own process and topic.
+type scenario struct {
+	t      *testing.T
+	ctx    context.Context
+	e      *camundatest.Engine
+	c      *camundatest.Client
+	key    string
+	topic  string
+	exp    *camExporter
+	labels map[string]string
+}
+
+func newScenario(t *testing.T, e *camundatest.Engine, bpmn func(key, topic string) []byte) *scenario {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	key := camundatest.UniqueName(t.Name())
+	topic := key + ".topic"
+	if bpmn == nil {
+		bpmn = func(key, topic string) []byte { return camundatest.ExternalTaskProcess(key, topic) }
+	}
+	c := e.Client()
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": bpmn(key, topic)}); err != nil {
+		t.Fatal(err)
+	}
+	s := &scenario{t: t, ctx: ctx, e: e, c: c, key: key, topic: topic,
+		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, "")),
+		labels: map[string]string{"engine": "e1", "topic": topic}}
+	s.exp.collect() // baseline
+	return s
+}
+
+func (s *scenario) start(n int) {
+	s.t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := s.c.StartProcess(s.ctx, s.key, "", nil); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+func (s *scenario) worker(id string) *camundatest.Worker { return camundatest.NewWorker(s.c, id) }
+
+func (s *scenario) fetch(w *camundatest.Worker, lock time.Duration, n int) []camundatest.ExternalTask {
+	s.t.Helper()
+	tasks, err := w.FetchAndLock(s.ctx, s.topic, lock, n)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if len(tasks) != n {
+		s.t.Fatalf("worker %s fetched %d tasks, want %d", w.ID, len(tasks), n)
+	}
+	return tasks
+}
+
+func (s *scenario) ok(err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// count is the engine's own answer to GET /external-task/count for the
+// scenario's topic plus filters.
+func (s *scenario) count(kv ...string) int {
+	s.t.Helper()
+	q := url.Values{"topicName": {s.topic}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	n, err := s.c.Count(s.ctx, "/external-task/count", q)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+// states collects and checks the partition: the six states equal want,
+// they add up to the engine's open task count of the topic, and each group
+// equals the engine's count for its filter.
+func (s *scenario) states(want map[string]int) {
+	s.t.Helper()
+	s.exp.collect()
+	got := map[string]int{}
+	sum := 0
+	for _, st := range taskStates {
+		l := map[string]string{"engine": "e1", "topic": s.topic, "state": st}
+		v := int(s.exp.must(catalog.CamundaExternalTasks, l))
+		got[st] = v
+		sum += v
+	}
+	for _, st := range taskStates {
+		if got[st] != want[st] {
+			s.t.Errorf("camunda_external_tasks: got %v, want %v", got, want)
+			break
+		}
+	}
+	engine := map[string]int{
+		"total":     s.count(),
+		"suspended": s.count("suspended", "true"),
+		"exhausted": s.count("active", "true", "noRetriesLeft", "true"),
+		"locked":    s.count("active", "true", "withRetriesLeft", "true", "locked", "true"),
+		"fetchable": s.count("active", "true", "withRetriesLeft", "true", "notLocked", "true"),
+	}
+	check := func(what string, exporter, eng int) {
+		s.t.Helper()
+		if exporter != eng {
+			s.t.Errorf("%s: exporter says %d, engine says %d (partition %v, engine %v)", what, exporter, eng, got, engine)
+		}
+	}
+	check("sum of the six states vs open tasks", sum, engine["total"])
+	check("suspended", got[stateSuspended], engine["suspended"])
+	check("retries_exhausted vs active&noRetriesLeft", got[stateRetriesExhausted], engine["exhausted"])
+	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[stateLocked]+got[stateRetryBackoff], engine["locked"])
+	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[stateWaiting]+got[stateLockExpired], engine["fetchable"])
+}
+
+func (s *scenario) counter(name string) float64 {
+	s.t.Helper()
+	return s.exp.must(name, s.labels)
+}
+
+func (s *scenario) wantCounter(name string, want float64) {
+	s.t.Helper()
+	if got := s.counter(name); got != want {
+		s.t.Errorf("%s%v = %v, want %v", name, s.labels, got, want)
+	}
+}
+
+// historyCount is the engine's own history log count for the topic.
+func (s *scenario) historyCount(kind string) int {
+	s.t.Helper()
+	n, err := s.c.Count(s.ctx, "/history/external-task-log/count", url.Values{"topicName": {s.topic}, kind: {"true"}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+func lockExpiry(t *testing.T, tk camundatest.ExternalTask) time.Time {
+	t.Helper()
+	ts, ok, err := tk.LockExpiration()
+	if err != nil || !ok {
+		t.Fatalf("task %s has no lock expiration (%v)", tk.ID, err)
+	}
+	return ts
+}
+
+// sleepPast waits until the engine's clock (the same machine's) is past ts.
+func sleepPast(ts time.Time) { time.Sleep(time.Until(ts) + 1200*time.Millisecond) }
+
+func startCamundaEngine(t *testing.T, opts camundatest.Options) *camundatest.Engine {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a JVM")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	e, err := camundatest.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Stop)
+	t.Logf("%s engine %s started in %s", opts.Flavor, e.Version, e.StartupTime.Round(100*time.Millisecond))
+	return e
+}
+
+func TestCamundaEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM per flavor")
+	}
+	scenarios := []struct {
+		name string
+		bpmn func(key, topic string) []byte
+		run  func(s *scenario)
+	}{
+		{"WaitingLockedCompleteDrain", nil, scenarioWaitingLocked},
+		{"FailureBackoffRefetch", nil, scenarioBackoff},
+		{"LockLapseRedelivery", nil, scenarioLapse},
+		{"ExtendLock", nil, scenarioExtendLock},
+		{"RetriesExhaustedIncident", nil, scenarioExhausted},
+		{"Suspended", nil, scenarioSuspended},
+		{"FirstSightingOfFailedTasks", nil, scenarioFirstSighting},
+		{"JobRetriesExhausted", timerProcess, scenarioJobs},
+	}
+	for _, flavor := range camundatest.Flavors() {
+		t.Run(string(flavor), func(t *testing.T) {
+			t.Parallel()
+			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor})
+			for _, sc := range scenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					t.Parallel()
+					sc.run(newScenario(t, e, sc.bpmn))
+				})
+			}
+		})
+	}
+}
+
+func scenarioWaitingLocked(s *scenario) {
+	// A configured topic with no task yet reports zeros.
+	s.states(map[string]int{})
+	if age := s.exp.must(catalog.CamundaExternalTaskOldestWaitingAge, s.labels); age != 0 {
+		s.t.Errorf("oldest waiting age with nothing waiting = %v, want 0", age)
+	}
+	s.start(4)
+	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
+	s.states(map[string]int{stateWaiting: 4})
+	var oldest []camundatest.ExternalTask
+	s.ok(s.c.Get(s.ctx, "/external-task", url.Values{"topicName": {s.topic}, "sortBy": {"createTime"}, "sortOrder": {"asc"}, "maxResults": {"1"}}, &oldest))
+	if len(oldest) != 1 || oldest[0].CreateTime == nil {
+		s.t.Fatalf("engine's oldest task: %+v", oldest)
+	}
+	created, err := camundatest.ParseTime(*oldest[0].CreateTime)
+	s.ok(err)
+	// The exporter measures against the engine's Date header, which is
+	// truncated to the second: its age is up to 1 s short, never longer.
+	// The engine runs on this machine, so its clock is ours.
+	truth := time.Since(created).Seconds()
+	age := s.exp.must(catalog.CamundaExternalTaskOldestWaitingAge, s.labels)
+	if age > truth+0.2 || age < truth-1.5 || age <= 0 {
+		s.t.Errorf("oldest waiting age = %.3f s, engine createTime says about %.3f s", age, truth)
+	}
+
+	w1, w2 := s.worker("w1"), s.worker("w2")
+	t1 := s.fetch(w1, time.Minute, 2)
+	t2 := s.fetch(w2, time.Minute, 1)
+	s.states(map[string]int{stateWaiting: 1, stateLocked: 3})
+	for w, want := range map[string]float64{"w1": 2, "w2": 1} {
+		l := map[string]string{"engine": "e1", "topic": s.topic, "worker_id": w}
+		if got := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, l); got != want {
+			s.t.Errorf("locked_by_worker %s = %v, want %v", w, got, want)
+		}
+		if n := s.count("workerId", w, "locked", "true"); float64(n) != want {
+			s.t.Errorf("engine: %s holds %d locks, want %v", w, n, want)
+		}
+	}
+	for _, tk := range t1 {
+		s.ok(w1.Complete(s.ctx, tk.ID, nil))
+	}
+	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
+	s.wantCounter(catalog.CamundaExternalTaskCompletions, 2)
+	s.ok(w2.Complete(s.ctx, t2[0].ID, nil))
+	last := s.fetch(w1, time.Minute, 1)
+	s.ok(w1.Complete(s.ctx, last[0].ID, nil))
+	// Drained: the topic keeps reporting zeros.
+	s.states(map[string]int{})
+	s.wantCounter(catalog.CamundaExternalTaskCompletions, float64(s.historyCount("successLog")))
+	s.wantCounter(catalog.CamundaExternalTaskCompletions, 4)
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
+	if age := s.exp.must(catalog.CamundaExternalTaskOldestWaitingAge, s.labels); age != 0 {
+		s.t.Errorf("oldest waiting age after drain = %v, want 0", age)
+	}
+	if ws := s.exp.samples(catalog.CamundaExternalTasksLockedByWorker); len(filterTopic(ws, s.topic)) != 0 {
+		s.t.Errorf("locked_by_worker after drain: %v", filterTopic(ws, s.topic))
+	}
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
+}
+
+func filterTopic(ss []sample, topic string) []sample {
+	var out []sample
+	for _, s := range ss {
+		if s.labels["topic"] == topic {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func scenarioBackoff(s *scenario) {
+	s.start(1)
+	w1, w2 := s.worker("w1"), s.worker("w2")
+	tk := s.fetch(w1, time.Minute, 1)[0]
+	s.states(map[string]int{stateLocked: 1})
+	const retryTimeout = 4 * time.Second
+	s.ok(w1.Failure(s.ctx, tk.ID, 2, retryTimeout, "boom"))
+	// Engine: the failed task is still locked, by w1, with retries 2.
+	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
+		s.t.Fatalf("engine: locked by w1 after failure = %d, want 1 (backoff counts as locked)", n)
+	}
+	s.states(map[string]int{stateRetryBackoff: 1})
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
+	if got, _ := s.exp.get(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w1"}); got != 0 {
+		s.t.Errorf("a task in retry backoff counts as w1's lock: %v", got)
+	}
+	got, err := s.c.ExternalTask(s.ctx, tk.ID)
+	s.ok(err)
+	sleepPast(lockExpiry(s.t, got))
+	// The backoff ended: the task waits to be fetched again; no lock lapsed.
+	if n := s.count("notLocked", "true", "lockExpirationBefore", camundatest.FormatTime(time.Now())); n != 1 {
+		s.t.Fatalf("engine: tasks with a past lock expiration = %d, want 1", n)
+	}
+	s.states(map[string]int{stateWaiting: 1})
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
+	// Fetched again (by another worker) after the backoff: locked, and not a
+	// redelivery.
+	s.fetch(w2, time.Minute, 1)
+	s.states(map[string]int{stateLocked: 1})
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
+	if v := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w2"}); v != 1 {
+		s.t.Errorf("locked_by_worker w2 = %v, want 1", v)
+	}
+	// Fails again: back to backoff.
+	s.ok(w2.Failure(s.ctx, tk.ID, 1, time.Minute, "boom again"))
+	s.states(map[string]int{stateRetryBackoff: 1})
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
+	if n := s.historyCount("failureLog"); n != 2 {
+		s.t.Errorf("engine failure log = %d, want 2", n)
+	}
+}
+
+func scenarioLapse(s *scenario) {
+	s.start(2)
+	w1, w2 := s.worker("w1"), s.worker("w2")
+	tk := s.fetch(w1, 3*time.Second, 1)[0]
+	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
+	sleepPast(lockExpiry(s.t, tk))
+	if n := s.count("notLocked", "true", "workerId", "w1"); n != 1 {
+		s.t.Fatalf("engine: lapsed tasks still naming w1 = %d, want 1", n)
+	}
+	s.states(map[string]int{stateWaiting: 1, stateLockExpired: 1})
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
+	// Counted once however often it is seen lapsed.
+	s.states(map[string]int{stateWaiting: 1, stateLockExpired: 1})
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
+	// Another worker fetches it (fetchAndLock takes the lapsed task and the
+	// waiting one): a redelivery for the lapsed one only.
+	got := s.fetch(w2, time.Minute, 2)
+	ids := map[string]bool{got[0].ID: true, got[1].ID: true}
+	if !ids[tk.ID] {
+		s.t.Fatalf("w2 did not get the lapsed task back")
+	}
+	s.states(map[string]int{stateLocked: 2})
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 1)
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
+	if v := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w2"}); v != 2 {
+		s.t.Errorf("locked_by_worker w2 = %v, want 2", v)
+	}
+	// The original holder may still complete the redelivered task (the
+	// engine only checks the worker id): here w2 completes both.
+	for _, x := range got {
+		s.ok(w2.Complete(s.ctx, x.ID, nil))
+	}
+	s.states(map[string]int{})
+	s.wantCounter(catalog.CamundaExternalTaskCompletions, 2)
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 1)
+}
+
+func scenarioExtendLock(s *scenario) {
+	s.start(1)
+	w1 := s.worker("w1")
+	tk := s.fetch(w1, 3*time.Second, 1)[0]
+	s.states(map[string]int{stateLocked: 1})
+	s.ok(w1.ExtendLock(s.ctx, tk.ID, time.Minute))
+	sleepPast(lockExpiry(s.t, tk)) // past the original lock
+	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
+		s.t.Fatalf("engine: w1's extended lock = %d, want 1", n)
+	}
+	s.states(map[string]int{stateLocked: 1})
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
+}
+
+func scenarioExhausted(s *scenario) {
+	s.start(2)
+	w1 := s.worker("w1")
+	tks := s.fetch(w1, time.Minute, 2)
+	s.ok(w1.Failure(s.ctx, tks[0].ID, 0, 0, "gave up"))
+	// Retries 0 with a retry timeout: still locked by the engine's SQL, but
+	// retries_exhausted wins.
+	s.ok(w1.Failure(s.ctx, tks[1].ID, 0, time.Minute, "gave up too"))
+	if n := s.count("noRetriesLeft", "true", "locked", "true"); n != 1 {
+		s.t.Fatalf("engine: locked with no retries = %d, want 1", n)
+	}
+	s.states(map[string]int{stateRetriesExhausted: 2})
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
+	inc := map[string]string{"engine": "e1", "incident_type": "failedExternalTask", "process_definition_key": s.key, "activity_id": "task_1"}
+	n, err := s.c.Count(s.ctx, "/incident/count", url.Values{"incidentType": {"failedExternalTask"}, "processDefinitionKeyIn": {s.key}})
+	s.ok(err)
+	if got := s.exp.must(catalog.CamundaIncidents, inc); got != 2 || n != 2 {
+		s.t.Errorf("camunda_incidents%v = %v, engine counts %d, want 2", inc, got, n)
+	}
+	if age := s.exp.must(catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}); age < 0 {
+		s.t.Errorf("oldest incident age %v", age)
+	}
+	// Raising retries resolves the incidents; the series stays, at 0.
+	for _, tk := range tks {
+		s.ok(w1.SetRetries(s.ctx, tk.ID, 1))
+	}
+	s.exp.collect()
+	if got := s.exp.must(catalog.CamundaIncidents, inc); got != 0 {
+		s.t.Errorf("camunda_incidents after resolution = %v, want 0", got)
+	}
+}
+
+func scenarioSuspended(s *scenario) {
+	s.start(3)
+	w1 := s.worker("w1")
+	s.fetch(w1, time.Minute, 1)
+	s.states(map[string]int{stateWaiting: 2, stateLocked: 1})
+	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, true, true))
+	s.states(map[string]int{stateSuspended: 3})
+	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, false, true))
+	s.states(map[string]int{stateWaiting: 2, stateLocked: 1})
+}
+
+// scenarioFirstSighting: an exporter that starts while tasks are already in
+// backoff or lapsed reads them by the first-sighting rules.
+func scenarioFirstSighting(s *scenario) {
+	s.start(3)
+	w1 := s.worker("w1")
+	tks := s.fetch(w1, 3*time.Second, 3)
+	s.ok(w1.Failure(s.ctx, tks[0].ID, 2, time.Minute, "in backoff")) // locked, retries 2
+	s.ok(w1.Failure(s.ctx, tks[1].ID, 2, 0, "backoff over"))         // lapsed at once, retries 2
+	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock
+	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, ""))
+	s.exp = fresh
+	s.states(map[string]int{stateRetryBackoff: 1, stateWaiting: 1, stateLockExpired: 1})
+	// Nothing is counted on a first sighting.
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
+}
+
+// timerProcess waits on a one-hour timer: a job that never runs by itself.
+func timerProcess(key, _ string) []byte {
+	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter">
+  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
+    <bpmn:startEvent id="start"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <bpmn:intermediateCatchEvent id="wait">
+      <bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition>
+    </bpmn:intermediateCatchEvent>
+    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>`, key))
+}
+
+func scenarioJobs(s *scenario) {
+	s.start(2)
+	var jobs []struct{ ID string }
+	s.ok(s.c.Get(s.ctx, "/job", url.Values{"processDefinitionKey": {s.key}, "maxResults": {"10"}}, &jobs))
+	if len(jobs) != 2 {
+		s.t.Fatalf("engine: %d timer jobs, want 2", len(jobs))
+	}
+	l := map[string]string{"engine": "e1", "process_definition_key": s.key}
+	s.exp.collect()
+	if v, ok := s.exp.get(catalog.CamundaJobsRetriesExhausted, l); ok && v != 0 {
+		s.t.Errorf("jobs retries exhausted before = %v", v)
+	}
+	s.ok(s.c.Do(s.ctx, http.MethodPut, "/job/"+jobs[0].ID+"/retries", map[string]any{"retries": 0}, nil))
+	n, err := s.c.Count(s.ctx, "/job/count", url.Values{"processDefinitionKey": {s.key}, "noRetriesLeft": {"true"}})
+	s.ok(err)
+	s.exp.collect()
+	if v := s.exp.must(catalog.CamundaJobsRetriesExhausted, l); v != 1 || n != 1 {
+		s.t.Errorf("camunda_jobs_retries_exhausted = %v, engine counts %d, want 1", v, n)
+	}
+	ni, err := s.c.Count(s.ctx, "/incident/count", url.Values{"incidentType": {"failedJob"}, "processDefinitionKeyIn": {s.key}})
+	s.ok(err)
+	inc := map[string]string{"incident_type": "failedJob", "process_definition_key": s.key, "activity_id": "wait"}
+	if v := s.exp.must(catalog.CamundaIncidents, inc); v != float64(ni) || ni != 1 {
+		s.t.Errorf("camunda_incidents%v = %v, engine counts %d, want 1", inc, v, ni)
+	}
+	s.ok(s.c.Do(s.ctx, http.MethodPut, "/job/"+jobs[0].ID+"/retries", map[string]any{"retries": 3}, nil))
+	s.exp.collect()
+	if v := s.exp.must(catalog.CamundaJobsRetriesExhausted, l); v != 0 {
+		s.t.Errorf("camunda_jobs_retries_exhausted after retries restored = %v, want 0 (kept)", v)
+	}
+}
+

@@ -1,0 +1,216 @@
+package collectors
+
+import (
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+)
+
+// Lock tracking: how the collector tells locked from retry_backoff, and
+// lock_expired from waiting, and how it detects lock expirations and
+// redeliveries. docs/camunda-states.md explains the same rules for
+// operators; keep the two in step.
+//
+// The engine stores, per external task, a worker id, a lock expiration time
+// E, retries R (null until the first failure) and an error message M. What
+// the REST API shows of a task's history is only what these fields say now:
+//
+//   - fetchAndLock and lock set worker and E = now + lockDuration.
+//   - extendLock sets E = now + newDuration (same worker, lock not expired).
+//   - failure keeps the worker, sets R and M, and E = now + retryTimeout: the
+//     task counts as locked (locked=true) while it waits out its backoff.
+//   - unlock clears worker and E.
+//   - A lapsed lock changes nothing: worker and E stay, E is now in the past.
+//
+// From one snapshot, a locked task with R not null is either still in retry
+// backoff or was fetched again after its backoff ended; a not-locked task
+// with E in the past and R not null either finished its backoff or was
+// re-fetched and lost that lock. The collector resolves this by watching
+// the tasks across collections, keyed by id (see classifyLocked and
+// classifyLapsed), and by picking the failure reading on a first sighting.
+//
+// What the collector lists each collection (bounded by max_listed_tasks in
+// total, sorted by id so the same tasks stay in view):
+//   - per topic, the locked tasks: active, withRetriesLeft, locked
+//     (the engine's SQL: E > now, the engine database's clock);
+//   - per topic, the lapsed tasks: active, withRetriesLeft, notLocked and
+//     lockExpirationBefore a far-future date (E not null and E < now, again
+//     by the engine database's clock; tasks never locked have E null and are
+//     excluded).
+// A task is tracked while it shows up in one of these lists.
+
+// taskObs is one listed task as the collector saw it.
+type taskObs struct {
+	id, topic, worker string
+	exp               time.Time
+	retries           *int
+	errMsg            string
+}
+
+func obsOf(t camunda.ExternalTask) taskObs {
+	o := taskObs{id: t.ID, topic: t.TopicName, worker: t.WorkerID, retries: t.Retries, errMsg: t.ErrorMessage}
+	if t.LockExpirationTime != nil {
+		o.exp = t.LockExpirationTime.Time
+	}
+	return o
+}
+
+// tracked is what the collector remembers of a task between collections.
+type tracked struct {
+	topic, worker string
+	exp           time.Time
+	retries       *int
+	errMsg        string
+	// backoff: the current (or, once lapsed, the last) lock was read as a
+	// failure's retry backoff, not a worker's lock.
+	backoff bool
+	// lapsed: a worker's lock on the task was seen to lapse (or the task was
+	// first seen lapsed, never having failed); it stays set until the task is
+	// locked again, which is then a redelivery.
+	lapsed bool
+}
+
+func sameRetries(a, b *int) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// failedSince reports whether the task was failed (again) since prev: its
+// retries or its error message changed. A worker that reports a failure with
+// unchanged retries and message is not seen here (see the docs).
+func (o taskObs) failedSince(prev tracked) bool {
+	return !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
+}
+
+// lockEvents are the counter increments one observation implies.
+type lockEvents struct {
+	expirations, redeliveries int
+}
+
+// classifyLocked decides, for a task that is locked now (E in the future by
+// the engine's clock), whether the lock is a worker's (locked) or a
+// failure's retry backoff, and which events happened since prev.
+//
+// Rules, in order:
+//  1. Never seen before: R null means no failure ever, so a worker holds it
+//     (locked). R not null is ambiguous; it is read as retry_backoff, because
+//     the last event the engine recorded is a failure and nothing visible
+//     says a fetch followed. The reading corrects itself at the next change
+//     of the lock: a backoff ends by lapsing (then waiting), a worker's lock
+//     by complete, failure, extendLock or lapse.
+//  2. Seen lapsed (prev.lapsed): a failure since (R or M changed) means the
+//     late holder reported failure: backoff, no redelivery. Otherwise it was
+//     locked again (by the same or another worker): one redelivery, locked.
+//  3. Failed since (R or M changed): retry_backoff.
+//  4. Same E: nothing happened; the reading stays.
+//  5. E changed, no failure, other worker: the previous lock ended and the
+//     task was fetched again. If that lock was a backoff, this is the normal
+//     retry fetch (locked, no event). If it was a worker's lock, that lock
+//     lapsed unseen between two collections (no other worker could fetch it
+//     otherwise; an operator's unlock looks the same): one lock expiration
+//     and one redelivery.
+//  6. E changed, no failure, same worker: extendLock, or the same worker
+//     fetching the task again after its backoff: locked, no event. (A lapse
+//     and re-fetch by the same worker entirely between two collections looks
+//     like this too and is not counted.)
+func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEvents) {
+	next = tracked{topic: o.topic, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	switch {
+	case !seen:
+		next.backoff = o.retries != nil
+	case prev.lapsed:
+		if o.failedSince(prev) {
+			next.backoff = true
+		} else {
+			ev.redeliveries = 1
+		}
+	case o.failedSince(prev):
+		next.backoff = true
+	case o.exp.Equal(prev.exp):
+		next.backoff = prev.backoff
+	case o.worker != prev.worker:
+		if !prev.backoff {
+			ev.expirations, ev.redeliveries = 1, 1
+		}
+	default:
+		// rule 6: locked, no event
+	}
+	return next, ev
+}
+
+// lapsedReading is how a lapsed task (E in the past) counts.
+type lapsedReading int
+
+const (
+	readExpired lapsedReading = iota // lock_expired
+	readWaiting                      // waiting: a finished retry backoff
+)
+
+// classifyLapsed decides, for a task whose lock expiration is in the past
+// (not locked now, still open, retries left or null, active), whether it is
+// a worker's lapsed lock (lock_expired) or a finished retry backoff
+// (waiting), and which events happened since prev. prevEngineNow is the
+// engine time of the previous successful collection (zero on the first).
+//
+// Rules, in order:
+//  1. Seen before and already lapsed with the same E: unchanged.
+//  2. Seen before, failed since (R or M changed): the failure's backoff has
+//     ended already: waiting.
+//  3. Seen before with the same E: if that lock was a backoff, the backoff
+//     ended: waiting. Otherwise a worker's lock lapsed: one lock expiration.
+//  4. Seen before with another E and no failure: the task was locked again
+//     (extendLock, or a fetch) and that lock lapsed: one lock expiration;
+//     if the worker changed, the earlier worker lock (unless it was a
+//     backoff) lapsed too and the task was redelivered: one more expiration
+//     and one redelivery.
+//  5. Never seen: R null means the task never failed, so this past E is a
+//     worker's lock that lapsed: lock_expired. It is counted as a lock
+//     expiration only if E is later than the previous collection (the lapse
+//     happened since, between two collections, so it cannot have been
+//     counted before; on the first collection nothing is counted, so an
+//     exporter restart does not replay old lapses). R not null is ambiguous
+//     (finished backoff, or re-fetch then lapse) and is read as waiting, the
+//     counterpart of reading a first-seen locked failed task as backoff.
+func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time) (next tracked, read lapsedReading, ev lockEvents) {
+	next = tracked{topic: o.topic, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	switch {
+	case seen && prev.lapsed && o.exp.Equal(prev.exp) && !o.failedSince(prev):
+		next.lapsed = true
+	case seen && o.failedSince(prev):
+		next.backoff = true
+	case seen && o.exp.Equal(prev.exp):
+		if prev.backoff {
+			next.backoff = true
+		} else {
+			next.lapsed = true
+			ev.expirations = 1
+		}
+	case seen:
+		next.lapsed = true
+		ev.expirations = 1
+		if o.worker != prev.worker && !prev.backoff && !prev.lapsed {
+			ev.expirations++
+			ev.redeliveries++
+		}
+		if prev.lapsed {
+			// It was lapsed, got locked again and lapsed again, all
+			// between two collections.
+			ev.redeliveries++
+		}
+	case o.retries == nil:
+		next.lapsed = true
+		if !prevEngineNow.IsZero() && o.exp.After(prevEngineNow) {
+			ev.expirations = 1
+		}
+	default:
+		next.backoff = true
+	}
+	if next.lapsed {
+		read = readExpired
+	} else {
+		read = readWaiting
+	}
+	return next, read, ev
+}

@@ -1,0 +1,324 @@
+package collectors
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// Unit tests of the Camunda collector against fakeCamunda (the engine's
+// filter semantics in memory, with a settable clock).
+
+func fakeExporter(t *testing.T, f *fakeCamunda, topics, extra string) *camExporter {
+	t.Helper()
+	return newCamundaExporter(t, camundaConfig(f.URL(), topics, extra))
+}
+
+// partitionOf reads the six states of one topic; it fails if any is absent.
+func partitionOf(t *testing.T, e *camExporter, topic string) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for _, st := range taskStates {
+		v := e.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": st})
+		if v != 0 {
+			got[st] = int(v)
+		}
+	}
+	return got
+}
+
+func wantPartition(t *testing.T, e *camExporter, topic string, want map[string]int) {
+	t.Helper()
+	got := partitionOf(t, e, topic)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("topic %s: partition %v, want %v", topic, got, want)
+	}
+}
+
+func wantValue(t *testing.T, e *camExporter, name string, labels map[string]string, want float64) {
+	t.Helper()
+	if got := e.must(name, labels); got != want {
+		t.Fatalf("%s%v = %v, want %v", name, labels, got, want)
+	}
+}
+
+func TestCamundaPartitionAndLockEvents(t *testing.T) {
+	f := newFakeCamunda(t)
+	for i := 1; i <= 8; i++ {
+		f.add(&fakeTask{id: fmt.Sprintf("t%d", i), topic: "a"})
+	}
+	f.add(&fakeTask{id: "s1", topic: "a", suspended: true})
+	e := fakeExporter(t, f, "a, configured", "")
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 8, stateSuspended: 1})
+	wantPartition(t, e, "configured", map[string]int{})
+	a := map[string]string{"topic": "a"}
+
+	f.lock("t1", "w1", time.Minute)                  // locked
+	f.lock("t2", "w1", 10*time.Second)               // will lapse
+	f.lock("t3", "w2", time.Minute)                  // will fail: backoff
+	f.lock("t4", "w2", time.Minute)                  // will be exhausted
+	f.lock("t5", "w3", 10*time.Second)               // will be extended
+	f.lock("t6", "w3", 10*time.Second)               // will lapse and be redelivered between polls
+	f.advance(time.Second)
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 6, stateSuspended: 1})
+	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w2"}, 2)
+
+	f.failure("t3", 2, 30*time.Second, "boom")
+	f.failure("t4", 0, 0, "gave up")
+	f.lock("t5", "w3", time.Minute) // extendLock
+	f.advance(15 * time.Second)     // t2 and t6 lapse
+	f.lock("t6", "w4", time.Minute) // redelivered to w4 before the next poll
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 3, stateRetryBackoff: 1,
+		stateLockExpired: 1, stateRetriesExhausted: 1, stateSuspended: 1})
+	// t2 lapsed (seen), t6 lapsed unseen and was redelivered to another worker.
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
+	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 1)
+	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 2)
+	// w2's tasks are in backoff and exhausted: w2 holds no lock.
+	if v, ok := e.get(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w2"}); ok {
+		t.Fatalf("w2 reported with %v locks", v)
+	}
+	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w4"}, 1)
+
+	// Seen lapsed again: not counted again. Backoff ends: waiting, no lapse.
+	f.advance(20 * time.Second)
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 3, stateLocked: 3, stateLockExpired: 1,
+		stateRetriesExhausted: 1, stateSuspended: 1})
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
+
+	// t2 is fetched again: a redelivery. t3 is fetched after its backoff: a retry, not a redelivery.
+	f.lock("t2", "w1", time.Minute)
+	f.lock("t3", "w5", time.Minute)
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 5, stateRetriesExhausted: 1, stateSuspended: 1})
+	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
+
+	// A failure that keeps retries and message (a worker that never
+	// decrements) is seen as a re-fetch: the documented blind spot.
+	f.failure("t3", 2, time.Minute, "boom")
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 5, stateRetriesExhausted: 1, stateSuspended: 1})
+
+	// Drain everything: zeros, the topic stays; counters stay.
+	for _, id := range []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "s1"} {
+		f.complete(id)
+	}
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{})
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 9)
+	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
+	wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 0)
+}
+
+func TestCamundaOldestWaitingAge(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "old", topic: "a"})
+	f.advance(90 * time.Second)
+	f.add(&fakeTask{id: "new", topic: "a"})
+	f.advance(10*time.Second + 700*time.Millisecond) // the Date header truncates to the second
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}, 100)
+	// A locked task does not wait.
+	f.lock("old", "w", time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}, 10)
+
+	// An engine without createTime: no series, one warning, the rest still works.
+	g := newFakeCamunda(t)
+	g.noCreate = true
+	g.add(&fakeTask{id: "x", topic: "a"})
+	e2 := fakeExporter(t, g, "", "")
+	e2.collect()
+	e2.collect()
+	if _, ok := e2.get(catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}); ok {
+		t.Fatal("oldest waiting age reported for an engine without createTime")
+	}
+	wantPartition(t, e2, "a", map[string]int{stateWaiting: 1})
+	if n := strings.Count(e2.logs.String(), "carry no createTime"); n != 1 {
+		t.Fatalf("createTime warning logged %d times, want once:\n%s", n, e2.logs)
+	}
+}
+
+func TestCamundaHistoryDeltas(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	f.failures["a"], f.successes["a"] = 40, 100 // history from before the exporter started
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 0) // baseline
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 0)
+	f.failures["a"], f.successes["a"] = 43, 105
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
+	// History cleanup lowers the raw counts: the counters do not move.
+	f.failures["a"], f.successes["a"] = 2, 10
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
+	f.failures["a"], f.successes["a"] = 4, 11
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 5)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 6)
+}
+
+// A failed collection drops the data and leaves the state as it was: the
+// lapse seen in the failed collection is counted once, by the next good one.
+func TestCamundaFailedCollectionKeepsState(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.lock("t1", "w1", 5*time.Second)
+	f.failures["a"] = 1
+	e.collect()
+	f.advance(10 * time.Second)
+	f.failures["a"] = 3
+	f.fail["/job/count"] = 500 // the last request of a collection fails
+	e.collect()
+	if v, ok := e.get(catalog.CamundaUp, nil); !ok || v != 0 {
+		t.Fatalf("camunda_up = %v (present %v), want 0", v, ok)
+	}
+	if s := e.samples(catalog.CamundaExternalTasks); len(s) != 0 {
+		t.Fatalf("data series present after a failed collection: %v", s)
+	}
+	delete(f.fail, "/job/count")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
+	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3) // 1, then 3 in the dropped collection
+	wantPartition(t, e, "a", map[string]int{stateLockExpired: 1})
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
+}
+
+func TestCamundaFolding(t *testing.T) {
+	f := newFakeCamunda(t)
+	for i, topic := range []string{"a", "b", "c", "c"} {
+		f.add(&fakeTask{id: fmt.Sprintf("t%d", i), topic: topic})
+	}
+	for i, w := range []string{"w1", "w2", "w3"} {
+		f.add(&fakeTask{id: fmt.Sprintf("l%d", i), topic: "a"})
+		f.lock(fmt.Sprintf("l%d", i), w, time.Minute)
+	}
+	f.successes["c"] = 7
+	e := fakeExporter(t, f, "", "    label_value_limit: 2\n    worker_id_limit: 2\n")
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 1, stateLocked: 3})
+	wantPartition(t, e, "b", map[string]int{stateWaiting: 1})
+	wantPartition(t, e, "other", map[string]int{stateWaiting: 2})
+	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "c"}); ok {
+		t.Fatal("topic c is reported despite label_value_limit 2")
+	}
+	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w1"}, 1)
+	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 1)
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasksLockedByWorker}, 1)
+	f.successes["c"] = 9
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "other"}, 2)
+}
+
+func TestCamundaIncidentsAndJobs(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.defs["p:1:x"], f.defs["p:2:y"], f.defs["q:1:z"] = "p", "p", "q"
+	base := f.now
+	f.incidents = []fakeIncident{
+		{"i1", "failedJob", "p:1:x", "a1", base.Add(-time.Hour)},
+		{"i2", "failedJob", "p:2:y", "a1", base.Add(-time.Minute)},
+		{"i3", "failedExternalTask", "q:1:z", "t1", base.Add(-10 * time.Second)},
+	}
+	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}, {"j2", "p:2:y", "", 0}, {"j3", "q:1:z", "q", 3}}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedJob", "process_definition_key": "p", "activity_id": "a1"}, 2)
+	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedExternalTask", "process_definition_key": "q", "activity_id": "t1"}, 1)
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedJob"}, 3600)
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}, 10)
+	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, map[string]string{"process_definition_key": "p"}, 2)
+	if _, ok := e.get(catalog.CamundaJobsRetriesExhausted, map[string]string{"process_definition_key": "q"}); ok {
+		t.Fatal("a job with retries left is reported")
+	}
+	// Resolved: series stay at 0.
+	f.incidents, f.jobs = nil, nil
+	e.collect()
+	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedJob", "process_definition_key": "p", "activity_id": "a1"}, 0)
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedJob"}, 0)
+	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, map[string]string{"process_definition_key": "p"}, 0)
+
+	// More incidents than max_listed_tasks: the unlisted rest goes to "other".
+	g := newFakeCamunda(t)
+	g.defs["p:1:x"] = "p"
+	for i := 0; i < 5; i++ {
+		g.incidents = append(g.incidents, fakeIncident{fmt.Sprint(i), "failedJob", "p:1:x", "a1", g.now.Add(-time.Duration(i) * time.Minute)})
+	}
+	e2 := fakeExporter(t, g, "", "    max_listed_tasks: 3\n")
+	e2.collect()
+	wantValue(t, e2, catalog.CamundaIncidents, map[string]string{"process_definition_key": "p"}, 3)
+	wantValue(t, e2, catalog.CamundaIncidents, map[string]string{"process_definition_key": "other", "activity_id": "other"}, 2)
+	wantValue(t, e2, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedJob"}, 240)
+}
+
+// TestCamundaRequestBudget checks the documented formula
+// (docs/camunda-states.md) request by request.
+func TestCamundaRequestBudget(t *testing.T) {
+	f := newFakeCamunda(t)
+	// Topic a: 150 locked (two list pages of 100), 3 lapsed, 2 waiting.
+	for i := 0; i < 155; i++ {
+		id := fmt.Sprintf("a%03d", i)
+		f.add(&fakeTask{id: id, topic: "a"})
+		switch {
+		case i < 150:
+			f.lock(id, "w", time.Hour)
+		case i < 153:
+			f.lock(id, "w", time.Second)
+		}
+	}
+	f.add(&fakeTask{id: "b1", topic: "b"}) // waiting only: no lists
+	f.advance(2 * time.Second)
+	e := fakeExporter(t, f, "c", "") // c: configured, empty: no oldest request
+	e.collect()
+	got := f.requestCount()
+	// 1 version + 1 telemetry (first collection) + 1 topic-names
+	// + per topic 5 counts + 2 history counts = 7 x 3 topics
+	// + oldest waiting: a, b (c has nothing fetchable) = 2
+	// + locked list of a: 150 tasks, pages of 100 -> 2 requests; lapsed list of a: 1
+	// + incident count + job count = 2
+	want := 3 + 7*3 + 2 + 3 + 2
+	if got != want {
+		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
+	}
+	f.resetRequests()
+	e.collect()
+	if got := f.requestCount(); got != want-1 { // telemetry is cached per engine version
+		t.Fatalf("second collection made %d requests, want %d: %v", got, want-1, f.requests)
+	}
+	// max_listed_tasks bounds the lists: with 10, a's locked list is one page
+	// of 11 (10 plus one to learn the list is longer) and nothing else is listed.
+	g := newFakeCamunda(t)
+	for i := 0; i < 155; i++ {
+		id := fmt.Sprintf("a%03d", i)
+		g.add(&fakeTask{id: id, topic: "a"})
+		if i < 150 {
+			g.lock(id, "w", time.Hour)
+		}
+	}
+	e2 := fakeExporter(t, g, "", "    max_listed_tasks: 10\n")
+	e2.collect()
+	if got, want := g.requests["/external-task"], 2; got != want { // locked list + oldest waiting
+		t.Fatalf("with max_listed_tasks 10: %d list requests, want %d", got, want)
+	}
+	wantPartition(t, e2, "a", map[string]int{stateWaiting: 5, stateLocked: 150})
+	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w"}, 10)
+	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 140)
+}
