@@ -610,4 +610,3 @@ func scenarioJobs(s *scenario) {
 		s.t.Errorf("camunda_jobs_retries_exhausted after retries restored = %v, want 0 (kept)", v)
 	}
 }
-

@@ -57,12 +57,12 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	wantPartition(t, e, "configured", map[string]int{})
 	a := map[string]string{"topic": "a"}
 
-	f.lock("t1", "w1", time.Minute)                  // locked
-	f.lock("t2", "w1", 10*time.Second)               // will lapse
-	f.lock("t3", "w2", time.Minute)                  // will fail: backoff
-	f.lock("t4", "w2", time.Minute)                  // will be exhausted
-	f.lock("t5", "w3", 10*time.Second)               // will be extended
-	f.lock("t6", "w3", 10*time.Second)               // will lapse and be redelivered between polls
+	f.lock("t1", "w1", time.Minute)    // locked
+	f.lock("t2", "w1", 10*time.Second) // will lapse
+	f.lock("t3", "w2", time.Minute)    // will fail: backoff
+	f.lock("t4", "w2", time.Minute)    // will be exhausted
+	f.lock("t5", "w3", 10*time.Second) // will be extended
+	f.lock("t6", "w3", 10*time.Second) // will lapse and be redelivered between polls
 	f.advance(time.Second)
 	e.collect()
 	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 6, stateSuspended: 1})

@@ -1,0 +1,91 @@
+package collectors
+
+import (
+	"testing"
+	"time"
+)
+
+// Table tests of the classification rules in camunda_locks.go, one case per
+// rule, so a changed rule fails here with its number.
+
+var (
+	tBase = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	e1    = tBase.Add(time.Minute)
+	e2    = tBase.Add(2 * time.Minute)
+)
+
+func obs(worker string, exp time.Time, retries *int, msg string) taskObs {
+	return taskObs{id: "t", topic: "a", worker: worker, exp: exp, retries: retries, errMsg: msg}
+}
+
+func TestClassifyLocked(t *testing.T) {
+	r2, r1 := intp(2), intp(1)
+	cases := []struct {
+		name        string
+		o           taskObs
+		prev        tracked
+		seen        bool
+		wantBackoff bool
+		wantEv      lockEvents
+	}{
+		{"1 first sighting, never failed: a worker's lock", obs("w1", e1, nil, ""), tracked{}, false, false, lockEvents{}},
+		{"1 first sighting, failed before: read as backoff", obs("w1", e1, r2, "boom"), tracked{}, false, true, lockEvents{}},
+		{"2 lapsed, locked again by another worker: redelivery", obs("w2", e2, nil, ""), tracked{worker: "w1", exp: e1, lapsed: true}, true, false, lockEvents{redeliveries: 1}},
+		{"2 lapsed, locked again by the same worker: redelivery", obs("w1", e2, nil, ""), tracked{worker: "w1", exp: e1, lapsed: true}, true, false, lockEvents{redeliveries: 1}},
+		{"2 lapsed, late holder reports failure: backoff, no redelivery", obs("w1", e2, r2, "late"), tracked{worker: "w1", exp: e1, lapsed: true}, true, true, lockEvents{}},
+		{"3 failed since (retries changed): backoff", obs("w1", e2, r1, "boom"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "boom"}, true, true, lockEvents{}},
+		{"3 failed since (first failure): backoff", obs("w1", e2, r2, "boom"), tracked{worker: "w1", exp: e1}, true, true, lockEvents{}},
+		{"4 unchanged backoff stays backoff", obs("w1", e1, r2, "boom"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "boom", backoff: true}, true, true, lockEvents{}},
+		{"4 unchanged lock stays locked", obs("w1", e1, r2, "boom"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "boom"}, true, false, lockEvents{}},
+		{"5 other worker after a backoff: the retry fetch", obs("w2", e2, r2, "boom"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "boom", backoff: true}, true, false, lockEvents{}},
+		{"5 other worker after a worker lock: unseen lapse and redelivery", obs("w2", e2, nil, ""), tracked{worker: "w1", exp: e1}, true, false, lockEvents{1, 1}},
+		{"6 same worker, new expiration: extendLock", obs("w1", e2, nil, ""), tracked{worker: "w1", exp: e1}, true, false, lockEvents{}},
+		{"6 same worker after its backoff: fetched again", obs("w1", e2, r2, "boom"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "boom", backoff: true}, true, false, lockEvents{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			next, ev := classifyLocked(c.o, c.prev, c.seen)
+			if next.backoff != c.wantBackoff || ev != c.wantEv || next.lapsed {
+				t.Fatalf("backoff=%v lapsed=%v events=%+v, want backoff=%v events=%+v", next.backoff, next.lapsed, ev, c.wantBackoff, c.wantEv)
+			}
+		})
+	}
+}
+
+func TestClassifyLapsed(t *testing.T) {
+	r2, r1 := intp(2), intp(1)
+	prevNow := tBase.Add(30 * time.Second)
+	cases := []struct {
+		name string
+		o    taskObs
+		prev tracked
+		seen bool
+		want lapsedReading
+		ev   lockEvents
+	}{
+		{"1 still lapsed: counted once", obs("w1", e1, nil, ""), tracked{worker: "w1", exp: e1, lapsed: true}, true, readExpired, lockEvents{}},
+		{"2 failed since, backoff already over: waiting", obs("w1", e2, r1, "x"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "x"}, true, readWaiting, lockEvents{}},
+		{"3 backoff ended: waiting", obs("w1", e1, r2, "x"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "x", backoff: true}, true, readWaiting, lockEvents{}},
+		{"3 worker lock lapsed: one expiration", obs("w1", e1, nil, ""), tracked{worker: "w1", exp: e1}, true, readExpired, lockEvents{expirations: 1}},
+		{"3 re-fetched failed task lapsed: one expiration", obs("w2", e1, r2, "x"), tracked{worker: "w2", exp: e1, retries: r2, errMsg: "x"}, true, readExpired, lockEvents{expirations: 1}},
+		{"4 extended, then lapsed: one expiration", obs("w1", e2, nil, ""), tracked{worker: "w1", exp: e1}, true, readExpired, lockEvents{expirations: 1}},
+		{"4 lapsed, redelivered, lapsed again", obs("w2", e2, nil, ""), tracked{worker: "w1", exp: e1}, true, readExpired, lockEvents{2, 1}},
+		{"4 re-fetched after backoff, lapsed", obs("w2", e2, r2, "x"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "x", backoff: true}, true, readExpired, lockEvents{expirations: 1}},
+		{"4 lapsed, relocked, lapsed again between polls", obs("w1", e2, nil, ""), tracked{worker: "w1", exp: e1, lapsed: true}, true, readExpired, lockEvents{1, 1}},
+		{"5 first sighting, never failed, lapsed since the last poll: counted", obs("w1", e1, nil, ""), tracked{}, false, readExpired, lockEvents{expirations: 1}},
+		{"5 first sighting, never failed, lapsed before the last poll: not counted", obs("w1", tBase, nil, ""), tracked{}, false, readExpired, lockEvents{}},
+		{"5 first sighting, failed before: read as a finished backoff", obs("w1", e1, r2, "x"), tracked{}, false, readWaiting, lockEvents{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			next, read, ev := classifyLapsed(c.o, c.prev, c.seen, prevNow)
+			if read != c.want || ev != c.ev || next.lapsed != (read == readExpired) {
+				t.Fatalf("read=%v events=%+v lapsed=%v, want read=%v events=%+v", read, ev, next.lapsed, c.want, c.ev)
+			}
+		})
+	}
+	// On the first collection (no previous engine time) nothing is counted.
+	if _, _, ev := classifyLapsed(obs("w1", e1, nil, ""), tracked{}, false, time.Time{}); ev != (lockEvents{}) {
+		t.Fatalf("first collection counted %+v", ev)
+	}
+}
