@@ -219,15 +219,16 @@ func (k *collection) run() error {
 	k.engineNow = now
 	c.version = v
 	if c.productFor != v {
+		// Asked once per engine version, answer or not: the endpoint may be
+		// forbidden for the exporter's user or missing in a fork.
 		name, err := c.client.ProductName(k.ctx)
-		switch {
-		case err == nil:
-			c.productName, c.productFor = name, v
-		case k.ctx.Err() != nil:
+		if err != nil && k.ctx.Err() != nil {
 			return err
-		default:
+		}
+		if err != nil {
 			c.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", c.engine, "error", err.Error())
 		}
+		c.productName, c.productFor = name, v
 	}
 	k.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
 

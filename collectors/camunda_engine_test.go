@@ -308,6 +308,7 @@ func TestCamundaEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a JVM per flavor")
 	}
+	t.Parallel()
 	scenarios := []struct {
 		name string
 		bpmn func(key, topic string) []byte
