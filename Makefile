@@ -28,12 +28,15 @@ test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# PROMTEST_REQUIRE: a missing Prometheus or Alertmanager binary fails the
+# end-to-end tests instead of skipping them (deps installs both).
 test-go:
-	$(GO) test -race -count=1 -timeout 30m ./...
+	PROMTEST_REQUIRE=1 $(GO) test -race -count=1 -timeout 30m ./...
 
 ## generate: regenerate the index SQL, dashboards and alert rules from code
 generate:
 	$(GO) generate ./...
+	$(MAKE) generate-alerts
 
 deps:
 	@bash scripts/install-deps.sh test
