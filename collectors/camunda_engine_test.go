@@ -442,12 +442,29 @@ func scenarioBackoff(s *scenario) {
 		s.t.Errorf("locked_by_worker w2 = %v, want 1", v)
 	}
 	// Fails again: back to backoff.
-	s.ok(w2.Failure(s.ctx, tk.ID, 1, time.Minute, "boom again"))
+	s.ok(w2.Failure(s.ctx, tk.ID, 1, 3*time.Second, "boom again"))
 	s.states(map[string]int{stateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	if n := s.historyCount("failureLog"); n != 2 {
 		s.t.Errorf("engine failure log = %d, want 2", n)
 	}
+	// A worker that fails without decrementing retries, with the same
+	// message: the task's fields look like a re-fetch, the failure log says
+	// it failed.
+	got, err = s.c.ExternalTask(s.ctx, tk.ID)
+	s.ok(err)
+	sleepPast(lockExpiry(s.t, got))
+	s.fetch(w1, time.Minute, 1)
+	s.states(map[string]int{stateLocked: 1})
+	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "boom again"))
+	after, err := s.c.ExternalTask(s.ctx, tk.ID)
+	s.ok(err)
+	if after.Retries == nil || *after.Retries != 1 || after.ErrorMessage == nil || *after.ErrorMessage != "boom again" {
+		s.t.Fatalf("engine: retries %v, message %v after the same failure", after.Retries, after.ErrorMessage)
+	}
+	s.states(map[string]int{stateRetryBackoff: 1})
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 3)
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
 
 func scenarioLapse(s *scenario) {

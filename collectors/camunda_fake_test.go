@@ -35,6 +35,11 @@ type fakeIncident struct {
 	ts                       time.Time
 }
 
+type fakeLogEntry struct {
+	taskID, topic string
+	ts            time.Time
+}
+
 type fakeJob struct {
 	id, defID, defKey string
 	retries           int
@@ -48,6 +53,7 @@ type fakeCamunda struct {
 	tasks     []*fakeTask
 	failures  map[string]int64
 	successes map[string]int64
+	failLog   []fakeLogEntry // failure log entries written by failure()
 	incidents []fakeIncident
 	jobs      []fakeJob
 	defs      map[string]string // id -> key
@@ -118,6 +124,7 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
 	f.failures[t.topic]++
+	f.failLog = append(f.failLog, fakeLogEntry{t.id, t.topic, f.now})
 }
 
 func (f *fakeCamunda) complete(id string) {
@@ -228,6 +235,23 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		reply(map[string]int64{"count": n})
+	case "/history/external-task-log":
+		if q.Get("failureLog") != "true" || q.Get("sortBy") != "timestamp" || q.Get("sortOrder") != "desc" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		var es []fakeLogEntry
+		for i := len(f.failLog) - 1; i >= 0; i-- {
+			if e := f.failLog[i]; q.Get("topicName") == "" || q.Get("topicName") == e.topic {
+				es = append(es, e)
+			}
+		}
+		out := []map[string]any{}
+		for _, e := range page(es, q) {
+			out = append(out, map[string]any{"id": "log-" + e.taskID, "externalTaskId": e.taskID, "topicName": e.topic,
+				"failureLog": true, "timestamp": camunda.FormatTime(e.ts)})
+		}
+		reply(out)
 	case "/incident/count", "/incident":
 		var ins []fakeIncident
 		for _, in := range f.incidents {

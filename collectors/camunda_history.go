@@ -34,19 +34,45 @@ func (h *historyCounter) update(fail, succ int64) {
 }
 
 // history reads and emits one topic's failure and completion counters and
-// returns the raw counts.
-func (k *collection) history(topic string) ([2]int64, error) {
+// returns the raw counts and how many failures were logged since the
+// previous collection (0 on the first reading of the topic).
+func (k *collection) history(topic string) ([2]int64, int64, error) {
 	c := k.c
 	fail, err := c.client.CountExternalTaskLog(k.ctx, camunda.HistoryLogQuery{TopicName: topic, Log: camunda.LogFailure})
 	if err != nil {
-		return [2]int64{}, err
+		return [2]int64{}, 0, err
 	}
 	succ, err := c.client.CountExternalTaskLog(k.ctx, camunda.HistoryLogQuery{TopicName: topic, Log: camunda.LogSuccess})
 	if err != nil {
-		return [2]int64{}, err
+		return [2]int64{}, 0, err
+	}
+	var newFailures int64
+	if h := k.st.history[topic]; h != nil && h.based {
+		newFailures = max(0, fail-h.failRaw)
 	}
 	k.historyEmit(topic, fail, succ)
-	return [2]int64{fail, succ}, nil
+	return [2]int64{fail, succ}, newFailures, nil
+}
+
+// recentFailures returns the ids of the tasks of a topic named by its n most
+// recent failure log entries (n: failures logged since the previous
+// collection), reading at most one page: one request, only when n > 0.
+func (k *collection) recentFailures(topic string, n int64) (map[string]bool, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	c := k.c
+	size := int(min(n, int64(c.client.DefaultPageSize())))
+	entries, err := c.client.ListExternalTaskLog(k.ctx, camunda.HistoryLogQuery{TopicName: topic, Log: camunda.LogFailure},
+		camunda.Page{MaxResults: size, Sort: camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}})
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		ids[e.ExternalTaskID] = true
+	}
+	return ids, nil
 }
 
 func (k *collection) historyEmit(label string, fail, succ int64) {

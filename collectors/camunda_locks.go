@@ -45,6 +45,9 @@ type taskObs struct {
 	exp               time.Time
 	retries           *int
 	errMsg            string
+	// failedLog: the topic's failure history log has an entry for this
+	// task since the previous collection (see recentFailures).
+	failedLog bool
 }
 
 func obsOf(t camunda.ExternalTask) taskObs {
@@ -77,11 +80,13 @@ func sameRetries(a, b *int) bool {
 	return *a == *b
 }
 
-// failedSince reports whether the task was failed (again) since prev: its
-// retries or its error message changed. A worker that reports a failure with
-// unchanged retries and message is not seen here (see the docs).
+// failedSince reports whether the task was failed (again) since prev: the
+// failure history log names it since the previous collection, or its retries
+// or error message changed. The log catches a worker that reports failures
+// with unchanged retries and message (one that never decrements retries);
+// the field comparison covers failures the log list did not reach.
 func (o taskObs) failedSince(prev tracked) bool {
-	return !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
+	return o.failedLog || !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
 }
 
 // lockEvents are the counter increments one observation implies.
@@ -100,10 +105,11 @@ type lockEvents struct {
 //     says a fetch followed. The reading corrects itself at the next change
 //     of the lock: a backoff ends by lapsing (then waiting), a worker's lock
 //     by complete, failure, extendLock or lapse.
-//  2. Seen lapsed (prev.lapsed): a failure since (R or M changed) means the
+//  2. Seen lapsed (prev.lapsed): a failure since (failedSince) means the
 //     late holder reported failure: backoff, no redelivery. Otherwise it was
 //     locked again (by the same or another worker): one redelivery, locked.
-//  3. Failed since (R or M changed): retry_backoff.
+//  3. Failed since (failedSince: in the failure log, or R or M changed):
+//     retry_backoff.
 //  4. Same E: nothing happened; the reading stays.
 //  5. E changed, no failure, other worker: the previous lock ended and the
 //     task was fetched again. If that lock was a backoff, this is the normal
@@ -156,7 +162,7 @@ const (
 //
 // Rules, in order:
 //  1. Seen before and already lapsed with the same E: unchanged.
-//  2. Seen before, failed since (R or M changed): the failure's backoff has
+//  2. Seen before, failed since (failedSince): the failure's backoff has
 //     ended already: waiting.
 //  3. Seen before with the same E: if that lock was a backoff, the backoff
 //     ended: waiting. Otherwise a worker's lock lapsed: one lock expiration.

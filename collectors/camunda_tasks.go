@@ -135,6 +135,16 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 	if err != nil {
 		return tc, [2]int64{}, err
 	}
+	// History first: the failures logged since the previous collection name
+	// the tasks that failed, which the lock tracking needs.
+	hist, newFailures, err := k.history(topic)
+	if err != nil {
+		return tc, [2]int64{}, err
+	}
+	failed, err := k.recentFailures(topic, newFailures)
+	if err != nil {
+		return tc, [2]int64{}, err
+	}
 	locked, err := k.list(qLocked(topic), tc.locked)
 	if err != nil {
 		return tc, [2]int64{}, err
@@ -154,6 +164,7 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 	inLocked := make(map[string]bool, len(locked))
 	for _, t := range locked {
 		o := obsOf(t)
+		o.failedLog = failed[o.id]
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
@@ -167,6 +178,7 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 	}
 	for _, t := range lapsed {
 		o := obsOf(t)
+		o.failedLog = failed[o.id]
 		if inLocked[o.id] {
 			// Lapsed between the two list requests: it is read as locked
 			// this time and as lapsed at the next collection.
@@ -236,8 +248,7 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 	k.counter(catalog.CamundaExternalTaskLockExpirations, k.st.expirations[topic], c.engine, topic)
 	k.counter(catalog.CamundaExternalTaskRedeliveries, k.st.redeliveries[topic], c.engine, topic)
 
-	h, err := k.history(topic)
-	return tc, h, err
+	return tc, hist, nil
 }
 
 // list returns up to the remaining list budget of tasks matching q, sorted

@@ -102,8 +102,17 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 
 	// A failure that keeps retries and message (a worker that never
-	// decrements) is seen as a re-fetch: the documented blind spot.
+	// decrements retries) is found in the failure log: backoff, not a re-fetch.
 	f.failure("t3", 2, time.Minute, "boom")
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 4, stateRetryBackoff: 1, stateRetriesExhausted: 1, stateSuspended: 1})
+	// Without the log entry (more failures than one page, or history level
+	// below full) the same change reads as a re-fetch: the documented limit.
+	f.lock("t3", "w5", time.Minute)
+	e.collect()
+	f.mu.Lock()
+	f.task("t3").exp = ptr(f.now.Add(2 * time.Minute))
+	f.mu.Unlock()
 	e.collect()
 	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 5, stateRetriesExhausted: 1, stateSuspended: 1})
 
@@ -117,6 +126,8 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 0)
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestCamundaOldestWaitingAge(t *testing.T) {
 	f := newFakeCamunda(t)
@@ -302,6 +313,14 @@ func TestCamundaRequestBudget(t *testing.T) {
 	e.collect()
 	if got := f.requestCount(); got != want-1 { // telemetry is cached per engine version
 		t.Fatalf("second collection made %d requests, want %d: %v", got, want-1, f.requests)
+	}
+	// A failure since the last collection: one more request, the topic's
+	// recent failure log entries.
+	f.failure("a000", 3, time.Minute, "boom")
+	f.resetRequests()
+	e.collect()
+	if got := f.requestCount(); got != want || f.requests["/history/external-task-log"] != 1 {
+		t.Fatalf("collection after a failure made %d requests, want %d: %v", got, want, f.requests)
 	}
 	// max_listed_tasks bounds the lists: with 10, a's locked list is one page
 	// of 11 (10 plus one to learn the list is longer) and nothing else is listed.

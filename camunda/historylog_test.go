@@ -1,0 +1,33 @@
+package camunda
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+func TestListExternalTaskLog(t *testing.T) {
+	f := newFakeEngine(t)
+	var query url.Values
+	f.handle("/history/external-task-log", func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query()
+		_, _ = w.Write([]byte(`[{"id":"l1","timestamp":"2026-12-02T13:04:05.120+0100","externalTaskId":"t1","topicName":"a",
+"workerId":"w1","retries":2,"errorMessage":"boom","creationLog":false,"failureLog":true,"successLog":false,"deletionLog":false}]`))
+	})
+	c := newTestClient(t, f.URL+"/engine-rest", nil)
+	got, err := c.ListExternalTaskLog(context.Background(), HistoryLogQuery{TopicName: "a", Log: LogFailure},
+		Page{MaxResults: 5, Sort: Sort{By: ExternalTaskLogSortTimestamp, Order: Descending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"topicName": {"a"}, "failureLog": {"true"}, "firstResult": {"0"}, "maxResults": {"5"},
+		"sortBy": {"timestamp"}, "sortOrder": {"desc"}}
+	if query.Encode() != want.Encode() {
+		t.Fatalf("query %s, want %s", query.Encode(), want.Encode())
+	}
+	if len(got) != 1 || got[0].ExternalTaskID != "t1" || !got[0].FailureLog || got[0].Retries == nil || *got[0].Retries != 2 ||
+		got[0].Timestamp.UTC().Format("15:04:05.000") != "12:04:05.120" {
+		t.Fatalf("decoded %+v", got)
+	}
+}
