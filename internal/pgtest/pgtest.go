@@ -65,10 +65,16 @@ var shared struct {
 // Main runs the tests and stops the shared server afterwards.
 func Main(m *testing.M) {
 	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// StopShared stops the shared server, if one was started. Main calls it;
+// call it yourself when TestMain also has other harnesses to stop.
+func StopShared() {
 	if shared.srv != nil {
 		shared.srv.Stop()
 	}
-	os.Exit(code)
 }
 
 // SharedServer returns the process-wide server, starting it on first use.
