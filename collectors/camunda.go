@@ -70,7 +70,6 @@ type camundaState struct {
 	incidents map[incidentKey]bool
 	oldestInc map[string]bool
 	jobs      map[string]bool
-	first     bool // no collection has succeeded yet
 }
 
 func (s camundaState) clone() camundaState {
@@ -84,7 +83,6 @@ func (s camundaState) clone() camundaState {
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
 		jobs:         cloneMap(s.jobs),
-		first:        s.first,
 	}
 	for k, v := range s.history {
 		c := *v
@@ -154,13 +152,15 @@ func NewCamunda(cfg config.Camunda, key string, folds *fold.Stats, logger *slog.
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]*historyCounter{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, jobs: map[string]bool{}, first: true,
+		oldestInc: map[string]bool{}, jobs: map[string]bool{},
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
 	for _, t := range cfg.Topics {
-		if c.topicLimit.Admit(t)[0] == t {
+		if c.topicLimit.Admit(t)[0] == t && t != fold.Other {
 			c.st.topics[t] = true
+		} else {
+			c.st.topics[fold.Other] = true
 		}
 	}
 	c.topicLimit.Flush()
@@ -204,7 +204,6 @@ func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	k.st.first = false
 	k.st.engineNow = k.engineNow
 	c.st = k.st
 	return k.out, nil

@@ -341,3 +341,17 @@ func TestCamundaRequestBudget(t *testing.T) {
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w"}, 10)
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 140)
 }
+
+// Configured topics beyond label_value_limit are reported as "other" even
+// when the engine has no task of theirs.
+func TestCamundaConfiguredTopicsBeyondLimit(t *testing.T) {
+	f := newFakeCamunda(t)
+	e := fakeExporter(t, f, "x, y", "    label_value_limit: 1\n")
+	e.collect()
+	wantPartition(t, e, "x", map[string]int{})
+	wantPartition(t, e, "other", map[string]int{})
+	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "y"}); ok {
+		t.Fatal("topic y reported beyond label_value_limit 1")
+	}
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
+}
