@@ -340,6 +340,10 @@ func TestCamundaEngine(t *testing.T) {
 func scenarioWaitingLocked(s *scenario) {
 	// A configured topic with no task yet reports zeros.
 	s.states(map[string]int{})
+	info := map[string]string{"engine": "e1", "version": s.e.Version, "flavor": string(s.e.Flavor)}
+	if v := s.exp.must(catalog.CamundaEngineInfo, info); v != 1 {
+		s.t.Errorf("camunda_engine_info%v = %v", info, v)
+	}
 	if age := s.exp.must(catalog.CamundaExternalTaskOldestWaitingAge, s.labels); age != 0 {
 		s.t.Errorf("oldest waiting age with nothing waiting = %v, want 0", age)
 	}

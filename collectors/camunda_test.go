@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -354,4 +357,59 @@ func TestCamundaConfiguredTopicsBeyondLimit(t *testing.T) {
 		t.Fatal("topic y reported beyond label_value_limit 1")
 	}
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
+}
+
+// Every camunda_* metric of the catalog is served, lint-clean, with the
+// catalog's HELP and labels, and no series twice (the pedantic registry
+// checks that).
+func TestCamundaServesEveryCatalogMetric(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.defs["p:1:x"] = "p"
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	f.add(&fakeTask{id: "t2", topic: "a"})
+	f.lock("t2", "w1", time.Minute)
+	f.incidents = []fakeIncident{{"i1", "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)}}
+	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e.set)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, mf := range mfs {
+		served[mf.GetName()] = true
+		m, ok := catalog.Lookup(mf.GetName())
+		if !ok {
+			t.Errorf("served metric %s is not in the catalog", mf.GetName())
+			continue
+		}
+		if mf.GetHelp() != m.Help {
+			t.Errorf("%s HELP differs from the catalog", mf.GetName())
+		}
+		for _, s := range mf.GetMetric() {
+			var names []string
+			for _, l := range s.GetLabel() {
+				names = append(names, l.GetName())
+			}
+			if strings.Join(sortedCopy(names), ",") != strings.Join(sortedCopy(m.Labels), ",") {
+				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, m.Labels)
+			}
+		}
+	}
+	for _, m := range catalog.All() {
+		if m.Source == catalog.SourceCamunda && !served[m.Name] {
+			t.Errorf("catalog metric %s is not served", m.Name)
+		}
+	}
+	wantValue(t, e, catalog.CamundaEngineInfo, map[string]string{"version": "7.24.0", "flavor": "camunda"}, 1)
 }
