@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -334,3 +335,39 @@ func gatherText(t *testing.T, c prometheus.Collector) string {
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func TestRepeatedFailureLogsOnceAndRecoveryIsLogged(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	clk := &clock{t: time.Unix(1000, 0)}
+	fc := &fakeCollector{name: "outbox", err: errors.New(`relation "event_outbox" does not exist`)}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Collectors: []Collector{fc}, Logger: logger, Now: clk.now})
+	for i := 0; i < 5; i++ {
+		clk.advance(time.Minute)
+		src.Refresh(context.Background())
+	}
+	fc.err = errors.New("permission denied for table event_outbox")
+	clk.advance(time.Minute)
+	src.Refresh(context.Background())
+	fc.err = nil
+	clk.advance(time.Minute)
+	src.Refresh(context.Background())
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	if n := strings.Count(out, "level=WARN"); n != 2 {
+		t.Errorf("%d warnings for 5 identical failures and one changed one, want 2:\n%s", n, out)
+	}
+	if !strings.Contains(out, "collector recovered") {
+		t.Errorf("recovery not logged:\n%s", out)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -55,6 +55,11 @@ type Source struct {
 	inflight    chan struct{}
 	errorsTotal map[string]float64
 	lastSuccess time.Time
+
+	// lastErr is the last error message per collector, so a failure is
+	// logged at warn level when it starts or changes, and at debug level
+	// while it repeats: an outage is one log line, not one per poll.
+	lastErr map[string]string
 }
 
 // SourceOptions configures a Source.
@@ -85,7 +90,7 @@ func NewSource(o SourceOptions) *Source {
 	s := &Source{
 		kind: o.Kind, name: o.Name, minInterval: o.MinInterval, timeout: o.Timeout,
 		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics,
-		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{},
+		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, lastErr: map[string]string{},
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -193,19 +198,17 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 		if err != nil {
 			snap.Up = false
 			failed[ConnectCollector] = true
-			s.logger.Warn("source unreachable; its series are dropped until it answers",
-				"kind", s.kind, "name", s.name, "err", err)
 		}
+		s.report(ConnectCollector, err, "source unreachable; its series are dropped until it answers")
 	}
 	if snap.Up {
 		for _, c := range s.collectors {
 			start := time.Now()
 			ms, err := s.safeCollect(ctx, c)
 			snap.Results = append(snap.Results, Result{c.Name(), err, time.Since(start)})
+			s.report(c.Name(), err, "collector failed; its series are dropped until it succeeds")
 			if err != nil {
 				failed[c.Name()] = true
-				s.logger.Warn("collector failed; its series are dropped for this collection",
-					"kind", s.kind, "name", s.name, "collector", c.Name(), "err", err)
 				continue
 			}
 			snap.Data = append(snap.Data, ms...)
@@ -234,6 +237,24 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	snap.LastSuccess = s.lastSuccess
 	s.mu.Unlock()
 	return snap
+}
+
+// report logs a collector's outcome when it changes: the first failure and
+// a changed error at warn level, a repeat at debug level, the recovery at
+// info level. Only the collecting goroutine calls it.
+func (s *Source) report(collector string, err error, msg string) {
+	prev, failing := s.lastErr[collector]
+	switch {
+	case err == nil && failing:
+		delete(s.lastErr, collector)
+		s.logger.Info("collector recovered", "kind", s.kind, "name", s.name, "collector", collector)
+	case err == nil:
+	case failing && prev == err.Error():
+		s.logger.Debug(msg, "kind", s.kind, "name", s.name, "collector", collector, "err", err)
+	default:
+		s.lastErr[collector] = err.Error()
+		s.logger.Warn(msg, "kind", s.kind, "name", s.name, "collector", collector, "err", err)
+	}
 }
 
 // safeCollect turns a collector panic into an error: one broken collector
