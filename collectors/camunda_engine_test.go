@@ -15,8 +15,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -327,13 +332,102 @@ func TestCamundaEngine(t *testing.T) {
 		t.Run(string(flavor), func(t *testing.T) {
 			t.Parallel()
 			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor})
-			for _, sc := range scenarios {
-				t.Run(sc.name, func(t *testing.T) {
-					t.Parallel()
-					sc.run(newScenario(t, e, sc.bpmn))
-				})
-			}
+			t.Run("scenarios", func(t *testing.T) {
+				for _, sc := range scenarios {
+					t.Run(sc.name, func(t *testing.T) {
+						t.Parallel()
+						sc.run(newScenario(t, e, sc.bpmn))
+					})
+				}
+			})
+			// With the engine full of the scenarios' leftovers: the request
+			// budget of docs/camunda-states.md, counted at a proxy.
+			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e) })
 		})
+	}
+}
+
+// countingProxy forwards to the engine and counts requests per path.
+type countingProxy struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (p *countingProxy) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := maps.Clone(p.counts)
+	clear(p.counts)
+	return out
+}
+
+func engineRequestBudget(t *testing.T, e *camundatest.Engine) {
+	target, err := url.Parse(e.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{counts: map[string]int{}}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.counts[strings.TrimPrefix(r.URL.Path, "/engine-rest")]++
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	x := newCamundaExporter(t, camundaConfig(srv.URL+"/engine-rest", "", ""))
+	x.collect()
+	p.snapshot()
+	x.collect() // steady state: telemetry and definition keys cached
+	got := p.snapshot()
+	if v, _ := x.get(catalog.CamundaUp, nil); v != 1 {
+		t.Fatalf("camunda_up = %v; log:\n%s", v, x.logs)
+	}
+	topics := map[string]bool{}
+	for _, s := range x.samples(catalog.CamundaExternalTasks) {
+		topics[s.labels["topic"]] = true
+	}
+	T := len(topics)
+	if T < 3 { // the scenarios leave tasks on at least the backoff, exhausted and suspended topics
+		t.Fatalf("only %d topics reported after the scenarios", T)
+	}
+	total := 0
+	for _, n := range got {
+		total += n
+	}
+	t.Logf("%d topics: %d requests: %v", T, total, got)
+	exact := map[string]int{
+		"/version": 1, "/external-task/topic-names": 1, "/external-task/count": 5 * T,
+		"/history/external-task-log/count": 2 * T, "/incident/count": 1, "/job/count": 1,
+	}
+	for path, want := range exact {
+		if got[path] != want {
+			t.Errorf("%s: %d requests, want %d", path, got[path], want)
+		}
+	}
+	// Lists: per topic at most the oldest waiting task and one page each of
+	// locked and lapsed tasks (all lists here are shorter than a page); no
+	// new failures, so no failure log reads; one page each of incidents and
+	// jobs; definition keys come from the cache.
+	if n := got["/external-task"]; n > 3*T {
+		t.Errorf("/external-task: %d list requests for %d topics, want at most %d", n, T, 3*T)
+	}
+	for path, max := range map[string]int{"/incident": 1, "/job": 1, "/history/external-task-log": 0, "/process-definition": 0, "/telemetry/data": 0} {
+		if got[path] > max {
+			t.Errorf("%s: %d requests, want at most %d", path, got[path], max)
+		}
+	}
+	known := 0
+	for path := range exact {
+		known += got[path]
+	}
+	for _, path := range []string{"/external-task", "/incident", "/job", "/history/external-task-log", "/process-definition", "/telemetry/data"} {
+		known += got[path]
+	}
+	if known != total {
+		t.Errorf("requests to unexpected endpoints: %v", got)
 	}
 }
 
