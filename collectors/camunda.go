@@ -13,6 +13,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
@@ -35,6 +36,7 @@ type Camunda struct {
 	cfg    config.Camunda
 	logger *slog.Logger
 	folds  *fold.Stats
+	views  *correlate.Registry // nil: no join
 
 	topicLimit    *fold.Limiter            // topic label of every per-topic metric
 	workerLimits  map[string]*fold.Limiter // worker_id per topic
@@ -99,13 +101,24 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
+// CamundaOptions are the shared parts an engine's collector needs.
+type CamundaOptions struct {
+	Folds *fold.Stats
+	// Views receives the engine's in-flight tasks after every successful
+	// collection (withdrawn when one fails), for the database side's joins;
+	// nil publishes nothing.
+	Views  *correlate.Registry
+	Logger *slog.Logger
+}
+
 // NewCamundaSource builds the poll source of one configured engine. key is
 // the config key, e.g. "camunda[0]".
-func NewCamundaSource(cfg config.Camunda, key string, folds *fold.Stats, logger *slog.Logger) (*poll.Source, error) {
-	c, err := NewCamunda(cfg, key, folds, logger)
+func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*poll.Source, error) {
+	c, err := NewCamunda(cfg, key, o)
 	if err != nil {
 		return nil, err
 	}
+	logger := o.Logger
 	upDesc := catalog.Desc(catalog.CamundaUp)
 	return poll.NewSource(poll.SourceOptions{
 		Kind: "camunda", Name: cfg.Name,
@@ -123,8 +136,8 @@ func NewCamundaSource(cfg config.Camunda, key string, folds *fold.Stats, logger 
 }
 
 // NewCamunda returns the collector of one engine.
-func NewCamunda(cfg config.Camunda, key string, folds *fold.Stats, logger *slog.Logger) (*Camunda, error) {
-	logger = orDiscard(logger)
+func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, error) {
+	logger, folds := orDiscard(o.Logger), o.Folds
 	client, err := camunda.New(camunda.Config{
 		BaseURL: cfg.URL, Engine: cfg.Engine, Username: cfg.Username, Password: cfg.Password,
 		TLS: camunda.TLSConfig{
@@ -142,7 +155,7 @@ func NewCamunda(cfg config.Camunda, key string, folds *fold.Stats, logger *slog.
 		folds = fold.NewStats()
 	}
 	c := &Camunda{
-		client: client, engine: cfg.Name, cfg: cfg, logger: logger, folds: folds,
+		client: client, engine: cfg.Name, cfg: cfg, logger: logger, folds: folds, views: o.Views,
 		topicLimit:    fold.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
 		workerLimits:  map[string]*fold.Limiter{},
 		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
@@ -179,6 +192,10 @@ type collection struct {
 	budget    int // listed tasks left in this collection (max_listed_tasks)
 	out       []prometheus.Metric
 	limiters  []*fold.Limiter // touched this collection: Flush or Discard
+	// inflight are the listed tasks a worker touched, for the join;
+	// truncated says the lists did not cover every such task.
+	inflight  []correlate.Task
+	truncated bool
 }
 
 func (k *collection) gauge(name string, v float64, labels ...string) {
@@ -191,6 +208,7 @@ func (k *collection) counter(name string, v float64, labels ...string) {
 
 // Collect implements poll.Collector.
 func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	taken := time.Now()
 	k := &collection{c: c, ctx: ctx, st: c.st.clone(), budget: c.cfg.MaxListedTasks}
 	k.limiters = []*fold.Limiter{c.topicLimit, c.incidentLimit, c.jobLimit}
 	err := k.run()
@@ -202,10 +220,12 @@ func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		}
 	}
 	if err != nil {
+		c.views.Withdraw(c.engine)
 		return nil, err
 	}
 	k.st.engineNow = k.engineNow
 	c.st = k.st
+	c.views.Publish(&correlate.View{Engine: c.engine, Taken: taken, Tasks: k.inflight, Truncated: k.truncated})
 	return k.out, nil
 }
 

@@ -30,15 +30,17 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
 // camExporter is a Camunda source built exactly as the binary builds it.
 type camExporter struct {
-	t    *testing.T
-	set  *poll.Set
-	logs *syncBuffer
+	t     *testing.T
+	set   *poll.Set
+	logs  *syncBuffer
+	views *correlate.Registry // what the collector publishes for the joins
 }
 
 func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
@@ -50,11 +52,12 @@ func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	folds := fold.NewStats()
-	src, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", folds, logger)
+	views := correlate.NewRegistry()
+	src, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &camExporter{t: t, set: poll.NewSet(folds, src), logs: logs}
+	return &camExporter{t: t, set: poll.NewSet(folds, src), logs: logs, views: views}
 }
 
 func (e *camExporter) collect() {
@@ -290,6 +293,12 @@ func lockExpiry(t *testing.T, tk camundatest.ExternalTask) time.Time {
 	return ts
 }
 
+// shortLock is the lock duration and retry timeout of tasks meant to lapse:
+// long enough for a collection to see them locked first on a loaded machine
+// (four JVMs and the race detector on two cores), short enough to keep the
+// suite fast.
+const shortLock = 5 * time.Second
+
 // sleepPast waits until the engine's clock (the same machine's) is past ts.
 func sleepPast(ts time.Time) { time.Sleep(time.Until(ts) + 1200*time.Millisecond) }
 
@@ -511,7 +520,7 @@ func scenarioBackoff(s *scenario) {
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, time.Minute, 1)[0]
 	s.states(map[string]int{stateLocked: 1})
-	const retryTimeout = 4 * time.Second
+	const retryTimeout = shortLock
 	s.ok(w1.Failure(s.ctx, tk.ID, 2, retryTimeout, "boom"))
 	// Engine: the failed task is still locked, by w1, with retries 2.
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
@@ -540,7 +549,7 @@ func scenarioBackoff(s *scenario) {
 		s.t.Errorf("locked_by_worker w2 = %v, want 1", v)
 	}
 	// Fails again: back to backoff.
-	s.ok(w2.Failure(s.ctx, tk.ID, 1, 3*time.Second, "boom again"))
+	s.ok(w2.Failure(s.ctx, tk.ID, 1, shortLock, "boom again"))
 	s.states(map[string]int{stateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	if n := s.historyCount("failureLog"); n != 2 {
@@ -568,7 +577,7 @@ func scenarioBackoff(s *scenario) {
 func scenarioLapse(s *scenario) {
 	s.start(2)
 	w1, w2 := s.worker("w1"), s.worker("w2")
-	tk := s.fetch(w1, 3*time.Second, 1)[0]
+	tk := s.fetch(w1, shortLock, 1)[0]
 	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
 	if n := s.count("notLocked", "true", "workerId", "w1"); n != 1 {
@@ -590,6 +599,22 @@ func scenarioLapse(s *scenario) {
 	s.states(map[string]int{stateLocked: 2})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 1)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
+	view, ok := s.exp.views.Get("e1")
+	if !ok {
+		s.t.Fatal("no in-flight view published")
+	}
+	found := false
+	for _, vt := range view.Tasks {
+		if vt.ID == tk.ID {
+			found = true
+			if vt.State != correlate.Locked || !vt.Redelivered || vt.WorkerID != "w2" || vt.ProcessInstanceID != tk.ProcessInstanceID || vt.ActivityID != "task_1" {
+				s.t.Errorf("view of the redelivered task: %+v", vt)
+			}
+		}
+	}
+	if !found {
+		s.t.Errorf("redelivered task %s not in the published view", tk.ID)
+	}
 	if v := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w2"}); v != 2 {
 		s.t.Errorf("locked_by_worker w2 = %v, want 2", v)
 	}
@@ -606,7 +631,7 @@ func scenarioLapse(s *scenario) {
 func scenarioExtendLock(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
-	tk := s.fetch(w1, 3*time.Second, 1)[0]
+	tk := s.fetch(w1, shortLock, 1)[0]
 	s.states(map[string]int{stateLocked: 1})
 	s.ok(w1.ExtendLock(s.ctx, tk.ID, time.Minute))
 	sleepPast(lockExpiry(s.t, tk)) // past the original lock
@@ -666,7 +691,7 @@ func scenarioSuspended(s *scenario) {
 func scenarioFirstSighting(s *scenario) {
 	s.start(3)
 	w1 := s.worker("w1")
-	tks := s.fetch(w1, 3*time.Second, 3)
+	tks := s.fetch(w1, shortLock, 3)
 	s.ok(w1.Failure(s.ctx, tks[0].ID, 2, time.Minute, "in backoff")) // locked, retries 2
 	s.ok(w1.Failure(s.ctx, tks[1].ID, 2, 0, "backoff over"))         // lapsed at once, retries 2
 	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock

@@ -42,6 +42,7 @@ import (
 // taskObs is one listed task as the collector saw it.
 type taskObs struct {
 	id, topic, worker string
+	pi, activity      string // process instance and activity, for the join
 	exp               time.Time
 	retries           *int
 	errMsg            string
@@ -51,7 +52,8 @@ type taskObs struct {
 }
 
 func obsOf(t camunda.ExternalTask) taskObs {
-	o := taskObs{id: t.ID, topic: t.TopicName, worker: t.WorkerID, retries: t.Retries, errMsg: t.ErrorMessage}
+	o := taskObs{id: t.ID, topic: t.TopicName, worker: t.WorkerID, retries: t.Retries, errMsg: t.ErrorMessage,
+		pi: t.ProcessInstanceID, activity: t.ActivityID}
 	if t.LockExpirationTime != nil {
 		o.exp = t.LockExpirationTime.Time
 	}
@@ -71,6 +73,9 @@ type tracked struct {
 	// first seen lapsed, never having failed); it stays set until the task is
 	// locked again, which is then a redelivery.
 	lapsed bool
+	// redelivered: a redelivery of this task was counted; another attempt
+	// runs or ran alongside the first (for the join's in_doubt).
+	redelivered bool
 }
 
 func sameRetries(a, b *int) bool {
@@ -123,6 +128,7 @@ type lockEvents struct {
 //     like this too and is not counted.)
 func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEvents) {
 	next = tracked{topic: o.topic, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	defer func() { next.redelivered = (seen && prev.redelivered) || ev.redeliveries > 0 }()
 	switch {
 	case !seen:
 		next.backoff = o.retries != nil
@@ -181,6 +187,7 @@ const (
 //     counterpart of reading a first-seen locked failed task as backoff.
 func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time) (next tracked, read lapsedReading, ev lockEvents) {
 	next = tracked{topic: o.topic, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	defer func() { next.redelivered = (seen && prev.redelivered) || ev.redeliveries > 0 }()
 	switch {
 	case seen && prev.lapsed && o.exp.Equal(prev.exp) && !o.failedSince(prev):
 		next.lapsed = true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 )
 
@@ -170,11 +171,14 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 		next, e := classifyLocked(o, prev, seen)
 		k.st.tasks[o.id] = next
 		add(e)
+		state := correlate.Locked
 		if next.backoff {
 			nBackoff++
+			state = correlate.RetryBackoff
 		} else {
 			perWorker[o.worker]++
 		}
+		k.inflight = append(k.inflight, inflightTask(o, state, next))
 	}
 	for _, t := range lapsed {
 		o := obsOf(t)
@@ -191,6 +195,7 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 		add(e)
 		if read == readExpired {
 			nExpired++
+			k.inflight = append(k.inflight, inflightTask(o, correlate.LockExpired, next))
 		}
 	}
 
@@ -251,15 +256,25 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 	return tc, hist, nil
 }
 
+func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
+	return correlate.Task{ID: o.id, Topic: o.topic, WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
+		State: s, Redelivered: t.redelivered}
+}
+
 // list returns up to the remaining list budget of tasks matching q, sorted
 // by id (so the same tasks stay in view from one collection to the next).
-// n is the task count the list should have; no request is made for 0.
+// n is the task count the list should have; no request is made for 0. A
+// list cut short marks the collection's in-flight view truncated.
 func (k *collection) list(q camunda.ExternalTaskQuery, n int64) ([]camunda.ExternalTask, error) {
-	if n <= 0 || k.budget <= 0 {
+	if n <= 0 {
+		return nil, nil
+	}
+	if k.budget <= 0 {
+		k.truncated = true
 		return nil, nil
 	}
 	client := k.c.client
-	items, _, err := camunda.Collect(k.ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
+	items, truncated, err := camunda.Collect(k.ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
 		client.DefaultPageSize(), k.budget,
 		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
 			return client.ListExternalTasks(ctx, q, p)
@@ -268,6 +283,7 @@ func (k *collection) list(q camunda.ExternalTaskQuery, n int64) ([]camunda.Exter
 		return nil, err
 	}
 	k.budget -= len(items)
+	k.truncated = k.truncated || truncated
 	return items, nil
 }
 
@@ -333,6 +349,9 @@ func (k *collection) otherTopics(admitted topicCounts, hist [2]int64) error {
 		exhausted: sub(all.exhausted, admitted.exhausted),
 		locked:    sub(all.locked, admitted.locked),
 		lapsed:    sub(all.lapsed, admitted.lapsed),
+	}
+	if o.locked > 0 || o.lapsed > 0 {
+		k.truncated = true // in-flight tasks of folded topics are not listed
 	}
 	p := partition{
 		stateSuspended: o.suspended, stateRetriesExhausted: o.exhausted, stateLocked: o.locked,

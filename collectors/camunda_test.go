@@ -88,6 +88,22 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 		t.Fatalf("w2 reported with %v locks", v)
 	}
 	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w4"}, 1)
+	// The in-flight view for the joins: what a worker touched, by state.
+	view, ok := e.views.Get("e1")
+	if !ok || view.Truncated {
+		t.Fatalf("view %+v, published %v", view, ok)
+	}
+	states := map[string]string{}
+	for _, vt := range view.Tasks {
+		states[vt.ID] = string(vt.State)
+		if vt.Redelivered {
+			states[vt.ID] += "+redelivered"
+		}
+	}
+	wantStates := map[string]string{"t1": "locked", "t2": "lock_expired", "t3": "retry_backoff", "t5": "locked", "t6": "locked+redelivered"}
+	if fmt.Sprint(states) != fmt.Sprint(wantStates) {
+		t.Fatalf("view states %v, want %v", states, wantStates)
+	}
 
 	// Seen lapsed again: not counted again. Backoff ends: waiting, no lapse.
 	f.advance(20 * time.Second)
@@ -205,6 +221,9 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	}
 	if s := e.samples(catalog.CamundaExternalTasks); len(s) != 0 {
 		t.Fatalf("data series present after a failed collection: %v", s)
+	}
+	if _, ok := e.views.Get("e1"); ok {
+		t.Fatal("the in-flight view was not withdrawn after a failed collection")
 	}
 	delete(f.fail, "/job/count")
 	e.collect()
@@ -343,6 +362,9 @@ func TestCamundaRequestBudget(t *testing.T) {
 	wantPartition(t, e2, "a", map[string]int{stateWaiting: 5, stateLocked: 150})
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w"}, 10)
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 140)
+	if v, ok := e2.views.Get("e1"); !ok || !v.Truncated || len(v.Tasks) != 10 {
+		t.Fatalf("view with a cut list: published %v, %+v", ok, v)
+	}
 }
 
 // Configured topics beyond label_value_limit are reported as "other" even

@@ -38,7 +38,7 @@ func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([
 		sources = append(sources, db.Source)
 	}
 	for i, e := range cfg.Camunda {
-		src, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), folds, logger)
+		src, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), collectors.CamundaOptions{Folds: folds, Views: views, Logger: logger})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
