@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -27,17 +24,13 @@ var openIdempotencyStatuses = []string{"STARTED", "SIDE_EFFECT_SUBMITTED", "FAIL
 // Gauges read only non-terminal rows (a partial index excludes COMPLETED,
 // FAILED_FINAL and RECONCILED); counters read the recent updated_at window.
 type Idempotency struct {
-	db       *pgsource.DB
-	database string
-	cfg      config.IdempotencyTable
-	key      string
-	logger   *slog.Logger
+	tableBase
+	cfg config.IdempotencyTable
 
-	limiter  *fold.Limiter
 	window   *watermark.Window
 	scopes   tuples
 	unmapped tuples // (scope) tuples that have shown an unmapped status
-	warned   map[string]bool
+	warn     *unmappedStatuses
 
 	transitions map[string]float64 // scope, status
 	conflicts   map[string]float64 // scope
@@ -54,26 +47,17 @@ type Idempotency struct {
 }
 
 // IdempotencyOptions configures an Idempotency collector.
-type IdempotencyOptions struct {
-	DB               *pgsource.DB
-	Database         string
-	Table            config.IdempotencyTable
-	ConfigKey        string
-	LateCommitWindow time.Duration
-	LabelValueLimit  int
-	Folds            *fold.Stats
-	Logger           *slog.Logger
-}
+type IdempotencyOptions = TableOptions[config.IdempotencyTable]
 
 // NewIdempotency returns an idempotency collector.
 func NewIdempotency(o IdempotencyOptions) *Idempotency {
 	c := &Idempotency{
-		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter:     fold.NewLimiter(o.Folds, catalog.IdempotencyRecords, o.LabelValueLimit),
+		tableBase:   newTableBase(o, catalog.IdempotencyRecords),
+		cfg:         o.Table,
 		window:      watermark.New(o.LateCommitWindow),
 		scopes:      tuples{},
 		unmapped:    tuples{},
-		warned:      map[string]bool{},
+		warn:        newUnmappedStatuses("idempotency", o.Table.Table, o.Table.Columns.Status),
 		transitions: map[string]float64{},
 		conflicts:   map[string]float64{},
 		duplicates:  map[string]float64{},
@@ -144,170 +128,116 @@ func (c *Idempotency) Requirements() Requirements {
 	}
 }
 
-type idemPoll struct {
-	gauges      map[string]*agg // scope, status
-	transitions map[string]float64
-	conflicts   map[string]float64
-	duplicates  map[string]float64
-	dupUpdates  map[string]int64
-	seenScopes  tuples
-	unmapped    tuples
-	newUnmapped []string
-}
-
 // Collect implements poll.Collector.
 func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	p := idemPoll{
-		gauges: map[string]*agg{}, transitions: map[string]float64{}, conflicts: map[string]float64{},
-		duplicates: map[string]float64{}, dupUpdates: map[string]int64{}, seenScopes: tuples{}, unmapped: tuples{},
-	}
+	gauges := map[string]*agg{} // scope, status
+	transitions, conflicts, duplicates := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	dupUpdates := map[string]int64{}
+	seenScopes, unmapped := tuples{}, tuples{}
+	var dupLoad map[string]int64
 	conflict := map[string]bool{}
 	for _, code := range c.cfg.ConflictCodes {
 		conflict[code] = true
 	}
-	var dbNow time.Time
-	var dupLoad map[string]int64
-	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
-			return err
+	canonical := func(stored, scope string) string {
+		canon := c.cfg.Statuses.Canonical(stored)
+		if canon == config.Unmapped {
+			unmapped.add(scope)
+			c.warn.note(stored)
 		}
-		present, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table")
-		if err != nil {
-			return err
-		}
-		c.hasDup = present[c.dupColumn]
-
-		var scope, status string
+		return canon
+	}
+	hasDup := false
+	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error {
+		hasDup = present[c.dupColumn]
+		var scope, status, key, errorCode string
 		var count, oldest, stale float64
-		rows, err := tx.Query(ctx, c.sqlGauges, time.Duration(c.cfg.StaleAfter).Seconds())
-		if err != nil {
-			return fmt.Errorf("idempotency open-records query: %w", err)
-		}
-		_, err = pgx.ForEachRow(rows, []any{&scope, &status, &count, &oldest, &stale}, func() error {
-			vals := c.limiter.Admit(scope)
-			p.seenScopes.add(vals...)
-			canon := c.canonical(status, vals[0], &p)
-			k := tupleKey(vals[0], canon)
-			a := p.gauges[k]
-			if a == nil {
-				a = &agg{}
-				p.gauges[k] = a
-			}
-			a.merge(count, oldest, stale)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("idempotency open-records query: %w", err)
-		}
-
-		if c.hasDup && !c.dupLoaded {
-			dupLoad = map[string]int64{}
-			var key string
-			var n int64
-			rows, err := tx.Query(ctx, c.sqlDupLoad())
-			if err != nil {
-				return fmt.Errorf("idempotency duplicate_count load: %w", err)
-			}
-			if _, err := pgx.ForEachRow(rows, []any{&scope, &key, &n}, func() error {
-				dupLoad[tupleKey(scope, key)] = n
-				return nil
-			}); err != nil {
-				return fmt.Errorf("idempotency duplicate_count load: %w", err)
-			}
-		}
-
-		var key, errorCode string
 		var updated time.Time
 		var dupCount int64
-		rows, err = tx.Query(ctx, c.sqlActivity(c.hasDup), c.window.Lower(dbNow))
+		err := each(ctx, tx, "idempotency open-records", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
+			[]any{&scope, &status, &count, &oldest, &stale}, func() error {
+				vals := c.limiter.Admit(scope)
+				seenScopes.add(vals...)
+				k := tupleKey(vals[0], canonical(status, vals[0]))
+				if gauges[k] == nil {
+					gauges[k] = &agg{}
+				}
+				gauges[k].merge(count, oldest, stale)
+				return nil
+			})
 		if err != nil {
-			return fmt.Errorf("idempotency activity query: %w", err)
+			return err
 		}
-		_, err = pgx.ForEachRow(rows, []any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
-			vals := c.limiter.Admit(scope)
-			p.seenScopes.add(vals...)
-			canon := c.canonical(status, vals[0], &p)
-			if c.window.Observe(updated, "t", scope, key, canon) {
-				p.transitions[tupleKey(vals[0], canon)]++
+		if hasDup && !c.dupLoaded {
+			dupLoad = map[string]int64{}
+			err := each(ctx, tx, "idempotency duplicate_count load", c.sqlDupLoad(), nil, []any{&scope, &key, &dupCount}, func() error {
+				dupLoad[tupleKey(scope, key)] = dupCount
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			if conflict[errorCode] && c.window.Observe(updated, "c", scope, key) {
-				p.conflicts[vals[0]]++
-			}
-			if c.hasDup {
-				rk := tupleKey(scope, key)
-				prev, ok := p.dupUpdates[rk]
-				if !ok {
-					prev = c.dupSeen[rk]
-					if dupLoad != nil {
-						prev = dupLoad[rk]
+		}
+		return each(ctx, tx, "idempotency activity", c.sqlActivity(hasDup), []any{c.window.Lower(dbNow)},
+			[]any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
+				vals := c.limiter.Admit(scope)
+				seenScopes.add(vals...)
+				canon := canonical(status, vals[0])
+				if c.window.Observe(updated, "t", scope, key, canon) {
+					transitions[tupleKey(vals[0], canon)]++
+				}
+				if conflict[errorCode] && c.window.Observe(updated, "c", scope, key) {
+					conflicts[vals[0]]++
+				}
+				if hasDup {
+					rk := tupleKey(scope, key)
+					prev, ok := dupUpdates[rk]
+					if !ok {
+						prev = c.dupSeen[rk]
+						if dupLoad != nil {
+							prev = dupLoad[rk]
+						}
+					}
+					if dupCount > prev {
+						// The first poll and the first poll that sees the
+						// column are baselines: earlier duplicates are not ours.
+						if c.window.Primed() && dupLoad == nil {
+							duplicates[vals[0]] += float64(dupCount - prev)
+						}
+						dupUpdates[rk] = dupCount
 					}
 				}
-				if dupCount > prev {
-					if c.window.Primed() && dupLoad == nil {
-						p.duplicates[vals[0]] += float64(dupCount - prev)
-					}
-					p.dupUpdates[rk] = dupCount
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("idempotency activity query: %w", err)
-		}
-		return nil
+				return nil
+			})
 	})
+	c.warn.flush(&c.tableBase, err == nil)
 	if err != nil {
-		c.window.Abort()
-		c.limiter.Discard()
 		return nil, err
 	}
-
-	c.window.Commit(dbNow)
-	c.limiter.Flush()
+	c.hasDup = hasDup
 	if dupLoad != nil {
 		c.dupSeen = dupLoad
 		c.dupLoaded = true
 	}
-	for rk, n := range p.dupUpdates {
+	for rk, n := range dupUpdates {
 		c.dupSeen[rk] = n
 	}
-	for k, v := range p.seenScopes {
+	for k, v := range seenScopes {
 		c.scopes[k] = v
 	}
-	for k, v := range p.unmapped {
+	for k, v := range unmapped {
 		c.unmapped[k] = v
 	}
-	for _, v := range p.newUnmapped {
-		if len(c.warned) < 100 && !c.warned[v] {
-			c.warned[v] = true
-			c.logger.Warn("idempotency table holds a status value that no mapping names; counted as status=\"unmapped\" (add it to statuses: in the config)",
-				"database", c.database, "table", c.cfg.Table, "column", c.cfg.Columns.Status, "value", v)
-		}
-	}
-	for k, n := range p.transitions {
+	for k, n := range transitions {
 		c.transitions[k] += n
 	}
-	for k, n := range p.conflicts {
+	for k, n := range conflicts {
 		c.conflicts[k] += n
 	}
-	for k, n := range p.duplicates {
+	for k, n := range duplicates {
 		c.duplicates[k] += n
 	}
-	return c.metrics(p.gauges), nil
-}
-
-// canonical maps a stored status to its canonical name, remembering
-// unmapped values so they are reported and logged.
-func (c *Idempotency) canonical(stored, scope string, p *idemPoll) string {
-	canon := c.cfg.Statuses.Canonical(stored)
-	if canon == config.Unmapped {
-		p.unmapped.add(scope)
-		if !c.warned[stored] {
-			p.newUnmapped = append(p.newUnmapped, stored)
-		}
-	}
-	return canon
+	return c.metrics(gauges), nil
 }
 
 func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {

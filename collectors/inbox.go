@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -22,43 +19,30 @@ var openInboxStatuses = []string{"RECEIVED", "PROCESSING", "FAILED_RETRYABLE", "
 // Inbox watches the message inbox (seed section 14): messages received but
 // not finished, how old the oldest is, and how many finish.
 type Inbox struct {
-	db       *pgsource.DB
-	database string
-	cfg      config.InboxTable
-	key      string
-	logger   *slog.Logger
+	tableBase
+	cfg config.InboxTable
 
-	limiter   *fold.Limiter
 	window    *watermark.Window
 	known     tuples // source_system, message_type
 	unmapped  tuples
-	warned    map[string]bool
+	warn      *unmappedStatuses
 	processed map[string]float64 // source_system, message_type, status
 
 	sqlGauges, sqlProcessed string
 }
 
 // InboxOptions configures an Inbox collector.
-type InboxOptions struct {
-	DB               *pgsource.DB
-	Database         string
-	Table            config.InboxTable
-	ConfigKey        string
-	LateCommitWindow time.Duration
-	LabelValueLimit  int
-	Folds            *fold.Stats
-	Logger           *slog.Logger
-}
+type InboxOptions = TableOptions[config.InboxTable]
 
 // NewInbox returns an inbox collector.
 func NewInbox(o InboxOptions) *Inbox {
 	c := &Inbox{
-		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter:   fold.NewLimiter(o.Folds, catalog.InboxMessages, o.LabelValueLimit),
+		tableBase: newTableBase(o, catalog.InboxMessages),
+		cfg:       o.Table,
 		window:    watermark.New(o.LateCommitWindow),
 		known:     tuples{},
 		unmapped:  tuples{},
-		warned:    map[string]bool{},
+		warn:      newUnmappedStatuses("inbox", o.Table.Table, o.Table.Columns.Status),
 		processed: map[string]float64{},
 	}
 	col := o.Table.Columns
@@ -105,62 +89,36 @@ func (c *Inbox) Requirements() Requirements {
 
 // Collect implements poll.Collector.
 func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	var dbNow time.Time
 	gauges := map[string]*agg{}
 	newProcessed := map[string]float64{}
 	seen, unmapped := tuples{}, tuples{}
-	var newUnmapped []string
 	terminal := map[string]bool{}
 	for _, s := range config.InboxTerminalStatuses() {
 		terminal[s] = true
 	}
-	canonical := func(stored string, vals []string) string {
-		canon := c.cfg.Statuses.Canonical(stored)
-		if canon == config.Unmapped {
-			unmapped.add(vals...)
-			if !c.warned[stored] {
-				newUnmapped = append(newUnmapped, stored)
-			}
-		}
-		return canon
-	}
-	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
-			return err
-		}
-		var source, msgType, status string
+	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
+		var source, msgType, status, id string
 		var count, oldest float64
-		rows, err := tx.Query(ctx, c.sqlGauges)
-		if err != nil {
-			return fmt.Errorf("inbox open-messages query: %w", err)
-		}
-		_, err = pgx.ForEachRow(rows, []any{&source, &msgType, &status, &count, &oldest}, func() error {
+		var ts time.Time
+		err := each(ctx, tx, "inbox open-messages", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
-			k := tupleKey(vals[0], vals[1], canonical(status, vals))
-			a := gauges[k]
-			if a == nil {
-				a = &agg{}
-				gauges[k] = a
+			canon := c.cfg.Statuses.Canonical(status)
+			if canon == config.Unmapped {
+				unmapped.add(vals...)
+				c.warn.note(status)
 			}
-			a.merge(count, oldest, 0)
+			k := tupleKey(vals[0], vals[1], canon)
+			if gauges[k] == nil {
+				gauges[k] = &agg{}
+			}
+			gauges[k].merge(count, oldest, 0)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("inbox open-messages query: %w", err)
+			return err
 		}
-
-		var id string
-		var ts time.Time
-		rows, err = tx.Query(ctx, c.sqlProcessed, c.window.Lower(dbNow))
-		if err != nil {
-			return fmt.Errorf("inbox processed query: %w", err)
-		}
-		_, err = pgx.ForEachRow(rows, []any{&source, &id, &msgType, &status, &ts}, func() error {
+		return each(ctx, tx, "inbox processed", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)
@@ -169,30 +127,16 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 			}
 			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("inbox processed query: %w", err)
-		}
-		return nil
 	})
+	c.warn.flush(&c.tableBase, err == nil)
 	if err != nil {
-		c.window.Abort()
-		c.limiter.Discard()
 		return nil, err
 	}
-	c.window.Commit(dbNow)
-	c.limiter.Flush()
 	for k, v := range seen {
 		c.known[k] = v
 	}
 	for k, v := range unmapped {
 		c.unmapped[k] = v
-	}
-	for _, v := range newUnmapped {
-		if len(c.warned) < 100 && !c.warned[v] {
-			c.warned[v] = true
-			c.logger.Warn("inbox table holds a status value that no mapping names; counted as status=\"unmapped\" (add it to statuses: in the config)",
-				"database", c.database, "table", c.cfg.Table, "column", c.cfg.Columns.Status, "value", v)
-		}
 	}
 	for k, n := range newProcessed {
 		c.processed[k] += n

@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sort"
 	"time"
 
@@ -12,8 +11,6 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -24,13 +21,9 @@ import (
 // published_at IS NULL); counters come from the recent window of created_at
 // and published_at (see package watermark). Nothing reads published history.
 type Outbox struct {
-	db       *pgsource.DB
-	database string
-	cfg      config.OutboxTable
-	key      string
-	logger   *slog.Logger
+	tableBase
+	cfg config.OutboxTable
 
-	limiter   *fold.Limiter
 	created   *watermark.Window
 	published *watermark.Window
 	known     tuples
@@ -45,23 +38,13 @@ type Outbox struct {
 }
 
 // OutboxOptions configures an Outbox collector.
-type OutboxOptions struct {
-	DB       *pgsource.DB
-	Database string
-	Table    config.OutboxTable
-	// ConfigKey is the table's config key, e.g. databases[0].tables.outbox.
-	ConfigKey        string
-	LateCommitWindow time.Duration
-	LabelValueLimit  int
-	Folds            *fold.Stats
-	Logger           *slog.Logger
-}
+type OutboxOptions = TableOptions[config.OutboxTable]
 
 // NewOutbox returns an outbox collector.
 func NewOutbox(o OutboxOptions) *Outbox {
 	c := &Outbox{
-		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter:        fold.NewLimiter(o.Folds, catalog.OutboxEventsPending, o.LabelValueLimit),
+		tableBase:      newTableBase(o, catalog.OutboxEventsPending),
+		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
 		published:      watermark.New(o.LateCommitWindow),
 		known:          tuples{},
@@ -126,43 +109,26 @@ type outboxGroup struct {
 
 // Collect implements poll.Collector.
 func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	var (
-		dbNow     time.Time
-		groups    = map[string]*outboxGroup{}
-		newCreate = map[string]float64{}
-		newPub    = map[string]float64{}
-		delays    []float64
-		seen      = tuples{}
-	)
+	groups := map[string]*outboxGroup{}
+	newCreate, newPub := map[string]float64{}, map[string]float64{}
+	var delays []float64
+	seen := tuples{}
 	group := func(vals []string) *outboxGroup {
 		k := tupleKey(vals...)
-		g, ok := groups[k]
-		if !ok {
-			g = &outboxGroup{}
-			groups[k] = g
+		if groups[k] == nil {
+			groups[k] = &outboxGroup{}
 		}
-		return g
+		return groups[k]
 	}
-	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, c.sqlGauges)
-		if err != nil {
-			return fmt.Errorf("outbox pending query: %w", err)
-		}
-		var aggType, evType string
+	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
+		var aggType, evType, id string
 		var failed bool
-		var count, oldest float64
-		_, err = pgx.ForEachRow(rows, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
+		var count, oldest, delay float64
+		var ts time.Time
+		err := each(ctx, tx, "outbox pending", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
-			g := group(vals)
-			if failed {
+			if g := group(vals); failed {
 				g.failed.merge(count, oldest, 0)
 			} else {
 				g.pending.merge(count, oldest, 0)
@@ -170,16 +136,9 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("outbox pending query: %w", err)
+			return err
 		}
-
-		var id string
-		var ts time.Time
-		rows, err = tx.Query(ctx, c.sqlCreated, c.created.Lower(dbNow))
-		if err != nil {
-			return fmt.Errorf("outbox created query: %w", err)
-		}
-		_, err = pgx.ForEachRow(rows, []any{&id, &aggType, &evType, &ts}, func() error {
+		err = each(ctx, tx, "outbox created", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.created.Observe(ts, id) {
@@ -188,15 +147,9 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("outbox created query: %w", err)
+			return err
 		}
-
-		var delay float64
-		rows, err = tx.Query(ctx, c.sqlPublished, c.published.Lower(dbNow))
-		if err != nil {
-			return fmt.Errorf("outbox published query: %w", err)
-		}
-		_, err = pgx.ForEachRow(rows, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
+		return each(ctx, tx, "outbox published", c.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.published.Observe(ts, id) {
@@ -205,22 +158,11 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 			}
 			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("outbox published query: %w", err)
-		}
-		return nil
 	})
 	if err != nil {
-		c.created.Abort()
-		c.published.Abort()
-		c.limiter.Discard()
 		return nil, err
 	}
-
 	// The poll succeeded: only now does it change the collector's state.
-	c.created.Commit(dbNow)
-	c.published.Commit(dbNow)
-	c.limiter.Flush()
 	for k, vals := range seen {
 		c.known[k] = vals
 	}
@@ -271,21 +213,4 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 	}
 	out = append(out, prometheus.MustNewConstHistogram(catalog.Desc(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
 	return out
-}
-
-func orDiscard(l *slog.Logger) *slog.Logger {
-	if l == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return l
-}
-
-// baseName is the table name without its schema, for index names.
-func baseName(table string) string {
-	for i := len(table) - 1; i >= 0; i-- {
-		if table[i] == '.' {
-			return table[i+1:]
-		}
-	}
-	return table
 }

@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -20,40 +17,27 @@ import (
 // per Camunda job or external task a worker finished. It counts rows as
 // they are written, each once, from the recent completed_at window.
 type ProcessedJobs struct {
-	db       *pgsource.DB
-	database string
-	cfg      config.ProcessedJobTable
-	key      string
-	logger   *slog.Logger
+	tableBase
+	cfg config.ProcessedJobTable
 
-	limiter *fold.Limiter
-	window  *watermark.Window
-	known   tuples // engine, activity_id, status
-	total   map[string]float64
+	window *watermark.Window
+	known  tuples // engine, activity_id, status
+	total  map[string]float64
 
 	sqlRows string
 }
 
 // ProcessedJobsOptions configures a ProcessedJobs collector.
-type ProcessedJobsOptions struct {
-	DB               *pgsource.DB
-	Database         string
-	Table            config.ProcessedJobTable
-	ConfigKey        string
-	LateCommitWindow time.Duration
-	LabelValueLimit  int
-	Folds            *fold.Stats
-	Logger           *slog.Logger
-}
+type ProcessedJobsOptions = TableOptions[config.ProcessedJobTable]
 
 // NewProcessedJobs returns a processed-jobs collector.
 func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
 	c := &ProcessedJobs{
-		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter: fold.NewLimiter(o.Folds, catalog.ProcessedJobs, o.LabelValueLimit),
-		window:  watermark.New(o.LateCommitWindow),
-		known:   tuples{},
-		total:   map[string]float64{},
+		tableBase: newTableBase(o, catalog.ProcessedJobs),
+		cfg:       o.Table,
+		window:    watermark.New(o.LateCommitWindow),
+		known:     tuples{},
+		total:     map[string]float64{},
 	}
 	col := o.Table.Columns
 	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
@@ -86,24 +70,12 @@ func (c *ProcessedJobs) Requirements() Requirements {
 
 // Collect implements poll.Collector.
 func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	var dbNow time.Time
 	newRows := map[string]float64{}
 	seen := tuples{}
-	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
-			return err
-		}
+	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var engine, ref, activity, status string
 		var ts time.Time
-		rows, err := tx.Query(ctx, c.sqlRows, c.window.Lower(dbNow))
-		if err != nil {
-			return fmt.Errorf("processed-job query: %w", err)
-		}
-		_, err = pgx.ForEachRow(rows, []any{&engine, &ref, &activity, &status, &ts}, func() error {
+		return each(ctx, tx, "processed-job", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
 			vals := c.limiter.Admit(engine, activity, status)
 			seen.add(vals...)
 			if c.window.Observe(ts, engine, ref) {
@@ -111,18 +83,10 @@ func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error
 			}
 			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("processed-job query: %w", err)
-		}
-		return nil
 	})
 	if err != nil {
-		c.window.Abort()
-		c.limiter.Discard()
 		return nil, err
 	}
-	c.window.Commit(dbNow)
-	c.limiter.Flush()
 	for k, v := range seen {
 		c.known[k] = v
 	}

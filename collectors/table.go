@@ -3,11 +3,17 @@ package collectors
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
 // Column is one column a table collector reads, with the config key that
@@ -212,4 +218,129 @@ func (a *agg) merge(count, oldest, stale float64) {
 	if oldest > a.oldest {
 		a.oldest = oldest
 	}
+}
+
+// TableOptions configures a table collector; T is the table's config section.
+type TableOptions[T any] struct {
+	DB       *pgsource.DB
+	Database string
+	Table    T
+	// ConfigKey is the table's config key, e.g. databases[0].tables.outbox.
+	ConfigKey        string
+	LateCommitWindow time.Duration
+	LabelValueLimit  int
+	Folds            *fold.Stats
+	Logger           *slog.Logger
+}
+
+// tableBase is what every table collector has: its database, its config
+// key for errors, a logger and the limiter of its data-drawn labels.
+type tableBase struct {
+	db       *pgsource.DB
+	database string
+	key      string
+	logger   *slog.Logger
+	limiter  *fold.Limiter
+}
+
+func newTableBase[T any](o TableOptions[T], limiterMetric string) tableBase {
+	folds := o.Folds
+	if folds == nil {
+		folds = fold.NewStats()
+	}
+	return tableBase{db: o.DB, database: o.Database, key: o.ConfigKey, logger: orDiscard(o.Logger),
+		limiter: fold.NewLimiter(folds, limiterMetric, o.LabelValueLimit)}
+}
+
+// poll runs one collection in one short read-only transaction: it reads the
+// database clock, checks the table and columns, then calls fn. A failed
+// poll leaves no trace (the windows and the limiter forget it); a
+// successful one commits the windows at the database time it started.
+func (b *tableBase) poll(ctx context.Context, req Requirements, windows []*watermark.Window,
+	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error) error {
+	var dbNow time.Time
+	err := b.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+			return err
+		}
+		present, err := checkSchema(ctx, tx, req, b.key+".table")
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, dbNow, present)
+	})
+	if err != nil {
+		for _, w := range windows {
+			w.Abort()
+		}
+		b.limiter.Discard()
+		return err
+	}
+	for _, w := range windows {
+		w.Commit(dbNow)
+	}
+	b.limiter.Flush()
+	return nil
+}
+
+// each runs one query and calls fn after scanning each row into dest;
+// errors name the query.
+func each(ctx context.Context, tx pgx.Tx, what, sql string, args []any, dest []any, fn func() error) error {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("%s query: %w", what, err)
+	}
+	if _, err := pgx.ForEachRow(rows, dest, fn); err != nil {
+		return fmt.Errorf("%s query: %w", what, err)
+	}
+	return nil
+}
+
+// unmappedStatuses remembers status values no mapping names and logs each
+// once (at most 100), when the poll that found it succeeds.
+type unmappedStatuses struct {
+	what, table, column string
+	warned              map[string]bool
+	pending             []string
+}
+
+func newUnmappedStatuses(what, table, column string) *unmappedStatuses {
+	return &unmappedStatuses{what: what, table: table, column: column, warned: map[string]bool{}}
+}
+
+func (u *unmappedStatuses) note(value string) {
+	if !u.warned[value] {
+		u.pending = append(u.pending, value)
+	}
+}
+
+func (u *unmappedStatuses) flush(b *tableBase, ok bool) {
+	if ok {
+		for _, v := range u.pending {
+			if len(u.warned) < 100 && !u.warned[v] {
+				u.warned[v] = true
+				b.logger.Warn(u.what+" table holds a status value that no mapping names; counted as status=\"unmapped\" (add it to statuses: in the config)",
+					"database", b.database, "table", u.table, "column", u.column, "value", v)
+			}
+		}
+	}
+	u.pending = u.pending[:0]
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// baseName is the table name without its schema, for index names.
+func baseName(table string) string {
+	for i := len(table) - 1; i >= 0; i-- {
+		if table[i] == '.' {
+			return table[i+1:]
+		}
+	}
+	return table
 }
