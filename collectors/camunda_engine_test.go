@@ -7,9 +7,12 @@ package collectors
 // reports through the harness's independent REST client.
 //
 // One engine per flavor per test process: TestCamundaEngine starts them
-// (both flavors in parallel) and stops them when its subtests are done; the
-// scenarios run in parallel on the shared engine, each with its own process
-// key and topic.
+// (both flavors in parallel, with basic auth on /engine-rest, so every
+// scenario also exercises the exporter's credentials) and stops them when
+// its subtests are done; the scenarios run in parallel on the shared engine,
+// each with its own process key and topic. The request budget and the
+// basic-auth checks run after the scenarios (a wrong password throttles the
+// engine user for a few seconds, so it comes last).
 
 import (
 	"context"
@@ -150,6 +153,7 @@ type scenario struct {
 	t      *testing.T
 	ctx    context.Context
 	e      *camundatest.Engine
+	creds  string // config lines with the exporter's credentials
 	c      *camundatest.Client
 	key    string
 	topic  string
@@ -157,7 +161,7 @@ type scenario struct {
 	labels map[string]string
 }
 
-func newScenario(t *testing.T, e *camundatest.Engine, bpmn func(key, topic string) []byte) *scenario {
+func newScenario(t *testing.T, e *camundatest.Engine, creds string, bpmn func(key, topic string) []byte) *scenario {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -170,8 +174,8 @@ func newScenario(t *testing.T, e *camundatest.Engine, bpmn func(key, topic strin
 	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": bpmn(key, topic)}); err != nil {
 		t.Fatal(err)
 	}
-	s := &scenario{t: t, ctx: ctx, e: e, c: c, key: key, topic: topic,
-		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, "")),
+	s := &scenario{t: t, ctx: ctx, e: e, creds: creds, c: c, key: key, topic: topic,
+		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds)),
 		labels: map[string]string{"engine": "e1", "topic": topic}}
 	s.exp.collect() // baseline
 	return s
@@ -336,22 +340,25 @@ func TestCamundaEngine(t *testing.T) {
 		{"Suspended", nil, scenarioSuspended},
 		{"FirstSightingOfFailedTasks", nil, scenarioFirstSighting},
 		{"JobRetriesExhausted", timerProcess, scenarioJobs},
+		{"JoinCrashCases", nil, scenarioJoinCrashCases},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
 			t.Parallel()
-			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor})
+			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword})
+			creds := credentialsConfig(t, enginePassword)
 			t.Run("scenarios", func(t *testing.T) {
 				for _, sc := range scenarios {
 					t.Run(sc.name, func(t *testing.T) {
 						t.Parallel()
-						sc.run(newScenario(t, e, sc.bpmn))
+						sc.run(newScenario(t, e, creds, sc.bpmn))
 					})
 				}
 			})
 			// With the engine full of the scenarios' leftovers: the request
 			// budget of docs/camunda-states.md, counted at a proxy.
-			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e) })
+			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, creds) })
+			t.Run("BasicAuth", func(t *testing.T) { engineBasicAuth(t, e) })
 		})
 	}
 }
@@ -370,7 +377,7 @@ func (p *countingProxy) snapshot() map[string]int {
 	return out
 }
 
-func engineRequestBudget(t *testing.T, e *camundatest.Engine) {
+func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	target, err := url.Parse(e.BaseURL)
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +393,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine) {
 		rp.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	x := newCamundaExporter(t, camundaConfig(srv.URL+"/engine-rest", "", ""))
+	x := newCamundaExporter(t, camundaConfig(srv.URL+"/engine-rest", "", creds))
 	x.collect()
 	p.snapshot()
 	x.collect() // steady state: telemetry and definition keys cached
@@ -697,7 +704,7 @@ func scenarioFirstSighting(s *scenario) {
 	s.ok(w1.Failure(s.ctx, tks[0].ID, 2, time.Minute, "in backoff")) // locked, retries 2
 	s.ok(w1.Failure(s.ctx, tks[1].ID, 2, 0, "backoff over"))         // lapsed at once, retries 2
 	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock
-	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, ""))
+	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, s.creds))
 	s.exp = fresh
 	s.states(map[string]int{stateRetryBackoff: 1, stateWaiting: 1, stateLockExpired: 1})
 	// Nothing is counted on a first sighting.
