@@ -323,11 +323,12 @@ func TestCamundaRequestBudget(t *testing.T) {
 	e.collect()
 	got := f.requestCount()
 	// 1 version + 1 telemetry (first collection) + 1 topic-names
-	// + per topic 5 counts + 2 history counts = 7 x 3 topics
+	// + per topic 5 counts + 2 history counts = 7 for a and b,
+	//   1 count + 2 history counts = 3 for c (no open task)
 	// + oldest waiting: a, b (c has nothing fetchable) = 2
 	// + locked list of a: 150 tasks, pages of 100 -> 2 requests; lapsed list of a: 1
 	// + incident count + job count = 2
-	want := 3 + 7*3 + 2 + 3 + 2
+	want := 3 + 7*2 + 3 + 2 + 3 + 2
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
