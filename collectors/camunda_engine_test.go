@@ -16,6 +16,7 @@ package collectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -336,6 +337,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"FailureBackoffRefetch", nil, scenarioBackoff},
 		{"LockLapseRedelivery", nil, scenarioLapse},
 		{"ExtendLock", nil, scenarioExtendLock},
+		{"LateHolderAfterLapse", nil, scenarioLateHolder},
 		{"RetriesExhaustedIncident", nil, scenarioExhausted},
 		{"Suspended", nil, scenarioSuspended},
 		{"FirstSightingOfFailedTasks", nil, scenarioFirstSighting},
@@ -655,6 +657,28 @@ func scenarioExtendLock(s *scenario) {
 	s.states(map[string]int{stateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
+}
+
+// scenarioLateHolder checks the engine facts behind rules L2 and L6: a lock
+// that lapsed cannot be extended, but its holder may still report failure
+// (or complete): that is a failure, not a redelivery.
+func scenarioLateHolder(s *scenario) {
+	s.start(1)
+	w1 := s.worker("w1")
+	tk := s.fetch(w1, shortLock, 1)[0]
+	s.states(map[string]int{stateLocked: 1})
+	sleepPast(lockExpiry(s.t, tk))
+	s.states(map[string]int{stateLockExpired: 1})
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
+	var apiErr *camundatest.APIError
+	if err := w1.ExtendLock(s.ctx, tk.ID, time.Minute); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
+		s.t.Fatalf("engine: extendLock of a lapsed lock: %v, want HTTP 400", err)
+	}
+	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "late failure"))
+	s.states(map[string]int{stateRetryBackoff: 1})
+	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
+	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
 }
 
 func scenarioExhausted(s *scenario) {
