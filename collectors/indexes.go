@@ -42,6 +42,10 @@ func IndexSQL(reqs []Requirements) string {
 	for _, r := range reqs {
 		fmt.Fprintf(&b, "\n-- %s table %s\n", r.Kind, r.Table)
 		for _, ix := range r.Indexes {
+			if ix.Requires != "" {
+				fmt.Fprintf(&b, "-- %s: needs the optional column %s; created by 002_duplicate_count_extension.sql\n", ix.Why, ix.Requires)
+				continue
+			}
 			if ix.SeedPrimaryKey {
 				fmt.Fprintf(&b, "-- %s: the seed's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
 				continue

@@ -11,3 +11,8 @@
 -- smell). Without it, that metric is simply absent.
 ALTER TABLE workflow_idempotency_record
   ADD COLUMN IF NOT EXISTS duplicate_count integer NOT NULL DEFAULT 0;
+
+-- The exporter reads the records that absorbed duplicates once, when it
+-- starts; this partial index keeps that read to those records. Run it on its
+-- own, outside a transaction block.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_duplicates_idx" ON "workflow_idempotency_record" ("updated_at") WHERE "duplicate_count" > 0;

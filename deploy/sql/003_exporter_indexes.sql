@@ -11,8 +11,7 @@
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');
 -- transitions, conflicts and duplicates counters read the last late_commit_window of updates
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_idx" ON "workflow_idempotency_record" ("updated_at");
--- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)
-CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_duplicates_idx" ON "workflow_idempotency_record" ("updated_at") WHERE "duplicate_count" > 0;
+-- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension): needs the optional column duplicate_count; created by 002_duplicate_count_extension.sql
 
 -- idempotency table workflow_idempotency_record
 -- the Camunda join looks up the records of in-flight tasks by external task id (= ANY)

@@ -27,8 +27,13 @@ func loadSQL(t *testing.T, conn *pgx.Conn, file string) {
 
 func run(t *testing.T, dsn string) (string, Report) {
 	t.Helper()
+	return runConfig(t, dsn, "databases: [{name: orders, dsn_env: WFX_CHECK_DSN}]")
+}
+
+func runConfig(t *testing.T, dsn, doc string) (string, Report) {
+	t.Helper()
 	t.Setenv("WFX_CHECK_DSN", dsn)
-	cfg, err := config.Parse([]byte("databases: [{name: orders, dsn_env: WFX_CHECK_DSN}]"))
+	cfg, err := config.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +124,34 @@ func TestCheckPassesOnReferenceSetupWithReadOnlyRole(t *testing.T) {
 	out, rep = run(t, u.String())
 	if !strings.Contains(out, `WARNING role "`+role+`" can DELETE, INSERT this table`) || rep.Warnings != 1 {
 		t.Errorf("write access not flagged once:\n%s", out)
+	}
+}
+
+// TestCheckCoversTheCamundaJoin: with an engine configured, the join's
+// lookup index is checked too, and its CREATE INDEX is printed when missing.
+func TestCheckCoversTheCamundaJoin(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	loadSQL(t, conn, "001_reference_schema.sql")
+	doc := "camunda: [{name: main, url: 'http://127.0.0.1:1/engine-rest'}]\ndatabases: [{name: orders, dsn_env: WFX_CHECK_DSN}]"
+	out, _ := runConfig(t, dsn, doc)
+	want := `WARNING index for camunda_join query missing: the Camunda join looks up the records of in-flight tasks by external task id (= ANY)
+      CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_job_reference_idx" ON "workflow_idempotency_record" ("job_reference") WHERE "job_reference" IS NOT NULL;`
+	if !strings.Contains(out, want) {
+		t.Errorf("report lacks the join index:\n%s", out)
+	}
+	// The processed-job join is served by the seed's primary key.
+	if !strings.Contains(out, `index for camunda_join query: ok (served by workflow_processed_job_pkey)`) {
+		t.Errorf("processed-job join not served by the primary key:\n%s", out)
+	}
+	loadSQL(t, conn, "003_exporter_indexes.sql")
+	out, _ = runConfig(t, dsn, doc)
+	if strings.Contains(out, "camunda_join query missing") {
+		t.Errorf("join index still reported missing after 003_exporter_indexes.sql:\n%s", out)
 	}
 }

@@ -1,0 +1,40 @@
+package collectors
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestIndexFilesMatchTheCode: deploy/sql/003 is generated from the
+// collectors' requirements, and the extension's index lives in 002; both
+// must match what the code asks for.
+func TestIndexFilesMatchTheCode(t *testing.T) {
+	reqs := DefaultRequirements()
+	gen, err := os.ReadFile("../deploy/sql/003_exporter_indexes.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(gen) != IndexSQL(reqs) {
+		t.Fatal("deploy/sql/003_exporter_indexes.sql is stale: run `go generate ./collectors`")
+	}
+	ext, err := os.ReadFile("../deploy/sql/002_duplicate_count_extension.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range reqs {
+		for _, ix := range r.Indexes {
+			if ix.Requires == "" {
+				continue
+			}
+			n++
+			if !strings.Contains(string(ext), ix.CreateStatement(r.Table)) {
+				t.Errorf("002_duplicate_count_extension.sql lacks %s", ix.CreateStatement(r.Table))
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no index of an optional column found; the test checks nothing")
+	}
+}
