@@ -191,9 +191,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 		}
 	}
 	c.limiter.Flush()
-	for k, v := range seen {
-		c.known[k] = v
-	}
+	c.known.merge(seen)
 	var out []prometheus.Metric
 	cto, doubt := catalog.Desc(catalog.IdempotencyCompletedTaskOpen), catalog.Desc(catalog.IdempotencyInDoubt)
 	for _, v := range c.known.sorted() {
@@ -369,9 +367,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 		return nil, err
 	}
 	c.limiter.Flush()
-	for k, v := range seen {
-		c.known[k] = v
-	}
+	c.known.merge(seen)
 	desc := catalog.Desc(catalog.ProcessedJobTaskOpen)
 	var out []prometheus.Metric
 	for _, v := range c.known.sorted() {

@@ -222,21 +222,11 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 	for rk, n := range dupUpdates {
 		c.dupSeen[rk] = n
 	}
-	for k, v := range seenScopes {
-		c.scopes[k] = v
-	}
-	for k, v := range unmapped {
-		c.unmapped[k] = v
-	}
-	for k, n := range transitions {
-		c.transitions[k] += n
-	}
-	for k, n := range conflicts {
-		c.conflicts[k] += n
-	}
-	for k, n := range duplicates {
-		c.duplicates[k] += n
-	}
+	c.scopes.merge(seenScopes)
+	c.unmapped.merge(unmapped)
+	addCounts(c.transitions, transitions)
+	addCounts(c.conflicts, conflicts)
+	addCounts(c.duplicates, duplicates)
 	return c.metrics(gauges), nil
 }
 

@@ -132,15 +132,9 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range seen {
-		c.known[k] = v
-	}
-	for k, v := range unmapped {
-		c.unmapped[k] = v
-	}
-	for k, n := range newProcessed {
-		c.processed[k] += n
-	}
+	c.known.merge(seen)
+	c.unmapped.merge(unmapped)
+	addCounts(c.processed, newProcessed)
 	return c.metrics(gauges), nil
 }
 

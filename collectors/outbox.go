@@ -163,15 +163,9 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		return nil, err
 	}
 	// The poll succeeded: only now does it change the collector's state.
-	for k, vals := range seen {
-		c.known[k] = vals
-	}
-	for k, n := range newCreate {
-		c.createdTotal[k] += n
-	}
-	for k, n := range newPub {
-		c.publishedTotal[k] += n
-	}
+	c.known.merge(seen)
+	addCounts(c.createdTotal, newCreate)
+	addCounts(c.publishedTotal, newPub)
 	for _, d := range delays {
 		i := sort.SearchFloat64s(c.cfg.PublishDelayBuckets, d)
 		c.delayBuckets[i]++

@@ -87,12 +87,8 @@ func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range seen {
-		c.known[k] = v
-	}
-	for k, n := range newRows {
-		c.total[k] += n
-	}
+	c.known.merge(seen)
+	addCounts(c.total, newRows)
 	desc := catalog.Desc(catalog.ProcessedJobs)
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {

@@ -203,6 +203,20 @@ func (t tuples) sorted() [][]string {
 	return out
 }
 
+// merge adds the tuples of o.
+func (t tuples) merge(o tuples) {
+	for k, v := range o {
+		t[k] = v
+	}
+}
+
+// addCounts adds a poll's new counts to the running totals.
+func addCounts(total, add map[string]float64) {
+	for k, n := range add {
+		total[k] += n
+	}
+}
+
 func tupleKey(vals ...string) string { return strings.Join(vals, "\xff") }
 
 // agg accumulates a gauge group: a count and the oldest age in it.
