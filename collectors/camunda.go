@@ -144,9 +144,10 @@ func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, err
 			CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
 			ServerName: cfg.TLS.ServerName, InsecureSkipVerify: cfg.TLS.InsecureSkipVerify,
 		},
-		Timeout: time.Duration(cfg.RequestTimeout),
-		Logger:  logger.With("engine", cfg.Name),
-		Version: version.Version,
+		Timeout:         time.Duration(cfg.RequestTimeout),
+		MaxResultsLimit: cfg.MaxResultsLimit,
+		Logger:          logger.With("engine", cfg.Name),
+		Version:         version.Version,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)

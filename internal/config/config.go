@@ -66,6 +66,10 @@ type Camunda struct {
 	// MaxListedTasks bounds how many locked tasks one collection lists to
 	// watch lock expiry and redelivery; counts are exact regardless.
 	MaxListedTasks int `yaml:"max_listed_tasks"`
+	// MaxResultsLimit is the engine's queryMaxResultsLimit, if it sets one
+	// (enforced for authenticated users): list pages stay within it instead
+	// of being refused with HTTP 400. 0: the engine sets none.
+	MaxResultsLimit int `yaml:"max_results_limit"`
 
 	// Password is resolved from PasswordFile or PasswordEnv by Load. It is
 	// never read from the file itself.
@@ -292,6 +296,9 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	}
 	if e.MaxListedTasks < 1 {
 		add(key+".max_listed_tasks", "must be at least 1")
+	}
+	if e.MaxResultsLimit < 0 {
+		add(key+".max_results_limit", "must not be negative (0 means the engine sets no limit)")
 	}
 	for j, t := range e.Topics {
 		if t == "" {

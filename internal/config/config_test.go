@@ -127,6 +127,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"inline password rejected", "camunda: [{name: m, url: 'http://x', username: u, password: p}]", []string{"key password is not a known key here"}},
 		{"username without password", "camunda: [{name: m, url: 'http://x', username: u}]", []string{"camunda[0]: with username set exactly one of password_file or password_env is required"}},
 		{"bad url", "camunda: [{name: m, url: 'localhost:8080'}]", []string{`camunda[0].url: must start with http:// or https://`}},
+		{"negative max_results_limit", "camunda: [{name: m, url: 'http://x', max_results_limit: -1}]", []string{"camunda[0].max_results_limit: must not be negative"}},
 		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets: must be positive and strictly increasing"}},
 	}
 	for _, tc := range cases {
