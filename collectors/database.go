@@ -75,6 +75,12 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 				Views: o.Views, Engines: o.Engines, LabelValueLimit: cfg.LabelValueLimit, Folds: folds}))
 		}
 	}
+	// With joins, refresh after the Camunda sources (phase 0) so a join uses
+	// the engine view of the same scrape.
+	phase := 0
+	if o.Views != nil && len(o.Engines) > 0 {
+		phase = 1
+	}
 	pcs := make([]poll.Collector, len(cs))
 	for i, c := range cs {
 		pcs[i] = c
@@ -83,6 +89,7 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 		Kind: "database", Name: cfg.Name,
 		MinInterval: time.Duration(cfg.MinInterval), Timeout: time.Duration(cfg.Timeout),
 		Probe: db.Probe, Collectors: pcs, Logger: logger,
+		Phase: phase,
 	})
 	return &Database{DB: db, Source: src, Collectors: cs}, nil
 }

@@ -371,3 +371,29 @@ func TestRepeatedFailureLogsOnceAndRecoveryIsLogged(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestLaterPhasesRefreshAfterEarlierOnes(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	mk := func(name string, phase int) *Source {
+		fc := &orderCollector{name: name, record: func(n string) { mu.Lock(); order = append(order, n); mu.Unlock() }}
+		return NewSource(SourceOptions{Kind: "x", Name: name, MinInterval: time.Minute, Collectors: []Collector{fc}, Phase: phase})
+	}
+	set := NewSet(nil, mk("db", 1), mk("engine", 0))
+	set.Refresh(context.Background())
+	if strings.Join(order, ",") != "engine,db" {
+		t.Fatalf("refresh order %v, want engine before db", order)
+	}
+}
+
+type orderCollector struct {
+	name   string
+	record func(string)
+}
+
+func (o *orderCollector) Name() string { return o.name }
+func (o *orderCollector) Collect(context.Context) ([]prometheus.Metric, error) {
+	time.Sleep(20 * time.Millisecond)
+	o.record(o.name)
+	return nil, nil
+}

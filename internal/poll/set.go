@@ -40,18 +40,30 @@ func NewSet(folds *fold.Stats, sources ...*Source) *Set {
 // Sources returns the sources of the set.
 func (s *Set) Sources() []*Source { return s.sources }
 
-// Refresh refreshes every source in parallel and returns when all are fresh
-// or ctx ends, whichever is first.
+// Refresh refreshes the sources, phase by phase (see SourceOptions.Phase),
+// those of one phase in parallel, and returns when all are fresh or ctx
+// ends, whichever is first.
 func (s *Set) Refresh(ctx context.Context) {
-	var wg sync.WaitGroup
+	phases := map[int][]*Source{}
+	var order []int
 	for _, src := range s.sources {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			src.Refresh(ctx)
-		}()
+		if _, ok := phases[src.phase]; !ok {
+			order = append(order, src.phase)
+		}
+		phases[src.phase] = append(phases[src.phase], src)
 	}
-	wg.Wait()
+	sort.Ints(order)
+	for _, p := range order {
+		var wg sync.WaitGroup
+		for _, src := range phases[p] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				src.Refresh(ctx)
+			}()
+		}
+		wg.Wait()
+	}
 }
 
 // Describe sends nothing: the set is an unchecked collector because the

@@ -47,6 +47,7 @@ type Source struct {
 	probe       func(context.Context) error
 	collectors  []Collector
 	upMetrics   func(up bool) []prometheus.Metric
+	phase       int
 	logger      *slog.Logger
 	now         func() time.Time
 
@@ -80,7 +81,12 @@ type SourceOptions struct {
 	// UpMetrics, if set, returns extra metrics reporting up/down in the
 	// source's own vocabulary (camunda_up).
 	UpMetrics func(up bool) []prometheus.Metric
-	Logger    *slog.Logger
+	// Phase orders refreshes within a scrape: sources of a lower phase
+	// refresh first, those of one phase in parallel. A database whose
+	// tables join with a Camunda engine's tasks refreshes after the engine,
+	// so the join sees the engine's view of this scrape, not the last one.
+	Phase  int
+	Logger *slog.Logger
 	// Now is the exporter clock, for tests; it only decides freshness.
 	Now func() time.Time
 }
@@ -89,7 +95,7 @@ type SourceOptions struct {
 func NewSource(o SourceOptions) *Source {
 	s := &Source{
 		kind: o.Kind, name: o.Name, minInterval: o.MinInterval, timeout: o.Timeout,
-		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics,
+		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics, phase: o.Phase,
 		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, lastErr: map[string]string{},
 	}
 	if s.logger == nil {

@@ -1,8 +1,9 @@
 // Command localrun is `make run`: it starts a throwaway PostgreSQL from the
 // Debian server binaries, loads the reference schema, the exporter's indexes
-// and sample rows, keeps a small simulated workload going so the numbers
-// move, and runs the exporter binary against it until Ctrl-C. Everything is
-// removed on exit.
+// and sample rows, starts a Camunda 7.24 engine (when Java and Maven are
+// there), keeps a small simulated workload of workers, outbox publisher and
+// inbox going so the numbers move, and runs the exporter binary against all
+// of it until Ctrl-C. Everything is removed on exit.
 package main
 
 import (
@@ -21,20 +22,22 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 )
 
 func main() {
 	bin := flag.String("exporter", "bin/workflow-exporter", "exporter binary to run")
 	addr := flag.String("listen", "127.0.0.1:7840", "address for the exporter (a free port is used if this one is taken)")
+	withCamunda := flag.Bool("camunda", true, "also start a Camunda engine with simulated workers (needs Java 17 and Maven)")
 	flag.Parse()
-	if err := run(*bin, *addr); err != nil {
+	if err := run(*bin, *addr, *withCamunda); err != nil {
 		fmt.Fprintln(os.Stderr, "localrun:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, addr string) error {
+func run(bin, addr string, withCamunda bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -69,8 +72,19 @@ func run(bin, addr string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	cfg := "databases:\n  - name: orders\n    dsn_env: LOCALRUN_DSN\n    min_interval: 5s\n"
+	var engine *camundatest.Engine
+	if withCamunda {
+		engine, err = startCamunda(ctx, logger)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "  Camunda engine not started (%v); continuing with the database side only.\n", err)
+		} else {
+			defer engine.Stop()
+			cfg += fmt.Sprintf("camunda:\n  - name: main\n    url: %s\n    min_interval: 5s\n    topics: [%s]\n", engine.BaseURL, demoTopic)
+		}
+	}
 	cfgFile := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfgFile, []byte("databases:\n  - name: orders\n    dsn_env: LOCALRUN_DSN\n    min_interval: 5s\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return err
 	}
 	if l, err := net.Listen("tcp", addr); err == nil {
@@ -86,7 +100,19 @@ func run(bin, addr string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s (run `make build` first): %w", bin, err)
 	}
-	fmt.Printf("\n  PostgreSQL: %s\n  Exporter config: %s\n  Metrics: http://%s/metrics\n  Press Ctrl-C to stop and remove everything.\n\n", dsn, cfgFile, addr)
+	camundaURL := "(not started)"
+	if engine != nil {
+		camundaURL = engine.BaseURL
+		// The workers get their own connection: pgx connections are not
+		// shared between goroutines.
+		wconn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer wconn.Close(context.Background())
+		go simulateWorkers(ctx, engine, wconn, logger)
+	}
+	fmt.Printf("\n  PostgreSQL: %s\n  Camunda REST: %s\n  Exporter config: %s\n  Metrics: http://%s/metrics\n  Press Ctrl-C to stop and remove everything.\n\n", dsn, camundaURL, cfgFile, addr)
 
 	go simulate(ctx, conn, logger)
 	err = cmd.Wait()
