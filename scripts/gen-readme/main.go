@@ -85,7 +85,14 @@ func indexTable() string {
 			if ix.Where != "" {
 				where = " WHERE " + strings.ReplaceAll(ix.Where, `"`, "")
 			}
-			fmt.Fprintf(&b, "| `%s` | `%s (%s)%s` | %s |\n", r.Table, ix.Name, cols, where, ix.Why)
+			why := ix.Why
+			switch {
+			case ix.SeedPrimaryKey:
+				why += " (the seed's primary key serves it; not in 003)"
+			case ix.Requires != "":
+				why += " (created by 002 with the column it needs)"
+			}
+			fmt.Fprintf(&b, "| `%s` | `%s (%s)%s` | %s |\n", r.Table, ix.Name, cols, where, why)
 		}
 	}
 	b.WriteString("\n")
