@@ -23,7 +23,10 @@ import (
 // collector's max_listed_tasks) and looks exactly those tasks up in the
 // table with `= ANY($1)` on an indexed column. It never scans either side.
 // While the engine's view is missing (engine down), the join's series are
-// absent: "unknown", never "all clear".
+// absent: "unknown", never "all clear". That is not this collector's
+// failure: the engine's own camunda_up and WorkflowExporterSourceDown say
+// it, so the join reports no series and no error (one alert per outage,
+// not one per database that joins with the engine).
 
 // IdempotencyJoin serves workflow_idempotency_completed_task_open and
 // workflow_idempotency_in_doubt.
@@ -128,7 +131,8 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 	engine := c.cfg.Camunda.Engine
 	view, ok := c.views.Get(engine)
 	if !ok {
-		return nil, fmt.Errorf("no current view of Camunda engine %q (engine down or not collected yet); the join's series are absent until it answers", engine)
+		c.logger.Debug("no current view of the Camunda engine (down or not collected yet); the join's series are absent", "engine", engine, "database", c.database)
+		return nil, nil
 	}
 	if view.Truncated && !c.warned {
 		c.warned = true
@@ -330,7 +334,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	if len(missing) > 0 {
 		// Partial answers would read as "no lost completions" for the
 		// missing engine: report none rather than a misleading subset.
-		return nil, fmt.Errorf("no current view of Camunda engine(s) %v (down or not collected yet); the join's series are absent until they answer", missing)
+		return nil, nil
 	}
 	open := map[string]float64{}
 	seen := tuples{}
