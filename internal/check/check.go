@@ -1,7 +1,9 @@
-// Package check inspects every configured database the way the collectors
-// will use it and prints, per table: whether it exists, which mapped columns
-// are missing, which recommended indexes are missing (with the CREATE INDEX
-// statement), and whether the exporter's role could write (it should not).
+// Package check inspects every configured source the way the collectors
+// will use it. For each Camunda engine: whether it answers, its version and
+// flavor, and whether the credentials are accepted. For each database, per
+// table: whether it exists, which mapped columns are missing, which
+// recommended indexes are missing (with the CREATE INDEX statement), and
+// whether the exporter's role could write (it should not).
 //
 // Index checks ask the planner, not the catalog text: for each collector
 // query, EXPLAIN (with sequential scans disabled) must find an index that
@@ -22,6 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
@@ -36,8 +39,11 @@ type Report struct {
 // Run checks every database of cfg and writes a human-readable report.
 func Run(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logger) Report {
 	var rep Report
+	for i, e := range cfg.Camunda {
+		checkEngine(ctx, e, fmt.Sprintf("camunda[%d]", i), w, &rep, logger)
+	}
 	if len(cfg.Databases) == 0 {
-		fmt.Fprintln(w, "no databases configured; nothing to check")
+		fmt.Fprintln(w, "no databases configured")
 	}
 	var engines []string
 	for _, e := range cfg.Camunda {
@@ -58,6 +64,41 @@ func Run(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logg
 	}
 	fmt.Fprintf(w, "\n%d error(s), %d warning(s)\n", rep.Errors, rep.Warnings)
 	return rep
+}
+
+func checkEngine(ctx context.Context, e config.Camunda, key string, w io.Writer, rep *Report, logger *slog.Logger) {
+	client, err := camunda.New(camunda.Config{
+		BaseURL: e.URL, Engine: e.Engine, Username: e.Username, Password: e.Password,
+		TLS: camunda.TLSConfig{CAFile: e.TLS.CAFile, CertFile: e.TLS.CertFile, KeyFile: e.TLS.KeyFile,
+			ServerName: e.TLS.ServerName, InsecureSkipVerify: e.TLS.InsecureSkipVerify},
+		Timeout: time.Duration(e.RequestTimeout), Logger: logger, MaxResultsLimit: e.MaxResultsLimit,
+	})
+	if err != nil {
+		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", e.Name, key, err)
+		rep.Errors++
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(e.Timeout))
+	defer cancel()
+	info, err := client.EngineInfo(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "camunda %s: ERROR %v\n", e.Name, err)
+		rep.Errors++
+		return
+	}
+	auth := "no credentials configured"
+	if e.Username != "" {
+		auth = fmt.Sprintf("credentials of %q accepted", e.Username)
+	}
+	fmt.Fprintf(w, "camunda %s: ok, %s %s at %s (%s)\n", e.Name, info.Flavor, info.Version, client.Root(), auth)
+	// With authorization on, queries are filtered silently: a user that
+	// sees no task might only lack READ permissions.
+	if n, err := client.CountExternalTasks(ctx, camunda.ExternalTaskQuery{}); err != nil {
+		fmt.Fprintf(w, "    ERROR counting external tasks: %v\n", err)
+		rep.Errors++
+	} else {
+		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
+	}
 }
 
 func checkDatabase(ctx context.Context, db *collectors.Database, dbc config.Database, w io.Writer, rep *Report) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -153,5 +155,58 @@ func TestCheckCoversTheCamundaJoin(t *testing.T) {
 	out, _ = runConfig(t, dsn, doc)
 	if strings.Contains(out, "camunda_join query missing") {
 		t.Errorf("join index still reported missing after 003_exporter_indexes.sql:\n%s", out)
+	}
+}
+
+// TestCheckReportsEngines uses a stand-in engine (the client's behaviour
+// against real engines is tested in camunda/ and collectors/).
+func TestCheckReportsEngines(t *testing.T) {
+	engine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "exporter" || p != "right" {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"type":"AuthenticationException","message":"Unauthorized"}`)
+			return
+		}
+		switch r.URL.Path {
+		case "/engine-rest/version":
+			fmt.Fprint(w, `{"version":"7.24.0"}`)
+		case "/engine-rest/telemetry/data":
+			fmt.Fprint(w, `{"product":{"name":"Camunda BPM Runtime"}}`)
+		case "/engine-rest/external-task/count":
+			fmt.Fprint(w, `{"count":3}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer engine.Close()
+	t.Setenv("WFX_RIGHT", "right")
+	t.Setenv("WFX_WRONG", "s3cr3t-wrong-pw")
+	doc := fmt.Sprintf(`camunda:
+  - {name: good, url: %q, username: exporter, password_env: WFX_RIGHT}
+  - {name: refused, url: %q, username: exporter, password_env: WFX_WRONG}
+  - {name: gone, url: 'http://127.0.0.1:1/engine-rest', request_timeout: 2s}
+`, engine.URL+"/engine-rest", engine.URL+"/engine-rest")
+	cfg, err := config.Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep := Run(context.Background(), cfg, &out, nil)
+	for _, want := range []string{
+		`camunda good: ok, camunda 7.24.0 at ` + engine.URL + `/engine-rest (credentials of "exporter" accepted)`,
+		"open external tasks visible to this user: 3",
+		"camunda refused: ERROR",
+		"401",
+		"camunda gone: ERROR",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "s3cr3t-wrong-pw") {
+		t.Errorf("the password leaked into the report:\n%s", out.String())
+	}
+	if rep.Errors != 2 {
+		t.Errorf("errors = %d, want 2\n%s", rep.Errors, out.String())
 	}
 }
