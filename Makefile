@@ -9,7 +9,7 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Revision=$(REVISION) \
              -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
 
-.PHONY: all build run test test-go test-static deps deps-run generate
+.PHONY: all build run test test-go test-static deps deps-run generate bench
 
 all: build
 
@@ -32,6 +32,10 @@ test-static:
 # end-to-end tests instead of skipping them (deps installs both).
 test-go:
 	PROMTEST_REQUIRE=1 $(GO) test -race -count=1 -timeout 30m ./...
+
+## bench: collection cost of each table collector versus table history, against a generic SQL exporter's queries (docs/benchmarks.md)
+bench: deps-run
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench
 
 ## generate: regenerate the index SQL, dashboards and alert rules from code
 generate:

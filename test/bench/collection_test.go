@@ -1,0 +1,625 @@
+// Package bench measures what a collection of each table collector costs as
+// a table's terminal history grows, against a named baseline in the same
+// run on the same data. It runs only with `make bench` (go test -bench);
+// `make test` compiles it and runs nothing.
+//
+// The claim it checks (README, "How it collects"): a collection's cost grows
+// with the open and recent rows, not with the table's history.
+//
+// Setup: one throwaway PostgreSQL database (internal/pgtest); per history
+// size two copies of the four seed tables (deploy/sql/001), filled by the
+// same deterministic generator:
+//
+//   - exporter_<size>: the seed tables plus the exporter's indexes (the
+//     collectors' requirements, which deploy/sql/003 is generated from),
+//     read by the exporter's own collectors, built with
+//     collectors.NewDatabase from a config as the binary builds them;
+//   - baseline_<size>: the seed tables only (their primary keys), read by
+//     the queries a generic SQL exporter typically runs for the same gauges
+//     and counters (see baselineQueries).
+//
+// Per table there are always 100 open rows and 100 rows finished within the
+// last minute; the terminal history (older than a day) has the size's rows.
+// After loading: VACUUM ANALYZE, then -warmup untimed and -samples timed
+// rounds; each round collects every table at every size with both sides.
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+// TestMain keeps the throwaway server's files in a directory of this run,
+// so that a cleanup of stray /tmp/pgtest-* directories by a concurrent run
+// cannot remove them during the minutes the benchmark takes.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wfx-bench-")
+	if err == nil && os.Chmod(dir, 0o755) == nil {
+		os.Setenv("TMPDIR", dir)
+	}
+	code := m.Run()
+	pgtest.StopShared()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+var (
+	historyFlag = flag.String("history", "10000,100000,1000000", "terminal history rows per table, comma-separated, ascending")
+	samplesFlag = flag.Int("samples", 21, "timed collections per table and size (the median is reported)")
+	warmupFlag  = flag.Int("warmup", 3, "untimed collections before the timed ones")
+)
+
+// Fixed live work per table, the same at every size.
+const (
+	openRows   = 100
+	recentRows = 100
+)
+
+// tables lists the four seed tables in the order of the report, with the
+// exporter collector's name.
+var tables = []struct{ collector, table string }{
+	{"idempotency", "workflow_idempotency_record"},
+	{"processed_jobs", "workflow_processed_job"},
+	{"inbox", "message_inbox"},
+	{"outbox", "event_outbox"},
+}
+
+// inSchema puts a schema for {s} and the live row counts for {open} and
+// {recent}.
+func inSchema(sql, schema string) string {
+	return strings.NewReplacer("{s}", schema, "{open}", strconv.Itoa(openRows), "{recent}", strconv.Itoa(recentRows)).Replace(sql)
+}
+
+// baselineQueries are what a generic SQL exporter (sql_exporter,
+// postgres_exporter custom queries) typically runs for the same series: the
+// gauge as a GROUP BY over the open rows with no index that holds only them,
+// and the counter as a count of the whole table by status. {s} is the schema.
+var baselineQueries = map[string][]string{
+	"idempotency": {
+		`SELECT scope, status, count(*), min(updated_at) FROM {s}.workflow_idempotency_record
+WHERE status NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED') GROUP BY 1, 2`,
+		`SELECT scope, status, count(*) FROM {s}.workflow_idempotency_record GROUP BY 1, 2`,
+	},
+	"processed_jobs": {
+		`SELECT engine, activity_id, status, count(*) FROM {s}.workflow_processed_job GROUP BY 1, 2, 3`,
+	},
+	"inbox": {
+		`SELECT source_system, message_type, processing_status, count(*), min(received_at) FROM {s}.message_inbox
+WHERE processing_status NOT IN ('PROCESSED', 'FAILED_FINAL', 'IGNORED_DUPLICATE') GROUP BY 1, 2, 3`,
+		`SELECT source_system, message_type, processing_status, count(*) FROM {s}.message_inbox GROUP BY 1, 2, 3`,
+	},
+	"outbox": {
+		`SELECT aggregate_type, event_type, count(*), min(created_at) FROM {s}.event_outbox
+WHERE published_at IS NULL GROUP BY 1, 2`,
+		`SELECT status, count(*) FROM {s}.event_outbox GROUP BY status`,
+	},
+}
+
+// openCountQueries check that the open work is what the fixture says.
+var openCountQueries = map[string]string{
+	"idempotency": `SELECT count(*) FROM {s}.workflow_idempotency_record WHERE status NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED')`,
+	"inbox":       `SELECT count(*) FROM {s}.message_inbox WHERE processing_status NOT IN ('PROCESSED', 'FAILED_FINAL', 'IGNORED_DUPLICATE')`,
+	"outbox":      `SELECT count(*) FROM {s}.event_outbox WHERE published_at IS NULL`,
+}
+
+// historySQL inserts terminal rows lo..hi ($2, $3) with timestamps going
+// back from $1 (a day before the run) two seconds per row. Deterministic,
+// so both schemas hold the same rows.
+var historySQL = []string{
+	`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, job_reference,
+	status, request_hash, result_payload, error_code, created_at, updated_at, completed_at)
+SELECT 'scope-' || (g % 5), 'h-' || g, 'order-' || g, 'pi-' || g, 'task-h-' || g,
+	CASE WHEN g % 50 = 0 THEN 'FAILED_FINAL' ELSE 'COMPLETED' END, md5(g::text), jsonb_build_object('n', g),
+	CASE WHEN g % 50 = 0 THEN 'IDEMPOTENCY_CONFLICT' END,
+	$1::timestamptz - make_interval(secs => g * 2 + 5), $1::timestamptz - make_interval(secs => g * 2), $1::timestamptz - make_interval(secs => g * 2)
+FROM generate_series($2::bigint, $3::bigint) g`,
+	`INSERT INTO {s}.workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at, result_payload)
+SELECT 'main', 'h-' || g, 'pi-' || g, 'activity-' || (g % 5), 'worker-' || (g % 4),
+	CASE WHEN g % 20 = 0 THEN 'FAILED' ELSE 'COMPLETED' END, $1::timestamptz - make_interval(secs => g * 2), jsonb_build_object('n', g)
+FROM generate_series($2::bigint, $3::bigint) g`,
+	`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, payload_hash, processing_status, received_at, processed_at)
+SELECT 'kafka-' || (g % 2), 'h-' || g, 'Type' || (g % 5), 'corr-' || g, md5(g::text),
+	CASE g % 40 WHEN 0 THEN 'FAILED_FINAL' WHEN 1 THEN 'IGNORED_DUPLICATE' ELSE 'PROCESSED' END,
+	$1::timestamptz - make_interval(secs => g * 2 + 1), $1::timestamptz - make_interval(secs => g * 2)
+FROM generate_series($2::bigint, $3::bigint) g`,
+	`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+SELECT md5('h-' || g)::uuid, 'Agg' || (g % 3), 'agg-' || g, 'Event' || (g % 5), 'k-' || g,
+	jsonb_build_object('order', g, 'amount', g % 1000, 'currency', 'EUR'), 'PUBLISHED',
+	$1::timestamptz - make_interval(secs => g * 2 + 2), $1::timestamptz - make_interval(secs => g * 2)
+FROM generate_series($2::bigint, $3::bigint) g`,
+}
+
+// liveSQL replaces the live rows: openRows open ones and recentRows
+// finished within the last minute, by the database clock at load time.
+var liveSQL = []string{
+	`DELETE FROM {s}.workflow_idempotency_record WHERE idempotency_key LIKE 'live-%'`,
+	`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+SELECT 'scope-' || (g % 5), 'live-open-' || g, 'order-live-' || g, 'task-live-' || g,
+	(ARRAY['STARTED', 'SIDE_EFFECT_SUBMITTED', 'FAILED_RETRYABLE', 'UNKNOWN_OUTCOME'])[g % 4 + 1], now() - make_interval(mins => g)
+FROM generate_series(1, {open}) g`,
+	`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at, completed_at)
+SELECT 'scope-' || (g % 5), 'live-done-' || g, 'order-live-' || g, 'task-done-' || g, 'COMPLETED', now() - make_interval(secs => g / 2.0), now() - make_interval(secs => g / 2.0)
+FROM generate_series(1, {recent}) g`,
+	`DELETE FROM {s}.workflow_processed_job WHERE job_reference LIKE 'live-%'`,
+	`INSERT INTO {s}.workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+SELECT 'main', 'live-' || g, 'pi-live-' || g, 'activity-' || (g % 5), 'worker-' || (g % 4), 'COMPLETED', now() - make_interval(secs => g / 2.0)
+FROM generate_series(1, {recent}) g`,
+	`DELETE FROM {s}.message_inbox WHERE message_id LIKE 'live-%'`,
+	`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at)
+SELECT 'kafka-' || (g % 2), 'live-open-' || g, 'Type' || (g % 5), 'corr-live-' || g,
+	(ARRAY['RECEIVED', 'PROCESSING', 'FAILED_RETRYABLE'])[g % 3 + 1], now() - make_interval(secs => g * 3)
+FROM generate_series(1, {open}) g`,
+	`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+SELECT 'kafka-' || (g % 2), 'live-done-' || g, 'Type' || (g % 5), 'corr-live-' || g, 'PROCESSED',
+	now() - make_interval(secs => g / 2.0 + 1), now() - make_interval(secs => g / 2.0)
+FROM generate_series(1, {recent}) g`,
+	`DELETE FROM {s}.event_outbox WHERE aggregate_id LIKE 'live-%'`,
+	`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
+SELECT gen_random_uuid(), 'Agg' || (g % 3), 'live-open-' || g, 'Event' || (g % 5), 'k-live-' || g, '{"live": true}',
+	CASE WHEN g % 10 = 0 THEN 'FAILED' ELSE 'PENDING' END, now() - make_interval(secs => g * 3)
+FROM generate_series(1, {open}) g`,
+	`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+SELECT gen_random_uuid(), 'Agg' || (g % 3), 'live-done-' || g, 'Event' || (g % 5), 'k-live-done-' || g, '{"live": true}', 'PUBLISHED',
+	now() - make_interval(secs => g / 2.0 + 1), now() - make_interval(secs => g / 2.0)
+FROM generate_series(1, {recent}) g`,
+}
+
+// result is one table at one history size.
+type result struct {
+	exporterMS, baselineMS     float64
+	exporterRows, baselineRows float64
+	// Pages: shared buffers hit or read by the queries' plans.
+	exporterPages, baselinePages float64
+	heapMB                       float64
+}
+
+// Each history size has its own pair of schemas, so every measurement round
+// visits every size: a change in the machine's load during the run hits all
+// sizes alike instead of skewing the growth factors.
+func exporterSchema(size int) string { return "exporter_" + strconv.Itoa(size) }
+func baselineSchema(size int) string { return "baseline_" + strconv.Itoa(size) }
+
+// BenchmarkCollectionVersusHistory is the whole run; it prints its tables
+// to stdout. Run it once: go test -run '^$' -bench . -benchtime 1x ./test/bench
+func BenchmarkCollectionVersusHistory(b *testing.B) {
+	sizes, err := parseSizes(*historyFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	url := pgtest.NewDatabase(b)
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var pgVersion, settings string
+	if err := admin.QueryRow(ctx, `SELECT current_setting('server_version'),
+	format('shared_buffers %s, max_parallel_workers_per_gather %s, jit %s, work_mem %s (pgtest: fsync off)',
+		current_setting('shared_buffers'), current_setting('max_parallel_workers_per_gather'),
+		current_setting('jit'), current_setting('work_mem'))`).Scan(&pgVersion, &settings); err != nil {
+		b.Fatal(err)
+	}
+
+	start := time.Now()
+	dbs := map[int]*collectors.Database{}
+	for _, size := range sizes {
+		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
+			mustExec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
+			if err := pgtest.ExecFile(ctx, admin, filepath.Join("..", "..", "deploy", "sql", "001_reference_schema.sql"), nil); err != nil {
+				b.Fatal(err)
+			}
+			mustExec(b, admin, "RESET search_path")
+		}
+		db := newExporter(b, url, exporterSchema(size))
+		defer db.DB.Close()
+		dbs[size] = db
+		// The exporter's indexes, from the collectors' requirements (what
+		// deploy/sql/003 is generated from), before the history arrives, as
+		// in production.
+		for _, c := range db.Collectors {
+			req := c.Requirements()
+			for _, ix := range req.Indexes {
+				if ix.SeedPrimaryKey || ix.Requires != "" {
+					continue
+				}
+				mustExec(b, admin, ix.CreateStatement(req.Table))
+			}
+		}
+	}
+	load(b, url, sizes)
+	for _, size := range sizes {
+		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
+			for _, q := range liveSQL {
+				mustExec(b, admin, inSchema(q, schema))
+			}
+			for _, t := range tables {
+				mustExec(b, admin, "VACUUM (ANALYZE) "+schema+"."+t.table)
+			}
+		}
+		checkFixture(b, admin, size)
+	}
+	progress("loaded and vacuumed %v history rows per table in %s", sizes, time.Since(start).Round(time.Second))
+
+	start = time.Now()
+	loadBefore := loadAverage()
+	results := measure(b, url, sizes, dbs)
+	loadAfter := loadAverage()
+	progress("measured in %s", time.Since(start).Round(time.Second))
+	report(sizes, results, pgVersion, settings+"\nload average (1, 5, 15 min) before measuring: "+loadBefore+"; after: "+loadAfter)
+}
+
+// newExporter builds the database source of one size's exporter schema as
+// the binary builds it from a config file.
+func newExporter(b *testing.B, url, schema string) *collectors.Database {
+	var y strings.Builder
+	fmt.Fprintf(&y, "databases:\n  - name: bench\n    dsn: %q\n    min_interval: 1ms\n    tables:\n", url)
+	for _, t := range tables {
+		fmt.Fprintf(&y, "      %s: {table: %s.%s}\n", t.collector, schema, t.table)
+	}
+	cfg, err := config.Parse([]byte(y.String()))
+	if err != nil {
+		b.Fatalf("%v\n%s", err, y.String())
+	}
+	if time.Duration(cfg.Databases[0].LateCommitWindow) != lateCommitWindow {
+		b.Fatalf("late_commit_window default %s, the fixture assumes %s", time.Duration(cfg.Databases[0].LateCommitWindow), lateCommitWindow)
+	}
+	db, err := collectors.NewDatabase(cfg.Databases[0], "databases[0]", collectors.DatabaseOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// lateCommitWindow is the default lookback of the counters: the recent rows
+// of the fixture lie inside it, the history far outside.
+const lateCommitWindow = 5 * time.Minute
+
+// load inserts the history rows of every size into both of its schemas,
+// two statements at a time (one per core of the reference machine).
+func load(b *testing.B, url string, sizes []int) {
+	base := time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)
+	type job struct {
+		sql  string
+		size int
+	}
+	jobs := make(chan job)
+	errs := make(chan error, 2*len(historySQL)*len(sizes))
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				errs <- err
+				for range jobs {
+				}
+				return
+			}
+			defer conn.Close(ctx)
+			for j := range jobs {
+				if _, err := conn.Exec(ctx, j.sql, base, 1, j.size); err != nil {
+					errs <- fmt.Errorf("%w\n%s", err, j.sql)
+				}
+			}
+		}()
+	}
+	for i := len(sizes) - 1; i >= 0; i-- {
+		for _, q := range historySQL {
+			for _, schema := range []string{exporterSchema(sizes[i]), baselineSchema(sizes[i])} {
+				jobs <- job{inSchema(q, schema), sizes[i]}
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// checkFixture verifies both schemas of a size hold the rows the report
+// claims.
+func checkFixture(b *testing.B, conn *pgx.Conn, size int) {
+	ctx := context.Background()
+	for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
+		for _, t := range tables {
+			var n int
+			if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s.%s", schema, t.table)).Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+			want := size + recentRows
+			if t.collector != "processed_jobs" {
+				want += openRows
+			}
+			if n != want {
+				b.Fatalf("%s.%s holds %d rows, want %d", schema, t.table, n, want)
+			}
+			if q, ok := openCountQueries[t.collector]; ok {
+				if err := conn.QueryRow(ctx, inSchema(q, schema)).Scan(&n); err != nil {
+					b.Fatal(err)
+				}
+				if n != openRows {
+					b.Fatalf("%s.%s holds %d open rows, want %d", schema, t.table, n, openRows)
+				}
+			}
+		}
+	}
+}
+
+// measure times the exporter's collectors and the baseline queries. Every
+// round collects every table at every size, exporter then baseline, in an
+// order that rotates from round to round; the first -warmup rounds are not
+// timed.
+func measure(b *testing.B, url string, sizes []int, dbs map[int]*collectors.Database) map[int]map[string]result {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	collector := func(size int, name string) collectors.TableCollector {
+		for _, c := range dbs[size].Collectors {
+			if c.Name() == name {
+				return c
+			}
+		}
+		b.Fatalf("no %s collector", name)
+		return nil
+	}
+	baseline := func(size int, name string) []string {
+		var qs []string
+		for _, q := range baselineQueries[name] {
+			qs = append(qs, inSchema(q, baselineSchema(size)))
+		}
+		return qs
+	}
+	type key struct {
+		size      int
+		collector string
+	}
+	exp, bas := map[key][]float64{}, map[key][]float64{}
+	for round := 0; round < *warmupFlag+*samplesFlag; round++ {
+		for ti := range tables {
+			t := tables[(ti+round)%len(tables)]
+			for si := range sizes {
+				size := sizes[(si+round)%len(sizes)]
+				k := key{size, t.collector}
+				start := time.Now()
+				ms, err := collector(size, t.collector).Collect(ctx)
+				d := time.Since(start)
+				if err != nil {
+					b.Fatalf("%s at %d: %v", t.collector, size, err)
+				}
+				if len(ms) == 0 {
+					b.Fatalf("%s at %d: no metrics", t.collector, size)
+				}
+				start = time.Now()
+				if err := runBaseline(ctx, conn, baseline(size, t.collector)); err != nil {
+					b.Fatalf("%s baseline at %d: %v", t.collector, size, err)
+				}
+				bd := time.Since(start)
+				if round >= *warmupFlag {
+					exp[k] = append(exp[k], ms2(d))
+					bas[k] = append(bas[k], ms2(bd))
+				}
+			}
+		}
+	}
+
+	out := map[int]map[string]result{}
+	for _, size := range sizes {
+		out[size] = map[string]result{}
+		for _, t := range tables {
+			// Rows read by the scans of every query, from EXPLAIN ANALYZE;
+			// the exporter's window arguments are its lookback, as in a
+			// real poll.
+			var expRows, basRows, expPages, basPages float64
+			for _, q := range collector(size, t.collector).Requirements().Queries {
+				if q.Requires != "" {
+					continue
+				}
+				args := slices.Clone(q.Args)
+				for i, a := range args {
+					if _, ok := a.(time.Time); ok {
+						args[i] = time.Now().Add(-lateCommitWindow)
+					}
+				}
+				r, p := explain(b, conn, q.SQL, args)
+				expRows, expPages = expRows+r, expPages+p
+			}
+			for _, q := range baseline(size, t.collector) {
+				r, p := explain(b, conn, q, nil)
+				basRows, basPages = basRows+r, basPages+p
+			}
+			var heap int64
+			if err := conn.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", baselineSchema(size)+"."+t.table).Scan(&heap); err != nil {
+				b.Fatal(err)
+			}
+			k := key{size, t.collector}
+			out[size][t.collector] = result{exporterMS: median(exp[k]), baselineMS: median(bas[k]),
+				exporterRows: expRows, baselineRows: basRows, exporterPages: expPages, baselinePages: basPages,
+				heapMB: float64(heap) / (1 << 20)}
+		}
+	}
+	return out
+}
+
+// runBaseline runs a baseline collection: its queries in one read-only
+// transaction, every row read, as a generic exporter does.
+func runBaseline(ctx context.Context, conn *pgx.Conn, queries []string) error {
+	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		for _, q := range queries {
+			rows, err := tx.Query(ctx, q)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				if _, err := rows.Values(); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// explain runs a query under EXPLAIN ANALYZE and returns the rows its scans
+// read and the shared buffers (pages) its plan hit or read.
+func explain(b *testing.B, conn *pgx.Conn, sql string, args []any) (rows, pages float64) {
+	var raw []byte
+	if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+		b.Fatalf("%v\n%s", err, sql)
+	}
+	var plans []struct{ Plan map[string]any }
+	if err := json.Unmarshal(raw, &plans); err != nil {
+		b.Fatal(err)
+	}
+	p := plans[0].Plan
+	hit, _ := p["Shared Hit Blocks"].(float64)
+	read, _ := p["Shared Read Blocks"].(float64)
+	return rowsRead(p), hit + read
+}
+
+// rowsRead sums the rows every scan node returned or filtered out (all
+// parallel workers included). A bitmap index scan's rows are counted once,
+// by the heap scan above it.
+func rowsRead(n map[string]any) float64 {
+	var total float64
+	if typ, _ := n["Node Type"].(string); strings.Contains(typ, "Scan") && typ != "Bitmap Index Scan" {
+		num := func(k string) float64 { v, _ := n[k].(float64); return v }
+		loops := max(num("Actual Loops"), 1)
+		total += (num("Actual Rows") + num("Rows Removed by Filter") + num("Rows Removed by Index Recheck")) * loops
+	}
+	if kids, ok := n["Plans"].([]any); ok {
+		for _, k := range kids {
+			if m, ok := k.(map[string]any); ok {
+				total += rowsRead(m)
+			}
+		}
+	}
+	return total
+}
+
+func report(sizes []int, results map[int]map[string]result, pgVersion, settings string) {
+	w := os.Stdout
+	fmt.Fprintf(w, "\n## Collection cost versus table history\n\n")
+	fmt.Fprintf(w, "date %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "server: %s\n", settings)
+	fmt.Fprintf(w, "per table: %d open rows, %d rows finished in the last minute, plus the terminal history below; median of %d collections after %d warm-up\n\n",
+		openRows, recentRows, *samplesFlag, *warmupFlag)
+	fmt.Fprintln(w, "| table | history rows | heap MB | exporter ms | baseline ms | baseline / exporter | exporter rows read | baseline rows read | exporter pages | baseline pages |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range tables {
+		for _, s := range sizes {
+			r := results[s][t.collector]
+			fmt.Fprintf(w, "| %s | %s | %.1f | %.2f | %.2f | %.1fx | %s | %s | %.0f | %.0f |\n", t.collector, human(s), r.heapMB, r.exporterMS, r.baselineMS,
+				r.baselineMS/r.exporterMS, human(int(r.exporterRows)), human(int(r.baselineRows)), r.exporterPages, r.baselinePages)
+		}
+	}
+	first, last := sizes[0], sizes[len(sizes)-1]
+	fmt.Fprintf(w, "\nGrowth from %s to %s history rows (%.0fx the history):\n\n", human(first), human(last), float64(last)/float64(first))
+	fmt.Fprintln(w, "| table | exporter time | baseline time | exporter rows read | baseline rows read | exporter pages | baseline pages |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, t := range tables {
+		a, z := results[first][t.collector], results[last][t.collector]
+		fmt.Fprintf(w, "| %s | %.2fx | %.1fx | %s | %s | %s | %s |\n", t.collector, z.exporterMS/a.exporterMS, z.baselineMS/a.baselineMS,
+			growth(a.exporterRows, z.exporterRows), growth(a.baselineRows, z.baselineRows),
+			growth(a.exporterPages, z.exporterPages), growth(a.baselinePages, z.baselinePages))
+	}
+	fmt.Fprintln(w)
+}
+
+// loadAverage reads /proc/loadavg: other work on the machine shows in the
+// timings, so the report says how busy it was.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func growth(a, z float64) string {
+	if a == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", z/a)
+}
+
+func human(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 == 0:
+		return strconv.Itoa(n/1000000) + "M"
+	case n >= 1000 && n%1000 == 0:
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
+			return nil, fmt.Errorf("-history %q: want ascending positive row counts", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func mustExec(b *testing.B, conn *pgx.Conn, sql string) {
+	b.Helper()
+	if _, err := conn.Exec(context.Background(), sql); err != nil {
+		b.Fatalf("%v\n%s", err, sql)
+	}
+}
+
+// progress goes to stderr so stdout carries only the report.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
