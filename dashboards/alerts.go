@@ -9,6 +9,7 @@ const (
 	AlertOutboxBacklogStalled         = "WorkflowOutboxBacklogStalled"
 	AlertOutboxOldestEventTooOld      = "WorkflowOutboxOldestEventTooOld"
 	AlertOutboxBacklogGrowing         = "WorkflowOutboxBacklogGrowing"
+	AlertOutboxEventsFailed           = "WorkflowOutboxEventsFailed"
 	AlertInboxBacklogOld              = "WorkflowInboxBacklogOld"
 	AlertUnknownOutcomeRecords        = "WorkflowUnknownOutcomeRecords"
 	AlertIdempotencyStaleInProgress   = "WorkflowIdempotencyStaleInProgress"
@@ -40,6 +41,7 @@ func Alerts() []Alert {
 	return []Alert{
 		{AlertOutboxBacklogStalled, severityCritical},
 		{AlertOutboxOldestEventTooOld, severityCritical},
+		{AlertOutboxEventsFailed, severityWarning},
 		{AlertOutboxBacklogGrowing, severityWarning},
 		{AlertInboxBacklogOld, severityWarning},
 		{AlertUnknownOutcomeRecords, severityWarning},

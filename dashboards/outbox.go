@@ -23,9 +23,10 @@ func outboxInbox() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase))}},
 		runbooks: []string{AlertOutboxBacklogStalled, AlertOutboxBacklogGrowing}})
 	d.stat(panel{title: "Failed events", unit: "short",
-		desc:    "Outbox events in a failed or dead status: they will not be published without an operator.",
-		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase))}},
-		steps:   []step{{1, "orange"}}})
+		desc:     "Outbox events in a failed or dead status: they will not be published without an operator.",
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase))}},
+		steps:    []step{{1, "orange"}},
+		runbooks: []string{AlertOutboxEventsFailed}})
 	d.stat(panel{title: "Publish rate", unit: "ops",
 		desc:     "Outbox events published per second. 0 while events are pending is a stalled publisher.",
 		targets:  []target{{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase))}},
@@ -58,8 +59,9 @@ func outboxInbox() *board {
 			{expr: quantile(0.99, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p99 {{database}}"},
 		}})
 	d.series(panel{title: "Failed events by type", unit: "short",
-		desc:    "Outbox events in a failed or dead status per database and event type.",
-		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}}})
+		desc:     "Outbox events in a failed or dead status per database and event type.",
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
+		runbooks: []string{AlertOutboxEventsFailed}})
 	d.series(panel{title: "Outbox publish failures share", unit: "percentunit", min: ptr(0.0),
 		desc:    "Failed or dead events as a share of all unpublished events (pending plus failed) per database.",
 		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + " / (" + sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database") + " + " + sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + ")", legend: "{{database}}"}}})

@@ -43,6 +43,9 @@ type OutboxConfig struct {
 	GrowingWindow      model.Duration `yaml:"growing_window"`
 	GrowingMinIncrease float64        `yaml:"growing_min_increase"`
 	GrowingFor         model.Duration `yaml:"growing_for"`
+	// FailedFor: unpublished events in a failed or dead status, for this
+	// long. They will not be published without someone's help.
+	FailedFor model.Duration `yaml:"failed_for"`
 }
 
 // InboxConfig tunes the inbox alert.
@@ -109,6 +112,7 @@ func Default() Config {
 			StalledFor:         d("2m"),
 			OldestAge:          d("15m"),
 			OldestAgeFor:       d("2m"),
+			FailedFor:          d("5m"),
 			GrowingWindow:      d("30m"),
 			GrowingMinIncrease: 10,
 			GrowingFor:         d("15m"),

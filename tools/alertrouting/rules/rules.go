@@ -139,6 +139,12 @@ unless increase(%[4]s[%[5]s]) > 0
 			"The oldest unpublished outbox event is older than the delivery delay consumers can tolerate.",
 			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))),
 
+		b.rule("WorkflowOutboxEventsFailed", Warning, o.FailedFor, fmt.Sprintf(`
+%[1]s > 0
+`, b.sel("workflow_outbox_events_failed")),
+			"Outbox events are in a failed or dead status: they will not be published without help.",
+			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" in a failed or dead status. Consumers will not see them until someone repairs and requeues them.", what)),
+
 		b.rule("WorkflowOutboxBacklogGrowing", Warning, o.GrowingFor, fmt.Sprintf(`
 %[1]s
 and delta(%[1]s[%[2]s]) > %[3]s
