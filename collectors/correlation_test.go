@@ -83,3 +83,36 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 		t.Fatalf("the plain idempotency collector must keep working: %v", v)
 	}
 }
+
+// TestJoinByProcessInstanceAndActivity: tables that store the process
+// instance and activity instead of the external task id join the same way.
+func TestJoinByProcessInstanceAndActivity(t *testing.T) {
+	d := newTestDB(t, false)
+	d.exec(`ALTER TABLE workflow_idempotency_record ADD COLUMN activity_id text`)
+	d.exec(`CREATE INDEX ON workflow_idempotency_record (process_instance_id, activity_id)`)
+	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, activity_id, status, updated_at) VALUES
+		($1, 'k1', 'e', 'pi-1', 'submitFulfillment', 'COMPLETED', $2),
+		($1, 'k2', 'e', 'pi-2', 'submitFulfillment', 'STARTED', $2),
+		($1, 'k3', 'e', 'pi-2', 'otherStep', 'STARTED', $2)`, scopeA, at(-100))
+	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', 'not-the-task-id', 'pi-1', 'submitFulfillment', 'w', 'COMPLETED', $1)`, at(-100))
+	e := d.newExporter(joinConfig + `    tables:
+      idempotency:
+        columns: {activity_id: activity_id}
+        camunda: {reference: process_instance_activity}
+      processed_jobs:
+        camunda: {reference: process_instance_activity}
+`)
+	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
+		{ID: "t1", Topic: "fulfillment.submit-command", ProcessInstanceID: "pi-1", ActivityID: "submitFulfillment", State: correlate.LockExpired},
+		{ID: "t2", Topic: "fulfillment.submit-command", ProcessInstanceID: "pi-2", ActivityID: "submitFulfillment", State: correlate.LockExpired},
+	}})
+	e.collect()
+	want := helpHeader(catalog.IdempotencyCompletedTaskOpen) +
+		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 1` + "\n" +
+		helpHeader(catalog.IdempotencyInDoubt) +
+		`workflow_idempotency_in_doubt{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 1` + "\n" +
+		helpHeader(catalog.ProcessedJobTaskOpen) +
+		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main"} 1` + "\n"
+	e.expect(want, catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
+}
