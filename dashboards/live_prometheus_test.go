@@ -107,6 +107,9 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
 	}
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
+		if os.Getenv("PROMTEST_REQUIRE") != "" {
+			t.Fatal("prometheus is not installed and PROMTEST_REQUIRE is set (apt-get install prometheus)")
+		}
 		t.Skip("prometheus is not installed (apt-get install prometheus)")
 	}
 	var scrapes atomic.Int64
