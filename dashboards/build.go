@@ -308,39 +308,19 @@ const noData = "No data"
 // stat adds a single-value panel. Absent series show "No data", never 0.
 func (d *board) stat(p panel) {
 	w, h := size(p, 4, 4)
-	b := stat.NewPanelBuilder().
-		Id(d.id()).
-		Title(p.title).
-		Description(p.desc).
-		Datasource(datasourceRef()).
-		Targets(queries(p, false)).
-		Unit(p.unit).
-		NoValue(noData).
+	b := d.statBase(p).
 		Thresholds(thresholds(p.steps)).
-		ColorMode(common.BigValueColorModeBackground).
 		GraphMode(common.BigValueGraphModeArea).
 		TextMode(common.BigValueTextModeAuto).
-		Orientation(common.VizOrientationAuto).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields("")).
 		Span(w).Height(h)
-	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
-	}
-	d.b.WithPanel(b)
+	d.addStat(b, p)
 }
 
 // upStat adds a stat with one value per series of a 0/1 metric, shown as
 // UP/DOWN. Absent series show "No data".
 func (d *board) upStat(p panel) {
 	w, h := size(p, 12, 4)
-	b := stat.NewPanelBuilder().
-		Id(d.id()).
-		Title(p.title).
-		Description(p.desc).
-		Datasource(datasourceRef()).
-		Targets(queries(p, false)).
-		Unit(p.unit).
-		NoValue(noData).
+	b := d.statBase(p).
 		Mappings([]dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
 			Type: dashboard.MappingTypeValueToText,
 			Options: map[string]dashboard.ValueMappingResult{
@@ -350,12 +330,29 @@ func (d *board) upStat(p panel) {
 		}}}).
 		Thresholds(dashboard.NewThresholdsConfigBuilder().Mode(dashboard.ThresholdsModeAbsolute).
 			Steps([]dashboard.Threshold{{Value: nil, Color: "red"}, {Value: ptr(1.0), Color: "green"}})).
-		ColorMode(common.BigValueColorModeBackground).
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
-		Orientation(common.VizOrientationAuto).
-		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields("")).
 		Span(w).Height(h)
+	d.addStat(b, p)
+}
+
+// statBase is what every stat panel shares: identity, query, unit, the
+// explicit "No data", background colouring and the last non-null value.
+func (d *board) statBase(p panel) *stat.PanelBuilder {
+	return stat.NewPanelBuilder().
+		Id(d.id()).
+		Title(p.title).
+		Description(p.desc).
+		Datasource(datasourceRef()).
+		Targets(queries(p, false)).
+		Unit(p.unit).
+		NoValue(noData).
+		ColorMode(common.BigValueColorModeBackground).
+		Orientation(common.VizOrientationAuto).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields(""))
+}
+
+func (d *board) addStat(b *stat.PanelBuilder, p panel) {
 	if len(p.runbooks) > 0 {
 		b.Links(runbookLinks(p.runbooks))
 	}
