@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -395,19 +392,7 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(e.set)
-	problems, err := testutil.GatherAndLint(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := lintAndGather(t, e.set)
 	served := map[string]bool{}
 	for _, mf := range mfs {
 		served[mf.GetName()] = true

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
@@ -226,4 +227,24 @@ func newTestConn(t *testing.T, d *testDB) *pgx.Conn {
 // expect2 is expect returning the error, for "must be absent" checks.
 func (e *exporter) expect2(want string, names ...string) error {
 	return testutil.CollectAndCompare(e.set, strings.NewReader(want), names...)
+}
+
+// lintAndGather registers c, fails the test on any promlint problem, and
+// returns the gathered families.
+func lintAndGather(t *testing.T, c prometheus.Collector) []*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
 }

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
@@ -94,19 +92,7 @@ func TestPromlintOnFullOutput(t *testing.T) {
 	d.upsertInbox(inboxRow{"kafka", "m1", "OrderValidated", "RECEIVED", -5, nil})
 	e := d.newExporter(baseConfig)
 	e.collect()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(e.set)
-	problems, err := testutil.GatherAndLint(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	mfs := lintAndGather(t, e.set)
 	for _, mf := range mfs {
 		m, ok := catalog.Lookup(mf.GetName())
 		if !ok {
