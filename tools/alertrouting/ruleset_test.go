@@ -62,11 +62,13 @@ func loadAlerts(t *testing.T) []alertRule {
 }
 
 // designAlerts are the alerts DESIGN.md "Alerts" lists, with their severity,
-// plus WorkflowIdempotencyInDoubt (docs/alerts.md explains why).
+// plus the two alerts added beyond that list, WorkflowIdempotencyInDoubt and
+// WorkflowOutboxEventsFailed (docs/alerts.md explains why for each).
 var designAlerts = map[string]string{
 	"WorkflowOutboxBacklogStalled":        "critical",
 	"WorkflowOutboxOldestEventTooOld":     "critical",
 	"WorkflowOutboxBacklogGrowing":        "warning",
+	"WorkflowOutboxEventsFailed":          "warning",
 	"WorkflowInboxBacklogOld":             "warning",
 	"WorkflowUnknownOutcomeRecords":       "warning",
 	"WorkflowIdempotencyStaleInProgress":  "warning",
