@@ -16,6 +16,7 @@ const (
 	AlertIdempotencyConflicts         = "WorkflowIdempotencyConflicts"
 	AlertCompletedSideEffectTaskOpen  = "WorkflowCompletedSideEffectTaskOpen"
 	AlertIdempotencyInDoubt           = "WorkflowIdempotencyInDoubt"
+	AlertProcessedJobTaskOpen         = "WorkflowProcessedJobTaskOpen"
 	AlertExternalTaskRetriesExhausted = "CamundaExternalTaskRetriesExhausted"
 	AlertExternalTaskLockExpirations  = "CamundaExternalTaskLockExpirations"
 	AlertExternalTaskRetryStorm       = "CamundaExternalTaskRetryStorm"
@@ -49,6 +50,7 @@ func Alerts() []Alert {
 		{AlertIdempotencyConflicts, severityWarning},
 		{AlertCompletedSideEffectTaskOpen, severityWarning},
 		{AlertIdempotencyInDoubt, severityWarning},
+		{AlertProcessedJobTaskOpen, severityWarning},
 		{AlertExternalTaskRetriesExhausted, severityWarning},
 		{AlertExternalTaskLockExpirations, severityWarning},
 		{AlertExternalTaskRetryStorm, severityWarning},

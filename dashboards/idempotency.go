@@ -79,6 +79,6 @@ func idempotency() *board {
 	d.series(panel{title: "Processed jobs with task open", unit: "short",
 		desc:     "Processed-job rows whose Camunda task is still open: the job was done and its completion did not reach the engine.",
 		targets:  []target{{expr: sumBy(sel(catalog.ProcessedJobTaskOpen, mDatabase), "engine", "activity_id"), legend: "{{engine}} {{activity_id}}"}},
-		runbooks: []string{AlertCompletedSideEffectTaskOpen}})
+		runbooks: []string{AlertProcessedJobTaskOpen}})
 	return d
 }

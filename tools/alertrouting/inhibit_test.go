@@ -139,9 +139,14 @@ func TestEngineDownMutesThatEnginesAlerts(t *testing.T) {
 	if !waitMuted(t, mutes, storm) {
 		t.Fatal("CamundaExternalTaskRetryStorm of engine main is not muted while main is down")
 	}
-	// the joined idempotency alerts depend on the engine too
-	if ls := alert("WorkflowCompletedSideEffectTaskOpen", "warning", model.LabelSet{"database": "orders", "engine": "main", "scope": "S", "topic": "t"}); !mutes(ls) {
-		t.Errorf("%v: not muted while engine main is down", ls)
+	// the joined table alerts depend on the engine too
+	for _, ls := range []model.LabelSet{
+		alert("WorkflowCompletedSideEffectTaskOpen", "warning", model.LabelSet{"database": "orders", "engine": "main", "scope": "S", "topic": "t"}),
+		alert("WorkflowProcessedJobTaskOpen", "warning", model.LabelSet{"database": "orders", "engine": "main", "activity_id": "a"}),
+	} {
+		if !mutes(ls) {
+			t.Errorf("%v: not muted while engine main is down", ls)
+		}
 	}
 	for _, ls := range []model.LabelSet{
 		alert("CamundaExternalTaskRetryStorm", "warning", model.LabelSet{"engine": "other", "topic": "t"}),

@@ -63,11 +63,15 @@ type IdempotencyConfig struct {
 	ConflictsMax         float64        `yaml:"conflicts_max"`
 	CompletedTaskOpenFor model.Duration `yaml:"completed_task_open_for"`
 	InDoubtFor           model.Duration `yaml:"in_doubt_for"`
-	DuplicatesWindow     model.Duration `yaml:"duplicates_window"`
-	DuplicatesBaseline   model.Duration `yaml:"duplicates_baseline"`
-	DuplicatesFactor     float64        `yaml:"duplicates_factor"`
-	DuplicatesMin        float64        `yaml:"duplicates_min"`
-	DuplicatesFor        model.Duration `yaml:"duplicates_for"`
+	// ProcessedJobTaskOpenFor is CompletedTaskOpenFor's twin for the
+	// processed-job table: a row says the job was done, its task is still
+	// open. Teams that keep only that table get the same warning.
+	ProcessedJobTaskOpenFor model.Duration `yaml:"processed_job_task_open_for"`
+	DuplicatesWindow        model.Duration `yaml:"duplicates_window"`
+	DuplicatesBaseline      model.Duration `yaml:"duplicates_baseline"`
+	DuplicatesFactor        float64        `yaml:"duplicates_factor"`
+	DuplicatesMin           float64        `yaml:"duplicates_min"`
+	DuplicatesFor           model.Duration `yaml:"duplicates_for"`
 }
 
 // CamundaConfig tunes the Camunda alerts.
@@ -122,18 +126,19 @@ func Default() Config {
 			For:       d("5m"),
 		},
 		Idempotency: IdempotencyConfig{
-			UnknownOutcomeAge:    d("15m"),
-			UnknownOutcomeFor:    d("5m"),
-			StaleFor:             d("5m"),
-			ConflictsWindow:      d("1h"),
-			ConflictsMax:         2,
-			CompletedTaskOpenFor: d("15m"),
-			InDoubtFor:           d("15m"),
-			DuplicatesWindow:     d("1h"),
-			DuplicatesBaseline:   d("1d"),
-			DuplicatesFactor:     3,
-			DuplicatesMin:        10,
-			DuplicatesFor:        d("15m"),
+			UnknownOutcomeAge:       d("15m"),
+			UnknownOutcomeFor:       d("5m"),
+			StaleFor:                d("5m"),
+			ConflictsWindow:         d("1h"),
+			ConflictsMax:            2,
+			CompletedTaskOpenFor:    d("15m"),
+			InDoubtFor:              d("15m"),
+			ProcessedJobTaskOpenFor: d("15m"),
+			DuplicatesWindow:        d("1h"),
+			DuplicatesBaseline:      d("1d"),
+			DuplicatesFactor:        3,
+			DuplicatesMin:           10,
+			DuplicatesFor:           d("15m"),
 		},
 		Camunda: CamundaConfig{
 			RetriesExhaustedFor:    d("5m"),

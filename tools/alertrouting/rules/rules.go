@@ -211,6 +211,12 @@ increase(%s[%s]) > %s
 			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} STARTED or SIDE_EFFECT_SUBMITTED while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
+		b.rule("WorkflowProcessedJobTaskOpen", Warning, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
+%s > 0
+`, b.sel("workflow_processed_job_task_open")),
+			"Jobs are recorded as processed but their Camunda tasks are still open.",
+			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
+
 		b.rule("WorkflowDuplicatePreventionSpike", Info, i.DuplicatesFor, fmt.Sprintf(`
 increase(%[1]s[%[2]s]) > %[3]s
 and rate(%[1]s[%[2]s]) > %[4]s * rate(%[1]s[%[5]s] offset %[2]s)
