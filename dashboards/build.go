@@ -109,6 +109,20 @@ func sumBy(inner string, by ...string) string {
 	return "sum by (" + strings.Join(by, ", ") + ") (" + inner + ")"
 }
 
+// zeroWhenUp renders `inner or (0 * (min(up1) == 1) * ...)`. Some series
+// exist only once something was seen (an incident type, a record matched in
+// the Camunda join), so a healthy system may have none, and a stat over them
+// would show "No data" like an outage. With this, the stat shows 0 when every
+// source that would report the series is up by its 0/1 metric (all of ups
+// select series, all at 1), and still "No data" when any is down or absent.
+func zeroWhenUp(inner string, ups ...string) string {
+	conds := make([]string, len(ups))
+	for i, u := range ups {
+		conds[i] = "(min(" + u + ") == 1)"
+	}
+	return inner + " or (0 * " + strings.Join(conds, " * ") + ")"
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func datasourceRef() common.DataSourceRef {

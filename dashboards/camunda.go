@@ -32,8 +32,8 @@ func externalTasks() *board {
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{AlertExternalTaskLockExpirations}})
 	d.stat(panel{title: "Open incidents", unit: "short",
-		desc:     "Open incidents of every type on the selected engines.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaIncidents, mEngine))}},
+		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down.",
+		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{AlertIncidentsOpen}})
 

@@ -19,13 +19,13 @@ func idempotency() *board {
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{AlertIdempotencyStaleInProgress}})
 	d.stat(panel{title: "In doubt", unit: "short",
-		desc:     "STARTED or SIDE_EFFECT_SUBMITTED records whose Camunda task lock has lapsed or moved to another worker: two executions may overlap. Reconcile before retrying.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope))}},
+		desc:     "STARTED or SIDE_EFFECT_SUBMITTED records whose Camunda task lock has lapsed or moved to another worker: two executions may overlap. Reconcile before retrying. 0 needs the database and every engine up; No data means one is down.",
+		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope)))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{AlertIdempotencyInDoubt}})
 	d.stat(panel{title: "Completed, task still open", unit: "short",
-		desc:     "COMPLETED records whose Camunda task is still open: the side effect happened and the completion was lost. The next attempt must replay the stored result, not redo the work.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope))}},
+		desc:     "COMPLETED records whose Camunda task is still open: the side effect happened and the completion was lost. The next attempt must replay the stored result, not redo the work. 0 needs the database and every engine up; No data means one is down.",
+		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope)))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{AlertCompletedSideEffectTaskOpen}})
 	d.stat(panel{title: "Conflicts", unit: "cpm",
@@ -81,4 +81,11 @@ func idempotency() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.ProcessedJobTaskOpen, mDatabase), "engine", "activity_id"), legend: "{{engine}} {{activity_id}}"}},
 		runbooks: []string{AlertProcessedJobTaskOpen}})
 	return d
+}
+
+// joinZeroWhenUp is zeroWhenUp for the Camunda join's gauges: their series
+// appear once a record matched, so 0 is shown only while the selected
+// databases, all their collectors and every engine are up.
+func joinZeroWhenUp(inner string) string {
+	return zeroWhenUp(inner, sel(catalog.ExporterSourceUp, mSourceDatabase), sel(catalog.ExporterCollectorUp, mSourceDatabase), sel(catalog.CamundaUp))
 }

@@ -1,0 +1,94 @@
+package dashboards
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// zeroWhenUpExpr returns the expression built with zeroWhenUp of the panel
+// with this title (a dashboard may also have a time series of that title),
+// as committed, with the variables at "All".
+func zeroWhenUpExpr(t *testing.T, uid, title string) string {
+	t.Helper()
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, q := range qs {
+		if q.Dashboard == uid && q.Panel == title && strings.Contains(q.Expr, " or (0 * (min(") {
+			found = append(found, q.Expr)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s/%q: %d queries, want 1", uid, title, len(found))
+	}
+	return Substitute(found[0], "1m")
+}
+
+// TestZeroWhenUpWithPromtool evaluates the stats built with zeroWhenUp in
+// Prometheus's own engine (promtool test rules, promql_expr_test): 0 when
+// nothing was seen and every source is up, the value when there is one, and
+// no result ("No data") when a source that would report it is down.
+func TestZeroWhenUpWithPromtool(t *testing.T) {
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("PROMTEST_REQUIRE") != "" {
+			t.Fatal("promtool is not installed and PROMTEST_REQUIRE is set (apt-get install prometheus)")
+		}
+		t.Skip("promtool is not installed (apt-get install prometheus)")
+	}
+	const l = `job="workflow-exporter", instance="e:7840"`
+	up := func(metric, labels string, v int) string {
+		return fmt.Sprintf("      - series: '%s{%s, %s}'\n        values: '%d'\n", metric, l, labels, v)
+	}
+	joinUp := func(db, collectors, engine int) string {
+		return up("workflow_exporter_source_up", `source="database", name="orders"`, db) +
+			up("workflow_exporter_collector_up", `source="database", name="orders", collector="idempotency_camunda"`, collectors) +
+			up("workflow_exporter_collector_up", `source="database", name="orders", collector="outbox"`, 1) +
+			up("camunda_up", `engine="main"`, engine)
+	}
+	inDoubt := up("workflow_idempotency_in_doubt", `database="orders", scope="S", engine="main", topic="t"`, 2)
+	incidents := up("camunda_incidents", `engine="main", incident_type="failedExternalTask", process_definition_key="p", activity_id="a"`, 3)
+
+	cases := []struct {
+		name, uid, panel, series string
+		want                     string // "" = no result
+	}{
+		{"join: nothing matched, all up", UIDIdempotency, "In doubt", joinUp(1, 1, 1), "0"},
+		{"join: a record in doubt", UIDIdempotency, "In doubt", joinUp(1, 1, 1) + inDoubt, "2"},
+		{"join: engine down", UIDIdempotency, "In doubt", joinUp(1, 1, 0), ""},
+		{"join: database down", UIDIdempotency, "In doubt", joinUp(0, 1, 1), ""},
+		{"join: join collector failing", UIDIdempotency, "Completed, task still open", joinUp(1, 0, 1), ""},
+		{"join: exporter not scraped", UIDIdempotency, "Completed, task still open", "", ""},
+		{"incidents: none, engine up", UIDExternalTask, "Open incidents", up("camunda_up", `engine="main"`, 1), "0"},
+		{"incidents: three open", UIDExternalTask, "Open incidents", up("camunda_up", `engine="main"`, 1) + incidents, "3"},
+		{"incidents: engine down", UIDExternalTask, "Open incidents", up("camunda_up", `engine="main"`, 0), ""},
+	}
+	var b strings.Builder
+	b.WriteString("rule_files: []\nevaluation_interval: 1m\ntests:\n")
+	for _, c := range cases {
+		series := c.series
+		if series == "" {
+			series = "      - series: 'up{job=\"other\"}'\n        values: '1'\n" // unrelated to the panel
+		}
+		fmt.Fprintf(&b, "  - name: %q\n    interval: 1m\n    input_series:\n%s    promql_expr_test:\n      - expr: %q\n        eval_time: 0m\n        exp_samples:", c.name, series, zeroWhenUpExpr(t, c.uid, c.panel))
+		if c.want == "" {
+			b.WriteString(" []\n")
+		} else {
+			fmt.Fprintf(&b, "\n          - labels: '{}'\n            value: %s\n", c.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "zero_when_up_test.yml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "test", "rules", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s\ntest file:\n%s", err, out, b.String())
+	}
+}
