@@ -92,6 +92,7 @@ const (
 	ExporterCollectErrors         = "workflow_exporter_collect_errors_total"
 	ExporterLastSuccessfulCollect = "workflow_exporter_last_successful_collect_timestamp_seconds"
 	ExporterLabelValuesFolded     = "workflow_exporter_label_values_folded_total"
+	ExporterUnwatchedTasks        = "workflow_exporter_unwatched_external_tasks"
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
@@ -180,6 +181,8 @@ func all() []Metric {
 			"Exporter: Unix time of the last collection of this source in which every collector succeeded."},
 		{ExporterLabelValuesFolded, Counter, SourceExporter, []string{"metric"},
 			"Exporter: series folded into the label value \"other\" because the metric reached its label value limit, summed over collections."},
+		{ExporterUnwatchedTasks, Gauge, SourceExporter, []string{"engine"},
+			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
 		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "goversion"},
 			"Exporter: constant 1 labelled with the build's version, revision and Go version."},
 	}

@@ -194,9 +194,11 @@ type collection struct {
 	out       []prometheus.Metric
 	limiters  []*fold.Limiter // touched this collection: Flush or Discard
 	// inflight are the listed tasks a worker touched, for the join;
-	// truncated says the lists did not cover every such task.
+	// truncated says the lists did not cover every such task, and
+	// unwatched how many of them the lists left out.
 	inflight  []correlate.Task
 	truncated bool
+	unwatched int64
 }
 
 func (k *collection) gauge(name string, v float64, labels ...string) {
@@ -255,6 +257,7 @@ func (k *collection) run() error {
 	if err := k.externalTasks(); err != nil {
 		return err
 	}
+	k.gauge(catalog.ExporterUnwatchedTasks, float64(k.unwatched), c.engine)
 	if err := k.incidents(); err != nil {
 		return err
 	}

@@ -269,13 +269,16 @@ func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
 // list returns up to the remaining list budget of tasks matching q, sorted
 // by id (so the same tasks stay in view from one collection to the next).
 // n is the task count the list should have; no request is made for 0. A
-// list cut short marks the collection's in-flight view truncated.
+// list cut short marks the collection's in-flight view truncated and counts
+// the tasks it left out as unwatched (n minus those listed: a count taken a
+// moment before the list, so a task finishing in between may be counted).
 func (k *collection) list(q camunda.ExternalTaskQuery, n int64) ([]camunda.ExternalTask, error) {
 	if n <= 0 {
 		return nil, nil
 	}
 	if k.budget <= 0 {
 		k.truncated = true
+		k.unwatched += n
 		return nil, nil
 	}
 	client := k.c.client
@@ -288,7 +291,10 @@ func (k *collection) list(q camunda.ExternalTaskQuery, n int64) ([]camunda.Exter
 		return nil, err
 	}
 	k.budget -= len(items)
-	k.truncated = k.truncated || truncated
+	if truncated {
+		k.truncated = true
+		k.unwatched += max(0, n-int64(len(items)))
+	}
 	return items, nil
 }
 
@@ -357,6 +363,7 @@ func (k *collection) otherTopics(admitted topicCounts, hist [2]int64) error {
 	}
 	if o.locked > 0 || o.lapsed > 0 {
 		k.truncated = true // in-flight tasks of folded topics are not listed
+		k.unwatched += o.locked + o.lapsed
 	}
 	p := partition{
 		stateSuspended: o.suspended, stateRetriesExhausted: o.exhausted, stateLocked: o.locked,

@@ -254,9 +254,19 @@ func TestCamundaFolding(t *testing.T) {
 	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 1)
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasksLockedByWorker}, 1)
+	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0) // a's locks are listed
 	f.successes["c"] = 9
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "other"}, 2)
+	// A lock on the folded topic c: counted as locked under "other", but
+	// not listed, so not watched for lapses or seen by the joins.
+	f.lock("t2", "w1", time.Minute)
+	e.collect()
+	wantPartition(t, e, "other", map[string]int{stateWaiting: 1, stateLocked: 1})
+	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 1)
+	if v, ok := e.views.Get("e1"); !ok || !v.Truncated {
+		t.Fatalf("view with a folded topic's lock: published %v, %+v", ok, v)
+	}
 }
 
 func TestCamundaIncidentsAndJobs(t *testing.T) {
@@ -329,6 +339,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
+	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0)
 	f.resetRequests()
 	e.collect()
 	if got := f.requestCount(); got != want-1 { // telemetry is cached per engine version
@@ -363,6 +374,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if v, ok := e2.views.Get("e1"); !ok || !v.Truncated || len(v.Tasks) != 10 {
 		t.Fatalf("view with a cut list: published %v, %+v", ok, v)
 	}
+	wantValue(t, e2, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 140)
 }
 
 // Configured topics beyond label_value_limit are reported as "other" even

@@ -57,6 +57,10 @@ func exporterHealth() *board {
 	d.series(panel{title: "Label values folded by metric", unit: "ops",
 		desc:    "Series folded into \"other\" per second, by metric.",
 		targets: []target{{expr: sumBy(rate(catalog.ExporterLabelValuesFolded), "metric"), legend: "{{metric}}"}}})
+	d.series(panel{title: "External tasks not watched", unit: "short",
+		desc:     "In-flight external tasks (locked or lock lapsed) per engine that the last collection did not list: beyond max_listed_tasks, or on topics folded into \"other\". Their lapsed locks and redeliveries are not counted and the database joins (in doubt, completed with task open) do not see them, so those numbers are lower bounds while this is above 0. Raise max_listed_tasks or label_value_limit.",
+		targets:  []target{{expr: "max by (engine) (" + sel(catalog.ExporterUnwatchedTasks) + ")", legend: "{{engine}}"}},
+		runbooks: []string{AlertExternalTaskLockExpirations, AlertIdempotencyInDoubt}})
 	d.labelTable(panel{title: "Build", unit: "none",
 		desc:    "Version, revision and Go version of each exporter instance.",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},
