@@ -136,7 +136,7 @@ func all() []Metric {
 		{IdempotencyStaleRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
 			"Idempotency table: non-terminal records not updated within the configured stale threshold." + polled},
 		{IdempotencyTransitions, Counter, SourceDatabase, []string{"database", "scope", "status"},
-			"Idempotency table: records seen reaching this status since the exporter started (each record counted once per status; late commits counted once)."},
+			"Idempotency table: records seen reaching this status since the exporter started (late commits counted once; a record updated again in the same status after late_commit_window counts again)."},
 		{IdempotencyConflicts, Counter, SourceDatabase, []string{"database", "scope"},
 			"Idempotency table: records seen with one of the configured conflict error codes (same key, different request) since the exporter started."},
 		{IdempotencyDuplicatesPrevented, Counter, SourceDatabase, []string{"database", "scope"},

@@ -68,11 +68,11 @@ func NewIdempotency(o IdempotencyOptions) *Idempotency {
 		c.dupColumn = *o.Table.Columns.DuplicateCount
 	}
 	col := o.Table.Columns
-	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, count(*)::float8,
+	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), count(*)::float8,
 	COALESCE(extract(epoch FROM now() - min(%[3]s))::float8, 0),
 	(count(*) FILTER (WHERE %[3]s < now() - make_interval(secs => $1)))::float8
-FROM %[4]s WHERE %[2]s NOT IN (%[5]s)
-GROUP BY 1, 2`, quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.UpdatedAt), quoteTable(o.Table.Table), literalList(o.Table.TerminalValues()))
+FROM %[4]s WHERE %[5]s
+GROUP BY 1, 2`, quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.UpdatedAt), quoteTable(o.Table.Table), openStatusPredicate(col.Status, o.Table.TerminalValues()))
 	return c
 }
 
@@ -85,8 +85,8 @@ func (c *Idempotency) sqlActivity(withDup bool) string {
 	if withDup {
 		dup = fmt.Sprintf("COALESCE(%s, 0)::bigint", quoteIdent(c.dupColumn))
 	}
-	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text, %[4]s, COALESCE(%[5]s::text, ''), %[6]s
-FROM %[7]s WHERE %[4]s > $1`, quoteIdent(col.Scope), quoteIdent(col.Key), quoteIdent(col.Status), quoteIdent(col.UpdatedAt),
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::timestamptz, COALESCE(%[5]s::text, ''), %[6]s
+FROM %[7]s WHERE %[4]s > $1::timestamptz`, quoteIdent(col.Scope), quoteIdent(col.Key), quoteIdent(col.Status), quoteIdent(col.UpdatedAt),
 		quoteIdent(col.ErrorCode), dup, quoteTable(c.cfg.Table))
 }
 
@@ -112,7 +112,7 @@ func (c *Idempotency) Requirements() Requirements {
 		},
 		Indexes: []Index{
 			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
-				Where: quoteIdent(col.Status) + " NOT IN (" + literalList(c.cfg.TerminalValues()) + ")",
+				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
 				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index", Query: "open"},
 			{Name: base + "_updated_at_idx", Columns: []string{col.UpdatedAt},
 				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates", Query: "activity"},

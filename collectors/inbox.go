@@ -47,12 +47,12 @@ func NewInbox(o InboxOptions) *Inbox {
 	}
 	col := o.Table.Columns
 	t := quoteTable(o.Table.Table)
-	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), %[3]s::text, count(*)::float8,
+	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), count(*)::float8,
 	COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
-FROM %[5]s WHERE %[3]s NOT IN (%[6]s)
-GROUP BY 1, 2, 3`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ReceivedAt), t, literalList(o.Table.TerminalValues()))
-	c.sqlProcessed = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::text, %[5]s
-FROM %[6]s WHERE %[5]s > $1`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageID), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ProcessedAt), t)
+FROM %[5]s WHERE %[6]s
+GROUP BY 1, 2, 3`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ReceivedAt), t, openStatusPredicate(col.Status, o.Table.TerminalValues()))
+	c.sqlProcessed = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
+FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageID), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ProcessedAt), t)
 	return c
 }
 
@@ -74,7 +74,7 @@ func (c *Inbox) Requirements() Requirements {
 		},
 		Indexes: []Index{
 			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
-				Where: quoteIdent(col.Status) + " NOT IN (" + literalList(c.cfg.TerminalValues()) + ")",
+				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
 				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index", Query: "open"},
 			{Name: base + "_processed_at_idx", Columns: []string{col.ProcessedAt},
 				Where: quoteIdent(col.ProcessedAt) + " IS NOT NULL",

@@ -61,11 +61,11 @@ func NewOutbox(o OutboxOptions) *Outbox {
 	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[5]s))::float8, 0)
 FROM %[6]s WHERE %[7]s IS NULL
 GROUP BY 1, 2, 3`, agg, typ, status, literalList(o.Table.FailedStatuses), createdAt, t, publishedAt)
-	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s
-FROM %[5]s WHERE %[4]s > $1`, id, agg, typ, createdAt, t)
-	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s,
+	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz
+FROM %[5]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, createdAt, t)
+	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz,
 	GREATEST(extract(epoch FROM %[4]s - %[5]s)::float8, 0)
-FROM %[6]s WHERE %[4]s > $1`, id, agg, typ, publishedAt, createdAt, t)
+FROM %[6]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, publishedAt, createdAt, t)
 	return c
 }
 

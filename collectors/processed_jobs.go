@@ -40,8 +40,8 @@ func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
 		total:     map[string]float64{},
 	}
 	col := o.Table.Columns
-	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
-FROM %[6]s WHERE %[5]s > $1`, quoteIdent(col.Engine), quoteIdent(col.JobReference), quoteIdent(col.ActivityID), quoteIdent(col.Status), quoteIdent(col.CompletedAt), quoteTable(o.Table.Table))
+	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
+FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.Engine), quoteIdent(col.JobReference), quoteIdent(col.ActivityID), quoteIdent(col.Status), quoteIdent(col.CompletedAt), quoteTable(o.Table.Table))
 	return c
 }
 

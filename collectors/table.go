@@ -358,3 +358,13 @@ func baseName(table string) string {
 	}
 	return table
 }
+
+// openStatusPredicate selects the rows whose status is not terminal,
+// including a NULL status: NULL NOT IN (...) is never true, and a row
+// without a status must be counted (as "unmapped"), not dropped. The gauge
+// queries and their partial indexes share it, so the planner can match the
+// two.
+func openStatusPredicate(column string, terminal []string) string {
+	c := quoteIdent(column)
+	return "(" + c + " IS NULL OR " + c + " NOT IN (" + literalList(terminal) + "))"
+}

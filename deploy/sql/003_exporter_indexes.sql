@@ -8,7 +8,7 @@
 
 -- idempotency table workflow_idempotency_record
 -- records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index
-CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE ("status" IS NULL OR "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED'));
 -- transitions, conflicts and duplicates counters read the last late_commit_window of updates
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_idx" ON "workflow_idempotency_record" ("updated_at");
 -- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension): needs the optional column duplicate_count; created by 002_duplicate_count_extension.sql
@@ -27,7 +27,7 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx
 
 -- inbox table message_inbox
 -- message and oldest-age gauges read only unfinished messages; finished ones stay out of the index
-CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_open_idx" ON "message_inbox" ("source_system", "message_type", "processing_status", "received_at") WHERE "processing_status" NOT IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED');
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_open_idx" ON "message_inbox" ("source_system", "message_type", "processing_status", "received_at") WHERE ("processing_status" IS NULL OR "processing_status" NOT IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED'));
 -- messages_processed_total reads the last late_commit_window of finished messages
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_processed_at_idx" ON "message_inbox" ("processed_at") WHERE "processed_at" IS NOT NULL;
 

@@ -63,7 +63,7 @@ func TestCheckReportsMissingIndexesTablesAndWriteAccess(t *testing.T) {
 		"inbox: table message_inbox\n    ERROR table does not exist",
 		"outbox: table event_outbox\n    ERROR missing columns: status (databases[0].tables.outbox.columns.status)",
 		`WARNING index for open query missing`,
-		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');`,
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE ("status" IS NULL OR "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED'));`,
 		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx"`,
 		`WARNING role "postgres" is a superuser`,
 		"note: optional column duplicate_count is absent",

@@ -1,0 +1,101 @@
+package collectors
+
+import (
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// Teams map their own tables, and a JPA LocalDateTime column is a
+// `timestamp without time zone`. Every comparison with the exporter's
+// watermark must then happen in the database: here the database's TimeZone
+// is five hours behind the exporter's (UTC), so a bound sent as a zone-less
+// wall clock would lie five hours ahead of every row and no counter would
+// ever move, while the gauges looked fine.
+func TestTimestampWithoutTimeZoneColumns(t *testing.T) {
+	d := newTestDB(t, false)
+	d.exec(`ALTER TABLE event_outbox ALTER COLUMN created_at TYPE timestamp, ALTER COLUMN published_at TYPE timestamp;
+ALTER TABLE message_inbox ALTER COLUMN received_at TYPE timestamp, ALTER COLUMN processed_at TYPE timestamp;
+ALTER TABLE workflow_idempotency_record ALTER COLUMN created_at TYPE timestamp, ALTER COLUMN updated_at TYPE timestamp,
+	ALTER COLUMN completed_at TYPE timestamp;
+ALTER TABLE workflow_processed_job ALTER COLUMN completed_at TYPE timestamp`)
+	// New sessions (the exporter's) and this one write and read wall clocks
+	// five hours behind UTC, as an application in that zone would.
+	d.exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET timezone = %L', current_database(), 'Etc/GMT+5'); END $$`)
+	d.exec(`SET timezone = 'Etc/GMT+5'`)
+
+	// The rows are written as the application would: a timestamptz turned
+	// into the session's wall clock by the database (the ::timestamptz casts;
+	// a bare Go time.Time would be written as its UTC wall clock).
+	outbox := func(n int, status string, created float64, published any) {
+		d.exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+			VALUES ($1::uuid, 'Order', 'a', 'OrderCreated', $1::text, '{}', $2, $3::timestamptz, $4::timestamptz)`, uuid(n), status, at(created), published)
+	}
+	outbox(1, "PENDING", -100, nil)
+	e := d.newExporter(baseConfig)
+	e.collect() // the baseline: rows before it are never counted
+
+	outbox(2, "PUBLISHED", 5, at(6))
+	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+		VALUES ('kafka', 'm1', 'OrderValidated', 'c', 'PROCESSED', $1::timestamptz, $2::timestamptz)`, at(5), at(6))
+	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at)
+		VALUES ('S', 'k1', 'e', 'COMPLETED', $1::timestamptz)`, at(5))
+	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', 'j1', 'pi-1', 'submitFulfillment', 'w1', 'COMPLETED', $1::timestamptz)`, at(5))
+	d.setClock(10 * time.Second)
+	e.collect()
+
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{catalog.OutboxEventsCreated, map[string]string{"event_type": "OrderCreated"}, 1},
+		{catalog.OutboxEventsPublished, map[string]string{"event_type": "OrderCreated"}, 1},
+		{catalog.OutboxOldestPendingAge, map[string]string{"event_type": "OrderCreated"}, 110},
+		{catalog.InboxMessagesProcessed, map[string]string{"message_type": "OrderValidated", "status": "PROCESSED"}, 1},
+		{catalog.IdempotencyTransitions, map[string]string{"scope": "S", "status": "COMPLETED"}, 1},
+		{catalog.ProcessedJobs, map[string]string{"activity_id": "submitFulfillment", "status": "COMPLETED"}, 1},
+	} {
+		if got := e.value(c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
+// A row without a status is work the exporter cannot classify: it is
+// counted as status="unmapped", never dropped, and never breaks the
+// collector (NULL NOT IN (...) is not true, and NULL does not scan into a
+// string).
+func TestNullStatusIsCountedAsUnmapped(t *testing.T) {
+	d := newTestDB(t, false)
+	d.exec(`ALTER TABLE workflow_idempotency_record ALTER COLUMN status DROP NOT NULL;
+ALTER TABLE message_inbox ALTER COLUMN processing_status DROP NOT NULL`)
+	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ('S', 'old', 'e', NULL, $1)`, at(-3600))
+	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at) VALUES ('kafka', 'm0', 'T', 'c', NULL, $1)`, at(-600))
+	e := d.newExporter(baseConfig)
+	e.collect()
+	// Recent rows without a status go through the activity queries too.
+	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ('S', 'new', 'e', NULL, $1)`, at(5))
+	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at) VALUES ('kafka', 'm1', 'T', 'c', NULL, $1, $1)`, at(5))
+	d.setClock(10 * time.Second)
+	e.collect()
+
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency"}, 1},
+		{catalog.ExporterCollectorUp, map[string]string{"collector": "inbox"}, 1},
+		{catalog.IdempotencyRecords, map[string]string{"scope": "S", "status": "unmapped"}, 2},
+		{catalog.IdempotencyOldestRecordAge, map[string]string{"scope": "S", "status": "unmapped"}, 3610},
+		{catalog.IdempotencyTransitions, map[string]string{"scope": "S", "status": "unmapped"}, 1},
+		{catalog.InboxMessages, map[string]string{"source_system": "kafka", "message_type": "T", "status": "unmapped"}, 2},
+	} {
+		if got := e.value(c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
