@@ -46,6 +46,14 @@ type OutboxConfig struct {
 	// FailedFor: unpublished events in a failed or dead status, for this
 	// long. They will not be published without someone's help.
 	FailedFor model.Duration `yaml:"failed_for"`
+	// KeepFiringFor keeps the two outbox pages firing after their series
+	// vanish. A database the exporter cannot read drops its outbox series
+	// at once, while WorkflowExporterSourceDown fires only after
+	// exporter.source_down_for; without this the page would resolve in
+	// between, an outage looking like "all clear". Longer than
+	// source_down_for, so the outage alert fires (and inhibits the page)
+	// first. 0 turns it off.
+	KeepFiringFor model.Duration `yaml:"keep_firing_for"`
 }
 
 // InboxConfig tunes the inbox alert.
@@ -117,6 +125,7 @@ func Default() Config {
 			OldestAge:          d("15m"),
 			OldestAgeFor:       d("2m"),
 			FailedFor:          d("5m"),
+			KeepFiringFor:      d("10m"),
 			GrowingWindow:      d("30m"),
 			GrowingMinIncrease: 10,
 			GrowingFor:         d("15m"),
@@ -221,6 +230,9 @@ func (c Config) Validate() error {
 		if v <= 0 {
 			return fmt.Errorf("alerts config: %s: must be positive", k)
 		}
+	}
+	if k := c.Outbox.KeepFiringFor; k < 0 || (k > 0 && k <= c.Exporter.SourceDownFor) {
+		return fmt.Errorf("alerts config: outbox.keep_firing_for: %s must be 0 (off) or longer than exporter.source_down_for %s, so a database outage cannot resolve an outbox page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
 	}
 	if c.Idempotency.DuplicatesBaseline <= c.Idempotency.DuplicatesWindow {
 		return fmt.Errorf("alerts config: idempotency.duplicates_baseline: %s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)

@@ -24,11 +24,14 @@ type Group struct {
 
 // Rule is one alerting rule. Field order is the order in the YAML.
 type Rule struct {
-	Alert       string            `yaml:"alert"`
-	Expr        string            `yaml:"expr"`
-	For         string            `yaml:"for,omitempty"`
-	Labels      map[string]string `yaml:"labels"`
-	Annotations map[string]string `yaml:"annotations"`
+	Alert string `yaml:"alert"`
+	Expr  string `yaml:"expr"`
+	For   string `yaml:"for,omitempty"`
+	// KeepFiringFor keeps an alert firing that long after its expression
+	// stops returning it (Prometheus 2.42+).
+	KeepFiringFor string            `yaml:"keep_firing_for,omitempty"`
+	Labels        map[string]string `yaml:"labels"`
+	Annotations   map[string]string `yaml:"annotations"`
 }
 
 // Severities, as in the monitoring mixins.
@@ -87,6 +90,14 @@ func (b builder) rule(name, severity string, forDur model.Duration, expr, summar
 	return r
 }
 
+// keepFiring sets keep_firing_for (0 leaves it out).
+func (r Rule) keepFiring(d model.Duration) Rule {
+	if d > 0 {
+		r.KeepFiringFor = dur(d)
+	}
+	return r
+}
+
 // Build returns the rule file for the config.
 func Build(c Config) File {
 	b := builder{c}
@@ -131,13 +142,15 @@ and %[2]s > %[3]s
 unless increase(%[4]s[%[5]s]) > 0
 `, pending, age, secs(o.StalledWindow), published, dur(o.StalledWindow)),
 			"Outbox events are waiting and none has been published: the outbox publisher is stalled.",
-			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))),
+			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))).
+			keepFiring(o.KeepFiringFor),
 
 		b.rule("WorkflowOutboxOldestEventTooOld", Critical, o.OldestAgeFor, fmt.Sprintf(`
 %[1]s > %[2]s
 `, age, secs(o.OldestAge)),
 			"The oldest unpublished outbox event is older than the delivery delay consumers can tolerate.",
-			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))),
+			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))).
+			keepFiring(o.KeepFiringFor),
 
 		b.rule("WorkflowOutboxEventsFailed", Warning, o.FailedFor, fmt.Sprintf(`
 %[1]s > 0
@@ -194,7 +207,7 @@ or
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
 		b.rule("WorkflowIdempotencyConflicts", Warning, 0, fmt.Sprintf(`
-increase(%s[%s]) > %s
+round(increase(%s[%s])) > %s
 `, b.sel("workflow_idempotency_conflicts_total"), dur(i.ConflictsWindow), num(i.ConflictsMax)),
 			"The same idempotency key is being reused for different requests.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} idempotency conflicts (same key, different request) in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s (threshold %s). The key is probably not deterministic or the request changed between retries.", dur(i.ConflictsWindow), num(i.ConflictsMax))),
@@ -218,7 +231,7 @@ increase(%s[%s]) > %s
 			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
 
 		b.rule("WorkflowDuplicatePreventionSpike", Info, i.DuplicatesFor, fmt.Sprintf(`
-increase(%[1]s[%[2]s]) > %[3]s
+round(increase(%[1]s[%[2]s])) > %[3]s
 and rate(%[1]s[%[2]s]) > %[4]s * rate(%[1]s[%[5]s] offset %[2]s)
 and %[1]s offset %[6]s
 `, dup, dur(i.DuplicatesWindow), num(i.DuplicatesMin), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline),
@@ -241,13 +254,13 @@ func (b builder) camunda() []Rule {
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
 		b.rule("CamundaExternalTaskLockExpirations", Warning, 0, fmt.Sprintf(`
-increase(%s[%s]) > %s
+round(increase(%s[%s])) > %s
 `, b.sel("camunda_external_task_lock_expirations_total"), dur(c.LockExpirationsWindow), num(c.LockExpirationsMax)),
 			"External task locks lapse before the worker completes: duplicate executions are likely.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
 
 		b.rule("CamundaExternalTaskRetryStorm", Warning, c.RetryStormFor, fmt.Sprintf(`
-increase(%[1]s[%[2]s]) > %[3]s
+round(increase(%[1]s[%[2]s])) > %[3]s
 and
 increase(%[1]s[%[2]s])
   > %[4]s * (increase(%[1]s[%[2]s]) + (increase(%[5]s[%[2]s]) or increase(%[1]s[%[2]s]) * 0))
@@ -260,7 +273,7 @@ increase(%[1]s[%[2]s])
 and ignoring (state) %[3]s > 0
 unless increase(%[4]s[%[6]s]) > 0
 unless increase(%[5]s[%[6]s]) > 0
-`, b.sel("camunda_external_task_oldest_waiting_age_seconds"), secs(c.BacklogStalledAge), b.sel("camunda_external_tasks", `state="waiting"`),
+`, b.sel("camunda_external_task_oldest_waiting_age_seconds"), secs(c.BacklogStalledAge), b.sel("camunda_external_tasks", `state=~"waiting|lock_expired"`),
 			completions, failures, dur(c.BacklogStalledWindow)),
 			"External tasks are waiting and no worker completes or fails any of them.",
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),

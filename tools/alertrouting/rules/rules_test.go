@@ -197,10 +197,25 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"selector: '{job=\"x\"}'\n", "selector"},
 		{"inbox:\n  oldest_age: 0s\n", "inbox.oldest_age"},
 		{"idempotency:\n  conflicts_max: -1\n", "idempotency.conflicts_max"},
+		{"outbox:\n  keep_firing_for: 5m\n", "outbox.keep_firing_for"}, // not longer than source_down_for 5m
 	} {
 		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one naming %q", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestKeepFiringForCanBeTurnedOff(t *testing.T) {
+	cfg, err := Parse([]byte("outbox:\n  keep_firing_for: 0s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range Build(cfg).Groups {
+		for _, r := range g.Rules {
+			if r.KeepFiringFor != "" {
+				t.Errorf("%s: keep_firing_for %s with outbox.keep_firing_for 0", r.Alert, r.KeepFiringFor)
+			}
 		}
 	}
 }
