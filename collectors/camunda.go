@@ -67,6 +67,8 @@ type camundaState struct {
 	expirations, redeliveries map[string]float64
 	// history holds the failure and completion counters per topic label.
 	history map[string]*historyCounter
+	// other holds the failure and completion counters of topic="other".
+	other otherHistory
 	// incidents and jobs remember label tuples seen, to report 0 after
 	// they clear.
 	incidents map[incidentKey]bool
@@ -82,6 +84,7 @@ func (s camundaState) clone() camundaState {
 		expirations:  cloneMap(s.expirations),
 		redeliveries: cloneMap(s.redeliveries),
 		history:      make(map[string]*historyCounter, len(s.history)),
+		other:        s.other,
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
 		jobs:         cloneMap(s.jobs),

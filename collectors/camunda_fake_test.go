@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,10 @@ type fakeCamunda struct {
 	requests  map[string]int
 	fail      map[string]int // path -> HTTP status to answer instead
 	noCreate  bool           // answer 400 to sortBy=createTime (engines before 7.21)
+	// onRequest, when set, runs at the start of every request with the
+	// engine locked (it may change the engine's data directly): what
+	// happens in the engine between two of the collector's requests.
+	onRequest func(path string, q url.Values)
 }
 
 func newFakeCamunda(t *testing.T) *fakeCamunda {
@@ -163,6 +168,9 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	path := strings.TrimPrefix(r.URL.Path, "/engine-rest")
 	f.requests[path]++
+	if f.onRequest != nil {
+		f.onRequest(path, r.URL.Query())
+	}
 	w.Header().Set("Date", f.now.UTC().Format(http.TimeFormat))
 	if st := f.fail[path]; st != 0 {
 		w.WriteHeader(st)

@@ -113,8 +113,17 @@ func (k *collection) externalTasks() error {
 			k.st.topics[fold.Other] = true // remembered as the folded bucket
 		}
 	}
+	// The engine-wide history counts for "other" come before the reported
+	// topics' counts (see otherHistory).
+	var allHist [2]int64
+	if k.st.topics[fold.Other] {
+		if allHist, err = k.otherHistoryCounts(); err != nil {
+			return err
+		}
+	}
 	var admitted topicCounts
 	var hist [2]int64
+	var fell [2]bool
 	for _, topic := range sortedKeys(k.st.topics) {
 		if topic == fold.Other {
 			continue
@@ -126,9 +135,16 @@ func (k *collection) externalTasks() error {
 		admitted.add(tc)
 		hist[0] += h[0]
 		hist[1] += h[1]
+		if prev := c.st.history[topic]; prev != nil && prev.based {
+			fell[0] = fell[0] || h[0] < prev.failRaw
+			fell[1] = fell[1] || h[1] < prev.succRaw
+		}
 	}
 	if k.st.topics[fold.Other] {
-		return k.otherTopics(admitted, hist)
+		if err := k.otherTopics(admitted); err != nil {
+			return err
+		}
+		k.otherHistoryEmit(allHist, hist, fell)
 	}
 	return nil
 }
@@ -347,7 +363,8 @@ func (c *Camunda) markNoCreateTime(err error) {
 // label_value_limit) from engine-wide counts minus the admitted topics'
 // sums. Their tasks are not listed: locks count as locked, lapsed locks as
 // lock_expired, and no lock events or oldest age are reported for them.
-func (k *collection) otherTopics(admitted topicCounts, hist [2]int64) error {
+// Their failure and completion counters are otherHistory's.
+func (k *collection) otherTopics(admitted topicCounts) error {
 	c := k.c
 	all, err := k.countTopic("")
 	if err != nil {
@@ -372,14 +389,5 @@ func (k *collection) otherTopics(admitted topicCounts, hist [2]int64) error {
 	for _, s := range taskStates {
 		k.gauge(catalog.CamundaExternalTasks, float64(p[s]), c.engine, fold.Other, s)
 	}
-	fail, err := c.client.CountExternalTaskLog(k.ctx, camunda.HistoryLogQuery{Log: camunda.LogFailure})
-	if err != nil {
-		return err
-	}
-	succ, err := c.client.CountExternalTaskLog(k.ctx, camunda.HistoryLogQuery{Log: camunda.LogSuccess})
-	if err != nil {
-		return err
-	}
-	k.historyEmit(fold.Other, sub(fail, hist[0]), sub(succ, hist[1]))
 	return nil
 }

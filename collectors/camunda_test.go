@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -432,4 +433,98 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 		}
 	}
 	wantValue(t, e, catalog.CamundaEngineInfo, map[string]string{"version": "7.24.0", "flavor": "camunda"}, 1)
+}
+
+// otherHistoryExporter is an engine with topic a reported and topic b folded
+// into topic="other" (label_value_limit 1), and a hook that runs change
+// once, between the two completion count requests that "other" is computed
+// from (a's count and the engine-wide count), in the next collection after
+// arm is called, whatever their order.
+func otherHistoryExporter(t *testing.T) (f *fakeCamunda, e *camExporter, arm func(change func())) {
+	t.Helper()
+	f = newFakeCamunda(t)
+	f.add(&fakeTask{id: "ta", topic: "a"})
+	f.add(&fakeTask{id: "tb", topic: "b"})
+	var pending func()
+	seen := 0
+	f.onRequest = func(path string, q url.Values) {
+		switch {
+		case path == "/version":
+			seen = 0
+		case path == "/history/external-task-log/count" && q.Get("successLog") == "true":
+			if seen++; seen == 2 && pending != nil {
+				pending()
+				pending = nil
+			}
+		}
+	}
+	e = fakeExporter(t, f, "", "    label_value_limit: 1\n")
+	arm = func(change func()) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		pending = change
+	}
+	return f, e, arm
+}
+
+// Tasks of a reported topic completing between the requests "other" is
+// computed from must not be counted for "other", not even for a while.
+func TestCamundaOtherHistoryCompletionsInGap(t *testing.T) {
+	f, e, arm := otherHistoryExporter(t)
+	a, other := map[string]string{"topic": "a"}, map[string]string{"topic": "other"}
+	e.collect()
+	arm(func() { f.successes["a"] += 5 })
+	e.collect()
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 0)
+	f.mu.Lock()
+	f.successes["b"] += 2
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 2)
+}
+
+// History cleanup removing a reported topic's entries between the requests
+// "other" is computed from must not be counted for "other".
+func TestCamundaOtherHistoryCleanupInGap(t *testing.T) {
+	f, e, arm := otherHistoryExporter(t)
+	a, other := map[string]string{"topic": "a"}, map[string]string{"topic": "other"}
+	f.successes["a"], f.successes["b"] = 1000, 1000
+	e.collect()
+	arm(func() { f.successes["a"] = 500 })
+	e.collect()
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 0)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 0)
+	f.mu.Lock()
+	f.successes["b"] += 3
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 3)
+}
+
+// Regular history cleanup (a time to live: the raw counts rise and fall
+// around a level) must not freeze the "other" counters: after a cleanup,
+// new entries count again. Only the entries of the collection that sees the
+// cleanup are lost, as for a reported topic.
+func TestCamundaOtherHistoryAfterCleanup(t *testing.T) {
+	f, e, _ := otherHistoryExporter(t)
+	other := map[string]string{"topic": "other"}
+	set := func(a, b int64) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.successes["a"], f.successes["b"] = a, b
+	}
+	set(1000, 1000)
+	e.collect()
+	set(1100, 1300)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 300)
+	set(300, 400) // cleanup
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 300)
+	set(400, 700)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 600)
 }
