@@ -20,9 +20,11 @@ type incidentKey struct{ typ, key, activity string }
 // for ids not yet cached (batched by 50, cached for the process); and, only
 // when the list was cut short, one /incident/count?incidentType=T per type
 // seen, whose unlisted remainder is reported with process_definition_key and
-// activity_id "other". Because the list is sorted oldest first, the oldest
-// incident of every listed type is in the list. Series seen once keep
-// reporting 0 after their incidents are resolved.
+// activity_id "other"; what the total leaves beyond those (incidents of
+// types that only appear beyond the list) is reported with all three labels
+// "other", without an oldest age. Because the list is sorted oldest first,
+// the oldest incident of every listed type is in the list. Series seen once
+// keep reporting 0 after their incidents are resolved.
 func (k *collection) incidents() error {
 	c := k.c
 	n, err := c.client.CountIncidents(k.ctx, camunda.IncidentQuery{})
@@ -66,14 +68,25 @@ func (k *collection) incidents() error {
 		}
 	}
 	if truncated {
+		// Types seen in the list: their unlisted rest, by type. Types only
+		// beyond the list cannot be asked for by name: what the per-type
+		// counts leave of the total goes to incident_type="other". It gets no
+		// oldest age: the list is sorted oldest first, so all that is known is
+		// an upper bound (the age of the last listed incident), and a made-up
+		// age would be worse than none.
+		rest := n - int64(len(list))
 		for _, typ := range sortedKeys(perType) {
 			all, err := c.client.CountIncidents(k.ctx, camunda.IncidentQuery{IncidentType: typ})
 			if err != nil {
 				return err
 			}
-			if rest := all - perType[typ]; rest > 0 {
-				counts[incidentKey{typ, fold.Other, fold.Other}] += rest
+			if r := all - perType[typ]; r > 0 {
+				counts[incidentKey{typ, fold.Other, fold.Other}] += r
+				rest -= r
 			}
+		}
+		if rest > 0 {
+			counts[incidentKey{fold.Other, fold.Other, fold.Other}] += rest
 		}
 	}
 	for ik := range counts {

@@ -528,3 +528,39 @@ func TestCamundaOtherHistoryAfterCleanup(t *testing.T) {
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 600)
 }
+
+// Incident types that only appear beyond max_listed_tasks are reported under
+// incident_type="other", so the series add up to the engine's count.
+func TestCamundaIncidentTypesBeyondList(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.defs["p:1:x"], f.defs["q:1:z"] = "p", "q"
+	for i := 0; i < 3; i++ { // old, listed
+		f.incidents = append(f.incidents, fakeIncident{fmt.Sprint("e", i), "failedExternalTask", "q:1:z", "t1", f.now.Add(-time.Hour)})
+	}
+	for i := 0; i < 2; i++ { // newer, beyond the list
+		f.incidents = append(f.incidents, fakeIncident{fmt.Sprint("j", i), "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)})
+	}
+	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
+	e.collect()
+	var sum float64
+	for _, s := range e.samples(catalog.CamundaIncidents) {
+		sum += s.value
+	}
+	if sum != 5 {
+		t.Fatalf("camunda_incidents add up to %v, the engine has 5: %v", sum, e.samples(catalog.CamundaIncidents))
+	}
+	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedExternalTask", "process_definition_key": "q", "activity_id": "t1"}, 3)
+	otherInc := map[string]string{"incident_type": "other", "process_definition_key": "other", "activity_id": "other"}
+	wantValue(t, e, catalog.CamundaIncidents, otherInc, 2)
+	// No age for "other": only an upper bound is known (see docs/camunda-states.md).
+	if v, ok := e.get(catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "other"}); ok {
+		t.Fatalf("oldest incident age reported for incident_type=other: %v", v)
+	}
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}, 3600)
+	// Resolved: the series stays, at 0.
+	f.mu.Lock()
+	f.incidents = nil
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaIncidents, otherInc, 0)
+}
