@@ -35,13 +35,12 @@ type Camunda struct {
 	engine string
 	cfg    config.Camunda
 	logger *slog.Logger
-	folds  *fold.Stats
 	views  *correlate.Registry // nil: no join
 
-	topicLimit    *fold.Limiter            // topic label of every per-topic metric
-	workerLimits  map[string]*fold.Limiter // worker_id per topic
-	incidentLimit *fold.Limiter            // (incident_type, process_definition_key, activity_id)
-	jobLimit      *fold.Limiter            // process_definition_key of jobs
+	topicLimit    *fold.Limiter // topic label of every per-topic metric
+	workerFold    *fold.Ranked  // worker_id per topic, admitted anew in every collection
+	incidentLimit *fold.Limiter // (incident_type, process_definition_key, activity_id)
+	jobLimit      *fold.Limiter // process_definition_key of jobs
 
 	st camundaState
 
@@ -159,9 +158,9 @@ func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, err
 		folds = fold.NewStats()
 	}
 	c := &Camunda{
-		client: client, engine: cfg.Name, cfg: cfg, logger: logger, folds: folds, views: o.Views,
+		client: client, engine: cfg.Name, cfg: cfg, logger: logger, views: o.Views,
 		topicLimit:    fold.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
-		workerLimits:  map[string]*fold.Limiter{},
+		workerFold:    fold.NewRanked(folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
 		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
 		jobLimit:      fold.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
 	}
@@ -187,6 +186,13 @@ func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, err
 // Name implements poll.Collector.
 func (c *Camunda) Name() string { return "camunda" }
 
+// folder is a fold.Limiter or fold.Ranked: their folds are counted when the
+// collection succeeds and forgotten when it fails.
+type folder interface {
+	Flush()
+	Discard()
+}
+
 // collection is the working set of one Collect call.
 type collection struct {
 	c         *Camunda
@@ -195,7 +201,7 @@ type collection struct {
 	engineNow time.Time
 	budget    int // listed tasks left in this collection (max_listed_tasks)
 	out       []prometheus.Metric
-	limiters  []*fold.Limiter // touched this collection: Flush or Discard
+	limiters  []folder // touched this collection: Flush or Discard
 	// inflight are the listed tasks a worker touched, for the join;
 	// truncated says the lists did not cover every such task, and
 	// unwatched how many of them the lists left out.
@@ -216,7 +222,7 @@ func (k *collection) counter(name string, v float64, labels ...string) {
 func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	taken := time.Now()
 	k := &collection{c: c, ctx: ctx, st: c.st.clone(), budget: c.cfg.MaxListedTasks}
-	k.limiters = []*fold.Limiter{c.topicLimit, c.incidentLimit, c.jobLimit}
+	k.limiters = []folder{c.topicLimit, c.workerFold, c.incidentLimit, c.jobLimit}
 	err := k.run()
 	for _, l := range k.limiters {
 		if err != nil {

@@ -237,19 +237,15 @@ func (k *collection) topic(topic string) (topicCounts, [2]int64, error) {
 		k.gauge(catalog.CamundaExternalTasks, float64(p[s]), c.engine, topic, s)
 	}
 
-	// Locks held by workers, from the listed tasks read as locked; what the
-	// list did not cover goes to worker_id="other", so the series add up to
-	// the locked state.
-	wl := c.workerLimits[topic]
-	if wl == nil {
-		wl = fold.NewLimiter(c.folds, catalog.CamundaExternalTasksLockedByWorker, c.cfg.WorkerIDLimit)
-		c.workerLimits[topic] = wl
-	}
-	k.limiters = append(k.limiters, wl)
-	byLabel := map[string]int64{}
+	// Locks held by workers, from the listed tasks read as locked. The
+	// worker_id_limit workers with the most locks in this collection are
+	// named (ties by id), the others add up under worker_id="other": a gauge
+	// of current locks, so workers that are gone (old pods after a rollout)
+	// free their places. What the list did not cover goes to "other" too, so
+	// the series add up to the locked state.
+	byLabel := c.workerFold.Fold(perWorker)
 	var sum int64
-	for w, n := range perWorker {
-		byLabel[wl.Admit(w)[0]] += n
+	for _, n := range perWorker {
 		sum += n
 	}
 	if rest := p[stateLocked] - sum; rest > 0 {

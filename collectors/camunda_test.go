@@ -564,3 +564,45 @@ func TestCamundaIncidentTypesBeyondList(t *testing.T) {
 	e.collect()
 	wantValue(t, e, catalog.CamundaIncidents, otherInc, 0)
 }
+
+// worker_id admission is per collection: workers that are gone (a rollout's
+// old pods) free their places, and the workers with the most locks are
+// named, ties by id.
+func TestCamundaWorkerIDsPerCollection(t *testing.T) {
+	f := newFakeCamunda(t)
+	for i := 0; i < 6; i++ {
+		f.add(&fakeTask{id: fmt.Sprint("t", i), topic: "a"})
+	}
+	e := fakeExporter(t, f, "", "    worker_id_limit: 2\n")
+	byWorker := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range e.samples(catalog.CamundaExternalTasksLockedByWorker) {
+			out[s.labels["worker_id"]] = s.value
+		}
+		return out
+	}
+	want := func(w map[string]float64) {
+		t.Helper()
+		if got := byWorker(); fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Fatalf("locked_by_worker %v, want %v", got, w)
+		}
+	}
+	folded := map[string]string{"metric": catalog.CamundaExternalTasksLockedByWorker}
+	f.lock("t0", "p1", time.Minute)
+	f.lock("t1", "p2", time.Minute)
+	e.collect()
+	want(map[string]float64{"p1": 1, "p2": 1})
+	f.complete("t0")
+	f.complete("t1")
+	f.lock("t2", "p3", time.Minute)
+	f.lock("t3", "p3", time.Minute)
+	e.collect()
+	want(map[string]float64{"p3": 2})
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, folded, 0)
+	// Most locks first, ties by id: p4 (1 lock) and p5 (1) tie, p4 is named.
+	f.lock("t4", "p5", time.Minute)
+	f.lock("t5", "p4", time.Minute)
+	e.collect()
+	want(map[string]float64{"p3": 2, "p4": 1, "other": 1})
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, folded, 1)
+}

@@ -1,7 +1,9 @@
 // Package fold bounds the label values drawn from data (topics, scopes, event
-// types, worker ids). Past a per-metric limit, new label value tuples fold
-// into "other", and the folding is counted in a self-metric so it is never
-// silent.
+// types, worker ids). Past a per-metric limit, label value tuples fold into
+// "other", and the folding is counted in a self-metric so it is never
+// silent. A Limiter admits first come first served for the process lifetime
+// (counters must keep their series); a Ranked admits anew in every
+// collection (gauges whose label values come and go, like worker ids).
 package fold
 
 import (
@@ -100,3 +102,64 @@ func (l *Limiter) Flush() {
 
 // Discard forgets the folds of a failed collection.
 func (l *Limiter) Discard() { clear(l.pending) }
+
+// Ranked bounds a label of a gauge whose values come and go (worker ids: pod
+// names change with every rollout). Unlike a Limiter it admits anew in every
+// call: the Limit values with the highest weights (ties by value, so the
+// choice is deterministic) keep their own label value and the rest add up
+// under "other". A value that disappears frees its place, and its series
+// goes away, which is right for a gauge of the current state (never use it
+// for a counter: a series would move between its own value and "other").
+// A Ranked belongs to one collector and is not safe for concurrent use.
+type Ranked struct {
+	metric  string
+	limit   int
+	stats   *Stats
+	pending int
+}
+
+// NewRanked returns a per-collection limiter for one metric family.
+func NewRanked(stats *Stats, metric string, limit int) *Ranked {
+	stats.add(metric, 0)
+	return &Ranked{metric: metric, limit: limit, stats: stats}
+}
+
+// Fold returns weights by label value: the Limit heaviest values as they
+// are, the others summed under Other (absent when nothing folds). Each value
+// folded counts once per call (once per collection and label set, e.g. per
+// topic) in workflow_exporter_label_values_folded_total, after Flush.
+func (r *Ranked) Fold(weights map[string]int64) map[string]int64 {
+	values := make([]string, 0, len(weights))
+	for v := range weights {
+		values = append(values, v)
+	}
+	sort.Slice(values, func(i, j int) bool {
+		a, b := values[i], values[j]
+		if weights[a] != weights[b] {
+			return weights[a] > weights[b]
+		}
+		return a < b
+	})
+	out := make(map[string]int64, min(len(values), r.limit+1))
+	for i, v := range values {
+		if i < r.limit {
+			out[v] += weights[v]
+			continue
+		}
+		out[Other] += weights[v]
+		r.pending++
+	}
+	return out
+}
+
+// Flush adds the values folded since the last Flush to the stats.
+// Collectors call it once per successful collection.
+func (r *Ranked) Flush() {
+	if r.pending > 0 {
+		r.stats.add(r.metric, r.pending)
+		r.pending = 0
+	}
+}
+
+// Discard forgets the folds of a failed collection.
+func (r *Ranked) Discard() { r.pending = 0 }
