@@ -15,6 +15,7 @@ RUN CGO_ENABLED=0 go build -trimpath \
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/workflow-exporter /usr/local/bin/workflow-exporter
 EXPOSE 7840
-USER nonroot:nonroot
+# Numeric, so Kubernetes can verify runAsNonRoot (a user name it cannot check: CreateContainerConfigError).
+USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/workflow-exporter"]
 CMD ["--config.file=/etc/workflow-exporter/config.yml"]

@@ -76,3 +76,60 @@ func TestExampleConfigsAreValid(t *testing.T) {
 		t.Fatalf("ConfigMap config: %v\n%s", err, doc)
 	}
 }
+
+// Kubernetes can enforce runAsNonRoot only for a numeric user: with a user
+// name in the image and no runAsUser in the pod, the kubelet refuses to start
+// the container (CreateContainerConfigError). The secrets are mounted 0440,
+// readable by that user only through fsGroup.
+func TestKubernetesRunsTheImageAsItsNumericUser(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "USER" {
+			user = f[1]
+		}
+	}
+	if user != "65532:65532" {
+		t.Fatalf("Dockerfile USER %q, want the numeric 65532:65532", user)
+	}
+	m, err := os.ReadFile(filepath.Join("kubernetes", "exporter.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(m))
+	found := false
+	for {
+		var doc struct {
+			Kind string `yaml:"kind"`
+			Spec struct {
+				Template struct {
+					Spec struct {
+						SecurityContext map[string]any `yaml:"securityContext"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			break
+		}
+		if doc.Kind != "Deployment" {
+			continue
+		}
+		found = true
+		sc := doc.Spec.Template.Spec.SecurityContext
+		for _, k := range []string{"runAsUser", "runAsGroup", "fsGroup"} {
+			if sc[k] != 65532 {
+				t.Errorf("Deployment securityContext.%s = %v, want 65532", k, sc[k])
+			}
+		}
+		if sc["runAsNonRoot"] != true {
+			t.Error("Deployment securityContext.runAsNonRoot is not true")
+		}
+	}
+	if !found {
+		t.Fatal("no Deployment in deploy/kubernetes/exporter.yaml")
+	}
+}
