@@ -384,10 +384,7 @@ func (c *Client) attempt(ctx context.Context, path, target string, out any) (*AP
 		}
 		return nil, 0
 	}
-	typ, msg := parseErrorBody(resp.Body())
-	if c.password != "" {
-		msg = strings.ReplaceAll(msg, c.password, "***")
-	}
+	typ, msg := parseErrorBody(resp.Body(), c.password)
 	ae := &APIError{Method: http.MethodGet, Endpoint: path, Status: status, Type: typ, Message: msg, CredentialsConfigured: c.hasCreds}
 	return ae, retryAfterHeader(resp.Header().Get("Retry-After"))
 }

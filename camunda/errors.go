@@ -1,6 +1,7 @@
 package camunda
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,11 +100,21 @@ type engineError struct {
 }
 
 // parseErrorBody extracts the engine's message, or falls back to a bounded,
-// single-line excerpt of whatever the body was.
-func parseErrorBody(body []byte) (typ, msg string) {
+// single-line excerpt of whatever the body was. Every occurrence of secret
+// (the configured password, if any) becomes "***" before anything is
+// collapsed or cut: in the raw body, and in the decoded JSON fields (where
+// the engine may have escaped it). Scrubbing after collapsing whitespace or
+// truncating would miss a password with repeated whitespace, or one that
+// straddles the cut.
+func parseErrorBody(body []byte, secret string) (typ, msg string) {
+	scrub := func(s string) string { return s }
+	if secret != "" {
+		scrub = func(s string) string { return strings.ReplaceAll(s, secret, "***") }
+		body = bytes.ReplaceAll(body, []byte(secret), []byte("***"))
+	}
 	var ee engineError
 	if len(body) > 0 && body[0] == '{' && json.Unmarshal(body, &ee) == nil && (ee.Message != "" || ee.Type != "") {
-		return truncate(ee.Type, 128), truncate(oneLine(ee.Message), maxErrorMessage)
+		return truncate(scrub(ee.Type), 128), truncate(oneLine(scrub(ee.Message)), maxErrorMessage)
 	}
 	if len(body) > 4*maxErrorMessage {
 		body = body[:4*maxErrorMessage]

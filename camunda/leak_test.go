@@ -101,3 +101,54 @@ func TestCredentialsNeverLeak(t *testing.T) {
 		t.Errorf("echoed password not scrubbed: %v", errs[1])
 	}
 }
+
+// A password echoed in an error body is scrubbed before the message is
+// collapsed to one line and cut to maxErrorMessage bytes: a password with
+// repeated whitespace, or one straddling the cut, must not survive in part.
+// Both paths that read error bodies are checked: requests (attempt) and
+// GET /version (VersionAt).
+func TestEchoedPasswordScrubbedBeforeCollapsing(t *testing.T) {
+	const pass = "Zq9vX  k3\tpR7  w" // two spaces, a tab
+	collapsed := strings.Join(strings.Fields(pass), " ")
+	straddle := strings.Repeat("x", maxErrorMessage-6) + " " + pass + " tail" // the cut falls inside the password
+	bodies := []struct {
+		name, contentType, body string
+	}{
+		{"json message", "application/json", `{"type":"AuthorizationException","message":"bad password ` + strings.ReplaceAll(pass, "\t", `\t`) + ` for user"}`},
+		{"proxy text", "text/html", "<html><body>bad password\n" + pass + "\nfor user</body></html>"},
+		{"json message straddling the cut", "application/json", `{"type":"X","message":"` + strings.ReplaceAll(straddle, "\t", `\t`) + `"}`},
+		{"proxy text straddling the cut", "text/plain", straddle},
+	}
+	for _, b := range bodies {
+		t.Run(b.name, func(t *testing.T) {
+			f := newFakeEngine(t)
+			h := func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", b.contentType)
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(b.body))
+			}
+			f.handle("/incident/count", h)
+			f.handle("/version", h)
+			c := newTestClient(t, f.url(), func(cfg *Config) {
+				cfg.Username, cfg.Password = "u", pass
+				cfg.Retry = fastRetry(0)
+			})
+			_, err1 := c.CountIncidents(ctxT(t), IncidentQuery{})
+			_, _, err2 := c.VersionAt(ctxT(t))
+			for _, err := range []error{err1, err2} {
+				if err == nil {
+					t.Fatal("no error for a 403")
+				}
+				msg := err.Error()
+				for _, part := range []string{pass, collapsed, "Zq9v"} {
+					if strings.Contains(msg, part) {
+						t.Errorf("error contains %q: %s", part, msg)
+					}
+				}
+				if !strings.Contains(msg, "***") {
+					t.Errorf("no scrubbed password in the message: %s", msg)
+				}
+			}
+		})
+	}
+}

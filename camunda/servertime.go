@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -39,10 +38,7 @@ func (c *Client) VersionAt(ctx context.Context) (version string, engineNow time.
 	}
 	status := resp.StatusCode()
 	if status < 200 || status > 299 {
-		typ, msg := parseErrorBody(resp.Body())
-		if c.password != "" {
-			msg = strings.ReplaceAll(msg, c.password, "***")
-		}
+		typ, msg := parseErrorBody(resp.Body(), c.password)
 		return "", time.Time{}, &APIError{Method: http.MethodGet, Endpoint: path, Status: status, Type: typ, Message: msg, CredentialsConfigured: c.hasCreds, Attempts: 1}
 	}
 	var res struct {
