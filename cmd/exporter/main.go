@@ -97,6 +97,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if o.configCheck {
+		if err := checkSources(cfg, logger); err != nil {
+			fmt.Fprintf(stderr, "%s\n", err)
+			return 1
+		}
 		if f := *o.web.WebConfigFile; f != "" {
 			if err := web.Validate(f); err != nil {
 				fmt.Fprintf(stderr, "web config file %s: %v\n", f, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -65,6 +66,55 @@ func TestConfigCheckNamesTheKey(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "configuration ok: 0 Camunda engine(s), 1 database(s)") {
 		t.Fatalf("valid config rejected: %v\n%s", err, out)
 	}
+}
+
+// TestConfigCheckRefusesWhatStartupRefuses: every config the exporter
+// refuses at start-up, --config.check refuses too, with the same message,
+// without connecting to anything.
+func TestConfigCheckRefusesWhatStartupRefuses(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"bad dsn", "databases: [{name: orders, dsn: 'postgres://127.0.0.1:notaport/x'}]\n",
+			"databases[0]: database orders: the DSN cannot be parsed"},
+		{"credentials in camunda url", "camunda: [{name: main, url: 'http://u:pw@127.0.0.1:1/engine-rest'}]\n",
+			"camunda[0]: camunda: base URL must not contain credentials"},
+		{"missing tls ca file", "camunda: [{name: main, url: 'https://127.0.0.1:1/engine-rest', tls: {ca_file: /nonexistent/ca.pem}}]\n",
+			"camunda[0]: camunda: tls: reading CA file: open /nonexistent/ca.pem"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yml")
+			if err := os.WriteFile(f, []byte(tc.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, "--config.file", f, "--web.listen-address", "127.0.0.1:0").CombinedOutput()
+			if code := exitCode(err); code != 1 || !strings.Contains(string(out), tc.want) {
+				t.Fatalf("start-up: exit %d, want 1 and %q:\n%s", code, tc.want, out)
+			}
+			out, err = exec.CommandContext(ctx, bin, "--config.file", f, "--config.check").CombinedOutput()
+			if code := exitCode(err); code != 1 || !strings.Contains(string(out), tc.want) {
+				t.Errorf("--config.check: exit %d, want 1 and %q:\n%s", code, tc.want, out)
+			}
+		})
+	}
+}
+
+// exitCode is the exit status of a finished command, -1 if it did not run
+// to an exit.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 // TestServesRealDatabase starts the binary against a real database and

@@ -47,3 +47,16 @@ func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([
 	}
 	return sources, closeAll, nil
 }
+
+// checkSources builds every source the way start-up does and closes them
+// again, so --config.check refuses exactly what start-up refuses (a DSN that
+// does not parse, credentials in a Camunda URL, an unreadable TLS file). Like
+// buildSources it connects to nothing.
+func checkSources(cfg *config.Config, logger *slog.Logger) error {
+	_, closeSources, err := buildSources(cfg, fold.NewStats(), logger)
+	if err != nil {
+		return err
+	}
+	closeSources()
+	return nil
+}
