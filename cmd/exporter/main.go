@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -89,6 +90,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
+	if err := validateTelemetryPath(o.metricsPath); err != nil {
+		fmt.Fprintf(stderr, "%s\n", err)
+		return 1
+	}
 
 	cfg, err := config.Load(o.configFile)
 	if err != nil {
@@ -152,23 +157,21 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 	// because a down source must still be scraped to be reported down.
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy.") })
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready.") })
-	if o.metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        exporterName,
-			Description: "Camunda 7 external tasks and worker idempotency, inbox, outbox and processed-job tables",
-			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: o.metricsPath, Text: "Metrics"},
-				{Address: "/-/healthy", Text: "Health"},
-				{Address: "/-/ready", Text: "Readiness"},
-			},
-		})
-		if err != nil {
-			logger.Error("landing page", "err", err)
-			return 1
-		}
-		mux.Handle("/", landing)
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        exporterName,
+		Description: "Camunda 7 external tasks and worker idempotency, inbox, outbox and processed-job tables",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: o.metricsPath, Text: "Metrics"},
+			{Address: "/-/healthy", Text: "Health"},
+			{Address: "/-/ready", Text: "Readiness"},
+		},
+	})
+	if err != nil {
+		logger.Error("landing page", "err", err)
+		return 1
 	}
+	mux.Handle("/", landing)
 
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -186,6 +189,36 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 		_ = srv.Shutdown(sctx)
 	}
 	return 0
+}
+
+// validateTelemetryPath refuses a metrics path the HTTP mux would panic on or
+// that would take the place of the landing page or a health endpoint.
+func validateTelemetryPath(p string) error {
+	bad := func(problem string) error {
+		return fmt.Errorf("--web.telemetry-path %q: %s", p, problem)
+	}
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return bad("must start with /, for example /metrics")
+	case p == "/":
+		return bad("must not be / (the landing page)")
+	case p == "/-/healthy" || p == "/-/ready":
+		return bad("must not be " + p + " (a health endpoint)")
+	case strings.ContainsAny(p, "{} \t\r\n"):
+		return bad("must be a plain path (no {wildcards} or white space), for example /metrics")
+	}
+	// Anything else the mux cannot register is refused here, not by a panic
+	// at start-up.
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = bad(fmt.Sprint(r))
+			}
+		}()
+		http.NewServeMux().Handle(p, http.NotFoundHandler())
+	}()
+	return err
 }
 
 // buildInfo is workflow_exporter_build_info with the catalog's labels.

@@ -104,6 +104,47 @@ func TestConfigCheckRefusesWhatStartupRefuses(t *testing.T) {
 	}
 }
 
+// TestTelemetryPathIsValidated: a metrics path the HTTP mux cannot take (or
+// that would hide the health endpoints) is refused at start-up with a message
+// naming the flag, not a Go panic.
+func TestTelemetryPathIsValidated(t *testing.T) {
+	bin := buildBinary(t)
+	cases := []struct {
+		path string
+		want string // "" means the exporter starts and serves metrics there
+	}{
+		{"metrics", `--web.telemetry-path "metrics": must start with /`},
+		{"/", `--web.telemetry-path "/": must not be /`},
+		{"/-/healthy", `--web.telemetry-path "/-/healthy": must not be /-/healthy`},
+		{"/-/ready", `--web.telemetry-path "/-/ready": must not be /-/ready`},
+		{"/metrics/{x", `--web.telemetry-path "/metrics/{x": must be a plain path`},
+		{"/custom/metrics", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			addr := freeAddr(t)
+			cmd := exec.CommandContext(ctx, bin, "--web.telemetry-path="+tc.path, "--web.listen-address", addr)
+			if tc.want == "" {
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { cmd.Process.Kill(); cmd.Wait() }()
+				waitFor(t, "http://"+addr+"/-/healthy")
+				if body := get(t, "http://"+addr+tc.path, 200); !strings.Contains(body, "workflow_exporter_build_info") {
+					t.Errorf("no metrics at %s", tc.path)
+				}
+				return
+			}
+			out, err := cmd.CombinedOutput()
+			if code := exitCode(err); code != 1 || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "goroutine ") {
+				t.Fatalf("exit %d, want 1 and %q without a stack trace:\n%s", code, tc.want, out)
+			}
+		})
+	}
+}
+
 // exitCode is the exit status of a finished command, -1 if it did not run
 // to an exit.
 func exitCode(err error) int {
