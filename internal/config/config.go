@@ -148,10 +148,31 @@ func Parse(b []byte) (*Config, error) {
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
 	}
+	if err := noSecondDocument(dec); err != nil {
+		return nil, err
+	}
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// noSecondDocument refuses a stream that goes on after the first document:
+// the decoder reads only the first one, so the rest would be ignored
+// silently. A trailing "---" or a document of comments holds nothing and is
+// accepted.
+func noSecondDocument(dec *yaml.Decoder) error {
+	var next yaml.Node
+	err := dec.Decode(&next)
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return fmt.Errorf("holds more than one YAML document (the second does not parse: %s); put everything in one document", friendlyYAMLError(err))
+	case len(next.Content) == 0 || (next.Content[0].Kind == yaml.ScalarNode && next.Content[0].ShortTag() == "!!null"):
+		return noSecondDocument(dec)
+	}
+	return fmt.Errorf("holds more than one YAML document (another starts at line %d); only the first would be read, so put everything in one document", next.Line)
 }
 
 func (c *Config) finish() error {

@@ -195,3 +195,30 @@ databases: [{name: d, dsn: x, tables: {processed_jobs: {camunda: {reference: tas
 		}
 	}
 }
+
+func TestOneDocumentOnly(t *testing.T) {
+	const doc = "databases: [{name: a, dsn: 'postgres://x/y'}]\n"
+	cases := []struct {
+		name, doc, want string // want "": accepted
+	}{
+		{"one document", doc, ""},
+		{"leading marker", "---\n" + doc, ""},
+		{"end marker", doc + "...\n", ""},
+		{"empty second document", doc + "---\n", ""},
+		{"second document of comments", doc + "---\n# camunda: []\n", ""},
+		{"second document", doc + "---\ncamunda: [{name: m, url: 'http://x'}]\n", "holds more than one YAML document (another starts at line 2)"},
+		{"second document after marker", "---\n" + doc + "---\ndatabases: [{name: b, dsn: 'postgres://x/z'}]\n", "holds more than one YAML document (another starts at line 3)"},
+		{"broken second document", doc + "---\nfoo: [\n", "holds more than one YAML document"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v does not contain %q", err, tc.want)
+			}
+		})
+	}
+}
