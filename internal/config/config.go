@@ -142,14 +142,26 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes, defaults, validates and resolves a config document.
 func Parse(b []byte) (*Config, error) {
-	c := &Config{}
+	// First as a node tree: one document only, and values the decoder
+	// would refuse without naming their key (durations) are reported by
+	// key and line.
+	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
 	}
 	if err := noSecondDocument(dec); err != nil {
 		return nil, err
+	}
+	if err := checkDocument(&doc); err != nil {
+		return nil, err
+	}
+	// Then strictly into the structs, so unknown keys are named.
+	c := &Config{}
+	strict := yaml.NewDecoder(bytes.NewReader(b))
+	strict.KnownFields(true)
+	if err := strict.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
 	}
 	if err := c.finish(); err != nil {
 		return nil, err

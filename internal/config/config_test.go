@@ -222,3 +222,51 @@ func TestOneDocumentOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestDurationErrorsNameKeyAndLine(t *testing.T) {
+	const head = "camunda: [{name: m, url: 'http://x'}]\ndatabases:\n  - name: a\n    dsn: postgres://x/y\n"
+	cases := []struct {
+		name, doc string
+		want      []string // nil: accepted
+	}{
+		{"bare number", head + "    min_interval: 30\n",
+			[]string{`databases[0].min_interval (line 5): "30" is not a duration; give a unit, e.g. 30s`}},
+		{"quoted number", head + "    late_commit_window: '300'\n",
+			[]string{`databases[0].late_commit_window (line 5): "300" is not a duration; give a unit, e.g. 300s`}},
+		{"word", "camunda:\n  - name: m\n    url: http://x\n    request_timeout: soon\n",
+			[]string{`camunda[0].request_timeout (line 4): "soon" is not a duration; write it like 30s, 5m or 1h30m`}},
+		{"fraction", head + "    tables:\n      idempotency:\n        stale_after: 1.5h\n",
+			[]string{`databases[0].tables.idempotency.stale_after (line 7): "1.5h" is not a duration`}},
+		{"negative", head + "    tables:\n      processed_jobs: {camunda: {grace: -5s}}\n",
+			[]string{`databases[0].tables.processed_jobs.camunda.grace (line 6): "-5s" is not a duration`}},
+		{"empty string", "camunda: [{name: m, url: 'http://x', timeout: ''}]\n",
+			[]string{`camunda[0].timeout (line 1): "" is not a duration`}},
+		{"list", "camunda:\n  - name: m\n    url: http://x\n    timeout: [30s]\n",
+			[]string{`camunda[0].timeout (line 4): must be a duration such as 30s`}},
+		{"second engine, two errors", "camunda:\n  - {name: m, url: 'http://x'}\n  - name: n\n    url: http://y\n    min_interval: 10\n    timeout: 1 minute\n",
+			[]string{`camunda[1].min_interval (line 5): "10" is not a duration`, `camunda[1].timeout (line 6): "1 minute" is not a duration`}},
+		{"through an anchor", "camunda:\n  - name: m\n    url: http://x\n    timeout: &t 20\n    request_timeout: *t\n",
+			[]string{`camunda[0].timeout (line 4): "20" is not a duration`, `camunda[0].request_timeout (line 5): "20" is not a duration`}},
+		{"valid ones", head + "    min_interval: 1m30s\n    timeout: 0\n    lock_timeout:\n    tables: {idempotency: {stale_after: 1d, camunda: {grace: 500ms}}}\n", nil},
+		{"unknown key still named", head + "    min_intervall: 30s\n", []string{"key min_intervall is not a known key here"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

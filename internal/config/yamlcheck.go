@@ -1,0 +1,164 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v3"
+)
+
+// checkDocument walks the parsed document alongside the Go types it decodes
+// into and reports, by key path and line, what the decoder would report
+// without naming the key. Which keys are durations is read from the types by
+// reflection, so a new model.Duration field is covered without listing it
+// here. Keys the types do not know are skipped: the strict decoder names
+// them.
+func checkDocument(doc *yaml.Node) error {
+	w := &docWalker{}
+	if doc != nil && doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		w.walk(doc.Content[0], reflect.TypeOf(Config{}), "")
+	}
+	return errors.Join(w.errs...)
+}
+
+type docWalker struct{ errs []error }
+
+func (w *docWalker) add(key string, line int, format string, args ...any) {
+	w.errs = append(w.errs, fmt.Errorf("%s (line %d): %s", key, line, fmt.Sprintf(format, args...)))
+}
+
+var durationType = reflect.TypeOf(model.Duration(0))
+
+// walk checks node n, written at key, which decodes into a value of type t.
+func (w *docWalker) walk(n *yaml.Node, t reflect.Type, key string) {
+	line := n.Line
+	for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < 100; depth++ {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == durationType {
+		w.duration(n, key, line)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.ShortTag() == "!!merge" {
+				w.walkMerge(v, t, key)
+				continue
+			}
+			if f, ok := fields[k.Value]; ok {
+				w.walk(v, f.Type, joinKey(key, k.Value))
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			w.walk(n.Content[i+1], t.Elem(), joinKey(key, n.Content[i].Value))
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, c := range n.Content {
+			w.walk(c, t.Elem(), fmt.Sprintf("%s[%d]", key, i))
+		}
+	}
+}
+
+// walkMerge follows a "<<" merge key: its mapping (or list of mappings)
+// fills the same struct.
+func (w *docWalker) walkMerge(v *yaml.Node, t reflect.Type, key string) {
+	for depth := 0; v.Kind == yaml.AliasNode && v.Alias != nil && depth < 100; depth++ {
+		v = v.Alias
+	}
+	if v.Kind == yaml.SequenceNode {
+		for _, c := range v.Content {
+			w.walk(c, t, key)
+		}
+		return
+	}
+	w.walk(v, t, key)
+}
+
+var wholeNumberRE = regexp.MustCompile(`^[0-9]+$`)
+
+func (w *docWalker) duration(n *yaml.Node, key string, line int) {
+	if n.Kind != yaml.ScalarNode {
+		w.add(key, line, "must be a duration such as 30s")
+		return
+	}
+	if n.ShortTag() == "!!null" {
+		return // no value: the default
+	}
+	if _, err := model.ParseDuration(n.Value); err == nil {
+		return
+	}
+	if wholeNumberRE.MatchString(n.Value) {
+		w.add(key, line, "%q is not a duration; give a unit, e.g. %ss", n.Value, n.Value)
+		return
+	}
+	w.add(key, line, "%q is not a duration; write it like 30s, 5m or 1h30m (whole numbers with the units ms, s, m, h, d, w, y)", n.Value)
+}
+
+func joinKey(key, name string) string {
+	if key == "" {
+		return name
+	}
+	return key + "." + name
+}
+
+var fieldCache sync.Map // reflect.Type -> map[string]reflect.StructField
+
+// yamlFields maps the YAML key names of struct type t to its fields, the way
+// yaml.v3 names them: the yaml tag's name, else the lowercased field name;
+// "-" is skipped and ",inline" structs contribute their own keys.
+func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.StructField)
+	}
+	m := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(","+opts+",", ",inline,") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range yamlFields(ft) {
+					m[k] = v
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = f
+	}
+	fieldCache.Store(t, m)
+	return m
+}
