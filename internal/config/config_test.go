@@ -270,3 +270,50 @@ func TestDurationErrorsNameKeyAndLine(t *testing.T) {
 		})
 	}
 }
+
+func TestEmptyTableEntryIsRefused(t *testing.T) {
+	const head = "databases:\n  - name: a\n    dsn: postgres://x/y\n"
+	cases := []struct {
+		name, doc string
+		want      []string // nil: accepted
+	}{
+		{"flow style", head + "    tables: {idempotency: , inbox: , outbox: {table: event_outbox}}\n", []string{
+			"databases[0].tables.idempotency (line 4): has no value; write {} for the defaults",
+			"databases[0].tables.inbox (line 4): has no value; write {} for the defaults",
+		}},
+		{"block style", head + "    tables:\n      idempotency:\n      outbox: {}\n", []string{
+			"databases[0].tables.idempotency (line 5): has no value; write {} for the defaults",
+		}},
+		{"explicit null", head + "    tables:\n      processed_jobs: null\n      inbox: ~\n", []string{
+			"databases[0].tables.processed_jobs (line 5): has no value",
+			"databases[0].tables.inbox (line 6): has no value",
+		}},
+		{"tables without value", head + "    tables:\n", []string{
+			"databases[0].tables (line 4): has no value; omit the key to watch all four tables with their default names",
+		}},
+		{"empty mappings take the defaults", head + "    tables: {idempotency: {}, outbox: {}}\n", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.doc))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				tb := c.Databases[0].Tables
+				if tb.Idempotency == nil || tb.Idempotency.Table != "workflow_idempotency_record" || tb.Outbox == nil || tb.Inbox != nil || tb.ProcessedJobs != nil {
+					t.Fatalf("want idempotency and outbox with their defaults, only: %+v", tb)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted; want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

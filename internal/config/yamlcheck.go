@@ -59,9 +59,15 @@ func (w *docWalker) walk(n *yaml.Node, t reflect.Type, key string) {
 				w.walkMerge(v, t, key)
 				continue
 			}
-			if f, ok := fields[k.Value]; ok {
-				w.walk(v, f.Type, joinKey(key, k.Value))
+			f, ok := fields[k.Value]
+			if !ok {
+				continue
 			}
+			if isNull(v) && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+				w.add(joinKey(key, k.Value), k.Line, "has no value; %s", emptySectionAdvice(f.Type.Elem()))
+				continue
+			}
+			w.walk(v, f.Type, joinKey(key, k.Value))
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
@@ -95,6 +101,26 @@ func (w *docWalker) walkMerge(v *yaml.Node, t reflect.Type, key string) {
 	w.walk(v, t, key)
 }
 
+// isNull says whether n is YAML's null: "key:" with nothing after it, "~"
+// or "null".
+func isNull(n *yaml.Node) bool {
+	for depth := 0; n.Kind == yaml.AliasNode && n.Alias != nil && depth < 100; depth++ {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// emptySectionAdvice says what to write instead of an optional section
+// (a pointer to a struct) left without a value. The decoder would read such
+// a key as absent, so "idempotency:" with nothing under it would silently
+// unwatch the table.
+func emptySectionAdvice(t reflect.Type) string {
+	if t == reflect.TypeOf(Tables{}) {
+		return "omit the key to watch all four tables with their default names, or list the tables under it"
+	}
+	return "write {} for the defaults (or remove the key to leave it out)"
+}
+
 var wholeNumberRE = regexp.MustCompile(`^[0-9]+$`)
 
 func (w *docWalker) duration(n *yaml.Node, key string, line int) {
@@ -102,7 +128,7 @@ func (w *docWalker) duration(n *yaml.Node, key string, line int) {
 		w.add(key, line, "must be a duration such as 30s")
 		return
 	}
-	if n.ShortTag() == "!!null" {
+	if isNull(n) {
 		return // no value: the default
 	}
 	if _, err := model.ParseDuration(n.Value); err == nil {
