@@ -140,7 +140,8 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
-// Parse decodes, defaults, validates and resolves a config document.
+// Parse decodes, defaults, validates and resolves a config document. A
+// document must configure at least one Camunda engine or database.
 func Parse(b []byte) (*Config, error) {
 	// First as a node tree: one document only, and values the decoder
 	// would refuse without naming their key (durations) are reported by
@@ -162,6 +163,11 @@ func Parse(b []byte) (*Config, error) {
 	strict.KnownFields(true)
 	if err := strict.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
+	}
+	// A file that watches nothing would serve only the exporter's own
+	// metrics, up=1, and no source alert could ever fire.
+	if len(c.Camunda) == 0 && len(c.Databases) == 0 {
+		return nil, fmt.Errorf("configures no source: list at least one engine under camunda: or one database under databases: (without a config file the exporter watches one engine at %s)", DefaultCamundaURL)
 	}
 	if err := c.finish(); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -315,5 +316,41 @@ func TestEmptyTableEntryIsRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFileWithoutSourcesIsRefused(t *testing.T) {
+	const want = "configures no source: list at least one engine under camunda: or one database under databases:"
+	cases := []struct {
+		name, doc string
+		ok        bool
+	}{
+		{"empty file", "", false},
+		{"only comments", "# camunda: [{name: main, url: 'http://x'}]\n", false},
+		{"empty mapping", "{}\n", false},
+		{"empty lists", "camunda: []\ndatabases: []\n", false},
+		{"keys without values", "camunda:\ndatabases:\n", false},
+		{"one engine", "camunda: [{name: main, url: 'http://x'}]\n", true},
+		{"one database", "databases: [{name: a, dsn: 'postgres://x/y'}]\n", true},
+	}
+	dir := t.TempDir()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(dir, fmt.Sprintf("c%d.yml", i))
+			if err := os.WriteFile(f, []byte(tc.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(f)
+			switch {
+			case tc.ok && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case !tc.ok && (err == nil || !strings.Contains(err.Error(), "config file "+f+": "+want)):
+				t.Fatalf("error %v does not contain %q", err, want)
+			}
+		})
+	}
+	// Without a file the documented default stays: one engine.
+	if c, err := Load(""); err != nil || len(c.Camunda) != 1 {
+		t.Fatalf("Load(\"\") = %+v, %v; want the default engine", c, err)
 	}
 }
