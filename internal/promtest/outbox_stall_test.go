@@ -122,7 +122,10 @@ scrape_configs:
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second)
+	// Anything else Alertmanager would send (a page for the draining outbox,
+	// or a ticket: that route's group_wait is 30s) must have time to arrive
+	// before "nothing else notified" means anything.
+	time.Sleep(35 * time.Second)
 
 	mu.Lock()
 	defer mu.Unlock()
