@@ -132,24 +132,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets: must be positive and strictly increasing"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.doc))
-			if tc.want == nil {
-				// Empty column strings fall back to the default name.
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("no error; want %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
+		// nil want: accepted (empty column strings fall back to the default name).
+		t.Run(tc.name, func(t *testing.T) { parseExpect(t, tc.doc, tc.want) })
 	}
 }
 
@@ -252,23 +236,7 @@ func TestDurationErrorsNameKeyAndLine(t *testing.T) {
 		{"unknown key still named", head + "    min_intervall: 30s\n", []string{"key min_intervall is not a known key here"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.doc))
-			if tc.want == nil {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("no error; want %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { parseExpect(t, tc.doc, tc.want) })
 	}
 }
 
@@ -296,24 +264,13 @@ func TestEmptyTableEntryIsRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(tc.doc))
-			if tc.want == nil {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				tb := c.Databases[0].Tables
-				if tb.Idempotency == nil || tb.Idempotency.Table != "workflow_idempotency_record" || tb.Outbox == nil || tb.Inbox != nil || tb.ProcessedJobs != nil {
-					t.Fatalf("want idempotency and outbox with their defaults, only: %+v", tb)
-				}
+			c := parseExpect(t, tc.doc, tc.want)
+			if c == nil {
 				return
 			}
-			if err == nil {
-				t.Fatalf("accepted; want %q", tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
+			tb := c.Databases[0].Tables
+			if tb.Idempotency == nil || tb.Idempotency.Table != "workflow_idempotency_record" || tb.Outbox == nil || tb.Inbox != nil || tb.ProcessedJobs != nil {
+				t.Fatalf("want idempotency and outbox with their defaults, only: %+v", tb)
 			}
 		})
 	}
@@ -353,4 +310,27 @@ func TestFileWithoutSourcesIsRefused(t *testing.T) {
 	if c, err := Load(""); err != nil || len(c.Camunda) != 1 {
 		t.Fatalf("Load(\"\") = %+v, %v; want the default engine", c, err)
 	}
+}
+
+// parseExpect parses doc and checks the outcome: with want nil it must be
+// accepted (the config is returned); otherwise refused with an error that
+// contains every string of want (nil is returned).
+func parseExpect(t *testing.T, doc string, want []string) *Config {
+	t.Helper()
+	c, err := Parse([]byte(doc))
+	if want == nil {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return c
+	}
+	if err == nil {
+		t.Fatalf("accepted; want an error containing %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	return nil
 }
