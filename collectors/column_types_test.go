@@ -46,22 +46,14 @@ ALTER TABLE workflow_processed_job ALTER COLUMN completed_at TYPE timestamp`)
 	d.setClock(10 * time.Second)
 	e.collect()
 
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	e.wantValues([]seriesValue{
 		{catalog.OutboxEventsCreated, map[string]string{"event_type": "OrderCreated"}, 1},
 		{catalog.OutboxEventsPublished, map[string]string{"event_type": "OrderCreated"}, 1},
 		{catalog.OutboxOldestPendingAge, map[string]string{"event_type": "OrderCreated"}, 110},
 		{catalog.InboxMessagesProcessed, map[string]string{"message_type": "OrderValidated", "status": "PROCESSED"}, 1},
 		{catalog.IdempotencyTransitions, map[string]string{"scope": "S", "status": "COMPLETED"}, 1},
 		{catalog.ProcessedJobs, map[string]string{"activity_id": "submitFulfillment", "status": "COMPLETED"}, 1},
-	} {
-		if got := e.value(c.name, c.labels); got != c.want {
-			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-		}
-	}
+	})
 }
 
 // A row without a status is work the exporter cannot classify: it is
@@ -82,20 +74,30 @@ ALTER TABLE message_inbox ALTER COLUMN processing_status DROP NOT NULL`)
 	d.setClock(10 * time.Second)
 	e.collect()
 
-	for _, c := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
+	e.wantValues([]seriesValue{
 		{catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency"}, 1},
 		{catalog.ExporterCollectorUp, map[string]string{"collector": "inbox"}, 1},
 		{catalog.IdempotencyRecords, map[string]string{"scope": "S", "status": "unmapped"}, 2},
 		{catalog.IdempotencyOldestRecordAge, map[string]string{"scope": "S", "status": "unmapped"}, 3610},
 		{catalog.IdempotencyTransitions, map[string]string{"scope": "S", "status": "unmapped"}, 1},
 		{catalog.InboxMessages, map[string]string{"source_system": "kafka", "message_type": "T", "status": "unmapped"}, 2},
-	} {
-		if got := e.value(c.name, c.labels); got != c.want {
-			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+	})
+}
+
+// seriesValue is the expected value of the one series of name whose labels
+// include labels.
+type seriesValue struct {
+	name   string
+	labels map[string]string
+	want   float64
+}
+
+// wantValues reports every series whose value differs from its expectation.
+func (e *exporter) wantValues(vs []seriesValue) {
+	e.t.Helper()
+	for _, v := range vs {
+		if got := e.value(v.name, v.labels); got != v.want {
+			e.t.Errorf("%s%v = %v, want %v", v.name, v.labels, got, v.want)
 		}
 	}
 }
