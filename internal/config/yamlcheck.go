@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v3"
@@ -148,15 +147,11 @@ func joinKey(key, name string) string {
 	return key + "." + name
 }
 
-var fieldCache sync.Map // reflect.Type -> map[string]reflect.StructField
-
 // yamlFields maps the YAML key names of struct type t to its fields, the way
 // yaml.v3 names them: the yaml tag's name, else the lowercased field name;
 // "-" is skipped and ",inline" structs contribute their own keys.
+// A config is parsed once per start, so nothing is cached.
 func yamlFields(t reflect.Type) map[string]reflect.StructField {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.StructField)
-	}
 	m := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -185,6 +180,5 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 		}
 		m[name] = f
 	}
-	fieldCache.Store(t, m)
 	return m
 }
