@@ -37,10 +37,9 @@ test-go:
 bench: deps-run
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench
 
-## generate: regenerate the index SQL, dashboards and alert rules from code
+## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, README tables)
 generate:
 	$(GO) generate ./...
-	$(MAKE) generate-alerts
 
 deps:
 	@bash scripts/install-deps.sh test

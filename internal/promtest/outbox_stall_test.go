@@ -60,7 +60,7 @@ func TestOutboxStallPagesAndDrainingOutboxIsQuiet(t *testing.T) {
 		t.Skip("waits for a 2m outbox stall window; about 2.5 minutes")
 	}
 	root := filepath.Join("..", "..")
-	rules := GenerateRules(t, root, "outbox: {stalled_window: 2m, stalled_for: 0s}\n")
+	rules := GenerateRules(t, "outbox: {stalled_window: 2m, stalled_for: 0s}\n")
 
 	var mu sync.Mutex
 	var pages []notifiedAlert

@@ -1,42 +1,29 @@
 package promtest
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	alertrules "github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
-// GenerateRules writes the bundle's alert rules generated from an alerts
+// GenerateRules returns the bundle's alert rules generated from an alerts
 // config document (the format of alerts/config.yml; keys left out keep the
-// shipped defaults) and returns their content. End-to-end tests use it to
-// shorten windows and for: durations, e.g.
+// shipped defaults). End-to-end tests use it to shorten windows and for:
+// durations, e.g.
 //
 //	outbox: {stalled_window: 2m, stalled_for: 0s}
 //
-// repoRoot is the repository root (where alerts/ and tools/ are). The
-// generator lives in the separate module tools/alertrouting and is run with
-// `go run`, so the go command must be on PATH.
-func GenerateRules(t testing.TB, repoRoot, config string) string {
+// It runs the generator of alerts/workflow-alerts.yml (alerts/rules) in
+// process.
+func GenerateRules(t testing.TB, config string) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "alerts-config.yml")
-	out := filepath.Join(dir, "workflow-alerts.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	root, err := filepath.Abs(repoRoot)
+	cfg, err := alertrules.Parse([]byte(config))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("generate rules: %v", err)
 	}
-	cmd := exec.Command("go", "run", "-mod=mod", "./cmd/genalerts", "-config", cfg, "-out", out)
-	cmd.Dir = filepath.Join(root, "tools", "alertrouting")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("generate rules: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
+	b, err := alertrules.Render(cfg)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("generate rules: %v", err)
 	}
 	return string(b)
 }

@@ -72,7 +72,7 @@ databases:
     late_commit_window: 2m
 `, engine.BaseURL, topic), "E2E_ORDERS_DSN="+dsn)
 
-	rules := promtest.GenerateRules(t, root, `
+	rules := promtest.GenerateRules(t, `
 outbox: {oldest_age_for: 0s}
 idempotency: {unknown_outcome_for: 0s, completed_task_open_for: 0s, in_doubt_for: 0s, stale_for: 0s}
 camunda: {retries_exhausted_for: 0s, incidents_for: 0s}

@@ -224,7 +224,7 @@ databases:
 
 	// The shipped rules with the outbox window at its 2m minimum and no
 	// for: delay, so the test takes minutes, not the production 7.5.
-	rules := promtest.GenerateRules(t, root, "outbox: {stalled_window: 2m, stalled_for: 0s}\n")
+	rules := promtest.GenerateRules(t, "outbox: {stalled_window: 2m, stalled_for: 0s}\n")
 	promtest.StartPrometheus(t, fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 900ms

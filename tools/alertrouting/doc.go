@@ -1,8 +1,8 @@
 // Package alertrouting holds the test-only checks of the alerting bundle: the
 // Alertmanager routing and inhibition tests for deploy/alertmanager.yml, run
-// against every alert of the rule files in alerts/, and the generator of those
-// rule files (rules, cmd/genalerts). It is a separate module so that the
-// alertmanager dependency tree stays out of the exporter's go.mod.
+// against every alert of the rule files in alerts/, and the checks that the
+// rule files and the promtool tests in alerts/tests cover every alert. It is a
+// separate module so that the alertmanager dependency tree stays out of the
+// exporter's go.mod; the rule generator itself is in the exporter's module
+// (alerts/rules, alerts/cmd/genalerts).
 package alertrouting
-
-//go:generate go run ./cmd/genalerts -config ../../alerts/config.yml -out ../../alerts/workflow-alerts.yml

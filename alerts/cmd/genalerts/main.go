@@ -1,7 +1,9 @@
 // Command genalerts writes the Prometheus alerting rules of the workflow
-// exporter from a config file (alerts/config.yml by default).
+// exporter from a config file. `go generate ./...` (make generate) runs it
+// from alerts/rules on alerts/config.yml; from the repository root, the
+// defaults are the shipped files:
 //
-//	go run ./cmd/genalerts -config ../../alerts/config.yml -out ../../alerts/workflow-alerts.yml
+//	go run ./alerts/cmd/genalerts -config alerts/config.yml -out alerts/workflow-alerts.yml
 //
 // With -check it writes nothing and exits 1 when -out differs from what the
 // config generates.
@@ -13,12 +15,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/workflow-exporter/workflow-exporter/tools/alertrouting/rules"
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
 func main() {
-	configPath := flag.String("config", "../../alerts/config.yml", "alerts config file (thresholds, job selector)")
-	out := flag.String("out", "../../alerts/workflow-alerts.yml", "rule file to write")
+	configPath := flag.String("config", "alerts/config.yml", "alerts config file (thresholds, job selector)")
+	out := flag.String("out", "alerts/workflow-alerts.yml", "rule file to write")
 	check := flag.Bool("check", false, "only compare -out with the generated rules; exit 1 on drift")
 	flag.Parse()
 
@@ -36,7 +38,7 @@ func main() {
 			fail(err)
 		}
 		if !bytes.Equal(old, b) {
-			fail(fmt.Errorf("%s is out of date with %s: run make generate-alerts", *out, *configPath))
+			fail(fmt.Errorf("%s is out of date with %s: run make generate", *out, *configPath))
 		}
 		return
 	}

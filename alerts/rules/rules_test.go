@@ -11,7 +11,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
-const repoRoot = "../../.."
+const repoRoot = "../.."
 
 // TestCommittedRulesMatchConfig fails when alerts/workflow-alerts.yml was
 // edited by hand or not regenerated after a change to alerts/config.yml or
@@ -30,7 +30,7 @@ func TestCommittedRulesMatchConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("alerts/workflow-alerts.yml is out of date with alerts/config.yml: run `make generate-alerts` (cd tools/alertrouting && go generate ./...)")
+		t.Fatal("alerts/workflow-alerts.yml is out of date with alerts/config.yml: run `make generate` (go generate ./...)")
 	}
 }
 

@@ -1,8 +1,13 @@
 // Package rules builds the Prometheus alerting rules of the workflow exporter
 // from one small configuration (alerts/config.yml): the job selector, the
-// runbook base URL and every threshold and duration. cmd/genalerts writes the
-// result to alerts/workflow-alerts.yml; a test fails when the committed file
-// drifts from what the committed config generates.
+// runbook base URL and every threshold and duration. alerts/cmd/genalerts,
+// run by `go generate ./...` (make generate), writes the result to
+// alerts/workflow-alerts.yml; a test fails when the committed file drifts
+// from what the committed config generates.
+//
+// It needs only YAML and the metric catalog, so it lives in the exporter's
+// module; the Alertmanager routing tests, which need the alertmanager
+// module, stay in tools/alertrouting.
 package rules
 
 import (

@@ -1,0 +1,3 @@
+package rules
+
+//go:generate go run ../cmd/genalerts -config ../config.yml -out ../workflow-alerts.yml
