@@ -231,3 +231,12 @@ func TestEmptyConfigIsTheDefault(t *testing.T) {
 		t.Error("an empty config does not give the defaults")
 	}
 }
+
+func TestSelRejectsUnknownMetric(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("sel accepted a metric outside the catalog")
+		}
+	}()
+	builder{Default()}.sel("workflow_not_in_catalog")
+}
