@@ -290,7 +290,7 @@ func runbookLinks(alerts []string) []cog.Builder[dashboard.DashboardLink] {
 	for _, a := range alerts {
 		out = append(out, dashboard.NewDashboardLinkBuilder("Runbook: "+a).
 			Type(dashboard.DashboardLinkTypeLink).
-			Url(RunbookURL(a)).
+			Url(runbookURL(a)).
 			TargetBlank(true))
 	}
 	return out

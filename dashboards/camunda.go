@@ -1,6 +1,9 @@
 package dashboards
 
-import "github.com/workflow-exporter/workflow-exporter/catalog"
+import (
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
 
 func externalTasks() *board {
 	d := newBoard(UIDExternalTask, "Camunda external tasks",
@@ -12,7 +15,7 @@ func externalTasks() *board {
 		desc:     "Selected engines whose last poll failed. A down engine has no data series, so the panels below go blank for it: blank is not healthy.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.CamundaUp, mEngine))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Open external tasks", unit: "short",
 		desc:    "Open external tasks of the selected topics in every state.",
 		targets: []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic))}}})
@@ -20,36 +23,36 @@ func externalTasks() *board {
 		desc:     "Age of the oldest task waiting to be fetched, by the engine's clock. Growing while tasks wait means no worker fetches this topic.",
 		targets:  []target{{expr: "max(" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")"}},
 		steps:    []step{{600, "orange"}, {1800, "red"}},
-		runbooks: []string{AlertExternalTaskBacklogStalled}})
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.stat(panel{title: "Out of retries", unit: "short",
 		desc:     "Open external tasks with no retries left: each is an incident and waits for an operator.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+stateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertExternalTaskRetriesExhausted}})
+		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lapsed locks now", unit: "short",
 		desc:     "Tasks a worker fetched whose lock lapsed without complete or failure; the next fetch will execute them again.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+stateLockExpired+`"`))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertExternalTaskLockExpirations}})
+		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
 	d.stat(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down.",
 		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertIncidentsOpen}})
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 
 	d.row("Backlog and locks")
 	d.series(panel{title: "External tasks by state", unit: "short", stack: true,
 		desc:     "Open tasks per state, stacked: waiting (not locked), locked (a worker has it), retry_backoff (failed, waiting out its retry timeout), lock_expired, retries_exhausted, suspended.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic), "state"), legend: "{{state}}"}},
-		runbooks: []string{AlertExternalTaskBacklogStalled}})
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Waiting tasks by topic", unit: "short",
 		desc:     "Tasks waiting to be fetched per engine and topic.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+stateWaiting+`"`), "engine", "topic"), legend: "{{engine}} {{topic}}"}},
-		runbooks: []string{AlertExternalTaskBacklogStalled}})
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Oldest waiting task by topic", unit: "s",
 		desc:     "Age of the oldest waiting task per engine and topic; 0 when none waits.",
 		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
-		runbooks: []string{AlertExternalTaskBacklogStalled}})
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Locked tasks by worker", unit: "short",
 		desc:    "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
 		targets: []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}}})
@@ -61,35 +64,35 @@ func externalTasks() *board {
 			{expr: sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic"), legend: "completed {{topic}}"},
 			{expr: sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic"), legend: "failed {{topic}}"},
 		},
-		runbooks: []string{AlertExternalTaskRetryStorm}})
+		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Failure ratio", unit: "percentunit", min: ptr(0.0),
 		desc: "Failures as a share of completions plus failures, by topic. A high ratio with a steady completion rate is a retry storm.",
 		targets: []target{{expr: sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") +
 			" / (" + sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic") +
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
-		runbooks: []string{AlertExternalTaskRetryStorm}})
+		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Lock expirations", unit: "ops",
 		desc:     "Locks seen to lapse without complete, failure or extendLock, per second, by topic. The worker is gone or slower than its lock duration.",
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
-		runbooks: []string{AlertExternalTaskLockExpirations}})
+		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
 	d.series(panel{title: "Redeliveries (duplicate executions)", unit: "ops",
 		desc:     "Tasks locked again after a lapsed lock, per second, by topic: the task ran (at least partly) twice. The idempotency table must absorb each of these.",
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskRedeliveries, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
-		runbooks: []string{AlertExternalTaskLockExpirations, AlertDuplicatePreventionSpike}})
+		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
 	d.row("Incidents and jobs")
 	d.series(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents per type and process definition.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaIncidents, mEngine), "incident_type", "process_definition_key"), legend: "{{incident_type}} {{process_definition_key}}"}},
-		runbooks: []string{AlertIncidentsOpen}})
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 	d.series(panel{title: "Oldest open incident", unit: "s",
 		desc:     "Age of the oldest open incident per engine and type, by the engine's clock.",
 		targets:  []target{{expr: "max by (engine, incident_type) (" + sel(catalog.CamundaIncidentOldestAge, mEngine) + ")", legend: "{{engine}} {{incident_type}}"}},
-		runbooks: []string{AlertIncidentsOpen}})
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 	d.series(panel{title: "Async jobs out of retries", unit: "short",
 		desc:     "Async continuations and timers with no retries left, per process definition.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
-		runbooks: []string{AlertIncidentsOpen}})
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 	d.labelTable(panel{title: "Engines", unit: "none",
 		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},

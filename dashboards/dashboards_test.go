@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -397,10 +398,13 @@ func TestSelRejectsUnknownMetric(t *testing.T) {
 	sel("workflow_not_in_catalog")
 }
 
+// TestRunbookLinks requires every runbook link of a panel to be the runbook
+// of an alert of the bundle (rules.Alerts()), and every alert's runbook to be
+// linked from some panel.
 func TestRunbookLinks(t *testing.T) {
 	known := map[string]bool{}
-	for _, a := range Alerts() {
-		known[RunbookURL(a.Name)] = true
+	for _, a := range rules.Alerts() {
+		known[runbookURL(a.Name)] = true
 	}
 	linked := map[string]bool{}
 	for _, d := range loadAll(t) {
@@ -418,14 +422,9 @@ func TestRunbookLinks(t *testing.T) {
 			t.Errorf("no panel links to %s", u)
 		}
 	}
-	// Once the runbooks exist, every linked one must be there.
-	dir := filepath.Join(repoRoot, "docs", "runbooks")
-	if _, err := os.Stat(dir); err != nil {
-		t.Logf("%s does not exist yet; runbook files not checked", dir)
-		return
-	}
-	for _, a := range Alerts() {
-		if _, err := os.Stat(filepath.Join(dir, a.Name+".md")); err != nil {
+	// Every linked runbook must be there.
+	for _, a := range rules.Alerts() {
+		if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(a.RunbookPath()))); err != nil {
 			t.Errorf("runbook of %s missing: %v", a.Name, err)
 		}
 	}
@@ -531,46 +530,31 @@ func TestQueriesListEveryTarget(t *testing.T) {
 	}
 }
 
-var (
-	ruleAlert    = regexp.MustCompile(`^\s*- alert:\s*(\S+)\s*$`)
-	ruleSeverity = regexp.MustCompile(`^\s*severity:\s*(\S+)\s*$`)
-)
+// TestAlertNamePatternSelectsEveryAlert: the overview's alert panels select
+// the bundle's alerts in ALERTS by alertNamePattern, which must match every
+// alert of rules.Alerts() (the list the rule file is generated from; the
+// tests of alerts/rules keep the two equal).
+func TestAlertNamePatternSelectsEveryAlert(t *testing.T) {
+	re := regexp.MustCompile("^(?:" + alertNamePattern + ")$")
+	for _, a := range rules.Alerts() {
+		if !re.MatchString(a.Name) {
+			t.Errorf("alert %s does not match %q: the overview's firing alerts would leave it out", a.Name, alertNamePattern)
+		}
+	}
+}
 
-// TestAlertsMatchRuleFile keeps Alerts() (what the dashboards link to) in
-// step with the shipped rule file: same names, same severities.
-func TestAlertsMatchRuleFile(t *testing.T) {
-	path := filepath.Join(repoRoot, "alerts", "workflow-alerts.yml")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+func TestAlertsPagesFirst(t *testing.T) {
+	as := alertsPagesFirst()
+	if len(as) != len(rules.Alerts()) {
+		t.Fatalf("%d alerts, want %d", len(as), len(rules.Alerts()))
 	}
-	inFile := map[string]string{}
-	current := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if m := ruleAlert.FindStringSubmatch(line); m != nil {
-			current = m[1]
-			inFile[current] = ""
-		} else if m := ruleSeverity.FindStringSubmatch(line); m != nil && current != "" {
-			inFile[current] = strings.Trim(m[1], `"'`)
+	rank := func(a rules.Alert) int { return slices.Index(rules.Severities(), a.Severity) }
+	for i := 1; i < len(as); i++ {
+		if rank(as[i-1]) > rank(as[i]) {
+			t.Errorf("%s (%s) after %s (%s)", as[i].Name, as[i].Severity, as[i-1].Name, as[i-1].Severity)
 		}
 	}
-	if len(inFile) == 0 {
-		t.Fatalf("no alerts found in %s", path)
-	}
-	ours := map[string]string{}
-	for _, a := range Alerts() {
-		ours[a.Name] = a.Severity
-	}
-	for name, sev := range inFile {
-		if s, ok := ours[name]; !ok {
-			t.Errorf("alert %s of %s is not in dashboards.Alerts(): no panel links its runbook", name, path)
-		} else if s != sev {
-			t.Errorf("alert %s: severity %s in %s, %s in dashboards.Alerts()", name, sev, path, s)
-		}
-	}
-	for name := range ours {
-		if _, ok := inFile[name]; !ok {
-			t.Errorf("dashboards.Alerts() lists %s, which %s does not define", name, path)
-		}
+	if as[0].Severity != rules.Critical {
+		t.Errorf("first alert %s is %s, want a page first", as[0].Name, as[0].Severity)
 	}
 }

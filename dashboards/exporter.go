@@ -1,6 +1,9 @@
 package dashboards
 
-import "github.com/workflow-exporter/workflow-exporter/catalog"
+import (
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
 
 // Standard series of the Go and process collectors the exporter registers
 // (catalog.StandardSeries accepts them).
@@ -18,21 +21,21 @@ func exporterHealth() *board {
 	d.upStat(panel{title: "Exporter scrape", unit: "none", w: 6,
 		desc:     "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means no panel of this bundle has data.",
 		targets:  []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
-		runbooks: []string{AlertExporterDown}})
+		runbooks: []string{rules.WorkflowExporterDown}})
 	d.upStat(panel{title: "Sources", unit: "none", w: 9,
 		desc:     "Every configured Camunda engine and database, UP or DOWN as of the last collection. A DOWN source has no data series.",
 		targets:  []target{{expr: sel(catalog.ExporterSourceUp), legend: "{{source}} {{name}}"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Collectors failing", unit: "short", w: 3,
 		desc:     "Collectors whose last collection failed; their series are absent until they succeed again.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Oldest data", unit: "s", w: 3,
 		desc:     "Time since the least recent fully successful collection over all sources. Above min_interval plus the scrape interval means some data on the other dashboards is old.",
 		targets:  []target{{expr: "max(time() - " + sel(catalog.ExporterLastSuccessfulCollect) + ")"}},
 		steps:    []step{{120, "orange"}, {600, "red"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Label values folded", unit: "cpm", w: 3,
 		desc:    "Series folded into the label value \"other\" per minute because a metric reached its label value limit. Above 0, some topics, scopes or workers are hidden in \"other\"; raise the limit or fix the cardinality.",
 		targets: []target{{expr: "60 * " + sumBy(rate(catalog.ExporterLabelValuesFolded))}},
@@ -42,25 +45,25 @@ func exporterHealth() *board {
 	d.series(panel{title: "Collector up", unit: "bool", min: ptr(0.0),
 		desc:     "1 while a collector's last collection succeeded, 0 while it fails, per source and collector.",
 		targets:  []target{{expr: sel(catalog.ExporterCollectorUp), legend: "{{source}} {{name}} {{collector}}"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.series(panel{title: "Collection duration", unit: "s",
 		desc:    "Duration of the last collection per collector. Approaching the scrape timeout means scrapes get the previous snapshot.",
 		targets: []target{{expr: sel(catalog.ExporterCollectDuration), legend: "{{name}} {{collector}}"}}})
 	d.series(panel{title: "Collection errors", unit: "ops",
 		desc:     "Failed collections per second per collector.",
 		targets:  []target{{expr: sumBy(rate(catalog.ExporterCollectErrors), "source", "name", "collector"), legend: "{{name}} {{collector}}"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.series(panel{title: "Data age per source", unit: "s",
 		desc:     "Time since the last collection of each source in which every collector succeeded.",
 		targets:  []target{{expr: "time() - " + sel(catalog.ExporterLastSuccessfulCollect), legend: "{{source}} {{name}}"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.series(panel{title: "Label values folded by metric", unit: "ops",
 		desc:    "Series folded into \"other\" per second, by metric.",
 		targets: []target{{expr: sumBy(rate(catalog.ExporterLabelValuesFolded), "metric"), legend: "{{metric}}"}}})
 	d.series(panel{title: "External tasks not watched", unit: "short",
 		desc:     "In-flight external tasks (locked or lock lapsed) per engine that the last collection did not list: beyond max_listed_tasks, or on topics folded into \"other\". Their lapsed locks and redeliveries are not counted and the database joins (in doubt, completed with task open) do not see them, so those numbers are lower bounds while this is above 0. Raise max_listed_tasks or label_value_limit.",
 		targets:  []target{{expr: "max by (engine) (" + sel(catalog.ExporterUnwatchedTasks) + ")", legend: "{{engine}}"}},
-		runbooks: []string{AlertExternalTaskLockExpirations, AlertIdempotencyInDoubt}})
+		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowIdempotencyInDoubt}})
 	d.labelTable(panel{title: "Build", unit: "none",
 		desc:    "Version, revision and Go version of each exporter instance.",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},

@@ -1,6 +1,9 @@
 package dashboards
 
-import "github.com/workflow-exporter/workflow-exporter/catalog"
+import (
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
 
 func idempotency() *board {
 	d := newBoard(UIDIdempotency, "Workflow idempotency",
@@ -12,45 +15,45 @@ func idempotency() *board {
 		desc:     "Records in UNKNOWN_OUTCOME: the side effect may or may not have happened. Reconcile with the downstream system before any retry.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope, `status="`+statusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertUnknownOutcomeRecords}})
+		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Stale in progress", unit: "short",
 		desc:     "Non-terminal records not updated within the configured stale threshold (default 15m): a worker started and never finished.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyStaleRecords, mDatabase, mScope))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress}})
+		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress}})
 	d.stat(panel{title: "In doubt", unit: "short",
 		desc:     "STARTED or SIDE_EFFECT_SUBMITTED records whose Camunda task lock has lapsed or moved to another worker: two executions may overlap. Reconcile before retrying. 0 needs the database and every engine up; No data means one is down.",
 		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope)))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertIdempotencyInDoubt}})
+		runbooks: []string{rules.WorkflowIdempotencyInDoubt}})
 	d.stat(panel{title: "Completed, task still open", unit: "short",
 		desc:     "COMPLETED records whose Camunda task is still open: the side effect happened and the completion was lost. The next attempt must replay the stored result, not redo the work. 0 needs the database and every engine up; No data means one is down.",
 		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope)))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertCompletedSideEffectTaskOpen}})
+		runbooks: []string{rules.WorkflowCompletedSideEffectTaskOpen}})
 	d.stat(panel{title: "Conflicts", unit: "cpm",
 		desc:     "Records with a configured conflict error code (same key, different request) per minute: a client reuses idempotency keys.",
 		targets:  []target{{expr: "60 * " + sumBy(rate(catalog.IdempotencyConflicts, mDatabase, mScope))}},
 		steps:    []step{{0.01, "orange"}},
-		runbooks: []string{AlertIdempotencyConflicts}})
+		runbooks: []string{rules.WorkflowIdempotencyConflicts}})
 	d.stat(panel{title: "Duplicates prevented", unit: "cpm",
 		desc:     "Duplicate attempts detected and absorbed per minute. This is the protection working; a rising trend against its usual level is the smell.",
 		targets:  []target{{expr: "60 * " + sumBy(rate(catalog.IdempotencyDuplicatesPrevented, mDatabase, mScope))}},
-		runbooks: []string{AlertDuplicatePreventionSpike}})
+		runbooks: []string{rules.WorkflowDuplicatePreventionSpike}})
 
 	d.row("Records")
 	d.series(panel{title: "Records by status", unit: "short", stack: true,
 		desc:     "Non-terminal records per status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME), stacked.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope), "status"), legend: "{{status}}"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress, AlertUnknownOutcomeRecords}})
+		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress, rules.WorkflowUnknownOutcomeRecords}})
 	d.series(panel{title: "Oldest record by status", unit: "s",
 		desc:     "Time since the least recently updated record in each non-terminal status, per scope, by the database clock.",
 		targets:  []target{{expr: "max by (scope, status) (" + sel(catalog.IdempotencyOldestRecordAge, mDatabase, mScope) + ")", legend: "{{scope}} {{status}}"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress}})
+		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress}})
 	d.series(panel{title: "Stale records by scope", unit: "short",
 		desc:     "Non-terminal records past the stale threshold per scope and status.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyStaleRecords, mDatabase, mScope), "scope", "status"), legend: "{{scope}} {{status}}"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress}})
+		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress}})
 	d.series(panel{title: "Transitions by status", unit: "ops",
 		desc:    "Records reaching each status per second (COMPLETED, RECONCILED, FAILED_FINAL, UNKNOWN_OUTCOME, ...).",
 		targets: []target{{expr: sumBy(rate(catalog.IdempotencyTransitions, mDatabase, mScope), "status"), legend: "{{status}}"}}})
@@ -59,11 +62,11 @@ func idempotency() *board {
 	d.series(panel{title: "In doubt by topic", unit: "short",
 		desc:     "In-progress records whose Camunda task lock lapsed or moved, per scope, engine and topic.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope), "scope", "engine", "topic"), legend: "{{scope}} {{engine}} {{topic}}"}},
-		runbooks: []string{AlertIdempotencyInDoubt}})
+		runbooks: []string{rules.WorkflowIdempotencyInDoubt}})
 	d.series(panel{title: "Completed with task open by topic", unit: "short",
 		desc:     "COMPLETED records whose Camunda task is still open, per scope, engine and topic.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope), "scope", "engine", "topic"), legend: "{{scope}} {{engine}} {{topic}}"}},
-		runbooks: []string{AlertCompletedSideEffectTaskOpen}})
+		runbooks: []string{rules.WorkflowCompletedSideEffectTaskOpen}})
 
 	d.row("Conflicts, duplicates and processed jobs")
 	d.series(panel{title: "Conflicts and duplicates by scope", unit: "ops",
@@ -72,14 +75,14 @@ func idempotency() *board {
 			{expr: sumBy(rate(catalog.IdempotencyConflicts, mDatabase, mScope), "scope"), legend: "conflicts {{scope}}"},
 			{expr: sumBy(rate(catalog.IdempotencyDuplicatesPrevented, mDatabase, mScope), "scope"), legend: "duplicates {{scope}}"},
 		},
-		runbooks: []string{AlertIdempotencyConflicts, AlertDuplicatePreventionSpike}})
+		runbooks: []string{rules.WorkflowIdempotencyConflicts, rules.WorkflowDuplicatePreventionSpike}})
 	d.series(panel{title: "Processed jobs by activity", unit: "ops",
 		desc:    "Processed-job rows written per second, by activity and status.",
 		targets: []target{{expr: sumBy(rate(catalog.ProcessedJobs, mDatabase), "activity_id", "status"), legend: "{{activity_id}} {{status}}"}}})
 	d.series(panel{title: "Processed jobs with task open", unit: "short",
 		desc:     "Processed-job rows whose Camunda task is still open: the job was done and its completion did not reach the engine.",
 		targets:  []target{{expr: sumBy(sel(catalog.ProcessedJobTaskOpen, mDatabase), "engine", "activity_id"), legend: "{{engine}} {{activity_id}}"}},
-		runbooks: []string{AlertProcessedJobTaskOpen}})
+		runbooks: []string{rules.WorkflowProcessedJobTaskOpen}})
 	return d
 }
 

@@ -1,6 +1,9 @@
 package dashboards
 
-import "github.com/workflow-exporter/workflow-exporter/catalog"
+import (
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
 
 func outboxInbox() *board {
 	d := newBoard(UIDOutboxInbox, "Workflow outbox and inbox",
@@ -12,25 +15,25 @@ func outboxInbox() *board {
 		desc:     "Selected databases the exporter could not read in its last collection. Their outbox and inbox series are then absent, so the panels below go blank: blank is not healthy.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp, mSourceDatabase))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Oldest pending event", unit: "s",
 		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal (the shipped alert pages past 15m). 0 means drained.",
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
 		steps:    []step{{300, "orange"}, {900, "red"}},
-		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Pending events", unit: "short",
 		desc:     "Outbox events not yet published and not failed.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase))}},
-		runbooks: []string{AlertOutboxBacklogStalled, AlertOutboxBacklogGrowing}})
+		runbooks: []string{rules.WorkflowOutboxBacklogStalled, rules.WorkflowOutboxBacklogGrowing}})
 	d.stat(panel{title: "Failed events", unit: "short",
 		desc:     "Outbox events in a failed or dead status: they will not be published without an operator.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertOutboxEventsFailed}})
+		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
 	d.stat(panel{title: "Publish rate", unit: "ops",
 		desc:     "Outbox events published per second. 0 while events are pending is a stalled publisher.",
 		targets:  []target{{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase))}},
-		runbooks: []string{AlertOutboxBacklogStalled}})
+		runbooks: []string{rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Publish delay p95", unit: "s",
 		desc:    "95th percentile of published_at minus created_at of the events published in the rate interval.",
 		targets: []target{{expr: quantile(0.95, catalog.OutboxPublishDelay, nil, mDatabase)}},
@@ -39,18 +42,18 @@ func outboxInbox() *board {
 	d.series(panel{title: "Oldest pending event by type", unit: "s",
 		desc:     "Age of the oldest unpublished event per database, aggregate type and event type. A steady climb is a stalled publisher; a saw-tooth is a publisher that keeps up.",
 		targets:  []target{{expr: "max by (database, aggregate_type, event_type) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}} {{aggregate_type}} {{event_type}}"}},
-		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "Pending events by type", unit: "short",
 		desc:     "Unpublished events per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
-		runbooks: []string{AlertOutboxBacklogGrowing}})
+		runbooks: []string{rules.WorkflowOutboxBacklogGrowing}})
 	d.series(panel{title: "Inflow and outflow", unit: "ops",
 		desc: "Events created and published per second per database. Created above published for long is a growing backlog; published at 0 with events pending is a stalled one.",
 		targets: []target{
 			{expr: sumBy(rate(catalog.OutboxEventsCreated, mDatabase), "database"), legend: "created {{database}}"},
 			{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase), "database"), legend: "published {{database}}"},
 		},
-		runbooks: []string{AlertOutboxBacklogGrowing, AlertOutboxBacklogStalled}})
+		runbooks: []string{rules.WorkflowOutboxBacklogGrowing, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "Publish delay", unit: "s",
 		desc: "Quantiles of published_at minus created_at per database, over the events published in the rate interval.",
 		targets: []target{
@@ -61,7 +64,7 @@ func outboxInbox() *board {
 	d.series(panel{title: "Failed events by type", unit: "short",
 		desc:     "Outbox events in a failed or dead status per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
-		runbooks: []string{AlertOutboxEventsFailed}})
+		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
 	d.series(panel{title: "Outbox publish failures share", unit: "percentunit", min: ptr(0.0),
 		desc:    "Failed or dead events as a share of all unpublished events (pending plus failed) per database.",
 		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + " / (" + sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database") + " + " + sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + ")", legend: "{{database}}"}}})
@@ -71,16 +74,16 @@ func outboxInbox() *board {
 		desc:     "Age of the oldest message in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME), by the database clock. The shipped alert fires past 30m.",
 		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
 		steps:    []step{{900, "orange"}, {1800, "red"}},
-		runbooks: []string{AlertInboxBacklogOld}})
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.stat(panel{title: "Messages in progress", unit: "short",
 		desc:     "Inbox messages in a non-terminal status.",
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase))}},
-		runbooks: []string{AlertInboxBacklogOld}})
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
 		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertUnknownOutcomeRecords}})
+		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Processed rate", unit: "ops",
 		desc:    "Inbox messages reaching a terminal status (PROCESSED, IGNORED_DUPLICATE, FAILED_FINAL) per second.",
 		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase))}}})
@@ -95,11 +98,11 @@ func outboxInbox() *board {
 	d.series(panel{title: "Messages by status", unit: "short",
 		desc:     "Inbox messages per database and non-terminal status.",
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
-		runbooks: []string{AlertInboxBacklogOld}})
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.series(panel{title: "Oldest message by source and type", unit: "s",
 		desc:     "Age of the oldest non-terminal message per source system and message type.",
 		targets:  []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
-		runbooks: []string{AlertInboxBacklogOld}})
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.series(panel{title: "Messages processed by status", unit: "ops",
 		desc:    "Inbox messages reaching a terminal status per second, by status.",
 		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}}})

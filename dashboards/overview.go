@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -20,8 +21,8 @@ const (
 	stateLockExpired       = "lock_expired"
 	stateWaiting           = "waiting"
 	firingAlertsOfBundle   = `ALERTS{alertstate="firing",alertname=~"` + alertNamePattern + `"}`
-	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="critical",alertname=~"` + alertNamePattern + `"}`
-	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="warning",alertname=~"` + alertNamePattern + `"}`
+	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="` + rules.Critical + `",alertname=~"` + alertNamePattern + `"}`
+	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="` + rules.Warning + `",alertname=~"` + alertNamePattern + `"}`
 )
 
 // exporterTargetsUp is the scrape health (up) of the targets that are
@@ -43,7 +44,7 @@ func overview() *board {
 		desc:     "Alerts of this bundle with severity critical that are firing now (they page); the table below names them with their runbooks. 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets:  []target{{expr: "count(" + criticalAlertsOfBundle + ") or vector(0)"}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{AlertOutboxBacklogStalled, AlertOutboxOldestEventTooOld}})
+		runbooks: []string{rules.WorkflowOutboxBacklogStalled, rules.WorkflowOutboxOldestEventTooOld}})
 	d.stat(panel{title: "Warning alerts firing", unit: "short", w: 3,
 		desc:    "Alerts of this bundle with severity warning that are firing now (they open tickets). 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets: []target{{expr: "count(" + warningAlertsOfBundle + ") or vector(0)"}},
@@ -52,33 +53,33 @@ func overview() *board {
 		desc:     "Camunda engines and databases the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy. No data here means the exporter itself is not scraped.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{AlertExporterSourceDown, AlertExporterDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterDown}})
 	d.stat(panel{title: "Collectors failing", unit: "short", w: 3,
 		desc:     "Collectors (one per table or Camunda query) whose last collection failed. Their series are absent until they succeed again.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Outbox oldest pending age", unit: "s", w: 3,
 		desc:     "Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. 0 means the outbox is drained. No data means the database source is down or not configured.",
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
 		steps:    []step{{300, "orange"}, {900, "red"}},
-		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
 		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
 		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+statusUnknownOutcome+`"`) +
 			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertUnknownOutcomeRecords}})
+		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
 		desc:     "Open external tasks with retries 0 (each is an incident in Camunda). No data means the engine is down.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+stateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
-		runbooks: []string{AlertExternalTaskRetriesExhausted}})
+		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 3,
 		desc:     "External task locks lapsing without complete, failure or extendLock, per minute: a worker died or is slower than its lock duration, and the task will run twice.",
 		targets:  []target{{expr: "60 * " + sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine))}},
 		steps:    []step{{0.01, "orange"}},
-		runbooks: []string{AlertExternalTaskLockExpirations}})
+		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
 
 	d.firingAlerts()
 
@@ -86,36 +87,36 @@ func overview() *board {
 	d.upStat(panel{title: "Sources", unit: "none", w: 8,
 		desc:     "Every Camunda engine and database the exporter reads, UP or DOWN as of its last collection. A DOWN source has no data series: its panels stay blank until it is back.",
 		targets:  []target{{expr: sel(catalog.ExporterSourceUp), legend: "{{source}} {{name}}"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.upStat(panel{title: "Collectors", unit: "none", w: 8,
 		desc:     "Every collector of every source, UP or DOWN as of its last collection. One DOWN collector hides only its own series.",
 		targets:  []target{{expr: sel(catalog.ExporterCollectorUp), legend: "{{name}} {{collector}}"}},
-		runbooks: []string{AlertExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.upStat(panel{title: "Exporter scrape", unit: "none", w: 8,
 		desc:     "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means Prometheus cannot scrape the exporter: every panel of this bundle goes blank.",
 		targets:  []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
-		runbooks: []string{AlertExporterDown}})
+		runbooks: []string{rules.WorkflowExporterDown}})
 
 	d.row("Trends")
 	d.series(panel{title: "Outbox oldest pending age", unit: "s",
 		desc:     "Oldest unpublished outbox event per database. A line that climbs steadily means the publisher is stalled; a saw-tooth means it keeps up.",
 		targets:  []target{{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}}"}},
-		runbooks: []string{AlertOutboxOldestEventTooOld, AlertOutboxBacklogStalled}})
+		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "External tasks by state", unit: "short", stack: true,
 		desc:     "Open external tasks per engine and state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended); the states partition the open tasks.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
-		runbooks: []string{AlertExternalTaskBacklogStalled}})
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Idempotency records in progress", unit: "short",
 		desc:     "Non-terminal idempotency records per database and status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME).",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
-		runbooks: []string{AlertIdempotencyStaleInProgress, AlertUnknownOutcomeRecords}})
+		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress, rules.WorkflowUnknownOutcomeRecords}})
 	d.series(panel{title: "Duplicate executions", unit: "ops",
 		desc: "Per second: external tasks locked again after a lapsed lock (a duplicate execution happened) and duplicates the idempotency table absorbed. The second is the protection working; a rising trend is the smell.",
 		targets: []target{
 			{expr: sumBy(rate(catalog.CamundaExternalTaskRedeliveries, mEngine), "engine"), legend: "redelivered {{engine}}"},
 			{expr: sumBy(rate(catalog.IdempotencyDuplicatesPrevented, mDatabase), "database"), legend: "duplicates prevented {{database}}"},
 		},
-		runbooks: []string{AlertExternalTaskLockExpirations, AlertDuplicatePreventionSpike}})
+		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
 	d.row("Runbooks")
 	d.markdown("Runbooks", "Every alert of the bundle with its severity and runbook.", runbookIndex(), 24, 10)
@@ -131,9 +132,9 @@ func (d *board) firingAlerts() {
 		Instant().
 		Format(prometheus.PromQueryFormatTable)
 	severityColors := map[string]dashboard.ValueMappingResult{
-		severityCritical: {Color: ptr("red"), Index: ptr(int32(0))},
-		severityWarning:  {Color: ptr("orange"), Index: ptr(int32(1))},
-		severityInfo:     {Color: ptr("blue"), Index: ptr(int32(2))},
+		rules.Critical: {Color: ptr("red"), Index: ptr(int32(0))},
+		rules.Warning:  {Color: ptr("orange"), Index: ptr(int32(1))},
+		rules.Info:     {Color: ptr("blue"), Index: ptr(int32(2))},
 	}
 	d.b.WithPanel(table.NewPanelBuilder().
 		Id(d.id()).
@@ -155,7 +156,7 @@ func (d *board) firingAlerts() {
 			Id: "links",
 			Value: []map[string]any{{
 				"title":       "Runbook for ${__value.raw}",
-				"url":         runbookBase + "${__value.raw}.md",
+				"url":         runbookURL("${__value.raw}"),
 				"targetBlank": true,
 			}},
 		}}).
@@ -170,8 +171,8 @@ func (d *board) firingAlerts() {
 func runbookIndex() string {
 	var b strings.Builder
 	b.WriteString("| Alert | Severity | Runbook |\n|---|---|---|\n")
-	for _, a := range Alerts() {
-		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, RunbookURL(a.Name))
+	for _, a := range alertsPagesFirst() {
+		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, runbookURL(a.Name))
 	}
 	return b.String()
 }

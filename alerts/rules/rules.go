@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,15 +84,16 @@ func secs(v model.Duration) string {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-func (b builder) rule(name, severity string, forDur model.Duration, expr, summary, description string) Rule {
+// rule returns the rule of the named alert; its severity comes from Alerts().
+func (b builder) rule(name string, forDur model.Duration, expr, summary, description string) Rule {
 	r := Rule{
 		Alert:  name,
 		Expr:   strings.TrimSpace(expr),
-		Labels: map[string]string{"severity": severity},
+		Labels: map[string]string{"severity": mustLookup(name).Severity},
 		Annotations: map[string]string{
 			"summary":     summary,
 			"description": description,
-			"runbook_url": strings.TrimRight(b.c.RunbookBaseURL, "/") + "/" + name + ".md",
+			"runbook_url": RunbookURL(b.c.RunbookBaseURL, name),
 		},
 	}
 	if forDur > 0 {
@@ -108,16 +110,35 @@ func (r Rule) keepFiring(d model.Duration) Rule {
 	return r
 }
 
-// Build returns the rule file for the config.
+// Build returns the rule file for the config: the rule of every alert of
+// Alerts(), in its order and rule group. A listed alert without a rule, or a
+// rule of an alert not listed, is a programming error and panics.
 func Build(c Config) File {
 	b := builder{c}
-	return File{Groups: []Group{
-		{Name: "workflow-outbox", Rules: b.outbox()},
-		{Name: "workflow-inbox", Rules: b.inbox()},
-		{Name: "workflow-idempotency", Rules: b.idempotency()},
-		{Name: "camunda-external-tasks", Rules: b.camunda()},
-		{Name: "workflow-exporter", Rules: b.exporter()},
-	}}
+	built := map[string]Rule{}
+	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.exporter()) {
+		if _, dup := built[r.Alert]; dup {
+			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
+		}
+		built[r.Alert] = r
+	}
+	var f File
+	for _, a := range Alerts() {
+		r, ok := built[a.Name]
+		if !ok {
+			panic(fmt.Sprintf("alerts/rules: alert %s has no rule", a.Name))
+		}
+		delete(built, a.Name)
+		if n := len(f.Groups); n == 0 || f.Groups[n-1].Name != a.Group {
+			f.Groups = append(f.Groups, Group{Name: a.Group})
+		}
+		g := &f.Groups[len(f.Groups)-1]
+		g.Rules = append(g.Rules, r)
+	}
+	for name := range built {
+		panic(fmt.Sprintf("alerts/rules: rule %s is not in Alerts()", name))
+	}
+	return f
 }
 
 // Render returns the generated rule file's bytes.
@@ -146,7 +167,7 @@ func (b builder) outbox() []Rule {
 	published := b.sel(catalog.OutboxEventsPublished)
 	what := "{{ $labels.aggregate_type }}/{{ $labels.event_type }} in database {{ $labels.database }}"
 	return []Rule{
-		b.rule("WorkflowOutboxBacklogStalled", Critical, o.StalledFor, fmt.Sprintf(`
+		b.rule(WorkflowOutboxBacklogStalled, o.StalledFor, fmt.Sprintf(`
 %[1]s > 0
 and %[2]s > %[3]s
 unless increase(%[4]s[%[5]s]) > 0
@@ -155,20 +176,20 @@ unless increase(%[4]s[%[5]s]) > 0
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))).
 			keepFiring(o.KeepFiringFor),
 
-		b.rule("WorkflowOutboxOldestEventTooOld", Critical, o.OldestAgeFor, fmt.Sprintf(`
+		b.rule(WorkflowOutboxOldestEventTooOld, o.OldestAgeFor, fmt.Sprintf(`
 %[1]s > %[2]s
 `, age, secs(o.OldestAge)),
 			"The oldest unpublished outbox event is older than the delivery delay consumers can tolerate.",
 			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))).
 			keepFiring(o.KeepFiringFor),
 
-		b.rule("WorkflowOutboxEventsFailed", Warning, o.FailedFor, fmt.Sprintf(`
+		b.rule(WorkflowOutboxEventsFailed, o.FailedFor, fmt.Sprintf(`
 %[1]s > 0
 `, b.sel(catalog.OutboxEventsFailed)),
 			"Outbox events are in a failed or dead status: they will not be published without help.",
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" in a failed or dead status. Consumers will not see them until someone repairs and requeues them.", what)),
 
-		b.rule("WorkflowOutboxBacklogGrowing", Warning, o.GrowingFor, fmt.Sprintf(`
+		b.rule(WorkflowOutboxBacklogGrowing, o.GrowingFor, fmt.Sprintf(`
 %[1]s
 and delta(%[1]s[%[2]s]) > %[3]s
 and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
@@ -182,7 +203,7 @@ and increase(%[5]s[%[6]s]) > 0
 func (b builder) inbox() []Rule {
 	in := b.c.Inbox
 	return []Rule{
-		b.rule("WorkflowInboxBacklogOld", Warning, in.For, fmt.Sprintf(`
+		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
 `, b.sel(catalog.InboxOldestMessageAge, `status!="UNKNOWN_OUTCOME"`), secs(in.OldestAge)),
 			"Inbox messages have waited too long to be processed.",
@@ -195,7 +216,7 @@ func (b builder) idempotency() []Rule {
 	uo := `status="UNKNOWN_OUTCOME"`
 	dup := b.sel(catalog.IdempotencyDuplicatesPrevented)
 	return []Rule{
-		b.rule("WorkflowUnknownOutcomeRecords", Warning, i.UnknownOutcomeFor, fmt.Sprintf(`
+		b.rule(WorkflowUnknownOutcomeRecords, i.UnknownOutcomeFor, fmt.Sprintf(`
 (
   %[1]s > 0
   and %[2]s > %[5]s
@@ -210,37 +231,37 @@ or
 			"Side effects with an unknown outcome are waiting for reconciliation.",
 			fmt.Sprintf("{{ $value | humanize }} "+pl("record")+" in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) in UNKNOWN_OUTCOME; the oldest was not touched for over %s. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
 
-		b.rule("WorkflowIdempotencyStaleInProgress", Warning, i.StaleFor, fmt.Sprintf(`
+		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.IdempotencyStaleRecords, `status=~"STARTED|SIDE_EFFECT_SUBMITTED"`)),
 			"Idempotency records are stuck in progress past the stale threshold.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
-		b.rule("WorkflowIdempotencyConflicts", Warning, 0, fmt.Sprintf(`
+		b.rule(WorkflowIdempotencyConflicts, 0, fmt.Sprintf(`
 round(increase(%s[%s])) > %s
 `, b.sel(catalog.IdempotencyConflicts), dur(i.ConflictsWindow), num(i.ConflictsMax)),
 			"The same idempotency key is being reused for different requests.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} idempotency conflicts (same key, different request) in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s (threshold %s). The key is probably not deterministic or the request changed between retries.", dur(i.ConflictsWindow), num(i.ConflictsMax))),
 
-		b.rule("WorkflowCompletedSideEffectTaskOpen", Warning, i.CompletedTaskOpenFor, fmt.Sprintf(`
+		b.rule(WorkflowCompletedSideEffectTaskOpen, i.CompletedTaskOpenFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.IdempotencyCompletedTaskOpen)),
 			"Side effects are completed but their Camunda tasks are still open.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} COMPLETED while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not redo the side effect."),
 
-		b.rule("WorkflowIdempotencyInDoubt", Warning, i.InDoubtFor, fmt.Sprintf(`
+		b.rule(WorkflowIdempotencyInDoubt, i.InDoubtFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.IdempotencyInDoubt)),
 			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} STARTED or SIDE_EFFECT_SUBMITTED while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
-		b.rule("WorkflowProcessedJobTaskOpen", Warning, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
+		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.ProcessedJobTaskOpen)),
 			"Jobs are recorded as processed but their Camunda tasks are still open.",
 			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
 
-		b.rule("WorkflowDuplicatePreventionSpike", Info, i.DuplicatesFor, fmt.Sprintf(`
+		b.rule(WorkflowDuplicatePreventionSpike, i.DuplicatesFor, fmt.Sprintf(`
 round(increase(%[1]s[%[2]s])) > %[3]s
 and rate(%[1]s[%[2]s]) > %[4]s * rate(%[1]s[%[5]s] offset %[2]s)
 and %[1]s offset %[6]s
@@ -257,19 +278,19 @@ func (b builder) camunda() []Rule {
 	completions := b.sel(catalog.CamundaExternalTaskCompletions)
 	what := "topic {{ $labels.topic }} of engine {{ $labels.engine }}"
 	return []Rule{
-		b.rule("CamundaExternalTaskRetriesExhausted", Warning, c.RetriesExhaustedFor, fmt.Sprintf(`
+		b.rule(CamundaExternalTaskRetriesExhausted, c.RetriesExhaustedFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.CamundaExternalTasks, `state="retries_exhausted"`)),
 			"External tasks ran out of retries and wait for an operator.",
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
-		b.rule("CamundaExternalTaskLockExpirations", Warning, 0, fmt.Sprintf(`
+		b.rule(CamundaExternalTaskLockExpirations, 0, fmt.Sprintf(`
 round(increase(%s[%s])) > %s
 `, b.sel(catalog.CamundaExternalTaskLockExpirations), dur(c.LockExpirationsWindow), num(c.LockExpirationsMax)),
 			"External task locks lapse before the worker completes: duplicate executions are likely.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
 
-		b.rule("CamundaExternalTaskRetryStorm", Warning, c.RetryStormFor, fmt.Sprintf(`
+		b.rule(CamundaExternalTaskRetryStorm, c.RetryStormFor, fmt.Sprintf(`
 round(increase(%[1]s[%[2]s])) > %[3]s
 and
 increase(%[1]s[%[2]s])
@@ -278,7 +299,7 @@ increase(%[1]s[%[2]s])
 			"Workers fail most external tasks and the failures keep coming back as retries.",
 			fmt.Sprintf("Workers reported {{ $value | printf \"%%.0f\" }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
 
-		b.rule("CamundaExternalTaskBacklogStalled", Warning, c.BacklogStalledFor, fmt.Sprintf(`
+		b.rule(CamundaExternalTaskBacklogStalled, c.BacklogStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
 and ignoring (state) %[3]s > 0
 unless increase(%[4]s[%[6]s]) > 0
@@ -288,7 +309,7 @@ unless increase(%[5]s[%[6]s]) > 0
 			"External tasks are waiting and no worker completes or fails any of them.",
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),
 
-		b.rule("CamundaIncidentsOpen", Warning, c.IncidentsFor, fmt.Sprintf(`
+		b.rule(CamundaIncidentsOpen, c.IncidentsFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.CamundaIncidents, `incident_type!="failedExternalTask"`)),
 			"Camunda incidents are open and need an operator.",
@@ -312,7 +333,7 @@ func (b builder) exporter() []Rule {
 	}
 	up := b.sel(targetUp)
 	return []Rule{
-		b.rule("WorkflowExporterSourceDown", Warning, e.SourceDownFor, fmt.Sprintf(`
+		b.rule(WorkflowExporterSourceDown, e.SourceDownFor, fmt.Sprintf(`
 label_replace(%[1]s == 0, "database", "$1", "name", "(.*)")
 or
 label_replace(%[2]s == 0, "engine", "$1", "name", "(.*)")
@@ -324,7 +345,7 @@ label_replace(%[4]s == 0 unless ignoring (collector) %[2]s == 0, "engine", "$1",
 			"The exporter cannot read one of its sources: alerts on that source's data cannot fire.",
 			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent and the alerts on them stay silent. This is not all clear."),
 
-		b.rule("WorkflowExporterDown", Warning, e.DownFor, fmt.Sprintf(`
+		b.rule(WorkflowExporterDown, e.DownFor, fmt.Sprintf(`
 %[1]s == 0 or absent(%[1]s)
 `, up),
 			"Prometheus cannot scrape the workflow exporter: no workflow alert can fire.",

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,7 +160,7 @@ outbox:
 			}
 		}
 	}
-	if n != len(Build(Default()).Groups[0].Rules)+len(Build(Default()).Groups[1].Rules)+len(Build(Default()).Groups[2].Rules)+len(Build(Default()).Groups[3].Rules)+len(Build(Default()).Groups[4].Rules) {
+	if n != len(Alerts()) {
 		t.Errorf("rule count changed with the config: %d", n)
 	}
 	// every metric selector carries the matchers, including bare ones like up
@@ -239,4 +240,55 @@ func TestSelRejectsUnknownMetric(t *testing.T) {
 		}
 	}()
 	builder{Default()}.sel("workflow_not_in_catalog")
+}
+
+// TestAlertsListIsTheRuleFile checks the one list of alerts: names unique,
+// a known severity, groups contiguous (Prometheus refuses a group name
+// twice), a runbook file each, and the built rule file holds exactly these
+// alerts in this order, with these severities and groups.
+func TestAlertsListIsTheRuleFile(t *testing.T) {
+	as := Alerts()
+	seen := map[string]bool{}
+	closed := map[string]bool{}
+	for i, a := range as {
+		if seen[a.Name] {
+			t.Errorf("%s: listed twice", a.Name)
+		}
+		seen[a.Name] = true
+		if !slices.Contains(Severities(), a.Severity) {
+			t.Errorf("%s: severity %q is not one of %v", a.Name, a.Severity, Severities())
+		}
+		if i > 0 && as[i-1].Group != a.Group {
+			closed[as[i-1].Group] = true
+		}
+		if closed[a.Group] {
+			t.Errorf("%s: group %s continues after another group began", a.Name, a.Group)
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(a.RunbookPath()))); err != nil {
+			t.Errorf("%s: runbook missing: %v", a.Name, err)
+		}
+	}
+	var got []Alert
+	for _, g := range Build(Default()).Groups {
+		for _, r := range g.Rules {
+			got = append(got, Alert{Name: r.Alert, Severity: r.Labels["severity"], Group: g.Name})
+			if want := RunbookURL(DefaultRunbookBaseURL, r.Alert); r.Annotations["runbook_url"] != want {
+				t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
+			}
+		}
+	}
+	if !slices.Equal(got, as) {
+		t.Errorf("built rules\n%v\ndiffer from Alerts()\n%v", got, as)
+	}
+}
+
+func TestRunbookURL(t *testing.T) {
+	for _, base := range []string{"https://example.com/runbooks", "https://example.com/runbooks/"} {
+		if got, want := RunbookURL(base, "X"), "https://example.com/runbooks/X.md"; got != want {
+			t.Errorf("RunbookURL(%q) = %q, want %q", base, got, want)
+		}
+	}
+	if got, want := (Alert{Name: WorkflowExporterDown}).RunbookPath(), "docs/runbooks/WorkflowExporterDown.md"; got != want {
+		t.Errorf("RunbookPath = %q, want %q", got, want)
+	}
 }

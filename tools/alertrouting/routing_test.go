@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/alertmanager/config"
 	"github.com/prometheus/alertmanager/dispatch"
 	"github.com/prometheus/common/model"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
 func loadAlertmanager(t *testing.T) *config.Config {
@@ -21,9 +23,17 @@ func loadAlertmanager(t *testing.T) *config.Config {
 
 // receiverFor is what each severity must reach.
 var receiverFor = map[string]string{
-	"critical": "pager",
-	"warning":  "ticket",
-	"info":     "null",
+	rules.Critical: "pager",
+	rules.Warning:  "ticket",
+	rules.Info:     "null",
+}
+
+func TestEverySeverityHasAReceiver(t *testing.T) {
+	for _, s := range rules.Severities() {
+		if _, ok := receiverFor[s]; !ok {
+			t.Errorf("severity %s: no receiver expected for it here", s)
+		}
+	}
 }
 
 // route matches labels the way Alertmanager's dispatcher (and amtool config

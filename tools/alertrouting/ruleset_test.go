@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
 // repoRoot is the main module's directory, two levels up from this module.
@@ -61,67 +63,52 @@ func loadAlerts(t *testing.T) []alertRule {
 	return out
 }
 
-// designAlerts are the alerts DESIGN.md "Alerts" lists, with their severity,
-// plus the alerts added beyond that list, WorkflowIdempotencyInDoubt,
-// WorkflowOutboxEventsFailed and WorkflowProcessedJobTaskOpen (docs/alerts.md
-// explains why for each).
-var designAlerts = map[string]string{
-	"WorkflowOutboxBacklogStalled":        "critical",
-	"WorkflowOutboxOldestEventTooOld":     "critical",
-	"WorkflowOutboxBacklogGrowing":        "warning",
-	"WorkflowOutboxEventsFailed":          "warning",
-	"WorkflowInboxBacklogOld":             "warning",
-	"WorkflowUnknownOutcomeRecords":       "warning",
-	"WorkflowIdempotencyStaleInProgress":  "warning",
-	"WorkflowIdempotencyConflicts":        "warning",
-	"WorkflowCompletedSideEffectTaskOpen": "warning",
-	"WorkflowIdempotencyInDoubt":          "warning",
-	"WorkflowProcessedJobTaskOpen":        "warning",
-	"CamundaExternalTaskRetriesExhausted": "warning",
-	"CamundaExternalTaskLockExpirations":  "warning",
-	"CamundaExternalTaskRetryStorm":       "warning",
-	"CamundaExternalTaskBacklogStalled":   "warning",
-	"CamundaIncidentsOpen":                "warning",
-	"WorkflowExporterSourceDown":          "warning",
-	"WorkflowExporterDown":                "warning",
-	"WorkflowDuplicatePreventionSpike":    "info",
-}
-
-func TestRuleFilesHoldTheDesignedAlerts(t *testing.T) {
+// TestRuleFilesHoldTheListedAlerts: the rule files in alerts/ hold exactly
+// the alerts of rules.Alerts() (the one list of alerts, severities and
+// runbooks the generator, the dashboards and these tests share), each once and
+// with its listed severity; an alert added to a rule file by hand fails here.
+func TestRuleFilesHoldTheListedAlerts(t *testing.T) {
+	listed := map[string]rules.Alert{}
+	for _, a := range rules.Alerts() {
+		listed[a.Name] = a
+	}
 	seen := map[string]bool{}
 	for _, r := range loadAlerts(t) {
 		if seen[r.Alert] {
 			t.Errorf("%s: defined twice", r.Alert)
 		}
 		seen[r.Alert] = true
-		want, ok := designAlerts[r.Alert]
+		a, ok := listed[r.Alert]
 		if !ok {
-			t.Errorf("%s: not in DESIGN.md's alert list (nor in designAlerts here): add it to both, with a runbook", r.Alert)
+			t.Errorf("%s: not in rules.Alerts() (alerts/rules/alerts.go): add it there, with its rule and a runbook", r.Alert)
 			continue
 		}
-		if got := r.Labels["severity"]; got != want {
-			t.Errorf("%s: severity %q, DESIGN.md says %q", r.Alert, got, want)
+		if got := r.Labels["severity"]; got != a.Severity {
+			t.Errorf("%s: severity %q, rules.Alerts() says %q", r.Alert, got, a.Severity)
 		}
 	}
-	for name := range designAlerts {
+	for name := range listed {
 		if !seen[name] {
-			t.Errorf("%s: listed in DESIGN.md but missing from alerts/*.yml", name)
+			t.Errorf("%s: listed in rules.Alerts() but missing from alerts/*.yml", name)
 		}
 	}
 }
 
 func TestEveryAlertHasAnnotationsAndARunbook(t *testing.T) {
-	const base = "https://github.com/workflow-exporter/workflow-exporter/blob/main/docs/runbooks/"
 	for _, r := range loadAlerts(t) {
 		for _, k := range []string{"summary", "description", "runbook_url"} {
 			if r.Annotations[k] == "" {
 				t.Errorf("%s: annotation %s is empty", r.Alert, k)
 			}
 		}
-		if got, want := r.Annotations["runbook_url"], base+r.Alert+".md"; got != want {
+		if got, want := r.Annotations["runbook_url"], rules.RunbookURL(rules.DefaultRunbookBaseURL, r.Alert); got != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, got, want)
 		}
-		if _, err := os.Stat(filepath.Join(repoRoot, "docs", "runbooks", r.Alert+".md")); err != nil {
+		a, ok := rules.Lookup(r.Alert)
+		if !ok {
+			continue // reported by TestRuleFilesHoldTheListedAlerts
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(a.RunbookPath()))); err != nil {
 			t.Errorf("%s: runbook missing: %v", r.Alert, err)
 		}
 	}
