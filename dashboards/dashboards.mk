@@ -1,8 +1,9 @@
 # Dashboard targets. Include from the top-level Makefile:
 #   include dashboards/dashboards.mk
 # The main module's dashboard tests (generated JSON up to date, bundle rules,
-# live check against a fake Prometheus) run with `go test ./...`; the two
-# tools modules are separate Go modules and need their own `go test`.
+# every catalog metric on some panel, live check against a fake Prometheus)
+# run with `go test ./...`; the two tools modules are separate Go modules and
+# need their own `go test`.
 
 GO ?= go
 DASHBOARD_TEST_FLAGS ?= -race -count=1

@@ -372,6 +372,50 @@ func TestCountersThroughRate(t *testing.T) {
 	}
 }
 
+// metricsOnNoPanel returns the catalog metrics none of the queries selects
+// (by family name, or a histogram's _bucket/_sum/_count series).
+func metricsOnNoPanel(qs []Query) []string {
+	var missing []string
+	for _, m := range catalog.All() {
+		used := false
+		for _, q := range qs {
+			for _, s := range m.SeriesNames() {
+				if strings.Contains(q.Expr, s+"{") {
+					used = true
+				}
+			}
+		}
+		if !used {
+			missing = append(missing, m.Name)
+		}
+	}
+	return missing
+}
+
+// TestEveryCatalogMetricIsOnAPanel: a metric nobody can see is either dead
+// or a gap in the dashboards. Every panel selector carries the job and
+// instance matchers (sel), so a metric a panel shows appears as name{.
+func TestEveryCatalogMetricIsOnAPanel(t *testing.T) {
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range metricsOnNoPanel(qs) {
+		t.Errorf("catalog metric %s is on no panel", name)
+	}
+	// The check can fail: without the panels of the exporter dashboard its
+	// own metrics are on no panel.
+	var fewer []Query
+	for _, q := range qs {
+		if q.Dashboard != UIDExporter {
+			fewer = append(fewer, q)
+		}
+	}
+	if missing := metricsOnNoPanel(fewer); !slices.Contains(missing, catalog.ExporterCollectDuration) {
+		t.Errorf("without the exporter dashboard, %s should be on no panel; missing: %v", catalog.ExporterCollectDuration, missing)
+	}
+}
+
 func TestHistogramQuantileShape(t *testing.T) {
 	qs, _ := Queries()
 	n := 0
