@@ -12,9 +12,9 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
-// Status and state values the panels select on (DESIGN.md "Configuration"
-// and "Metric catalog"; the collectors map configured status names onto
-// these).
+// Status and state values the panels select on: the canonical statuses of
+// the README's "Configuration" (the collectors map configured status names
+// onto these) and the states of catalog.CamundaExternalTasks.
 const (
 	statusUnknownOutcome   = "UNKNOWN_OUTCOME"
 	stateRetriesExhausted  = "retries_exhausted"
