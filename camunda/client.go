@@ -306,6 +306,20 @@ func (c *Client) DefaultPageSize() int {
 	return DefaultPageSize
 }
 
+// PageSize is want, or the configured MaxResultsLimit if that is smaller:
+// the largest page a list request of this client may ask for. Large pages
+// cut the number of requests of a long list (each request carries the
+// engine's per-request overhead, and every offset page re-runs the query).
+func (c *Client) PageSize(want int) int {
+	if want <= 0 {
+		want = DefaultPageSize
+	}
+	if c.maxResultsLimit > 0 {
+		return min(want, c.maxResultsLimit)
+	}
+	return want
+}
+
 // refuse reports a request the client will not send.
 func (c *Client) refuse(path string, err error) *APIError {
 	return &APIError{Method: http.MethodGet, Endpoint: path, CredentialsConfigured: c.hasCreds, Message: err.Error()}

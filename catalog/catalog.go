@@ -93,6 +93,7 @@ const (
 	ExporterLastSuccessfulCollect = "workflow_exporter_last_successful_collect_timestamp_seconds"
 	ExporterLabelValuesFolded     = "workflow_exporter_label_values_folded_total"
 	ExporterUnwatchedTasks        = "workflow_exporter_unwatched_external_tasks"
+	ExporterHistoryReadsCut       = "workflow_exporter_history_reads_cut_total"
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
@@ -102,31 +103,31 @@ const polled = " Value as of the last poll, at most min_interval old."
 // caller can change the contract at run time.
 func all() []Metric {
 	return []Metric{
-		// Camunda engine, read over its REST API.
+		// Camunda engine, read over its REST API or from its database.
 		{CamundaUp, Gauge, SourceCamunda, []string{"engine"},
-			"Camunda REST API: 1 when the last poll of this engine succeeded, 0 when it failed (its other series are then absent)."},
+			"Camunda engine: 1 when the last poll of this engine succeeded, 0 when it failed (its other series are then absent)."},
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
-			"Camunda REST API: constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
+			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
-			"Camunda REST API: open external tasks per topic, partitioned by state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended)." + polled},
+			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended)." + polled},
 		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},
-			"Camunda REST API: age in seconds of the oldest external task waiting to be fetched, by the engine's clock; 0 when none waits." + polled},
+			"Camunda engine (REST API or engine database): age in seconds of the oldest external task waiting to be fetched, by the engine's clock; 0 when none waits." + polled},
 		{CamundaExternalTaskLockExpirations, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda REST API: external task locks seen to lapse without complete, failure or extendLock, detected by watching locked tasks across polls since the exporter started."},
+			"Camunda engine (REST API or engine database): external task locks seen to lapse without complete, failure or extendLock, detected by watching locked tasks across polls since the exporter started."},
 		{CamundaExternalTaskRedeliveries, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda REST API: external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
+			"Camunda engine (REST API or engine database): external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
 		{CamundaExternalTaskFailures, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda REST API: failures reported by workers, from positive deltas of the external task history log (history cleanup never lowers it)."},
+			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda REST API: completions reported by workers, from positive deltas of the external task history log (history cleanup never lowers it)."},
+			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
-			"Camunda REST API: external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
+			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},
-			"Camunda REST API: open incidents." + polled},
+			"Camunda engine (REST API or engine database): open incidents." + polled},
 		{CamundaIncidentOldestAge, Gauge, SourceCamunda, []string{"engine", "incident_type"},
-			"Camunda REST API: age in seconds of the oldest open incident of this type, by the engine's clock." + polled},
+			"Camunda engine (REST API or engine database): age in seconds of the oldest open incident of this type, by the engine's clock." + polled},
 		{CamundaJobsRetriesExhausted, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
-			"Camunda REST API: async jobs (continuations, timers) with no retries left." + polled},
+			"Camunda engine (REST API or engine database): async jobs (continuations, timers) with no retries left." + polled},
 
 		// Worker tables in PostgreSQL.
 		{IdempotencyRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
@@ -183,6 +184,8 @@ func all() []Metric {
 			"Exporter: series folded into the label value \"other\" because the metric reached its label value limit, summed over collections."},
 		{ExporterUnwatchedTasks, Gauge, SourceExporter, []string{"engine"},
 			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
+		{ExporterHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
+			"Exporter: collections of this engine that found more new external task history log entries than max_history_entries; the failures and completions of those intervals are undercounted."},
 		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "goversion"},
 			"Exporter: constant 1 labelled with the build's version, revision and Go version."},
 	}

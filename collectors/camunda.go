@@ -15,23 +15,30 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
-// Camunda watches one Camunda 7 engine (or fork) over its REST API and
-// emits every camunda_* metric of the catalog except camunda_up, which the
-// source emits. The state partition, the lock tracking and the request
-// budget are documented in docs/camunda-states.md; the rules themselves are
-// in camunda_locks.go (classification), camunda_tasks.go (per-topic counts
-// and the partition), camunda_history.go (counters from history log
-// deltas) and camunda_incidents.go (incidents and jobs).
+// Camunda watches one Camunda 7 engine (or fork) and emits every camunda_*
+// metric of the catalog except camunda_up, which the source emits. It reads
+// the engine through an engineReader: the REST API (camunda_rest.go, the
+// default) or, when camunda[].database is configured, the engine's own
+// tables (camunda_enginedb.go). What it does with what it read is the same
+// code for both: the state partition (camunda_tasks.go), the lock tracking
+// (camunda_locks.go), the counters from the history log
+// (camunda_history.go), incidents and jobs (camunda_incidents.go). The
+// rules, the request budget and what cannot be known are documented in
+// docs/camunda-states.md.
 //
-// State between collections (tracked tasks, counters, history baselines,
+// State between collections (tracked tasks, counters, the history cursor,
 // known topics) is built as a new value during a collection and replaces
 // the old one only when the whole collection succeeded, so a failed
 // collection leaves the state as it was.
 type Camunda struct {
-	client *camunda.Client
+	client *camunda.Client // GET /version and the flavor, in both modes
+	reader engineReader
+	rest   *restReader  // nil in engine-database mode
+	db     *pgsource.DB // the engine database; nil in REST mode
 	engine string
 	cfg    config.Camunda
 	logger *slog.Logger
@@ -44,13 +51,13 @@ type Camunda struct {
 
 	st camundaState
 
+	// historyCut remembers that the last collection's history reading was
+	// cut by max_history_entries, so the warning is logged when that starts.
+	historyCut bool
+
 	// productName is cached per engine version: the telemetry product name
 	// only changes with the engine.
 	productName, productFor string
-	// version is the engine version of the current collection;
-	// noCreateTime is set to it when the engine's external tasks carry no
-	// createTime (oldest waiting age is then not reported).
-	version, noCreateTime string
 }
 
 // camundaState is everything a collection commits on success.
@@ -64,10 +71,12 @@ type camundaState struct {
 	tasks map[string]tracked
 	// expirations and redeliveries are the lock counters per topic label.
 	expirations, redeliveries map[string]float64
-	// history holds the failure and completion counters per topic label.
-	history map[string]*historyCounter
-	// other holds the failure and completion counters of topic="other".
-	other otherHistory
+	// history holds the failure and completion counters per topic label,
+	// cursor where the history reading stands.
+	history map[string]historyCounts
+	cursor  historyCursor
+	// historyCuts counts the collections whose history reading was cut.
+	historyCuts float64
 	// incidents and jobs remember label tuples seen, to report 0 after
 	// they clear.
 	incidents map[incidentKey]bool
@@ -76,23 +85,19 @@ type camundaState struct {
 }
 
 func (s camundaState) clone() camundaState {
-	n := camundaState{
+	return camundaState{
 		engineNow:    s.engineNow,
 		topics:       cloneMap(s.topics),
 		tasks:        map[string]tracked{},
 		expirations:  cloneMap(s.expirations),
 		redeliveries: cloneMap(s.redeliveries),
-		history:      make(map[string]*historyCounter, len(s.history)),
-		other:        s.other,
+		history:      cloneMap(s.history),
+		cursor:       s.cursor, // advance returns a new cursor, never changes one
+		historyCuts:  s.historyCuts,
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
 		jobs:         cloneMap(s.jobs),
 	}
-	for k, v := range s.history {
-		c := *v
-		n.history[k] = &c
-	}
-	return n
 }
 
 func cloneMap[K comparable, V any](m map[K]V) map[K]V {
@@ -113,16 +118,29 @@ type CamundaOptions struct {
 	Logger *slog.Logger
 }
 
+// CamundaEngine is one configured engine: its poll source and what must be
+// closed at shutdown (the engine database's pool, in that mode).
+type CamundaEngine struct {
+	Source *poll.Source
+	db     *pgsource.DB
+}
+
+// Close releases the engine database's connections, if any.
+func (e *CamundaEngine) Close() {
+	if e.db != nil {
+		e.db.Close()
+	}
+}
+
 // NewCamundaSource builds the poll source of one configured engine. key is
-// the config key, e.g. "camunda[0]".
-func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*poll.Source, error) {
+// the config key, e.g. "camunda[0]". It connects to nothing.
+func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*CamundaEngine, error) {
 	c, err := NewCamunda(cfg, key, o)
 	if err != nil {
 		return nil, err
 	}
-	logger := o.Logger
 	upDesc := catalog.Desc(catalog.CamundaUp)
-	return poll.NewSource(poll.SourceOptions{
+	src := poll.NewSource(poll.SourceOptions{
 		Kind: "camunda", Name: cfg.Name,
 		MinInterval: time.Duration(cfg.MinInterval), Timeout: time.Duration(cfg.Timeout),
 		Collectors: []poll.Collector{c},
@@ -133,14 +151,15 @@ func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*poll.S
 			}
 			return []prometheus.Metric{prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, v, cfg.Name)}
 		},
-		Logger: logger,
-	}), nil
+		Logger: o.Logger,
+	})
+	return &CamundaEngine{Source: src, db: c.db}, nil
 }
 
-// NewCamunda returns the collector of one engine.
-func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, error) {
-	logger, folds := orDiscard(o.Logger), o.Folds
-	client, err := camunda.New(camunda.Config{
+// NewCamundaClient is the one mapping of an engine's configuration onto a
+// REST client.
+func NewCamundaClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error) {
+	return camunda.New(camunda.Config{
 		BaseURL: cfg.URL, Engine: cfg.Engine, Username: cfg.Username, Password: cfg.Password,
 		TLS: camunda.TLSConfig{
 			CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
@@ -148,9 +167,15 @@ func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, err
 		},
 		Timeout:         time.Duration(cfg.RequestTimeout),
 		MaxResultsLimit: cfg.MaxResultsLimit,
-		Logger:          logger.With("engine", cfg.Name),
+		Logger:          orDiscard(logger).With("engine", cfg.Name),
 		Version:         version.Version,
 	})
+}
+
+// NewCamunda returns the collector of one engine.
+func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, error) {
+	logger, folds := orDiscard(o.Logger), o.Folds
+	client, err := NewCamundaClient(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -164,10 +189,21 @@ func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, err
 		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
 		jobLimit:      fold.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
 	}
+	if cfg.Database != nil {
+		r, err := newEngineDBReader(cfg, key, client, logger)
+		if err != nil {
+			return nil, err
+		}
+		c.reader, c.db = r, r.db
+	} else {
+		c.rest = &restReader{client: client, engine: cfg.Name, logger: logger,
+			concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(restListPageSize)}
+		c.reader = c.rest
+	}
 	c.st = camundaState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
-		history: map[string]*historyCounter{}, incidents: map[incidentKey]bool{},
+		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
 		oldestInc: map[string]bool{}, jobs: map[string]bool{},
 	}
 	// Configured topics come first, so they are admitted before any topic
@@ -199,7 +235,6 @@ type collection struct {
 	ctx       context.Context
 	st        camundaState // the next state, committed on success
 	engineNow time.Time
-	budget    int // listed tasks left in this collection (max_listed_tasks)
 	out       []prometheus.Metric
 	limiters  []folder // touched this collection: Flush or Discard
 	// inflight are the listed tasks a worker touched, for the join;
@@ -221,7 +256,7 @@ func (k *collection) counter(name string, v float64, labels ...string) {
 // Collect implements poll.Collector.
 func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	taken := time.Now()
-	k := &collection{c: c, ctx: ctx, st: c.st.clone(), budget: c.cfg.MaxListedTasks}
+	k := &collection{c: c, ctx: ctx, st: c.st.clone()}
 	k.limiters = []folder{c.topicLimit, c.workerFold, c.incidentLimit, c.jobLimit}
 	err := k.run()
 	for _, l := range k.limiters {
@@ -247,8 +282,6 @@ func (k *collection) run() error {
 	if err != nil {
 		return err
 	}
-	k.engineNow = now
-	c.version = v
 	if c.productFor != v {
 		// Asked once per engine version, answer or not: the endpoint may be
 		// forbidden for the exporter's user or missing in a fork.
@@ -261,16 +294,91 @@ func (k *collection) run() error {
 		}
 		c.productName, c.productFor = name, v
 	}
+	if c.rest != nil {
+		c.rest.version = v
+	}
+	known := make([]string, 0, len(k.st.topics))
+	for _, t := range sortedKeys(k.st.topics) {
+		if t != fold.Other {
+			known = append(known, t)
+		}
+	}
+	window := time.Duration(c.cfg.LateCommitWindow)
+	rd, err := c.reader.read(k.ctx, readRequest{
+		now: now, known: known, otherKnown: k.st.topics[fold.Other], admit: k.admitTopic,
+		budget: c.cfg.MaxListedTasks, history: k.st.cursor.request(window, c.cfg.MaxHistoryEntries),
+	})
+	if err != nil {
+		return err
+	}
+	k.engineNow = rd.now
 	k.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
 
-	if err := k.externalTasks(); err != nil {
-		return err
+	var fresh []historyEntry
+	k.st.cursor, fresh = k.st.cursor.advance(rd.history, window)
+	k.historyCut(rd.history.cut)
+	failed := k.countHistory(fresh)
+
+	k.truncated, k.unwatched = rd.truncated, rd.unwatched
+	for _, topic := range sortedKeys(k.st.topics) {
+		if topic == fold.Other {
+			continue
+		}
+		tr := rd.topics[topic]
+		if tr == nil {
+			// Admitted from the history log this collection: its tasks
+			// came and went between two collections.
+			tr = &topicRead{}
+		}
+		k.topic(topic, tr, failed, rd.noCreateTime)
+	}
+	if k.st.topics[fold.Other] {
+		k.otherTopics(rd.other)
+		k.emitHistory(fold.Other)
 	}
 	k.gauge(catalog.ExporterUnwatchedTasks, float64(k.unwatched), c.engine)
-	if err := k.incidents(); err != nil {
-		return err
+	k.counter(catalog.ExporterHistoryReadsCut, k.st.historyCuts, c.engine)
+	k.incidents(rd.incidents)
+	k.jobs(rd.jobs)
+	return nil
+}
+
+// admitTopic admits a topic the engine holds and the collector does not
+// know yet: true gives it its own label, false folds it into "other".
+func (k *collection) admitTopic(topic string) bool {
+	if k.c.topicLimit.Admit(topic)[0] == topic && topic != fold.Other {
+		k.st.topics[topic] = true
+		return true
 	}
-	return k.jobs()
+	k.st.topics[fold.Other] = true // remembered as the folded bucket
+	return false
+}
+
+// topicLabel is the topic label of a topic named by a history entry,
+// admitting it if it is new.
+func (k *collection) topicLabel(topic string) string {
+	if k.st.topics[topic] && topic != fold.Other {
+		return topic
+	}
+	if k.admitTopic(topic) {
+		return topic
+	}
+	return fold.Other
+}
+
+// historyCut counts a history reading cut short by max_history_entries and
+// logs when that starts: the failures and completions of that interval are
+// undercounted.
+func (k *collection) historyCut(cut bool) {
+	c := k.c
+	if cut {
+		k.st.historyCuts++
+		if !c.historyCut {
+			c.logger.Warn("camunda: more new history log entries than max_history_entries in one collection; failures and completions of this interval are undercounted (raise max_history_entries or collect more often)",
+				"engine", c.engine, "max_history_entries", c.cfg.MaxHistoryEntries)
+		}
+	}
+	c.historyCut = cut
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -36,6 +36,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
@@ -45,6 +46,10 @@ type camExporter struct {
 	set   *poll.Set
 	logs  *syncBuffer
 	views *correlate.Registry // what the collector publishes for the joins
+	// twin, when set, reads the same engine in engine-database mode: it
+	// collects right after this one and must serve the same camunda_*
+	// series with the same values.
+	twin *camExporter
 }
 
 func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
@@ -57,11 +62,12 @@ func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	folds := fold.NewStats()
 	views := correlate.NewRegistry()
-	src, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, Logger: logger})
+	eng, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &camExporter{t: t, set: poll.NewSet(folds, src), logs: logs, views: views}
+	t.Cleanup(eng.Close)
+	return &camExporter{t: t, set: poll.NewSet(folds, eng.Source), logs: logs, views: views}
 }
 
 func (e *camExporter) collect() {
@@ -70,6 +76,68 @@ func (e *camExporter) collect() {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	e.set.Refresh(ctx)
+	if e.twin != nil {
+		e.twin.collect()
+		if v, _ := e.twin.get(catalog.CamundaUp, nil); v != 1 {
+			e.t.Fatalf("engine-database mode: camunda_up %v; log:\n%s", v, e.twin.logs)
+		}
+		sameCamundaSeries(e.t, e.set, e.twin.set)
+	}
+}
+
+// ageTolerance is how far the two modes' ages may differ: the REST mode's
+// engine clock is the Date header of GET /version (truncated to the
+// second), the engine-database mode's the database clock, and the two
+// collections run one after the other.
+const ageTolerance = 3
+
+// sameCamundaSeries checks that two exporters of one engine serve the same
+// camunda_* series (and the same count of unwatched tasks) with the same
+// values; ages may differ by ageTolerance seconds.
+func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector) {
+	t.Helper()
+	series := func(c prometheus.Collector) map[string]float64 {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(c)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if !strings.HasPrefix(mf.GetName(), "camunda_") && mf.GetName() != catalog.ExporterUnwatchedTasks {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				var ls []string
+				for _, l := range m.GetLabel() {
+					ls = append(ls, l.GetName()+"="+l.GetValue())
+				}
+				v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
+				out[mf.GetName()+"{"+strings.Join(ls, ",")+"}"] = v
+			}
+		}
+		return out
+	}
+	a, b := series(rest), series(db)
+	for k, va := range a {
+		vb, ok := b[k]
+		switch {
+		case !ok:
+			t.Errorf("engine-database mode lacks %s (REST mode: %v)", k, va)
+		case strings.Contains(k, "_age_seconds"):
+			if va-vb > ageTolerance || vb-va > ageTolerance {
+				t.Errorf("%s: REST mode %v, engine-database mode %v", k, va, vb)
+			}
+		case va != vb:
+			t.Errorf("%s: REST mode %v, engine-database mode %v", k, va, vb)
+		}
+	}
+	for k, vb := range b {
+		if _, ok := a[k]; !ok {
+			t.Errorf("engine-database mode serves %s = %v, REST mode does not", k, vb)
+		}
+	}
 }
 
 // samples gathers every sample of one metric as labels -> value.
@@ -162,7 +230,23 @@ type scenario struct {
 	labels map[string]string
 }
 
-func newScenario(t *testing.T, e *camundatest.Engine, creds string, bpmn func(key, topic string) []byte) *scenario {
+// engineUnderTest is a started engine with what the exporter needs to
+// read it: REST credentials, and the engine database's URL and the JVM's
+// time zone when it runs on PostgreSQL.
+type engineUnderTest struct {
+	e      *camundatest.Engine
+	creds  string
+	dbURL  string
+	tzName string
+}
+
+// databaseConfig is the camunda[].database section for the engine's
+// database.
+func (u engineUnderTest) databaseConfig() string {
+	return fmt.Sprintf("    database:\n      dsn: %s\n      time_zone: %s\n", u.dbURL, u.tzName)
+}
+
+func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) []byte) *scenario {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -171,6 +255,7 @@ func newScenario(t *testing.T, e *camundatest.Engine, creds string, bpmn func(ke
 	if bpmn == nil {
 		bpmn = func(key, topic string) []byte { return camundatest.ExternalTaskProcess(key, topic) }
 	}
+	e, creds := u.e, u.creds
 	c := e.Client()
 	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": bpmn(key, topic)}); err != nil {
 		t.Fatal(err)
@@ -178,6 +263,9 @@ func newScenario(t *testing.T, e *camundatest.Engine, creds string, bpmn func(ke
 	s := &scenario{t: t, ctx: ctx, e: e, creds: creds, c: c, key: key, topic: topic,
 		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds)),
 		labels: map[string]string{"engine": "e1", "topic": topic}}
+	if u.dbURL != "" {
+		s.exp.twin = newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds+u.databaseConfig()))
+	}
 	s.exp.collect() // baseline
 	return s
 }
@@ -307,6 +395,10 @@ const shortLock = 5 * time.Second
 // sleepPast waits until the engine's clock (the same machine's) is past ts.
 func sleepPast(ts time.Time) { time.Sleep(time.Until(ts) + 1200*time.Millisecond) }
 
+// engineTimeZone is the JVM time zone of the engines on PostgreSQL: not
+// UTC and with daylight saving time, so a missing conversion shows.
+const engineTimeZone = "Europe/Berlin"
+
 func startCamundaEngine(t *testing.T, opts camundatest.Options) *camundatest.Engine {
 	t.Helper()
 	if testing.Short() {
@@ -347,13 +439,19 @@ func TestCamundaEngine(t *testing.T) {
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
 			t.Parallel()
-			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword})
-			creds := credentialsConfig(t, enginePassword)
+			// The engine runs on PostgreSQL in a zone that is not UTC, and
+			// every scenario is read in both modes (REST and engine
+			// database) side by side: the values must be identical.
+			u := engineUnderTest{dbURL: pgtest.NewDatabase(t), tzName: engineTimeZone}
+			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword,
+				PostgresURL: u.dbURL, TimeZone: engineTimeZone})
+			u.e, u.creds = e, credentialsConfig(t, enginePassword)
+			creds := u.creds
 			t.Run("scenarios", func(t *testing.T) {
 				for _, sc := range scenarios {
 					t.Run(sc.name, func(t *testing.T) {
 						t.Parallel()
-						sc.run(newScenario(t, e, creds, sc.bpmn))
+						sc.run(newScenario(t, u, sc.bpmn))
 					})
 				}
 			})
@@ -421,23 +519,50 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 		total += n
 	}
 	t.Logf("%d topics (%d with open tasks): %d requests: %v", T, open, total, got)
+	// The engine's own engine-wide counts decide which state groups the
+	// reader lists engine-wide and which it counts per topic.
+	c := e.Client()
+	ctx := context.Background()
+	engineCount := func(kv ...string) int {
+		q := url.Values{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			q.Set(kv[i], kv[i+1])
+		}
+		n, err := c.Count(ctx, "/external-task/count", q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	perTopic, listed := 0, 0
+	for _, n := range []int{engineCount("suspended", "true"), engineCount("active", "true", "noRetriesLeft", "true")} {
+		switch {
+		case n == 0:
+		case n/restListPageSize+1+n/itemsPerCountRequest < open:
+			listed++
+		default:
+			perTopic += open
+		}
+	}
 	exact := map[string]int{
-		"/version": 1, "/external-task/topic-names": 1, "/external-task/count": T + 4*open,
-		"/history/external-task-log/count": 2 * T, "/incident/count": 1, "/job/count": 1,
+		"/version": 1, "/external-task/topic-names": 1, "/history/external-task-log": 1,
+		// 4 engine-wide state-group counts, one total per topic holding tasks
+		"/external-task/count": 4 + open + perTopic,
+		"/incident/count":      1, "/job/count": 1,
 	}
 	for path, want := range exact {
 		if got[path] != want {
 			t.Errorf("%s: %d requests, want %d", path, got[path], want)
 		}
 	}
-	// Lists: per topic at most the oldest waiting task and one page each of
-	// locked and lapsed tasks (all lists here are shorter than a page); no
-	// new failures, so no failure log reads; one page each of incidents and
-	// jobs; definition keys come from the cache.
-	if n := got["/external-task"]; n > 3*T {
-		t.Errorf("/external-task: %d list requests for %d topics, want at most %d", n, T, 3*T)
+	// Lists: the listed state groups, the locked and the lapsed tasks
+	// engine-wide (one page each, all shorter than a page), and per topic
+	// at most the oldest waiting task; one page each of incidents and jobs;
+	// definition keys come from the cache.
+	if n, max := got["/external-task"], listed+2+open; n > max {
+		t.Errorf("/external-task: %d list requests for %d topics with tasks, want at most %d", n, open, max)
 	}
-	for path, max := range map[string]int{"/incident": 1, "/job": 1, "/history/external-task-log": 0, "/process-definition": 0, "/telemetry/data": 0} {
+	for path, max := range map[string]int{"/incident": 1, "/job": 1, "/process-definition": 0, "/telemetry/data": 0} {
 		if got[path] > max {
 			t.Errorf("%s: %d requests, want at most %d", path, got[path], max)
 		}
@@ -446,7 +571,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for path := range exact {
 		known += got[path]
 	}
-	for _, path := range []string{"/external-task", "/incident", "/job", "/history/external-task-log", "/process-definition", "/telemetry/data"} {
+	for _, path := range []string{"/external-task", "/incident", "/job", "/process-definition", "/telemetry/data"} {
 		known += got[path]
 	}
 	if known != total {

@@ -8,6 +8,7 @@ package collectors
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -36,9 +37,11 @@ type fakeIncident struct {
 	ts                       time.Time
 }
 
+// fakeLogEntry is one external task history log entry; kind is
+// "creation", "failure", "success" or "deletion".
 type fakeLogEntry struct {
-	taskID, topic string
-	ts            time.Time
+	id, taskID, topic, kind string
+	ts                      time.Time
 }
 
 type fakeJob struct {
@@ -52,9 +55,8 @@ type fakeCamunda struct {
 	now       time.Time
 	version   string
 	tasks     []*fakeTask
-	failures  map[string]int64
-	successes map[string]int64
-	failLog   []fakeLogEntry // failure log entries written by failure()
+	log       []fakeLogEntry // the history log, in insertion order
+	logSeq    int
 	incidents []fakeIncident
 	jobs      []fakeJob
 	defs      map[string]string // id -> key
@@ -69,10 +71,9 @@ type fakeCamunda struct {
 
 func newFakeCamunda(t *testing.T) *fakeCamunda {
 	f := &fakeCamunda{
-		now:      time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
-		version:  "7.24.0",
-		failures: map[string]int64{}, successes: map[string]int64{},
-		defs: map[string]string{}, requests: map[string]int{}, fail: map[string]int{},
+		now:     time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+		version: "7.24.0",
+		defs:    map[string]string{}, requests: map[string]int{}, fail: map[string]int{},
 	}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
@@ -101,7 +102,37 @@ func (f *fakeCamunda) add(t *fakeTask) *fakeTask {
 		t.activity = "task_1"
 	}
 	f.tasks = append(f.tasks, t)
+	f.logLocked(t.id, t.topic, "creation", f.now)
 	return t
+}
+
+// logLocked appends a history log entry (f.mu held).
+func (f *fakeCamunda) logLocked(taskID, topic, kind string, ts time.Time) {
+	f.logSeq++
+	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, ts: ts})
+}
+
+// history appends n history log entries of a kind for a topic, written at
+// the engine's now minus age (a late commit when age > 0).
+func (f *fakeCamunda) history(topic, kind string, n int, age time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < n; i++ {
+		f.logLocked(fmt.Sprintf("h%d", f.logSeq), topic, kind, f.now.Add(-age))
+	}
+}
+
+// cleanup removes the history log entries older than age (history cleanup).
+func (f *fakeCamunda) cleanup(age time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	keep := f.log[:0]
+	for _, e := range f.log {
+		if !e.ts.Before(f.now.Add(-age)) {
+			keep = append(keep, e)
+		}
+	}
+	f.log = keep
 }
 
 func (f *fakeCamunda) task(id string) *fakeTask {
@@ -128,8 +159,7 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	t := f.task(id)
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
-	f.failures[t.topic]++
-	f.failLog = append(f.failLog, fakeLogEntry{t.id, t.topic, f.now})
+	f.logLocked(t.id, t.topic, "failure", f.now)
 }
 
 func (f *fakeCamunda) complete(id string) {
@@ -138,7 +168,7 @@ func (f *fakeCamunda) complete(id string) {
 	for i, t := range f.tasks {
 		if t.id == id {
 			f.tasks = append(f.tasks[:i], f.tasks[i+1:]...)
-			f.successes[t.topic]++
+			f.logLocked(t.id, t.topic, "success", f.now)
 			return
 		}
 	}
@@ -231,33 +261,35 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			out = append(out, m)
 		}
 		reply(out)
-	case "/history/external-task-log/count":
-		var n int64
-		src := f.successes
-		if q.Get("failureLog") == "true" {
-			src = f.failures
-		}
-		for topic, c := range src {
-			if q.Get("topicName") == "" || q.Get("topicName") == topic {
-				n += c
-			}
-		}
-		reply(map[string]int64{"count": n})
-	case "/history/external-task-log":
-		if q.Get("failureLog") != "true" || q.Get("sortBy") != "timestamp" || q.Get("sortOrder") != "desc" {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
+	case "/history/external-task-log/count", "/history/external-task-log":
 		var es []fakeLogEntry
-		for i := len(f.failLog) - 1; i >= 0; i-- {
-			if e := f.failLog[i]; q.Get("topicName") == "" || q.Get("topicName") == e.topic {
+		for _, e := range f.log {
+			if (q.Get("topicName") == "" || q.Get("topicName") == e.topic) &&
+				(q.Get("failureLog") != "true" || e.kind == "failure") &&
+				(q.Get("successLog") != "true" || e.kind == "success") {
 				es = append(es, e)
 			}
 		}
+		if path == "/history/external-task-log/count" {
+			count(len(es))
+			return
+		}
+		if q.Get("sortBy") != "timestamp" || q.Get("sortOrder") != "desc" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		// The engine sorts by timestamp, then (DISTINCT over all columns)
+		// by id.
+		sort.SliceStable(es, func(i, j int) bool {
+			if !es[i].ts.Equal(es[j].ts) {
+				return es[i].ts.After(es[j].ts)
+			}
+			return es[i].id < es[j].id
+		})
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
-			out = append(out, map[string]any{"id": "log-" + e.taskID, "externalTaskId": e.taskID, "topicName": e.topic,
-				"failureLog": true, "timestamp": camunda.FormatTime(e.ts)})
+			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic,
+				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts)})
 		}
 		reply(out)
 	case "/incident/count", "/incident":

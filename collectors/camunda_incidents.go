@@ -1,98 +1,36 @@
 package collectors
 
 import (
-	"context"
 	"sort"
 
-	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 )
 
 // incidentKey is one camunda_incidents series.
 type incidentKey struct{ typ, key, activity string }
 
-// incidents emits camunda_incidents and camunda_incident_oldest_age_seconds.
-//
-// Requests: GET /incident/count (1); when there are open incidents, the list
-// sorted by incidentTimestamp ascending, paged, at most max_listed_tasks
-// items (ceil((n+1)/page) requests); process definition id -> key lookups
-// for ids not yet cached (batched by 50, cached for the process); and, only
-// when the list was cut short, one /incident/count?incidentType=T per type
-// seen, whose unlisted remainder is reported with process_definition_key and
-// activity_id "other"; what the total leaves beyond those (incidents of
-// types that only appear beyond the list) is reported with all three labels
-// "other", without an oldest age. Because the list is sorted oldest first,
-// the oldest incident of every listed type is in the list. Series seen once
-// keep reporting 0 after their incidents are resolved.
-func (k *collection) incidents() error {
+// incidents emits camunda_incidents and camunda_incident_oldest_age_seconds
+// from the grouped open incidents (how each reader groups them is next to
+// the reader). Label tuples beyond label_value_limit fold into the
+// all-"other" series; series seen once keep reporting 0 after their
+// incidents are resolved. A type without a known oldest incident (only
+// beyond a cut REST list) gets no age: a made-up age would be worse than
+// none.
+func (k *collection) incidents(rd incidentRead) {
 	c := k.c
-	n, err := c.client.CountIncidents(k.ctx, camunda.IncidentQuery{})
-	if err != nil {
-		return err
-	}
-	var list []camunda.Incident
-	var truncated bool
-	if n > 0 {
-		list, truncated, err = camunda.Collect(k.ctx,
-			camunda.Page{Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}},
-			c.client.DefaultPageSize(), c.cfg.MaxListedTasks,
-			func(ctx context.Context, p camunda.Page) ([]camunda.Incident, error) {
-				return c.client.ListIncidents(ctx, camunda.IncidentQuery{}, p)
-			})
-		if err != nil {
-			return err
-		}
-	}
-	ids := make([]string, 0, len(list))
-	for _, in := range list {
-		ids = append(ids, in.ProcessDefinitionID)
-	}
-	keys, err := c.client.ProcessDefinitionKeys(k.ctx, ids)
-	if err != nil {
-		return err
-	}
 	counts := map[incidentKey]int64{}
-	oldest := map[string]camunda.Time{}
-	perType := map[string]int64{}
-	for _, in := range list {
-		key := keys[in.ProcessDefinitionID]
-		if key == "" {
-			key = in.ProcessDefinitionID // definition deleted meanwhile
+	for _, g := range rd.groups {
+		ik := g.key
+		if !g.folded {
+			l := c.incidentLimit.Admit(ik.typ, ik.key, ik.activity)
+			ik = incidentKey{l[0], l[1], l[2]}
 		}
-		l := c.incidentLimit.Admit(in.IncidentType, key, in.ActivityID)
-		counts[incidentKey{l[0], l[1], l[2]}]++
-		perType[in.IncidentType]++
-		if _, ok := oldest[in.IncidentType]; !ok {
-			oldest[in.IncidentType] = in.IncidentTimestamp
-		}
-	}
-	if truncated {
-		// Types seen in the list: their unlisted rest, by type. Types only
-		// beyond the list cannot be asked for by name: what the per-type
-		// counts leave of the total goes to incident_type="other". It gets no
-		// oldest age: the list is sorted oldest first, so all that is known is
-		// an upper bound (the age of the last listed incident), and a made-up
-		// age would be worse than none.
-		rest := n - int64(len(list))
-		for _, typ := range sortedKeys(perType) {
-			all, err := c.client.CountIncidents(k.ctx, camunda.IncidentQuery{IncidentType: typ})
-			if err != nil {
-				return err
-			}
-			if r := all - perType[typ]; r > 0 {
-				counts[incidentKey{typ, fold.Other, fold.Other}] += r
-				rest -= r
-			}
-		}
-		if rest > 0 {
-			counts[incidentKey{fold.Other, fold.Other, fold.Other}] += rest
-		}
+		counts[ik] += g.n
 	}
 	for ik := range counts {
 		k.st.incidents[ik] = true
 	}
-	for typ := range oldest {
+	for typ := range rd.oldest {
 		k.st.oldestInc[typ] = true
 	}
 	keysSorted := make([]incidentKey, 0, len(k.st.incidents))
@@ -114,56 +52,25 @@ func (k *collection) incidents() error {
 	}
 	for _, typ := range sortedKeys(k.st.oldestInc) {
 		age := 0.0
-		if ts, ok := oldest[typ]; ok {
-			age = max(0, k.engineNow.Sub(ts.Time).Seconds())
+		if ts, ok := rd.oldest[typ]; ok {
+			age = max(0, k.engineNow.Sub(ts).Seconds())
 		}
 		k.gauge(catalog.CamundaIncidentOldestAge, age, c.engine, typ)
 	}
-	return nil
 }
 
-// jobs emits camunda_jobs_retries_exhausted: GET /job/count?noRetriesLeft=true
-// (1 request); when not 0, the list of those jobs, paged, at most
-// max_listed_tasks items, grouped by processDefinitionKey (jobs carry it;
-// the cached id lookup fills it in where a job lacks it). Jobs beyond the
-// list go to process_definition_key="other". Keys seen once keep reporting 0.
-func (k *collection) jobs() error {
+// jobs emits camunda_jobs_retries_exhausted from the jobs with no retries
+// left, grouped by process definition key. Keys beyond label_value_limit
+// fold into "other"; keys seen once keep reporting 0.
+func (k *collection) jobs(rd jobRead) {
 	c := k.c
-	q := camunda.JobQuery{Retries: camunda.RetriesNone}
-	n, err := c.client.CountJobs(k.ctx, q)
-	if err != nil {
-		return err
-	}
 	counts := map[string]int64{}
-	if n > 0 {
-		list, _, err := camunda.Collect(k.ctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
-			c.client.DefaultPageSize(), c.cfg.MaxListedTasks,
-			func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) { return c.client.ListJobs(ctx, q, p) })
-		if err != nil {
-			return err
+	for _, g := range rd.groups {
+		key := g.key
+		if !g.folded {
+			key = c.jobLimit.Admit(key)[0]
 		}
-		var missing []string
-		for _, j := range list {
-			if j.ProcessDefinitionKey == "" && j.ProcessDefinitionID != "" {
-				missing = append(missing, j.ProcessDefinitionID)
-			}
-		}
-		keys, err := c.client.ProcessDefinitionKeys(k.ctx, missing)
-		if err != nil {
-			return err
-		}
-		var listed int64
-		for _, j := range list {
-			key := j.ProcessDefinitionKey
-			if key == "" {
-				key = keys[j.ProcessDefinitionID]
-			}
-			counts[c.jobLimit.Admit(key)[0]]++
-			listed++
-		}
-		if rest := n - listed; rest > 0 {
-			counts[fold.Other] += rest
-		}
+		counts[key] += g.n
 	}
 	for key := range counts {
 		k.st.jobs[key] = true
@@ -171,5 +78,4 @@ func (k *collection) jobs() error {
 	for _, key := range sortedKeys(k.st.jobs) {
 		k.gauge(catalog.CamundaJobsRetriesExhausted, float64(counts[key]), c.engine, key)
 	}
-	return nil
 }

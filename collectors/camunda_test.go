@@ -176,28 +176,85 @@ func TestCamundaOldestWaitingAge(t *testing.T) {
 	}
 }
 
-func TestCamundaHistoryDeltas(t *testing.T) {
+// The history log becomes counters by reading the entries new since the
+// previous collection, each counted once: the first reading is a baseline,
+// history cleanup changes nothing, an entry that commits late (a timestamp
+// older than entries already read) is counted once when it appears, within
+// late_commit_window.
+func TestCamundaHistoryCounters(t *testing.T) {
 	f := newFakeCamunda(t)
 	f.add(&fakeTask{id: "t1", topic: "a"})
-	f.failures["a"], f.successes["a"] = 40, 100 // history from before the exporter started
-	e := fakeExporter(t, f, "", "")
+	f.history("a", "failure", 40, time.Hour) // history from before the exporter started
+	f.history("a", "success", 100, time.Hour)
+	e := fakeExporter(t, f, "", "    late_commit_window: 1m\n")
 	e.collect()
 	a := map[string]string{"topic": "a"}
 	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 0) // baseline
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 0)
-	f.failures["a"], f.successes["a"] = 43, 105
+	f.advance(10 * time.Second)
+	f.history("a", "failure", 3, 0)
+	f.history("a", "success", 5, 0)
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3)
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
-	// History cleanup lowers the raw counts: the counters do not move.
-	f.failures["a"], f.successes["a"] = 2, 10
+	// Nothing new: nothing counted, though the reading re-reads the window.
+	f.advance(10 * time.Second)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
+	// History cleanup removes old entries: the counters do not move.
+	f.cleanup(30 * time.Minute)
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3)
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
-	f.failures["a"], f.successes["a"] = 4, 11
+	// A late commit: an entry stamped 15 s ago (before the newest entry
+	// read) appears now; counted once, and not again.
+	f.history("a", "success", 1, 15*time.Second)
 	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 5)
+	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 6)
+	// Later than late_commit_window: missed (an undercount, never a double
+	// count).
+	f.advance(10 * time.Second)
+	f.history("a", "success", 1, 0)
+	e.collect()
+	f.history("a", "success", 1, 5*time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 7)
+	// Entries of a topic the engine no longer holds tasks of (its tasks came
+	// and went between two collections) make it a reported topic.
+	f.history("b", "success", 2, 0)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "b"}, 2)
+	wantPartition(t, e, "b", map[string]int{})
+}
+
+// More new entries than max_history_entries: the newest are counted, the
+// rest are not, and the self-metric says so; reading stays bounded.
+func TestCamundaHistoryCut(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	e := fakeExporter(t, f, "", "    max_history_entries: 5\n")
+	e.collect()
+	f.advance(time.Second)
+	f.history("a", "success", 3, 0)
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 3)
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 0)
+	f.advance(time.Second)
+	f.history("a", "success", 20, 0)
+	f.resetRequests()
+	e.collect()
+	if n := f.requests["/history/external-task-log"]; n != 1 {
+		t.Fatalf("a cut reading made %d history requests, want 1", n)
+	}
+	if got := e.must(catalog.CamundaExternalTaskCompletions, a); got >= 23 || got < 4 {
+		t.Fatalf("completions after a cut reading = %v, want fewer than all 23", got)
+	}
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
+	if !strings.Contains(e.logs.String(), "max_history_entries") {
+		t.Fatalf("no warning about max_history_entries:\n%s", e.logs)
+	}
 }
 
 // A failed collection drops the data and leaves the state as it was: the
@@ -208,11 +265,12 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	e := fakeExporter(t, f, "", "")
 	e.collect()
 	f.lock("t1", "w1", 5*time.Second)
-	f.failures["a"] = 1
+	f.history("a", "failure", 1, 0)
 	e.collect()
 	f.advance(10 * time.Second)
-	f.failures["a"] = 3
-	f.fail["/job/count"] = 500 // the last request of a collection fails
+	f.history("a", "failure", 2, 0)
+	f.fail["/process-definition"] = 500 // the last request of a collection fails
+	f.incidents = []fakeIncident{{"i1", "failedJob", "p:9:x", "a1", f.now}}
 	e.collect()
 	if v, ok := e.get(catalog.CamundaUp, nil); !ok || v != 0 {
 		t.Fatalf("camunda_up = %v (present %v), want 0", v, ok)
@@ -223,7 +281,7 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	if _, ok := e.views.Get("e1"); ok {
 		t.Fatal("the in-flight view was not withdrawn after a failed collection")
 	}
-	delete(f.fail, "/job/count")
+	delete(f.fail, "/process-definition")
 	e.collect()
 	a := map[string]string{"topic": "a"}
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
@@ -242,7 +300,7 @@ func TestCamundaFolding(t *testing.T) {
 		f.add(&fakeTask{id: fmt.Sprintf("l%d", i), topic: "a"})
 		f.lock(fmt.Sprintf("l%d", i), w, time.Minute)
 	}
-	f.successes["c"] = 7
+	f.history("c", "success", 7, time.Minute)
 	e := fakeExporter(t, f, "", "    label_value_limit: 2\n    worker_id_limit: 2\n")
 	e.collect()
 	wantPartition(t, e, "a", map[string]int{stateWaiting: 1, stateLocked: 3})
@@ -256,7 +314,8 @@ func TestCamundaFolding(t *testing.T) {
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasksLockedByWorker}, 1)
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0) // a's locks are listed
-	f.successes["c"] = 9
+	f.advance(time.Second)
+	f.history("c", "success", 2, 0)
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "other"}, 2)
 	// A lock on the folded topic c: counted as locked under "other", but
@@ -327,33 +386,61 @@ func TestCamundaRequestBudget(t *testing.T) {
 	}
 	f.add(&fakeTask{id: "b1", topic: "b"}) // waiting only: no lists
 	f.advance(2 * time.Second)
-	e := fakeExporter(t, f, "c", "") // c: configured, empty: no oldest request
+	e := fakeExporter(t, f, "c", "") // c: configured, empty: no request of its own
 	e.collect()
 	got := f.requestCount()
 	// 1 version + 1 telemetry (first collection) + 1 topic-names
-	// + per topic 5 counts + 2 history counts = 7 for a and b,
-	//   1 count + 2 history counts = 3 for c (no open task)
-	// + oldest waiting: a, b (c has nothing fetchable) = 2
-	// + locked list of a: 150 tasks, pages of 100 -> 2 requests; lapsed list of a: 1
-	// + incident count + job count = 2
-	want := 3 + 7*2 + 3 + 2 + 3 + 2
+	// + engine-wide: 1 history page, 4 state-group counts, 1 incident
+	//   count, 1 job count = 7
+	// + per topic holding tasks (a, b): 1 count each = 2 (c holds none)
+	// + in-flight tasks within max_listed_tasks: one engine-wide list each
+	//   of locked (150, one page of 1000) and lapsed (3) = 2
+	// + oldest waiting: a, b = 2
+	want := 3 + 7 + 2 + 2 + 2
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 150, stateLockExpired: 3})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0)
 	f.resetRequests()
 	e.collect()
 	if got := f.requestCount(); got != want-1 { // telemetry is cached per engine version
 		t.Fatalf("second collection made %d requests, want %d: %v", got, want-1, f.requests)
 	}
-	// A failure since the last collection: one more request, the topic's
-	// recent failure log entries.
+	// A failure since the last collection costs nothing extra: it is in
+	// the history page read anyway.
 	f.failure("a000", 3, time.Minute, "boom")
 	f.resetRequests()
 	e.collect()
-	if got := f.requestCount(); got != want || f.requests["/history/external-task-log"] != 1 {
-		t.Fatalf("collection after a failure made %d requests, want %d: %v", got, want, f.requests)
+	if got := f.requestCount(); got != want-1 || f.requests["/history/external-task-log"] != 1 {
+		t.Fatalf("collection after a failure made %d requests, want %d: %v", got, want-1, f.requests)
 	}
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 149, stateRetryBackoff: 1, stateLockExpired: 3})
+	// Suspended tasks on few topics are listed engine-wide when that is
+	// cheaper than a count per topic, else counted per topic.
+	f.mu.Lock()
+	f.task("b1").suspended = true
+	f.mu.Unlock()
+	f.resetRequests()
+	e.collect()
+	// One list of the suspended task instead of a count for a and b; b has
+	// nothing fetchable left, so no oldest waiting request for it.
+	if got := f.requestCount(); got != want-1+1-1 {
+		t.Fatalf("collection with a suspended task made %d requests, want %d: %v", got, want-1, f.requests)
+	}
+	wantPartition(t, e, "b", map[string]int{stateSuspended: 1})
+	f.mu.Lock()
+	for _, tk := range f.tasks[:100] {
+		tk.suspended = true
+	}
+	f.mu.Unlock()
+	f.resetRequests()
+	e.collect()
+	if got := f.requestCount(); got != want-1+2-1 { // 101 suspended tasks cost more to list than 2 counts
+		t.Fatalf("collection with 101 suspended tasks made %d requests, want %d: %v", got, want, f.requests)
+	}
+	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 50, stateSuspended: 100, stateLockExpired: 3})
+	wantPartition(t, e, "b", map[string]int{stateSuspended: 1})
 	// max_listed_tasks bounds the lists: with 10, a's locked list is one page
 	// of 11 (10 plus one to learn the list is longer) and nothing else is listed.
 	g := newFakeCamunda(t)
@@ -435,98 +522,33 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	wantValue(t, e, catalog.CamundaEngineInfo, map[string]string{"version": "7.24.0", "flavor": "camunda"}, 1)
 }
 
-// otherHistoryExporter is an engine with topic a reported and topic b folded
-// into topic="other" (label_value_limit 1), and a hook that runs change
-// once, between the two completion count requests that "other" is computed
-// from (a's count and the engine-wide count), in the next collection after
-// arm is called, whatever their order.
-func otherHistoryExporter(t *testing.T) (f *fakeCamunda, e *camExporter, arm func(change func())) {
-	t.Helper()
-	f = newFakeCamunda(t)
+// Entries of folded topics count under topic="other", each once: there is
+// no difference of counts to wobble (completions of reported topics and
+// history cleanup between requests change nothing).
+func TestCamundaOtherHistory(t *testing.T) {
+	f := newFakeCamunda(t)
 	f.add(&fakeTask{id: "ta", topic: "a"})
 	f.add(&fakeTask{id: "tb", topic: "b"})
-	var pending func()
-	seen := 0
+	f.history("a", "success", 1000, time.Hour)
+	f.history("b", "success", 1000, time.Hour)
 	f.onRequest = func(path string, q url.Values) {
-		switch {
-		case path == "/version":
-			seen = 0
-		case path == "/history/external-task-log/count" && q.Get("successLog") == "true":
-			if seen++; seen == 2 && pending != nil {
-				pending()
-				pending = nil
-			}
+		if path == "/history/external-task-log" && q.Get("firstResult") == "0" {
+			// A reported topic's tasks complete while the history is read.
+			f.logLocked("x", "a", "success", f.now)
 		}
 	}
-	e = fakeExporter(t, f, "", "    label_value_limit: 1\n")
-	arm = func(change func()) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		pending = change
-	}
-	return f, e, arm
-}
-
-// Tasks of a reported topic completing between the requests "other" is
-// computed from must not be counted for "other", not even for a while.
-func TestCamundaOtherHistoryCompletionsInGap(t *testing.T) {
-	f, e, arm := otherHistoryExporter(t)
+	e := fakeExporter(t, f, "", "    label_value_limit: 1\n")
 	a, other := map[string]string{"topic": "a"}, map[string]string{"topic": "other"}
 	e.collect()
-	arm(func() { f.successes["a"] += 5 })
 	e.collect()
+	f.cleanup(30 * time.Minute)
 	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 5)
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 0)
-	f.mu.Lock()
-	f.successes["b"] += 2
-	f.mu.Unlock()
-	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 2)
-}
-
-// History cleanup removing a reported topic's entries between the requests
-// "other" is computed from must not be counted for "other".
-func TestCamundaOtherHistoryCleanupInGap(t *testing.T) {
-	f, e, arm := otherHistoryExporter(t)
-	a, other := map[string]string{"topic": "a"}, map[string]string{"topic": "other"}
-	f.successes["a"], f.successes["b"] = 1000, 1000
-	e.collect()
-	arm(func() { f.successes["a"] = 500 })
-	e.collect()
-	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 0)
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 0)
-	f.mu.Lock()
-	f.successes["b"] += 3
-	f.mu.Unlock()
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 2) // one per collection after the baseline
+	f.advance(time.Second)
+	f.history("b", "success", 3, 0)
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 3)
-}
-
-// Regular history cleanup (a time to live: the raw counts rise and fall
-// around a level) must not freeze the "other" counters: after a cleanup,
-// new entries count again. Only the entries of the collection that sees the
-// cleanup are lost, as for a reported topic.
-func TestCamundaOtherHistoryAfterCleanup(t *testing.T) {
-	f, e, _ := otherHistoryExporter(t)
-	other := map[string]string{"topic": "other"}
-	set := func(a, b int64) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.successes["a"], f.successes["b"] = a, b
-	}
-	set(1000, 1000)
-	e.collect()
-	set(1100, 1300)
-	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 300)
-	set(300, 400) // cleanup
-	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 300)
-	set(400, 700)
-	e.collect()
-	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 600)
 }
 
 // Incident types that only appear beyond max_listed_tasks are reported under

@@ -64,6 +64,9 @@ func exporterHealth() *board {
 		desc:     "In-flight external tasks (locked or lock lapsed) per engine that the last collection did not list: beyond max_listed_tasks, or on topics folded into \"other\". Their lapsed locks and redeliveries are not counted and the database joins (in doubt, completed with task open) do not see them, so those numbers are lower bounds while this is above 0. Raise max_listed_tasks or label_value_limit.",
 		targets:  []target{{expr: "max by (engine) (" + sel(catalog.ExporterUnwatchedTasks) + ")", legend: "{{engine}}"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowIdempotencyInDoubt}})
+	d.series(panel{title: "History readings cut short", unit: "short",
+		desc:    "Collections per engine whose new external task history log entries exceeded max_history_entries: the failures and completions of those intervals are undercounted. Above 0, raise max_history_entries or collect more often.",
+		targets: []target{{expr: sumBy(increase(catalog.ExporterHistoryReadsCut), "engine"), legend: "{{engine}}"}}})
 	d.labelTable(panel{title: "Build", unit: "none",
 		desc:    "Version, revision and Go version of each exporter instance.",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},

@@ -38,12 +38,13 @@ func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([
 		sources = append(sources, db.Source)
 	}
 	for i, e := range cfg.Camunda {
-		src, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), collectors.CamundaOptions{Folds: folds, Views: views, Logger: logger})
+		eng, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), collectors.CamundaOptions{Folds: folds, Views: views, Logger: logger})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		sources = append(sources, src)
+		closers = append(closers, eng.Close)
+		sources = append(sources, eng.Source)
 	}
 	return sources, closeAll, nil
 }

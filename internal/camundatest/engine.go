@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,28 @@ type Options struct {
 	StartTimeout time.Duration
 	// ExtraArgs are appended to the Spring Boot command line, e.g. "--logging.level.root=INFO".
 	ExtraArgs []string
+	// PostgresURL, when set (postgres://user:password@host:port/db), runs the engine on that
+	// PostgreSQL database instead of H2 in memory; the engine creates its tables there.
+	PostgresURL string
+}
+
+// postgresArgs turns a postgres:// URL into the Spring Boot datasource arguments.
+func postgresArgs(raw string) ([]string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return nil, errors.New("camundatest: PostgresURL must look like postgres://user:password@host:port/db")
+	}
+	args := []string{
+		"--spring.datasource.url=jdbc:postgresql://" + u.Host + u.Path,
+		"--spring.datasource.driver-class-name=org.postgresql.Driver",
+	}
+	if u.User != nil {
+		args = append(args, "--spring.datasource.username="+u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			args = append(args, "--spring.datasource.password="+pw)
+		}
+	}
+	return args, nil
 }
 
 // Engine is a running test engine. Stop it when done (Shared engines are stopped by Main).
@@ -197,6 +220,14 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 			"--test-engine.admin-user="+opts.Username,
 			"--test-engine.admin-password="+opts.Password,
 		)
+	}
+	if opts.PostgresURL != "" {
+		pg, err := postgresArgs(opts.PostgresURL)
+		if err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+		args = append(args, pg...)
 	}
 	args = append(args, opts.ExtraArgs...)
 

@@ -33,7 +33,14 @@ const (
 	DefaultLabelValueLimit  = 100
 	DefaultWorkerIDLimit    = 20
 	DefaultStaleAfter       = 15 * time.Minute
-	DefaultMaxListedTasks   = 2000
+	DefaultMaxListedTasks   = 10000
+	// Engines: history log entries are written inside the engine's
+	// transactions (a completion runs the process on to its next wait
+	// state), which usually commit within seconds.
+	DefaultEngineLateCommitWindow = time.Minute
+	DefaultMaxHistoryEntries      = 20000
+	DefaultRequestConcurrency     = 4
+	DefaultEngineTimeZone         = "UTC"
 )
 
 // Config is the whole file.
@@ -70,10 +77,46 @@ type Camunda struct {
 	// (enforced for authenticated users): list pages stay within it instead
 	// of being refused with HTTP 400. 0: the engine sets none.
 	MaxResultsLimit int `yaml:"max_results_limit"`
+	// RequestConcurrency bounds the REST requests of one collection in
+	// flight at a time.
+	RequestConcurrency int `yaml:"request_concurrency"`
+	// LateCommitWindow is how long after its timestamp a history log entry
+	// may still commit: each collection re-reads that much of the history
+	// log and counts each entry once.
+	LateCommitWindow model.Duration `yaml:"late_commit_window"`
+	// MaxHistoryEntries bounds the history log entries one collection
+	// reads; beyond it the interval's failures and completions are
+	// undercounted (and counted in a self-metric).
+	MaxHistoryEntries int `yaml:"max_history_entries"`
+
+	// Database, when set, reads the engine's own tables (PostgreSQL)
+	// instead of asking the REST API for external tasks, history, incidents
+	// and jobs: a few queries per collection whatever the number of topics.
+	// The REST API still gives the version and flavor.
+	Database *EngineDatabase `yaml:"database"`
 
 	// Password is resolved from PasswordFile or PasswordEnv by Load. It is
 	// never read from the file itself.
 	Password string `yaml:"-"`
+}
+
+// EngineDatabase is the database of a Camunda engine, read directly.
+type EngineDatabase struct {
+	DSN     string `yaml:"dsn"`
+	DSNFile string `yaml:"dsn_file"`
+	DSNEnv  string `yaml:"dsn_env"`
+	// Schema holds the engine's tables; empty: the role's search_path.
+	Schema string `yaml:"schema"`
+	// TimeZone is the engine JVM's time zone (its user.timezone): the engine
+	// writes its timestamps as local times of that zone into columns without
+	// a zone. Checked against the engine at the first collection.
+	TimeZone         string         `yaml:"time_zone"`
+	StatementTimeout model.Duration `yaml:"statement_timeout"`
+	LockTimeout      model.Duration `yaml:"lock_timeout"`
+	MaxConnections   int            `yaml:"max_connections"`
+
+	// ResolvedDSN is filled by Load from DSN, DSNFile or DSNEnv.
+	ResolvedDSN string `yaml:"-"`
 }
 
 // TLS configures the HTTPS client of a Camunda engine.
@@ -215,6 +258,9 @@ func (c *Config) finish() error {
 			}
 			e.Password = pw
 		}
+		if d := e.Database; d != nil {
+			d.ResolvedDSN = resolveDSN(key+".database", d.DSN, d.DSNFile, d.DSNEnv, add)
+		}
 	}
 	for i := range c.Databases {
 		d := &c.Databases[i]
@@ -225,23 +271,30 @@ func (c *Config) finish() error {
 			add(key+".name", "%q is already used by %s", d.Name, prev)
 		}
 		names["database/"+d.Name] = key
-		switch set := countSet(d.DSN, d.DSNFile, d.DSNEnv); {
-		case set == 0:
-			add(key, "one of dsn, dsn_file or dsn_env is required")
-		case set > 1:
-			add(key, "set only one of dsn, dsn_file or dsn_env")
-		case d.DSN != "":
-			d.ResolvedDSN = d.DSN
-		default:
-			dsn, err := secret(d.DSNFile, d.DSNEnv)
-			if err != nil {
-				add(key, "dsn: %v", err)
-			}
-			d.ResolvedDSN = dsn
-		}
+		d.ResolvedDSN = resolveDSN(key, d.DSN, d.DSNFile, d.DSNEnv, add)
 	}
 	c.resolveCorrelations(add)
 	return errors.Join(errs...)
+}
+
+// resolveDSN returns the DSN given inline, in a file or in an environment
+// variable; exactly one of them must be set.
+func resolveDSN(key, dsn, file, env string, add func(string, string, ...any)) string {
+	switch set := countSet(dsn, file, env); {
+	case set == 0:
+		add(key, "one of dsn, dsn_file or dsn_env is required")
+	case set > 1:
+		add(key, "set only one of dsn, dsn_file or dsn_env")
+	case dsn != "":
+		return dsn
+	default:
+		v, err := secret(file, env)
+		if err != nil {
+			add(key, "dsn: %v", err)
+		}
+		return v
+	}
+	return ""
 }
 
 // resolveCorrelations checks that every join names a configured engine and
@@ -304,6 +357,29 @@ func (e *Camunda) applyDefaults() {
 	if e.MaxListedTasks == 0 {
 		e.MaxListedTasks = DefaultMaxListedTasks
 	}
+	if e.RequestConcurrency == 0 {
+		e.RequestConcurrency = DefaultRequestConcurrency
+	}
+	if e.LateCommitWindow == 0 {
+		e.LateCommitWindow = model.Duration(DefaultEngineLateCommitWindow)
+	}
+	if e.MaxHistoryEntries == 0 {
+		e.MaxHistoryEntries = DefaultMaxHistoryEntries
+	}
+	if d := e.Database; d != nil {
+		if d.TimeZone == "" {
+			d.TimeZone = DefaultEngineTimeZone
+		}
+		if d.StatementTimeout == 0 {
+			d.StatementTimeout = model.Duration(DefaultStatementTimeout)
+		}
+		if d.LockTimeout == 0 {
+			d.LockTimeout = model.Duration(DefaultLockTimeout)
+		}
+		if d.MaxConnections == 0 {
+			d.MaxConnections = DefaultMaxConnections
+		}
+	}
 }
 
 func (e *Camunda) validate(key string, add func(string, string, ...any)) {
@@ -338,6 +414,30 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	}
 	if e.MaxResultsLimit < 0 {
 		add(key+".max_results_limit", "must not be negative (0 means the engine sets no limit)")
+	}
+	if e.RequestConcurrency < 1 || e.RequestConcurrency > 16 {
+		add(key+".request_concurrency", "must be between 1 and 16, got %d", e.RequestConcurrency)
+	}
+	positive(add, key+".late_commit_window", time.Duration(e.LateCommitWindow))
+	if e.MaxHistoryEntries < 1 {
+		add(key+".max_history_entries", "must be at least 1")
+	}
+	if d := e.Database; d != nil {
+		dk := key + ".database"
+		if _, err := time.LoadLocation(d.TimeZone); err != nil {
+			add(dk+".time_zone", "%q is not a time zone name (for example UTC or Europe/Berlin): %v", d.TimeZone, err)
+		}
+		if d.Schema != "" && !identRE.MatchString(d.Schema) {
+			add(dk+".schema", "%q is not a plain schema name (letters, digits, _)", d.Schema)
+		}
+		positive(add, dk+".statement_timeout", time.Duration(d.StatementTimeout))
+		positive(add, dk+".lock_timeout", time.Duration(d.LockTimeout))
+		if d.StatementTimeout > e.Timeout {
+			add(dk+".statement_timeout", "(%s) must not exceed timeout (%s), or a slow query outlives its collection", d.StatementTimeout, e.Timeout)
+		}
+		if d.MaxConnections < 1 || d.MaxConnections > 10 {
+			add(dk+".max_connections", "must be between 1 and 10, got %d (the exporter needs 1-2)", d.MaxConnections)
+		}
 	}
 	for j, t := range e.Topics {
 		if t == "" {

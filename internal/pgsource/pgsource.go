@@ -35,6 +35,9 @@ type Options struct {
 	LockTimeout      time.Duration
 	MaxConnections   int
 	Logger           *slog.Logger
+	// Snapshot runs each ReadOnly transaction at REPEATABLE READ, so all its
+	// queries see one snapshot (still short: one collection).
+	Snapshot bool
 }
 
 // DB is a read-only handle on one database.
@@ -42,6 +45,7 @@ type DB struct {
 	name   string
 	pool   *pgxpool.Pool
 	setup  string
+	iso    pgx.TxIsoLevel
 	logger *slog.Logger
 }
 
@@ -78,7 +82,11 @@ func Open(o Options) (*DB, error) {
 	}
 	setup := fmt.Sprintf("SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; SET LOCAL idle_in_transaction_session_timeout = %d; SET LOCAL standard_conforming_strings = on",
 		ms(o.StatementTimeout), ms(o.LockTimeout), ms(2*o.StatementTimeout))
-	return &DB{name: o.Name, pool: pool, setup: setup, logger: logger}, nil
+	iso := pgx.ReadCommitted
+	if o.Snapshot {
+		iso = pgx.RepeatableRead
+	}
+	return &DB{name: o.Name, pool: pool, setup: setup, iso: iso, logger: logger}, nil
 }
 
 func ms(d time.Duration) int64 {
@@ -108,7 +116,7 @@ func (db *DB) Probe(ctx context.Context) error {
 // ReadOnly runs fn in a read-only transaction with the configured timeouts
 // and returns the database clock at the transaction's start.
 func (db *DB) ReadOnly(ctx context.Context, fn func(context.Context, pgx.Tx) error) error {
-	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.ReadCommitted})
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: db.iso})
 	if err != nil {
 		return db.wrap(err)
 	}
