@@ -24,11 +24,13 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
@@ -36,6 +38,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
@@ -458,6 +461,7 @@ func TestCamundaEngine(t *testing.T) {
 			// With the engine full of the scenarios' leftovers: the request
 			// budget of docs/camunda-states.md, counted at a proxy.
 			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, creds) })
+			t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })
 			t.Run("BasicAuth", func(t *testing.T) { engineBasicAuth(t, e) })
 		})
 	}
@@ -912,5 +916,73 @@ func scenarioJobs(s *scenario) {
 	s.exp.collect()
 	if v := s.exp.must(catalog.CamundaJobsRetriesExhausted, l); v != 0 {
 		s.t.Errorf("camunda_jobs_retries_exhausted after retries restored = %v, want 0 (kept)", v)
+	}
+}
+
+// engineDatabaseChecks: what `check` relies on in engine-database mode, on
+// the real engine's database: the first collection's checks pass with the
+// engine's time zone; the history query is served by no index until the
+// one of deploy/sql/camunda is created; and a wrong time_zone makes the
+// engine down with an error that names the key and the engine's offset
+// (never a silent shift of every lock by hours).
+func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := config.Parse([]byte(camundaConfig(u.e.BaseURL, "", u.creds+u.databaseConfig())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed, err := OpenEngineDatabase(cfg.Camunda[0], "camunda[0]", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ed.DB.Close()
+	if err := ed.Verify(ctx); err != nil {
+		t.Fatalf("verify with the engine's time zone: %v", err)
+	}
+	var hist Requirements
+	for _, r := range EngineDatabaseRequirements("", "camunda[0].database") {
+		if r.Table == "act_hi_ext_task_log" {
+			hist = r
+		}
+	}
+	served := func() string {
+		t.Helper()
+		var ix string
+		if err := ed.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) (err error) {
+			ix, err = pgsource.ServingIndex(ctx, tx, hist.Table, hist.Queries[0].SQL, hist.Queries[0].Args...)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	if ix := served(); ix != "" {
+		t.Fatalf("history query served by %q on an engine that creates no index on timestamp_", ix)
+	}
+	conn, err := pgx.Connect(ctx, u.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, hist.Indexes[0].CreateStatement(hist.Table)); err != nil {
+		t.Fatal(err)
+	}
+	if ix := served(); ix != hist.Indexes[0].Name {
+		t.Fatalf("history query served by %q after creating %s", ix, hist.Indexes[0].Name)
+	}
+
+	wrong := strings.Replace(u.databaseConfig(), "time_zone: "+u.tzName, "time_zone: UTC", 1)
+	x := newCamundaExporter(t, camundaConfig(u.e.BaseURL, "", u.creds+wrong))
+	x.collect()
+	if v, _ := x.get(catalog.CamundaUp, nil); v != 0 {
+		t.Fatalf("camunda_up = %v with time_zone UTC on an engine in %s", v, u.tzName)
+	}
+	if s := x.samples(catalog.CamundaExternalTasks); len(s) != 0 {
+		t.Fatalf("data series served with a wrong time zone: %v", s)
+	}
+	logs := x.logs.String()
+	if !strings.Contains(logs, "camunda[0].database.time_zone") || !regexp.MustCompile(`UTC offset \+0[12]:00`).MatchString(logs) {
+		t.Fatalf("the error does not name time_zone and the engine's offset:\n%s", logs)
 	}
 }

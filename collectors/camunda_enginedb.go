@@ -37,7 +37,7 @@ import (
 // The history is read with a timestamp range, which needs an index on
 // ACT_HI_EXT_TASK_LOG(TIMESTAMP_) to stay independent of the history's size
 // (the engine creates none; deploy/sql/camunda/001_history_timestamp_index.sql
-// does, and `workflow-exporter check` reports whether it exists).
+// does, and `workflow-exporter check` reports whether one serves the query).
 type engineDBReader struct {
 	db     *pgsource.DB
 	client *camunda.Client // the time zone check reads the newest deployment
@@ -86,6 +86,103 @@ var engineTables = []struct {
 	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_"}},
 	{"act_re_deployment", []string{"id_", "deploy_time_"}},
 }
+
+// historySQL reads the history log entries since $1, newest first. It is
+// the one engine query whose cost would grow with the history without an
+// index (the engine creates none on TIMESTAMP_).
+const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_
+FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
+ORDER BY timestamp_ DESC, id_ LIMIT $2`
+
+// EngineDatabaseRequirements are the engine tables the engine-database mode
+// reads (schema "" for the search_path), with the index it relies on.
+// deploy/sql/camunda/001_history_timestamp_index.sql is generated from it
+// and `workflow-exporter check` verifies it.
+func EngineDatabaseRequirements(schema, key string) []Requirements {
+	prefix := ""
+	if schema != "" {
+		prefix = schema + "."
+	}
+	var out []Requirements
+	for _, t := range engineTables {
+		r := Requirements{Kind: "engine", Table: prefix + t.table}
+		for _, c := range t.columns {
+			r.Columns = append(r.Columns, Column{Key: key, Name: c})
+		}
+		if t.table == "act_hi_ext_task_log" {
+			q := pgx.Identifier{}
+			if schema != "" {
+				q = pgx.Identifier{schema}
+			}
+			sqlPrefix := ""
+			if len(q) > 0 {
+				sqlPrefix = q.Sanitize() + "."
+			}
+			r.Queries = []Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
+				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), config.DefaultMaxHistoryEntries + 1}}}
+			r.Indexes = []Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
+				Why: "failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"}}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// EngineIndexSQL renders deploy/sql/camunda/001_history_timestamp_index.sql.
+func EngineIndexSQL() string {
+	var b strings.Builder
+	b.WriteString(`-- The index the exporter relies on in the engine's own database, for both
+-- modes. Generated from the collectors' requirements (go generate
+-- ./collectors); do not edit by hand.
+--
+-- Camunda 7 (and Operaton) create no index on ACT_HI_EXT_TASK_LOG.TIMESTAMP_.
+-- The exporter reads only the history log entries written since its previous
+-- collection, newest first: over REST (GET /history/external-task-log sorted
+-- by timestamp) and in engine-database mode (a timestamp range). Without the
+-- index each collection sorts or scans the whole history table, which holds
+-- a row per task ever created until history cleanup removes it. The engine
+-- inserts into this table once per task event, so the index adds one index
+-- entry per insert.
+--
+-- CONCURRENTLY builds without blocking the engine; run the statement on its
+-- own, outside a transaction block, as a role that may create indexes on
+-- the engine's tables (usually the engine's schema owner). With a table
+-- prefix or schema, qualify the table name. 'workflow-exporter check' says
+-- whether an index serves the query (any index whose first column is
+-- timestamp_ does).
+`)
+	for _, r := range EngineDatabaseRequirements("", "") {
+		for _, ix := range r.Indexes {
+			fmt.Fprintf(&b, "\n-- %s table %s: %s\n%s\n", r.Kind, r.Table, ix.Why, ix.CreateStatement(r.Table))
+		}
+	}
+	return b.String()
+}
+
+// EngineDatabase is an engine's database opened as the engine-database
+// mode opens it, for `workflow-exporter check`.
+type EngineDatabase struct {
+	DB *pgsource.DB
+	r  *engineDBReader
+}
+
+// OpenEngineDatabase opens the database of an engine configured with
+// camunda[].database; it connects to nothing yet.
+func OpenEngineDatabase(cfg config.Camunda, key string, logger *slog.Logger) (*EngineDatabase, error) {
+	client, err := NewCamundaClient(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	r, err := newEngineDBReader(cfg, key, client, orDiscard(logger))
+	if err != nil {
+		return nil, err
+	}
+	return &EngineDatabase{DB: r.db, r: r}, nil
+}
+
+// Verify runs the checks of the first collection: tables, columns and
+// privileges, and the time zone against the engine.
+func (e *EngineDatabase) Verify(ctx context.Context) error { return e.r.verify(ctx) }
 
 // External task history log states (ExternalTaskState in the engine).
 const (
@@ -284,8 +381,7 @@ ORDER BY timestamp_ DESC, id_ LIMIT $2`, hr.window.String(), hr.max+1)
 	case hr.from.IsZero():
 		rows, err = tx.Query(ctx, cols+r.prefix+`act_hi_ext_task_log ORDER BY timestamp_ DESC, id_ LIMIT $1`, hr.max+1)
 	default:
-		rows, err = tx.Query(ctx, cols+r.prefix+`act_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
-ORDER BY timestamp_ DESC, id_ LIMIT $2`, r.wall(hr.from), hr.max+1)
+		rows, err = tx.Query(ctx, fmt.Sprintf(historySQL, r.prefix), r.wall(hr.from), hr.max+1)
 	}
 	if err != nil {
 		return historyRead{}, fmt.Errorf("%s: reading act_hi_ext_task_log: %w", r.key, err)

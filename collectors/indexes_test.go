@@ -18,6 +18,13 @@ func TestIndexFilesMatchTheCode(t *testing.T) {
 	if string(gen) != IndexSQL(reqs) {
 		t.Fatal("deploy/sql/003_exporter_indexes.sql is stale: run `go generate ./collectors`")
 	}
+	eng, err := os.ReadFile("../deploy/sql/camunda/001_history_timestamp_index.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(eng) != EngineIndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
+		t.Fatal("deploy/sql/camunda/001_history_timestamp_index.sql is stale: run `go generate ./collectors`")
+	}
 	ext, err := os.ReadFile("../deploy/sql/002_duplicate_count_extension.sql")
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
-// Command gen-indexes writes the exporter's index file from the collectors'
-// requirements, so deploy/sql and the code cannot drift apart.
+// Command gen-indexes writes the exporter's index files (worker tables,
+// engine database) from the collectors' requirements, so deploy/sql and the code cannot drift apart.
 package main
 
 import (
@@ -10,11 +10,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gen-indexes OUTPUT.sql")
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: gen-indexes TABLES.sql ENGINE.sql")
 		os.Exit(2)
 	}
 	if err := os.WriteFile(os.Args[1], []byte(collectors.IndexSQL(collectors.DefaultRequirements())), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(os.Args[2], []byte(collectors.EngineIndexSQL()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -14,7 +14,6 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +27,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
 // Report counts what was found.
@@ -67,12 +67,7 @@ func Run(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logg
 }
 
 func checkEngine(ctx context.Context, e config.Camunda, key string, w io.Writer, rep *Report, logger *slog.Logger) {
-	client, err := camunda.New(camunda.Config{
-		BaseURL: e.URL, Engine: e.Engine, Username: e.Username, Password: e.Password,
-		TLS: camunda.TLSConfig{CAFile: e.TLS.CAFile, CertFile: e.TLS.CertFile, KeyFile: e.TLS.KeyFile,
-			ServerName: e.TLS.ServerName, InsecureSkipVerify: e.TLS.InsecureSkipVerify},
-		Timeout: time.Duration(e.RequestTimeout), Logger: logger, MaxResultsLimit: e.MaxResultsLimit,
-	})
+	client, err := collectors.NewCamundaClient(e, logger)
 	if err != nil {
 		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", e.Name, key, err)
 		rep.Errors++
@@ -99,6 +94,43 @@ func checkEngine(ctx context.Context, e config.Camunda, key string, w io.Writer,
 	} else {
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
 	}
+	if e.Database == nil {
+		fmt.Fprintf(w, "    mode: REST API; failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)\n", key)
+		return
+	}
+	checkEngineDatabase(ctx, e, key, w, rep, logger)
+}
+
+// checkEngineDatabase checks camunda[].database as the first collection
+// does (tables, columns, privileges, time zone), then the index the
+// history reading relies on, and whether the role could write.
+func checkEngineDatabase(ctx context.Context, e config.Camunda, key string, w io.Writer, rep *Report, logger *slog.Logger) {
+	ed, err := collectors.OpenEngineDatabase(e, key, logger)
+	if err != nil {
+		fmt.Fprintf(w, "    engine database: ERROR %v\n", err)
+		rep.Errors++
+		return
+	}
+	defer ed.DB.Close()
+	var version, user string
+	err = ed.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&version, &user)
+	})
+	if err != nil {
+		fmt.Fprintf(w, "    engine database: ERROR cannot connect: %v\n", err)
+		rep.Errors++
+		return
+	}
+	fmt.Fprintf(w, "    mode: engine database, connected (PostgreSQL %s) as role %q\n", version, user)
+	if err := ed.Verify(ctx); err != nil {
+		fmt.Fprintf(w, "    ERROR %v\n", err)
+		rep.Errors++
+	} else {
+		fmt.Fprintf(w, "    tables, columns and time_zone %q: ok\n", e.Database.TimeZone)
+	}
+	for _, req := range collectors.EngineDatabaseRequirements(e.Database.Schema, key+".database") {
+		checkTable(ctx, ed.DB, req, user, w, rep)
+	}
 }
 
 func checkDatabase(ctx context.Context, db *collectors.Database, dbc config.Database, w io.Writer, rep *Report) {
@@ -115,13 +147,13 @@ func checkDatabase(ctx context.Context, db *collectors.Database, dbc config.Data
 	}
 	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", dbc.Name, version, user)
 	for _, c := range db.Collectors {
-		checkTable(ctx, db, c.Requirements(), user, w, rep)
+		checkTable(ctx, db.DB, c.Requirements(), user, w, rep)
 	}
 }
 
-func checkTable(ctx context.Context, db *collectors.Database, req collectors.Requirements, user string, w io.Writer, rep *Report) {
+func checkTable(ctx context.Context, db *pgsource.DB, req collectors.Requirements, user string, w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "  %s: table %s\n", req.Kind, req.Table)
-	err := db.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		cols, ok, err := collectors.TableColumns(ctx, tx, req.Table)
 		if err != nil {
 			return err
@@ -163,7 +195,7 @@ func checkTable(ctx context.Context, db *collectors.Database, req collectors.Req
 			if !ok {
 				continue
 			}
-			used, err := servingIndex(ctx, tx, req.Table, q)
+			used, err := pgsource.ServingIndex(ctx, tx, req.Table, q.SQL, q.Args...)
 			if err != nil {
 				return fmt.Errorf("explain %s query: %w", q.Name, err)
 			}
@@ -207,73 +239,4 @@ func checkTable(ctx context.Context, db *collectors.Database, req collectors.Req
 	}
 }
 
-// servingIndex returns the index the planner uses to restrict q's scan of
-// the table, or "" when none restricts it.
-func servingIndex(ctx context.Context, tx pgx.Tx, table string, q collectors.Query) (string, error) {
-	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
-		return "", err
-	}
-	var raw []byte
-	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q.SQL, q.Args...).Scan(&raw); err != nil {
-		return "", err
-	}
-	var plans []struct{ Plan node }
-	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) == 0 {
-		return "", fmt.Errorf("unexpected EXPLAIN output: %v", err)
-	}
-	partial := func(index string) bool {
-		var p bool
-		err := tx.QueryRow(ctx, `SELECT indpred IS NOT NULL FROM pg_index WHERE indexrelid = to_regclass($1)`,
-			quoteSchemaOf(table, index)).Scan(&p)
-		return err == nil && p
-	}
-	return findIndex(plans[0].Plan, baseName(table), partial), nil
-}
-
-type node struct {
-	NodeType  string `json:"Node Type"`
-	Relation  string `json:"Relation Name"`
-	IndexName string `json:"Index Name"`
-	IndexCond string `json:"Index Cond"`
-	Plans     []node `json:"Plans"`
-}
-
-func findIndex(n node, table string, partial func(string) bool) string {
-	switch n.NodeType {
-	case "Index Scan", "Index Only Scan":
-		if n.Relation == table && (n.IndexCond != "" || partial(n.IndexName)) {
-			return n.IndexName
-		}
-	case "Bitmap Heap Scan":
-		if n.Relation == table {
-			for _, k := range n.Plans {
-				if k.NodeType == "Bitmap Index Scan" && (k.IndexCond != "" || partial(k.IndexName)) {
-					return k.IndexName
-				}
-			}
-		}
-	}
-	for _, k := range n.Plans {
-		if got := findIndex(k, table, partial); got != "" {
-			return got
-		}
-	}
-	return ""
-}
-
 func quoteTable(name string) string { return pgx.Identifier(strings.Split(name, ".")).Sanitize() }
-
-// quoteSchemaOf qualifies an index name with the table's schema, if any.
-func quoteSchemaOf(table, index string) string {
-	if i := strings.LastIndex(table, "."); i >= 0 {
-		return pgx.Identifier{table[:i], index}.Sanitize()
-	}
-	return pgx.Identifier{index}.Sanitize()
-}
-
-func baseName(table string) string {
-	if i := strings.LastIndex(table, "."); i >= 0 {
-		return table[i+1:]
-	}
-	return table
-}

@@ -1,0 +1,84 @@
+package pgsource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ServingIndex returns the index the planner uses to restrict the scan of
+// table by the query (run with sequential scans disabled, so an index that
+// could serve it is preferred), or "" when none restricts it: neither an
+// index condition nor a partial index. So an index with another name or
+// column order that serves the query counts, and one that exists but cannot
+// serve it does not. Call it in a transaction: it sets enable_seqscan
+// locally.
+func ServingIndex(ctx context.Context, tx pgx.Tx, table, query string, args ...any) (string, error) {
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		return "", err
+	}
+	var raw []byte
+	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+query, args...).Scan(&raw); err != nil {
+		return "", err
+	}
+	var plans []struct{ Plan node }
+	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) == 0 {
+		return "", fmt.Errorf("unexpected EXPLAIN output: %v", err)
+	}
+	partial := func(index string) bool {
+		var p bool
+		err := tx.QueryRow(ctx, `SELECT indpred IS NOT NULL FROM pg_index WHERE indexrelid = to_regclass($1)`,
+			quoteSchemaOf(table, index)).Scan(&p)
+		return err == nil && p
+	}
+	return findIndex(plans[0].Plan, baseName(table), partial), nil
+}
+
+type node struct {
+	NodeType  string `json:"Node Type"`
+	Relation  string `json:"Relation Name"`
+	IndexName string `json:"Index Name"`
+	IndexCond string `json:"Index Cond"`
+	Plans     []node `json:"Plans"`
+}
+
+func findIndex(n node, table string, partial func(string) bool) string {
+	switch n.NodeType {
+	case "Index Scan", "Index Only Scan":
+		if n.Relation == table && (n.IndexCond != "" || partial(n.IndexName)) {
+			return n.IndexName
+		}
+	case "Bitmap Heap Scan":
+		if n.Relation == table {
+			for _, k := range n.Plans {
+				if k.NodeType == "Bitmap Index Scan" && (k.IndexCond != "" || partial(k.IndexName)) {
+					return k.IndexName
+				}
+			}
+		}
+	}
+	for _, k := range n.Plans {
+		if got := findIndex(k, table, partial); got != "" {
+			return got
+		}
+	}
+	return ""
+}
+
+// quoteSchemaOf qualifies an index name with the table's schema, if any.
+func quoteSchemaOf(table, index string) string {
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		return pgx.Identifier{table[:i], index}.Sanitize()
+	}
+	return pgx.Identifier{index}.Sanitize()
+}
+
+func baseName(table string) string {
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		return table[i+1:]
+	}
+	return table
+}
