@@ -25,6 +25,19 @@ func TestIndexFilesMatchTheCode(t *testing.T) {
 	if string(eng) != EngineIndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
 		t.Fatal("deploy/sql/camunda/001_history_timestamp_index.sql is stale: run `go generate ./collectors`")
 	}
+	// The engine-database role grants SELECT on exactly the tables the
+	// reader uses.
+	role, err := os.ReadFile("../deploy/sql/camunda/002_exporter_role.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for _, r := range EngineDatabaseRequirements("", "") {
+		tables = append(tables, r.Table)
+	}
+	if grant := "GRANT SELECT ON " + strings.Join(tables, ", ") + " TO"; !strings.Contains(string(role), grant) {
+		t.Fatalf("deploy/sql/camunda/002_exporter_role.sql does not say %q", grant)
+	}
 	ext, err := os.ReadFile("../deploy/sql/002_duplicate_count_extension.sql")
 	if err != nil {
 		t.Fatal(err)
