@@ -1,7 +1,8 @@
 // Package bench measures what a collection of each table collector costs as
-// a table's terminal history grows, against a named baseline in the same
-// run on the same data. It runs only with `make bench` (go test -bench);
-// `make test` compiles it and runs nothing.
+// a table's terminal history grows (this file), and what a scrape served from
+// the snapshot costs at about 10k series (scrape_test.go), each against a
+// named baseline in the same run on the same data. It runs only with
+// `make bench` (go test -bench); `make test` compiles it and runs nothing.
 //
 // The claim it checks (README, "How it collects"): a collection's cost grows
 // with the open and recent rows, not with the table's history.
@@ -32,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -620,8 +622,8 @@ func rowsRead(n map[string]any) float64 {
 func report(p plan, results map[int]map[string]result, pgVersion, settings string, loadWall, vacuumWall time.Duration, loaded, vacuumed []timing) {
 	w := os.Stdout
 	fmt.Fprintf(w, "\n## Collection cost versus table history\n\n")
-	fmt.Fprintf(w, "date %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(w, "server: %s\n", settings)
 	fmt.Fprintf(w, "per table: %d open rows, %d rows finished in the last minute, plus the terminal history below; median of %d collections after %d warm-up\n",
 		openRows, recentRows, *samplesFlag, *warmupFlag)
@@ -677,6 +679,16 @@ func (p plan) spans(collector string) [][2]int {
 		}
 	}
 	return out
+}
+
+// commit names the checked-out commit the run measures ("-dirty" when the
+// tree has changes), or "unknown" outside a git checkout.
+func commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // loadAverage reads /proc/loadavg: other work on the machine shows in the

@@ -226,8 +226,8 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 
 	w := os.Stdout
 	fmt.Fprintf(w, "\n## Scrape latency and memory at 10k series\n\n")
-	fmt.Fprintf(w, "date %s; %d CPUs (GOMAXPROCS %d of the client; the servers use their default); %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d in the client process); %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(w, "load average (1, 5, 15 min) before scraping: %s; after: %s\n", loadBefore, loadAfter)
 	fmt.Fprintf(w, "state: %d idempotency scopes, %d inbox kinds, %d outbox kinds, %d processed-job kinds; label_value_limit %d (nothing folds)\n",
 		seriesScopes, seriesInboxKinds, seriesOutboxKinds, seriesJobKinds, seriesLabelLimit)
