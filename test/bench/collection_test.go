@@ -1,7 +1,8 @@
 // Package bench measures what a collection of each table collector costs as
-// a table's terminal history grows, against a named baseline in the same
-// run on the same data. It runs only with `make bench` (go test -bench);
-// `make test` compiles it and runs nothing.
+// a table's terminal history grows (this file), and what a scrape served from
+// the snapshot costs at about 10k series (scrape_test.go), each against a
+// named baseline in the same run on the same data. It runs only with
+// `make bench` (go test -bench); `make test` compiles it and runs nothing.
 //
 // The claim it checks (README, "How it collects"): a collection's cost grows
 // with the open and recent rows, not with the table's history.
@@ -18,6 +19,8 @@
 //     the queries a generic SQL exporter typically runs for the same gauges
 //     and counters (see baselineQueries).
 //
+// Every table is measured at the -history sizes, the idempotency table also
+// at the -idempotency-history sizes (10M rows by default: production size).
 // Per table there are always 100 open rows and 100 rows finished within the
 // last minute; the terminal history (older than a day) has the size's rows.
 // After loading: VACUUM ANALYZE, then -warmup untimed and -samples timed
@@ -30,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -64,8 +68,11 @@ func TestMain(m *testing.M) {
 
 var (
 	historyFlag = flag.String("history", "10000,100000,1000000", "terminal history rows per table, comma-separated, ascending")
-	samplesFlag = flag.Int("samples", 21, "timed collections per table and size (the median is reported)")
-	warmupFlag  = flag.Int("warmup", 3, "untimed collections before the timed ones")
+	// The idempotency table alone also goes to production size: the other
+	// three at 10M rows would triple the run for the same finding.
+	idempotencyHistoryFlag = flag.String("idempotency-history", "10000000", "further terminal history sizes for the idempotency table only, comma-separated, ascending, above the last -history size; empty for none")
+	samplesFlag            = flag.Int("samples", 21, "timed collections per table and size (the median is reported)")
+	warmupFlag             = flag.Int("warmup", 3, "untimed collections before the timed ones")
 )
 
 // Fixed live work per table, the same at every size.
@@ -74,9 +81,12 @@ const (
 	recentRows = 100
 )
 
-// tables lists the four seed tables in the order of the report, with the
-// exporter collector's name.
-var tables = []struct{ collector, table string }{
+// benchTable is a seed table with its exporter collector's name.
+type benchTable struct{ collector, table string }
+
+// tables lists the four seed tables in the order of the report; the
+// idempotency table comes first (plan.tablesAt relies on it).
+var tables = []benchTable{
 	{"idempotency", "workflow_idempotency_record"},
 	{"processed_jobs", "workflow_processed_job"},
 	{"inbox", "message_inbox"},
@@ -123,25 +133,27 @@ var openCountQueries = map[string]string{
 
 // historySQL inserts terminal rows lo..hi ($2, $3) with timestamps going
 // back from $1 (a day before the run) two seconds per row. Deterministic,
-// so both schemas hold the same rows.
-var historySQL = []string{
-	`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, job_reference,
+// so both schemas hold the same rows. One INSERT ... SELECT generate_series
+// per table and schema: the fastest load PostgreSQL offers short of COPY,
+// with no round trip per row.
+var historySQL = map[string]string{
+	"idempotency": `INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, job_reference,
 	status, request_hash, result_payload, error_code, created_at, updated_at, completed_at)
 SELECT 'scope-' || (g % 5), 'h-' || g, 'order-' || g, 'pi-' || g, 'task-h-' || g,
 	CASE WHEN g % 50 = 0 THEN 'FAILED_FINAL' ELSE 'COMPLETED' END, md5(g::text), jsonb_build_object('n', g),
 	CASE WHEN g % 50 = 0 THEN 'IDEMPOTENCY_CONFLICT' END,
 	$1::timestamptz - make_interval(secs => g * 2 + 5), $1::timestamptz - make_interval(secs => g * 2), $1::timestamptz - make_interval(secs => g * 2)
 FROM generate_series($2::bigint, $3::bigint) g`,
-	`INSERT INTO {s}.workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at, result_payload)
+	"processed_jobs": `INSERT INTO {s}.workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at, result_payload)
 SELECT 'main', 'h-' || g, 'pi-' || g, 'activity-' || (g % 5), 'worker-' || (g % 4),
 	CASE WHEN g % 20 = 0 THEN 'FAILED' ELSE 'COMPLETED' END, $1::timestamptz - make_interval(secs => g * 2), jsonb_build_object('n', g)
 FROM generate_series($2::bigint, $3::bigint) g`,
-	`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, payload_hash, processing_status, received_at, processed_at)
+	"inbox": `INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, payload_hash, processing_status, received_at, processed_at)
 SELECT 'kafka-' || (g % 2), 'h-' || g, 'Type' || (g % 5), 'corr-' || g, md5(g::text),
 	CASE g % 40 WHEN 0 THEN 'FAILED_FINAL' WHEN 1 THEN 'IGNORED_DUPLICATE' ELSE 'PROCESSED' END,
 	$1::timestamptz - make_interval(secs => g * 2 + 1), $1::timestamptz - make_interval(secs => g * 2)
 FROM generate_series($2::bigint, $3::bigint) g`,
-	`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+	"outbox": `INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
 SELECT md5('h-' || g)::uuid, 'Agg' || (g % 3), 'agg-' || g, 'Event' || (g % 5), 'k-' || g,
 	jsonb_build_object('order', g, 'amount', g % 1000, 'currency', 'EUR'), 'PUBLISHED',
 	$1::timestamptz - make_interval(secs => g * 2 + 2), $1::timestamptz - make_interval(secs => g * 2)
@@ -150,37 +162,45 @@ FROM generate_series($2::bigint, $3::bigint) g`,
 
 // liveSQL replaces the live rows: openRows open ones and recentRows
 // finished within the last minute, by the database clock at load time.
-var liveSQL = []string{
-	`DELETE FROM {s}.workflow_idempotency_record WHERE idempotency_key LIKE 'live-%'`,
-	`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+var liveSQL = map[string][]string{
+	"idempotency": {
+		`DELETE FROM {s}.workflow_idempotency_record WHERE idempotency_key LIKE 'live-%'`,
+		`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 SELECT 'scope-' || (g % 5), 'live-open-' || g, 'order-live-' || g, 'task-live-' || g,
 	(ARRAY['STARTED', 'SIDE_EFFECT_SUBMITTED', 'FAILED_RETRYABLE', 'UNKNOWN_OUTCOME'])[g % 4 + 1], now() - make_interval(mins => g)
 FROM generate_series(1, {open}) g`,
-	`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at, completed_at)
+		`INSERT INTO {s}.workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at, completed_at)
 SELECT 'scope-' || (g % 5), 'live-done-' || g, 'order-live-' || g, 'task-done-' || g, 'COMPLETED', now() - make_interval(secs => g / 2.0), now() - make_interval(secs => g / 2.0)
 FROM generate_series(1, {recent}) g`,
-	`DELETE FROM {s}.workflow_processed_job WHERE job_reference LIKE 'live-%'`,
-	`INSERT INTO {s}.workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+	},
+	"processed_jobs": {
+		`DELETE FROM {s}.workflow_processed_job WHERE job_reference LIKE 'live-%'`,
+		`INSERT INTO {s}.workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
 SELECT 'main', 'live-' || g, 'pi-live-' || g, 'activity-' || (g % 5), 'worker-' || (g % 4), 'COMPLETED', now() - make_interval(secs => g / 2.0)
 FROM generate_series(1, {recent}) g`,
-	`DELETE FROM {s}.message_inbox WHERE message_id LIKE 'live-%'`,
-	`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at)
+	},
+	"inbox": {
+		`DELETE FROM {s}.message_inbox WHERE message_id LIKE 'live-%'`,
+		`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at)
 SELECT 'kafka-' || (g % 2), 'live-open-' || g, 'Type' || (g % 5), 'corr-live-' || g,
 	(ARRAY['RECEIVED', 'PROCESSING', 'FAILED_RETRYABLE'])[g % 3 + 1], now() - make_interval(secs => g * 3)
 FROM generate_series(1, {open}) g`,
-	`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+		`INSERT INTO {s}.message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
 SELECT 'kafka-' || (g % 2), 'live-done-' || g, 'Type' || (g % 5), 'corr-live-' || g, 'PROCESSED',
 	now() - make_interval(secs => g / 2.0 + 1), now() - make_interval(secs => g / 2.0)
 FROM generate_series(1, {recent}) g`,
-	`DELETE FROM {s}.event_outbox WHERE aggregate_id LIKE 'live-%'`,
-	`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
+	},
+	"outbox": {
+		`DELETE FROM {s}.event_outbox WHERE aggregate_id LIKE 'live-%'`,
+		`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 SELECT gen_random_uuid(), 'Agg' || (g % 3), 'live-open-' || g, 'Event' || (g % 5), 'k-live-' || g, '{"live": true}',
 	CASE WHEN g % 10 = 0 THEN 'FAILED' ELSE 'PENDING' END, now() - make_interval(secs => g * 3)
 FROM generate_series(1, {open}) g`,
-	`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+		`INSERT INTO {s}.event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
 SELECT gen_random_uuid(), 'Agg' || (g % 3), 'live-done-' || g, 'Event' || (g % 5), 'k-live-done-' || g, '{"live": true}', 'PUBLISHED',
 	now() - make_interval(secs => g / 2.0 + 1), now() - make_interval(secs => g / 2.0)
 FROM generate_series(1, {recent}) g`,
+	},
 }
 
 // result is one table at one history size.
@@ -198,10 +218,57 @@ type result struct {
 func exporterSchema(size int) string { return "exporter_" + strconv.Itoa(size) }
 func baselineSchema(size int) string { return "baseline_" + strconv.Itoa(size) }
 
+// plan says which tables are measured at which history size: every table
+// at the -history sizes, the idempotency table also at the
+// -idempotency-history sizes.
+type plan struct {
+	common, extra []int
+}
+
+func (p plan) sizesOf(collector string) []int {
+	if collector == "idempotency" {
+		return append(slices.Clone(p.common), p.extra...)
+	}
+	return p.common
+}
+
+func (p plan) all() []int { return append(slices.Clone(p.common), p.extra...) }
+
+// tablesAt returns the tables measured at a size, in report order.
+func (p plan) tablesAt(size int) []benchTable {
+	if slices.Contains(p.common, size) {
+		return tables
+	}
+	return tables[:1] // idempotency
+}
+
+func newPlan() (plan, error) {
+	common, err := parseSizes("-history", *historyFlag, false)
+	if err != nil {
+		return plan{}, err
+	}
+	extra, err := parseSizes("-idempotency-history", *idempotencyHistoryFlag, true)
+	if err != nil {
+		return plan{}, err
+	}
+	if len(extra) > 0 && extra[0] <= common[len(common)-1] {
+		return plan{}, fmt.Errorf("-idempotency-history %q: every size must exceed the last -history size %d", *idempotencyHistoryFlag, common[len(common)-1])
+	}
+	return plan{common, extra}, nil
+}
+
+// timing is how long one load step took for one table copy.
+type timing struct {
+	size      int
+	collector string
+	schema    string
+	d         time.Duration
+}
+
 // BenchmarkCollectionVersusHistory is the whole run; it prints its tables
 // to stdout. Run it once: go test -run '^$' -bench . -benchtime 1x ./test/bench
 func BenchmarkCollectionVersusHistory(b *testing.B) {
-	sizes, err := parseSizes(*historyFlag)
+	p, err := newPlan()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,7 +289,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 
 	start := time.Now()
 	dbs := map[int]*collectors.Database{}
-	for _, size := range sizes {
+	for _, size := range p.all() {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
 			mustExec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
 			if err := pgtest.ExecFile(ctx, admin, filepath.Join("..", "..", "deploy", "sql", "001_reference_schema.sql"), nil); err != nil {
@@ -230,7 +297,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 			}
 			mustExec(b, admin, "RESET search_path")
 		}
-		db := newExporter(b, url, exporterSchema(size))
+		db := newExporter(b, url, exporterSchema(size), p.tablesAt(size))
 		defer db.DB.Close()
 		dbs[size] = db
 		// The exporter's indexes, from the collectors' requirements (what
@@ -246,34 +313,42 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 			}
 		}
 	}
-	load(b, url, sizes)
-	for _, size := range sizes {
+	loaded := load(b, url, p)
+	loadWall := time.Since(start)
+	start = time.Now()
+	var vacuumed []timing
+	for _, size := range p.all() {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
-			for _, q := range liveSQL {
-				mustExec(b, admin, inSchema(q, schema))
-			}
-			for _, t := range tables {
+			for _, t := range p.tablesAt(size) {
+				for _, q := range liveSQL[t.collector] {
+					mustExec(b, admin, inSchema(q, schema))
+				}
+				vstart := time.Now()
 				mustExec(b, admin, "VACUUM (ANALYZE) "+schema+"."+t.table)
+				vacuumed = append(vacuumed, timing{size, t.collector, schema, time.Since(vstart)})
 			}
 		}
-		checkFixture(b, admin, size)
+		checkFixture(b, admin, size, p.tablesAt(size))
 	}
-	progress("loaded and vacuumed %v history rows per table in %s", sizes, time.Since(start).Round(time.Second))
+	vacuumWall := time.Since(start)
+	progress("loaded %v history rows per table (idempotency also %v) in %s, vacuumed and checked in %s",
+		p.common, p.extra, loadWall.Round(time.Second), vacuumWall.Round(time.Second))
 
 	start = time.Now()
 	loadBefore := loadAverage()
-	results := measure(b, url, sizes, dbs)
+	results := measure(b, url, p, dbs)
 	loadAfter := loadAverage()
 	progress("measured in %s", time.Since(start).Round(time.Second))
-	report(sizes, results, pgVersion, settings+"\nload average (1, 5, 15 min) before measuring: "+loadBefore+"; after: "+loadAfter)
+	report(p, results, pgVersion, settings+"\nload average (1, 5, 15 min) before measuring: "+loadBefore+"; after: "+loadAfter,
+		loadWall, vacuumWall, loaded, vacuumed)
 }
 
 // newExporter builds the database source of one size's exporter schema as
-// the binary builds it from a config file.
-func newExporter(b *testing.B, url, schema string) *collectors.Database {
+// the binary builds it from a config file, with the given tables.
+func newExporter(b *testing.B, url, schema string, tabs []benchTable) *collectors.Database {
 	var y strings.Builder
 	fmt.Fprintf(&y, "databases:\n  - name: bench\n    dsn: %q\n    min_interval: 1ms\n    tables:\n", url)
-	for _, t := range tables {
+	for _, t := range tabs {
 		fmt.Fprintf(&y, "      %s: {table: %s.%s}\n", t.collector, schema, t.table)
 	}
 	cfg, err := config.Parse([]byte(y.String()))
@@ -295,15 +370,25 @@ func newExporter(b *testing.B, url, schema string) *collectors.Database {
 const lateCommitWindow = 5 * time.Minute
 
 // load inserts the history rows of every size into both of its schemas,
-// two statements at a time (one per core of the reference machine).
-func load(b *testing.B, url string, sizes []int) {
+// two statements at a time (one per core of the reference machine), the
+// largest sizes first, and returns how long each statement took.
+func load(b *testing.B, url string, p plan) []timing {
 	base := time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)
 	type job struct {
-		sql  string
-		size int
+		sql string
+		timing
 	}
-	jobs := make(chan job)
-	errs := make(chan error, 2*len(historySQL)*len(sizes))
+	all := p.all()
+	var jobs []job
+	for i := len(all) - 1; i >= 0; i-- {
+		for _, t := range p.tablesAt(all[i]) {
+			for _, schema := range []string{exporterSchema(all[i]), baselineSchema(all[i])} {
+				jobs = append(jobs, job{inSchema(historySQL[t.collector], schema), timing{size: all[i], collector: t.collector, schema: schema}})
+			}
+		}
+	}
+	queue := make(chan int)
+	errs := make(chan error, len(jobs))
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Add(1)
@@ -313,39 +398,42 @@ func load(b *testing.B, url string, sizes []int) {
 			conn, err := pgx.Connect(ctx, url)
 			if err != nil {
 				errs <- err
-				for range jobs {
+				for range queue {
 				}
 				return
 			}
 			defer conn.Close(ctx)
-			for j := range jobs {
-				if _, err := conn.Exec(ctx, j.sql, base, 1, j.size); err != nil {
-					errs <- fmt.Errorf("%w\n%s", err, j.sql)
+			for i := range queue {
+				start := time.Now()
+				if _, err := conn.Exec(ctx, jobs[i].sql, base, 1, jobs[i].size); err != nil {
+					errs <- fmt.Errorf("%w\n%s", err, jobs[i].sql)
 				}
+				jobs[i].d = time.Since(start)
 			}
 		}()
 	}
-	for i := len(sizes) - 1; i >= 0; i-- {
-		for _, q := range historySQL {
-			for _, schema := range []string{exporterSchema(sizes[i]), baselineSchema(sizes[i])} {
-				jobs <- job{inSchema(q, schema), sizes[i]}
-			}
-		}
+	for i := range jobs {
+		queue <- i
 	}
-	close(jobs)
+	close(queue)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		b.Fatal(err)
 	}
+	out := make([]timing, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.timing
+	}
+	return out
 }
 
 // checkFixture verifies both schemas of a size hold the rows the report
 // claims.
-func checkFixture(b *testing.B, conn *pgx.Conn, size int) {
+func checkFixture(b *testing.B, conn *pgx.Conn, size int, tabs []benchTable) {
 	ctx := context.Background()
 	for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
-		for _, t := range tables {
+		for _, t := range tabs {
 			var n int
 			if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s.%s", schema, t.table)).Scan(&n); err != nil {
 				b.Fatal(err)
@@ -370,10 +458,10 @@ func checkFixture(b *testing.B, conn *pgx.Conn, size int) {
 }
 
 // measure times the exporter's collectors and the baseline queries. Every
-// round collects every table at every size, exporter then baseline, in an
-// order that rotates from round to round; the first -warmup rounds are not
-// timed.
-func measure(b *testing.B, url string, sizes []int, dbs map[int]*collectors.Database) map[int]map[string]result {
+// round collects every table at each of its sizes, exporter then baseline,
+// in an order that rotates from round to round; the first -warmup rounds
+// are not timed.
+func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database) map[int]map[string]result {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -404,6 +492,7 @@ func measure(b *testing.B, url string, sizes []int, dbs map[int]*collectors.Data
 	for round := 0; round < *warmupFlag+*samplesFlag; round++ {
 		for ti := range tables {
 			t := tables[(ti+round)%len(tables)]
+			sizes := p.sizesOf(t.collector)
 			for si := range sizes {
 				size := sizes[(si+round)%len(sizes)]
 				k := key{size, t.collector}
@@ -430,9 +519,11 @@ func measure(b *testing.B, url string, sizes []int, dbs map[int]*collectors.Data
 	}
 
 	out := map[int]map[string]result{}
-	for _, size := range sizes {
-		out[size] = map[string]result{}
-		for _, t := range tables {
+	for _, t := range tables {
+		for _, size := range p.sizesOf(t.collector) {
+			if out[size] == nil {
+				out[size] = map[string]result{}
+			}
 			// Rows read by the scans of every query, from EXPLAIN ANALYZE;
 			// the exporter's window arguments are its lookback, as in a
 			// real poll.
@@ -528,34 +619,76 @@ func rowsRead(n map[string]any) float64 {
 	return total
 }
 
-func report(sizes []int, results map[int]map[string]result, pgVersion, settings string) {
+func report(p plan, results map[int]map[string]result, pgVersion, settings string, loadWall, vacuumWall time.Duration, loaded, vacuumed []timing) {
 	w := os.Stdout
 	fmt.Fprintf(w, "\n## Collection cost versus table history\n\n")
-	fmt.Fprintf(w, "date %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(w, "server: %s\n", settings)
-	fmt.Fprintf(w, "per table: %d open rows, %d rows finished in the last minute, plus the terminal history below; median of %d collections after %d warm-up\n\n",
+	fmt.Fprintf(w, "per table: %d open rows, %d rows finished in the last minute, plus the terminal history below; median of %d collections after %d warm-up\n",
 		openRows, recentRows, *samplesFlag, *warmupFlag)
+	fmt.Fprintf(w, "load: all history rows in %s (one INSERT ... SELECT generate_series per table copy, two at a time, largest first); live rows, VACUUM (ANALYZE) and row checks in %s\n",
+		roundDuration(loadWall), roundDuration(vacuumWall))
+	took := func(ts []timing, size int, schema string) string {
+		for _, t := range ts {
+			if t.size == size && t.collector == "idempotency" && t.schema == schema {
+				return roundDuration(t.d)
+			}
+		}
+		return "?"
+	}
+	for _, size := range p.extra {
+		fmt.Fprintf(w, "idempotency %s history rows: insert %s into the exporter copy (with its indexes), %s into the baseline copy (primary key only), the two in parallel; VACUUM (ANALYZE) %s and %s\n",
+			human(size), took(loaded, size, exporterSchema(size)), took(loaded, size, baselineSchema(size)),
+			took(vacuumed, size, exporterSchema(size)), took(vacuumed, size, baselineSchema(size)))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| table | history rows | heap MB | exporter ms | baseline ms | baseline / exporter | exporter rows read | baseline rows read | exporter pages | baseline pages |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, t := range tables {
-		for _, s := range sizes {
+		for _, s := range p.sizesOf(t.collector) {
 			r := results[s][t.collector]
 			fmt.Fprintf(w, "| %s | %s | %.1f | %.2f | %.2f | %.1fx | %s | %s | %.0f | %.0f |\n", t.collector, human(s), r.heapMB, r.exporterMS, r.baselineMS,
 				r.baselineMS/r.exporterMS, human(int(r.exporterRows)), human(int(r.baselineRows)), r.exporterPages, r.baselinePages)
 		}
 	}
-	first, last := sizes[0], sizes[len(sizes)-1]
-	fmt.Fprintf(w, "\nGrowth from %s to %s history rows (%.0fx the history):\n\n", human(first), human(last), float64(last)/float64(first))
-	fmt.Fprintln(w, "| table | exporter time | baseline time | exporter rows read | baseline rows read | exporter pages | baseline pages |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "\nGrowth between two history sizes (each figure: the value at the larger size / the value at the smaller):\n\n")
+	fmt.Fprintln(w, "| table | history | history growth | exporter time | baseline time | exporter rows read | baseline rows read | exporter pages | baseline pages |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, t := range tables {
-		a, z := results[first][t.collector], results[last][t.collector]
-		fmt.Fprintf(w, "| %s | %.2fx | %.1fx | %s | %s | %s | %s |\n", t.collector, z.exporterMS/a.exporterMS, z.baselineMS/a.baselineMS,
-			growth(a.exporterRows, z.exporterRows), growth(a.baselineRows, z.baselineRows),
-			growth(a.exporterPages, z.exporterPages), growth(a.baselinePages, z.baselinePages))
+		for _, span := range p.spans(t.collector) {
+			a, z := results[span[0]][t.collector], results[span[1]][t.collector]
+			fmt.Fprintf(w, "| %s | %s → %s | %.4gx | %.2fx | %.1fx | %s | %s | %s | %s |\n", t.collector, human(span[0]), human(span[1]),
+				float64(span[1])/float64(span[0]), z.exporterMS/a.exporterMS, z.baselineMS/a.baselineMS,
+				growth(a.exporterRows, z.exporterRows), growth(a.baselineRows, z.baselineRows),
+				growth(a.exporterPages, z.exporterPages), growth(a.baselinePages, z.baselinePages))
+		}
 	}
 	fmt.Fprintln(w)
+}
+
+// spans are the pairs of history sizes the growth table compares for a
+// table: the smallest and largest common size, and for the idempotency
+// table also the largest common size and the smallest to each further size.
+func (p plan) spans(collector string) [][2]int {
+	first, last := p.common[0], p.common[len(p.common)-1]
+	out := [][2]int{{first, last}}
+	if collector == "idempotency" {
+		for _, e := range p.extra {
+			out = append(out, [2]int{last, e}, [2]int{first, e})
+		}
+	}
+	return out
+}
+
+// commit names the checked-out commit the run measures ("-dirty" when the
+// tree has changes), or "unknown" outside a git checkout.
+func commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // loadAverage reads /proc/loadavg: other work on the machine shows in the
@@ -598,14 +731,25 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// roundDuration keeps two or three significant digits.
+func roundDuration(d time.Duration) string {
+	if d >= 10*time.Second {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
 func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func parseSizes(s string) ([]int, error) {
+func parseSizes(name, s string, emptyOK bool) ([]int, error) {
 	var out []int
+	if strings.TrimSpace(s) == "" && emptyOK {
+		return nil, nil
+	}
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
-			return nil, fmt.Errorf("-history %q: want ascending positive row counts", s)
+			return nil, fmt.Errorf("%s %q: want ascending positive row counts", name, s)
 		}
 		out = append(out, n)
 	}
