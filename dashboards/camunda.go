@@ -78,7 +78,7 @@ func externalTasks() *board {
 	d.series(panel{title: "Redeliveries (duplicate executions)", unit: "ops",
 		desc:     "Tasks locked again after a lapsed lock, per second, by topic: the task ran (at least partly) twice. The idempotency table must absorb each of these.",
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskRedeliveries, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
-		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
+		runbooks: []string{rules.CamundaExternalTaskDuplicateExecution, rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
 	d.row("Incidents and jobs")
 	d.series(panel{title: "Open incidents", unit: "short",

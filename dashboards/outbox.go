@@ -78,7 +78,7 @@ func outboxInbox() *board {
 	d.stat(panel{title: "Messages in progress", unit: "short",
 		desc:     "Inbox messages in a non-terminal status.",
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase))}},
-		runbooks: []string{rules.WorkflowInboxBacklogOld}})
+		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing}})
 	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
 		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
@@ -96,15 +96,16 @@ func outboxInbox() *board {
 		steps:   []step{{0.001, "orange"}}})
 
 	d.series(panel{title: "Messages by status", unit: "short",
-		desc:     "Inbox messages per database and non-terminal status.",
+		desc:     "Inbox messages per database and non-terminal status. Waiting with nothing processed is a stalled consumer; growing while processed is one that falls behind.",
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
-		runbooks: []string{rules.WorkflowInboxBacklogOld}})
+		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing, rules.WorkflowInboxBacklogOld}})
 	d.series(panel{title: "Oldest message by source and type", unit: "s",
 		desc:     "Age of the oldest non-terminal message per source system and message type.",
 		targets:  []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
 		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.series(panel{title: "Messages processed by status", unit: "ops",
-		desc:    "Inbox messages reaching a terminal status per second, by status.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}}})
+		desc:     "Inbox messages reaching a terminal status per second, by status. No processed messages while some wait: the consumer is stalled.",
+		targets:  []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}},
+		runbooks: []string{rules.WorkflowInboxBacklogStalled}})
 	return d
 }

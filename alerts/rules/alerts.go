@@ -7,25 +7,28 @@ import (
 
 // Alert names. Each names its runbook too: docs/runbooks/<name>.md.
 const (
-	WorkflowOutboxBacklogStalled        = "WorkflowOutboxBacklogStalled"
-	WorkflowOutboxOldestEventTooOld     = "WorkflowOutboxOldestEventTooOld"
-	WorkflowOutboxEventsFailed          = "WorkflowOutboxEventsFailed"
-	WorkflowOutboxBacklogGrowing        = "WorkflowOutboxBacklogGrowing"
-	WorkflowInboxBacklogOld             = "WorkflowInboxBacklogOld"
-	WorkflowUnknownOutcomeRecords       = "WorkflowUnknownOutcomeRecords"
-	WorkflowIdempotencyStaleInProgress  = "WorkflowIdempotencyStaleInProgress"
-	WorkflowIdempotencyConflicts        = "WorkflowIdempotencyConflicts"
-	WorkflowCompletedSideEffectTaskOpen = "WorkflowCompletedSideEffectTaskOpen"
-	WorkflowIdempotencyInDoubt          = "WorkflowIdempotencyInDoubt"
-	WorkflowProcessedJobTaskOpen        = "WorkflowProcessedJobTaskOpen"
-	WorkflowDuplicatePreventionSpike    = "WorkflowDuplicatePreventionSpike"
-	CamundaExternalTaskRetriesExhausted = "CamundaExternalTaskRetriesExhausted"
-	CamundaExternalTaskLockExpirations  = "CamundaExternalTaskLockExpirations"
-	CamundaExternalTaskRetryStorm       = "CamundaExternalTaskRetryStorm"
-	CamundaExternalTaskBacklogStalled   = "CamundaExternalTaskBacklogStalled"
-	CamundaIncidentsOpen                = "CamundaIncidentsOpen"
-	WorkflowExporterSourceDown          = "WorkflowExporterSourceDown"
-	WorkflowExporterDown                = "WorkflowExporterDown"
+	WorkflowOutboxBacklogStalled          = "WorkflowOutboxBacklogStalled"
+	WorkflowOutboxOldestEventTooOld       = "WorkflowOutboxOldestEventTooOld"
+	WorkflowOutboxEventsFailed            = "WorkflowOutboxEventsFailed"
+	WorkflowOutboxBacklogGrowing          = "WorkflowOutboxBacklogGrowing"
+	WorkflowInboxBacklogStalled           = "WorkflowInboxBacklogStalled"
+	WorkflowInboxBacklogGrowing           = "WorkflowInboxBacklogGrowing"
+	WorkflowInboxBacklogOld               = "WorkflowInboxBacklogOld"
+	WorkflowUnknownOutcomeRecords         = "WorkflowUnknownOutcomeRecords"
+	WorkflowIdempotencyStaleInProgress    = "WorkflowIdempotencyStaleInProgress"
+	WorkflowIdempotencyConflicts          = "WorkflowIdempotencyConflicts"
+	WorkflowCompletedSideEffectTaskOpen   = "WorkflowCompletedSideEffectTaskOpen"
+	WorkflowIdempotencyInDoubt            = "WorkflowIdempotencyInDoubt"
+	WorkflowProcessedJobTaskOpen          = "WorkflowProcessedJobTaskOpen"
+	WorkflowDuplicatePreventionSpike      = "WorkflowDuplicatePreventionSpike"
+	CamundaExternalTaskRetriesExhausted   = "CamundaExternalTaskRetriesExhausted"
+	CamundaExternalTaskLockExpirations    = "CamundaExternalTaskLockExpirations"
+	CamundaExternalTaskDuplicateExecution = "CamundaExternalTaskDuplicateExecution"
+	CamundaExternalTaskRetryStorm         = "CamundaExternalTaskRetryStorm"
+	CamundaExternalTaskBacklogStalled     = "CamundaExternalTaskBacklogStalled"
+	CamundaIncidentsOpen                  = "CamundaIncidentsOpen"
+	WorkflowExporterSourceDown            = "WorkflowExporterSourceDown"
+	WorkflowExporterDown                  = "WorkflowExporterDown"
 )
 
 // Rule groups of the generated rule file.
@@ -60,6 +63,8 @@ func Alerts() []Alert {
 		{WorkflowOutboxEventsFailed, Warning, GroupOutbox},
 		{WorkflowOutboxBacklogGrowing, Warning, GroupOutbox},
 
+		{WorkflowInboxBacklogStalled, Warning, GroupInbox},
+		{WorkflowInboxBacklogGrowing, Warning, GroupInbox},
 		{WorkflowInboxBacklogOld, Warning, GroupInbox},
 
 		{WorkflowUnknownOutcomeRecords, Warning, GroupIdempotency},
@@ -72,6 +77,7 @@ func Alerts() []Alert {
 
 		{CamundaExternalTaskRetriesExhausted, Warning, GroupCamunda},
 		{CamundaExternalTaskLockExpirations, Warning, GroupCamunda},
+		{CamundaExternalTaskDuplicateExecution, Warning, GroupCamunda},
 		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda},
 		{CamundaExternalTaskBacklogStalled, Warning, GroupCamunda},
 		{CamundaIncidentsOpen, Warning, GroupCamunda},

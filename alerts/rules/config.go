@@ -61,10 +61,19 @@ type OutboxConfig struct {
 	KeepFiringFor model.Duration `yaml:"keep_firing_for"`
 }
 
-// InboxConfig tunes the inbox alert.
+// InboxConfig tunes the inbox alerts.
 type InboxConfig struct {
 	OldestAge model.Duration `yaml:"oldest_age"`
 	For       model.Duration `yaml:"for"`
+	// StalledWindow: messages wait, the oldest longer than this, and none
+	// was processed within it (the consumer stopped).
+	StalledWindow model.Duration `yaml:"stalled_window"`
+	StalledFor    model.Duration `yaml:"stalled_for"`
+	// GrowingWindow: messages are processed but the backlog grew by more
+	// than GrowingMinIncrease over this window (the consumer falls behind).
+	GrowingWindow      model.Duration `yaml:"growing_window"`
+	GrowingMinIncrease float64        `yaml:"growing_min_increase"`
+	GrowingFor         model.Duration `yaml:"growing_for"`
 }
 
 // IdempotencyConfig tunes the idempotency-table alerts.
@@ -100,6 +109,11 @@ type CamundaConfig struct {
 	BacklogStalledWindow   model.Duration `yaml:"backlog_stalled_window"`
 	BacklogStalledFor      model.Duration `yaml:"backlog_stalled_for"`
 	IncidentsFor           model.Duration `yaml:"incidents_for"`
+	// DuplicateExecutionWindow and DuplicateExecutionMax: external tasks
+	// locked again after a lapsed lock (redeliveries) in the window, more
+	// than Max of them: the duplicate execution happened.
+	DuplicateExecutionWindow model.Duration `yaml:"duplicate_execution_window"`
+	DuplicateExecutionMax    float64        `yaml:"duplicate_execution_max"`
 }
 
 // ExporterConfig tunes the alerts on the exporter itself.
@@ -136,8 +150,13 @@ func Default() Config {
 			GrowingFor:         d("15m"),
 		},
 		Inbox: InboxConfig{
-			OldestAge: d("30m"),
-			For:       d("5m"),
+			OldestAge:          d("30m"),
+			For:                d("5m"),
+			StalledWindow:      d("10m"),
+			StalledFor:         d("5m"),
+			GrowingWindow:      d("30m"),
+			GrowingMinIncrease: 20,
+			GrowingFor:         d("15m"),
 		},
 		Idempotency: IdempotencyConfig{
 			UnknownOutcomeAge:       d("15m"),
@@ -155,17 +174,19 @@ func Default() Config {
 			DuplicatesFor:           d("15m"),
 		},
 		Camunda: CamundaConfig{
-			RetriesExhaustedFor:    d("5m"),
-			LockExpirationsWindow:  d("30m"),
-			LockExpirationsMax:     2,
-			RetryStormWindow:       d("10m"),
-			RetryStormMinFailures:  30,
-			RetryStormFailureRatio: 0.5,
-			RetryStormFor:          d("10m"),
-			BacklogStalledAge:      d("10m"),
-			BacklogStalledWindow:   d("10m"),
-			BacklogStalledFor:      d("5m"),
-			IncidentsFor:           d("5m"),
+			RetriesExhaustedFor:      d("5m"),
+			LockExpirationsWindow:    d("30m"),
+			LockExpirationsMax:       2,
+			RetryStormWindow:         d("10m"),
+			RetryStormMinFailures:    30,
+			RetryStormFailureRatio:   0.5,
+			RetryStormFor:            d("10m"),
+			BacklogStalledAge:        d("10m"),
+			BacklogStalledWindow:     d("10m"),
+			BacklogStalledFor:        d("5m"),
+			IncidentsFor:             d("5m"),
+			DuplicateExecutionWindow: d("30m"),
+			DuplicateExecutionMax:    0,
 		},
 		Exporter: ExporterConfig{
 			SourceDownFor: d("5m"),
@@ -212,13 +233,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("alerts config: runbook_base_url: must not be empty")
 	}
 	windows := map[string]model.Duration{
-		"outbox.stalled_window":           c.Outbox.StalledWindow,
-		"outbox.growing_window":           c.Outbox.GrowingWindow,
-		"idempotency.conflicts_window":    c.Idempotency.ConflictsWindow,
-		"idempotency.duplicates_window":   c.Idempotency.DuplicatesWindow,
-		"camunda.lock_expirations_window": c.Camunda.LockExpirationsWindow,
-		"camunda.retry_storm_window":      c.Camunda.RetryStormWindow,
-		"camunda.backlog_stalled_window":  c.Camunda.BacklogStalledWindow,
+		"outbox.stalled_window":              c.Outbox.StalledWindow,
+		"outbox.growing_window":              c.Outbox.GrowingWindow,
+		"inbox.stalled_window":               c.Inbox.StalledWindow,
+		"inbox.growing_window":               c.Inbox.GrowingWindow,
+		"camunda.duplicate_execution_window": c.Camunda.DuplicateExecutionWindow,
+		"idempotency.conflicts_window":       c.Idempotency.ConflictsWindow,
+		"idempotency.duplicates_window":      c.Idempotency.DuplicatesWindow,
+		"camunda.lock_expirations_window":    c.Camunda.LockExpirationsWindow,
+		"camunda.retry_storm_window":         c.Camunda.RetryStormWindow,
+		"camunda.backlog_stalled_window":     c.Camunda.BacklogStalledWindow,
 	}
 	for k, v := range windows {
 		if time.Duration(v) < minWindow {
@@ -250,6 +274,8 @@ func (c Config) Validate() error {
 	}
 	for k, v := range map[string]float64{
 		"outbox.growing_min_increase":      c.Outbox.GrowingMinIncrease,
+		"inbox.growing_min_increase":       c.Inbox.GrowingMinIncrease,
+		"camunda.duplicate_execution_max":  c.Camunda.DuplicateExecutionMax,
 		"idempotency.conflicts_max":        c.Idempotency.ConflictsMax,
 		"idempotency.duplicates_min":       c.Idempotency.DuplicatesMin,
 		"camunda.lock_expirations_max":     c.Camunda.LockExpirationsMax,

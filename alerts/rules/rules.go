@@ -202,7 +202,34 @@ and increase(%[5]s[%[6]s]) > 0
 
 func (b builder) inbox() []Rule {
 	in := b.c.Inbox
+	// Messages waiting to be processed, and those processed, per source
+	// and type (the status label differs between the two, so both sides
+	// sum it away).
+	waitingStatus := `status=~"RECEIVED|PROCESSING|FAILED_RETRYABLE"`
+	waiting := "sum without (status) (" + b.sel(catalog.InboxMessages, waitingStatus) + ")"
+	waitingBefore := "sum without (status) (" + b.sel(catalog.InboxMessages, waitingStatus) + " offset " + dur(in.GrowingWindow) + ")"
+	oldest := "max without (status) (" + b.sel(catalog.InboxOldestMessageAge, waitingStatus) + ")"
+	processed := func(window model.Duration) string {
+		return "sum without (status) (increase(" + b.sel(catalog.InboxMessagesProcessed) + "[" + dur(window) + "]))"
+	}
+	what := "{{ $labels.source_system }}/{{ $labels.message_type }} in database {{ $labels.database }}"
 	return []Rule{
+		b.rule(WorkflowInboxBacklogStalled, in.StalledFor, fmt.Sprintf(`
+%[1]s > 0
+and %[2]s > %[3]s
+unless %[4]s > 0
+`, waiting, oldest, secs(in.StalledWindow), processed(in.StalledWindow)),
+			"Inbox messages are waiting and none has been processed: the inbox consumer is stalled.",
+			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s waiting; the oldest has waited over %s and no message of this type was processed in the last %s. Check the consumer.", what, dur(in.StalledWindow), dur(in.StalledWindow))),
+
+		b.rule(WorkflowInboxBacklogGrowing, in.GrowingFor, fmt.Sprintf(`
+%[1]s
+and %[1]s - %[2]s > %[3]s
+and %[4]s > 0
+`, waiting, waitingBefore, num(in.GrowingMinIncrease), processed(in.StalledWindow)),
+			"The inbox consumer is processing but falls behind the rate messages arrive.",
+			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s waiting, more than %s more than %s ago. The consumer is working (it processed messages within the last %s) but too slow.", what, num(in.GrowingMinIncrease), dur(in.GrowingWindow), dur(in.StalledWindow))),
+
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
 `, b.sel(catalog.InboxOldestMessageAge, `status!="UNKNOWN_OUTCOME"`), secs(in.OldestAge)),
@@ -289,6 +316,12 @@ round(increase(%s[%s])) > %s
 `, b.sel(catalog.CamundaExternalTaskLockExpirations), dur(c.LockExpirationsWindow), num(c.LockExpirationsMax)),
 			"External task locks lapse before the worker completes: duplicate executions are likely.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
+
+		b.rule(CamundaExternalTaskDuplicateExecution, 0, fmt.Sprintf(`
+round(increase(%s[%s])) > %s
+`, b.sel(catalog.CamundaExternalTaskRedeliveries), dur(c.DuplicateExecutionWindow), num(c.DuplicateExecutionMax)),
+			"External tasks were executed again after their lock lapsed: a duplicate execution happened.",
+			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external "+pl("task")+" on %s locked again after a lapsed lock in the last %s: another worker ran the same task while the first may still have run it. Check that the idempotency records absorbed it.", what, dur(c.DuplicateExecutionWindow))),
 
 		b.rule(CamundaExternalTaskRetryStorm, c.RetryStormFor, fmt.Sprintf(`
 round(increase(%[1]s[%[2]s])) > %[3]s

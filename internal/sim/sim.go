@@ -1,0 +1,413 @@
+// Package sim is the workload simulator behind `workflow-sim` and
+// `make demo`: idempotent external-task workers, an outbox publisher, an
+// inbox broker and consumer, a reconciler and a fake downstream service,
+// running against a real Camunda engine and real PostgreSQL tables (the
+// reference schema of deploy/sql), healthy by default, with the failure
+// windows of at-least-once workers injectable by name (faults.go) on one
+// lane at a time.
+//
+// It writes only to the databases it is given, and only to the four worker
+// tables; it never writes to the engine's database (only through the
+// engine's REST API, as a worker does).
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config configures a Simulator.
+type Config struct {
+	// EngineURL is the REST root the workers use, e.g.
+	// http://127.0.0.1:8080/engine-rest.
+	EngineURL string
+	// EngineName is the engine label the exporter uses for this engine
+	// (written to the processed-job table's engine column).
+	EngineName string
+	// Databases are the worker databases by name (DSNs). The simulator
+	// writes to the four worker tables in them and nowhere else.
+	Databases map[string]string
+	// Lanes are the workloads; each names one of Databases.
+	Lanes []Lane
+	// Interval is how often each lane starts a process instance and
+	// delivers an inbox message (default 2s).
+	Interval time.Duration
+	// Workers per lane (default 2).
+	Workers int
+	// LockDuration of the workers' fetchAndLock (default 20s).
+	LockDuration time.Duration
+	// StaleAfter is how long an in-progress idempotency record may go
+	// without an update before a new attempt takes the command over (the
+	// earlier attempt crashed); younger ones make the new attempt back off
+	// (default 2m).
+	StaleAfter time.Duration
+	// EngineProxy, when set, is the address of an HTTP proxy to EngineURL
+	// for the exporter (engine-down, engine-500 act on it), e.g.
+	// "127.0.0.1:0".
+	EngineProxy string
+	// DatabaseProxies are TCP proxies to databases for the exporter, by
+	// database name (database-down acts on them).
+	DatabaseProxies map[string]string
+	Logger          *slog.Logger
+}
+
+// Simulator runs the workload. Create it with New, then Run.
+type Simulator struct {
+	cfg    Config
+	engine *engine
+	down   *downstream
+	pools  map[string]*pgxpool.Pool
+	lanes  map[string]Lane
+	logger *slog.Logger
+
+	engineProxy *httpProxy
+	dbProxies   map[string]*tcpProxy
+
+	mu       sync.Mutex
+	faults   map[string]*faultSet // per lane
+	counts   map[string]map[string]int
+	crashed  map[string]bool // tasks whose worker already "crashed" once
+	lastLogs map[string]string
+}
+
+// New validates cfg, connects to the databases, checks their tables and
+// starts the proxies and the downstream service. It does not start the
+// workload: Run does.
+func New(ctx context.Context, cfg Config) (*Simulator, error) {
+	if cfg.EngineURL == "" {
+		return nil, errors.New("sim: the engine URL is required")
+	}
+	if len(cfg.Lanes) == 0 {
+		return nil, errors.New("sim: at least one lane is required")
+	}
+	if cfg.EngineName == "" {
+		cfg.EngineName = "main"
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.LockDuration <= 0 {
+		cfg.LockDuration = 20 * time.Second
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = 2 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Simulator{cfg: cfg, engine: newEngine(cfg.EngineURL), pools: map[string]*pgxpool.Pool{},
+		lanes: map[string]Lane{}, logger: cfg.Logger, dbProxies: map[string]*tcpProxy{},
+		faults: map[string]*faultSet{}, counts: map[string]map[string]int{}, crashed: map[string]bool{}, lastLogs: map[string]string{}}
+	fail := func(err error) (*Simulator, error) { s.Close(); return nil, err }
+	for _, l := range cfg.Lanes {
+		if !laneNameRE.MatchString(l.Name) {
+			return fail(fmt.Errorf("sim: lane name %q: use lower-case letters, digits and '-', starting with a letter", l.Name))
+		}
+		if _, dup := s.lanes[l.Name]; dup {
+			return fail(fmt.Errorf("sim: lane %q is configured twice", l.Name))
+		}
+		if _, ok := cfg.Databases[l.Database]; !ok {
+			return fail(fmt.Errorf("sim: lane %q names database %q, which is not configured (configured: %s)", l.Name, l.Database, strings.Join(sortedNames(cfg.Databases), ", ")))
+		}
+		s.lanes[l.Name] = l
+		s.faults[l.Name] = &faultSet{}
+		s.counts[l.Name] = map[string]int{}
+	}
+	for name, dsn := range cfg.Databases {
+		pool, err := pgxpool.New(ctx, dsn)
+		if err != nil {
+			return fail(fmt.Errorf("sim: database %s: the DSN cannot be parsed", name))
+		}
+		s.pools[name] = pool
+		if err := checkTables(ctx, pool); err != nil {
+			return fail(fmt.Errorf("sim: database %s: %w", name, err))
+		}
+	}
+	down, err := startDownstream(s.laneFaults)
+	if err != nil {
+		return fail(err)
+	}
+	s.down = down
+	if cfg.EngineProxy != "" {
+		if s.engineProxy, err = startHTTPProxy(cfg.EngineProxy, cfg.EngineURL); err != nil {
+			return fail(fmt.Errorf("sim: engine proxy: %w", err))
+		}
+	}
+	for name, listen := range cfg.DatabaseProxies {
+		target, err := hostPort(cfg.Databases[name])
+		if err != nil {
+			return fail(fmt.Errorf("sim: database proxy %s: %w", name, err))
+		}
+		p, err := startTCPProxy(listen, target)
+		if err != nil {
+			return fail(fmt.Errorf("sim: database proxy %s: %w", name, err))
+		}
+		s.dbProxies[name] = p
+	}
+	return s, nil
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkTables names a missing worker table or column before anything runs.
+func checkTables(ctx context.Context, pool *pgxpool.Pool) error {
+	for table, col := range map[string]string{
+		"workflow_idempotency_record": "duplicate_count", "workflow_processed_job": "job_reference",
+		"message_inbox": "processing_status", "event_outbox": "published_at",
+	} {
+		var ok bool
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = $1 AND column_name = $2)`, table, col).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("table %s with column %s not found: load deploy/sql/001_reference_schema.sql and 002_duplicate_count_extension.sql", table, col)
+		}
+	}
+	return nil
+}
+
+// EngineProxyAddr is the address of the exporter's engine proxy ("" when
+// none is configured).
+func (s *Simulator) EngineProxyAddr() string {
+	if s.engineProxy == nil {
+		return ""
+	}
+	return s.engineProxy.addr()
+}
+
+// DatabaseProxyAddr is the address of the exporter's proxy to a database.
+func (s *Simulator) DatabaseProxyAddr(name string) string {
+	if p := s.dbProxies[name]; p != nil {
+		return p.addr()
+	}
+	return ""
+}
+
+// Run deploys each lane's process and runs the workload until ctx ends.
+func (s *Simulator) Run(ctx context.Context) error {
+	for _, name := range sortedNames(s.lanes) {
+		l := s.lanes[name]
+		if err := s.engine.deploy(ctx, l.ProcessKey(), l.bpmn()); err != nil {
+			return fmt.Errorf("sim: deploying lane %s: %w", l.Name, err)
+		}
+	}
+	var wg sync.WaitGroup
+	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+	for _, l := range s.lanes {
+		db := s.pools[l.Database]
+		spawn(func() { s.startProcesses(ctx, l) })
+		for i := 1; i <= s.cfg.Workers; i++ {
+			w := &worker{s: s, lane: l, id: fmt.Sprintf("%s-w%d", l.Name, i), db: db}
+			spawn(func() { w.run(ctx) })
+		}
+		spawn(func() { s.publish(ctx, l, db) })
+		spawn(func() { s.deliver(ctx, l, db) })
+		spawn(func() { s.consume(ctx, l, db) })
+		spawn(func() { s.reconcile(ctx, l, db) })
+	}
+	s.logger.Info("workflow-sim running", "lanes", strings.Join(sortedNames(s.lanes), ","), "engine", s.cfg.EngineURL)
+	wg.Wait()
+	return nil
+}
+
+func (s *Simulator) startProcesses(ctx context.Context, l Lane) {
+	for n := 1; ctx.Err() == nil; n++ {
+		if err := s.engine.start(ctx, l.ProcessKey(), fmt.Sprintf("%s-%06d", l.Name, n)); err != nil && ctx.Err() == nil {
+			s.logf(l, "starting a process: %v", err)
+		}
+		sleep(ctx, s.cfg.Interval)
+	}
+}
+
+// Close stops the proxies and the downstream service and closes the pools.
+func (s *Simulator) Close() {
+	if s.engineProxy != nil {
+		s.engineProxy.close()
+	}
+	for _, p := range s.dbProxies {
+		p.close()
+	}
+	if s.down != nil {
+		s.down.stop()
+	}
+	for _, p := range s.pools {
+		p.Close()
+	}
+}
+
+func (s *Simulator) laneFaults(lane string) *faultSet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.faults[lane]; f != nil {
+		return f
+	}
+	return &faultSet{}
+}
+
+// Inject turns a fault on. target is a lane name for lane faults, a
+// database name for database-down, and ignored for the engine faults. The
+// error says why a fault cannot be injected (unknown fault or target, no
+// proxy for it, the engine not answering).
+func (s *Simulator) Inject(ctx context.Context, fault, target string) error {
+	return s.toggle(ctx, fault, target, true)
+}
+
+// Clear turns a fault off.
+func (s *Simulator) Clear(ctx context.Context, fault, target string) error {
+	return s.toggle(ctx, fault, target, false)
+}
+
+// ErrCannotInject wraps the reasons a known fault cannot be injected now.
+var ErrCannotInject = errors.New("cannot inject")
+
+func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) error {
+	f, err := LookupFault(name)
+	if err != nil {
+		return err
+	}
+	switch f.Target {
+	case TargetLane:
+		if _, ok := s.lanes[target]; !ok {
+			return fmt.Errorf("%s needs a lane: unknown lane %q (lanes: %s)", name, target, strings.Join(sortedNames(s.lanes), ", "))
+		}
+		if on {
+			// Lane faults act through the workers' engine: refuse rather
+			// than pretend when it is not there.
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := s.engine.version(cctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %v", ErrCannotInject, name, target, s.cfg.EngineURL, err)
+			}
+		}
+		s.laneFaults(target).set(name, on)
+	case TargetDatabase:
+		p := s.dbProxies[target]
+		if p == nil {
+			return fmt.Errorf("%w %s: no proxy for database %q (proxied: %s); start workflow-sim with --database-proxy %s=ADDR and point the exporter at it",
+				ErrCannotInject, name, target, strings.Join(sortedNames(s.dbProxies), ", "), target)
+		}
+		p.faults.set(name, on)
+		if on {
+			p.cut()
+		}
+	case TargetEngine:
+		if s.engineProxy == nil {
+			return fmt.Errorf("%w %s: no engine proxy; start workflow-sim with --engine-proxy ADDR and point the exporter at it", ErrCannotInject, name)
+		}
+		s.engineProxy.faults.set(name, on)
+	}
+	verb := "cleared"
+	if on {
+		verb = "injected"
+	}
+	s.logger.Info("fault "+verb, "fault", name, "target", target)
+	return nil
+}
+
+// Status is what the simulator reports of itself (GET / of the control
+// endpoint).
+type Status struct {
+	Lanes []LaneStatus `json:"lanes"`
+	// EngineFaults and DatabaseFaults are the faults on the exporter's
+	// proxies.
+	EngineFaults   []string            `json:"engine_faults"`
+	DatabaseFaults map[string][]string `json:"database_faults"`
+	// Downstream: side effects performed, and repeated requests answered
+	// from a stored result (duplicates the idempotency key absorbed).
+	DownstreamExecutions int `json:"downstream_executions"`
+	DownstreamReplays    int `json:"downstream_replays"`
+}
+
+// LaneStatus is one lane's identifiers, faults and counts.
+type LaneStatus struct {
+	Name          string         `json:"name"`
+	Database      string         `json:"database"`
+	Topic         string         `json:"topic"`
+	Scope         string         `json:"scope"`
+	AggregateType string         `json:"aggregate_type"`
+	MessageType   string         `json:"message_type"`
+	Faults        []string       `json:"faults"`
+	Counts        map[string]int `json:"counts"`
+}
+
+// Status returns the current status.
+func (s *Simulator) Status() Status {
+	var st Status
+	for _, name := range sortedNames(s.lanes) {
+		l := s.lanes[name]
+		faults := s.laneFaults(name).list()
+		sort.Strings(faults)
+		s.mu.Lock()
+		counts := map[string]int{}
+		for k, v := range s.counts[name] {
+			counts[k] = v
+		}
+		s.mu.Unlock()
+		st.Lanes = append(st.Lanes, LaneStatus{Name: name, Database: l.Database, Topic: l.Topic(), Scope: l.Scope(),
+			AggregateType: l.AggregateType(), MessageType: l.MessageType(), Faults: faults, Counts: counts})
+	}
+	if s.engineProxy != nil {
+		st.EngineFaults = s.engineProxy.faults.list()
+	}
+	st.DatabaseFaults = map[string][]string{}
+	for name, p := range s.dbProxies {
+		st.DatabaseFaults[name] = p.faults.list()
+	}
+	st.DownstreamExecutions, st.DownstreamReplays = s.down.stats()
+	return st
+}
+
+func (s *Simulator) count(l Lane, what string) { s.add(l, what, 1) }
+
+func (s *Simulator) add(l Lane, what string, n int) {
+	if n == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[l.Name][what] += n
+}
+
+// crashOnce reports whether the worker should "crash" on this task: once
+// per task, so the redelivery finds the record COMPLETED and replays.
+func (s *Simulator) crashOnce(taskID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.crashed[taskID] {
+		return false
+	}
+	s.crashed[taskID] = true
+	return true
+}
+
+// logf logs a lane's problem when it differs from the last one logged for
+// the lane, so a repeating failure is one line, not one per task.
+func (s *Simulator) logf(l Lane, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	same := s.lastLogs[l.Name] == msg
+	s.lastLogs[l.Name] = msg
+	s.mu.Unlock()
+	if !same {
+		s.logger.Warn(msg, "lane", l.Name)
+	}
+}

@@ -1,0 +1,312 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Idempotency record statuses, as the exporter's defaults expect them.
+const (
+	stStarted       = "STARTED"
+	stSubmitted     = "SIDE_EFFECT_SUBMITTED"
+	stCompleted     = "COMPLETED"
+	stRetryable     = "FAILED_RETRYABLE"
+	stFinal         = "FAILED_FINAL"
+	stUnknown       = "UNKNOWN_OUTCOME"
+	stReconciled    = "RECONCILED"
+	conflictCode    = "IDEMPOTENCY_CONFLICT"
+	businessErrCode = "REJECTED"
+)
+
+// worker is one external-task worker of a lane. It follows the pattern of
+// an idempotent worker: a deterministic key per business command (the
+// process's business key), the record lifecycle STARTED ->
+// SIDE_EFFECT_SUBMITTED -> COMPLETED in short transactions, the outbox
+// event and the processed-job row written in the same transaction as the
+// COMPLETED record, the downstream call carrying the key, and the task
+// completed only after that transaction committed. A second attempt of a
+// command that already completed replays the stored result instead of
+// redoing the side effect.
+type worker struct {
+	s    *Simulator
+	lane Lane
+	id   string
+	db   *pgxpool.Pool
+}
+
+func (w *worker) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if w.s.laneFaults(w.lane.Name).on(FaultWorkersStopped) {
+			sleep(ctx, 500*time.Millisecond)
+			continue
+		}
+		tasks, err := w.s.engine.fetchAndLock(ctx, w.id, w.lane.Topic(), w.s.cfg.LockDuration, 1)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.s.logf(w.lane, "fetchAndLock: %v", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		if len(tasks) == 0 {
+			sleep(ctx, 250*time.Millisecond)
+			continue
+		}
+		for _, t := range tasks {
+			if err := w.handle(ctx, t); err != nil && ctx.Err() == nil {
+				w.s.logf(w.lane, "task %s: %v", t.ID, err)
+			}
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// command is the business command behind a task.
+type command struct {
+	key, entity, hash string
+}
+
+func (w *worker) commandOf(t task) command {
+	entity := t.ID
+	if t.BusinessKey != nil && *t.BusinessKey != "" {
+		entity = *t.BusinessKey
+	}
+	// Deterministic: the same business command gets the same key and the
+	// same request on every attempt.
+	key := entity + ":attempt-1"
+	sum := sha256.Sum256([]byte(w.lane.Name + "|" + entity))
+	return command{key: key, entity: entity, hash: hex.EncodeToString(sum[:8])}
+}
+
+func (w *worker) handle(ctx context.Context, t task) error {
+	f := w.s.laneFaults(w.lane.Name)
+	c := w.commandOf(t)
+	switch {
+	case f.on(FaultRetryStorm):
+		// The downstream service is down: fail fast, retry soon.
+		if err := w.upsert(ctx, t, c, stRetryable, ""); err != nil {
+			return err
+		}
+		err := w.s.engine.failure(ctx, w.id, t.ID, 100, time.Second, "downstream unavailable (503)")
+		// A storm, not a flood: about five failures a second per worker.
+		sleep(ctx, 200*time.Millisecond)
+		return err
+	case f.on(FaultRetriesExhausted):
+		if err := w.upsert(ctx, t, c, stFinal, "FATAL"); err != nil {
+			return err
+		}
+		return w.s.engine.failure(ctx, w.id, t.ID, 0, 0, "fatal: cannot map the command (no retries left)")
+	case f.on(FaultBPMNError):
+		if err := w.upsert(ctx, t, c, stFinal, businessErrCode); err != nil {
+			return err
+		}
+		return w.s.engine.bpmnError(ctx, w.id, t.ID, businessErrCode, "command rejected by business rule")
+	}
+
+	prev, err := w.begin(ctx, t, c)
+	if err != nil {
+		return err
+	}
+	switch prev.status {
+	case stCompleted, stReconciled:
+		// A repeated attempt of a command that completed: replay.
+		w.s.count(w.lane, "replays")
+		return w.complete(ctx, t, prev.result)
+	case stStarted, stSubmitted:
+		if prev.fresh {
+			// Another attempt may still be running (its lock lapsed and
+			// this worker got the task): the outcome is in doubt, so do
+			// not run the side effect twice; come back later.
+			w.s.count(w.lane, "in_doubt_backoffs")
+			return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), w.s.cfg.LockDuration, "command in progress in another attempt")
+		}
+	case stUnknown:
+		// Never retry blindly: reconcile first.
+		res, err := w.s.down.find(ctx, w.lane.Name, c.key)
+		if err != nil {
+			return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), 10*time.Minute, "outcome unknown, reconciliation pending")
+		}
+		if err := w.finish(ctx, t, c, res, stReconciled); err != nil {
+			return err
+		}
+		return w.complete(ctx, t, res)
+	}
+
+	if f.on(FaultStuckInProgress) {
+		// The task completes, the record update is lost: it stays STARTED.
+		return w.complete(ctx, t, "")
+	}
+	if err := w.setStatus(ctx, c, stSubmitted, ""); err != nil {
+		return err
+	}
+	if f.on(FaultSlowWorker) {
+		sleep(ctx, 3*w.s.cfg.LockDuration)
+	}
+	res, err := w.s.down.call(ctx, w.lane.Name, c.key, c.hash)
+	switch {
+	case errors.Is(err, errConflict):
+		if err := w.setStatus(ctx, c, stFinal, conflictCode); err != nil {
+			return err
+		}
+		return w.s.engine.bpmnError(ctx, w.id, t.ID, conflictCode, "downstream: same idempotency key, different request")
+	case errors.Is(err, context.DeadlineExceeded):
+		if err := w.setStatus(ctx, c, stUnknown, ""); err != nil {
+			return err
+		}
+		return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), 10*time.Minute, "downstream timed out: outcome unknown")
+	case err != nil:
+		if err := w.setStatus(ctx, c, stRetryable, ""); err != nil {
+			return err
+		}
+		return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), 5*time.Second, err.Error())
+	}
+	if err := w.finish(ctx, t, c, res, stCompleted); err != nil {
+		return err
+	}
+	if f.on(FaultCrashAfterSideEffect) && w.s.crashOnce(t.ID) {
+		// The side effect is durable; the completion never happens.
+		w.s.count(w.lane, "crashes")
+		return nil
+	}
+	return w.complete(ctx, t, res)
+}
+
+func retriesOf(t task) int {
+	if t.Retries != nil {
+		return *t.Retries
+	}
+	return 3
+}
+
+func (w *worker) complete(ctx context.Context, t task, result string) error {
+	err := w.s.engine.complete(ctx, w.id, t.ID, map[string]any{"result": result})
+	var ee *engineError
+	if errors.As(err, &ee) && (ee.Status == 400 || ee.Status == 404 || ee.Status == 500) {
+		// The lock moved to another worker or the task is gone: the other
+		// attempt completes it (from the record).
+		w.s.count(w.lane, "completions_refused")
+		return nil
+	}
+	if err == nil {
+		w.s.count(w.lane, "completed")
+	}
+	return err
+}
+
+// previous is what a new attempt finds of earlier ones.
+type previous struct {
+	status, result string
+	// fresh: an in-progress record updated within StaleAfter (an attempt
+	// that may still be running), as opposed to one a crashed attempt
+	// left behind.
+	fresh bool
+}
+
+// begin is the first short transaction: the record is created STARTED, or
+// an earlier attempt's record is found (and the duplicate attempt counted).
+func (w *worker) begin(ctx context.Context, t task, c command) (previous, error) {
+	var p previous
+	err := pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO workflow_idempotency_record
+  (scope, idempotency_key, business_entity_id, process_instance_id, job_reference, status, request_hash)
+VALUES ($1, $2, $3, $4, $5, 'STARTED', $6) ON CONFLICT DO NOTHING`,
+			w.lane.Scope(), c.key, c.entity, t.ProcessInstanceID, t.ID, c.hash)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			p.status = ""
+			return nil
+		}
+		var result *string
+		if err := tx.QueryRow(ctx, `SELECT status, result_payload->>'result', updated_at > now() - $3::interval
+FROM workflow_idempotency_record WHERE scope = $1 AND idempotency_key = $2 FOR UPDATE`,
+			w.lane.Scope(), c.key, w.s.cfg.StaleAfter.String()).Scan(&p.status, &result, &p.fresh); err != nil {
+			return err
+		}
+		if result != nil {
+			p.result = *result
+		}
+		// A duplicate attempt absorbed by the record (the duplicate_count
+		// extension of the reference schema).
+		if _, err := tx.Exec(ctx, `UPDATE workflow_idempotency_record SET duplicate_count = duplicate_count + 1, updated_at = now()
+WHERE scope = $1 AND idempotency_key = $2`, w.lane.Scope(), c.key); err != nil {
+			return err
+		}
+		switch p.status {
+		case stStarted, stSubmitted:
+			if p.fresh {
+				return nil
+			}
+			fallthrough
+		case stRetryable:
+			// Take over: this attempt runs the command (the downstream
+			// service deduplicates by key).
+			_, err := tx.Exec(ctx, `UPDATE workflow_idempotency_record SET status = 'STARTED', job_reference = $3, updated_at = now()
+WHERE scope = $1 AND idempotency_key = $2`, w.lane.Scope(), c.key, t.ID)
+			p.status = ""
+			return err
+		}
+		return nil
+	})
+	return p, err
+}
+
+func (w *worker) setStatus(ctx context.Context, c command, status, code string) error {
+	_, err := w.db.Exec(ctx, `UPDATE workflow_idempotency_record SET status = $3, error_code = nullif($4, ''), updated_at = now()
+WHERE scope = $1 AND idempotency_key = $2`, w.lane.Scope(), c.key, status, code)
+	return err
+}
+
+// upsert writes the record in one status (the fast-failing paths).
+func (w *worker) upsert(ctx context.Context, t task, c command, status, code string) error {
+	_, err := w.db.Exec(ctx, `INSERT INTO workflow_idempotency_record
+  (scope, idempotency_key, business_entity_id, process_instance_id, job_reference, status, request_hash, error_code)
+VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''))
+ON CONFLICT (scope, idempotency_key) DO UPDATE SET status = excluded.status, error_code = excluded.error_code,
+  job_reference = excluded.job_reference, updated_at = now()`,
+		w.lane.Scope(), c.key, c.entity, t.ProcessInstanceID, t.ID, status, c.hash, code)
+	return err
+}
+
+// finish is the second short transaction: the record COMPLETED (or
+// RECONCILED) with its result, the outbox event and the processed-job row,
+// all or nothing.
+func (w *worker) finish(ctx context.Context, t task, c command, result, status string) error {
+	return pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
+		// A state transition guard: if another attempt finished the
+		// command meanwhile, its outbox event and processed-job row exist;
+		// write nothing twice.
+		tag, err := tx.Exec(ctx, `UPDATE workflow_idempotency_record
+SET status = $3, result_payload = jsonb_build_object('result', $4::text), completed_at = now(), updated_at = now()
+WHERE scope = $1 AND idempotency_key = $2 AND status NOT IN ('COMPLETED', 'RECONCILED')`, w.lane.Scope(), c.key, status, result)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			w.s.count(w.lane, "finished_elsewhere")
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status)
+VALUES (gen_random_uuid(), $1, $2, $3, $4, jsonb_build_object('result', $5::text), 'PENDING')`,
+			w.lane.AggregateType(), c.entity, w.lane.EventType(), c.key, result); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status)
+VALUES ($1, $2, $3, $4, $5, 'COMPLETED') ON CONFLICT DO NOTHING`,
+			w.s.cfg.EngineName, t.ID, t.ProcessInstanceID, t.ActivityID, w.id)
+		return err
+	})
+}
