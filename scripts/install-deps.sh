@@ -5,7 +5,8 @@
 #
 #   scripts/install-deps.sh run    PostgreSQL server binaries (make run)
 #   scripts/install-deps.sh test   + Prometheus/promtool, Alertmanager/amtool,
-#                                  Java 17 + Maven (Camunda test engine)
+#                                  Java 17 + Maven (Camunda test engine);
+#                                  also what `make demo` needs
 #
 # Elsewhere (not Debian, or not root) it prints the exact command to run and
 # exits non-zero.
@@ -42,9 +43,16 @@ if [ -r /etc/debian_version ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian's packages may start their daemons where an init system runs;
-  # the tests start their own on free ports, so stop any that did start.
-  for svc in prometheus prometheus-alertmanager postgresql; do
+  # the tests start their own on free ports, so stop the ones this run
+  # installed (and only those: a service that was there before is left
+  # exactly as it was).
+  for pkg in "${missing[@]}"; do
+    case "$pkg" in
+      postgresql | prometheus | prometheus-alertmanager) svc=$pkg ;;
+      *) continue ;;
+    esac
     if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+      echo "stopping $svc (started by its package install just now; the tests run their own)" >&2
       systemctl stop "$svc" || true
     fi
   done

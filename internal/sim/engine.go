@@ -135,8 +135,10 @@ type task struct {
 
 func (e *engine) fetchAndLock(ctx context.Context, worker, topic string, lock time.Duration, max int) ([]task, error) {
 	var out []task
+	// Long polling: the engine holds the request up to 2 s until a task
+	// arrives, so idle workers cost the engine little.
 	err := e.do(ctx, http.MethodPost, "/external-task/fetchAndLock", map[string]any{
-		"workerId": worker, "maxTasks": max,
+		"workerId": worker, "maxTasks": max, "asyncResponseTimeout": 2000,
 		"topics": []map[string]any{{"topicName": topic, "lockDuration": lock.Milliseconds()}},
 	}, &out)
 	return out, err

@@ -28,7 +28,7 @@ func (l Lane) Scope() string         { return "SIM_" + strings.ToUpper(strings.R
 func (l Lane) AggregateType() string { return "sim-" + l.Name }
 func (l Lane) EventType() string     { return "Submitted" }
 func (l Lane) MessageType() string   { return l.Name + ".validated" }
-func (l Lane) ActivityID() string    { return "submit" }
+func (l Lane) ActivityID() string    { return "submit-" + l.Name }
 
 // SourceSystem is the inbox source_system of every lane.
 const SourceSystem = "sim-broker"

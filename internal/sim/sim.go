@@ -40,7 +40,8 @@ type Config struct {
 	// Interval is how often each lane starts a process instance and
 	// delivers an inbox message (default 2s).
 	Interval time.Duration
-	// Workers per lane (default 2).
+	// Workers per lane (default 2; slow-worker needs a second one to
+	// redeliver to).
 	Workers int
 	// LockDuration of the workers' fetchAndLock (default 20s).
 	LockDuration time.Duration
@@ -215,7 +216,7 @@ func (s *Simulator) Run(ctx context.Context) error {
 		db := s.pools[l.Database]
 		spawn(func() { s.startProcesses(ctx, l) })
 		for i := 1; i <= s.cfg.Workers; i++ {
-			w := &worker{s: s, lane: l, id: fmt.Sprintf("%s-w%d", l.Name, i), db: db}
+			w := &worker{s: s, lane: l, id: fmt.Sprintf("%s-w%d", l.Name, i), db: db, slowable: i == 1}
 			spawn(func() { w.run(ctx) })
 		}
 		spawn(func() { s.publish(ctx, l, db) })

@@ -38,6 +38,8 @@ type worker struct {
 	lane Lane
 	id   string
 	db   *pgxpool.Pool
+	// slowable: slow-worker slows this worker down (the lane's first).
+	slowable bool
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -55,8 +57,7 @@ func (w *worker) run(ctx context.Context) {
 			continue
 		}
 		if len(tasks) == 0 {
-			sleep(ctx, 250*time.Millisecond)
-			continue
+			continue // the long poll already waited
 		}
 		for _, t := range tasks {
 			if err := w.handle(ctx, t); err != nil && ctx.Err() == nil {
@@ -151,7 +152,9 @@ func (w *worker) handle(ctx context.Context, t task) error {
 	if err := w.setStatus(ctx, c, stSubmitted, ""); err != nil {
 		return err
 	}
-	if f.on(FaultSlowWorker) {
+	if f.on(FaultSlowWorker) && w.slowable {
+		// One slow worker of the lane (a pod stuck in GC, a slow disk):
+		// the others keep the lane moving and get its redeliveries.
 		sleep(ctx, 3*w.s.cfg.LockDuration)
 	}
 	res, err := w.s.down.call(ctx, w.lane.Name, c.key, c.hash)

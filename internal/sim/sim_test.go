@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestLookupFaultNamesTheValidOnes(t *testing.T) {
+	if _, err := LookupFault(FaultSlowWorker); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LookupFault("slow-workers")
+	if err == nil {
+		t.Fatal("an unknown fault was accepted")
+	}
+	for _, f := range Faults() {
+		if !strings.Contains(err.Error(), f.Name) {
+			t.Errorf("the error does not list %s: %v", f.Name, err)
+		}
+	}
+}
+
+// workerDatabase is a database with the reference schema and the
+// duplicate_count extension.
+func workerDatabase(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, f := range []string{"001_reference_schema.sql", "002_duplicate_count_extension.sql"} {
+		if err := pgtest.ExecFile(ctx, conn, filepath.Join("..", "..", "deploy", "sql", f), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dsn
+}
+
+// The control endpoint: unknown faults and targets are 400 with the valid
+// names; a fault that cannot be injected (no proxy for it, the engine not
+// answering) is 409 with the reason, never silently accepted.
+func TestControlEndpoint(t *testing.T) {
+	var engineUp atomic.Bool
+	engineUp.Store(true)
+	fakeEngine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !engineUp.Load() {
+			http.Error(w, `{"message":"down"}`, http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, `{"version":"7.24.0"}`)
+	}))
+	defer fakeEngine.Close()
+	ctx := context.Background()
+	s, err := New(ctx, Config{EngineURL: fakeEngine.URL, Databases: map[string]string{"orders": workerDatabase(t)},
+		Lanes: []Lane{{Name: "orders", Database: "orders"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctl := httptest.NewServer(s.Handler())
+	defer ctl.Close()
+	do := func(method, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ctl.URL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		method, path string
+		status       int
+		says         string
+	}{
+		{"POST", "/faults/nope?target=orders", 400, "valid faults: bpmn-error"},
+		{"POST", "/faults/slow-worker?target=billing", 400, "lanes: orders"},
+		{"POST", "/faults/engine-500", 409, "no engine proxy"},
+		{"POST", "/faults/database-down?target=orders", 409, "no proxy for database"},
+		{"POST", "/faults/slow-worker?target=orders", 204, ""},
+	} {
+		status, body := do(c.method, c.path)
+		if status != c.status || !strings.Contains(body, c.says) {
+			t.Errorf("%s %s: %d %q, want %d saying %q", c.method, c.path, status, body, c.status, c.says)
+		}
+	}
+	_, body := do("GET", "/")
+	var st Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Lanes) != 1 || strings.Join(st.Lanes[0].Faults, ",") != FaultSlowWorker {
+		t.Fatalf("status after injecting slow-worker: %+v", st)
+	}
+	if status, _ := do("DELETE", "/faults/slow-worker?target=orders"); status != 204 || len(s.laneFaults("orders").list()) != 0 {
+		t.Fatalf("clear: %d, faults left %v", status, s.laneFaults("orders").list())
+	}
+	// The engine is gone: a lane fault cannot act, and says so.
+	engineUp.Store(false)
+	if status, body := do("POST", "/faults/retry-storm?target=orders"); status != 409 || !strings.Contains(body, "does not answer") {
+		t.Fatalf("inject with the engine down: %d %q", status, body)
+	}
+}
+
+// New refuses databases without the worker tables, naming the table.
+func TestNewNamesAMissingTable(t *testing.T) {
+	_, err := New(context.Background(), Config{EngineURL: "http://127.0.0.1:1", Databases: map[string]string{"orders": pgtest.NewDatabase(t)},
+		Lanes: []Lane{{Name: "orders", Database: "orders"}}})
+	if err == nil || !strings.Contains(err.Error(), "table ") || !strings.Contains(err.Error(), "001_reference_schema.sql") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,474 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/sim"
+)
+
+// The alert matrix: every failure window of at-least-once workers, caused
+// on the real stack by the workload simulator (internal/sim), must reach
+// Alertmanager as the alert meant for it, routed by deploy/alertmanager.yml
+// to the receiver of its severity, with the labels that name the lane; and
+// nothing else may fire for that lane. Before any fault, a healthy stretch
+// of several rule windows must notify nothing at all.
+//
+// To keep the test minutes long, not hours, the rules are rendered through
+// the generator (alerts/rules) from matrixAlertsConfig: windows at the 2m
+// minimum the generator accepts, for: durations and ages of seconds. The
+// shipped defaults are covered by the promtool tests in alerts/tests.
+
+// matrixAlertsConfig shortens windows and for: durations; every rule's
+// logic stays the shipped one.
+const matrixAlertsConfig = `
+outbox: {stalled_window: 2m, stalled_for: 0s, oldest_age: 30m, oldest_age_for: 0s, growing_window: 10m, growing_for: 5m, failed_for: 30s, keep_firing_for: 1m}
+inbox: {oldest_age: 30m, for: 0s, stalled_window: 2m, stalled_for: 0s, growing_window: 10m, growing_for: 5m}
+idempotency: {unknown_outcome_age: 30s, unknown_outcome_for: 0s, stale_for: 0s, conflicts_window: 2m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 10s}
+camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, retry_storm_window: 2m, retry_storm_min_failures: 100, retry_storm_for: 0s, backlog_stalled_age: 30s, backlog_stalled_window: 2m, backlog_stalled_for: 0s, incidents_for: 0s, duplicate_execution_window: 2m}
+exporter: {source_down_for: 20s, down_for: 20s}
+`
+
+// matrixCase is one row of the matrix: a fault on its own lane (or on the
+// exporter's path to a source) and the alerts it must raise.
+type matrixCase struct {
+	window  string // the failure window, in words
+	fault   string
+	target  string // lane, or database for database-down
+	metrics string
+	alerts  []string
+}
+
+// matrixLanes are the simulator's lanes, one per lane fault, plus a healthy
+// one; "billing" lives in a second database for database-down.
+func matrixCases() (lane []matrixCase, exporterSide []matrixCase) {
+	lane = []matrixCase{
+		{"worker crashes after the side effect, before complete", sim.FaultCrashAfterSideEffect, "crash",
+			"workflow_idempotency_completed_task_open, workflow_processed_job_task_open, camunda_external_task_lock_expirations_total, camunda_external_task_redeliveries_total",
+			[]string{rules.WorkflowCompletedSideEffectTaskOpen, rules.WorkflowProcessedJobTaskOpen, rules.CamundaExternalTaskLockExpirations, rules.CamundaExternalTaskDuplicateExecution}},
+		{"work slower than the lock: lapse, redelivery, duplicate execution", sim.FaultSlowWorker, "slow",
+			"camunda_external_task_lock_expirations_total, camunda_external_task_redeliveries_total, workflow_idempotency_in_doubt",
+			[]string{rules.CamundaExternalTaskLockExpirations, rules.CamundaExternalTaskDuplicateExecution, rules.WorkflowIdempotencyInDoubt}},
+		{"unknown outcome of the downstream call", sim.FaultUnknownOutcome, "unknown",
+			"workflow_idempotency_records{status=\"UNKNOWN_OUTCOME\"}, workflow_idempotency_oldest_record_age_seconds",
+			[]string{rules.WorkflowUnknownOutcomeRecords}},
+		{"duplicate message delivery (the protection working)", sim.FaultDuplicateDelivery, "dupmsg",
+			"workflow_inbox_messages_processed_total{status=\"IGNORED_DUPLICATE\"}", nil},
+		{"outbox publisher stopped", sim.FaultPublisherStopped, "publisher",
+			"workflow_outbox_events_pending, workflow_outbox_oldest_pending_age_seconds, workflow_outbox_events_published_total",
+			[]string{rules.WorkflowOutboxBacklogStalled}},
+		{"inbox consumer stopped", sim.FaultConsumerStopped, "consumer",
+			"workflow_inbox_messages, workflow_inbox_oldest_message_age_seconds, workflow_inbox_messages_processed_total",
+			[]string{rules.WorkflowInboxBacklogStalled}},
+		{"retries exhausted (an incident)", sim.FaultRetriesExhausted, "exhausted",
+			"camunda_external_tasks{state=\"retries_exhausted\"}, camunda_incidents", []string{rules.CamundaExternalTaskRetriesExhausted}},
+		{"retry storm (downstream down)", sim.FaultRetryStorm, "storm",
+			"camunda_external_task_failures_total, camunda_external_task_completions_total", []string{rules.CamundaExternalTaskRetryStorm}},
+		{"record stuck in progress", sim.FaultStuckInProgress, "stuck",
+			"workflow_idempotency_stale_records", []string{rules.WorkflowIdempotencyStaleInProgress}},
+		{"idempotency conflict (same key, different request)", sim.FaultIdempotencyConflict, "conflict",
+			"workflow_idempotency_conflicts_total", []string{rules.WorkflowIdempotencyConflicts}},
+		{"BPMN error (a business outcome)", sim.FaultBPMNError, "bpmnerror",
+			"(camunda_external_task_bpmn_errors_total, engine depth)", nil},
+		{"no worker fetches the topic", sim.FaultWorkersStopped, "noworkers",
+			"camunda_external_task_oldest_waiting_age_seconds, camunda_external_tasks{state=\"waiting\"}", []string{rules.CamundaExternalTaskBacklogStalled}},
+		{"healthy (no fault)", "", "healthy", "", nil},
+	}
+	exporterSide = []matrixCase{
+		{"database stopped (as the exporter sees it)", sim.FaultDatabaseDown, "billing",
+			"workflow_exporter_source_up{source=\"database\"}", []string{rules.WorkflowExporterSourceDown}},
+		{"engine answering 500", sim.FaultEngine500, "main",
+			"workflow_exporter_source_up{source=\"camunda\"}, camunda_up", []string{rules.WorkflowExporterSourceDown}},
+	}
+	return lane, exporterSide
+}
+
+// ownerOf names the lane (or source) an alert is about, from its labels.
+func ownerOf(l map[string]string) string {
+	switch {
+	case l["alertname"] == rules.WorkflowExporterSourceDown && l["database"] != "":
+		return l["database"]
+	case l["alertname"] == rules.WorkflowExporterSourceDown && l["engine"] != "":
+		return l["engine"]
+	case strings.HasPrefix(l["topic"], "sim."):
+		return strings.TrimPrefix(l["topic"], "sim.")
+	case strings.HasPrefix(l["scope"], "SIM_"):
+		return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(l["scope"], "SIM_")), "_", "-")
+	case strings.HasPrefix(l["aggregate_type"], "sim-"):
+		return strings.TrimPrefix(l["aggregate_type"], "sim-")
+	case strings.HasSuffix(l["message_type"], ".validated"):
+		return strings.TrimSuffix(l["message_type"], ".validated")
+	case strings.HasPrefix(l["activity_id"], "submit-"):
+		return strings.TrimPrefix(l["activity_id"], "submit-")
+	}
+	return "?"
+}
+
+// matrixDatabase is a database with the reference schema, the
+// duplicate_count extension and the exporter's indexes.
+func matrixDatabase(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, f := range []string{"001_reference_schema.sql", "002_duplicate_count_extension.sql", "003_exporter_indexes.sql"} {
+		if err := pgtest.ExecFile(ctx, conn, filepath.Join(root, "deploy", "sql", f), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dsn
+}
+
+func withHost(t *testing.T, dsn, hostPort string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = hostPort
+	return u.String()
+}
+
+// alertmanagerAlerts returns the alerts Alertmanager holds, with the
+// receivers they are routed to.
+func alertmanagerAlerts(t *testing.T, am string) []amAlert {
+	t.Helper()
+	resp, err := http.Get(am + "/api/v2/alerts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []amAlert
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("alertmanager alerts: %v: %s", err, b)
+	}
+	return out
+}
+
+type amAlert struct {
+	Labels    map[string]string `json:"labels"`
+	Receivers []struct {
+		Name string `json:"name"`
+	} `json:"receivers"`
+	Status struct {
+		State string `json:"state"`
+	} `json:"status"`
+}
+
+func receiverFor(severity string) string {
+	switch severity {
+	case rules.Critical:
+		return "pager"
+	case rules.Warning:
+		return "ticket"
+	}
+	return "null"
+}
+
+func TestAlertMatrix(t *testing.T) {
+	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
+	if testing.Short() {
+		t.Skip("runs the whole stack for about ten minutes")
+	}
+	laneCases, exporterCases := matrixCases()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	ordersDSN, billingDSN := matrixDatabase(t), matrixDatabase(t)
+	engine := camundatest.Shared(t, camundatest.FlavorCamunda)
+
+	var lanes []sim.Lane
+	for _, c := range laneCases {
+		lanes = append(lanes, sim.Lane{Name: c.target, Database: "orders"})
+	}
+	lanes = append(lanes, sim.Lane{Name: "billing", Database: "billing"})
+	var simLog syncBuf
+	s, err := sim.New(ctx, sim.Config{
+		EngineURL: engine.BaseURL, EngineName: "main",
+		Databases: map[string]string{"orders": ordersDSN, "billing": billingDSN},
+		Lanes:     lanes, Interval: 3 * time.Second, Workers: 2, LockDuration: 20 * time.Second,
+		EngineProxy: "127.0.0.1:0", DatabaseProxies: map[string]string{"billing": "127.0.0.1:0"},
+		Logger: newLogger(&simLog),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	simDone := make(chan struct{})
+	go func() { defer close(simDone); _ = s.Run(ctx) }()
+	defer func() { cancel(); <-simDone }()
+
+	hook := &receiver{}
+	hookSrv := httptest.NewServer(hook)
+	defer hookSrv.Close()
+	amConfig, err := os.ReadFile(filepath.Join(root, "deploy", "alertmanager.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	amCfg, err := promtest.RewriteWebhookURLs(string(amConfig), "http://127.0.0.1:5001", hookSrv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	am := promtest.StartAlertmanager(t, amCfg)
+
+	exporterAddr := startExporter(t, fmt.Sprintf(`
+camunda:
+  - name: main
+    url: http://%s/engine-rest
+    min_interval: 1s
+    timeout: 15s
+    request_timeout: 5s
+databases:
+  - name: orders
+    dsn_env: MATRIX_ORDERS_DSN
+    min_interval: 1s
+    late_commit_window: 1m
+    tables:
+      idempotency: {stale_after: 90s}
+      processed_jobs: {}
+      inbox: {}
+      outbox: {}
+  - name: billing
+    dsn_env: MATRIX_BILLING_DSN
+    min_interval: 1s
+    late_commit_window: 1m
+`, s.EngineProxyAddr()), "MATRIX_ORDERS_DSN="+ordersDSN, "MATRIX_BILLING_DSN="+withHost(t, billingDSN, s.DatabaseProxyAddr("billing")))
+
+	prom := promtest.StartPrometheus(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+  evaluation_interval: 1s
+rule_files: [rules.yml]
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+scrape_configs:
+  - job_name: workflow-exporter
+    static_configs:
+      - targets: [%q]
+`, am.Addr, exporterAddr), promtest.Files{"rules.yml": promtest.GenerateRules(t, matrixAlertsConfig)})
+
+	// Phase 0: healthy. Every lane's workload runs, no fault, for three
+	// times the longest rule window: nothing may notify.
+	const window = 2 * time.Minute
+	healthy := 3*window + 30*time.Second // + the ticket receiver's group_wait
+	t.Logf("healthy stretch: %s with the workload on and no fault", healthy)
+	time.Sleep(healthy)
+	if got := hook.snapshot(); len(got) > 0 {
+		for _, n := range got {
+			t.Errorf("healthy stretch notified %s: %v", n.receiver, n.labels)
+		}
+		t.Logf("simulator log:\n%s", simLog.String())
+		t.FailNow()
+	}
+	if st := s.Status(); true {
+		for _, l := range st.Lanes {
+			if l.Counts["completed"] == 0 {
+				t.Fatalf("lane %s completed no task in the healthy stretch: %+v", l.Name, l)
+			}
+		}
+	}
+
+	// Phase 1: every lane fault at once, each on its own lane.
+	injected := map[string]time.Time{}
+	for _, c := range laneCases {
+		if c.fault == "" {
+			continue
+		}
+		if err := s.Inject(ctx, c.fault, c.target); err != nil {
+			t.Fatal(err)
+		}
+		injected[c.target] = time.Now()
+	}
+	took := waitForMatrix(t, hook, laneCases, injected, 6*time.Minute)
+	// The duplicate delivery is visible in the metrics, and is not an
+	// alert: the protection is working.
+	if v := promQuery(t, prom.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[2m]))`); v <= 0 {
+		t.Errorf("duplicate-delivery: no IGNORED_DUPLICATE messages counted (got %v)", v)
+	}
+
+	// Phase 2: the exporter loses a database and the engine.
+	for _, c := range exporterCases {
+		if err := s.Inject(ctx, c.fault, c.target); err != nil {
+			t.Fatal(err)
+		}
+		injected[c.target] = time.Now()
+	}
+	for k, v := range waitForMatrix(t, hook, exporterCases, injected, 3*time.Minute) {
+		took[k] = v
+	}
+
+	// Nothing unexpected, and every expected alert routed to the receiver
+	// of its severity (Alertmanager's own view, beside the webhook's).
+	expected := map[string]map[string]bool{}
+	for _, c := range append(laneCases, exporterCases...) {
+		expected[c.target] = map[string]bool{}
+		for _, a := range c.alerts {
+			expected[c.target][a] = true
+		}
+	}
+	for _, n := range hook.snapshot() {
+		owner := ownerOf(n.labels)
+		if !expected[owner][n.labels["alertname"]] {
+			t.Errorf("unexpected notification to %s for %q: %v", n.receiver, owner, n.labels)
+		}
+	}
+	for _, a := range alertmanagerAlerts(t, am.URL) {
+		al, ok := rules.Lookup(a.Labels["alertname"])
+		if !ok {
+			t.Errorf("Alertmanager holds an alert not of the bundle: %v", a.Labels)
+			continue
+		}
+		if len(a.Receivers) != 1 || a.Receivers[0].Name != receiverFor(al.Severity) {
+			t.Errorf("%s (severity %s) routed to %+v, want %s", al.Name, al.Severity, a.Receivers, receiverFor(al.Severity))
+		}
+	}
+
+	// The measured times, as docs/alerts.md quotes them.
+	var b strings.Builder
+	b.WriteString("\n| failure window | fault | metrics | alert | severity | injection to notification |\n|---|---|---|---|---|---|\n")
+	for _, c := range append(laneCases, exporterCases...) {
+		if c.fault == "" {
+			continue
+		}
+		if len(c.alerts) == 0 {
+			fmt.Fprintf(&b, "| %s | `%s` | %s | none (by design) | | |\n", c.window, c.fault, c.metrics)
+		}
+		for _, a := range c.alerts {
+			al, _ := rules.Lookup(a)
+			fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | %s | %s |\n", c.window, c.fault, c.metrics, a, al.Severity, took[c.target+"/"+a].Round(time.Second))
+		}
+	}
+	t.Logf("alert matrix (rules rendered from matrixAlertsConfig; scrape and evaluation every 1s; exporter min_interval 1s; worker lock 20s; shipped Alertmanager routing):%s", b.String())
+	if t.Failed() {
+		t.Logf("simulator log:\n%s", simLog.String())
+	}
+}
+
+// waitForMatrix waits until every expected alert of the cases has been
+// notified to the receiver of its severity with the owner's labels, and
+// returns the time from injection to notification per "owner/alert".
+func waitForMatrix(t *testing.T, hook *receiver, cases []matrixCase, injected map[string]time.Time, bound time.Duration) map[string]time.Duration {
+	t.Helper()
+	took := map[string]time.Duration{}
+	want := 0
+	for _, c := range cases {
+		want += len(c.alerts)
+	}
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		for _, n := range hook.snapshot() {
+			if n.status != "firing" {
+				continue
+			}
+			owner := ownerOf(n.labels)
+			key := owner + "/" + n.labels["alertname"]
+			if _, seen := took[key]; seen {
+				continue
+			}
+			for _, c := range cases {
+				if c.target != owner {
+					continue
+				}
+				for _, a := range c.alerts {
+					if a != n.labels["alertname"] {
+						continue
+					}
+					al, _ := rules.Lookup(a)
+					if n.receiver != receiverFor(al.Severity) || n.labels["severity"] != al.Severity {
+						t.Errorf("%s on %s reached %s with severity %q, want %s via %s", a, owner, n.receiver, n.labels["severity"], al.Severity, receiverFor(al.Severity))
+					}
+					took[key] = n.at.Sub(injected[owner])
+				}
+			}
+		}
+		if len(took) == want {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	// Let the stragglers of the same groups arrive, then report what is
+	// missing.
+	time.Sleep(35 * time.Second)
+	for _, c := range cases {
+		for _, a := range c.alerts {
+			if _, ok := took[c.target+"/"+a]; !ok {
+				t.Errorf("%s (fault %s on %s) did not reach Alertmanager's receiver within %s", a, c.fault, c.target, bound)
+			}
+		}
+	}
+	return took
+}
+
+// promQuery returns the value of an instant query's first sample (0 when
+// none).
+func promQuery(t *testing.T, base, q string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Data.Result) == 0 {
+		return 0
+	}
+	var v float64
+	fmt.Sscan(fmt.Sprint(out.Data.Result[0].Value[1]), &v)
+	return v
+}
+
+// syncBuf is a log buffer safe for concurrent writers.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
