@@ -42,13 +42,14 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // camExporter is a Camunda source built exactly as the binary builds it.
 type camExporter struct {
 	t     *testing.T
 	set   *poll.Set
-	logs  *syncBuffer
+	logs  *testkit.LogBuffer
 	views *correlate.Registry // what the collector publishes for the joins
 	// twin, when set, reads the same engine in engine-database mode: it
 	// collects right after this one and must serve the same camunda_*
@@ -65,7 +66,7 @@ func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	folds := fold.NewStats()
 	views := correlate.NewRegistry()
@@ -883,22 +884,9 @@ func scenarioFirstSighting(s *scenario) {
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
 }
 
-// timerProcess waits on a one-hour timer: a job that never runs by itself.
-func timerProcess(key, _ string) []byte {
-	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter">
-  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
-    <bpmn:intermediateCatchEvent id="wait">
-      <bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition>
-    </bpmn:intermediateCatchEvent>
-    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="end"/>
-    <bpmn:endEvent id="end"/>
-  </bpmn:process>
-</bpmn:definitions>`, key))
-}
+// timerProcess adapts camundatest.TimerProcess to the scenarios' process
+// builder (the topic is unused: the process has no external task).
+func timerProcess(key, _ string) []byte { return camundatest.TimerProcess(key) }
 
 func scenarioJobs(s *scenario) {
 	s.start(2)
@@ -973,21 +961,15 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if ix := served(); ix != "" {
 		t.Fatalf("history query served by %q on an engine that creates no index on timestamp_", ix)
 	}
-	conn, err := pgx.Connect(ctx, u.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, hist.Indexes[0].CreateStatement(hist.Table)); err != nil {
-		t.Fatal(err)
-	}
+	conn := pgtest.Connect(t, u.dbURL)
+	pgtest.Exec(t, conn, hist.Indexes[0].CreateStatement(hist.Table))
 	if ix := served(); ix != hist.Indexes[0].Name {
 		t.Fatalf("history query served by %q after creating %s", ix, hist.Indexes[0].Name)
 	}
 
 	// The role of deploy/sql/camunda/002_exporter_role.sql may read all the
 	// exporter needs, and no more: the engine reads as up through it.
-	roleSQL, err := os.ReadFile("../deploy/sql/camunda/002_exporter_role.sql")
+	roleSQL, err := os.ReadFile(testkit.Path(t, "deploy/sql/camunda/002_exporter_role.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

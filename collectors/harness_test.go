@@ -1,12 +1,9 @@
 package collectors
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -46,21 +44,15 @@ type testDB struct {
 func newTestDB(t *testing.T, withDuplicateCount bool) *testDB {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	files := []string{"001_reference_schema.sql"}
+	conn := pgtest.Connect(t, url)
+	files := []string{"deploy/sql/001_reference_schema.sql"}
 	if withDuplicateCount {
-		files = append(files, "002_duplicate_count_extension.sql")
+		files = append(files, "deploy/sql/002_duplicate_count_extension.sql")
 	}
-	files = append(files, "003_exporter_indexes.sql")
-	for _, f := range files {
-		execFile(t, conn, filepath.Join("..", "deploy", "sql", f), withDuplicateCount)
-	}
-	mustExec(t, conn, `CREATE SCHEMA testclock;
+	files = append(files, "deploy/sql/003_exporter_indexes.sql")
+	skip := func(stmt string) bool { return !withDuplicateCount && strings.Contains(stmt, "duplicate_count") }
+	pgtest.ExecRepoFiles(t, conn, skip, files...)
+	pgtest.Exec(t, conn, `CREATE SCHEMA testclock;
 CREATE TABLE testclock.clock (t timestamptz NOT NULL);
 INSERT INTO testclock.clock VALUES ('`+t0.Format(time.RFC3339)+`');
 CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELECT t FROM testclock.clock';`)
@@ -71,23 +63,8 @@ CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELE
 	return &testDB{t: t, admin: conn, exporterDSN: url + sep + "search_path=testclock,pg_catalog,public"}
 }
 
-func execFile(t *testing.T, conn *pgx.Conn, path string, withDup bool) {
-	t.Helper()
-	skip := func(stmt string) bool { return !withDup && strings.Contains(stmt, "duplicate_count") }
-	if err := pgtest.ExecFile(context.Background(), conn, path, skip); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
-	t.Helper()
-	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%v\n%s", err, sql)
-	}
-}
-
 // exec runs SQL as the application would (its own session, real now()).
-func (d *testDB) exec(sql string, args ...any) { d.t.Helper(); mustExec(d.t, d.admin, sql, args...) }
+func (d *testDB) exec(sql string, args ...any) { d.t.Helper(); pgtest.Exec(d.t, d.admin, sql, args...) }
 
 // setClock moves the exporter's database clock to t0 plus offset.
 func (d *testDB) setClock(offset time.Duration) {
@@ -104,24 +81,7 @@ type exporter struct {
 	t     *testing.T
 	set   *poll.Set
 	db    *Database
-	logs  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs  *testkit.LogBuffer
 }
 
 func (d *testDB) newExporter(configYAML string) *exporter {
@@ -131,7 +91,7 @@ func (d *testDB) newExporter(configYAML string) *exporter {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	folds := fold.NewStats()
 	views := correlate.NewRegistry()
@@ -215,13 +175,7 @@ func helpHeader(name string) string {
 // newTestConn opens another application session on the test database.
 func newTestConn(t *testing.T, d *testDB) *pgx.Conn {
 	t.Helper()
-	cfg := d.admin.Config().ConnString()
-	conn, err := pgx.Connect(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return pgtest.Connect(t, d.admin.Config().ConnString())
 }
 
 // expect2 is expect returning the error, for "must be absent" checks.

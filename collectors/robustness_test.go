@@ -63,17 +63,11 @@ func TestUnreachableDatabaseDropsAllDataSeries(t *testing.T) {
 	}
 	// Take the database away: refuse new sessions (from the maintenance
 	// database) and terminate the exporter's.
-	maint, err := pgx.Connect(context.Background(), pgtest.SharedServer(t).AdminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	maint := pgtest.Connect(t, pgtest.SharedServer(t).AdminURL)
 	dbName := pgx.Identifier{d.admin.Config().Database}.Sanitize()
-	mustExec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS false`)
+	pgtest.Exec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS false`)
 	d.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
-	t.Cleanup(func() {
-		mustExec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS true`)
-		maint.Close(context.Background())
-	})
+	t.Cleanup(func() { pgtest.Exec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS true`) })
 	e.collect()
 	if v := e.value(catalog.ExporterSourceUp, nil); v != 0 {
 		t.Fatalf("source_up = %v, want 0", v)
@@ -155,11 +149,7 @@ func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 
 	// With an engine configured, the Camunda joins' queries are checked too.
 	e := d.newExporter(joinConfig)
-	conn, err := pgx.Connect(context.Background(), d.exporterDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := pgtest.Connect(t, d.exporterDSN)
 	for _, c := range e.db.Collectors {
 		req := c.Requirements()
 		for _, q := range req.Queries {

@@ -11,20 +11,19 @@
 package promtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // Default binary paths (Debian 12 packages).
@@ -64,17 +63,6 @@ func SkipIfMissing(t testing.TB, bins ...string) {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // Server is a running child process with an HTTP API.
 type Server struct {
 	Name string
@@ -86,7 +74,7 @@ type Server struct {
 	Dir string
 
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *testkit.LogBuffer
 	done    chan struct{}
 	waitErr error
 }
@@ -151,8 +139,8 @@ func prepare(t testing.TB, name, configName, config string, files Files) *Server
 			t.Fatal(err)
 		}
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &syncBuffer{}, done: make(chan struct{})}
+	addr := testkit.FreeAddr(t)
+	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &testkit.LogBuffer{}, done: make(chan struct{})}
 }
 
 func start(t testing.TB, s *Server, bin string, args []string) {
@@ -249,23 +237,6 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // ErrNotFound is returned by RewriteWebhookURLs when the config has no

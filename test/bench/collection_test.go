@@ -30,7 +30,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -44,6 +43,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // TestMain keeps the throwaway server's files in a directory of this run,
@@ -225,7 +225,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 	for _, size := range sizes {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
 			mustExec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
-			if err := pgtest.ExecFile(ctx, admin, filepath.Join("..", "..", "deploy", "sql", "001_reference_schema.sql"), nil); err != nil {
+			if err := pgtest.ExecFile(ctx, admin, testkit.Path(b, "deploy/sql/001_reference_schema.sql"), nil); err != nil {
 				b.Fatal(err)
 			}
 			mustExec(b, admin, "RESET search_path")
