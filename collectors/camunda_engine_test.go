@@ -39,7 +39,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
@@ -941,7 +941,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if err := ed.Verify(ctx); err != nil {
 		t.Fatalf("verify with the engine's time zone: %v", err)
 	}
-	var hist Requirements
+	var hist pgschema.Requirements
 	for _, r := range EngineDatabaseRequirements("", "camunda[0].database") {
 		if r.Table == "act_hi_ext_task_log" {
 			hist = r
@@ -951,7 +951,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		t.Helper()
 		var ix string
 		if err := ed.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) (err error) {
-			ix, err = pgsource.ServingIndex(ctx, tx, hist.Table, hist.Queries[0].SQL, hist.Queries[0].Args...)
+			ix, err = pgschema.ServingIndex(ctx, tx, hist.Table, hist.Queries[0].SQL, hist.Queries[0].Args...)
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
@@ -98,16 +99,16 @@ ORDER BY timestamp_ DESC, id_ LIMIT $2`
 // reads (schema "" for the search_path), with the index it relies on.
 // deploy/sql/camunda/001_history_timestamp_index.sql is generated from it
 // and `workflow-exporter check` verifies it.
-func EngineDatabaseRequirements(schema, key string) []Requirements {
+func EngineDatabaseRequirements(schema, key string) []pgschema.Requirements {
 	prefix := ""
 	if schema != "" {
 		prefix = schema + "."
 	}
-	var out []Requirements
+	var out []pgschema.Requirements
 	for _, t := range engineTables {
-		r := Requirements{Kind: "engine", Table: prefix + t.table}
+		r := pgschema.Requirements{Kind: "engine", Table: prefix + t.table}
 		for _, c := range t.columns {
-			r.Columns = append(r.Columns, Column{Key: key, Name: c})
+			r.Columns = append(r.Columns, pgschema.Column{Key: key, Name: c})
 		}
 		if t.table == "act_hi_ext_task_log" {
 			q := pgx.Identifier{}
@@ -118,9 +119,9 @@ func EngineDatabaseRequirements(schema, key string) []Requirements {
 			if len(q) > 0 {
 				sqlPrefix = q.Sanitize() + "."
 			}
-			r.Queries = []Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
+			r.Queries = []pgschema.Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
 				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), config.DefaultMaxHistoryEntries + 1}}}
-			r.Indexes = []Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
+			r.Indexes = []pgschema.Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
 				Why: "failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"}}
 		}
 		out = append(out, r)

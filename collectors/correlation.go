@@ -13,6 +13,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
@@ -81,20 +82,20 @@ func (c *IdempotencyJoin) byProcessInstance() bool {
 // (and $2) are the task references, $3 the minimum age of a COMPLETED record.
 func (c *IdempotencyJoin) sql() string {
 	col := c.cfg.Columns
-	statuses := literalList(c.cfg.Statuses.Values("COMPLETED", "STARTED", "SIDE_EFFECT_SUBMITTED"))
-	completed := literalList(c.cfg.Statuses.Values("COMPLETED"))
+	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values("COMPLETED", "STARTED", "SIDE_EFFECT_SUBMITTED"))
+	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values("COMPLETED"))
 	if c.byProcessInstance() {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text
 FROM %[5]s WHERE (%[3]s, %[4]s) IN (SELECT * FROM unnest($1::text[], $2::text[]))
 	AND %[2]s IN (%[6]s) AND (%[2]s NOT IN (%[7]s) OR %[8]s < now() - make_interval(secs => $3))`,
-			quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.ProcessInstanceID), quoteIdent(col.ActivityID),
-			quoteTable(c.cfg.Table), statuses, completed, quoteIdent(col.UpdatedAt))
+			pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessInstanceID), pgschema.QuoteIdent(col.ActivityID),
+			pgschema.QuoteTable(c.cfg.Table), statuses, completed, pgschema.QuoteIdent(col.UpdatedAt))
 	}
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text
 FROM %[4]s WHERE %[3]s = ANY($1::text[])
 	AND %[2]s IN (%[5]s) AND (%[2]s NOT IN (%[6]s) OR %[7]s < now() - make_interval(secs => $2))`,
-		quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.JobReference), quoteTable(c.cfg.Table),
-		statuses, completed, quoteIdent(col.UpdatedAt))
+		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table),
+		statuses, completed, pgschema.QuoteIdent(col.UpdatedAt))
 }
 
 func (c *IdempotencyJoin) args(refs, pis, acts []string, minAge float64) []any {
@@ -105,23 +106,23 @@ func (c *IdempotencyJoin) args(refs, pis, acts []string, minAge float64) []any {
 }
 
 // Requirements implements TableCollector.
-func (c *IdempotencyJoin) Requirements() Requirements {
+func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	req := Requirements{Kind: "idempotency", Table: c.cfg.Table}
-	req.Columns = []Column{{k + "scope", col.Scope, false}, {k + "status", col.Status, false}, {k + "updated_at", col.UpdatedAt, false}}
+	base := pgschema.BaseName(c.cfg.Table)
+	req := pgschema.Requirements{Kind: "idempotency", Table: c.cfg.Table}
+	req.Columns = []pgschema.Column{{Key: k + "scope", Name: col.Scope}, {Key: k + "status", Name: col.Status}, {Key: k + "updated_at", Name: col.UpdatedAt}}
 	if c.byProcessInstance() {
-		req.Columns = append(req.Columns, Column{k + "process_instance_id", col.ProcessInstanceID, false}, Column{k + "activity_id", col.ActivityID, false})
-		req.Indexes = []Index{{Name: base + "_process_activity_idx", Columns: []string{col.ProcessInstanceID, col.ActivityID},
+		req.Columns = append(req.Columns, pgschema.Column{Key: k + "process_instance_id", Name: col.ProcessInstanceID}, pgschema.Column{Key: k + "activity_id", Name: col.ActivityID})
+		req.Indexes = []pgschema.Index{{Name: base + "_process_activity_idx", Columns: []string{col.ProcessInstanceID, col.ActivityID},
 			Why: "the Camunda join looks up the records of in-flight tasks by process instance and activity", Query: "camunda_join"}}
-		req.Queries = []Query{{"camunda_join", c.sql(), c.args(nil, []string{"pi"}, []string{"act"}, 10), ""}}
+		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args(nil, []string{"pi"}, []string{"act"}, 10)}}
 	} else {
-		req.Columns = append(req.Columns, Column{k + "job_reference", col.JobReference, false})
-		req.Indexes = []Index{{Name: base + "_job_reference_idx", Columns: []string{col.JobReference},
-			Where: quoteIdent(col.JobReference) + " IS NOT NULL",
+		req.Columns = append(req.Columns, pgschema.Column{Key: k + "job_reference", Name: col.JobReference})
+		req.Indexes = []pgschema.Index{{Name: base + "_job_reference_idx", Columns: []string{col.JobReference},
+			Where: pgschema.QuoteIdent(col.JobReference) + " IS NOT NULL",
 			Why:   "the Camunda join looks up the records of in-flight tasks by external task id (= ANY)", Query: "camunda_join"}}
-		req.Queries = []Query{{"camunda_join", c.sql(), c.args([]string{"task-id"}, nil, nil, 10), ""}}
+		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args([]string{"task-id"}, nil, nil, 10)}}
 	}
 	return req
 }
@@ -158,7 +159,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 	seen := tuples{}
 	if len(tasks) > 0 {
 		err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-			if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
+			if _, err := pgschema.Check(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
 				return err
 			}
 			rows, err := tx.Query(ctx, c.sql(), c.args(refs, pis, acts, minAge)...)
@@ -266,11 +267,11 @@ func (c *ProcessedJobJoin) sql() string {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text || '/' || %[1]s::text
 FROM %[3]s WHERE %[4]s = $1 AND (%[2]s, %[1]s) IN (SELECT * FROM unnest($2::text[], $3::text[]))
 	AND %[5]s < now() - make_interval(secs => $4)`,
-			quoteIdent(col.ActivityID), quoteIdent(col.ProcessInstance), quoteTable(c.cfg.Table), quoteIdent(col.Engine), quoteIdent(col.CompletedAt))
+			pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.ProcessInstance), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.CompletedAt))
 	}
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text
 FROM %[3]s WHERE %[4]s = $1 AND %[2]s = ANY($2::text[]) AND %[5]s < now() - make_interval(secs => $3)`,
-		quoteIdent(col.ActivityID), quoteIdent(col.JobReference), quoteTable(c.cfg.Table), quoteIdent(col.Engine), quoteIdent(col.CompletedAt))
+		pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.CompletedAt))
 }
 
 func (c *ProcessedJobJoin) args(engine string, refs, pis, acts []string, minAge float64) []any {
@@ -281,23 +282,23 @@ func (c *ProcessedJobJoin) args(engine string, refs, pis, acts []string, minAge 
 }
 
 // Requirements implements TableCollector.
-func (c *ProcessedJobJoin) Requirements() Requirements {
+func (c *ProcessedJobJoin) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	req := Requirements{Kind: "processed_jobs", Table: c.cfg.Table}
-	req.Columns = []Column{{k + "engine", col.Engine, false}, {k + "activity_id", col.ActivityID, false}, {k + "completed_at", col.CompletedAt, false}}
+	base := pgschema.BaseName(c.cfg.Table)
+	req := pgschema.Requirements{Kind: "processed_jobs", Table: c.cfg.Table}
+	req.Columns = []pgschema.Column{{Key: k + "engine", Name: col.Engine}, {Key: k + "activity_id", Name: col.ActivityID}, {Key: k + "completed_at", Name: col.CompletedAt}}
 	if c.byProcessInstance() {
-		req.Columns = append(req.Columns, Column{k + "process_instance", col.ProcessInstance, false})
-		req.Indexes = []Index{{Name: base + "_process_activity_idx", Columns: []string{col.Engine, col.ProcessInstance, col.ActivityID},
+		req.Columns = append(req.Columns, pgschema.Column{Key: k + "process_instance", Name: col.ProcessInstance})
+		req.Indexes = []pgschema.Index{{Name: base + "_process_activity_idx", Columns: []string{col.Engine, col.ProcessInstance, col.ActivityID},
 			Why: "the Camunda join looks up rows of in-flight tasks by process instance and activity", Query: "camunda_join"}}
-		req.Queries = []Query{{"camunda_join", c.sql(), c.args("main", nil, []string{"pi"}, []string{"act"}, 10), ""}}
+		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args("main", nil, []string{"pi"}, []string{"act"}, 10)}}
 	} else {
-		req.Columns = append(req.Columns, Column{k + "job_reference", col.JobReference, false})
+		req.Columns = append(req.Columns, pgschema.Column{Key: k + "job_reference", Name: col.JobReference})
 		// The seed's primary key (engine, job_reference) serves this join.
-		req.Indexes = []Index{{Name: base + "_engine_job_reference_idx", Columns: []string{col.Engine, col.JobReference},
-			Why: "the Camunda join looks up rows of in-flight tasks by engine and external task id", Query: "camunda_join", SeedPrimaryKey: true}}
-		req.Queries = []Query{{"camunda_join", c.sql(), c.args("main", []string{"task-id"}, nil, nil, 10), ""}}
+		req.Indexes = []pgschema.Index{{Name: base + "_engine_job_reference_idx", Columns: []string{col.Engine, col.JobReference},
+			Why: "the Camunda join looks up rows of in-flight tasks by engine and external task id", Query: "camunda_join", ReferencePrimaryKey: true}}
+		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args("main", []string{"task-id"}, nil, nil, 10)}}
 	}
 	return req
 }
@@ -339,7 +340,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	open := map[string]float64{}
 	seen := tuples{}
 	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := checkSchema(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
+		if _, err := pgschema.Check(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
 			return err
 		}
 		for _, l := range lookups {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -72,7 +73,7 @@ func NewIdempotency(o IdempotencyOptions) *Idempotency {
 	COALESCE(extract(epoch FROM now() - min(%[3]s))::float8, 0),
 	(count(*) FILTER (WHERE %[3]s < now() - make_interval(secs => $1)))::float8
 FROM %[4]s WHERE %[5]s
-GROUP BY 1, 2`, quoteIdent(col.Scope), quoteIdent(col.Status), quoteIdent(col.UpdatedAt), quoteTable(o.Table.Table), openStatusPredicate(col.Status, o.Table.TerminalValues()))
+GROUP BY 1, 2`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt), pgschema.QuoteTable(o.Table.Table), openStatusPredicate(col.Status, o.Table.TerminalValues()))
 	return c
 }
 
@@ -83,47 +84,47 @@ func (c *Idempotency) sqlActivity(withDup bool) string {
 	col := c.cfg.Columns
 	dup := "0::bigint"
 	if withDup {
-		dup = fmt.Sprintf("COALESCE(%s, 0)::bigint", quoteIdent(c.dupColumn))
+		dup = fmt.Sprintf("COALESCE(%s, 0)::bigint", pgschema.QuoteIdent(c.dupColumn))
 	}
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::timestamptz, COALESCE(%[5]s::text, ''), %[6]s
-FROM %[7]s WHERE %[4]s > $1::timestamptz`, quoteIdent(col.Scope), quoteIdent(col.Key), quoteIdent(col.Status), quoteIdent(col.UpdatedAt),
-		quoteIdent(col.ErrorCode), dup, quoteTable(c.cfg.Table))
+FROM %[7]s WHERE %[4]s > $1::timestamptz`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt),
+		pgschema.QuoteIdent(col.ErrorCode), dup, pgschema.QuoteTable(c.cfg.Table))
 }
 
 func (c *Idempotency) sqlDupLoad() string {
 	col := c.cfg.Columns
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::bigint FROM %[4]s WHERE %[3]s > 0`,
-		quoteIdent(col.Scope), quoteIdent(col.Key), quoteIdent(c.dupColumn), quoteTable(c.cfg.Table))
+		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(c.dupColumn), pgschema.QuoteTable(c.cfg.Table))
 }
 
 // Requirements implements TableCollector.
-func (c *Idempotency) Requirements() Requirements {
+func (c *Idempotency) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	return Requirements{
+	base := pgschema.BaseName(c.cfg.Table)
+	return pgschema.Requirements{
 		Kind:  "idempotency",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "scope", col.Scope, false}, {k + "key", col.Key, false}, {k + "status", col.Status, false},
-			{k + "updated_at", col.UpdatedAt, false}, {k + "error_code", col.ErrorCode, false},
-			{k + "job_reference", col.JobReference, false},
-			{k + "duplicate_count", c.dupColumn, col.DuplicateCount == nil},
+		Columns: []pgschema.Column{
+			{Key: k + "scope", Name: col.Scope}, {Key: k + "key", Name: col.Key}, {Key: k + "status", Name: col.Status},
+			{Key: k + "updated_at", Name: col.UpdatedAt}, {Key: k + "error_code", Name: col.ErrorCode},
+			{Key: k + "job_reference", Name: col.JobReference},
+			{Key: k + "duplicate_count", Name: c.dupColumn, Optional: col.DuplicateCount == nil},
 		},
-		Indexes: []Index{
+		Indexes: []pgschema.Index{
 			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
 				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
 				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index", Query: "open"},
 			{Name: base + "_updated_at_idx", Columns: []string{col.UpdatedAt},
 				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates", Query: "activity"},
 			{Name: base + "_duplicates_idx", Columns: []string{col.UpdatedAt},
-				Where: quoteIdent(c.dupColumn) + " > 0",
+				Where: pgschema.QuoteIdent(c.dupColumn) + " > 0",
 				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)", Query: "duplicates", Requires: c.dupColumn},
 		},
-		Queries: []Query{
-			{"open", c.sqlGauges, []any{900.0}, ""},
-			{"activity", c.sqlActivity(false), []any{time.Now().Add(-time.Hour)}, ""},
-			{"duplicates", c.sqlDupLoad(), nil, c.dupColumn},
+		Queries: []pgschema.Query{
+			{Name: "open", SQL: c.sqlGauges, Args: []any{900.0}},
+			{Name: "activity", SQL: c.sqlActivity(false), Args: []any{time.Now().Add(-time.Hour)}},
+			{Name: "duplicates", SQL: c.sqlDupLoad(), Requires: c.dupColumn},
 		},
 	}
 }

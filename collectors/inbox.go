@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -46,13 +47,13 @@ func NewInbox(o InboxOptions) *Inbox {
 		processed: map[string]float64{},
 	}
 	col := o.Table.Columns
-	t := quoteTable(o.Table.Table)
+	t := pgschema.QuoteTable(o.Table.Table)
 	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), count(*)::float8,
 	COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
 FROM %[5]s WHERE %[6]s
-GROUP BY 1, 2, 3`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ReceivedAt), t, openStatusPredicate(col.Status, o.Table.TerminalValues()))
+GROUP BY 1, 2, 3`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageType), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ReceivedAt), t, openStatusPredicate(col.Status, o.Table.TerminalValues()))
 	c.sqlProcessed = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
-FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageID), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ProcessedAt), t)
+FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageID), pgschema.QuoteIdent(col.MessageType), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessedAt), t)
 	return c
 }
 
@@ -60,29 +61,29 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.SourceSystem), quoteId
 func (c *Inbox) Name() string { return "inbox" }
 
 // Requirements implements TableCollector.
-func (c *Inbox) Requirements() Requirements {
+func (c *Inbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	return Requirements{
+	base := pgschema.BaseName(c.cfg.Table)
+	return pgschema.Requirements{
 		Kind:  "inbox",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "source_system", col.SourceSystem, false}, {k + "message_id", col.MessageID, false},
-			{k + "message_type", col.MessageType, false}, {k + "status", col.Status, false},
-			{k + "received_at", col.ReceivedAt, false}, {k + "processed_at", col.ProcessedAt, false},
+		Columns: []pgschema.Column{
+			{Key: k + "source_system", Name: col.SourceSystem}, {Key: k + "message_id", Name: col.MessageID},
+			{Key: k + "message_type", Name: col.MessageType}, {Key: k + "status", Name: col.Status},
+			{Key: k + "received_at", Name: col.ReceivedAt}, {Key: k + "processed_at", Name: col.ProcessedAt},
 		},
-		Indexes: []Index{
+		Indexes: []pgschema.Index{
 			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
 				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
 				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index", Query: "open"},
 			{Name: base + "_processed_at_idx", Columns: []string{col.ProcessedAt},
-				Where: quoteIdent(col.ProcessedAt) + " IS NOT NULL",
+				Where: pgschema.QuoteIdent(col.ProcessedAt) + " IS NOT NULL",
 				Why:   "messages_processed_total reads the last late_commit_window of finished messages", Query: "processed"},
 		},
-		Queries: []Query{
-			{"open", c.sqlGauges, nil, ""},
-			{"processed", c.sqlProcessed, []any{time.Now().Add(-time.Hour)}, ""},
+		Queries: []pgschema.Query{
+			{Name: "open", SQL: c.sqlGauges},
+			{Name: "processed", SQL: c.sqlProcessed, Args: []any{time.Now().Add(-time.Hour)}},
 		},
 	}
 }

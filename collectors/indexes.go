@@ -6,18 +6,19 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 )
 
 // DefaultRequirements returns the requirements of the four table collectors
 // with the seed's default names, including the optional duplicate_count
 // extension. deploy/sql/003_exporter_indexes.sql is generated from it.
-func DefaultRequirements() []Requirements {
+func DefaultRequirements() []pgschema.Requirements {
 	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
 	if err != nil {
 		panic(err)
 	}
 	t := cfg.Databases[0].Tables
-	return []Requirements{
+	return []pgschema.Requirements{
 		NewIdempotency(IdempotencyOptions{Table: *t.Idempotency, ConfigKey: "tables.idempotency", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
 		NewIdempotencyJoin(IdempotencyJoinOptions{Table: *t.Idempotency, ConfigKey: "tables.idempotency", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
 		NewProcessedJobs(ProcessedJobsOptions{Table: *t.ProcessedJobs, ConfigKey: "tables.processed_jobs", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
@@ -29,7 +30,7 @@ func DefaultRequirements() []Requirements {
 
 // IndexSQL renders the CREATE INDEX statements of the requirements with the
 // reason for each.
-func IndexSQL(reqs []Requirements) string {
+func IndexSQL(reqs []pgschema.Requirements) string {
 	var b strings.Builder
 	b.WriteString(`-- Indexes the exporter needs. Generated from the collectors' requirements
 -- (go generate ./collectors); do not edit by hand. Each index keeps one
@@ -46,7 +47,7 @@ func IndexSQL(reqs []Requirements) string {
 				fmt.Fprintf(&b, "-- %s: needs the optional column %s; created by 002_duplicate_count_extension.sql\n", ix.Why, ix.Requires)
 				continue
 			}
-			if ix.SeedPrimaryKey {
+			if ix.ReferencePrimaryKey {
 				fmt.Fprintf(&b, "-- %s: the seed's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
 				continue
 			}

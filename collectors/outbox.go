@@ -11,6 +11,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -52,15 +53,15 @@ func NewOutbox(o OutboxOptions) *Outbox {
 		publishedTotal: map[string]float64{},
 		delayBuckets:   make([]uint64, len(o.Table.PublishDelayBuckets)+1),
 	}
-	t := quoteTable(o.Table.Table)
+	t := pgschema.QuoteTable(o.Table.Table)
 	col := o.Table.Columns
-	id, agg, typ, status := quoteIdent(col.EventID), quoteIdent(col.AggregateType), quoteIdent(col.EventType), quoteIdent(col.Status)
-	createdAt, publishedAt := quoteIdent(col.CreatedAt), quoteIdent(col.PublishedAt)
+	id, agg, typ, status := pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), pgschema.QuoteIdent(col.Status)
+	createdAt, publishedAt := pgschema.QuoteIdent(col.CreatedAt), pgschema.QuoteIdent(col.PublishedAt)
 	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''),
 	COALESCE(%[3]s::text IN (%[4]s), false) AS failed,
 	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[5]s))::float8, 0)
 FROM %[6]s WHERE %[7]s IS NULL
-GROUP BY 1, 2, 3`, agg, typ, status, literalList(o.Table.FailedStatuses), createdAt, t, publishedAt)
+GROUP BY 1, 2, 3`, agg, typ, status, pgschema.QuoteLiterals(o.Table.FailedStatuses), createdAt, t, publishedAt)
 	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz
 FROM %[5]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, createdAt, t)
 	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz,
@@ -73,32 +74,32 @@ FROM %[6]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, publishedAt, createdAt,
 func (c *Outbox) Name() string { return "outbox" }
 
 // Requirements implements TableCollector.
-func (c *Outbox) Requirements() Requirements {
+func (c *Outbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	return Requirements{
+	base := pgschema.BaseName(c.cfg.Table)
+	return pgschema.Requirements{
 		Kind:  "outbox",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "event_id", col.EventID, false}, {k + "aggregate_type", col.AggregateType, false},
-			{k + "event_type", col.EventType, false}, {k + "status", col.Status, false},
-			{k + "created_at", col.CreatedAt, false}, {k + "published_at", col.PublishedAt, false},
+		Columns: []pgschema.Column{
+			{Key: k + "event_id", Name: col.EventID}, {Key: k + "aggregate_type", Name: col.AggregateType},
+			{Key: k + "event_type", Name: col.EventType}, {Key: k + "status", Name: col.Status},
+			{Key: k + "created_at", Name: col.CreatedAt}, {Key: k + "published_at", Name: col.PublishedAt},
 		},
-		Indexes: []Index{
+		Indexes: []pgschema.Index{
 			{Name: base + "_unpublished_idx", Columns: []string{col.AggregateType, col.EventType, col.CreatedAt},
-				Where: quoteIdent(col.PublishedAt) + " IS NULL",
+				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NULL",
 				Why:   "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history", Query: "pending"},
 			{Name: base + "_created_at_idx", Columns: []string{col.CreatedAt},
 				Why: "events_created_total reads the last late_commit_window of inserts", Query: "created"},
 			{Name: base + "_published_at_idx", Columns: []string{col.PublishedAt},
-				Where: quoteIdent(col.PublishedAt) + " IS NOT NULL",
+				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NOT NULL",
 				Why:   "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"},
 		},
-		Queries: []Query{
-			{"pending", c.sqlGauges, nil, ""},
-			{"created", c.sqlCreated, []any{time.Now().Add(-time.Hour)}, ""},
-			{"published", c.sqlPublished, []any{time.Now().Add(-time.Hour)}, ""},
+		Queries: []pgschema.Query{
+			{Name: "pending", SQL: c.sqlGauges},
+			{Name: "created", SQL: c.sqlCreated, Args: []any{time.Now().Add(-time.Hour)}},
+			{Name: "published", SQL: c.sqlPublished, Args: []any{time.Now().Add(-time.Hour)}},
 		},
 	}
 }

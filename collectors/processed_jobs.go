@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
@@ -41,7 +42,7 @@ func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
 	}
 	col := o.Table.Columns
 	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
-FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.Engine), quoteIdent(col.JobReference), quoteIdent(col.ActivityID), quoteIdent(col.Status), quoteIdent(col.CompletedAt), quoteTable(o.Table.Table))
+FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.CompletedAt), pgschema.QuoteTable(o.Table.Table))
 	return c
 }
 
@@ -49,22 +50,22 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.Engine), quoteIdent(co
 func (c *ProcessedJobs) Name() string { return "processed_jobs" }
 
 // Requirements implements TableCollector.
-func (c *ProcessedJobs) Requirements() Requirements {
+func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
-	return Requirements{
+	return pgschema.Requirements{
 		Kind:  "processed_jobs",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "engine", col.Engine, false}, {k + "job_reference", col.JobReference, false},
-			{k + "activity_id", col.ActivityID, false}, {k + "status", col.Status, false},
-			{k + "completed_at", col.CompletedAt, false},
+		Columns: []pgschema.Column{
+			{Key: k + "engine", Name: col.Engine}, {Key: k + "job_reference", Name: col.JobReference},
+			{Key: k + "activity_id", Name: col.ActivityID}, {Key: k + "status", Name: col.Status},
+			{Key: k + "completed_at", Name: col.CompletedAt},
 		},
-		Indexes: []Index{
-			{Name: baseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
+		Indexes: []pgschema.Index{
+			{Name: pgschema.BaseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
 				Why: "processed_jobs_total reads the last late_commit_window of completions", Query: "written"},
 		},
-		Queries: []Query{{"written", c.sqlRows, []any{time.Now().Add(-time.Hour)}, ""}},
+		Queries: []pgschema.Query{{Name: "written", SQL: c.sqlRows, Args: []any{time.Now().Add(-time.Hour)}}},
 	}
 }
 

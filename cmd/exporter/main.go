@@ -27,7 +27,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/check"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -120,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if o.command == "check" {
-		rep := check.Run(ctx, cfg, stdout, logger)
+		rep := runCheck(ctx, cfg, stdout, logger)
 		if rep.Errors > 0 {
 			return 1
 		}

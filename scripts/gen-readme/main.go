@@ -87,7 +87,7 @@ func indexTable() string {
 			}
 			why := ix.Why
 			switch {
-			case ix.SeedPrimaryKey:
+			case ix.ReferencePrimaryKey:
 				why += " (the seed's primary key serves it; not in 003)"
 			case ix.Requires != "":
 				why += " (created by 002 with the column it needs)"

@@ -239,7 +239,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 		for _, c := range db.Collectors {
 			req := c.Requirements()
 			for _, ix := range req.Indexes {
-				if ix.SeedPrimaryKey || ix.Requires != "" {
+				if ix.ReferencePrimaryKey || ix.Requires != "" {
 					continue
 				}
 				mustExec(b, admin, ix.CreateStatement(req.Table))
