@@ -49,6 +49,9 @@ type Camunda struct {
 	incidentLimit *fold.Limiter // (incident_type, process_definition_key, activity_id)
 	jobLimit      *fold.Limiter // process_definition_key of jobs
 
+	// descs are the descriptors of every metric the collector emits.
+	descs catalog.Descs
+
 	st camundaState
 
 	// historyCut remembers that the last collection's history reading was
@@ -188,6 +191,10 @@ func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, err
 		workerFold:    fold.NewRanked(folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
 		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
 		jobLimit:      fold.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
+		descs: catalog.NewDescs(catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
+			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
+			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
+			catalog.CamundaIncidentOldestAge, catalog.CamundaJobsRetriesExhausted, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut),
 	}
 	if cfg.Database != nil {
 		r, err := newEngineDBReader(cfg, key, client, logger)
@@ -246,11 +253,11 @@ type collection struct {
 }
 
 func (k *collection) gauge(name string, v float64, labels ...string) {
-	k.out = append(k.out, prometheus.MustNewConstMetric(catalog.Desc(name), prometheus.GaugeValue, v, labels...))
+	k.out = append(k.out, prometheus.MustNewConstMetric(k.c.descs.Get(name), prometheus.GaugeValue, v, labels...))
 }
 
 func (k *collection) counter(name string, v float64, labels ...string) {
-	k.out = append(k.out, prometheus.MustNewConstMetric(catalog.Desc(name), prometheus.CounterValue, v, labels...))
+	k.out = append(k.out, prometheus.MustNewConstMetric(k.c.descs.Get(name), prometheus.CounterValue, v, labels...))
 }
 
 // Collect implements poll.Collector.

@@ -3,7 +3,6 @@ package collectors
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,9 +11,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
 // The joins of this file see what neither side sees alone (seed: "the side
@@ -32,32 +29,18 @@ import (
 // IdempotencyJoin serves workflow_idempotency_completed_task_open and
 // workflow_idempotency_in_doubt.
 type IdempotencyJoin struct {
-	db       *pgsource.DB
-	database string
-	cfg      config.IdempotencyTable
-	key      string
-	views    *correlate.Registry
-	logger   *slog.Logger
-	now      func() time.Time
+	tableBase
+	cfg   config.IdempotencyTable
+	views *correlate.Registry
+	now   func() time.Time
 
-	limiter *fold.Limiter
-	known   tuples // scope, engine, topic
-	warned  bool
+	known  tuples // scope, engine, topic
+	warned bool
 }
 
-// IdempotencyJoinOptions configures an IdempotencyJoin.
-type IdempotencyJoinOptions struct {
-	DB              *pgsource.DB
-	Database        string
-	Table           config.IdempotencyTable
-	ConfigKey       string
-	Views           *correlate.Registry
-	LabelValueLimit int
-	Folds           *fold.Stats
-	Logger          *slog.Logger
-	// Now is the exporter clock, used only for the age of a view.
-	Now func() time.Time
-}
+// IdempotencyJoinOptions configures an IdempotencyJoin; it joins with
+// Table.Camunda.Engine (Engines is not used).
+type IdempotencyJoinOptions = JoinOptions[config.IdempotencyTable]
 
 // NewIdempotencyJoin returns the join collector of an idempotency table.
 func NewIdempotencyJoin(o IdempotencyJoinOptions) *IdempotencyJoin {
@@ -65,9 +48,8 @@ func NewIdempotencyJoin(o IdempotencyJoinOptions) *IdempotencyJoin {
 		o.Now = time.Now
 	}
 	return &IdempotencyJoin{
-		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, views: o.Views, logger: orDiscard(o.Logger), now: o.Now,
-		limiter: fold.NewLimiter(o.Folds, catalog.IdempotencyInDoubt, o.LabelValueLimit),
-		known:   tuples{},
+		tableBase: newTableBase(o.TableOptions, catalog.IdempotencyInDoubt, catalog.IdempotencyCompletedTaskOpen),
+		cfg:       o.Table, views: o.Views, now: o.Now, known: tuples{},
 	}
 }
 
@@ -82,8 +64,8 @@ func (c *IdempotencyJoin) byProcessInstance() bool {
 // (and $2) are the task references, $3 the minimum age of a COMPLETED record.
 func (c *IdempotencyJoin) sql() string {
 	col := c.cfg.Columns
-	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values("COMPLETED", "STARTED", "SIDE_EFFECT_SUBMITTED"))
-	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values("COMPLETED"))
+	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values(append([]string{config.StatusCompleted}, config.IdempotencyInProgressStatuses()...)...))
+	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values(config.StatusCompleted))
 	if c.byProcessInstance() {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text
 FROM %[5]s WHERE (%[3]s, %[4]s) IN (SELECT * FROM unnest($1::text[], $2::text[]))
@@ -157,11 +139,12 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 	completedOpen := map[string]float64{}
 	inDoubt := map[string]float64{}
 	seen := tuples{}
+	inProgress := map[string]bool{}
+	for _, st := range config.IdempotencyInProgressStatuses() {
+		inProgress[st] = true
+	}
 	if len(tasks) > 0 {
-		err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-			if _, err := pgschema.Check(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
-				return err
-			}
+		err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
 			rows, err := tx.Query(ctx, c.sql(), c.args(refs, pis, acts, minAge)...)
 			if err != nil {
 				return fmt.Errorf("idempotency camunda join: %w", err)
@@ -175,10 +158,10 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 				vals := c.limiter.Admit(scope, t.Topic)
 				k := tupleKey(vals[0], engine, vals[1])
 				seen.add(vals[0], engine, vals[1])
-				switch c.cfg.Statuses.Canonical(status) {
-				case "COMPLETED":
+				switch canon := c.cfg.Statuses.Canonical(status); {
+				case canon == config.StatusCompleted:
 					completedOpen[k]++
-				case "STARTED", "SIDE_EFFECT_SUBMITTED":
+				case inProgress[canon]:
 					if t.State == correlate.LockExpired || t.Redelivered {
 						inDoubt[k]++
 					}
@@ -191,20 +174,17 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 			return nil
 		})
 		if err != nil {
-			c.limiter.Discard()
 			return nil, err
 		}
 	}
-	c.limiter.Flush()
 	c.known.merge(seen)
 	var out []prometheus.Metric
-	cto, doubt := catalog.Desc(catalog.IdempotencyCompletedTaskOpen), catalog.Desc(catalog.IdempotencyInDoubt)
 	for _, v := range c.known.sorted() {
 		k := tupleKey(v...)
 		lv := []string{c.database, v[0], v[1], v[2]}
 		out = append(out,
-			prometheus.MustNewConstMetric(cto, prometheus.GaugeValue, completedOpen[k], lv...),
-			prometheus.MustNewConstMetric(doubt, prometheus.GaugeValue, inDoubt[k], lv...))
+			c.gauge(catalog.IdempotencyCompletedTaskOpen, completedOpen[k], lv...),
+			c.gauge(catalog.IdempotencyInDoubt, inDoubt[k], lv...))
 	}
 	return out, nil
 }
@@ -212,31 +192,18 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 // ProcessedJobJoin serves workflow_processed_job_task_open: rows a worker
 // wrote as processed whose external task the engine still holds open.
 type ProcessedJobJoin struct {
-	db       *pgsource.DB
-	database string
-	cfg      config.ProcessedJobTable
-	key      string
-	views    *correlate.Registry
-	engines  []string
-	now      func() time.Time
+	tableBase
+	cfg     config.ProcessedJobTable
+	views   *correlate.Registry
+	engines []string
+	now     func() time.Time
 
-	limiter *fold.Limiter
-	known   tuples // engine, activity
+	known tuples // engine, activity
 }
 
-// ProcessedJobJoinOptions configures a ProcessedJobJoin.
-type ProcessedJobJoinOptions struct {
-	DB        *pgsource.DB
-	Database  string
-	Table     config.ProcessedJobTable
-	ConfigKey string
-	Views     *correlate.Registry
-	// Engines are the configured Camunda engine names the join may use.
-	Engines         []string
-	LabelValueLimit int
-	Folds           *fold.Stats
-	Now             func() time.Time
-}
+// ProcessedJobJoinOptions configures a ProcessedJobJoin; it joins with
+// every engine of Engines, or only Table.Camunda.Engine when that is set.
+type ProcessedJobJoinOptions = JoinOptions[config.ProcessedJobTable]
 
 // NewProcessedJobJoin returns the join collector of a processed-job table.
 func NewProcessedJobJoin(o ProcessedJobJoinOptions) *ProcessedJobJoin {
@@ -248,9 +215,8 @@ func NewProcessedJobJoin(o ProcessedJobJoinOptions) *ProcessedJobJoin {
 		engines = []string{o.Table.Camunda.Engine}
 	}
 	return &ProcessedJobJoin{
-		db: o.DB, database: o.Database, cfg: o.Table, key: o.ConfigKey, views: o.Views, engines: engines, now: o.Now,
-		limiter: fold.NewLimiter(o.Folds, catalog.ProcessedJobTaskOpen, o.LabelValueLimit),
-		known:   tuples{},
+		tableBase: newTableBase(o.TableOptions, catalog.ProcessedJobTaskOpen),
+		cfg:       o.Table, views: o.Views, engines: engines, now: o.Now, known: tuples{},
 	}
 }
 
@@ -339,10 +305,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	}
 	open := map[string]float64{}
 	seen := tuples{}
-	err := c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := pgschema.Check(ctx, tx, c.Requirements(), c.key+".table"); err != nil {
-			return err
-		}
+	err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
 		for _, l := range lookups {
 			if len(l.tasks) == 0 {
 				continue
@@ -368,15 +331,12 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 		return nil
 	})
 	if err != nil {
-		c.limiter.Discard()
 		return nil, err
 	}
-	c.limiter.Flush()
 	c.known.merge(seen)
-	desc := catalog.Desc(catalog.ProcessedJobTaskOpen)
 	var out []prometheus.Metric
 	for _, v := range c.known.sorted() {
-		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, open[tupleKey(v...)], c.database, v[0], v[1]))
+		out = append(out, c.gauge(catalog.ProcessedJobTaskOpen, open[tupleKey(v...)], c.database, v[0], v[1]))
 	}
 	return out, nil
 }

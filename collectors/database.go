@@ -46,33 +46,21 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	late := time.Duration(cfg.LateCommitWindow)
+	ko := kindOptions{db: db, database: cfg.Name, prefix: key + ".tables.", lateCommitWindow: time.Duration(cfg.LateCommitWindow),
+		labelValueLimit: cfg.LabelValueLimit, folds: folds, logger: logger, views: o.Views, engines: o.Engines}
+	// The tables' collectors first, then the joins, each in the order of
+	// the kinds.
 	var cs []TableCollector
-	t := cfg.Tables
-	if t.Idempotency != nil {
-		cs = append(cs, NewIdempotency(IdempotencyOptions{DB: db, Database: cfg.Name, Table: *t.Idempotency, ConfigKey: key + ".tables.idempotency",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-	}
-	if t.ProcessedJobs != nil {
-		cs = append(cs, NewProcessedJobs(ProcessedJobsOptions{DB: db, Database: cfg.Name, Table: *t.ProcessedJobs, ConfigKey: key + ".tables.processed_jobs",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-	}
-	if t.Inbox != nil {
-		cs = append(cs, NewInbox(InboxOptions{DB: db, Database: cfg.Name, Table: *t.Inbox, ConfigKey: key + ".tables.inbox",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-	}
-	if t.Outbox != nil {
-		cs = append(cs, NewOutbox(OutboxOptions{DB: db, Database: cfg.Name, Table: *t.Outbox, ConfigKey: key + ".tables.outbox",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	for _, k := range tableKinds() {
+		if c := k.collector(cfg.Tables, ko); c != nil {
+			cs = append(cs, c)
+		}
 	}
 	if o.Views != nil {
-		if t.Idempotency != nil && !t.Idempotency.Camunda.Disabled {
-			cs = append(cs, NewIdempotencyJoin(IdempotencyJoinOptions{DB: db, Database: cfg.Name, Table: *t.Idempotency, ConfigKey: key + ".tables.idempotency",
-				Views: o.Views, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-		}
-		if t.ProcessedJobs != nil && !t.ProcessedJobs.Camunda.Disabled {
-			cs = append(cs, NewProcessedJobJoin(ProcessedJobJoinOptions{DB: db, Database: cfg.Name, Table: *t.ProcessedJobs, ConfigKey: key + ".tables.processed_jobs",
-				Views: o.Views, Engines: o.Engines, LabelValueLimit: cfg.LabelValueLimit, Folds: folds}))
+		for _, k := range tableKinds() {
+			if c := k.join(cfg.Tables, ko); c != nil {
+				cs = append(cs, c)
+			}
 		}
 	}
 	// With joins, refresh after the Camunda sources (phase 0) so a join uses

@@ -14,10 +14,6 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// openIdempotencyStatuses are the canonical non-terminal statuses reported
-// (with 0) for every known scope.
-var openIdempotencyStatuses = []string{"STARTED", "SIDE_EFFECT_SUBMITTED", "FAILED_RETRYABLE", "UNKNOWN_OUTCOME"}
-
 // Idempotency watches the idempotency record table (seed section 8): work
 // in progress and how long it has been there, unknown outcomes, conflicts,
 // and the statuses records reach.
@@ -53,7 +49,8 @@ type IdempotencyOptions = TableOptions[config.IdempotencyTable]
 // NewIdempotency returns an idempotency collector.
 func NewIdempotency(o IdempotencyOptions) *Idempotency {
 	c := &Idempotency{
-		tableBase:   newTableBase(o, catalog.IdempotencyRecords),
+		tableBase: newTableBase(o, catalog.IdempotencyRecords, catalog.IdempotencyOldestRecordAge, catalog.IdempotencyStaleRecords,
+			catalog.IdempotencyTransitions, catalog.IdempotencyConflicts, catalog.IdempotencyDuplicatesPrevented),
 		cfg:         o.Table,
 		window:      watermark.New(o.LateCommitWindow),
 		scopes:      tuples{},
@@ -232,19 +229,11 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 }
 
 func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
-	var (
-		records    = catalog.Desc(catalog.IdempotencyRecords)
-		oldest     = catalog.Desc(catalog.IdempotencyOldestRecordAge)
-		stale      = catalog.Desc(catalog.IdempotencyStaleRecords)
-		transition = catalog.Desc(catalog.IdempotencyTransitions)
-		conflicts  = catalog.Desc(catalog.IdempotencyConflicts)
-		duplicates = catalog.Desc(catalog.IdempotencyDuplicatesPrevented)
-	)
-	allStatuses := c.cfg.Statuses.CanonicalNames()
+	allStatuses, openStatuses := c.cfg.Statuses.CanonicalNames(), config.IdempotencyOpenStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.scopes.sorted() {
 		scope := vals[0]
-		open := openIdempotencyStatuses
+		open := openStatuses
 		all := allStatuses
 		if _, ok := c.unmapped[tupleKey(scope)]; ok {
 			open = append(append([]string(nil), open...), config.Unmapped)
@@ -256,17 +245,17 @@ func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
 				a = &agg{}
 			}
 			out = append(out,
-				prometheus.MustNewConstMetric(records, prometheus.GaugeValue, a.count, c.database, scope, st),
-				prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, a.oldest, c.database, scope, st),
-				prometheus.MustNewConstMetric(stale, prometheus.GaugeValue, a.stale, c.database, scope, st),
+				c.gauge(catalog.IdempotencyRecords, a.count, c.database, scope, st),
+				c.gauge(catalog.IdempotencyOldestRecordAge, a.oldest, c.database, scope, st),
+				c.gauge(catalog.IdempotencyStaleRecords, a.stale, c.database, scope, st),
 			)
 		}
 		for _, st := range all {
-			out = append(out, prometheus.MustNewConstMetric(transition, prometheus.CounterValue, c.transitions[tupleKey(scope, st)], c.database, scope, st))
+			out = append(out, c.counter(catalog.IdempotencyTransitions, c.transitions[tupleKey(scope, st)], c.database, scope, st))
 		}
-		out = append(out, prometheus.MustNewConstMetric(conflicts, prometheus.CounterValue, c.conflicts[scope], c.database, scope))
+		out = append(out, c.counter(catalog.IdempotencyConflicts, c.conflicts[scope], c.database, scope))
 		if c.hasDup {
-			out = append(out, prometheus.MustNewConstMetric(duplicates, prometheus.CounterValue, c.duplicates[scope], c.database, scope))
+			out = append(out, c.counter(catalog.IdempotencyDuplicatesPrevented, c.duplicates[scope], c.database, scope))
 		}
 	}
 	return out

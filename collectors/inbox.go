@@ -14,9 +14,6 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// openInboxStatuses are reported (with 0) for every known message kind.
-var openInboxStatuses = []string{"RECEIVED", "PROCESSING", "FAILED_RETRYABLE", "UNKNOWN_OUTCOME"}
-
 // Inbox watches the message inbox (seed section 14): messages received but
 // not finished, how old the oldest is, and how many finish.
 type Inbox struct {
@@ -38,7 +35,7 @@ type InboxOptions = TableOptions[config.InboxTable]
 // NewInbox returns an inbox collector.
 func NewInbox(o InboxOptions) *Inbox {
 	c := &Inbox{
-		tableBase: newTableBase(o, catalog.InboxMessages),
+		tableBase: newTableBase(o, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed),
 		cfg:       o.Table,
 		window:    watermark.New(o.LateCommitWindow),
 		known:     tuples{},
@@ -140,14 +137,10 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 }
 
 func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
-	var (
-		messages  = catalog.Desc(catalog.InboxMessages)
-		oldest    = catalog.Desc(catalog.InboxOldestMessageAge)
-		processed = catalog.Desc(catalog.InboxMessagesProcessed)
-	)
+	openStatuses, terminalStatuses := config.InboxOpenStatuses(), config.InboxTerminalStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
-		open := openInboxStatuses
+		open := openStatuses
 		if _, ok := c.unmapped[tupleKey(vals...)]; ok {
 			open = append(append([]string(nil), open...), config.Unmapped)
 		}
@@ -157,12 +150,12 @@ func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
 				a = &agg{}
 			}
 			out = append(out,
-				prometheus.MustNewConstMetric(messages, prometheus.GaugeValue, a.count, c.database, vals[0], vals[1], st),
-				prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, a.oldest, c.database, vals[0], vals[1], st),
+				c.gauge(catalog.InboxMessages, a.count, c.database, vals[0], vals[1], st),
+				c.gauge(catalog.InboxOldestMessageAge, a.oldest, c.database, vals[0], vals[1], st),
 			)
 		}
-		for _, st := range config.InboxTerminalStatuses() {
-			out = append(out, prometheus.MustNewConstMetric(processed, prometheus.CounterValue, c.processed[tupleKey(vals[0], vals[1], st)], c.database, vals[0], vals[1], st))
+		for _, st := range terminalStatuses {
+			out = append(out, c.counter(catalog.InboxMessagesProcessed, c.processed[tupleKey(vals[0], vals[1], st)], c.database, vals[0], vals[1], st))
 		}
 	}
 	return out

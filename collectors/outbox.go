@@ -44,7 +44,8 @@ type OutboxOptions = TableOptions[config.OutboxTable]
 // NewOutbox returns an outbox collector.
 func NewOutbox(o OutboxOptions) *Outbox {
 	c := &Outbox{
-		tableBase:      newTableBase(o, catalog.OutboxEventsPending),
+		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
+			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay),
 		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
 		published:      watermark.New(o.LateCommitWindow),
@@ -177,13 +178,6 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 }
 
 func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
-	var (
-		pending   = catalog.Desc(catalog.OutboxEventsPending)
-		oldest    = catalog.Desc(catalog.OutboxOldestPendingAge)
-		failed    = catalog.Desc(catalog.OutboxEventsFailed)
-		created   = catalog.Desc(catalog.OutboxEventsCreated)
-		published = catalog.Desc(catalog.OutboxEventsPublished)
-	)
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
 		k := tupleKey(vals...)
@@ -193,11 +187,11 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 		}
 		lv := append([]string{c.database}, vals...)
 		out = append(out,
-			prometheus.MustNewConstMetric(pending, prometheus.GaugeValue, g.pending.count, lv...),
-			prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, g.pending.oldest, lv...),
-			prometheus.MustNewConstMetric(failed, prometheus.GaugeValue, g.failed.count, lv...),
-			prometheus.MustNewConstMetric(created, prometheus.CounterValue, c.createdTotal[k], lv...),
-			prometheus.MustNewConstMetric(published, prometheus.CounterValue, c.publishedTotal[k], lv...),
+			c.gauge(catalog.OutboxEventsPending, g.pending.count, lv...),
+			c.gauge(catalog.OutboxOldestPendingAge, g.pending.oldest, lv...),
+			c.gauge(catalog.OutboxEventsFailed, g.failed.count, lv...),
+			c.counter(catalog.OutboxEventsCreated, c.createdTotal[k], lv...),
+			c.counter(catalog.OutboxEventsPublished, c.publishedTotal[k], lv...),
 		)
 	}
 	buckets := make(map[float64]uint64, len(c.cfg.PublishDelayBuckets))
@@ -206,6 +200,6 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 		cum += c.delayBuckets[i]
 		buckets[ub] = cum
 	}
-	out = append(out, prometheus.MustNewConstHistogram(catalog.Desc(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
+	out = append(out, prometheus.MustNewConstHistogram(c.descs.Get(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
 	return out
 }

@@ -90,10 +90,9 @@ func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error
 	}
 	c.known.merge(seen)
 	addCounts(c.total, newRows)
-	desc := catalog.Desc(catalog.ProcessedJobs)
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
-		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, c.total[tupleKey(vals...)], c.database, vals[0], vals[1], vals[2]))
+		out = append(out, c.counter(catalog.ProcessedJobs, c.total[tupleKey(vals...)], c.database, vals[0], vals[1], vals[2]))
 	}
 	return out, nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
@@ -93,55 +95,93 @@ type TableOptions[T any] struct {
 	Logger           *slog.Logger
 }
 
-// tableBase is what every table collector has: its database, its config
-// key for errors, a logger and the limiter of its data-drawn labels.
+// JoinOptions configures the Camunda join of a table: the table's options
+// and the engines' side.
+type JoinOptions[T any] struct {
+	TableOptions[T]
+	// Views carries the in-flight tasks each engine's collector publishes.
+	Views *correlate.Registry
+	// Engines are the configured Camunda engine names the join may use.
+	Engines []string
+	// Now is the exporter clock, used only for the age of a view.
+	Now func() time.Time
+}
+
+// tableBase is what every table collector and join has: its database, its
+// config key for errors, a logger, the limiter of its data-drawn labels and
+// the descriptors of the metrics it emits.
 type tableBase struct {
 	db       *pgsource.DB
 	database string
 	key      string
 	logger   *slog.Logger
 	limiter  *fold.Limiter
+	descs    catalog.Descs
 }
 
-func newTableBase[T any](o TableOptions[T], limiterMetric string) tableBase {
+// newTableBase returns the base of a collector that emits metrics; the
+// first one names the limiter of its data-drawn labels.
+func newTableBase[T any](o TableOptions[T], metrics ...string) tableBase {
 	folds := o.Folds
 	if folds == nil {
 		folds = fold.NewStats()
 	}
 	return tableBase{db: o.DB, database: o.Database, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter: fold.NewLimiter(folds, limiterMetric, o.LabelValueLimit)}
+		limiter: fold.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...)}
 }
 
-// poll runs one collection in one short read-only transaction: it reads the
-// database clock, checks the table and columns, then calls fn. A failed
-// poll leaves no trace (the windows and the limiter forget it); a
-// successful one commits the windows at the database time it started.
-func (b *tableBase) poll(ctx context.Context, req pgschema.Requirements, windows []*watermark.Window,
-	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error) error {
-	var dbNow time.Time
+// read runs fn in one short read-only transaction, after checking that the
+// table and its required columns exist; present names the optional columns
+// found. The labels the limiter folded during fn count only when the read
+// succeeds.
+func (b *tableBase) read(ctx context.Context, req pgschema.Requirements,
+	fn func(ctx context.Context, tx pgx.Tx, present map[string]bool) error) error {
 	err := b.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
-			return err
-		}
 		present, err := pgschema.Check(ctx, tx, req, b.key+".table")
 		if err != nil {
 			return err
 		}
-		return fn(ctx, tx, dbNow, present)
+		return fn(ctx, tx, present)
 	})
 	if err != nil {
-		for _, w := range windows {
-			w.Abort()
-		}
 		b.limiter.Discard()
 		return err
 	}
-	for _, w := range windows {
-		w.Commit(dbNow)
-	}
 	b.limiter.Flush()
 	return nil
+}
+
+// poll is read for a collector that counts with watermark windows: fn also
+// gets the database clock. A failed poll leaves no trace (the windows and
+// the limiter forget it); a successful one commits the windows at the
+// database time it started.
+func (b *tableBase) poll(ctx context.Context, req pgschema.Requirements, windows []*watermark.Window,
+	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error) error {
+	var dbNow time.Time
+	err := b.read(ctx, req, func(ctx context.Context, tx pgx.Tx, present map[string]bool) error {
+		var err error
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+			return err
+		}
+		return fn(ctx, tx, dbNow, present)
+	})
+	for _, w := range windows {
+		if err != nil {
+			w.Abort()
+		} else {
+			w.Commit(dbNow)
+		}
+	}
+	return err
+}
+
+// gauge and counter build one series of a metric given to newTableBase.
+func (b *tableBase) gauge(name string, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(b.descs.Get(name), prometheus.GaugeValue, v, labels...)
+}
+
+func (b *tableBase) counter(name string, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(b.descs.Get(name), prometheus.CounterValue, v, labels...)
 }
 
 // each runs one query and calls fn after scanning each row into dest;

@@ -1,8 +1,11 @@
 package dashboards
 
 import (
+	"strings"
+
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
 func outboxInbox() *board {
@@ -71,7 +74,7 @@ func outboxInbox() *board {
 
 	d.row("Inbox")
 	d.stat(panel{title: "Oldest inbox message", unit: "s",
-		desc:     "Age of the oldest message in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME), by the database clock. The shipped alert fires past 30m.",
+		desc:     "Age of the oldest message in a non-terminal status (" + strings.Join(config.InboxOpenStatuses(), ", ") + "), by the database clock. The shipped alert fires past 30m.",
 		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
 		steps:    []step{{900, "orange"}, {1800, "red"}},
 		runbooks: []string{rules.WorkflowInboxBacklogOld}})
@@ -85,14 +88,14 @@ func outboxInbox() *board {
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Processed rate", unit: "ops",
-		desc:    "Inbox messages reaching a terminal status (PROCESSED, IGNORED_DUPLICATE, FAILED_FINAL) per second.",
+		desc:    "Inbox messages reaching a terminal status (" + strings.Join(config.InboxTerminalStatuses(), ", ") + ") per second.",
 		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase))}}})
 	d.stat(panel{title: "Duplicates ignored", unit: "ops",
 		desc:    "Inbox messages recognised as duplicates (IGNORED_DUPLICATE) per second: the inbox doing its job.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="IGNORED_DUPLICATE"`))}}})
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+config.StatusIgnoredDuplicate+`"`))}}})
 	d.stat(panel{title: "Final failures", unit: "ops",
 		desc:    "Inbox messages reaching FAILED_FINAL per second: they will not be retried.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="FAILED_FINAL"`))}},
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+config.StatusFailedFinal+`"`))}},
 		steps:   []step{{0.001, "orange"}}})
 
 	d.series(panel{title: "Messages by status", unit: "short",

@@ -10,13 +10,14 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
 // Status and state values the panels select on: the canonical statuses of
 // the README's "Configuration" (the collectors map configured status names
 // onto these) and the states of catalog.CamundaExternalTasks.
 const (
-	statusUnknownOutcome   = "UNKNOWN_OUTCOME"
+	statusUnknownOutcome   = config.StatusUnknownOutcome
 	stateRetriesExhausted  = "retries_exhausted"
 	stateLockExpired       = "lock_expired"
 	stateWaiting           = "waiting"
@@ -107,7 +108,7 @@ func overview() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Idempotency records in progress", unit: "short",
-		desc:     "Non-terminal idempotency records per database and status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME).",
+		desc:     "Non-terminal idempotency records per database and status (" + strings.Join(config.IdempotencyOpenStatuses(), ", ") + ").",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
 		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress, rules.WorkflowUnknownOutcomeRecords}})
 	d.series(panel{title: "Duplicate executions", unit: "ops",

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
 // File is a Prometheus rule file.
@@ -205,7 +206,7 @@ func (b builder) inbox() []Rule {
 	return []Rule{
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
-`, b.sel(catalog.InboxOldestMessageAge, `status!="UNKNOWN_OUTCOME"`), secs(in.OldestAge)),
+`, b.sel(catalog.InboxOldestMessageAge, `status!="`+config.StatusUnknownOutcome+`"`), secs(in.OldestAge)),
 			"Inbox messages have waited too long to be processed.",
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
 	}
@@ -213,7 +214,7 @@ func (b builder) inbox() []Rule {
 
 func (b builder) idempotency() []Rule {
 	i := b.c.Idempotency
-	uo := `status="UNKNOWN_OUTCOME"`
+	uo := `status="` + config.StatusUnknownOutcome + `"`
 	dup := b.sel(catalog.IdempotencyDuplicatesPrevented)
 	return []Rule{
 		b.rule(WorkflowUnknownOutcomeRecords, i.UnknownOutcomeFor, fmt.Sprintf(`
@@ -233,7 +234,7 @@ or
 
 		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.IdempotencyStaleRecords, `status=~"STARTED|SIDE_EFFECT_SUBMITTED"`)),
+`, b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(config.IdempotencyInProgressStatuses(), "|")+`"`)),
 			"Idempotency records are stuck in progress past the stale threshold.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
@@ -253,7 +254,7 @@ round(increase(%s[%s])) > %s
 %s > 0
 `, b.sel(catalog.IdempotencyInDoubt)),
 			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
-			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} STARTED or SIDE_EFFECT_SUBMITTED while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
+			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(config.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
