@@ -99,6 +99,23 @@ const (
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
+// External task states: the values of the state label of
+// CamundaExternalTasks. They partition a topic's open tasks; the rules that
+// assign them are in docs/camunda-states.md.
+const (
+	StateWaiting          = "waiting"
+	StateLocked           = "locked"
+	StateRetryBackoff     = "retry_backoff"
+	StateLockExpired      = "lock_expired"
+	StateRetriesExhausted = "retries_exhausted"
+	StateSuspended        = "suspended"
+)
+
+// ExternalTaskStates returns every value of the state label.
+func ExternalTaskStates() []string {
+	return []string{StateWaiting, StateLocked, StateRetryBackoff, StateLockExpired, StateRetriesExhausted, StateSuspended}
+}
+
 const polled = " Value as of the last poll, at most min_interval old."
 
 // all builds the catalog. It is a function, not a package variable, so no
@@ -111,7 +128,7 @@ func all() []Metric {
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
 			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
-			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended)." + polled},
+			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (" + strings.Join(ExternalTaskStates(), ", ") + ")." + polled},
 		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): age in seconds of the oldest external task waiting to be fetched, by the engine's clock; 0 when none waits." + polled},
 		{CamundaExternalTaskLockExpirations, Counter, SourceCamunda, []string{"engine", "topic"},

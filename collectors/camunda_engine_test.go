@@ -35,6 +35,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
@@ -340,13 +341,13 @@ func (s *scenario) states(want map[string]int) {
 	s.exp.collect()
 	got := map[string]int{}
 	sum := 0
-	for _, st := range taskStates {
+	for _, st := range catalog.ExternalTaskStates() {
 		l := map[string]string{"engine": "e1", "topic": s.topic, "state": st}
 		v := int(s.exp.must(catalog.CamundaExternalTasks, l))
 		got[st] = v
 		sum += v
 	}
-	for _, st := range taskStates {
+	for _, st := range catalog.ExternalTaskStates() {
 		if got[st] != want[st] {
 			s.t.Errorf("camunda_external_tasks: got %v, want %v", got, want)
 			break
@@ -366,10 +367,10 @@ func (s *scenario) states(want map[string]int) {
 		}
 	}
 	check("sum of the six states vs open tasks", sum, engine["total"])
-	check("suspended", got[stateSuspended], engine["suspended"])
-	check("retries_exhausted vs active&noRetriesLeft", got[stateRetriesExhausted], engine["exhausted"])
-	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[stateLocked]+got[stateRetryBackoff], engine["locked"])
-	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[stateWaiting]+got[stateLockExpired], engine["fetchable"])
+	check("suspended", got[catalog.StateSuspended], engine["suspended"])
+	check("retries_exhausted vs active&noRetriesLeft", got[catalog.StateRetriesExhausted], engine["exhausted"])
+	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[catalog.StateLocked]+got[catalog.StateRetryBackoff], engine["locked"])
+	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[catalog.StateWaiting]+got[catalog.StateLockExpired], engine["fetchable"])
 }
 
 func (s *scenario) counter(name string) float64 {
@@ -556,7 +557,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for _, n := range []int{engineCount("suspended", "true"), engineCount("active", "true", "noRetriesLeft", "true")} {
 		switch {
 		case n == 0:
-		case n/restListPageSize+1+n/itemsPerCountRequest < open:
+		case n/engine.RESTListPageSize+1+n/engine.ItemsPerCountRequest < open:
 			listed++
 		default:
 			perTopic += open
@@ -610,7 +611,7 @@ func scenarioWaitingLocked(s *scenario) {
 	s.start(4)
 	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
 	collected := time.Now()
-	s.states(map[string]int{stateWaiting: 4})
+	s.states(map[string]int{catalog.StateWaiting: 4})
 	var oldest []camundatest.ExternalTask
 	s.ok(s.c.Get(s.ctx, "/external-task", url.Values{"topicName": {s.topic}, "sortBy": {"createTime"}, "sortOrder": {"asc"}, "maxResults": {"1"}}, &oldest))
 	if len(oldest) != 1 || oldest[0].CreateTime == nil {
@@ -631,7 +632,7 @@ func scenarioWaitingLocked(s *scenario) {
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	t1 := s.fetch(w1, time.Minute, 2)
 	t2 := s.fetch(w2, time.Minute, 1)
-	s.states(map[string]int{stateWaiting: 1, stateLocked: 3})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 3})
 	for w, want := range map[string]float64{"w1": 2, "w2": 1} {
 		l := map[string]string{"engine": "e1", "topic": s.topic, "worker_id": w}
 		if got := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, l); got != want {
@@ -644,7 +645,7 @@ func scenarioWaitingLocked(s *scenario) {
 	for _, tk := range t1 {
 		s.ok(w1.Complete(s.ctx, tk.ID, nil))
 	}
-	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskCompletions, 2)
 	s.ok(w2.Complete(s.ctx, t2[0].ID, nil))
 	last := s.fetch(w1, time.Minute, 1)
@@ -678,14 +679,14 @@ func scenarioBackoff(s *scenario) {
 	s.start(1)
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, time.Minute, 1)[0]
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	const retryTimeout = shortLock
 	s.ok(w1.Failure(s.ctx, tk.ID, 2, retryTimeout, "boom"))
 	// Engine: the failed task is still locked, by w1, with retries 2.
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: locked by w1 after failure = %d, want 1 (backoff counts as locked)", n)
 	}
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
 	if got, _ := s.exp.get(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w1"}); got != 0 {
 		s.t.Errorf("a task in retry backoff counts as w1's lock: %v", got)
@@ -697,19 +698,19 @@ func scenarioBackoff(s *scenario) {
 	if n := s.count("notLocked", "true", "lockExpirationBefore", camundatest.FormatTime(time.Now())); n != 1 {
 		s.t.Fatalf("engine: tasks with a past lock expiration = %d, want 1", n)
 	}
-	s.states(map[string]int{stateWaiting: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	// Fetched again (by another worker) after the backoff: locked, and not a
 	// redelivery.
 	s.fetch(w2, time.Minute, 1)
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	if v := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w2"}); v != 1 {
 		s.t.Errorf("locked_by_worker w2 = %v, want 1", v)
 	}
 	// Fails again: back to backoff.
 	s.ok(w2.Failure(s.ctx, tk.ID, 1, shortLock, "boom again"))
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	if n := s.historyCount("failureLog"); n != 2 {
 		s.t.Errorf("engine failure log = %d, want 2", n)
@@ -721,14 +722,14 @@ func scenarioBackoff(s *scenario) {
 	s.ok(err)
 	sleepPast(lockExpiry(s.t, got))
 	s.fetch(w1, time.Minute, 1)
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "boom again"))
 	after, err := s.c.ExternalTask(s.ctx, tk.ID)
 	s.ok(err)
 	if after.Retries == nil || *after.Retries != 1 || after.ErrorMessage == nil || *after.ErrorMessage != "boom again" {
 		s.t.Fatalf("engine: retries %v, message %v after the same failure", after.Retries, after.ErrorMessage)
 	}
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 3)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
@@ -737,16 +738,16 @@ func scenarioLapse(s *scenario) {
 	s.start(2)
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
 	if n := s.count("notLocked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: lapsed tasks still naming w1 = %d, want 1", n)
 	}
-	s.states(map[string]int{stateWaiting: 1, stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	// Counted once however often it is seen lapsed.
-	s.states(map[string]int{stateWaiting: 1, stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	// Another worker fetches it (fetchAndLock takes the lapsed task and the
 	// waiting one): a redelivery for the lapsed one only.
@@ -755,7 +756,7 @@ func scenarioLapse(s *scenario) {
 	if !ids[tk.ID] {
 		s.t.Fatalf("w2 did not get the lapsed task back")
 	}
-	s.states(map[string]int{stateLocked: 2})
+	s.states(map[string]int{catalog.StateLocked: 2})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 1)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	view, ok := s.exp.views.Get("e1")
@@ -791,13 +792,13 @@ func scenarioExtendLock(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.ok(w1.ExtendLock(s.ctx, tk.ID, time.Minute))
 	sleepPast(lockExpiry(s.t, tk)) // past the original lock
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: w1's extended lock = %d, want 1", n)
 	}
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
@@ -809,16 +810,16 @@ func scenarioLateHolder(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
-	s.states(map[string]int{stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	var apiErr *camundatest.APIError
 	if err := w1.ExtendLock(s.ctx, tk.ID, time.Minute); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
 		s.t.Fatalf("engine: extendLock of a lapsed lock: %v, want HTTP 400", err)
 	}
 	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "late failure"))
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
@@ -835,7 +836,7 @@ func scenarioExhausted(s *scenario) {
 	if n := s.count("noRetriesLeft", "true", "locked", "true"); n != 1 {
 		s.t.Fatalf("engine: locked with no retries = %d, want 1", n)
 	}
-	s.states(map[string]int{stateRetriesExhausted: 2})
+	s.states(map[string]int{catalog.StateRetriesExhausted: 2})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	inc := map[string]string{"engine": "e1", "incident_type": "failedExternalTask", "process_definition_key": s.key, "activity_id": "task_1"}
 	n, err := s.c.Count(s.ctx, "/incident/count", url.Values{"incidentType": {"failedExternalTask"}, "processDefinitionKeyIn": {s.key}})
@@ -860,11 +861,11 @@ func scenarioSuspended(s *scenario) {
 	s.start(3)
 	w1 := s.worker("w1")
 	s.fetch(w1, time.Minute, 1)
-	s.states(map[string]int{stateWaiting: 2, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 1})
 	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, true, true))
-	s.states(map[string]int{stateSuspended: 3})
+	s.states(map[string]int{catalog.StateSuspended: 3})
 	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, false, true))
-	s.states(map[string]int{stateWaiting: 2, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 1})
 }
 
 // scenarioFirstSighting: an exporter that starts while tasks are already in
@@ -878,7 +879,7 @@ func scenarioFirstSighting(s *scenario) {
 	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock
 	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, s.creds))
 	s.exp = fresh
-	s.states(map[string]int{stateRetryBackoff: 1, stateWaiting: 1, stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1, catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
 	// Nothing is counted on a first sighting.
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
@@ -933,7 +934,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed, err := OpenEngineDatabase(cfg.Camunda[0], "camunda[0]", nil)
+	ed, err := engine.OpenDatabase(cfg.Camunda[0], "camunda[0]", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -942,7 +943,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		t.Fatalf("verify with the engine's time zone: %v", err)
 	}
 	var hist pgschema.Requirements
-	for _, r := range EngineDatabaseRequirements("", "camunda[0].database") {
+	for _, r := range engine.DatabaseRequirements("", "camunda[0].database") {
 		if r.Table == "act_hi_ext_task_log" {
 			hist = r
 		}

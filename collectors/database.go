@@ -1,16 +1,28 @@
 package collectors
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
+
+// TableCollector is a collector over one configured table: a table kind's
+// collector or its Camunda join.
+type TableCollector interface {
+	Name() string
+	Collect(ctx context.Context) ([]prometheus.Metric, error)
+	Requirements() pgschema.Requirements
+}
 
 // Database is one configured database: its connection and the collectors
 // of the tables it lists.
@@ -80,4 +92,11 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 		Phase: phase,
 	})
 	return &Database{DB: db, Source: src, Collectors: cs}, nil
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
@@ -11,8 +12,8 @@ import (
 )
 
 // tableKind is one kind of worker table: where its config lives, its
-// collector, and the collector of its Camunda join if its rows name
-// external tasks. What a kind needs from its table (columns, indexes)
+// collector (collectors/tables), and the collector of its Camunda join if
+// its rows name external tasks. What a kind needs from its table (columns, indexes)
 // comes from its collectors' Requirements.
 type tableKind struct {
 	// section is the key under databases[].tables.
@@ -29,16 +30,16 @@ type tableKind struct {
 // collectors run: NewDatabase builds a database's collectors from it,
 // DefaultRequirements (and so deploy/sql/003_exporter_indexes.sql and the
 // README's index table) lists their indexes from it. A new kind needs its
-// config section (internal/config/tables.go), its collector, and one entry
-// here.
+// config section (internal/config/tables.go), its collector
+// (collectors/tables), and one entry here.
 func tableKinds() []tableKind {
 	return []tableKind{
 		kindOf("idempotency", func(t *config.Tables) *config.IdempotencyTable { return t.Idempotency },
-			NewIdempotency, joined(NewIdempotencyJoin)),
+			tables.NewIdempotency, joined(tables.NewIdempotencyJoin)),
 		kindOf("processed_jobs", func(t *config.Tables) *config.ProcessedJobTable { return t.ProcessedJobs },
-			NewProcessedJobs, joined(NewProcessedJobJoin)),
-		kindOf("inbox", func(t *config.Tables) *config.InboxTable { return t.Inbox }, NewInbox, nil),
-		kindOf("outbox", func(t *config.Tables) *config.OutboxTable { return t.Outbox }, NewOutbox, nil),
+			tables.NewProcessedJobs, joined(tables.NewProcessedJobJoin)),
+		kindOf("inbox", func(t *config.Tables) *config.InboxTable { return t.Inbox }, tables.NewInbox, nil),
+		kindOf("outbox", func(t *config.Tables) *config.OutboxTable { return t.Outbox }, tables.NewOutbox, nil),
 	}
 }
 
@@ -56,13 +57,13 @@ type kindOptions struct {
 }
 
 func kindOf[T any, C TableCollector](section string, table func(*config.Tables) *T,
-	collector func(TableOptions[T]) C, join func(JoinOptions[T]) TableCollector) tableKind {
-	options := func(t *config.Tables, o kindOptions) (TableOptions[T], bool) {
+	collector func(tables.Options[T]) C, join func(tables.JoinOptions[T]) TableCollector) tableKind {
+	options := func(t *config.Tables, o kindOptions) (tables.Options[T], bool) {
 		cfg := table(t)
 		if cfg == nil {
-			return TableOptions[T]{}, false
+			return tables.Options[T]{}, false
 		}
-		return TableOptions[T]{DB: o.db, Database: o.database, Table: *cfg, ConfigKey: o.prefix + section,
+		return tables.Options[T]{DB: o.db, Database: o.database, Table: *cfg, ConfigKey: o.prefix + section,
 			LateCommitWindow: o.lateCommitWindow, LabelValueLimit: o.labelValueLimit, Folds: o.folds, Logger: o.logger}, true
 	}
 	k := tableKind{section: section}
@@ -74,7 +75,7 @@ func kindOf[T any, C TableCollector](section string, table func(*config.Tables) 
 	}
 	k.join = func(t *config.Tables, o kindOptions) TableCollector {
 		if to, ok := options(t, o); ok && join != nil {
-			return join(JoinOptions[T]{TableOptions: to, Views: o.views, Engines: o.engines})
+			return join(tables.JoinOptions[T]{Options: to, Views: o.views, Engines: o.engines})
 		}
 		return nil
 	}
@@ -86,8 +87,8 @@ type joinable interface{ Correlation() config.Correlation }
 
 // joined adapts a join's constructor to the kind list: no join when the
 // table's camunda.disabled is set.
-func joined[T joinable, J TableCollector](join func(JoinOptions[T]) J) func(JoinOptions[T]) TableCollector {
-	return func(o JoinOptions[T]) TableCollector {
+func joined[T joinable, J TableCollector](join func(tables.JoinOptions[T]) J) func(tables.JoinOptions[T]) TableCollector {
+	return func(o tables.JoinOptions[T]) TableCollector {
 		if o.Table.Correlation().Disabled {
 			return nil
 		}

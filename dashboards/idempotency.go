@@ -16,7 +16,7 @@ func idempotency() *board {
 	d.row("What needs a human")
 	d.stat(panel{title: "Unknown outcome", unit: "short",
 		desc:     "Records in UNKNOWN_OUTCOME: the side effect may or may not have happened. Reconcile with the downstream system before any retry.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope, `status="`+statusUnknownOutcome+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope, `status="`+config.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Stale in progress", unit: "short",

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
 )
 
 // Label values the panels select on; every other label gets "x".
 var syntheticValues = map[string][]string{
-	"state":  {"waiting", "locked", stateRetriesExhausted, stateLockExpired},
-	"status": {statusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
+	"state":  {"waiting", "locked", catalog.StateRetriesExhausted, catalog.StateLockExpired},
+	"status": {config.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
 	"source": {string(catalog.SourceCamunda), string(catalog.SourceDatabase)},
 }
 

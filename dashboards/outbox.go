@@ -84,7 +84,7 @@ func outboxInbox() *board {
 		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
 		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
-		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+config.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Processed rate", unit: "ops",

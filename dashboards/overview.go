@@ -13,14 +13,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
-// Status and state values the panels select on: the canonical statuses of
-// the README's "Configuration" (the collectors map configured status names
-// onto these) and the states of catalog.CamundaExternalTasks.
+// Selectors of the bundle's own firing alerts, by severity.
 const (
-	statusUnknownOutcome   = config.StatusUnknownOutcome
-	stateRetriesExhausted  = "retries_exhausted"
-	stateLockExpired       = "lock_expired"
-	stateWaiting           = "waiting"
 	firingAlertsOfBundle   = `ALERTS{alertstate="firing",alertname=~"` + alertNamePattern + `"}`
 	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="` + rules.Critical + `",alertname=~"` + alertNamePattern + `"}`
 	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="` + rules.Warning + `",alertname=~"` + alertNamePattern + `"}`
@@ -67,13 +61,13 @@ func overview() *board {
 		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
 		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
-		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+statusUnknownOutcome+`"`) +
-			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
+		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+config.StatusUnknownOutcome+`"`) +
+			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+config.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
 		desc:     "Open external tasks with retries 0 (each is an incident in Camunda). No data means the engine is down.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+stateRetriesExhausted+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+catalog.StateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 3,

@@ -281,7 +281,7 @@ func (b builder) camunda() []Rule {
 	return []Rule{
 		b.rule(CamundaExternalTaskRetriesExhausted, c.RetriesExhaustedFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.CamundaExternalTasks, `state="retries_exhausted"`)),
+`, b.sel(catalog.CamundaExternalTasks, `state="`+catalog.StateRetriesExhausted+`"`)),
 			"External tasks ran out of retries and wait for an operator.",
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
@@ -305,7 +305,7 @@ increase(%[1]s[%[2]s])
 and ignoring (state) %[3]s > 0
 unless increase(%[4]s[%[6]s]) > 0
 unless increase(%[5]s[%[6]s]) > 0
-`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"waiting|lock_expired"`),
+`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+catalog.StateWaiting+"|"+catalog.StateLockExpired+`"`),
 			completions, failures, dur(c.BacklogStalledWindow)),
 			"External tasks are waiting and no worker completes or fails any of them.",
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),

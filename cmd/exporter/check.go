@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
@@ -27,12 +28,12 @@ func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 	for i, e := range cfg.Camunda {
 		key := fmt.Sprintf("camunda[%d]", i)
 		engines[i] = check.Engine{Config: e, Key: key}
-		engines[i].Client, engines[i].ClientErr = collectors.NewCamundaClient(e, logger)
+		engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
 		if e.Database == nil {
 			continue
 		}
-		ed := &check.EngineDatabase{Tables: collectors.EngineDatabaseRequirements(e.Database.Schema, key+".database")}
-		if db, err := collectors.OpenEngineDatabase(e, key, logger); err != nil {
+		ed := &check.EngineDatabase{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
+		if db, err := engine.OpenDatabase(e, key, logger); err != nil {
 			ed.Err = err
 		} else {
 			ed.DB, ed.Verify = db.DB, db.Verify

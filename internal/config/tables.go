@@ -485,6 +485,10 @@ type Correlation struct {
 	Grace model.Duration `yaml:"grace"`
 }
 
+// ByProcessInstance reports whether rows name their task by process instance
+// and activity rather than by external task id.
+func (c Correlation) ByProcessInstance() bool { return c.Reference == ReferenceProcessInstanceActivity }
+
 func (c *Correlation) applyDefaults() {
 	if c.Reference == "" {
 		c.Reference = ReferenceExternalTaskID

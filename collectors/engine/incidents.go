@@ -1,4 +1,4 @@
-package collectors
+package engine
 
 import (
 	"sort"
@@ -16,8 +16,8 @@ type incidentKey struct{ typ, key, activity string }
 // incidents are resolved. A type without a known oldest incident (only
 // beyond a cut REST list) gets no age: a made-up age would be worse than
 // none.
-func (k *collection) incidents(rd incidentRead) {
-	c := k.c
+func (run *collectionRun) incidents(rd incidentRead) {
+	c := run.c
 	counts := map[incidentKey]int64{}
 	for _, g := range rd.groups {
 		ik := g.key
@@ -28,13 +28,13 @@ func (k *collection) incidents(rd incidentRead) {
 		counts[ik] += g.n
 	}
 	for ik := range counts {
-		k.st.incidents[ik] = true
+		run.st.incidents[ik] = true
 	}
 	for typ := range rd.oldest {
-		k.st.oldestInc[typ] = true
+		run.st.oldestInc[typ] = true
 	}
-	keysSorted := make([]incidentKey, 0, len(k.st.incidents))
-	for ik := range k.st.incidents {
+	keysSorted := make([]incidentKey, 0, len(run.st.incidents))
+	for ik := range run.st.incidents {
 		keysSorted = append(keysSorted, ik)
 	}
 	sort.Slice(keysSorted, func(i, j int) bool {
@@ -48,22 +48,22 @@ func (k *collection) incidents(rd incidentRead) {
 		return a.activity < b.activity
 	})
 	for _, ik := range keysSorted {
-		k.gauge(catalog.CamundaIncidents, float64(counts[ik]), c.engine, ik.typ, ik.key, ik.activity)
+		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), c.engine, ik.typ, ik.key, ik.activity)
 	}
-	for _, typ := range sortedKeys(k.st.oldestInc) {
+	for _, typ := range sortedKeys(run.st.oldestInc) {
 		age := 0.0
 		if ts, ok := rd.oldest[typ]; ok {
-			age = max(0, k.engineNow.Sub(ts).Seconds())
+			age = max(0, run.engineNow.Sub(ts).Seconds())
 		}
-		k.gauge(catalog.CamundaIncidentOldestAge, age, c.engine, typ)
+		run.gauge(catalog.CamundaIncidentOldestAge, age, c.engine, typ)
 	}
 }
 
 // jobs emits camunda_jobs_retries_exhausted from the jobs with no retries
 // left, grouped by process definition key. Keys beyond label_value_limit
 // fold into "other"; keys seen once keep reporting 0.
-func (k *collection) jobs(rd jobRead) {
-	c := k.c
+func (run *collectionRun) jobs(rd jobRead) {
+	c := run.c
 	counts := map[string]int64{}
 	for _, g := range rd.groups {
 		key := g.key
@@ -73,9 +73,9 @@ func (k *collection) jobs(rd jobRead) {
 		counts[key] += g.n
 	}
 	for key := range counts {
-		k.st.jobs[key] = true
+		run.st.jobs[key] = true
 	}
-	for _, key := range sortedKeys(k.st.jobs) {
-		k.gauge(catalog.CamundaJobsRetriesExhausted, float64(counts[key]), c.engine, key)
+	for _, key := range sortedKeys(run.st.jobs) {
+		run.gauge(catalog.CamundaJobsRetriesExhausted, float64(counts[key]), c.engine, key)
 	}
 }

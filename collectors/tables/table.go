@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -12,19 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
-
-// TableCollector is a collector over one configured table.
-type TableCollector interface {
-	Name() string
-	Collect(ctx context.Context) ([]prometheus.Metric, error)
-	Requirements() pgschema.Requirements
-}
 
 // tuples is a set of label value tuples, remembered so that a drained label
 // set keeps reporting 0 instead of disappearing.
@@ -82,8 +74,8 @@ func (a *agg) merge(count, oldest, stale float64) {
 	}
 }
 
-// TableOptions configures a table collector; T is the table's config section.
-type TableOptions[T any] struct {
+// Options configures a table collector; T is the table's config section.
+type Options[T any] struct {
 	DB       *pgsource.DB
 	Database string
 	Table    T
@@ -93,18 +85,6 @@ type TableOptions[T any] struct {
 	LabelValueLimit  int
 	Folds            *fold.Stats
 	Logger           *slog.Logger
-}
-
-// JoinOptions configures the Camunda join of a table: the table's options
-// and the engines' side.
-type JoinOptions[T any] struct {
-	TableOptions[T]
-	// Views carries the in-flight tasks each engine's collector publishes.
-	Views *correlate.Registry
-	// Engines are the configured Camunda engine names the join may use.
-	Engines []string
-	// Now is the exporter clock, used only for the age of a view.
-	Now func() time.Time
 }
 
 // tableBase is what every table collector and join has: its database, its
@@ -121,7 +101,7 @@ type tableBase struct {
 
 // newTableBase returns the base of a collector that emits metrics; the
 // first one names the limiter of its data-drawn labels.
-func newTableBase[T any](o TableOptions[T], metrics ...string) tableBase {
+func newTableBase[T any](o Options[T], metrics ...string) tableBase {
 	folds := o.Folds
 	if folds == nil {
 		folds = fold.NewStats()
@@ -185,14 +165,14 @@ func (b *tableBase) counter(name string, v float64, labels ...string) prometheus
 }
 
 // each runs one query and calls fn after scanning each row into dest;
-// errors name the query.
+// errors start with what, which names the query.
 func each(ctx context.Context, tx pgx.Tx, what, sql string, args []any, dest []any, fn func() error) error {
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
-		return fmt.Errorf("%s query: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if _, err := pgx.ForEachRow(rows, dest, fn); err != nil {
-		return fmt.Errorf("%s query: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

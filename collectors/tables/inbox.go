@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type Inbox struct {
 }
 
 // InboxOptions configures an Inbox collector.
-type InboxOptions = TableOptions[config.InboxTable]
+type InboxOptions = Options[config.InboxTable]
 
 // NewInbox returns an inbox collector.
 func NewInbox(o InboxOptions) *Inbox {
@@ -57,7 +57,7 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.SourceSystem)
 // Name implements poll.Collector.
 func (c *Inbox) Name() string { return "inbox" }
 
-// Requirements implements TableCollector.
+// Requirements says what the collector needs from its table.
 func (c *Inbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
@@ -98,7 +98,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		var source, msgType, status, id string
 		var count, oldest float64
 		var ts time.Time
-		err := each(ctx, tx, "inbox open-messages", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
+		err := each(ctx, tx, "inbox open-messages query", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)
@@ -116,7 +116,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
-		return each(ctx, tx, "inbox processed", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
+		return each(ctx, tx, "inbox processed query", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)

@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type ProcessedJobs struct {
 }
 
 // ProcessedJobsOptions configures a ProcessedJobs collector.
-type ProcessedJobsOptions = TableOptions[config.ProcessedJobTable]
+type ProcessedJobsOptions = Options[config.ProcessedJobTable]
 
 // NewProcessedJobs returns a processed-jobs collector.
 func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
@@ -49,7 +49,7 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgsc
 // Name implements poll.Collector.
 func (c *ProcessedJobs) Name() string { return "processed_jobs" }
 
-// Requirements implements TableCollector.
+// Requirements says what the collector needs from its table.
 func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
@@ -76,7 +76,7 @@ func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var engine, ref, activity, status string
 		var ts time.Time
-		return each(ctx, tx, "processed-job", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
+		return each(ctx, tx, "processed-job query", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
 			vals := c.limiter.Admit(engine, activity, status)
 			seen.add(vals...)
 			if c.window.Observe(ts, engine, ref) {

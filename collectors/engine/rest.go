@@ -1,4 +1,4 @@
-package collectors
+package engine
 
 import (
 	"context"
@@ -53,18 +53,18 @@ type restReader struct {
 	version, noCreateTime string
 }
 
-// restListPageSize is the page size of the REST reader's lists. A request's
+// RESTListPageSize is the page size of the REST reader's lists. A request's
 // cost is mostly fixed (HTTP, the engine's query set-up, and a re-run of the
 // query for every offset page), so fewer, larger pages are cheaper; 1000
 // tasks are about 700 KB of JSON.
-const restListPageSize = 1000
+const RESTListPageSize = 1000
 
-// itemsPerCountRequest converts listed items into the cost of count
+// ItemsPerCountRequest converts listed items into the cost of count
 // requests: listing this many tasks costs about as much engine time as one
 // count request (measured on Camunda 7.24 with PostgreSQL, see
 // docs/benchmarks.md). It decides per collection whether a state group is
 // listed engine-wide or counted topic by topic.
-const itemsPerCountRequest = 50
+const ItemsPerCountRequest = 50
 
 // farFuture is the lockExpirationBefore bound that turns the filter into
 // "has a lock expiration": combined with notLocked (expiration null or
@@ -282,7 +282,7 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 // one count request per topic that holds tasks.
 func (x *restRead) cheaperToList(n int64) bool {
 	pages := n/int64(x.r.pageSize) + 1
-	return pages+n/itemsPerCountRequest < int64(len(x.present))
+	return pages+n/ItemsPerCountRequest < int64(len(x.present))
 }
 
 // listAll lists every task matching q (n expected), by id. Tasks that come

@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type Outbox struct {
 }
 
 // OutboxOptions configures an Outbox collector.
-type OutboxOptions = TableOptions[config.OutboxTable]
+type OutboxOptions = Options[config.OutboxTable]
 
 // NewOutbox returns an outbox collector.
 func NewOutbox(o OutboxOptions) *Outbox {
@@ -74,7 +74,7 @@ FROM %[6]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, publishedAt, createdAt,
 // Name implements poll.Collector.
 func (c *Outbox) Name() string { return "outbox" }
 
-// Requirements implements TableCollector.
+// Requirements says what the collector needs from its table.
 func (c *Outbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
@@ -127,7 +127,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		var failed bool
 		var count, oldest, delay float64
 		var ts time.Time
-		err := each(ctx, tx, "outbox pending", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
+		err := each(ctx, tx, "outbox pending query", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if g := group(vals); failed {
@@ -140,7 +140,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
-		err = each(ctx, tx, "outbox created", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
+		err = each(ctx, tx, "outbox created query", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.created.Observe(ts, id) {
@@ -151,7 +151,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
-		return each(ctx, tx, "outbox published", c.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
+		return each(ctx, tx, "outbox published query", c.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.published.Observe(ts, id) {

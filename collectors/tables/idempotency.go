@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type Idempotency struct {
 }
 
 // IdempotencyOptions configures an Idempotency collector.
-type IdempotencyOptions = TableOptions[config.IdempotencyTable]
+type IdempotencyOptions = Options[config.IdempotencyTable]
 
 // NewIdempotency returns an idempotency collector.
 func NewIdempotency(o IdempotencyOptions) *Idempotency {
@@ -94,7 +94,7 @@ func (c *Idempotency) sqlDupLoad() string {
 		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(c.dupColumn), pgschema.QuoteTable(c.cfg.Table))
 }
 
-// Requirements implements TableCollector.
+// Requirements says what the collector needs from its table.
 func (c *Idempotency) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	k := c.key + ".columns."
@@ -152,7 +152,7 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 		var count, oldest, stale float64
 		var updated time.Time
 		var dupCount int64
-		err := each(ctx, tx, "idempotency open-records", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
+		err := each(ctx, tx, "idempotency open-records query", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
 			[]any{&scope, &status, &count, &oldest, &stale}, func() error {
 				vals := c.limiter.Admit(scope)
 				seenScopes.add(vals...)
@@ -168,7 +168,7 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 		}
 		if hasDup && !c.dupLoaded {
 			dupLoad = map[string]int64{}
-			err := each(ctx, tx, "idempotency duplicate_count load", c.sqlDupLoad(), nil, []any{&scope, &key, &dupCount}, func() error {
+			err := each(ctx, tx, "idempotency duplicate_count load query", c.sqlDupLoad(), nil, []any{&scope, &key, &dupCount}, func() error {
 				dupLoad[tupleKey(scope, key)] = dupCount
 				return nil
 			})
@@ -176,7 +176,7 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 				return err
 			}
 		}
-		return each(ctx, tx, "idempotency activity", c.sqlActivity(hasDup), []any{c.window.Lower(dbNow)},
+		return each(ctx, tx, "idempotency activity query", c.sqlActivity(hasDup), []any{c.window.Lower(dbNow)},
 			[]any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
 				vals := c.limiter.Admit(scope)
 				seenScopes.add(vals...)

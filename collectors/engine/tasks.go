@@ -1,23 +1,10 @@
-package collectors
+package engine
 
 import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/fold"
 )
-
-// External task states, the values of the state label. The partition and
-// its rules are documented in docs/camunda-states.md.
-const (
-	stateWaiting          = "waiting"
-	stateLocked           = "locked"
-	stateRetryBackoff     = "retry_backoff"
-	stateLockExpired      = "lock_expired"
-	stateRetriesExhausted = "retries_exhausted"
-	stateSuspended        = "suspended"
-)
-
-var taskStates = []string{stateWaiting, stateLocked, stateRetryBackoff, stateLockExpired, stateRetriesExhausted, stateSuspended}
 
 // partition is one topic's state gauge values.
 type partition map[string]int64
@@ -26,8 +13,8 @@ type partition map[string]int64
 // the state partition, the locks per worker, the oldest waiting age, and the
 // lock and history counters. failed names the tasks with a failure log entry
 // since the previous collection.
-func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, noCreateTime bool) {
-	c := k.c
+func (run *collectionRun) topic(topic string, tr *topicRead, failed map[string]bool, noCreateTime bool) {
+	c := run.c
 	tc := tr.counts
 	var ev lockEvents
 	add := func(e lockEvents) {
@@ -42,7 +29,7 @@ func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, 
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
-		k.st.tasks[o.id] = next
+		run.st.tasks[o.id] = next
 		add(e)
 		state := correlate.Locked
 		if next.backoff {
@@ -51,7 +38,7 @@ func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, 
 		} else {
 			perWorker[o.worker]++
 		}
-		k.inflight = append(k.inflight, inflightTask(o, state, next))
+		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
 	for _, o := range tr.lapsed {
 		o.failedLog = failed[o.id]
@@ -63,11 +50,11 @@ func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, 
 		nLapsedListed++
 		prev, seen := c.st.tasks[o.id]
 		next, read, e := classifyLapsed(o, prev, seen, c.st.engineNow)
-		k.st.tasks[o.id] = next
+		run.st.tasks[o.id] = next
 		add(e)
 		if read == readExpired {
 			nExpired++
-			k.inflight = append(k.inflight, inflightTask(o, correlate.LockExpired, next))
+			run.inflight = append(run.inflight, inflightTask(o, correlate.LockExpired, next))
 		}
 	}
 
@@ -76,16 +63,16 @@ func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, 
 	// unlisted lapsed ones as lock_expired. Each split is clamped to its
 	// count, so the six states always add up to the counts.
 	p := partition{}
-	p[stateSuspended] = tc.suspended
-	p[stateRetriesExhausted] = tc.exhausted
-	p[stateRetryBackoff] = min(nBackoff, tc.locked)
-	p[stateLocked] = tc.locked - p[stateRetryBackoff]
+	p[catalog.StateSuspended] = tc.suspended
+	p[catalog.StateRetriesExhausted] = tc.exhausted
+	p[catalog.StateRetryBackoff] = min(nBackoff, tc.locked)
+	p[catalog.StateLocked] = tc.locked - p[catalog.StateRetryBackoff]
 	unlisted := max(0, tc.lapsed-nLapsedListed)
-	p[stateLockExpired] = min(nExpired+unlisted, tc.lapsed)
-	lapsedWaiting := tc.lapsed - p[stateLockExpired]
-	p[stateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
-	for _, s := range taskStates {
-		k.gauge(catalog.CamundaExternalTasks, float64(p[s]), c.engine, topic, s)
+	p[catalog.StateLockExpired] = min(nExpired+unlisted, tc.lapsed)
+	lapsedWaiting := tc.lapsed - p[catalog.StateLockExpired]
+	p[catalog.StateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
+	for _, s := range catalog.ExternalTaskStates() {
+		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), c.engine, topic, s)
 	}
 
 	// Locks held by workers, from the listed tasks read as locked. The
@@ -99,11 +86,11 @@ func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, 
 	for _, n := range perWorker {
 		sum += n
 	}
-	if rest := p[stateLocked] - sum; rest > 0 {
+	if rest := p[catalog.StateLocked] - sum; rest > 0 {
 		byLabel[fold.Other] += rest
 	}
 	for _, w := range sortedKeys(byLabel) {
-		k.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), c.engine, topic, w)
+		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), c.engine, topic, w)
 	}
 
 	// Oldest waiting task: fetchable ones (active, retries left or null,
@@ -111,16 +98,16 @@ func (k *collection) topic(topic string, tr *topicRead, failed map[string]bool, 
 	if !noCreateTime {
 		age := 0.0
 		if tc.fetchable() > 0 && !tr.oldest.IsZero() {
-			age = max(0, k.engineNow.Sub(tr.oldest).Seconds())
+			age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
 		}
-		k.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, c.engine, topic)
+		run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, c.engine, topic)
 	}
 
-	k.st.expirations[topic] += float64(ev.expirations)
-	k.st.redeliveries[topic] += float64(ev.redeliveries)
-	k.counter(catalog.CamundaExternalTaskLockExpirations, k.st.expirations[topic], c.engine, topic)
-	k.counter(catalog.CamundaExternalTaskRedeliveries, k.st.redeliveries[topic], c.engine, topic)
-	k.emitHistory(topic)
+	run.st.expirations[topic] += float64(ev.expirations)
+	run.st.redeliveries[topic] += float64(ev.redeliveries)
+	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], c.engine, topic)
+	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], c.engine, topic)
+	run.emitHistory(topic)
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
@@ -132,19 +119,19 @@ func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
 // label_value_limit). Their tasks are not listed: locks count as locked,
 // lapsed locks as lock_expired, and no lock events or oldest age are
 // reported for them. o is nil when no folded topic holds a task now.
-func (k *collection) otherTopics(o *topicCounts) {
+func (run *collectionRun) otherTopics(o *topicCounts) {
 	if o == nil {
 		o = &topicCounts{}
 	}
 	if o.locked > 0 || o.lapsed > 0 {
-		k.truncated = true // in-flight tasks of folded topics are not listed
-		k.unwatched += o.locked + o.lapsed
+		run.truncated = true // in-flight tasks of folded topics are not listed
+		run.unwatched += o.locked + o.lapsed
 	}
 	p := partition{
-		stateSuspended: o.suspended, stateRetriesExhausted: o.exhausted, stateLocked: o.locked,
-		stateLockExpired: o.lapsed, stateWaiting: max(0, o.total-o.suspended-o.exhausted-o.locked-o.lapsed),
+		catalog.StateSuspended: o.suspended, catalog.StateRetriesExhausted: o.exhausted, catalog.StateLocked: o.locked,
+		catalog.StateLockExpired: o.lapsed, catalog.StateWaiting: max(0, o.total-o.suspended-o.exhausted-o.locked-o.lapsed),
 	}
-	for _, s := range taskStates {
-		k.gauge(catalog.CamundaExternalTasks, float64(p[s]), k.c.engine, fold.Other, s)
+	for _, s := range catalog.ExternalTaskStates() {
+		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.engine, fold.Other, s)
 	}
 }
