@@ -39,7 +39,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -69,7 +69,7 @@ func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	}
 	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	folds := fold.NewStats()
+	folds := labellimit.NewStats()
 	views := correlate.NewRegistry()
 	eng, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, Logger: logger})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -34,7 +34,7 @@ type Database struct {
 
 // DatabaseOptions are the shared parts a database's collectors need.
 type DatabaseOptions struct {
-	Folds *fold.Stats
+	Folds *labellimit.Stats
 	// Views carries the Camunda side's in-flight tasks for the joins; nil
 	// turns the joins off.
 	Views *correlate.Registry
@@ -48,7 +48,7 @@ type DatabaseOptions struct {
 func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database, error) {
 	logger, folds := orDiscard(o.Logger), o.Folds
 	if folds == nil {
-		folds = fold.NewStats()
+		folds = labellimit.NewStats()
 	}
 	db, err := pgsource.Open(pgsource.Options{
 		Name: cfg.Name, DSN: cfg.ResolvedDSN,

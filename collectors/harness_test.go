@@ -15,7 +15,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
@@ -93,7 +93,7 @@ func (d *testDB) newExporter(configYAML string) *exporter {
 	}
 	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	folds := fold.NewStats()
+	folds := labellimit.NewStats()
 	views := correlate.NewRegistry()
 	var engines []string
 	for _, e := range cfg.Camunda {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 )
 
@@ -18,7 +18,7 @@ func DefaultRequirements() []pgschema.Requirements {
 	if err != nil {
 		panic(err)
 	}
-	o := kindOptions{prefix: "tables.", labelValueLimit: 1, folds: fold.NewStats()}
+	o := kindOptions{prefix: "tables.", labelValueLimit: 1, folds: labellimit.NewStats()}
 	var out []pgschema.Requirements
 	for _, k := range tableKinds() {
 		for _, c := range []TableCollector{k.collector(cfg.Databases[0].Tables, o), k.join(cfg.Databases[0].Tables, o)} {

@@ -7,7 +7,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
@@ -50,7 +50,7 @@ type kindOptions struct {
 	database, prefix string
 	lateCommitWindow time.Duration
 	labelValueLimit  int
-	folds            *fold.Stats
+	folds            *labellimit.Stats
 	logger           *slog.Logger
 	views            *correlate.Registry
 	engines          []string

@@ -28,7 +28,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
@@ -130,7 +130,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Logger) int {
 	logger.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
-	folds := fold.NewStats()
+	folds := labellimit.NewStats()
 	sources, closeSources, err := buildSources(cfg, folds, logger)
 	if err != nil {
 		logger.Error("cannot set up sources", "err", err)

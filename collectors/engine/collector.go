@@ -14,7 +14,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
@@ -42,10 +42,10 @@ type Collector struct {
 	logger *slog.Logger
 	views  *correlate.Registry // nil: no join
 
-	topicLimit    *fold.Limiter // topic label of every per-topic metric
-	workerFold    *fold.Ranked  // worker_id per topic, admitted anew in every collection
-	incidentLimit *fold.Limiter // (incident_type, process_definition_key, activity_id)
-	jobLimit      *fold.Limiter // process_definition_key of jobs
+	topicLimit    *labellimit.Limiter // topic label of every per-topic metric
+	workerFold    *labellimit.Ranked  // worker_id per topic, admitted anew in every collection
+	incidentLimit *labellimit.Limiter // (incident_type, process_definition_key, activity_id)
+	jobLimit      *labellimit.Limiter // process_definition_key of jobs
 
 	// descs are the descriptors of every metric the collector emits.
 	descs catalog.Descs
@@ -111,7 +111,7 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 
 // Options are the shared parts an engine's collector needs.
 type Options struct {
-	Folds *fold.Stats
+	Folds *labellimit.Stats
 	// Views receives the engine's in-flight tasks after every successful
 	// collection (withdrawn when one fails), for the database side's joins;
 	// nil publishes nothing.
@@ -144,14 +144,14 @@ func New(cfg config.Camunda, key string, o Options) (*Collector, error) {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	if folds == nil {
-		folds = fold.NewStats()
+		folds = labellimit.NewStats()
 	}
 	c := &Collector{
 		client: client, engine: cfg.Name, cfg: cfg, logger: logger, views: o.Views,
-		topicLimit:    fold.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
-		workerFold:    fold.NewRanked(folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
-		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
-		jobLimit:      fold.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
+		topicLimit:    labellimit.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
+		workerFold:    labellimit.NewRanked(folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
+		incidentLimit: labellimit.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
+		jobLimit:      labellimit.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
 		descs: catalog.NewDescs(catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
@@ -177,10 +177,10 @@ func New(cfg config.Camunda, key string, o Options) (*Collector, error) {
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
 	for _, t := range cfg.Topics {
-		if c.topicLimit.Admit(t)[0] == t && t != fold.Other {
+		if c.topicLimit.Admit(t)[0] == t && t != labellimit.Other {
 			c.st.topics[t] = true
 		} else {
-			c.st.topics[fold.Other] = true
+			c.st.topics[labellimit.Other] = true
 		}
 	}
 	c.topicLimit.Flush()
@@ -197,7 +197,7 @@ func (c *Collector) Close() {
 	}
 }
 
-// folder is a fold.Limiter or fold.Ranked: their folds are counted when the
+// folder is a labellimit.Limiter or labellimit.Ranked: their folds are counted when the
 // collection succeeds and forgotten when it fails.
 type folder interface {
 	Flush()
@@ -260,30 +260,15 @@ func (run *collectionRun) collect() error {
 	if err != nil {
 		return err
 	}
-	if c.productFor != v {
-		// Asked once per engine version, answer or not: the endpoint may be
-		// forbidden for the exporter's user or missing in a fork.
-		name, err := c.client.ProductName(run.ctx)
-		if err != nil && run.ctx.Err() != nil {
-			return err
-		}
-		if err != nil {
-			c.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", c.engine, "error", err.Error())
-		}
-		c.productName, c.productFor = name, v
+	if err := c.learnProduct(run.ctx, v); err != nil {
+		return err
 	}
 	if c.rest != nil {
 		c.rest.version = v
 	}
-	known := make([]string, 0, len(run.st.topics))
-	for _, t := range sortedKeys(run.st.topics) {
-		if t != fold.Other {
-			known = append(known, t)
-		}
-	}
 	window := time.Duration(c.cfg.LateCommitWindow)
 	rd, err := c.reader.read(run.ctx, readRequest{
-		now: now, known: known, otherKnown: run.st.topics[fold.Other], admit: run.admitTopic,
+		now: now, known: run.knownTopics(), otherKnown: run.st.topics[labellimit.Other], admit: run.admitTopic,
 		budget: c.cfg.MaxListedTasks, history: run.st.cursor.request(window, c.cfg.MaxHistoryEntries),
 	})
 	if err != nil {
@@ -298,10 +283,7 @@ func (run *collectionRun) collect() error {
 	failed := run.countHistory(fresh)
 
 	run.truncated, run.unwatched = rd.truncated, rd.unwatched
-	for _, topic := range sortedKeys(run.st.topics) {
-		if topic == fold.Other {
-			continue
-		}
+	for _, topic := range run.knownTopics() {
 		tr := rd.topics[topic]
 		if tr == nil {
 			// Admitted from the history log this collection: its tasks
@@ -310,9 +292,9 @@ func (run *collectionRun) collect() error {
 		}
 		run.topic(topic, tr, failed, rd.noCreateTime)
 	}
-	if run.st.topics[fold.Other] {
+	if run.st.topics[labellimit.Other] {
 		run.otherTopics(rd.other)
-		run.emitHistory(fold.Other)
+		run.emitHistory(labellimit.Other)
 	}
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), c.engine)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, c.engine)
@@ -321,27 +303,56 @@ func (run *collectionRun) collect() error {
 	return nil
 }
 
+// learnProduct asks the engine for its telemetry product name, which tells
+// the forks apart, once per engine version, answer or not: the endpoint may
+// be forbidden for the exporter's user or missing in a fork.
+func (c *Collector) learnProduct(ctx context.Context, version string) error {
+	if c.productFor == version {
+		return nil
+	}
+	name, err := c.client.ProductName(ctx)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	if err != nil {
+		c.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", c.engine, "error", err.Error())
+	}
+	c.productName, c.productFor = name, version
+	return nil
+}
+
+// knownTopics are the topics reported so far, sorted, without "other".
+func (run *collectionRun) knownTopics() []string {
+	known := make([]string, 0, len(run.st.topics))
+	for _, t := range sortedKeys(run.st.topics) {
+		if t != labellimit.Other {
+			known = append(known, t)
+		}
+	}
+	return known
+}
+
 // admitTopic admits a topic the engine holds and the collector does not
 // know yet: true gives it its own label, false folds it into "other".
 func (run *collectionRun) admitTopic(topic string) bool {
-	if run.c.topicLimit.Admit(topic)[0] == topic && topic != fold.Other {
+	if run.c.topicLimit.Admit(topic)[0] == topic && topic != labellimit.Other {
 		run.st.topics[topic] = true
 		return true
 	}
-	run.st.topics[fold.Other] = true // remembered as the folded bucket
+	run.st.topics[labellimit.Other] = true // remembered as the folded bucket
 	return false
 }
 
 // topicLabel is the topic label of a topic named by a history entry,
 // admitting it if it is new.
 func (run *collectionRun) topicLabel(topic string) string {
-	if run.st.topics[topic] && topic != fold.Other {
+	if run.st.topics[topic] && topic != labellimit.Other {
 		return topic
 	}
 	if run.admitTopic(topic) {
 		return topic
 	}
-	return fold.Other
+	return labellimit.Other
 }
 
 // historyCut counts a history reading cut short by max_history_entries and

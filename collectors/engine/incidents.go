@@ -17,28 +17,48 @@ type incidentKey struct{ typ, key, activity string }
 // beyond a cut REST list) gets no age: a made-up age would be worse than
 // none.
 func (run *collectionRun) incidents(rd incidentRead) {
-	c := run.c
-	counts := map[incidentKey]int64{}
-	for _, g := range rd.groups {
-		ik := g.key
-		if !g.folded {
-			l := c.incidentLimit.Admit(ik.typ, ik.key, ik.activity)
-			ik = incidentKey{l[0], l[1], l[2]}
-		}
-		counts[ik] += g.n
-	}
+	counts := run.incidentCounts(rd.groups)
 	for ik := range counts {
 		run.st.incidents[ik] = true
+	}
+	for _, ik := range sortedIncidentKeys(run.st.incidents) {
+		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), run.c.engine, ik.typ, ik.key, ik.activity)
 	}
 	for typ := range rd.oldest {
 		run.st.oldestInc[typ] = true
 	}
-	keysSorted := make([]incidentKey, 0, len(run.st.incidents))
-	for ik := range run.st.incidents {
-		keysSorted = append(keysSorted, ik)
+	for _, typ := range sortedKeys(run.st.oldestInc) {
+		age := 0.0
+		if ts, ok := rd.oldest[typ]; ok {
+			age = max(0, run.engineNow.Sub(ts).Seconds())
+		}
+		run.gauge(catalog.CamundaIncidentOldestAge, age, run.c.engine, typ)
 	}
-	sort.Slice(keysSorted, func(i, j int) bool {
-		a, b := keysSorted[i], keysSorted[j]
+}
+
+// incidentCounts sums the groups by their label tuple, admitted by the
+// label limiter in the reader's order (groups a reader already folded
+// bypass it).
+func (run *collectionRun) incidentCounts(groups []incidentGroup) map[incidentKey]int64 {
+	counts := map[incidentKey]int64{}
+	for _, g := range groups {
+		ik := g.key
+		if !g.folded {
+			l := run.c.incidentLimit.Admit(ik.typ, ik.key, ik.activity)
+			ik = incidentKey{l[0], l[1], l[2]}
+		}
+		counts[ik] += g.n
+	}
+	return counts
+}
+
+func sortedIncidentKeys(m map[incidentKey]bool) []incidentKey {
+	keys := make([]incidentKey, 0, len(m))
+	for ik := range m {
+		keys = append(keys, ik)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
 		if a.typ != b.typ {
 			return a.typ < b.typ
 		}
@@ -47,16 +67,7 @@ func (run *collectionRun) incidents(rd incidentRead) {
 		}
 		return a.activity < b.activity
 	})
-	for _, ik := range keysSorted {
-		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), c.engine, ik.typ, ik.key, ik.activity)
-	}
-	for _, typ := range sortedKeys(run.st.oldestInc) {
-		age := 0.0
-		if ts, ok := rd.oldest[typ]; ok {
-			age = max(0, run.engineNow.Sub(ts).Seconds())
-		}
-		run.gauge(catalog.CamundaIncidentOldestAge, age, c.engine, typ)
-	}
+	return keys
 }
 
 // jobs emits camunda_jobs_retries_exhausted from the jobs with no retries

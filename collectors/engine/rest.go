@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 )
 
 // restReader reads an engine over its REST API. What it asks, and why each
@@ -567,12 +567,12 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 				return err
 			}
 			if r := all - perType[typ]; r > 0 {
-				out.groups = append(out.groups, incidentGroup{key: incidentKey{typ, fold.Other, fold.Other}, n: r, folded: true})
+				out.groups = append(out.groups, incidentGroup{key: incidentKey{typ, labellimit.Other, labellimit.Other}, n: r, folded: true})
 				rest -= r
 			}
 		}
 		if rest > 0 {
-			out.groups = append(out.groups, incidentGroup{key: incidentKey{fold.Other, fold.Other, fold.Other}, n: rest, folded: true})
+			out.groups = append(out.groups, incidentGroup{key: incidentKey{labellimit.Other, labellimit.Other, labellimit.Other}, n: rest, folded: true})
 		}
 	}
 	x.out.incidents = out
@@ -608,7 +608,7 @@ func (x *restRead) jobGroups(ctx context.Context) error {
 		}
 	}
 	if rest := x.nJobs - int64(len(x.jobList)); rest > 0 {
-		out.groups = append(out.groups, jobGroup{key: fold.Other, n: rest, folded: true})
+		out.groups = append(out.groups, jobGroup{key: labellimit.Other, n: rest, folded: true})
 	}
 	x.out.jobs = out
 	return nil

@@ -3,7 +3,7 @@ package engine
 import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 )
 
 // partition is one topic's state gauge values.
@@ -14,15 +14,41 @@ type partition map[string]int64
 // lock and history counters. failed names the tasks with a failure log entry
 // since the previous collection.
 func (run *collectionRun) topic(topic string, tr *topicRead, failed map[string]bool, noCreateTime bool) {
-	c := run.c
-	tc := tr.counts
-	var ev lockEvents
-	add := func(e lockEvents) {
-		ev.expirations += e.expirations
-		ev.redeliveries += e.redeliveries
+	r := run.trackListed(tr, failed)
+	p := partitionOf(tr.counts, r)
+	run.emitPartition(topic, p)
+	run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
+	if !noCreateTime {
+		run.emitOldestWaiting(topic, tr)
 	}
-	var nBackoff, nExpired, nLapsedListed int64
-	perWorker := map[string]int64{}
+	run.st.expirations[topic] += float64(r.events.expirations)
+	run.st.redeliveries[topic] += float64(r.events.redeliveries)
+	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.engine, topic)
+	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.engine, topic)
+	run.emitHistory(topic)
+}
+
+// readings is what the lock tracking made of one topic's listed tasks.
+type readings struct {
+	events lockEvents
+	// backoff and expired count the listed tasks read as retry_backoff and
+	// lock_expired; lapsedListed the lapsed tasks listed at all.
+	backoff, expired, lapsedListed int64
+	// perWorker counts the locks (not backoffs) per worker id.
+	perWorker map[string]int64
+}
+
+// trackListed classifies every listed locked and lapsed task against what
+// the previous collections saw of it (locks.go), records it in the next
+// state and, when a worker holds it or its lock lapsed, in the view for the
+// joins.
+func (run *collectionRun) trackListed(tr *topicRead, failed map[string]bool) readings {
+	c := run.c
+	r := readings{perWorker: map[string]int64{}}
+	add := func(e lockEvents) {
+		r.events.expirations += e.expirations
+		r.events.redeliveries += e.redeliveries
+	}
 	inLocked := make(map[string]bool, len(tr.locked))
 	for _, o := range tr.locked {
 		o.failedLog = failed[o.id]
@@ -33,10 +59,10 @@ func (run *collectionRun) topic(topic string, tr *topicRead, failed map[string]b
 		add(e)
 		state := correlate.Locked
 		if next.backoff {
-			nBackoff++
+			r.backoff++
 			state = correlate.RetryBackoff
 		} else {
-			perWorker[o.worker]++
+			r.perWorker[o.worker]++
 		}
 		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
@@ -47,67 +73,71 @@ func (run *collectionRun) topic(topic string, tr *topicRead, failed map[string]b
 			// this time and as lapsed at the next collection.
 			continue
 		}
-		nLapsedListed++
+		r.lapsedListed++
 		prev, seen := c.st.tasks[o.id]
 		next, read, e := classifyLapsed(o, prev, seen, c.st.engineNow)
 		run.st.tasks[o.id] = next
 		add(e)
 		if read == readExpired {
-			nExpired++
+			r.expired++
 			run.inflight = append(run.inflight, inflightTask(o, correlate.LockExpired, next))
 		}
 	}
+	return r
+}
 
-	// The partition: exact counts, split by the listed tasks' readings.
-	// Unlisted locked tasks (list cut by max_listed_tasks) count as locked,
-	// unlisted lapsed ones as lock_expired. Each split is clamped to its
-	// count, so the six states always add up to the counts.
+// partitionOf splits a topic's exact counts into the six states by the
+// readings of its listed tasks. Unlisted locked tasks (list cut by
+// max_listed_tasks) count as locked, unlisted lapsed ones as lock_expired.
+// Each split is clamped to its count, so the six states always add up to
+// the counts.
+func partitionOf(tc topicCounts, r readings) partition {
 	p := partition{}
 	p[catalog.StateSuspended] = tc.suspended
 	p[catalog.StateRetriesExhausted] = tc.exhausted
-	p[catalog.StateRetryBackoff] = min(nBackoff, tc.locked)
+	p[catalog.StateRetryBackoff] = min(r.backoff, tc.locked)
 	p[catalog.StateLocked] = tc.locked - p[catalog.StateRetryBackoff]
-	unlisted := max(0, tc.lapsed-nLapsedListed)
-	p[catalog.StateLockExpired] = min(nExpired+unlisted, tc.lapsed)
+	unlisted := max(0, tc.lapsed-r.lapsedListed)
+	p[catalog.StateLockExpired] = min(r.expired+unlisted, tc.lapsed)
 	lapsedWaiting := tc.lapsed - p[catalog.StateLockExpired]
 	p[catalog.StateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
-	for _, s := range catalog.ExternalTaskStates() {
-		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), c.engine, topic, s)
-	}
+	return p
+}
 
-	// Locks held by workers, from the listed tasks read as locked. The
-	// worker_id_limit workers with the most locks in this collection are
-	// named (ties by id), the others add up under worker_id="other": a gauge
-	// of current locks, so workers that are gone (old pods after a rollout)
-	// free their places. What the list did not cover goes to "other" too, so
-	// the series add up to the locked state.
-	byLabel := c.workerFold.Fold(perWorker)
+func (run *collectionRun) emitPartition(topic string, p partition) {
+	for _, s := range catalog.ExternalTaskStates() {
+		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.engine, topic, s)
+	}
+}
+
+// emitLocksByWorker emits the locks held by workers, from the listed tasks
+// read as locked. The worker_id_limit workers with the most locks in this
+// collection are named (ties by id), the others add up under
+// worker_id="other": a gauge of current locks, so workers that are gone
+// (old pods after a rollout) free their places. What the list did not cover
+// goes to "other" too, so the series add up to the locked state.
+func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]int64, locked int64) {
+	byLabel := run.c.workerFold.Fold(perWorker)
 	var sum int64
 	for _, n := range perWorker {
 		sum += n
 	}
-	if rest := p[catalog.StateLocked] - sum; rest > 0 {
-		byLabel[fold.Other] += rest
+	if rest := locked - sum; rest > 0 {
+		byLabel[labellimit.Other] += rest
 	}
 	for _, w := range sortedKeys(byLabel) {
-		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), c.engine, topic, w)
+		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.engine, topic, w)
 	}
+}
 
-	// Oldest waiting task: fetchable ones (active, retries left or null,
-	// not locked), which includes lapsed locks.
-	if !noCreateTime {
-		age := 0.0
-		if tc.fetchable() > 0 && !tr.oldest.IsZero() {
-			age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
-		}
-		run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, c.engine, topic)
+// emitOldestWaiting emits the age of the oldest fetchable task (active,
+// retries left or null, not locked), which includes lapsed locks.
+func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
+	age := 0.0
+	if tr.counts.fetchable() > 0 && !tr.oldest.IsZero() {
+		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
 	}
-
-	run.st.expirations[topic] += float64(ev.expirations)
-	run.st.redeliveries[topic] += float64(ev.redeliveries)
-	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], c.engine, topic)
-	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], c.engine, topic)
-	run.emitHistory(topic)
+	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.engine, topic)
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
@@ -127,11 +157,6 @@ func (run *collectionRun) otherTopics(o *topicCounts) {
 		run.truncated = true // in-flight tasks of folded topics are not listed
 		run.unwatched += o.locked + o.lapsed
 	}
-	p := partition{
-		catalog.StateSuspended: o.suspended, catalog.StateRetriesExhausted: o.exhausted, catalog.StateLocked: o.locked,
-		catalog.StateLockExpired: o.lapsed, catalog.StateWaiting: max(0, o.total-o.suspended-o.exhausted-o.locked-o.lapsed),
-	}
-	for _, s := range catalog.ExternalTaskStates() {
-		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.engine, fold.Other, s)
-	}
+	// Nothing is listed: the partition of the counts alone.
+	run.emitPartition(labellimit.Other, partitionOf(*o, readings{}))
 }

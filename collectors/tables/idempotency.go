@@ -126,106 +126,159 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 	}
 }
 
-// Collect implements poll.Collector.
+// Collect implements poll.Collector: the open records (gauges), on the
+// first collection that sees duplicate_count the baseline of duplicates,
+// then the recent activity (counters), in one transaction.
 func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	gauges := map[string]*agg{} // scope, status
-	transitions, conflicts, duplicates := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	dupUpdates := map[string]int64{}
-	seenScopes, unmapped := tuples{}, tuples{}
-	var dupLoad map[string]int64
-	conflict := map[string]bool{}
-	for _, code := range c.cfg.ConflictCodes {
-		conflict[code] = true
-	}
-	canonical := func(stored, scope string) string {
-		canon := c.cfg.Statuses.Canonical(stored)
-		if canon == config.Unmapped {
-			unmapped.add(scope)
-			c.warn.note(stored)
-		}
-		return canon
-	}
-	hasDup := false
+	p := c.newIdempotencyPoll()
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error {
-		hasDup = present[c.dupColumn]
-		var scope, status, key, errorCode string
-		var count, oldest, stale float64
-		var updated time.Time
-		var dupCount int64
-		err := each(ctx, tx, "idempotency open-records query", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
-			[]any{&scope, &status, &count, &oldest, &stale}, func() error {
-				vals := c.limiter.Admit(scope)
-				seenScopes.add(vals...)
-				k := tupleKey(vals[0], canonical(status, vals[0]))
-				if gauges[k] == nil {
-					gauges[k] = &agg{}
-				}
-				gauges[k].merge(count, oldest, stale)
-				return nil
-			})
-		if err != nil {
+		p.hasDup = present[c.dupColumn]
+		if err := p.readOpen(ctx, tx); err != nil {
 			return err
 		}
-		if hasDup && !c.dupLoaded {
-			dupLoad = map[string]int64{}
-			err := each(ctx, tx, "idempotency duplicate_count load query", c.sqlDupLoad(), nil, []any{&scope, &key, &dupCount}, func() error {
-				dupLoad[tupleKey(scope, key)] = dupCount
-				return nil
-			})
-			if err != nil {
+		if p.hasDup && !c.dupLoaded {
+			if err := p.loadDuplicates(ctx, tx); err != nil {
 				return err
 			}
 		}
-		return each(ctx, tx, "idempotency activity query", c.sqlActivity(hasDup), []any{c.window.Lower(dbNow)},
-			[]any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
-				vals := c.limiter.Admit(scope)
-				seenScopes.add(vals...)
-				canon := canonical(status, vals[0])
-				if c.window.Observe(updated, "t", scope, key, canon) {
-					transitions[tupleKey(vals[0], canon)]++
-				}
-				if conflict[errorCode] && c.window.Observe(updated, "c", scope, key) {
-					conflicts[vals[0]]++
-				}
-				if hasDup {
-					rk := tupleKey(scope, key)
-					prev, ok := dupUpdates[rk]
-					if !ok {
-						prev = c.dupSeen[rk]
-						if dupLoad != nil {
-							prev = dupLoad[rk]
-						}
-					}
-					if dupCount > prev {
-						// The first poll and the first poll that sees the
-						// column are baselines: earlier duplicates are not ours.
-						if c.window.Primed() && dupLoad == nil {
-							duplicates[vals[0]] += float64(dupCount - prev)
-						}
-						dupUpdates[rk] = dupCount
-					}
-				}
-				return nil
-			})
+		return p.readActivity(ctx, tx, dbNow)
 	})
 	c.warn.flush(&c.tableBase, err == nil)
 	if err != nil {
 		return nil, err
 	}
-	c.hasDup = hasDup
-	if dupLoad != nil {
-		c.dupSeen = dupLoad
+	p.commit()
+	return c.metrics(p.gauges), nil
+}
+
+// idempotencyPoll is what one collection of the idempotency table read. It
+// changes the collector only in commit, once the whole read succeeded.
+type idempotencyPoll struct {
+	c        *Idempotency
+	conflict map[string]bool // the configured conflict codes
+
+	gauges                             map[string]*agg // scope, status
+	transitions, conflicts, duplicates map[string]float64
+	// dupUpdates is the duplicate_count last seen per record in this poll;
+	// dupLoad, on the first poll that sees the column, the baseline of
+	// every record that has one.
+	dupUpdates, dupLoad map[string]int64
+	hasDup              bool
+	scopes, unmapped    tuples
+}
+
+func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {
+	p := &idempotencyPoll{c: c, conflict: map[string]bool{},
+		gauges: map[string]*agg{}, transitions: map[string]float64{}, conflicts: map[string]float64{}, duplicates: map[string]float64{},
+		dupUpdates: map[string]int64{}, scopes: tuples{}, unmapped: tuples{}}
+	for _, code := range c.cfg.ConflictCodes {
+		p.conflict[code] = true
+	}
+	return p
+}
+
+// canonical maps a stored status, remembering an unmapped one for the
+// scope's unmapped series and the log.
+func (p *idempotencyPoll) canonical(stored, scope string) string {
+	canon := p.c.cfg.Statuses.Canonical(stored)
+	if canon == config.Unmapped {
+		p.unmapped.add(scope)
+		p.c.warn.note(stored)
+	}
+	return canon
+}
+
+// readOpen reads the gauges: records per scope and open status.
+func (p *idempotencyPoll) readOpen(ctx context.Context, tx pgx.Tx) error {
+	c := p.c
+	var scope, status string
+	var count, oldest, stale float64
+	return each(ctx, tx, "idempotency open-records query", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
+		[]any{&scope, &status, &count, &oldest, &stale}, func() error {
+			vals := c.limiter.Admit(scope)
+			p.scopes.add(vals...)
+			k := tupleKey(vals[0], p.canonical(status, vals[0]))
+			if p.gauges[k] == nil {
+				p.gauges[k] = &agg{}
+			}
+			p.gauges[k].merge(count, oldest, stale)
+			return nil
+		})
+}
+
+// loadDuplicates reads the duplicate_count of every record that has one:
+// the baseline the counter grows from.
+func (p *idempotencyPoll) loadDuplicates(ctx context.Context, tx pgx.Tx) error {
+	p.dupLoad = map[string]int64{}
+	var scope, key string
+	var n int64
+	return each(ctx, tx, "idempotency duplicate_count load query", p.c.sqlDupLoad(), nil, []any{&scope, &key, &n}, func() error {
+		p.dupLoad[tupleKey(scope, key)] = n
+		return nil
+	})
+}
+
+// readActivity reads the records updated in the window and counts the
+// statuses they reach, their conflicts and the duplicates they absorbed.
+func (p *idempotencyPoll) readActivity(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+	c := p.c
+	var scope, key, status, errorCode string
+	var updated time.Time
+	var dupCount int64
+	return each(ctx, tx, "idempotency activity query", c.sqlActivity(p.hasDup), []any{c.window.Lower(dbNow)},
+		[]any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
+			vals := c.limiter.Admit(scope)
+			p.scopes.add(vals...)
+			canon := p.canonical(status, vals[0])
+			if c.window.Observe(updated, "t", scope, key, canon) {
+				p.transitions[tupleKey(vals[0], canon)]++
+			}
+			if p.conflict[errorCode] && c.window.Observe(updated, "c", scope, key) {
+				p.conflicts[vals[0]]++
+			}
+			if p.hasDup {
+				p.countDuplicates(vals[0], tupleKey(scope, key), dupCount)
+			}
+			return nil
+		})
+}
+
+// countDuplicates counts the growth of one record's duplicate_count.
+func (p *idempotencyPoll) countDuplicates(scopeLabel, record string, n int64) {
+	prev, ok := p.dupUpdates[record]
+	if !ok {
+		prev = p.c.dupSeen[record]
+		if p.dupLoad != nil {
+			prev = p.dupLoad[record]
+		}
+	}
+	if n <= prev {
+		return
+	}
+	// The first poll and the first poll that sees the column are
+	// baselines: earlier duplicates are not ours.
+	if p.c.window.Primed() && p.dupLoad == nil {
+		p.duplicates[scopeLabel] += float64(n - prev)
+	}
+	p.dupUpdates[record] = n
+}
+
+// commit folds a successful poll into the collector's state.
+func (p *idempotencyPoll) commit() {
+	c := p.c
+	c.hasDup = p.hasDup
+	if p.dupLoad != nil {
+		c.dupSeen = p.dupLoad
 		c.dupLoaded = true
 	}
-	for rk, n := range dupUpdates {
+	for rk, n := range p.dupUpdates {
 		c.dupSeen[rk] = n
 	}
-	c.scopes.merge(seenScopes)
-	c.unmapped.merge(unmapped)
-	addCounts(c.transitions, transitions)
-	addCounts(c.conflicts, conflicts)
-	addCounts(c.duplicates, duplicates)
-	return c.metrics(gauges), nil
+	c.scopes.merge(p.scopes)
+	c.unmapped.merge(p.unmapped)
+	addCounts(c.transitions, p.transitions)
+	addCounts(c.conflicts, p.conflicts)
+	addCounts(c.duplicates, p.duplicates)
 }
 
 func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {

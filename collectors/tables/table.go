@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
@@ -83,7 +83,7 @@ type Options[T any] struct {
 	ConfigKey        string
 	LateCommitWindow time.Duration
 	LabelValueLimit  int
-	Folds            *fold.Stats
+	Folds            *labellimit.Stats
 	Logger           *slog.Logger
 }
 
@@ -95,7 +95,7 @@ type tableBase struct {
 	database string
 	key      string
 	logger   *slog.Logger
-	limiter  *fold.Limiter
+	limiter  *labellimit.Limiter
 	descs    catalog.Descs
 }
 
@@ -104,10 +104,10 @@ type tableBase struct {
 func newTableBase[T any](o Options[T], metrics ...string) tableBase {
 	folds := o.Folds
 	if folds == nil {
-		folds = fold.NewStats()
+		folds = labellimit.NewStats()
 	}
 	return tableBase{db: o.DB, database: o.Database, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter: fold.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...)}
+		limiter: labellimit.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...)}
 }
 
 // read runs fn in one short read-only transaction, after checking that the

@@ -1,10 +1,10 @@
-// Package fold bounds the label values drawn from data (topics, scopes, event
+// Package labellimit bounds the label values drawn from data (topics, scopes, event
 // types, worker ids). Past a per-metric limit, label value tuples fold into
 // "other", and the folding is counted in a self-metric so it is never
 // silent. A Limiter admits first come first served for the process lifetime
 // (counters must keep their series); a Ranked admits anew in every
 // collection (gauges whose label values come and go, like worker ids).
-package fold
+package labellimit
 
 import (
 	"sort"
