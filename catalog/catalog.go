@@ -4,8 +4,9 @@
 // against it, and the README's metric table is generated from it, so a rename
 // here cannot leave a panel or an alert pointing at nothing.
 //
-// The catalog follows ../shared/DESIGN.md "Metric catalog"; names and labels
-// are a contract with the dashboards and alerts shipped in this repository.
+// Names and labels are a contract with the dashboards and alerts shipped in
+// this repository and with users' queries: extend, do not rename (see
+// docs/design.md, "The metric catalog is a contract").
 package catalog
 
 import (

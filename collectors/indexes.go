@@ -50,7 +50,7 @@ func IndexSQL(reqs []pgschema.Requirements) string {
 				continue
 			}
 			if ix.ReferencePrimaryKey {
-				fmt.Fprintf(&b, "-- %s: the seed's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
+				fmt.Fprintf(&b, "-- %s: the reference schema's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
 				continue
 			}
 			fmt.Fprintf(&b, "-- %s\n%s\n", ix.Why, ix.CreateStatement(r.Table))

@@ -121,7 +121,8 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-// TestQueriesReadOnlyOpenOrRecentRows proves the design claim: with a large
+// TestQueriesReadOnlyOpenOrRecentRows proves a rule of docs/design.md (Data
+// flow, 7): with a large
 // terminal history and the indexes of deploy/sql, no collector query scans
 // the history. It runs each query under EXPLAIN ANALYZE and counts the rows
 // its scans touch.

@@ -118,7 +118,7 @@ func TestCheckCoversTheCamundaJoin(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("report lacks the join index:\n%s", out)
 	}
-	// The processed-job join is served by the seed's primary key.
+	// The processed-job join is served by the reference schema's primary key.
 	if !strings.Contains(out, `index for camunda_join query: ok (served by workflow_processed_job_pkey)`) {
 		t.Errorf("processed-job join not served by the primary key:\n%s", out)
 	}

@@ -37,7 +37,7 @@ import (
 //
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
-// show is never attributed to an earlier collection (see camunda_locks.go).
+// show is never attributed to an earlier collection (see locks.go).
 type restReader struct {
 	client *camunda.Client
 	engine string

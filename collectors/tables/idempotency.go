@@ -14,7 +14,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// Idempotency watches the idempotency record table (seed section 8): work
+// Idempotency watches the idempotency record table (docs/design.md, "The
+// idempotency record"): work
 // in progress and how long it has been there, unknown outcomes, conflicts,
 // and the statuses records reach.
 //

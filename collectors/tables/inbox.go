@@ -14,7 +14,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// Inbox watches the message inbox (seed section 14): messages received but
+// Inbox watches the message inbox (docs/design.md, "The inbox"): messages received but
 // not finished, how old the oldest is, and how many finish.
 type Inbox struct {
 	tableBase

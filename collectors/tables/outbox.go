@@ -15,7 +15,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// Outbox watches the event outbox (seed section 15): the backlog the
+// Outbox watches the event outbox (docs/design.md, "The outbox"): the backlog the
 // publisher has not drained, failed events, and the flow in and out.
 //
 // Gauges come from unpublished rows only (a partial index on

@@ -14,7 +14,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// ProcessedJobs watches the processed-job table (seed section 13): one row
+// ProcessedJobs watches the processed-job table (docs/design.md, "The
+// processed-job table"): one row
 // per Camunda job or external task a worker finished. It counts rows as
 // they are written, each once, from the recent completed_at window.
 type ProcessedJobs struct {

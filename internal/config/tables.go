@@ -216,7 +216,8 @@ func def(p *string, v string) {
 	}
 }
 
-// IdempotencyTable maps the idempotency record table (seed section 8).
+// IdempotencyTable maps the idempotency record table (docs/design.md, "The
+// idempotency record").
 type IdempotencyTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -228,7 +229,7 @@ type IdempotencyTable struct {
 		// JobReference holds the Camunda external task id of the attempt.
 		JobReference string `yaml:"job_reference"`
 		// ProcessInstanceID and ActivityID identify the task when
-		// camunda.reference is process_instance_activity. The seed table has
+		// camunda.reference is process_instance_activity. The reference table has
 		// process_instance_id but no activity column.
 		ProcessInstanceID string `yaml:"process_instance_id"`
 		ActivityID        string `yaml:"activity_id"`
@@ -281,7 +282,7 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
 	t.Camunda.validate(key+".camunda", add)
 	if t.Camunda.Reference == ReferenceProcessInstanceActivity && t.Columns.ActivityID == "" {
-		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the seed table has none)", ReferenceProcessInstanceActivity)
+		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the reference table has none)", ReferenceProcessInstanceActivity)
 	}
 	if t.Columns.ActivityID != "" && !validIdent(t.Columns.ActivityID, false) {
 		add(key+".columns.activity_id", "%q is not a column name (letters, digits, _)", t.Columns.ActivityID)
@@ -300,7 +301,8 @@ func (t *IdempotencyTable) TerminalValues() []string {
 // Correlation returns how the records name Camunda tasks (the camunda: section).
 func (t IdempotencyTable) Correlation() Correlation { return t.Camunda }
 
-// ProcessedJobTable maps the processed-job table (seed section 13).
+// ProcessedJobTable maps the processed-job table (docs/design.md, "The
+// processed-job table").
 type ProcessedJobTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -343,7 +345,7 @@ func (t *ProcessedJobTable) validate(key string, add func(string, string, ...any
 // Correlation returns how the rows name Camunda tasks (the camunda: section).
 func (t ProcessedJobTable) Correlation() Correlation { return t.Camunda }
 
-// InboxTable maps the message inbox (seed section 14).
+// InboxTable maps the message inbox (docs/design.md, "The inbox").
 type InboxTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -382,7 +384,7 @@ func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
 // TerminalValues are the stored values of finished messages.
 func (t *InboxTable) TerminalValues() []string { return t.Statuses.Values(InboxTerminalStatuses()...) }
 
-// OutboxTable maps the event outbox (seed section 15).
+// OutboxTable maps the event outbox (docs/design.md, "The outbox").
 type OutboxTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -457,7 +459,7 @@ func (m StatusMap) CanonicalNames() []string {
 // References: how a row names its Camunda external task.
 const (
 	// ReferenceExternalTaskID: the job_reference column holds the external
-	// task id (the seed's convention).
+	// task id (the reference schema's convention).
 	ReferenceExternalTaskID = "external_task_id"
 	// ReferenceProcessInstanceActivity: the row holds the process instance
 	// id and the activity id of the service task.

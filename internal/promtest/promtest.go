@@ -3,8 +3,8 @@
 // throwaway data directory and the configuration the test gives, waited for
 // until /-/ready answers, and stopped and cleaned up when the test ends.
 //
-// It is the harness of the alerting end-to-end test (issue 5): the exporter
-// and PostgreSQL are wired in by the caller; this package knows nothing of
+// It is the harness of the alerting end-to-end tests (test/e2e, and
+// StartAlerting here): the exporter and PostgreSQL are wired in by the caller; this package knows nothing of
 // them. The binaries come from the Debian packages prometheus and
 // prometheus-alertmanager (/usr/bin/prometheus, /usr/bin/prometheus-alertmanager);
 // PROMTEST_PROMETHEUS and PROMTEST_ALERTMANAGER override the paths.

@@ -7,14 +7,14 @@
 // with the open and recent rows, not with the table's history.
 //
 // Setup: one throwaway PostgreSQL database (internal/pgtest); per history
-// size two copies of the four seed tables (deploy/sql/001), filled by the
+// size two copies of the four reference tables (deploy/sql/001), filled by the
 // same deterministic generator:
 //
-//   - exporter_<size>: the seed tables plus the exporter's indexes (the
+//   - exporter_<size>: the reference tables plus the exporter's indexes (the
 //     collectors' requirements, which deploy/sql/003 is generated from),
 //     read by the exporter's own collectors, built with
 //     collectors.NewDatabase from a config as the binary builds them;
-//   - baseline_<size>: the seed tables only (their primary keys), read by
+//   - baseline_<size>: the reference tables only (their primary keys), read by
 //     the queries a generic SQL exporter typically runs for the same gauges
 //     and counters (see baselineQueries).
 //
@@ -74,7 +74,7 @@ const (
 	recentRows = 100
 )
 
-// tables lists the four seed tables in the order of the report, with the
+// tables lists the four reference tables in the order of the report, with the
 // exporter collector's name.
 var tables = []struct{ collector, table string }{
 	{"idempotency", "workflow_idempotency_record"},

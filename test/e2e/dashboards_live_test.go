@@ -14,10 +14,11 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
 )
 
-// TestEveryPanelShowsDataOnALiveStack is the dashboards' live check (issue 6
-// item 4): real PostgreSQL with every table in use, a real Camunda engine
-// with external tasks in every state, an incident, a job without retries
-// and both crash cases of the seed, the exporter binary, and real Prometheus
+// TestEveryPanelShowsDataOnALiveStack is the dashboards' live check
+// (docs/dashboards.md): real PostgreSQL with every table in use, a real
+// Camunda engine with external tasks in every state, an incident, a job
+// without retries and both crash cases of the Camunda join
+// (docs/design.md), the exporter binary, and real Prometheus
 // scraping it with the shipped rules (for: shortened so alerts fire). Then
 // every panel query of every dashboard must return at least one series: a
 // panel that shows nothing at 3 a.m. is a defect.
