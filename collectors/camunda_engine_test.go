@@ -106,14 +106,8 @@ const ageTolerance = 3
 func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map[string]string) bool) {
 	t.Helper()
 	series := func(c prometheus.Collector) map[string]float64 {
-		reg := prometheus.NewPedanticRegistry()
-		reg.MustRegister(c)
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
 		out := map[string]float64{}
-		for _, mf := range mfs {
+		for _, mf := range testkit.Gather(t, c) {
 			if !strings.HasPrefix(mf.GetName(), "camunda_") {
 				continue
 			}
@@ -167,14 +161,8 @@ type sample struct {
 
 func gatherSamples(t *testing.T, c prometheus.Collector, name string) []sample {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []sample
-	for _, mf := range mfs {
+	for _, mf := range testkit.Gather(t, c) {
 		if mf.GetName() != name {
 			continue
 		}

@@ -490,28 +490,7 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
-	mfs := lintAndGather(t, e.set)
-	served := map[string]bool{}
-	for _, mf := range mfs {
-		served[mf.GetName()] = true
-		m, ok := catalog.Lookup(mf.GetName())
-		if !ok {
-			t.Errorf("served metric %s is not in the catalog", mf.GetName())
-			continue
-		}
-		if mf.GetHelp() != m.Help {
-			t.Errorf("%s HELP differs from the catalog", mf.GetName())
-		}
-		for _, s := range mf.GetMetric() {
-			var names []string
-			for _, l := range s.GetLabel() {
-				names = append(names, l.GetName())
-			}
-			if strings.Join(sortedCopy(names), ",") != strings.Join(sortedCopy(m.Labels), ",") {
-				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, m.Labels)
-			}
-		}
-	}
+	served := expectCatalogFamilies(t, lintAndGather(t, e.set))
 	for _, m := range catalog.All() {
 		if m.Source == catalog.SourceCamunda && !served[m.Name] {
 			t.Errorf("catalog metric %s is not served", m.Name)

@@ -3,6 +3,7 @@ package collectors
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,13 +127,7 @@ func (e *exporter) expect(want string, names ...string) {
 // value returns one sample's value, failing if it is absent.
 func (e *exporter) value(name string, labels map[string]string) float64 {
 	e.t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(e.set)
-	mfs, err := reg.Gather()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, mf := range mfs {
+	for _, mf := range testkit.Gather(e.t, e.set) {
 		if mf.GetName() != name {
 			continue
 		}
@@ -201,4 +196,32 @@ func lintAndGather(t *testing.T, c prometheus.Collector) []*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	return mfs
+}
+
+// expectCatalogFamilies checks every gathered family against the catalog
+// (known name, same HELP, same label names) and returns the names served.
+func expectCatalogFamilies(t *testing.T, mfs []*dto.MetricFamily) map[string]bool {
+	t.Helper()
+	served := map[string]bool{}
+	for _, mf := range mfs {
+		served[mf.GetName()] = true
+		m, ok := catalog.Lookup(mf.GetName())
+		if !ok {
+			t.Errorf("served metric %s is not in the catalog", mf.GetName())
+			continue
+		}
+		if mf.GetHelp() != m.Help {
+			t.Errorf("%s HELP differs from the catalog", mf.GetName())
+		}
+		for _, s := range mf.GetMetric() {
+			var names []string
+			for _, l := range s.GetLabel() {
+				names = append(names, l.GetName())
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(m.Labels))) {
+				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, m.Labels)
+			}
+		}
+	}
+	return served
 }

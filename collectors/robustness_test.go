@@ -54,13 +54,7 @@ func TestMissingTableAndColumnAreReportedAndIsolated(t *testing.T) {
 }
 
 func TestUnreachableDatabaseDropsAllDataSeries(t *testing.T) {
-	d := newTestDB(t, false)
-	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
-	e := d.newExporter(baseConfig)
-	e.collect()
-	if v := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); v != 1 {
-		t.Fatalf("records = %v", v)
-	}
+	d, e := oneStartedRecord(t)
 	// Take the database away: refuse new sessions (from the maintenance
 	// database) and terminate the exporter's.
 	maint := pgtest.Connect(t, pgtest.SharedServer(t).AdminURL)
@@ -86,39 +80,7 @@ func TestPromlintOnFullOutput(t *testing.T) {
 	d.upsertInbox(inboxRow{"kafka", "m1", "OrderValidated", "RECEIVED", -5, nil})
 	e := d.newExporter(baseConfig)
 	e.collect()
-	mfs := lintAndGather(t, e.set)
-	for _, mf := range mfs {
-		m, ok := catalog.Lookup(mf.GetName())
-		if !ok {
-			t.Errorf("served metric %s is not in the catalog", mf.GetName())
-			continue
-		}
-		if mf.GetHelp() != m.Help {
-			t.Errorf("%s HELP differs from the catalog", mf.GetName())
-		}
-		for _, s := range mf.GetMetric() {
-			var names []string
-			for _, l := range s.GetLabel() {
-				names = append(names, l.GetName())
-			}
-			want := append([]string(nil), m.Labels...)
-			if strings.Join(sortedCopy(names), ",") != strings.Join(sortedCopy(want), ",") {
-				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, want)
-			}
-		}
-	}
-}
-
-func sortedCopy(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
+	expectCatalogFamilies(t, lintAndGather(t, e.set))
 }
 
 // TestQueriesReadOnlyOpenOrRecentRows proves a rule of docs/design.md (Data

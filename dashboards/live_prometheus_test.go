@@ -109,15 +109,7 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
         labels:
           severity: critical
 `
-	prom := promtest.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, strings.TrimPrefix(exporter.URL, "http://")), promtest.Files{"rules.yml": rules})
+	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules})
 	// Wait until Prometheus is ready, has scraped a few times and the alert fires.
 	qs, err := Queries()
 	if err != nil {

@@ -98,17 +98,14 @@ func (c *Idempotency) sqlDupLoad() string {
 // Requirements says what the collector needs from its table.
 func (c *Idempotency) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
 	base := pgschema.BaseName(c.cfg.Table)
 	return pgschema.Requirements{
 		Kind:  "idempotency",
 		Table: c.cfg.Table,
-		Columns: []pgschema.Column{
-			{Key: k + "scope", Name: col.Scope}, {Key: k + "key", Name: col.Key}, {Key: k + "status", Name: col.Status},
-			{Key: k + "updated_at", Name: col.UpdatedAt}, {Key: k + "error_code", Name: col.ErrorCode},
-			{Key: k + "job_reference", Name: col.JobReference},
-			{Key: k + "duplicate_count", Name: c.dupColumn, Optional: col.DuplicateCount == nil},
-		},
+		Columns: append(c.columns(
+			"scope", col.Scope, "key", col.Key, "status", col.Status,
+			"updated_at", col.UpdatedAt, "error_code", col.ErrorCode, "job_reference", col.JobReference),
+			pgschema.Column{Key: c.key + ".columns.duplicate_count", Name: c.dupColumn, Optional: col.DuplicateCount == nil}),
 		Indexes: []pgschema.Index{
 			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
 				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
@@ -121,7 +118,7 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 		},
 		Queries: []pgschema.Query{
 			{Name: "open", SQL: c.sqlGauges, Args: []any{900.0}},
-			{Name: "activity", SQL: c.sqlActivity(false), Args: []any{time.Now().Add(-time.Hour)}},
+			recentQuery("activity", c.sqlActivity(false)),
 			{Name: "duplicates", SQL: c.sqlDupLoad(), Requires: c.dupColumn},
 		},
 	}

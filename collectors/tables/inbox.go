@@ -60,16 +60,14 @@ func (c *Inbox) Name() string { return "inbox" }
 // Requirements says what the collector needs from its table.
 func (c *Inbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
 	base := pgschema.BaseName(c.cfg.Table)
 	return pgschema.Requirements{
 		Kind:  "inbox",
 		Table: c.cfg.Table,
-		Columns: []pgschema.Column{
-			{Key: k + "source_system", Name: col.SourceSystem}, {Key: k + "message_id", Name: col.MessageID},
-			{Key: k + "message_type", Name: col.MessageType}, {Key: k + "status", Name: col.Status},
-			{Key: k + "received_at", Name: col.ReceivedAt}, {Key: k + "processed_at", Name: col.ProcessedAt},
-		},
+		Columns: c.columns(
+			"source_system", col.SourceSystem, "message_id", col.MessageID, "message_type", col.MessageType,
+			"status", col.Status, "received_at", col.ReceivedAt, "processed_at", col.ProcessedAt,
+		),
 		Indexes: []pgschema.Index{
 			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
 				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
@@ -80,7 +78,7 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 		},
 		Queries: []pgschema.Query{
 			{Name: "open", SQL: c.sqlGauges},
-			{Name: "processed", SQL: c.sqlProcessed, Args: []any{time.Now().Add(-time.Hour)}},
+			recentQuery("processed", c.sqlProcessed),
 		},
 	}
 }

@@ -77,16 +77,14 @@ func (c *Outbox) Name() string { return "outbox" }
 // Requirements says what the collector needs from its table.
 func (c *Outbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
 	base := pgschema.BaseName(c.cfg.Table)
 	return pgschema.Requirements{
 		Kind:  "outbox",
 		Table: c.cfg.Table,
-		Columns: []pgschema.Column{
-			{Key: k + "event_id", Name: col.EventID}, {Key: k + "aggregate_type", Name: col.AggregateType},
-			{Key: k + "event_type", Name: col.EventType}, {Key: k + "status", Name: col.Status},
-			{Key: k + "created_at", Name: col.CreatedAt}, {Key: k + "published_at", Name: col.PublishedAt},
-		},
+		Columns: c.columns(
+			"event_id", col.EventID, "aggregate_type", col.AggregateType, "event_type", col.EventType,
+			"status", col.Status, "created_at", col.CreatedAt, "published_at", col.PublishedAt,
+		),
 		Indexes: []pgschema.Index{
 			{Name: base + "_unpublished_idx", Columns: []string{col.AggregateType, col.EventType, col.CreatedAt},
 				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NULL",
@@ -99,8 +97,8 @@ func (c *Outbox) Requirements() pgschema.Requirements {
 		},
 		Queries: []pgschema.Query{
 			{Name: "pending", SQL: c.sqlGauges},
-			{Name: "created", SQL: c.sqlCreated, Args: []any{time.Now().Add(-time.Hour)}},
-			{Name: "published", SQL: c.sqlPublished, Args: []any{time.Now().Add(-time.Hour)}},
+			recentQuery("created", c.sqlCreated),
+			recentQuery("published", c.sqlPublished),
 		},
 	}
 }

@@ -53,20 +53,18 @@ func (c *ProcessedJobs) Name() string { return "processed_jobs" }
 // Requirements says what the collector needs from its table.
 func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
 	return pgschema.Requirements{
 		Kind:  "processed_jobs",
 		Table: c.cfg.Table,
-		Columns: []pgschema.Column{
-			{Key: k + "engine", Name: col.Engine}, {Key: k + "job_reference", Name: col.JobReference},
-			{Key: k + "activity_id", Name: col.ActivityID}, {Key: k + "status", Name: col.Status},
-			{Key: k + "completed_at", Name: col.CompletedAt},
-		},
+		Columns: c.columns(
+			"engine", col.Engine, "job_reference", col.JobReference, "activity_id", col.ActivityID,
+			"status", col.Status, "completed_at", col.CompletedAt,
+		),
 		Indexes: []pgschema.Index{
 			{Name: pgschema.BaseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
 				Why: "processed_jobs_total reads the last late_commit_window of completions", Query: "written"},
 		},
-		Queries: []pgschema.Query{{Name: "written", SQL: c.sqlRows, Args: []any{time.Now().Add(-time.Hour)}}},
+		Queries: []pgschema.Query{recentQuery("written", c.sqlRows)},
 	}
 }
 

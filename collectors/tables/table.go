@@ -155,6 +155,23 @@ func (b *tableBase) poll(ctx context.Context, req pgschema.Requirements, windows
 	return err
 }
 
+// columns lists required columns of the table, given as pairs of their key
+// under the table's columns: section and their name, so an error names the
+// config key to fix.
+func (b *tableBase) columns(keyName ...string) []pgschema.Column {
+	out := make([]pgschema.Column, 0, len(keyName)/2)
+	for i := 0; i+1 < len(keyName); i += 2 {
+		out = append(out, pgschema.Column{Key: b.key + ".columns." + keyName[i], Name: keyName[i+1]})
+	}
+	return out
+}
+
+// recentQuery is a counter query over the recent window, with an example
+// window start for EXPLAIN.
+func recentQuery(name, sql string) pgschema.Query {
+	return pgschema.Query{Name: name, SQL: sql, Args: []any{time.Now().Add(-time.Hour)}}
+}
+
 // gauge and counter build one series of a metric given to newTableBase.
 func (b *tableBase) gauge(name string, v float64, labels ...string) prometheus.Metric {
 	return prometheus.MustNewConstMetric(b.descs.Get(name), prometheus.GaugeValue, v, labels...)

@@ -127,25 +127,24 @@ func StartAlerting(t testing.TB, o AlertingOptions) *Alerting {
 		t.Fatal(err)
 	}
 	a.Alertmanager = StartAlertmanager(t, cfg)
-	scrape := ""
-	if o.Target != "" {
-		scrape = fmt.Sprintf(`scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, o.Target)
-	}
-	a.Prometheus = StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-alerting:
-  alertmanagers:
-    - static_configs:
-        - targets: [%q]
-%s`, a.Alertmanager.Addr, scrape), Files{"rules.yml": o.Rules}, o.PrometheusFlags...)
+	a.Prometheus = StartPrometheus(t, PrometheusConfig(o.Target, a.Alertmanager.Addr), Files{"rules.yml": o.Rules}, o.PrometheusFlags...)
 	return a
+}
+
+// PrometheusConfig is the prometheus.yml of the end-to-end tests: scraping
+// and rule evaluation every second, the rules in rules.yml (pass it in
+// Files), target (host:port) scraped as job workflow-exporter, and alerts
+// sent to alertmanager (host:port); either may be empty.
+func PrometheusConfig(target, alertmanager string) string {
+	var b strings.Builder
+	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nrule_files: [rules.yml]\n")
+	if alertmanager != "" {
+		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%q]\n", alertmanager)
+	}
+	if target != "" {
+		fmt.Fprintf(&b, "scrape_configs:\n  - job_name: workflow-exporter\n    static_configs:\n      - targets: [%q]\n", target)
+	}
+	return b.String()
 }
 
 // Exited reports whether Prometheus or Alertmanager has ended early.

@@ -92,35 +92,34 @@ type Files map[string]string
 // "--rules.alert.resend-delay=1s").
 func StartPrometheus(t testing.TB, config string, files Files, flags ...string) *Server {
 	t.Helper()
-	bin := PrometheusBinary()
-	SkipIfMissing(t, bin)
-	s := prepare(t, "prometheus", "prometheus.yml", config, files)
-	args := append([]string{
-		"--config.file=" + filepath.Join(s.Dir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(s.Dir, "data"),
-		"--web.listen-address=" + s.Addr,
+	return launch(t, PrometheusBinary(), "prometheus", config, files, append([]string{
+		"--storage.tsdb.path=data",
 		"--web.enable-lifecycle",
-		"--log.level=info",
-	}, flags...)
-	start(t, s, bin, args)
-	return s
+	}, flags...))
 }
 
 // StartAlertmanager starts Alertmanager with the given alertmanager.yml
 // content, clustering disabled.
 func StartAlertmanager(t testing.TB, config string, flags ...string) *Server {
 	t.Helper()
-	bin := AlertmanagerBinary()
-	SkipIfMissing(t, bin)
-	s := prepare(t, "alertmanager", "alertmanager.yml", config, nil)
-	args := append([]string{
-		"--config.file=" + filepath.Join(s.Dir, "alertmanager.yml"),
-		"--storage.path=" + filepath.Join(s.Dir, "data"),
-		"--web.listen-address=" + s.Addr,
+	return launch(t, AlertmanagerBinary(), "alertmanager", config, nil, append([]string{
+		"--storage.path=data",
 		"--cluster.listen-address=", // no gossip port, no peers
+	}, flags...))
+}
+
+// launch writes <name>.yml and the files into a fresh directory, and starts
+// bin there on a free port with the config, the listen address, info
+// logging and args.
+func launch(t testing.TB, bin, name, config string, files Files, args []string) *Server {
+	t.Helper()
+	SkipIfMissing(t, bin)
+	s := prepare(t, name, name+".yml", config, files)
+	start(t, s, bin, append([]string{
+		"--config.file=" + filepath.Join(s.Dir, name+".yml"),
+		"--web.listen-address=" + s.Addr,
 		"--log.level=info",
-	}, flags...)
-	start(t, s, bin, args)
+	}, args...))
 	return s
 }
 

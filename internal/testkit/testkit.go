@@ -1,7 +1,8 @@
 // Package testkit holds the small helpers that tests and the test harnesses
 // (internal/pgtest, internal/camundatest, internal/promtest) share: a
-// concurrency-safe log buffer, a free TCP port, and the repository root. It
-// imports nothing of the exporter, so any package's tests may use it.
+// concurrency-safe log buffer, a free TCP port, the repository root, the
+// exporter binary, and gathering a collector's metrics. It imports nothing
+// of the exporter, so any package's tests may use it.
 package testkit
 
 import (
@@ -15,6 +16,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // LogBuffer is an io.Writer that keeps everything written to it and may be
@@ -101,4 +105,18 @@ func BuildExporter(t testing.TB) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// Gather registers c alone in a pedantic registry (which checks every
+// metric against its descriptor) and returns what it gathers, failing the
+// test on any error.
+func Gather(t testing.TB, c prometheus.Collector) []*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
 }

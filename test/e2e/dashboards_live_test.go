@@ -73,16 +73,7 @@ outbox: {oldest_age_for: 0s}
 idempotency: {unknown_outcome_for: 0s, completed_task_open_for: 0s, in_doubt_for: 0s, stale_for: 0s}
 camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 `)
-	prom := promtest.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, exporterAddr), promtest.Files{"rules.yml": rules})
+	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(exporterAddr, ""), promtest.Files{"rules.yml": rules})
 
 	// Let the first collections (the counters' baselines) happen.
 	time.Sleep(5 * time.Second)
