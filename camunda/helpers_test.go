@@ -1,7 +1,6 @@
 package camunda
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // recorded is what a fake engine saw of one request.
@@ -122,26 +123,9 @@ func newTestClient(t *testing.T, url string, mod func(*Config)) *Client {
 	return c
 }
 
-// logBuffer is a concurrency-safe sink for a JSON slog handler.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func newCapturingLogger() (*slog.Logger, *logBuffer) {
-	lb := &logBuffer{}
+// newCapturingLogger returns a JSON logger at debug level and what it wrote.
+func newCapturingLogger() (*slog.Logger, *testkit.LogBuffer) {
+	lb := &testkit.LogBuffer{}
 	return slog.New(slog.NewJSONHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})), lb
 }
 

@@ -4,8 +4,9 @@
 // against it, and the README's metric table is generated from it, so a rename
 // here cannot leave a panel or an alert pointing at nothing.
 //
-// The catalog follows ../shared/DESIGN.md "Metric catalog"; names and labels
-// are a contract with the dashboards and alerts shipped in this repository.
+// Names and labels are a contract with the dashboards and alerts shipped in
+// this repository and with users' queries: extend, do not rename (see
+// docs/design.md, "The metric catalog is a contract").
 package catalog
 
 import (
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
 // Type is the Prometheus metric type.
@@ -97,6 +100,23 @@ const (
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
+// External task states: the values of the state label of
+// CamundaExternalTasks. They partition a topic's open tasks; the rules that
+// assign them are in docs/camunda-states.md.
+const (
+	StateWaiting          = "waiting"
+	StateLocked           = "locked"
+	StateRetryBackoff     = "retry_backoff"
+	StateLockExpired      = "lock_expired"
+	StateRetriesExhausted = "retries_exhausted"
+	StateSuspended        = "suspended"
+)
+
+// ExternalTaskStates returns every value of the state label.
+func ExternalTaskStates() []string {
+	return []string{StateWaiting, StateLocked, StateRetryBackoff, StateLockExpired, StateRetriesExhausted, StateSuspended}
+}
+
 const polled = " Value as of the last poll, at most min_interval old."
 
 // all builds the catalog. It is a function, not a package variable, so no
@@ -109,7 +129,7 @@ func all() []Metric {
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
 			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
-			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended)." + polled},
+			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (" + strings.Join(ExternalTaskStates(), ", ") + ")." + polled},
 		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): age in seconds of the oldest external task waiting to be fetched, by the engine's clock; 0 when none waits." + polled},
 		{CamundaExternalTaskLockExpirations, Counter, SourceCamunda, []string{"engine", "topic"},
@@ -131,7 +151,7 @@ func all() []Metric {
 
 		// Worker tables in PostgreSQL.
 		{IdempotencyRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
-			"Idempotency table: records in a non-terminal status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME, or unmapped)." + polled},
+			"Idempotency table: records in a non-terminal status (" + strings.Join(config.IdempotencyOpenStatuses(), ", ") + ", or unmapped)." + polled},
 		{IdempotencyOldestRecordAge, Gauge, SourceDatabase, []string{"database", "scope", "status"},
 			"Idempotency table: seconds since the least recently updated record in this non-terminal status, by the database clock." + polled},
 		{IdempotencyStaleRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
@@ -145,17 +165,17 @@ func all() []Metric {
 		{IdempotencyCompletedTaskOpen, Gauge, SourceDatabase, []string{"database", "scope", "engine", "topic"},
 			"Idempotency table joined with Camunda: COMPLETED records whose external task is still open; the side effect happened, the completion was lost, the next attempt must replay the stored result." + polled},
 		{IdempotencyInDoubt, Gauge, SourceDatabase, []string{"database", "scope", "engine", "topic"},
-			"Idempotency table joined with Camunda: STARTED or SIDE_EFFECT_SUBMITTED records whose external task lock has lapsed or moved to another worker; reconcile before retrying." + polled},
+			"Idempotency table joined with Camunda: " + strings.Join(config.IdempotencyInProgressStatuses(), " or ") + " records whose external task lock has lapsed or moved to another worker; reconcile before retrying." + polled},
 		{ProcessedJobs, Counter, SourceDatabase, []string{"database", "engine", "activity_id", "status"},
 			"Processed-job table: rows seen written since the exporter started (each row counted once; late commits counted once)."},
 		{ProcessedJobTaskOpen, Gauge, SourceDatabase, []string{"database", "engine", "activity_id"},
 			"Processed-job table joined with Camunda: rows whose external task is still open in the engine." + polled},
 		{InboxMessages, Gauge, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
-			"Inbox table: messages in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME, or unmapped)." + polled},
+			"Inbox table: messages in a non-terminal status (" + strings.Join(config.InboxOpenStatuses(), ", ") + ", or unmapped)." + polled},
 		{InboxOldestMessageAge, Gauge, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
 			"Inbox table: seconds since the oldest message in this non-terminal status was received, by the database clock." + polled},
 		{InboxMessagesProcessed, Counter, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
-			"Inbox table: messages seen reaching PROCESSED, IGNORED_DUPLICATE or FAILED_FINAL since the exporter started."},
+			"Inbox table: messages seen reaching a terminal status (" + strings.Join(config.InboxTerminalStatuses(), ", ") + ") since the exporter started."},
 		{OutboxEventsPending, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
 			"Outbox table: events not yet published and not in a failed status." + polled},
 		{OutboxOldestPendingAge, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
@@ -219,8 +239,35 @@ func MustGet(name string) Metric {
 	return m
 }
 
-// Desc returns the descriptor of the named metric; see MustGet.
+// Desc returns the descriptor of the named metric; see MustGet. It looks the
+// catalog up and builds a new descriptor on each call: collectors keep
+// theirs in Descs, built once.
 func Desc(name string) *prometheus.Desc { return MustGet(name).Desc() }
+
+// Descs holds the descriptors of some catalog metrics, built once when a
+// collector is constructed and looked up for every series it emits.
+type Descs map[string]*prometheus.Desc
+
+// NewDescs returns the descriptors of the named metrics; it panics on a name
+// that is not in the catalog (see MustGet).
+func NewDescs(names ...string) Descs {
+	d := make(Descs, len(names))
+	for _, n := range names {
+		d[n] = Desc(n)
+	}
+	return d
+}
+
+// Get returns the descriptor of the named metric. It panics when the name
+// was not given to NewDescs: that is a programming error, caught by the
+// first test that emits the metric.
+func (d Descs) Get(name string) *prometheus.Desc {
+	desc, ok := d[name]
+	if !ok {
+		panic(fmt.Sprintf("catalog: no descriptor of %q was built (add it to NewDescs)", name))
+	}
+	return desc
+}
 
 // SeriesNames returns the series names a metric family exposes: the family
 // name itself, or for a histogram its _bucket, _sum and _count series. PromQL

@@ -1,141 +1,34 @@
 package collectors
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/version"
 
-	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
-// Camunda watches one Camunda 7 engine (or fork) and emits every camunda_*
-// metric of the catalog except camunda_up, which the source emits. It reads
-// the engine through an engineReader: the REST API (camunda_rest.go, the
-// default) or, when camunda[].database is configured, the engine's own
-// tables (camunda_enginedb.go). What it does with what it read is the same
-// code for both: the state partition (camunda_tasks.go), the lock tracking
-// (camunda_locks.go), the counters from the history log
-// (camunda_history.go), incidents and jobs (camunda_incidents.go). The
-// rules, the request budget and what cannot be known are documented in
-// docs/camunda-states.md.
-//
-// State between collections (tracked tasks, counters, the history cursor,
-// known topics) is built as a new value during a collection and replaces
-// the old one only when the whole collection succeeded, so a failed
-// collection leaves the state as it was.
-type Camunda struct {
-	client *camunda.Client // GET /version and the flavor, in both modes
-	reader engineReader
-	rest   *restReader  // nil in engine-database mode
-	db     *pgsource.DB // the engine database; nil in REST mode
-	engine string
-	cfg    config.Camunda
-	logger *slog.Logger
-	views  *correlate.Registry // nil: no join
-
-	topicLimit    *fold.Limiter // topic label of every per-topic metric
-	workerFold    *fold.Ranked  // worker_id per topic, admitted anew in every collection
-	incidentLimit *fold.Limiter // (incident_type, process_definition_key, activity_id)
-	jobLimit      *fold.Limiter // process_definition_key of jobs
-
-	st camundaState
-
-	// historyCut remembers that the last collection's history reading was
-	// cut by max_history_entries, so the warning is logged when that starts.
-	historyCut bool
-
-	// productName is cached per engine version: the telemetry product name
-	// only changes with the engine.
-	productName, productFor string
-}
-
-// camundaState is everything a collection commits on success.
-type camundaState struct {
-	// engineNow is the engine time of the last successful collection.
-	engineNow time.Time
-	// topics are the topics reported (configured, seen); each keeps
-	// reporting after it drains.
-	topics map[string]bool
-	// tasks are the tracked tasks by id.
-	tasks map[string]tracked
-	// expirations and redeliveries are the lock counters per topic label.
-	expirations, redeliveries map[string]float64
-	// history holds the failure and completion counters per topic label,
-	// cursor where the history reading stands.
-	history map[string]historyCounts
-	cursor  historyCursor
-	// historyCuts counts the collections whose history reading was cut.
-	historyCuts float64
-	// incidents and jobs remember label tuples seen, to report 0 after
-	// they clear.
-	incidents map[incidentKey]bool
-	oldestInc map[string]bool
-	jobs      map[string]bool
-}
-
-func (s camundaState) clone() camundaState {
-	return camundaState{
-		engineNow:    s.engineNow,
-		topics:       cloneMap(s.topics),
-		tasks:        map[string]tracked{},
-		expirations:  cloneMap(s.expirations),
-		redeliveries: cloneMap(s.redeliveries),
-		history:      cloneMap(s.history),
-		cursor:       s.cursor, // advance returns a new cursor, never changes one
-		historyCuts:  s.historyCuts,
-		incidents:    cloneMap(s.incidents),
-		oldestInc:    cloneMap(s.oldestInc),
-		jobs:         cloneMap(s.jobs),
-	}
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // CamundaOptions are the shared parts an engine's collector needs.
-type CamundaOptions struct {
-	Folds *fold.Stats
-	// Views receives the engine's in-flight tasks after every successful
-	// collection (withdrawn when one fails), for the database side's joins;
-	// nil publishes nothing.
-	Views  *correlate.Registry
-	Logger *slog.Logger
-}
+type CamundaOptions = engine.Options
 
 // CamundaEngine is one configured engine: its poll source and what must be
 // closed at shutdown (the engine database's pool, in that mode).
 type CamundaEngine struct {
-	Source *poll.Source
-	db     *pgsource.DB
+	Source    *poll.Source
+	collector *engine.Collector
 }
 
 // Close releases the engine database's connections, if any.
-func (e *CamundaEngine) Close() {
-	if e.db != nil {
-		e.db.Close()
-	}
-}
+func (e *CamundaEngine) Close() { e.collector.Close() }
 
-// NewCamundaSource builds the poll source of one configured engine. key is
-// the config key, e.g. "camunda[0]". It connects to nothing.
+// NewCamundaSource builds the poll source of one configured engine: its
+// collector (collectors/engine) and camunda_up. key is the config key, e.g.
+// "camunda[0]". It connects to nothing.
 func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*CamundaEngine, error) {
-	c, err := NewCamunda(cfg, key, o)
+	c, err := engine.New(cfg, key, o)
 	if err != nil {
 		return nil, err
 	}
@@ -153,239 +46,5 @@ func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*Camund
 		},
 		Logger: o.Logger,
 	})
-	return &CamundaEngine{Source: src, db: c.db}, nil
-}
-
-// NewCamundaClient is the one mapping of an engine's configuration onto a
-// REST client.
-func NewCamundaClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error) {
-	return camunda.New(camunda.Config{
-		BaseURL: cfg.URL, Engine: cfg.Engine, Username: cfg.Username, Password: cfg.Password,
-		TLS: camunda.TLSConfig{
-			CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
-			ServerName: cfg.TLS.ServerName, InsecureSkipVerify: cfg.TLS.InsecureSkipVerify,
-		},
-		Timeout:         time.Duration(cfg.RequestTimeout),
-		MaxResultsLimit: cfg.MaxResultsLimit,
-		Logger:          orDiscard(logger).With("engine", cfg.Name),
-		Version:         version.Version,
-	})
-}
-
-// NewCamunda returns the collector of one engine.
-func NewCamunda(cfg config.Camunda, key string, o CamundaOptions) (*Camunda, error) {
-	logger, folds := orDiscard(o.Logger), o.Folds
-	client, err := NewCamundaClient(cfg, logger)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	if folds == nil {
-		folds = fold.NewStats()
-	}
-	c := &Camunda{
-		client: client, engine: cfg.Name, cfg: cfg, logger: logger, views: o.Views,
-		topicLimit:    fold.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
-		workerFold:    fold.NewRanked(folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
-		incidentLimit: fold.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
-		jobLimit:      fold.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
-	}
-	if cfg.Database != nil {
-		r, err := newEngineDBReader(cfg, key, client, logger)
-		if err != nil {
-			return nil, err
-		}
-		c.reader, c.db = r, r.db
-	} else {
-		c.rest = &restReader{client: client, engine: cfg.Name, logger: logger,
-			concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(restListPageSize)}
-		c.reader = c.rest
-	}
-	c.st = camundaState{
-		topics: map[string]bool{}, tasks: map[string]tracked{},
-		expirations: map[string]float64{}, redeliveries: map[string]float64{},
-		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, jobs: map[string]bool{},
-	}
-	// Configured topics come first, so they are admitted before any topic
-	// discovered in the engine.
-	for _, t := range cfg.Topics {
-		if c.topicLimit.Admit(t)[0] == t && t != fold.Other {
-			c.st.topics[t] = true
-		} else {
-			c.st.topics[fold.Other] = true
-		}
-	}
-	c.topicLimit.Flush()
-	return c, nil
-}
-
-// Name implements poll.Collector.
-func (c *Camunda) Name() string { return "camunda" }
-
-// folder is a fold.Limiter or fold.Ranked: their folds are counted when the
-// collection succeeds and forgotten when it fails.
-type folder interface {
-	Flush()
-	Discard()
-}
-
-// collection is the working set of one Collect call.
-type collection struct {
-	c         *Camunda
-	ctx       context.Context
-	st        camundaState // the next state, committed on success
-	engineNow time.Time
-	out       []prometheus.Metric
-	limiters  []folder // touched this collection: Flush or Discard
-	// inflight are the listed tasks a worker touched, for the join;
-	// truncated says the lists did not cover every such task, and
-	// unwatched how many of them the lists left out.
-	inflight  []correlate.Task
-	truncated bool
-	unwatched int64
-}
-
-func (k *collection) gauge(name string, v float64, labels ...string) {
-	k.out = append(k.out, prometheus.MustNewConstMetric(catalog.Desc(name), prometheus.GaugeValue, v, labels...))
-}
-
-func (k *collection) counter(name string, v float64, labels ...string) {
-	k.out = append(k.out, prometheus.MustNewConstMetric(catalog.Desc(name), prometheus.CounterValue, v, labels...))
-}
-
-// Collect implements poll.Collector.
-func (c *Camunda) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	taken := time.Now()
-	k := &collection{c: c, ctx: ctx, st: c.st.clone()}
-	k.limiters = []folder{c.topicLimit, c.workerFold, c.incidentLimit, c.jobLimit}
-	err := k.run()
-	for _, l := range k.limiters {
-		if err != nil {
-			l.Discard()
-		} else {
-			l.Flush()
-		}
-	}
-	if err != nil {
-		c.views.Withdraw(c.engine)
-		return nil, err
-	}
-	k.st.engineNow = k.engineNow
-	c.st = k.st
-	c.views.Publish(&correlate.View{Engine: c.engine, Taken: taken, Tasks: k.inflight, Truncated: k.truncated})
-	return k.out, nil
-}
-
-func (k *collection) run() error {
-	c := k.c
-	v, now, err := c.client.VersionAt(k.ctx)
-	if err != nil {
-		return err
-	}
-	if c.productFor != v {
-		// Asked once per engine version, answer or not: the endpoint may be
-		// forbidden for the exporter's user or missing in a fork.
-		name, err := c.client.ProductName(k.ctx)
-		if err != nil && k.ctx.Err() != nil {
-			return err
-		}
-		if err != nil {
-			c.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", c.engine, "error", err.Error())
-		}
-		c.productName, c.productFor = name, v
-	}
-	if c.rest != nil {
-		c.rest.version = v
-	}
-	known := make([]string, 0, len(k.st.topics))
-	for _, t := range sortedKeys(k.st.topics) {
-		if t != fold.Other {
-			known = append(known, t)
-		}
-	}
-	window := time.Duration(c.cfg.LateCommitWindow)
-	rd, err := c.reader.read(k.ctx, readRequest{
-		now: now, known: known, otherKnown: k.st.topics[fold.Other], admit: k.admitTopic,
-		budget: c.cfg.MaxListedTasks, history: k.st.cursor.request(window, c.cfg.MaxHistoryEntries),
-	})
-	if err != nil {
-		return err
-	}
-	k.engineNow = rd.now
-	k.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
-
-	var fresh []historyEntry
-	k.st.cursor, fresh = k.st.cursor.advance(rd.history, window)
-	k.historyCut(rd.history.cut)
-	failed := k.countHistory(fresh)
-
-	k.truncated, k.unwatched = rd.truncated, rd.unwatched
-	for _, topic := range sortedKeys(k.st.topics) {
-		if topic == fold.Other {
-			continue
-		}
-		tr := rd.topics[topic]
-		if tr == nil {
-			// Admitted from the history log this collection: its tasks
-			// came and went between two collections.
-			tr = &topicRead{}
-		}
-		k.topic(topic, tr, failed, rd.noCreateTime)
-	}
-	if k.st.topics[fold.Other] {
-		k.otherTopics(rd.other)
-		k.emitHistory(fold.Other)
-	}
-	k.gauge(catalog.ExporterUnwatchedTasks, float64(k.unwatched), c.engine)
-	k.counter(catalog.ExporterHistoryReadsCut, k.st.historyCuts, c.engine)
-	k.incidents(rd.incidents)
-	k.jobs(rd.jobs)
-	return nil
-}
-
-// admitTopic admits a topic the engine holds and the collector does not
-// know yet: true gives it its own label, false folds it into "other".
-func (k *collection) admitTopic(topic string) bool {
-	if k.c.topicLimit.Admit(topic)[0] == topic && topic != fold.Other {
-		k.st.topics[topic] = true
-		return true
-	}
-	k.st.topics[fold.Other] = true // remembered as the folded bucket
-	return false
-}
-
-// topicLabel is the topic label of a topic named by a history entry,
-// admitting it if it is new.
-func (k *collection) topicLabel(topic string) string {
-	if k.st.topics[topic] && topic != fold.Other {
-		return topic
-	}
-	if k.admitTopic(topic) {
-		return topic
-	}
-	return fold.Other
-}
-
-// historyCut counts a history reading cut short by max_history_entries and
-// logs when that starts: the failures and completions of that interval are
-// undercounted.
-func (k *collection) historyCut(cut bool) {
-	c := k.c
-	if cut {
-		k.st.historyCuts++
-		if !c.historyCut {
-			c.logger.Warn("camunda: more new history log entries than max_history_entries in one collection; failures and completions of this interval are undercounted (raise max_history_entries or collect more often)",
-				"engine", c.engine, "max_history_entries", c.cfg.MaxHistoryEntries)
-		}
-	}
-	c.historyCut = cut
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return &CamundaEngine{Source: src, collector: c}, nil
 }

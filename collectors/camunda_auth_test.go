@@ -70,7 +70,7 @@ func engineBasicAuth(t *testing.T, e *camundatest.Engine) {
 	if _, ok := good.get(catalog.CamundaEngineInfo, map[string]string{"version": e.Version}); !ok {
 		t.Errorf("right credentials: no camunda_engine_info for %s", e.Version)
 	}
-	if v := good.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": stateWaiting}); v != 1 {
+	if v := good.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": catalog.StateWaiting}); v != 1 {
 		t.Errorf("right credentials: waiting = %v, want 1", v)
 	}
 	noSecrets(good)

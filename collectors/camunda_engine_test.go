@@ -35,20 +35,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // camExporter is a Camunda source built exactly as the binary builds it.
 type camExporter struct {
 	t     *testing.T
 	set   *poll.Set
-	logs  *syncBuffer
+	logs  *testkit.LogBuffer
 	views *correlate.Registry // what the collector publishes for the joins
 	// twin, when set, reads the same engine in engine-database mode: it
 	// collects right after this one and must serve the same camunda_*
@@ -65,9 +67,9 @@ func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	folds := fold.NewStats()
+	folds := labellimit.NewStats()
 	views := correlate.NewRegistry()
 	eng, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, Logger: logger})
 	if err != nil {
@@ -104,14 +106,8 @@ const ageTolerance = 3
 func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map[string]string) bool) {
 	t.Helper()
 	series := func(c prometheus.Collector) map[string]float64 {
-		reg := prometheus.NewPedanticRegistry()
-		reg.MustRegister(c)
-		mfs, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
 		out := map[string]float64{}
-		for _, mf := range mfs {
+		for _, mf := range testkit.Gather(t, c) {
 			if !strings.HasPrefix(mf.GetName(), "camunda_") {
 				continue
 			}
@@ -165,14 +161,8 @@ type sample struct {
 
 func gatherSamples(t *testing.T, c prometheus.Collector, name string) []sample {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []sample
-	for _, mf := range mfs {
+	for _, mf := range testkit.Gather(t, c) {
 		if mf.GetName() != name {
 			continue
 		}
@@ -339,13 +329,13 @@ func (s *scenario) states(want map[string]int) {
 	s.exp.collect()
 	got := map[string]int{}
 	sum := 0
-	for _, st := range taskStates {
+	for _, st := range catalog.ExternalTaskStates() {
 		l := map[string]string{"engine": "e1", "topic": s.topic, "state": st}
 		v := int(s.exp.must(catalog.CamundaExternalTasks, l))
 		got[st] = v
 		sum += v
 	}
-	for _, st := range taskStates {
+	for _, st := range catalog.ExternalTaskStates() {
 		if got[st] != want[st] {
 			s.t.Errorf("camunda_external_tasks: got %v, want %v", got, want)
 			break
@@ -365,10 +355,10 @@ func (s *scenario) states(want map[string]int) {
 		}
 	}
 	check("sum of the six states vs open tasks", sum, engine["total"])
-	check("suspended", got[stateSuspended], engine["suspended"])
-	check("retries_exhausted vs active&noRetriesLeft", got[stateRetriesExhausted], engine["exhausted"])
-	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[stateLocked]+got[stateRetryBackoff], engine["locked"])
-	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[stateWaiting]+got[stateLockExpired], engine["fetchable"])
+	check("suspended", got[catalog.StateSuspended], engine["suspended"])
+	check("retries_exhausted vs active&noRetriesLeft", got[catalog.StateRetriesExhausted], engine["exhausted"])
+	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[catalog.StateLocked]+got[catalog.StateRetryBackoff], engine["locked"])
+	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[catalog.StateWaiting]+got[catalog.StateLockExpired], engine["fetchable"])
 }
 
 func (s *scenario) counter(name string) float64 {
@@ -555,7 +545,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for _, n := range []int{engineCount("suspended", "true"), engineCount("active", "true", "noRetriesLeft", "true")} {
 		switch {
 		case n == 0:
-		case n/restListPageSize+1+n/itemsPerCountRequest < open:
+		case n/engine.RESTListPageSize+1+n/engine.ItemsPerCountRequest < open:
 			listed++
 		default:
 			perTopic += open
@@ -609,7 +599,7 @@ func scenarioWaitingLocked(s *scenario) {
 	s.start(4)
 	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
 	collected := time.Now()
-	s.states(map[string]int{stateWaiting: 4})
+	s.states(map[string]int{catalog.StateWaiting: 4})
 	var oldest []camundatest.ExternalTask
 	s.ok(s.c.Get(s.ctx, "/external-task", url.Values{"topicName": {s.topic}, "sortBy": {"createTime"}, "sortOrder": {"asc"}, "maxResults": {"1"}}, &oldest))
 	if len(oldest) != 1 || oldest[0].CreateTime == nil {
@@ -630,7 +620,7 @@ func scenarioWaitingLocked(s *scenario) {
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	t1 := s.fetch(w1, time.Minute, 2)
 	t2 := s.fetch(w2, time.Minute, 1)
-	s.states(map[string]int{stateWaiting: 1, stateLocked: 3})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 3})
 	for w, want := range map[string]float64{"w1": 2, "w2": 1} {
 		l := map[string]string{"engine": "e1", "topic": s.topic, "worker_id": w}
 		if got := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, l); got != want {
@@ -643,7 +633,7 @@ func scenarioWaitingLocked(s *scenario) {
 	for _, tk := range t1 {
 		s.ok(w1.Complete(s.ctx, tk.ID, nil))
 	}
-	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskCompletions, 2)
 	s.ok(w2.Complete(s.ctx, t2[0].ID, nil))
 	last := s.fetch(w1, time.Minute, 1)
@@ -677,14 +667,14 @@ func scenarioBackoff(s *scenario) {
 	s.start(1)
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, time.Minute, 1)[0]
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	const retryTimeout = shortLock
 	s.ok(w1.Failure(s.ctx, tk.ID, 2, retryTimeout, "boom"))
 	// Engine: the failed task is still locked, by w1, with retries 2.
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: locked by w1 after failure = %d, want 1 (backoff counts as locked)", n)
 	}
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
 	if got, _ := s.exp.get(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w1"}); got != 0 {
 		s.t.Errorf("a task in retry backoff counts as w1's lock: %v", got)
@@ -696,19 +686,19 @@ func scenarioBackoff(s *scenario) {
 	if n := s.count("notLocked", "true", "lockExpirationBefore", camundatest.FormatTime(time.Now())); n != 1 {
 		s.t.Fatalf("engine: tasks with a past lock expiration = %d, want 1", n)
 	}
-	s.states(map[string]int{stateWaiting: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	// Fetched again (by another worker) after the backoff: locked, and not a
 	// redelivery.
 	s.fetch(w2, time.Minute, 1)
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	if v := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w2"}); v != 1 {
 		s.t.Errorf("locked_by_worker w2 = %v, want 1", v)
 	}
 	// Fails again: back to backoff.
 	s.ok(w2.Failure(s.ctx, tk.ID, 1, shortLock, "boom again"))
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	if n := s.historyCount("failureLog"); n != 2 {
 		s.t.Errorf("engine failure log = %d, want 2", n)
@@ -720,14 +710,14 @@ func scenarioBackoff(s *scenario) {
 	s.ok(err)
 	sleepPast(lockExpiry(s.t, got))
 	s.fetch(w1, time.Minute, 1)
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "boom again"))
 	after, err := s.c.ExternalTask(s.ctx, tk.ID)
 	s.ok(err)
 	if after.Retries == nil || *after.Retries != 1 || after.ErrorMessage == nil || *after.ErrorMessage != "boom again" {
 		s.t.Fatalf("engine: retries %v, message %v after the same failure", after.Retries, after.ErrorMessage)
 	}
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 3)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
@@ -736,16 +726,16 @@ func scenarioLapse(s *scenario) {
 	s.start(2)
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{stateWaiting: 1, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
 	if n := s.count("notLocked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: lapsed tasks still naming w1 = %d, want 1", n)
 	}
-	s.states(map[string]int{stateWaiting: 1, stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	// Counted once however often it is seen lapsed.
-	s.states(map[string]int{stateWaiting: 1, stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	// Another worker fetches it (fetchAndLock takes the lapsed task and the
 	// waiting one): a redelivery for the lapsed one only.
@@ -754,7 +744,7 @@ func scenarioLapse(s *scenario) {
 	if !ids[tk.ID] {
 		s.t.Fatalf("w2 did not get the lapsed task back")
 	}
-	s.states(map[string]int{stateLocked: 2})
+	s.states(map[string]int{catalog.StateLocked: 2})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 1)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	view, ok := s.exp.views.Get("e1")
@@ -790,13 +780,13 @@ func scenarioExtendLock(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.ok(w1.ExtendLock(s.ctx, tk.ID, time.Minute))
 	sleepPast(lockExpiry(s.t, tk)) // past the original lock
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: w1's extended lock = %d, want 1", n)
 	}
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
@@ -808,16 +798,16 @@ func scenarioLateHolder(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{stateLocked: 1})
+	s.states(map[string]int{catalog.StateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
-	s.states(map[string]int{stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	var apiErr *camundatest.APIError
 	if err := w1.ExtendLock(s.ctx, tk.ID, time.Minute); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
 		s.t.Fatalf("engine: extendLock of a lapsed lock: %v, want HTTP 400", err)
 	}
 	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "late failure"))
-	s.states(map[string]int{stateRetryBackoff: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
@@ -834,7 +824,7 @@ func scenarioExhausted(s *scenario) {
 	if n := s.count("noRetriesLeft", "true", "locked", "true"); n != 1 {
 		s.t.Fatalf("engine: locked with no retries = %d, want 1", n)
 	}
-	s.states(map[string]int{stateRetriesExhausted: 2})
+	s.states(map[string]int{catalog.StateRetriesExhausted: 2})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	inc := map[string]string{"engine": "e1", "incident_type": "failedExternalTask", "process_definition_key": s.key, "activity_id": "task_1"}
 	n, err := s.c.Count(s.ctx, "/incident/count", url.Values{"incidentType": {"failedExternalTask"}, "processDefinitionKeyIn": {s.key}})
@@ -859,11 +849,11 @@ func scenarioSuspended(s *scenario) {
 	s.start(3)
 	w1 := s.worker("w1")
 	s.fetch(w1, time.Minute, 1)
-	s.states(map[string]int{stateWaiting: 2, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 1})
 	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, true, true))
-	s.states(map[string]int{stateSuspended: 3})
+	s.states(map[string]int{catalog.StateSuspended: 3})
 	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, false, true))
-	s.states(map[string]int{stateWaiting: 2, stateLocked: 1})
+	s.states(map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 1})
 }
 
 // scenarioFirstSighting: an exporter that starts while tasks are already in
@@ -877,28 +867,15 @@ func scenarioFirstSighting(s *scenario) {
 	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock
 	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, s.creds))
 	s.exp = fresh
-	s.states(map[string]int{stateRetryBackoff: 1, stateWaiting: 1, stateLockExpired: 1})
+	s.states(map[string]int{catalog.StateRetryBackoff: 1, catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
 	// Nothing is counted on a first sighting.
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
 }
 
-// timerProcess waits on a one-hour timer: a job that never runs by itself.
-func timerProcess(key, _ string) []byte {
-	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter">
-  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
-    <bpmn:intermediateCatchEvent id="wait">
-      <bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition>
-    </bpmn:intermediateCatchEvent>
-    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="end"/>
-    <bpmn:endEvent id="end"/>
-  </bpmn:process>
-</bpmn:definitions>`, key))
-}
+// timerProcess adapts camundatest.TimerProcess to the scenarios' process
+// builder (the topic is unused: the process has no external task).
+func timerProcess(key, _ string) []byte { return camundatest.TimerProcess(key) }
 
 func scenarioJobs(s *scenario) {
 	s.start(2)
@@ -945,7 +922,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed, err := OpenEngineDatabase(cfg.Camunda[0], "camunda[0]", nil)
+	ed, err := engine.OpenDatabase(cfg.Camunda[0], "camunda[0]", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -953,8 +930,8 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if err := ed.Verify(ctx); err != nil {
 		t.Fatalf("verify with the engine's time zone: %v", err)
 	}
-	var hist Requirements
-	for _, r := range EngineDatabaseRequirements("", "camunda[0].database") {
+	var hist pgschema.Requirements
+	for _, r := range engine.DatabaseRequirements("", "camunda[0].database") {
 		if r.Table == "act_hi_ext_task_log" {
 			hist = r
 		}
@@ -963,7 +940,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		t.Helper()
 		var ix string
 		if err := ed.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) (err error) {
-			ix, err = pgsource.ServingIndex(ctx, tx, hist.Table, hist.Queries[0].SQL, hist.Queries[0].Args...)
+			ix, err = pgschema.ServingIndex(ctx, tx, hist.Table, hist.Queries[0].SQL, hist.Queries[0].Args...)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -973,21 +950,15 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if ix := served(); ix != "" {
 		t.Fatalf("history query served by %q on an engine that creates no index on timestamp_", ix)
 	}
-	conn, err := pgx.Connect(ctx, u.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, hist.Indexes[0].CreateStatement(hist.Table)); err != nil {
-		t.Fatal(err)
-	}
+	conn := pgtest.Connect(t, u.dbURL)
+	pgtest.Exec(t, conn, hist.Indexes[0].CreateStatement(hist.Table))
 	if ix := served(); ix != hist.Indexes[0].Name {
 		t.Fatalf("history query served by %q after creating %s", ix, hist.Indexes[0].Name)
 	}
 
 	// The role of deploy/sql/camunda/002_exporter_role.sql may read all the
 	// exporter needs, and no more: the engine reads as up through it.
-	roleSQL, err := os.ReadFile("../deploy/sql/camunda/002_exporter_role.sql")
+	roleSQL, err := os.ReadFile(testkit.Path(t, "deploy/sql/camunda/002_exporter_role.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

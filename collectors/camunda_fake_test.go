@@ -191,8 +191,6 @@ func (f *fakeCamunda) resetRequests() {
 	clear(f.requests)
 }
 
-func intp(i int) *int { return &i }
-
 func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -22,7 +22,7 @@ func fakeExporter(t *testing.T, f *fakeCamunda, topics, extra string) *camExport
 func partitionOf(t *testing.T, e *camExporter, topic string) map[string]int {
 	t.Helper()
 	got := map[string]int{}
-	for _, st := range taskStates {
+	for _, st := range catalog.ExternalTaskStates() {
 		v := e.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": st})
 		if v != 0 {
 			got[st] = int(v)
@@ -54,7 +54,7 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.add(&fakeTask{id: "s1", topic: "a", suspended: true})
 	e := fakeExporter(t, f, "a, configured", "")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 8, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 8, catalog.StateSuspended: 1})
 	wantPartition(t, e, "configured", map[string]int{})
 	a := map[string]string{"topic": "a"}
 
@@ -66,7 +66,7 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.lock("t6", "w3", 10*time.Second) // will lapse and be redelivered between polls
 	f.advance(time.Second)
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 6, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 6, catalog.StateSuspended: 1})
 	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w2"}, 2)
 
 	f.failure("t3", 2, 30*time.Second, "boom")
@@ -75,8 +75,8 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.advance(15 * time.Second)     // t2 and t6 lapse
 	f.lock("t6", "w4", time.Minute) // redelivered to w4 before the next poll
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 3, stateRetryBackoff: 1,
-		stateLockExpired: 1, stateRetriesExhausted: 1, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 3, catalog.StateRetryBackoff: 1,
+		catalog.StateLockExpired: 1, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
 	// t2 lapsed (seen), t6 lapsed unseen and was redelivered to another worker.
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 1)
@@ -106,15 +106,15 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	// Seen lapsed again: not counted again. Backoff ends: waiting, no lapse.
 	f.advance(20 * time.Second)
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 3, stateLocked: 3, stateLockExpired: 1,
-		stateRetriesExhausted: 1, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 3, catalog.StateLocked: 3, catalog.StateLockExpired: 1,
+		catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 
 	// t2 is fetched again: a redelivery. t3 is fetched after its backoff: a retry, not a redelivery.
 	f.lock("t2", "w1", time.Minute)
 	f.lock("t3", "w5", time.Minute)
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 5, stateRetriesExhausted: 1, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 5, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 
@@ -122,16 +122,16 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	// decrements retries) is found in the failure log: backoff, not a re-fetch.
 	f.failure("t3", 2, time.Minute, "boom")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 4, stateRetryBackoff: 1, stateRetriesExhausted: 1, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 4, catalog.StateRetryBackoff: 1, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
 	// Without the log entry (more failures than one page, or history level
 	// below full) the same change reads as a re-fetch: the documented limit.
 	f.lock("t3", "w5", time.Minute)
 	e.collect()
 	f.mu.Lock()
-	f.task("t3").exp = ptr(f.now.Add(2 * time.Minute))
+	f.task("t3").exp = new(f.now.Add(2 * time.Minute))
 	f.mu.Unlock()
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 5, stateRetriesExhausted: 1, stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 5, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
 
 	// Drain everything: zeros, the topic stays; counters stay.
 	for _, id := range []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "s1"} {
@@ -143,8 +143,6 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 0)
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func TestCamundaOldestWaitingAge(t *testing.T) {
 	f := newFakeCamunda(t)
@@ -170,7 +168,7 @@ func TestCamundaOldestWaitingAge(t *testing.T) {
 	if _, ok := e2.get(catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}); ok {
 		t.Fatal("oldest waiting age reported for an engine without createTime")
 	}
-	wantPartition(t, e2, "a", map[string]int{stateWaiting: 1})
+	wantPartition(t, e2, "a", map[string]int{catalog.StateWaiting: 1})
 	if n := strings.Count(e2.logs.String(), "carry no createTime"); n != 1 {
 		t.Fatalf("createTime warning logged %d times, want once:\n%s", n, e2.logs)
 	}
@@ -286,7 +284,7 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	a := map[string]string{"topic": "a"}
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
 	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3) // 1, then 3 in the dropped collection
-	wantPartition(t, e, "a", map[string]int{stateLockExpired: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateLockExpired: 1})
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
 }
@@ -303,9 +301,9 @@ func TestCamundaFolding(t *testing.T) {
 	f.history("c", "success", 7, time.Minute)
 	e := fakeExporter(t, f, "", "    label_value_limit: 2\n    worker_id_limit: 2\n")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 1, stateLocked: 3})
-	wantPartition(t, e, "b", map[string]int{stateWaiting: 1})
-	wantPartition(t, e, "other", map[string]int{stateWaiting: 2})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 3})
+	wantPartition(t, e, "b", map[string]int{catalog.StateWaiting: 1})
+	wantPartition(t, e, "other", map[string]int{catalog.StateWaiting: 2})
 	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "c"}); ok {
 		t.Fatal("topic c is reported despite label_value_limit 2")
 	}
@@ -322,7 +320,7 @@ func TestCamundaFolding(t *testing.T) {
 	// not listed, so not watched for lapses or seen by the joins.
 	f.lock("t2", "w1", time.Minute)
 	e.collect()
-	wantPartition(t, e, "other", map[string]int{stateWaiting: 1, stateLocked: 1})
+	wantPartition(t, e, "other", map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 1)
 	if v, ok := e.views.Get("e1"); !ok || !v.Truncated {
 		t.Fatalf("view with a folded topic's lock: published %v, %+v", ok, v)
@@ -400,7 +398,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 150, stateLockExpired: 3})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 150, catalog.StateLockExpired: 3})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0)
 	f.resetRequests()
 	e.collect()
@@ -415,7 +413,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got := f.requestCount(); got != want-1 || f.requests["/history/external-task-log"] != 1 {
 		t.Fatalf("collection after a failure made %d requests, want %d: %v", got, want-1, f.requests)
 	}
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 149, stateRetryBackoff: 1, stateLockExpired: 3})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 149, catalog.StateRetryBackoff: 1, catalog.StateLockExpired: 3})
 	// Suspended tasks on few topics are listed engine-wide when that is
 	// cheaper than a count per topic, else counted per topic.
 	f.mu.Lock()
@@ -428,7 +426,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got := f.requestCount(); got != want-1+1-1 {
 		t.Fatalf("collection with a suspended task made %d requests, want %d: %v", got, want-1, f.requests)
 	}
-	wantPartition(t, e, "b", map[string]int{stateSuspended: 1})
+	wantPartition(t, e, "b", map[string]int{catalog.StateSuspended: 1})
 	f.mu.Lock()
 	for _, tk := range f.tasks[:100] {
 		tk.suspended = true
@@ -439,8 +437,8 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got := f.requestCount(); got != want-1+2-1 { // 101 suspended tasks cost more to list than 2 counts
 		t.Fatalf("collection with 101 suspended tasks made %d requests, want %d: %v", got, want, f.requests)
 	}
-	wantPartition(t, e, "a", map[string]int{stateWaiting: 2, stateLocked: 50, stateSuspended: 100, stateLockExpired: 3})
-	wantPartition(t, e, "b", map[string]int{stateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 50, catalog.StateSuspended: 100, catalog.StateLockExpired: 3})
+	wantPartition(t, e, "b", map[string]int{catalog.StateSuspended: 1})
 	// max_listed_tasks bounds the lists: with 10, a's locked list is one page
 	// of 11 (10 plus one to learn the list is longer) and nothing else is listed.
 	g := newFakeCamunda(t)
@@ -456,7 +454,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got, want := g.requests["/external-task"], 2; got != want { // locked list + oldest waiting
 		t.Fatalf("with max_listed_tasks 10: %d list requests, want %d", got, want)
 	}
-	wantPartition(t, e2, "a", map[string]int{stateWaiting: 5, stateLocked: 150})
+	wantPartition(t, e2, "a", map[string]int{catalog.StateWaiting: 5, catalog.StateLocked: 150})
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w"}, 10)
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 140)
 	if v, ok := e2.views.Get("e1"); !ok || !v.Truncated || len(v.Tasks) != 10 {
@@ -492,28 +490,7 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
-	mfs := lintAndGather(t, e.set)
-	served := map[string]bool{}
-	for _, mf := range mfs {
-		served[mf.GetName()] = true
-		m, ok := catalog.Lookup(mf.GetName())
-		if !ok {
-			t.Errorf("served metric %s is not in the catalog", mf.GetName())
-			continue
-		}
-		if mf.GetHelp() != m.Help {
-			t.Errorf("%s HELP differs from the catalog", mf.GetName())
-		}
-		for _, s := range mf.GetMetric() {
-			var names []string
-			for _, l := range s.GetLabel() {
-				names = append(names, l.GetName())
-			}
-			if strings.Join(sortedCopy(names), ",") != strings.Join(sortedCopy(m.Labels), ",") {
-				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, m.Labels)
-			}
-		}
-	}
+	served := expectCatalogFamilies(t, lintAndGather(t, e.set))
 	for _, m := range catalog.All() {
 		if m.Source == catalog.SourceCamunda && !served[m.Name] {
 			t.Errorf("catalog metric %s is not served", m.Name)

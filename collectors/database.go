@@ -1,16 +1,28 @@
 package collectors
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
+
+// TableCollector is a collector over one configured table: a table kind's
+// collector or its Camunda join.
+type TableCollector interface {
+	Name() string
+	Collect(ctx context.Context) ([]prometheus.Metric, error)
+	Requirements() pgschema.Requirements
+}
 
 // Database is one configured database: its connection and the collectors
 // of the tables it lists.
@@ -22,7 +34,7 @@ type Database struct {
 
 // DatabaseOptions are the shared parts a database's collectors need.
 type DatabaseOptions struct {
-	Folds *fold.Stats
+	Folds *labellimit.Stats
 	// Views carries the Camunda side's in-flight tasks for the joins; nil
 	// turns the joins off.
 	Views *correlate.Registry
@@ -36,7 +48,7 @@ type DatabaseOptions struct {
 func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database, error) {
 	logger, folds := orDiscard(o.Logger), o.Folds
 	if folds == nil {
-		folds = fold.NewStats()
+		folds = labellimit.NewStats()
 	}
 	db, err := pgsource.Open(pgsource.Options{
 		Name: cfg.Name, DSN: cfg.ResolvedDSN,
@@ -46,33 +58,21 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	late := time.Duration(cfg.LateCommitWindow)
+	ko := kindOptions{db: db, database: cfg.Name, prefix: key + ".tables.", lateCommitWindow: time.Duration(cfg.LateCommitWindow),
+		labelValueLimit: cfg.LabelValueLimit, folds: folds, logger: logger, views: o.Views, engines: o.Engines}
+	// The tables' collectors first, then the joins, each in the order of
+	// the kinds.
 	var cs []TableCollector
-	t := cfg.Tables
-	if t.Idempotency != nil {
-		cs = append(cs, NewIdempotency(IdempotencyOptions{DB: db, Database: cfg.Name, Table: *t.Idempotency, ConfigKey: key + ".tables.idempotency",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-	}
-	if t.ProcessedJobs != nil {
-		cs = append(cs, NewProcessedJobs(ProcessedJobsOptions{DB: db, Database: cfg.Name, Table: *t.ProcessedJobs, ConfigKey: key + ".tables.processed_jobs",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-	}
-	if t.Inbox != nil {
-		cs = append(cs, NewInbox(InboxOptions{DB: db, Database: cfg.Name, Table: *t.Inbox, ConfigKey: key + ".tables.inbox",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-	}
-	if t.Outbox != nil {
-		cs = append(cs, NewOutbox(OutboxOptions{DB: db, Database: cfg.Name, Table: *t.Outbox, ConfigKey: key + ".tables.outbox",
-			LateCommitWindow: late, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
+	for _, k := range tableKinds() {
+		if c := k.collector(cfg.Tables, ko); c != nil {
+			cs = append(cs, c)
+		}
 	}
 	if o.Views != nil {
-		if t.Idempotency != nil && !t.Idempotency.Camunda.Disabled {
-			cs = append(cs, NewIdempotencyJoin(IdempotencyJoinOptions{DB: db, Database: cfg.Name, Table: *t.Idempotency, ConfigKey: key + ".tables.idempotency",
-				Views: o.Views, LabelValueLimit: cfg.LabelValueLimit, Folds: folds, Logger: logger}))
-		}
-		if t.ProcessedJobs != nil && !t.ProcessedJobs.Camunda.Disabled {
-			cs = append(cs, NewProcessedJobJoin(ProcessedJobJoinOptions{DB: db, Database: cfg.Name, Table: *t.ProcessedJobs, ConfigKey: key + ".tables.processed_jobs",
-				Views: o.Views, Engines: o.Engines, LabelValueLimit: cfg.LabelValueLimit, Folds: folds}))
+		for _, k := range tableKinds() {
+			if c := k.join(cfg.Tables, ko); c != nil {
+				cs = append(cs, c)
+			}
 		}
 	}
 	// With joins, refresh after the Camunda sources (phase 0) so a join uses
@@ -92,4 +92,11 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 		Phase: phase,
 	})
 	return &Database{DB: db, Source: src, Collectors: cs}, nil
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }

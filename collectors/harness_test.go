@@ -1,12 +1,10 @@
 package collectors
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,9 +16,10 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -46,21 +45,15 @@ type testDB struct {
 func newTestDB(t *testing.T, withDuplicateCount bool) *testDB {
 	t.Helper()
 	url := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	files := []string{"001_reference_schema.sql"}
+	conn := pgtest.Connect(t, url)
+	files := []string{"deploy/sql/001_reference_schema.sql"}
 	if withDuplicateCount {
-		files = append(files, "002_duplicate_count_extension.sql")
+		files = append(files, "deploy/sql/002_duplicate_count_extension.sql")
 	}
-	files = append(files, "003_exporter_indexes.sql")
-	for _, f := range files {
-		execFile(t, conn, filepath.Join("..", "deploy", "sql", f), withDuplicateCount)
-	}
-	mustExec(t, conn, `CREATE SCHEMA testclock;
+	files = append(files, "deploy/sql/003_exporter_indexes.sql")
+	skip := func(stmt string) bool { return !withDuplicateCount && strings.Contains(stmt, "duplicate_count") }
+	pgtest.ExecRepoFiles(t, conn, skip, files...)
+	pgtest.Exec(t, conn, `CREATE SCHEMA testclock;
 CREATE TABLE testclock.clock (t timestamptz NOT NULL);
 INSERT INTO testclock.clock VALUES ('`+t0.Format(time.RFC3339)+`');
 CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELECT t FROM testclock.clock';`)
@@ -71,23 +64,8 @@ CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELE
 	return &testDB{t: t, admin: conn, exporterDSN: url + sep + "search_path=testclock,pg_catalog,public"}
 }
 
-func execFile(t *testing.T, conn *pgx.Conn, path string, withDup bool) {
-	t.Helper()
-	skip := func(stmt string) bool { return !withDup && strings.Contains(stmt, "duplicate_count") }
-	if err := pgtest.ExecFile(context.Background(), conn, path, skip); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustExec(t *testing.T, conn *pgx.Conn, sql string, args ...any) {
-	t.Helper()
-	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%v\n%s", err, sql)
-	}
-}
-
 // exec runs SQL as the application would (its own session, real now()).
-func (d *testDB) exec(sql string, args ...any) { d.t.Helper(); mustExec(d.t, d.admin, sql, args...) }
+func (d *testDB) exec(sql string, args ...any) { d.t.Helper(); pgtest.Exec(d.t, d.admin, sql, args...) }
 
 // setClock moves the exporter's database clock to t0 plus offset.
 func (d *testDB) setClock(offset time.Duration) {
@@ -104,24 +82,7 @@ type exporter struct {
 	t     *testing.T
 	set   *poll.Set
 	db    *Database
-	logs  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs  *testkit.LogBuffer
 }
 
 func (d *testDB) newExporter(configYAML string) *exporter {
@@ -131,9 +92,9 @@ func (d *testDB) newExporter(configYAML string) *exporter {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	folds := fold.NewStats()
+	folds := labellimit.NewStats()
 	views := correlate.NewRegistry()
 	var engines []string
 	for _, e := range cfg.Camunda {
@@ -166,13 +127,7 @@ func (e *exporter) expect(want string, names ...string) {
 // value returns one sample's value, failing if it is absent.
 func (e *exporter) value(name string, labels map[string]string) float64 {
 	e.t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(e.set)
-	mfs, err := reg.Gather()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, mf := range mfs {
+	for _, mf := range testkit.Gather(e.t, e.set) {
 		if mf.GetName() != name {
 			continue
 		}
@@ -215,13 +170,7 @@ func helpHeader(name string) string {
 // newTestConn opens another application session on the test database.
 func newTestConn(t *testing.T, d *testDB) *pgx.Conn {
 	t.Helper()
-	cfg := d.admin.Config().ConnString()
-	conn, err := pgx.Connect(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return pgtest.Connect(t, d.admin.Config().ConnString())
 }
 
 // expect2 is expect returning the error, for "must be absent" checks.
@@ -247,4 +196,32 @@ func lintAndGather(t *testing.T, c prometheus.Collector) []*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	return mfs
+}
+
+// expectCatalogFamilies checks every gathered family against the catalog
+// (known name, same HELP, same label names) and returns the names served.
+func expectCatalogFamilies(t *testing.T, mfs []*dto.MetricFamily) map[string]bool {
+	t.Helper()
+	served := map[string]bool{}
+	for _, mf := range mfs {
+		served[mf.GetName()] = true
+		m, ok := catalog.Lookup(mf.GetName())
+		if !ok {
+			t.Errorf("served metric %s is not in the catalog", mf.GetName())
+			continue
+		}
+		if mf.GetHelp() != m.Help {
+			t.Errorf("%s HELP differs from the catalog", mf.GetName())
+		}
+		for _, s := range mf.GetMetric() {
+			var names []string
+			for _, l := range s.GetLabel() {
+				names = append(names, l.GetName())
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(m.Labels))) {
+				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, m.Labels)
+			}
+		}
+	}
+	return served
 }

@@ -155,6 +155,17 @@ func TestIdempotencyExactValues(t *testing.T) {
 }
 
 func TestIdempotencyWithoutDuplicateColumnOmitsThatMetric(t *testing.T) {
+	_, e := oneStartedRecord(t)
+	if err := e.expect2("", catalog.IdempotencyDuplicatesPrevented); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneStartedRecord is a database without the duplicate_count extension
+// holding one STARTED record of scope A, and its exporter after a first
+// collection that saw it.
+func oneStartedRecord(t *testing.T) (*testDB, *exporter) {
+	t.Helper()
 	d := newTestDB(t, false)
 	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
 	e := d.newExporter(baseConfig)
@@ -162,9 +173,7 @@ func TestIdempotencyWithoutDuplicateColumnOmitsThatMetric(t *testing.T) {
 	if got := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); got != 1 {
 		t.Fatalf("records = %v, want 1", got)
 	}
-	if err := e.expect2("", catalog.IdempotencyDuplicatesPrevented); err != nil {
-		t.Fatal(err)
-	}
+	return d, e
 }
 
 func (d *testDB) upsertIdemNoDup(scope, key, status string, updated float64) {

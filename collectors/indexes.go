@@ -5,31 +5,34 @@ import (
 	"strings"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 )
 
-// DefaultRequirements returns the requirements of the four table collectors
-// with the seed's default names, including the optional duplicate_count
-// extension. deploy/sql/003_exporter_indexes.sql is generated from it.
-func DefaultRequirements() []Requirements {
+// DefaultRequirements returns the requirements of every table kind's
+// collector and join, with the default table and column names, including
+// the optional duplicate_count extension. deploy/sql/003_exporter_indexes.sql
+// and the README's index table are generated from it.
+func DefaultRequirements() []pgschema.Requirements {
 	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
 	if err != nil {
 		panic(err)
 	}
-	t := cfg.Databases[0].Tables
-	return []Requirements{
-		NewIdempotency(IdempotencyOptions{Table: *t.Idempotency, ConfigKey: "tables.idempotency", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
-		NewIdempotencyJoin(IdempotencyJoinOptions{Table: *t.Idempotency, ConfigKey: "tables.idempotency", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
-		NewProcessedJobs(ProcessedJobsOptions{Table: *t.ProcessedJobs, ConfigKey: "tables.processed_jobs", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
-		NewProcessedJobJoin(ProcessedJobJoinOptions{Table: *t.ProcessedJobs, ConfigKey: "tables.processed_jobs", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
-		NewInbox(InboxOptions{Table: *t.Inbox, ConfigKey: "tables.inbox", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
-		NewOutbox(OutboxOptions{Table: *t.Outbox, ConfigKey: "tables.outbox", LabelValueLimit: 1, Folds: fold.NewStats()}).Requirements(),
+	o := kindOptions{prefix: "tables.", labelValueLimit: 1, folds: labellimit.NewStats()}
+	var out []pgschema.Requirements
+	for _, k := range tableKinds() {
+		for _, c := range []TableCollector{k.collector(cfg.Databases[0].Tables, o), k.join(cfg.Databases[0].Tables, o)} {
+			if c != nil {
+				out = append(out, c.Requirements())
+			}
+		}
 	}
+	return out
 }
 
 // IndexSQL renders the CREATE INDEX statements of the requirements with the
 // reason for each.
-func IndexSQL(reqs []Requirements) string {
+func IndexSQL(reqs []pgschema.Requirements) string {
 	var b strings.Builder
 	b.WriteString(`-- Indexes the exporter needs. Generated from the collectors' requirements
 -- (go generate ./collectors); do not edit by hand. Each index keeps one
@@ -46,8 +49,8 @@ func IndexSQL(reqs []Requirements) string {
 				fmt.Fprintf(&b, "-- %s: needs the optional column %s; created by 002_duplicate_count_extension.sql\n", ix.Why, ix.Requires)
 				continue
 			}
-			if ix.SeedPrimaryKey {
-				fmt.Fprintf(&b, "-- %s: the seed's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
+			if ix.ReferencePrimaryKey {
+				fmt.Fprintf(&b, "-- %s: the reference schema's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
 				continue
 			}
 			fmt.Fprintf(&b, "-- %s\n%s\n", ix.Why, ix.CreateStatement(r.Table))

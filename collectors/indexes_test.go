@@ -4,6 +4,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // TestIndexFilesMatchTheCode: deploy/sql/003 is generated from the
@@ -11,34 +14,34 @@ import (
 // must match what the code asks for.
 func TestIndexFilesMatchTheCode(t *testing.T) {
 	reqs := DefaultRequirements()
-	gen, err := os.ReadFile("../deploy/sql/003_exporter_indexes.sql")
+	gen, err := os.ReadFile(testkit.Path(t, "deploy/sql/003_exporter_indexes.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(gen) != IndexSQL(reqs) {
 		t.Fatal("deploy/sql/003_exporter_indexes.sql is stale: run `go generate ./collectors`")
 	}
-	eng, err := os.ReadFile("../deploy/sql/camunda/001_history_timestamp_index.sql")
+	eng, err := os.ReadFile(testkit.Path(t, "deploy/sql/camunda/001_history_timestamp_index.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(eng) != EngineIndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
+	if string(eng) != engine.IndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
 		t.Fatal("deploy/sql/camunda/001_history_timestamp_index.sql is stale: run `go generate ./collectors`")
 	}
 	// The engine-database role grants SELECT on exactly the tables the
 	// reader uses.
-	role, err := os.ReadFile("../deploy/sql/camunda/002_exporter_role.sql")
+	role, err := os.ReadFile(testkit.Path(t, "deploy/sql/camunda/002_exporter_role.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tables []string
-	for _, r := range EngineDatabaseRequirements("", "") {
+	for _, r := range engine.DatabaseRequirements("", "") {
 		tables = append(tables, r.Table)
 	}
 	if grant := "GRANT SELECT ON " + strings.Join(tables, ", ") + " TO"; !strings.Contains(string(role), grant) {
 		t.Fatalf("deploy/sql/camunda/002_exporter_role.sql does not say %q", grant)
 	}
-	ext, err := os.ReadFile("../deploy/sql/002_duplicate_count_extension.sql")
+	ext, err := os.ReadFile(testkit.Path(t, "deploy/sql/002_duplicate_count_extension.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

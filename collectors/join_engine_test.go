@@ -10,11 +10,11 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
-// scenarioJoinCrashCases replays the seed's crash cases on a real engine and
-// a real database (issue 4): a worker records COMPLETED and dies before
-// completing its task; another records STARTED and its lock lapses; a
-// second worker fetches both again, replays the stored result, reconciles,
-// and completes. After each step the join metrics must say exactly that.
+// scenarioJoinCrashCases replays the two crash cases of the Camunda join
+// (docs/design.md) on a real engine and a real database: a worker records
+// COMPLETED and dies before completing its task; another records STARTED
+// and its lock lapses; a second worker fetches both again, replays the
+// stored result, reconciles, and completes. After each step the join metrics must say exactly that.
 func scenarioJoinCrashCases(s *scenario) {
 	t := s.t
 	d := newTestDB(t, false)

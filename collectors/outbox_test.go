@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 )
 
 type outboxRow struct {
@@ -145,7 +146,7 @@ func TestOutboxLateCommitCountedExactlyOnce(t *testing.T) {
 	}
 	// Meanwhile a row stamped later commits at once.
 	writer2 := newTestConn(t, d)
-	mustExec(t, writer2, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
+	pgtest.Exec(t, writer2, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 		VALUES ($1, 'Order', 'b', 'OrderCreated', 'k2', '{}', 'PENDING', $2)`, uuid(2), at(8))
 
 	labels := map[string]string{"aggregate_type": "Order", "event_type": "OrderCreated"}

@@ -54,26 +54,14 @@ func TestMissingTableAndColumnAreReportedAndIsolated(t *testing.T) {
 }
 
 func TestUnreachableDatabaseDropsAllDataSeries(t *testing.T) {
-	d := newTestDB(t, false)
-	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
-	e := d.newExporter(baseConfig)
-	e.collect()
-	if v := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); v != 1 {
-		t.Fatalf("records = %v", v)
-	}
+	d, e := oneStartedRecord(t)
 	// Take the database away: refuse new sessions (from the maintenance
 	// database) and terminate the exporter's.
-	maint, err := pgx.Connect(context.Background(), pgtest.SharedServer(t).AdminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	maint := pgtest.Connect(t, pgtest.SharedServer(t).AdminURL)
 	dbName := pgx.Identifier{d.admin.Config().Database}.Sanitize()
-	mustExec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS false`)
+	pgtest.Exec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS false`)
 	d.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
-	t.Cleanup(func() {
-		mustExec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS true`)
-		maint.Close(context.Background())
-	})
+	t.Cleanup(func() { pgtest.Exec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS true`) })
 	e.collect()
 	if v := e.value(catalog.ExporterSourceUp, nil); v != 0 {
 		t.Fatalf("source_up = %v, want 0", v)
@@ -92,42 +80,11 @@ func TestPromlintOnFullOutput(t *testing.T) {
 	d.upsertInbox(inboxRow{"kafka", "m1", "OrderValidated", "RECEIVED", -5, nil})
 	e := d.newExporter(baseConfig)
 	e.collect()
-	mfs := lintAndGather(t, e.set)
-	for _, mf := range mfs {
-		m, ok := catalog.Lookup(mf.GetName())
-		if !ok {
-			t.Errorf("served metric %s is not in the catalog", mf.GetName())
-			continue
-		}
-		if mf.GetHelp() != m.Help {
-			t.Errorf("%s HELP differs from the catalog", mf.GetName())
-		}
-		for _, s := range mf.GetMetric() {
-			var names []string
-			for _, l := range s.GetLabel() {
-				names = append(names, l.GetName())
-			}
-			want := append([]string(nil), m.Labels...)
-			if strings.Join(sortedCopy(names), ",") != strings.Join(sortedCopy(want), ",") {
-				t.Errorf("%s labels %v, catalog says %v", mf.GetName(), names, want)
-			}
-		}
-	}
+	expectCatalogFamilies(t, lintAndGather(t, e.set))
 }
 
-func sortedCopy(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
-}
-
-// TestQueriesReadOnlyOpenOrRecentRows proves the design claim: with a large
+// TestQueriesReadOnlyOpenOrRecentRows proves a rule of docs/design.md (Data
+// flow, 7): with a large
 // terminal history and the indexes of deploy/sql, no collector query scans
 // the history. It runs each query under EXPLAIN ANALYZE and counts the rows
 // its scans touch.
@@ -155,11 +112,7 @@ func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 
 	// With an engine configured, the Camunda joins' queries are checked too.
 	e := d.newExporter(joinConfig)
-	conn, err := pgx.Connect(context.Background(), d.exporterDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := pgtest.Connect(t, d.exporterDSN)
 	for _, c := range e.db.Collectors {
 		req := c.Requirements()
 		for _, q := range req.Queries {

@@ -26,12 +26,12 @@ func externalTasks() *board {
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.stat(panel{title: "Out of retries", unit: "short",
 		desc:     "Open external tasks with no retries left: each is an incident and waits for an operator.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+stateRetriesExhausted+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lapsed locks now", unit: "short",
 		desc:     "Tasks a worker fetched whose lock lapsed without complete or failure; the next fetch will execute them again.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+stateLockExpired+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateLockExpired+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
 	d.stat(panel{title: "Open incidents", unit: "short",
@@ -47,7 +47,7 @@ func externalTasks() *board {
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Waiting tasks by topic", unit: "short",
 		desc:     "Tasks waiting to be fetched per engine and topic.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+stateWaiting+`"`), "engine", "topic"), legend: "{{engine}} {{topic}}"}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateWaiting+`"`), "engine", "topic"), legend: "{{engine}} {{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Oldest waiting task by topic", unit: "s",
 		desc:     "Age of the oldest waiting task per engine and topic; 0 when none waits.",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -14,9 +13,8 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
-
-const repoRoot = ".."
 
 // TestGeneratedFilesUpToDate fails when the committed JSON or ConfigMap
 // differs from what the code builds.
@@ -26,7 +24,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range sortedKeys(files) {
-		got, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(p)))
+		got, err := os.ReadFile(testkit.Path(t, p))
 		if err != nil {
 			t.Errorf("%s: %v; run `go generate ./...`", p, err)
 			continue
@@ -36,7 +34,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		}
 	}
 	// No stray dashboards in the JSON folder.
-	entries, err := os.ReadDir(filepath.Join(repoRoot, JSONDir))
+	entries, err := os.ReadDir(testkit.Path(t, JSONDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +466,7 @@ func TestRunbookLinks(t *testing.T) {
 	}
 	// Every linked runbook must be there.
 	for _, a := range rules.Alerts() {
-		if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(a.RunbookPath()))); err != nil {
+		if _, err := os.Stat(testkit.Path(t, a.RunbookPath())); err != nil {
 			t.Errorf("runbook of %s missing: %v", a.Name, err)
 		}
 	}

@@ -1,14 +1,9 @@
 package dashboards
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -16,12 +11,14 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
 )
 
 // Label values the panels select on; every other label gets "x".
 var syntheticValues = map[string][]string{
-	"state":  {"waiting", "locked", stateRetriesExhausted, stateLockExpired},
-	"status": {statusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
+	"state":  {"waiting", "locked", catalog.StateRetriesExhausted, catalog.StateLockExpired},
+	"status": {config.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
 	"source": {string(catalog.SourceCamunda), string(catalog.SourceDatabase)},
 }
 
@@ -85,16 +82,6 @@ func labelSets(labels []string) [][]string {
 	return sets
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestLiveCheckWithRealPrometheus starts the Prometheus server of the machine
 // (Debian's 2.42, as the end-to-end test uses) scraping a fake exporter that
 // serves every catalog metric, with one always-firing alert of the bundle, and
@@ -105,13 +92,6 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("PROMTEST_REQUIRE") != "" {
-			t.Fatal("prometheus is not installed and PROMTEST_REQUIRE is set (apt-get install prometheus)")
-		}
-		t.Skip("prometheus is not installed (apt-get install prometheus)")
-	}
 	var scrapes atomic.Int64
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := scrapes.Add(1)
@@ -120,7 +100,6 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
 	}))
 	defer exporter.Close()
 
-	dir := t.TempDir()
 	rules := `groups:
   - name: dashboard-test
     interval: 1s
@@ -130,47 +109,7 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
         labels:
           severity: critical
 `
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files: [%q]
-scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, filepath.Join(dir, "rules.yml"), strings.TrimPrefix(exporter.URL, "http://"))
-	if err := os.WriteFile(filepath.Join(dir, "rules.yml"), []byte(rules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--log.level=warn")
-	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
-			t.Logf("prometheus log:\n%s", log)
-		}
-	}()
-	base := "http://" + addr
-
+	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules})
 	// Wait until Prometheus is ready, has scraped a few times and the alert fires.
 	qs, err := Queries()
 	if err != nil {
@@ -184,7 +123,7 @@ scrape_configs:
 		if scrapes.Load() < 4 {
 			continue
 		}
-		rs, err := LiveCheck(context.Background(), client, base, "1m", qs)
+		rs, err := LiveCheck(t.Context(), client, prom.URL, "1m", qs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,19 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
+// outboxInbox is the workflow-outbox-inbox dashboard: a row for each table.
 func outboxInbox() *board {
 	d := newBoard(UIDOutboxInbox, "Workflow outbox and inbox",
 		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind.",
 		databaseVar())
+	outboxRow(d)
+	inboxRow(d) // inbox.go
+	return d
+}
 
+// outboxRow: is the publisher draining the outbox? Stats on top, then the
+// same signals per event type over time.
+func outboxRow(d *board) {
 	d.row("Outbox")
 	d.stat(panel{title: "Databases down", unit: "short",
 		desc:     "Selected databases the exporter could not read in its last collection. Their outbox and inbox series are then absent, so the panels below go blank: blank is not healthy.",
@@ -68,44 +76,4 @@ func outboxInbox() *board {
 	d.series(panel{title: "Outbox publish failures share", unit: "percentunit", min: ptr(0.0),
 		desc:    "Failed or dead events as a share of all unpublished events (pending plus failed) per database.",
 		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + " / (" + sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database") + " + " + sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + ")", legend: "{{database}}"}}})
-
-	d.row("Inbox")
-	d.stat(panel{title: "Oldest inbox message", unit: "s",
-		desc:     "Age of the oldest message in a non-terminal status (RECEIVED, PROCESSING, FAILED_RETRYABLE, UNKNOWN_OUTCOME), by the database clock. The shipped alert fires past 30m.",
-		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
-		steps:    []step{{900, "orange"}, {1800, "red"}},
-		runbooks: []string{rules.WorkflowInboxBacklogOld}})
-	d.stat(panel{title: "Messages in progress", unit: "short",
-		desc:     "Inbox messages in a non-terminal status.",
-		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase))}},
-		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing}})
-	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
-		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
-		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
-		steps:    []step{{1, "orange"}},
-		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
-	d.stat(panel{title: "Processed rate", unit: "ops",
-		desc:    "Inbox messages reaching a terminal status (PROCESSED, IGNORED_DUPLICATE, FAILED_FINAL) per second.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase))}}})
-	d.stat(panel{title: "Duplicates ignored", unit: "ops",
-		desc:    "Inbox messages recognised as duplicates (IGNORED_DUPLICATE) per second: the inbox doing its job.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="IGNORED_DUPLICATE"`))}}})
-	d.stat(panel{title: "Final failures", unit: "ops",
-		desc:    "Inbox messages reaching FAILED_FINAL per second: they will not be retried.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="FAILED_FINAL"`))}},
-		steps:   []step{{0.001, "orange"}}})
-
-	d.series(panel{title: "Messages by status", unit: "short",
-		desc:     "Inbox messages per database and non-terminal status. Waiting with nothing processed is a stalled consumer; growing while processed is one that falls behind.",
-		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
-		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing, rules.WorkflowInboxBacklogOld}})
-	d.series(panel{title: "Oldest message by source and type", unit: "s",
-		desc:     "Age of the oldest non-terminal message per source system and message type.",
-		targets:  []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
-		runbooks: []string{rules.WorkflowInboxBacklogOld}})
-	d.series(panel{title: "Messages processed by status", unit: "ops",
-		desc:     "Inbox messages reaching a terminal status per second, by status. No processed messages while some wait: the consumer is stalled.",
-		targets:  []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}},
-		runbooks: []string{rules.WorkflowInboxBacklogStalled}})
-	return d
 }

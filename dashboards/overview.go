@@ -10,16 +10,11 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
-// Status and state values the panels select on: the canonical statuses of
-// the README's "Configuration" (the collectors map configured status names
-// onto these) and the states of catalog.CamundaExternalTasks.
+// Selectors of the bundle's own firing alerts, by severity.
 const (
-	statusUnknownOutcome   = "UNKNOWN_OUTCOME"
-	stateRetriesExhausted  = "retries_exhausted"
-	stateLockExpired       = "lock_expired"
-	stateWaiting           = "waiting"
 	firingAlertsOfBundle   = `ALERTS{alertstate="firing",alertname=~"` + alertNamePattern + `"}`
 	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="` + rules.Critical + `",alertname=~"` + alertNamePattern + `"}`
 	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="` + rules.Warning + `",alertname=~"` + alertNamePattern + `"}`
@@ -66,13 +61,13 @@ func overview() *board {
 		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
 		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
-		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+statusUnknownOutcome+`"`) +
-			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+statusUnknownOutcome+`"`))}},
+		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+config.StatusUnknownOutcome+`"`) +
+			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+config.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
 		desc:     "Open external tasks with retries 0 (each is an incident in Camunda). No data means the engine is down.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+stateRetriesExhausted+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+catalog.StateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 3,
@@ -107,7 +102,7 @@ func overview() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Idempotency records in progress", unit: "short",
-		desc:     "Non-terminal idempotency records per database and status (STARTED, SIDE_EFFECT_SUBMITTED, FAILED_RETRYABLE, UNKNOWN_OUTCOME).",
+		desc:     "Non-terminal idempotency records per database and status (" + strings.Join(config.IdempotencyOpenStatuses(), ", ") + ").",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
 		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress, rules.WorkflowUnknownOutcomeRecords}})
 	d.series(panel{title: "Duplicate executions", unit: "ops",

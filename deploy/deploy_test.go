@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // TestYAMLFilesParse catches a broken manifest before a user's kubectl does.
@@ -82,7 +83,7 @@ func TestExampleConfigsAreValid(t *testing.T) {
 // the container (CreateContainerConfigError). The secrets are mounted 0440,
 // readable by that user only through fsGroup.
 func TestKubernetesRunsTheImageAsItsNumericUser(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	b, err := os.ReadFile(testkit.Path(t, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}

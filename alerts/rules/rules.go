@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
 )
 
 // File is a Prometheus rule file.
@@ -232,7 +233,7 @@ and %[4]s > 0
 
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
-`, b.sel(catalog.InboxOldestMessageAge, `status!="UNKNOWN_OUTCOME"`), secs(in.OldestAge)),
+`, b.sel(catalog.InboxOldestMessageAge, `status!="`+config.StatusUnknownOutcome+`"`), secs(in.OldestAge)),
 			"Inbox messages have waited too long to be processed.",
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
 	}
@@ -240,7 +241,7 @@ and %[4]s > 0
 
 func (b builder) idempotency() []Rule {
 	i := b.c.Idempotency
-	uo := `status="UNKNOWN_OUTCOME"`
+	uo := `status="` + config.StatusUnknownOutcome + `"`
 	dup := b.sel(catalog.IdempotencyDuplicatesPrevented)
 	return []Rule{
 		b.rule(WorkflowUnknownOutcomeRecords, i.UnknownOutcomeFor, fmt.Sprintf(`
@@ -260,7 +261,7 @@ or
 
 		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.IdempotencyStaleRecords, `status=~"STARTED|SIDE_EFFECT_SUBMITTED"`)),
+`, b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(config.IdempotencyInProgressStatuses(), "|")+`"`)),
 			"Idempotency records are stuck in progress past the stale threshold.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
@@ -280,7 +281,7 @@ round(increase(%s[%s])) > %s
 %s > 0
 `, b.sel(catalog.IdempotencyInDoubt)),
 			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
-			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} STARTED or SIDE_EFFECT_SUBMITTED while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
+			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(config.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
@@ -307,7 +308,7 @@ func (b builder) camunda() []Rule {
 	return []Rule{
 		b.rule(CamundaExternalTaskRetriesExhausted, c.RetriesExhaustedFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.CamundaExternalTasks, `state="retries_exhausted"`)),
+`, b.sel(catalog.CamundaExternalTasks, `state="`+catalog.StateRetriesExhausted+`"`)),
 			"External tasks ran out of retries and wait for an operator.",
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
@@ -337,7 +338,7 @@ increase(%[1]s[%[2]s])
 and ignoring (state) %[3]s > 0
 unless increase(%[4]s[%[6]s]) > 0
 unless increase(%[5]s[%[6]s]) > 0
-`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"waiting|lock_expired"`),
+`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+catalog.StateWaiting+"|"+catalog.StateLockExpired+`"`),
 			completions, failures, dur(c.BacklogStalledWindow)),
 			"External tasks are waiting and no worker completes or fails any of them.",
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),

@@ -3,22 +3,20 @@ package rules
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
-
-const repoRoot = "../.."
 
 // TestCommittedRulesMatchConfig fails when alerts/workflow-alerts.yml was
 // edited by hand or not regenerated after a change to alerts/config.yml or
 // to this package.
 func TestCommittedRulesMatchConfig(t *testing.T) {
-	cfg, err := Load(filepath.Join(repoRoot, "alerts", "config.yml"))
+	cfg, err := Load(testkit.Path(t, "alerts/config.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +24,7 @@ func TestCommittedRulesMatchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(repoRoot, "alerts", "workflow-alerts.yml"))
+	got, err := os.ReadFile(testkit.Path(t, "alerts/workflow-alerts.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +262,7 @@ func TestAlertsListIsTheRuleFile(t *testing.T) {
 		if closed[a.Group] {
 			t.Errorf("%s: group %s continues after another group began", a.Name, a.Group)
 		}
-		if _, err := os.Stat(filepath.Join(repoRoot, filepath.FromSlash(a.RunbookPath()))); err != nil {
+		if _, err := os.Stat(testkit.Path(t, a.RunbookPath())); err != nil {
 			t.Errorf("%s: runbook missing: %v", a.Name, err)
 		}
 	}

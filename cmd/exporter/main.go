@@ -27,9 +27,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/check"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
@@ -120,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if o.command == "check" {
-		rep := check.Run(ctx, cfg, stdout, logger)
+		rep := runCheck(ctx, cfg, stdout, logger)
 		if rep.Errors > 0 {
 			return 1
 		}
@@ -131,7 +130,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Logger) int {
 	logger.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
-	folds := fold.NewStats()
+	folds := labellimit.NewStats()
 	sources, closeSources, err := buildSources(cfg, folds, logger)
 	if err != nil {
 		logger.Error("cannot set up sources", "err", err)

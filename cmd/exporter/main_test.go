@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,36 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// buildBinary compiles the exporter once per test binary.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "workflow-exporter")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestConfigCheckNamesTheKey(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.BuildExporter(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
 	os.WriteFile(bad, []byte("databases:\n  - name: orders\n    dsn_env: WFX_UNSET_FOR_TEST\n    tables:\n      outbox: {columns: {created_at: 'created at'}}\n"), 0o600)
@@ -72,7 +49,7 @@ func TestConfigCheckNamesTheKey(t *testing.T) {
 // refuses at start-up, --config.check refuses too, with the same message,
 // without connecting to anything.
 func TestConfigCheckRefusesWhatStartupRefuses(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.BuildExporter(t)
 	dir := t.TempDir()
 	cases := []struct {
 		name, doc, want string
@@ -108,7 +85,7 @@ func TestConfigCheckRefusesWhatStartupRefuses(t *testing.T) {
 // that would hide the health endpoints) is refused at start-up with a message
 // naming the flag, not a Go panic.
 func TestTelemetryPathIsValidated(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.BuildExporter(t)
 	cases := []struct {
 		path string
 		want string // "" means the exporter starts and serves metrics there
@@ -124,7 +101,7 @@ func TestTelemetryPathIsValidated(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			addr := freeAddr(t)
+			addr := testkit.FreeAddr(t)
 			cmd := exec.CommandContext(ctx, bin, "--web.telemetry-path="+tc.path, "--web.listen-address", addr)
 			if tc.want == "" {
 				if err := cmd.Start(); err != nil {
@@ -161,22 +138,12 @@ func exitCode(err error) int {
 // TestServesRealDatabase starts the binary against a real database and
 // scrapes it like Prometheus does.
 func TestServesRealDatabase(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.BuildExporter(t)
 	dsn := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schema, _ := os.ReadFile("../../deploy/sql/001_reference_schema.sql")
-	if _, err := conn.Exec(ctx, string(schema)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
-		VALUES (gen_random_uuid(), 'Order', 'o1', 'OrderCreated', 'k', '{}', 'PENDING', now() - interval '90 seconds')`); err != nil {
-		t.Fatal(err)
-	}
+	conn := pgtest.Connect(t, dsn)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql")
+	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
+		VALUES (gen_random_uuid(), 'Order', 'o1', 'OrderCreated', 'k', '{}', 'PENDING', now() - interval '90 seconds')`)
 	// The DSN carries a password the server ignores (trust auth): it must
 	// never show up in a log line.
 	secretDSN := strings.Replace(dsn, "postgres@", "postgres:hunter2-secret@", 1)
@@ -192,7 +159,7 @@ databases:
   - name: orders
     dsn_env: WFX_TEST_DSN
 `), 0o600)
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(bin, "--config.file", cfgFile, "--web.listen-address", addr, "--log.level", "debug")
 	cmd.Env = append(os.Environ(), "WFX_TEST_DSN="+secretDSN, "WFX_TEST_CAMUNDA_PW=camunda-secret-pw")
 	stderr, _ := cmd.StderrPipe()
@@ -259,7 +226,7 @@ databases:
 }
 
 func TestCheckCommandAgainstRealDatabase(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.BuildExporter(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "config.yml")

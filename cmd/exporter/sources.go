@@ -7,13 +7,13 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
 // buildSources turns the configuration into poll sources. It connects to
 // nothing: a source that is down at start-up is reported by its collections.
-func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([]*poll.Source, func(), error) {
+func buildSources(cfg *config.Config, folds *labellimit.Stats, logger *slog.Logger) ([]*poll.Source, func(), error) {
 	var sources []*poll.Source
 	var closers []func()
 	closeAll := func() {
@@ -54,7 +54,7 @@ func buildSources(cfg *config.Config, folds *fold.Stats, logger *slog.Logger) ([
 // does not parse, credentials in a Camunda URL, an unreadable TLS file). Like
 // buildSources it connects to nothing.
 func checkSources(cfg *config.Config, logger *slog.Logger) error {
-	_, closeSources, err := buildSources(cfg, fold.NewStats(), logger)
+	_, closeSources, err := buildSources(cfg, labellimit.NewStats(), logger)
 	if err != nil {
 		return err
 	}

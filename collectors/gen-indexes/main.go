@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 )
 
 func main() {
@@ -18,7 +19,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(os.Args[2], []byte(collectors.EngineIndexSQL()), 0o644); err != nil {
+	if err := os.WriteFile(os.Args[2], []byte(engine.IndexSQL()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

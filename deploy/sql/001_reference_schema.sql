@@ -1,7 +1,8 @@
--- Reference schema of the four worker tables, as in the seed document
--- "Idempotency in workflow workers" (sections 8, 13, 14, 15). Teams rarely use
--- these exact names: the exporter's config maps tables, columns and status
--- values. The exporter never creates or changes tables; this file is for the
+-- Reference schema of the four worker tables: the idempotency record, the
+-- processed job, the inbox and the outbox (docs/design.md, "The worker
+-- patterns behind the metrics"). Their names are the config's defaults;
+-- teams rarely use these exact names: the exporter's config maps tables,
+-- columns and status values. The exporter never creates or changes tables; this file is for the
 -- demo, the tests and as a starting point.
 
 CREATE TABLE IF NOT EXISTS workflow_idempotency_record (

@@ -22,7 +22,7 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_job_referen
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx" ON "workflow_processed_job" ("completed_at");
 
 -- processed_jobs table workflow_processed_job
--- the Camunda join looks up rows of in-flight tasks by engine and external task id: the seed's primary key serves this; with another key, run:
+-- the Camunda join looks up rows of in-flight tasks by engine and external task id: the reference schema's primary key serves this; with another key, run:
 -- CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_engine_job_reference_idx" ON "workflow_processed_job" ("engine", "job_reference");
 
 -- inbox table message_inbox

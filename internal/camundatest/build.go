@@ -5,17 +5,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // Flavor names an engine distribution speaking the Camunda 7 REST API.
@@ -60,23 +60,9 @@ func Flavors() []Flavor {
 	return out
 }
 
-// RepoRoot returns the root of the repository this package was compiled from (the directory with
-// go.mod), found from this source file's location.
-func RepoRoot() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("camundatest: cannot locate own source file")
-	}
-	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		return "", fmt.Errorf("camundatest: repository root not found at %s: %w", root, err)
-	}
-	return root, nil
-}
-
 // SourceDir returns test/camunda-engine/<flavor>, the Maven project of a flavor.
 func SourceDir(flavor Flavor) (string, error) {
-	root, err := RepoRoot()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -91,7 +77,7 @@ func cacheDir() (string, error) {
 	if d := os.Getenv("CAMUNDATEST_CACHE_DIR"); d != "" {
 		return d, nil
 	}
-	root, err := RepoRoot()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,7 @@
 package camundatest_test
 
-// The fact suite: every REST behaviour the collector relies on (see /work/shared/camunda7-rest.md
-// and docs/camunda-rest-verified.md), asserted against a real engine of every flavor. Each fact
+// The fact suite: every REST behaviour the collector relies on (see docs/camunda-rest.md and
+// docs/camunda-rest-verified.md), asserted against a real engine of every flavor. Each fact
 // deploys its own process with its own topics, so facts run in parallel on the shared engine.
 
 import (

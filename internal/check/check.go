@@ -1,9 +1,14 @@
 // Package check inspects every configured source the way the collectors
 // will use it. For each Camunda engine: whether it answers, its version and
-// flavor, and whether the credentials are accepted. For each database, per
-// table: whether it exists, which mapped columns are missing, which
-// recommended indexes are missing (with the CREATE INDEX statement), and
-// whether the exporter's role could write (it should not).
+// flavor, and whether the credentials are accepted; in engine-database mode
+// also the engine's tables, the time zone and the history index. For each
+// database, per table: whether it exists, which mapped columns are missing,
+// which recommended indexes are missing (with the CREATE INDEX statement),
+// and whether the exporter's role could write (it should not).
+//
+// It is handed the sources built as start-up builds them (that wiring is
+// cmd/exporter/check.go), and knows of the collectors only what they declare
+// they need (pgschema.Requirements).
 //
 // Index checks ask the planner, not the catalog text: for each collector
 // query, EXPLAIN (with sequential scans disabled) must find an index that
@@ -16,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -24,68 +28,94 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
 // Report counts what was found.
 type Report struct {
-	Errors   int // unreachable databases, missing tables or columns
+	Errors   int // unreachable sources, refused credentials, missing tables or columns, a wrong time zone
 	Warnings int // missing indexes, writable role
 }
 
-// Run checks every database of cfg and writes a human-readable report.
-func Run(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logger) Report {
+// Engine is one configured Camunda engine, built as start-up builds it.
+type Engine struct {
+	Config config.Camunda
+	// Key is the config key, e.g. "camunda[0]".
+	Key string
+	// Client is the engine's REST client; ClientErr says why there is none.
+	Client    *camunda.Client
+	ClientErr error
+	// Database is the engine's own database in engine-database mode, nil
+	// in REST mode.
+	Database *EngineDatabase
+}
+
+// EngineDatabase is an engine's database as engine-database mode opens it.
+type EngineDatabase struct {
+	// DB is the opened database; Err says why there is none.
+	DB  *pgsource.DB
+	Err error
+	// Verify runs the checks of the mode's first collection: tables,
+	// columns, privileges, and the time zone against the engine.
+	Verify func(context.Context) error
+	// Tables are the engine tables the mode reads.
+	Tables []pgschema.Requirements
+}
+
+// Database is one configured database with what its collectors (the table
+// collectors and the Camunda joins) need from its tables.
+type Database struct {
+	Config config.Database
+	// DB is the opened database; Err says why there is none.
+	DB     *pgsource.DB
+	Err    error
+	Tables []pgschema.Requirements
+}
+
+// Run checks every engine and database and writes a human-readable report.
+func Run(ctx context.Context, engines []Engine, databases []Database, w io.Writer) Report {
 	var rep Report
-	for i, e := range cfg.Camunda {
-		checkEngine(ctx, e, fmt.Sprintf("camunda[%d]", i), w, &rep, logger)
+	for _, e := range engines {
+		checkEngine(ctx, e, w, &rep)
 	}
-	if len(cfg.Databases) == 0 {
+	if len(databases) == 0 {
 		fmt.Fprintln(w, "no databases configured")
 	}
-	var engines []string
-	for _, e := range cfg.Camunda {
-		engines = append(engines, e.Name)
-	}
-	for i, dbc := range cfg.Databases {
-		key := fmt.Sprintf("databases[%d]", i)
-		// A registry, even an empty one, so the Camunda joins' tables and
-		// indexes are checked too.
-		db, err := collectors.NewDatabase(dbc, key, collectors.DatabaseOptions{Views: correlate.NewRegistry(), Engines: engines, Logger: logger})
-		if err != nil {
-			fmt.Fprintf(w, "database %s: ERROR %v\n", dbc.Name, err)
+	for _, d := range databases {
+		if d.Err != nil {
+			fmt.Fprintf(w, "database %s: ERROR %v\n", d.Config.Name, d.Err)
 			rep.Errors++
 			continue
 		}
-		checkDatabase(ctx, db, dbc, w, &rep)
-		db.DB.Close()
+		checkDatabase(ctx, d, w, &rep)
 	}
 	fmt.Fprintf(w, "\n%d error(s), %d warning(s)\n", rep.Errors, rep.Warnings)
 	return rep
 }
 
-func checkEngine(ctx context.Context, e config.Camunda, key string, w io.Writer, rep *Report, logger *slog.Logger) {
-	client, err := collectors.NewCamundaClient(e, logger)
-	if err != nil {
-		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", e.Name, key, err)
+func checkEngine(ctx context.Context, e Engine, w io.Writer, rep *Report) {
+	cfg := e.Config
+	if e.ClientErr != nil {
+		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", cfg.Name, e.Key, e.ClientErr)
 		rep.Errors++
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(e.Timeout))
+	client := e.Client
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Timeout))
 	defer cancel()
 	info, err := client.EngineInfo(ctx)
 	if err != nil {
-		fmt.Fprintf(w, "camunda %s: ERROR %v\n", e.Name, err)
+		fmt.Fprintf(w, "camunda %s: ERROR %v\n", cfg.Name, err)
 		rep.Errors++
 		return
 	}
 	auth := "no credentials configured"
-	if e.Username != "" {
-		auth = fmt.Sprintf("credentials of %q accepted", e.Username)
+	if cfg.Username != "" {
+		auth = fmt.Sprintf("credentials of %q accepted", cfg.Username)
 	}
-	fmt.Fprintf(w, "camunda %s: ok, %s %s at %s (%s)\n", e.Name, info.Flavor, info.Version, client.Root(), auth)
+	fmt.Fprintf(w, "camunda %s: ok, %s %s at %s (%s)\n", cfg.Name, info.Flavor, info.Version, client.Root(), auth)
 	// With authorization on, queries are filtered silently: a user that
 	// sees no task might only lack READ permissions.
 	if n, err := client.CountExternalTasks(ctx, camunda.ExternalTaskQuery{}); err != nil {
@@ -95,27 +125,22 @@ func checkEngine(ctx context.Context, e config.Camunda, key string, w io.Writer,
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
 	}
 	if e.Database == nil {
-		fmt.Fprintf(w, "    mode: REST API; failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)\n", key)
+		fmt.Fprintf(w, "    mode: REST API; failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)\n", e.Key)
 		return
 	}
-	checkEngineDatabase(ctx, e, key, w, rep, logger)
+	checkEngineDatabase(ctx, cfg, *e.Database, w, rep)
 }
 
 // checkEngineDatabase checks camunda[].database as the first collection
 // does (tables, columns, privileges, time zone), then the index the
 // history reading relies on, and whether the role could write.
-func checkEngineDatabase(ctx context.Context, e config.Camunda, key string, w io.Writer, rep *Report, logger *slog.Logger) {
-	ed, err := collectors.OpenEngineDatabase(e, key, logger)
-	if err != nil {
-		fmt.Fprintf(w, "    engine database: ERROR %v\n", err)
+func checkEngineDatabase(ctx context.Context, cfg config.Camunda, ed EngineDatabase, w io.Writer, rep *Report) {
+	if ed.Err != nil {
+		fmt.Fprintf(w, "    engine database: ERROR %v\n", ed.Err)
 		rep.Errors++
 		return
 	}
-	defer ed.DB.Close()
-	var version, user string
-	err = ed.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&version, &user)
-	})
+	version, user, err := whoAmI(ctx, ed.DB)
 	if err != nil {
 		fmt.Fprintf(w, "    engine database: ERROR cannot connect: %v\n", err)
 		rep.Errors++
@@ -126,35 +151,40 @@ func checkEngineDatabase(ctx context.Context, e config.Camunda, key string, w io
 		fmt.Fprintf(w, "    ERROR %v\n", err)
 		rep.Errors++
 	} else {
-		fmt.Fprintf(w, "    tables, columns and time_zone %q: ok\n", e.Database.TimeZone)
+		fmt.Fprintf(w, "    tables, columns and time_zone %q: ok\n", cfg.Database.TimeZone)
 	}
-	for _, req := range collectors.EngineDatabaseRequirements(e.Database.Schema, key+".database") {
+	for _, req := range ed.Tables {
 		checkTable(ctx, ed.DB, req, user, w, rep)
 	}
 }
 
-func checkDatabase(ctx context.Context, db *collectors.Database, dbc config.Database, w io.Writer, rep *Report) {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(dbc.Timeout))
+func checkDatabase(ctx context.Context, d Database, w io.Writer, rep *Report) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(d.Config.Timeout))
 	defer cancel()
-	var version, user string
-	err := db.DB.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&version, &user)
-	})
+	version, user, err := whoAmI(ctx, d.DB)
 	if err != nil {
-		fmt.Fprintf(w, "database %s: ERROR cannot connect: %v\n", dbc.Name, err)
+		fmt.Fprintf(w, "database %s: ERROR cannot connect: %v\n", d.Config.Name, err)
 		rep.Errors++
 		return
 	}
-	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", dbc.Name, version, user)
-	for _, c := range db.Collectors {
-		checkTable(ctx, db.DB, c.Requirements(), user, w, rep)
+	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", d.Config.Name, version, user)
+	for _, req := range d.Tables {
+		checkTable(ctx, d.DB, req, user, w, rep)
 	}
 }
 
-func checkTable(ctx context.Context, db *pgsource.DB, req collectors.Requirements, user string, w io.Writer, rep *Report) {
+// whoAmI connects and names the server version and the exporter's role.
+func whoAmI(ctx context.Context, db *pgsource.DB) (version, user string, err error) {
+	err = db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, "SELECT current_setting('server_version'), current_user").Scan(&version, &user)
+	})
+	return version, user, err
+}
+
+func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "  %s: table %s\n", req.Kind, req.Table)
 	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		cols, ok, err := collectors.TableColumns(ctx, tx, req.Table)
+		cols, ok, err := pgschema.TableColumns(ctx, tx, req.Table)
 		if err != nil {
 			return err
 		}
@@ -183,7 +213,7 @@ func checkTable(ctx context.Context, db *pgsource.DB, req collectors.Requirement
 		}
 		fmt.Fprintf(w, "    columns: ok (%d mapped)\n", len(present))
 
-		queries := map[string]collectors.Query{}
+		queries := map[string]pgschema.Query{}
 		for _, q := range req.Queries {
 			queries[q.Name] = q
 		}
@@ -195,7 +225,7 @@ func checkTable(ctx context.Context, db *pgsource.DB, req collectors.Requirement
 			if !ok {
 				continue
 			}
-			used, err := pgsource.ServingIndex(ctx, tx, req.Table, q.SQL, q.Args...)
+			used, err := pgschema.ServingIndex(ctx, tx, req.Table, q.SQL, q.Args...)
 			if err != nil {
 				return fmt.Errorf("explain %s query: %w", q.Name, err)
 			}
@@ -211,7 +241,7 @@ func checkTable(ctx context.Context, db *pgsource.DB, req collectors.Requirement
 		if err := tx.QueryRow(ctx, `SELECT r.rolsuper,
 				has_table_privilege(current_user, $1::regclass, 'INSERT'), has_table_privilege(current_user, $1::regclass, 'UPDATE'),
 				has_table_privilege(current_user, $1::regclass, 'DELETE'), has_table_privilege(current_user, $1::regclass, 'TRUNCATE')
-			FROM pg_roles r WHERE r.rolname = current_user`, quoteTable(req.Table)).Scan(&super, &ins, &upd, &del, &trunc); err != nil {
+			FROM pg_roles r WHERE r.rolname = current_user`, pgschema.QuoteTable(req.Table)).Scan(&super, &ins, &upd, &del, &trunc); err != nil {
 			return fmt.Errorf("privilege check: %w", err)
 		}
 		var can []string
@@ -238,5 +268,3 @@ func checkTable(ctx context.Context, db *pgsource.DB, req collectors.Requirement
 		rep.Errors++
 	}
 }
-
-func quoteTable(name string) string { return pgx.Identifier(strings.Split(name, ".")).Sanitize() }

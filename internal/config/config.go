@@ -146,7 +146,8 @@ type Database struct {
 	LateCommitWindow model.Duration `yaml:"late_commit_window"`
 	LabelValueLimit  int            `yaml:"label_value_limit"`
 
-	// Tables omitted: all four with the seed defaults. Present: only those listed.
+	// Tables omitted: all four with their default (reference schema) names.
+	// Present: only those listed.
 	Tables *Tables `yaml:"tables"`
 
 	// ResolvedDSN is filled by Load from DSN, DSNFile or DSNEnv.

@@ -22,7 +22,8 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	}
 }
 
-func TestDesignExampleParses(t *testing.T) {
+// TestShortExampleParses parses the example of docs/design.md, "Configuration".
+func TestShortExampleParses(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "pw")
 	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {

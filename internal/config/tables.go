@@ -10,14 +10,88 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Canonical statuses of the seed schemas. Metric labels always use these
-// names; a table's own values are mapped to them with `statuses:`.
-var (
-	idempotencyStatuses = []string{"STARTED", "SIDE_EFFECT_SUBMITTED", "COMPLETED", "FAILED_RETRYABLE", "FAILED_FINAL", "UNKNOWN_OUTCOME", "RECONCILED"}
-	idempotencyTerminal = []string{"COMPLETED", "FAILED_FINAL", "RECONCILED"}
-	inboxStatuses       = []string{"RECEIVED", "PROCESSING", "PROCESSED", "FAILED_RETRYABLE", "FAILED_FINAL", "IGNORED_DUPLICATE", "UNKNOWN_OUTCOME"}
-	inboxTerminal       = []string{"PROCESSED", "FAILED_FINAL", "IGNORED_DUPLICATE"}
+// Canonical statuses: the values of the status label. A table's own values
+// are mapped to them with `statuses:`.
+const (
+	StatusStarted             = "STARTED"
+	StatusSideEffectSubmitted = "SIDE_EFFECT_SUBMITTED"
+	StatusCompleted           = "COMPLETED"
+	StatusFailedRetryable     = "FAILED_RETRYABLE"
+	StatusFailedFinal         = "FAILED_FINAL"
+	StatusUnknownOutcome      = "UNKNOWN_OUTCOME"
+	StatusReconciled          = "RECONCILED"
+	StatusReceived            = "RECEIVED"
+	StatusProcessing          = "PROCESSING"
+	StatusProcessed           = "PROCESSED"
+	StatusIgnoredDuplicate    = "IGNORED_DUPLICATE"
 )
+
+// statusSet is the canonical statuses of one table kind, in the order of the
+// reference schema (deploy/sql/001_reference_schema.sql), each either open
+// (a row in it may still change: the gauges count it) or terminal (a row in
+// it never changes again). This is the one definition of both lists; the
+// collectors, their indexes, the catalog's HELP texts, the dashboards and
+// the alert rules derive theirs from it.
+type statusSet []struct {
+	name     string
+	terminal bool
+}
+
+func idempotencyStatuses() statusSet {
+	return statusSet{{StatusStarted, false}, {StatusSideEffectSubmitted, false}, {StatusCompleted, true},
+		{StatusFailedRetryable, false}, {StatusFailedFinal, true}, {StatusUnknownOutcome, false}, {StatusReconciled, true}}
+}
+
+func inboxStatuses() statusSet {
+	return statusSet{{StatusReceived, false}, {StatusProcessing, false}, {StatusProcessed, true},
+		{StatusFailedRetryable, false}, {StatusFailedFinal, true}, {StatusIgnoredDuplicate, true}, {StatusUnknownOutcome, false}}
+}
+
+// names returns the statuses whose terminal flag is one of want.
+func (s statusSet) names(want ...bool) []string {
+	var out []string
+	for _, st := range s {
+		for _, w := range want {
+			if st.terminal == w {
+				out = append(out, st.name)
+			}
+		}
+	}
+	return out
+}
+
+func (s statusSet) all() []string      { return s.names(false, true) }
+func (s statusSet) open() []string     { return s.names(false) }
+func (s statusSet) terminal() []string { return s.names(true) }
+
+// IdempotencyStatuses are the canonical statuses of the idempotency table.
+func IdempotencyStatuses() []string { return idempotencyStatuses().all() }
+
+// IdempotencyOpenStatuses are the statuses a record may leave again: the
+// gauges report them (with 0) for every known scope.
+func IdempotencyOpenStatuses() []string { return idempotencyStatuses().open() }
+
+// IdempotencyTerminalStatuses are the canonical statuses after which a record
+// never changes.
+func IdempotencyTerminalStatuses() []string { return idempotencyStatuses().terminal() }
+
+// IdempotencyInProgressStatuses are the open statuses of a record whose
+// attempt started and recorded no outcome yet: when its task's lock lapsed,
+// the side effect is in doubt.
+func IdempotencyInProgressStatuses() []string {
+	return []string{StatusStarted, StatusSideEffectSubmitted}
+}
+
+// InboxStatuses are the canonical statuses of the inbox table.
+func InboxStatuses() []string { return inboxStatuses().all() }
+
+// InboxOpenStatuses are the statuses of messages not finished: the gauges
+// report them (with 0) for every known message kind.
+func InboxOpenStatuses() []string { return inboxStatuses().open() }
+
+// InboxTerminalStatuses are the statuses of finished messages, counted by
+// workflow_inbox_messages_processed_total.
+func InboxTerminalStatuses() []string { return inboxStatuses().terminal() }
 
 // Unmapped is the status label of rows whose status value is in no mapping.
 // Such rows are counted, never dropped: they are treated as non-terminal so
@@ -142,7 +216,8 @@ func def(p *string, v string) {
 	}
 }
 
-// IdempotencyTable maps the idempotency record table (seed section 8).
+// IdempotencyTable maps the idempotency record table (docs/design.md, "The
+// idempotency record").
 type IdempotencyTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -154,7 +229,7 @@ type IdempotencyTable struct {
 		// JobReference holds the Camunda external task id of the attempt.
 		JobReference string `yaml:"job_reference"`
 		// ProcessInstanceID and ActivityID identify the task when
-		// camunda.reference is process_instance_activity. The seed table has
+		// camunda.reference is process_instance_activity. The reference table has
 		// process_instance_id but no activity column.
 		ProcessInstanceID string `yaml:"process_instance_id"`
 		ActivityID        string `yaml:"activity_id"`
@@ -187,7 +262,7 @@ func (t *IdempotencyTable) applyDefaults() {
 	def(&c.JobReference, "job_reference")
 	def(&c.ProcessInstanceID, "process_instance_id")
 	t.Camunda.applyDefaults()
-	t.Statuses.applyDefaults(idempotencyStatuses)
+	t.Statuses.applyDefaults(IdempotencyStatuses())
 	if t.StaleAfter == 0 {
 		t.StaleAfter = model.Duration(DefaultStaleAfter)
 	}
@@ -203,11 +278,11 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 		"scope": &c.Scope, "key": &c.Key, "status": &c.Status, "updated_at": &c.UpdatedAt,
 		"error_code": &c.ErrorCode, "job_reference": &c.JobReference, "duplicate_count": c.DuplicateCount,
 	}, map[string]bool{"scope": true, "key": true, "status": true, "updated_at": true, "error_code": true, "job_reference": true, "duplicate_count": true}, add)
-	t.Statuses.validate(key+".statuses", idempotencyStatuses, add)
+	t.Statuses.validate(key+".statuses", IdempotencyStatuses(), add)
 	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
 	t.Camunda.validate(key+".camunda", add)
 	if t.Camunda.Reference == ReferenceProcessInstanceActivity && t.Columns.ActivityID == "" {
-		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the seed table has none)", ReferenceProcessInstanceActivity)
+		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the reference table has none)", ReferenceProcessInstanceActivity)
 	}
 	if t.Columns.ActivityID != "" && !validIdent(t.Columns.ActivityID, false) {
 		add(key+".columns.activity_id", "%q is not a column name (letters, digits, _)", t.Columns.ActivityID)
@@ -220,10 +295,14 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 // TerminalValues are the stored values of statuses after which a record
 // never changes again; everything else (including unmapped values) is open.
 func (t *IdempotencyTable) TerminalValues() []string {
-	return t.Statuses.Values(idempotencyTerminal...)
+	return t.Statuses.Values(IdempotencyTerminalStatuses()...)
 }
 
-// ProcessedJobTable maps the processed-job table (seed section 13).
+// Correlation returns how the records name Camunda tasks (the camunda: section).
+func (t IdempotencyTable) Correlation() Correlation { return t.Camunda }
+
+// ProcessedJobTable maps the processed-job table (docs/design.md, "The
+// processed-job table").
 type ProcessedJobTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -263,7 +342,10 @@ func (t *ProcessedJobTable) validate(key string, add func(string, string, ...any
 	t.Camunda.validate(key+".camunda", add)
 }
 
-// InboxTable maps the message inbox (seed section 14).
+// Correlation returns how the rows name Camunda tasks (the camunda: section).
+func (t ProcessedJobTable) Correlation() Correlation { return t.Camunda }
+
+// InboxTable maps the message inbox (docs/design.md, "The inbox").
 type InboxTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -286,7 +368,7 @@ func (t *InboxTable) applyDefaults() {
 	def(&c.Status, "processing_status")
 	def(&c.ReceivedAt, "received_at")
 	def(&c.ProcessedAt, "processed_at")
-	t.Statuses.applyDefaults(inboxStatuses)
+	t.Statuses.applyDefaults(InboxStatuses())
 }
 
 func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
@@ -296,21 +378,13 @@ func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
 		"source_system": &c.SourceSystem, "message_id": &c.MessageID, "message_type": &c.MessageType,
 		"status": &c.Status, "received_at": &c.ReceivedAt, "processed_at": &c.ProcessedAt,
 	}, map[string]bool{"source_system": true, "message_id": true, "message_type": true, "status": true, "received_at": true, "processed_at": true}, add)
-	t.Statuses.validate(key+".statuses", inboxStatuses, add)
+	t.Statuses.validate(key+".statuses", InboxStatuses(), add)
 }
 
 // TerminalValues are the stored values of finished messages.
-func (t *InboxTable) TerminalValues() []string { return t.Statuses.Values(inboxTerminal...) }
+func (t *InboxTable) TerminalValues() []string { return t.Statuses.Values(InboxTerminalStatuses()...) }
 
-// InboxTerminalStatuses are the canonical statuses counted by
-// workflow_inbox_messages_processed_total.
-func InboxTerminalStatuses() []string { return append([]string(nil), inboxTerminal...) }
-
-// IdempotencyTerminalStatuses are the canonical statuses after which a record
-// never changes.
-func IdempotencyTerminalStatuses() []string { return append([]string(nil), idempotencyTerminal...) }
-
-// OutboxTable maps the event outbox (seed section 15).
+// OutboxTable maps the event outbox (docs/design.md, "The outbox").
 type OutboxTable struct {
 	Table   string `yaml:"table"`
 	Columns struct {
@@ -385,7 +459,7 @@ func (m StatusMap) CanonicalNames() []string {
 // References: how a row names its Camunda external task.
 const (
 	// ReferenceExternalTaskID: the job_reference column holds the external
-	// task id (the seed's convention).
+	// task id (the reference schema's convention).
 	ReferenceExternalTaskID = "external_task_id"
 	// ReferenceProcessInstanceActivity: the row holds the process instance
 	// id and the activity id of the service task.
@@ -412,6 +486,10 @@ type Correlation struct {
 	// Grace: see DefaultCorrelationGrace.
 	Grace model.Duration `yaml:"grace"`
 }
+
+// ByProcessInstance reports whether rows name their task by process instance
+// and activity rather than by external task id.
+func (c Correlation) ByProcessInstance() bool { return c.Reference == ReferenceProcessInstanceActivity }
 
 func (c *Correlation) applyDefaults() {
 	if c.Reference == "" {

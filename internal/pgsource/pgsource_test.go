@@ -26,14 +26,8 @@ func open(t *testing.T, dsn string) *DB {
 func TestBoundsAreEnforcedByTheServer(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE TABLE t (id int)"); err != nil {
-		t.Fatal(err)
-	}
+	admin := pgtest.Connect(t, dsn)
+	pgtest.Exec(t, admin, "CREATE TABLE t (id int)")
 	db := open(t, dsn)
 
 	cases := []struct {

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // ExecFile runs a SQL file one statement at a time, skipping statements for
@@ -47,4 +50,36 @@ func SplitSQL(s string) []string {
 		}
 	}
 	return out
+}
+
+// Connect opens a session on url for the test and closes it when the test
+// ends.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// Exec runs SQL on conn, failing the test with the statement on error.
+func Exec(t testing.TB, conn *pgx.Conn, sql string, args ...any) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%v\n%s", err, sql)
+	}
+}
+
+// ExecRepoFiles runs SQL files of the repository (paths relative to its root,
+// e.g. "deploy/sql/001_reference_schema.sql") with ExecFile, in order,
+// failing the test on the first error.
+func ExecRepoFiles(t testing.TB, conn *pgx.Conn, skip func(stmt string) bool, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		if err := ExecFile(context.Background(), conn, testkit.Path(t, f), skip); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

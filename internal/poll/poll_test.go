@@ -16,6 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 var testDesc = prometheus.NewDesc("test_value", "Test value.", []string{"c"}, nil)
@@ -304,14 +306,8 @@ func TestHandlerHonoursScrapeTimeoutAndContinuesOnError(t *testing.T) {
 
 func gatherText(t *testing.T, c prometheus.Collector) string {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sb strings.Builder
-	for _, mf := range mfs {
+	for _, mf := range testkit.Gather(t, c) {
 		for _, m := range mf.GetMetric() {
 			sb.WriteString(mf.GetName())
 			sb.WriteString("{")

@@ -12,20 +12,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 )
 
 // Set is every configured source, exposed as one prometheus.Collector that
 // renders their snapshots without I/O.
 type Set struct {
 	sources []*Source
-	folds   *fold.Stats
+	folds   *labellimit.Stats
 
 	descSourceUp, descCollectorUp, descDuration, descErrors, descLastSuccess *prometheus.Desc
 }
 
 // NewSet returns a set over the sources. folds may be nil.
-func NewSet(folds *fold.Stats, sources ...*Source) *Set {
+func NewSet(folds *labellimit.Stats, sources ...*Source) *Set {
 	return &Set{
 		sources:         sources,
 		folds:           folds,

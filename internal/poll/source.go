@@ -1,7 +1,7 @@
 // Package poll runs collections of sources (Camunda engines, databases) on
 // behalf of scrapes and keeps their immutable snapshots.
 //
-// The rules, from DESIGN.md "Data flow":
+// The rules (docs/design.md, "Data flow"):
 //   - A collection is triggered by a scrape, but at most once per the
 //     source's min_interval; later scrapes within the interval are served from
 //     the snapshot, so load on the source is bounded by configuration, not by

@@ -2,6 +2,8 @@ package promtest
 
 import (
 	"fmt"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +18,7 @@ func LaunchPrometheus(config, dir string, flags ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, launch(s, PrometheusBinary(), append([]string{
+	return s, spawn(s, PrometheusBinary(), append([]string{
 		"--config.file=" + config,
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + s.Addr,
@@ -30,7 +32,7 @@ func LaunchAlertmanager(config, dir string, flags ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, launch(s, AlertmanagerBinary(), append([]string{
+	return s, spawn(s, AlertmanagerBinary(), append([]string{
 		"--config.file=" + config,
 		"--storage.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + s.Addr,
@@ -45,11 +47,13 @@ func newServer(name, dir string) (*Server, error) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &syncBuffer{}, done: make(chan struct{})}, nil
+	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &testkit.LogBuffer{}, done: make(chan struct{})}, nil
 }
 
-// launch starts the binary in its own process group and waits for /-/ready.
-func launch(s *Server, bin string, args []string) error {
+// spawn starts the binary in its own process group (a signal to the
+// caller's group does not reach it first, and Stop signals exactly this
+// child; the kernel kills it if the caller dies) and waits for /-/ready.
+func spawn(s *Server, bin string, args []string) error {
 	if _, err := exec.LookPath(bin); err != nil {
 		return fmt.Errorf("%s not found (apt-get install prometheus prometheus-alertmanager)", bin)
 	}

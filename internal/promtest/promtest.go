@@ -3,28 +3,27 @@
 // throwaway data directory and the configuration the test gives, waited for
 // until /-/ready answers, and stopped and cleaned up when the test ends.
 //
-// It is the harness of the alerting end-to-end test (issue 5): the exporter
-// and PostgreSQL are wired in by the caller; this package knows nothing of
+// It is the harness of the alerting end-to-end tests (test/e2e, and
+// StartAlerting here): the exporter and PostgreSQL are wired in by the caller; this package knows nothing of
 // them. The binaries come from the Debian packages prometheus and
 // prometheus-alertmanager (/usr/bin/prometheus, /usr/bin/prometheus-alertmanager);
 // PROMTEST_PROMETHEUS and PROMTEST_ALERTMANAGER override the paths.
 package promtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // Default binary paths (Debian 12 packages).
@@ -64,17 +63,6 @@ func SkipIfMissing(t testing.TB, bins ...string) {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // Server is a running child process with an HTTP API.
 type Server struct {
 	Name string
@@ -86,7 +74,7 @@ type Server struct {
 	Dir string
 
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *testkit.LogBuffer
 	done    chan struct{}
 	waitErr error
 }
@@ -104,35 +92,34 @@ type Files map[string]string
 // "--rules.alert.resend-delay=1s").
 func StartPrometheus(t testing.TB, config string, files Files, flags ...string) *Server {
 	t.Helper()
-	bin := PrometheusBinary()
-	SkipIfMissing(t, bin)
-	s := prepare(t, "prometheus", "prometheus.yml", config, files)
-	args := append([]string{
-		"--config.file=" + filepath.Join(s.Dir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(s.Dir, "data"),
-		"--web.listen-address=" + s.Addr,
+	return launch(t, PrometheusBinary(), "prometheus", config, files, append([]string{
+		"--storage.tsdb.path=data",
 		"--web.enable-lifecycle",
-		"--log.level=info",
-	}, flags...)
-	start(t, s, bin, args)
-	return s
+	}, flags...))
 }
 
 // StartAlertmanager starts Alertmanager with the given alertmanager.yml
 // content, clustering disabled.
 func StartAlertmanager(t testing.TB, config string, flags ...string) *Server {
 	t.Helper()
-	bin := AlertmanagerBinary()
-	SkipIfMissing(t, bin)
-	s := prepare(t, "alertmanager", "alertmanager.yml", config, nil)
-	args := append([]string{
-		"--config.file=" + filepath.Join(s.Dir, "alertmanager.yml"),
-		"--storage.path=" + filepath.Join(s.Dir, "data"),
-		"--web.listen-address=" + s.Addr,
+	return launch(t, AlertmanagerBinary(), "alertmanager", config, nil, append([]string{
+		"--storage.path=data",
 		"--cluster.listen-address=", // no gossip port, no peers
+	}, flags...))
+}
+
+// launch writes <name>.yml and the files into a fresh directory, and starts
+// bin there on a free port with the config, the listen address, info
+// logging and args.
+func launch(t testing.TB, bin, name, config string, files Files, args []string) *Server {
+	t.Helper()
+	SkipIfMissing(t, bin)
+	s := prepare(t, name, name+".yml", config, files)
+	start(t, s, bin, append([]string{
+		"--config.file=" + filepath.Join(s.Dir, name+".yml"),
+		"--web.listen-address=" + s.Addr,
 		"--log.level=info",
-	}, flags...)
-	start(t, s, bin, args)
+	}, args...))
 	return s
 }
 
@@ -151,36 +138,20 @@ func prepare(t testing.TB, name, configName, config string, files Files) *Server
 			t.Fatal(err)
 		}
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &syncBuffer{}, done: make(chan struct{})}
+	addr := testkit.FreeAddr(t)
+	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &testkit.LogBuffer{}, done: make(chan struct{})}
 }
 
 func start(t testing.TB, s *Server, bin string, args []string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = s.Dir
-	cmd.Stdout = s.log
-	cmd.Stderr = s.log
-	// Own process group: a signal to the test's group does not reach it
-	// first, and Stop signals exactly this child.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", s.Name, err)
-	}
-	s.cmd = cmd
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.done)
-	}()
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
 			t.Logf("%s log (tail):\n%s", s.Name, tail(s.Log(), 40))
 		}
 	})
-	if err := s.waitReady(readyTimeout); err != nil {
-		s.Stop()
-		t.Fatalf("%s not ready: %v\nlog:\n%s", s.Name, err, tail(s.Log(), 40))
+	if err := spawn(s, bin, args); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -249,23 +220,6 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // ErrNotFound is returned by RewriteWebhookURLs when the config has no

@@ -1,77 +1,10 @@
 package promtest
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// webhook collects Alertmanager notifications by path (/pager, /ticket).
-type webhook struct {
-	mu  sync.Mutex
-	got map[string][]notifiedAlert
-}
-
-type notifiedAlert struct {
-	Receiver string
-	Status   string
-	Labels   map[string]string
-}
-
-func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	var msg struct {
-		Receiver string `json:"receiver"`
-		Alerts   []struct {
-			Status string            `json:"status"`
-			Labels map[string]string `json:"labels"`
-		} `json:"alerts"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
-		http.Error(rw, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, a := range msg.Alerts {
-		w.got[r.URL.Path] = append(w.got[r.URL.Path], notifiedAlert{msg.Receiver, a.Status, a.Labels})
-	}
-}
-
-// names returns "alertname/database" of the firing alerts received on path.
-func (w *webhook) names(path string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	seen := map[string]bool{}
-	var out []string
-	for _, a := range w.got[path] {
-		k := a.Labels["alertname"] + "/" + a.Labels["database"]
-		if a.Status == "firing" && !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (w *webhook) paths() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for p := range w.got {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // Rules that fire at once, one per severity, plus a database outage that
 // must inhibit the page for that database but not for another one.
@@ -107,54 +40,34 @@ func TestRuleReachesWebhookThroughShippedAlertmanagerConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and Alertmanager; about 40s")
 	}
-	hook := &webhook{got: map[string][]notifiedAlert{}}
-	srv := httptest.NewServer(hook)
-	defer srv.Close()
-
-	amConfig, err := os.ReadFile(filepath.Join("..", "..", "deploy", "alertmanager.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := RewriteWebhookURLs(string(amConfig), "http://127.0.0.1:5001", srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	am := StartAlertmanager(t, cfg)
-
-	prom := StartPrometheus(t, fmt.Sprintf(`global:
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-alerting:
-  alertmanagers:
-    - static_configs:
-        - targets: [%q]
-`, am.Addr), Files{"rules.yml": rules}, "--rules.alert.resend-delay=1s")
+	a := StartAlerting(t, AlertingOptions{Rules: rules, PrometheusFlags: []string{"--rules.alert.resend-delay=1s"}})
+	hook := a.Receiver
 
 	// The warning's group waits the root group_wait (30s); the page 10s.
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		if len(hook.names("/ticket")) > 0 && len(hook.names("/pager")) > 0 {
+		if len(hook.Firing("ticket")) > 0 && len(hook.Firing("pager")) > 0 {
 			break
 		}
-		if prom.Exited() || am.Exited() {
-			t.Fatalf("a server exited early\nprometheus:\n%s\nalertmanager:\n%s", tail(prom.Log(), 20), tail(am.Log(), 20))
+		if a.Exited() {
+			t.Fatalf("a server exited early\nprometheus:\n%s\nalertmanager:\n%s", tail(a.Prometheus.Log(), 20), tail(a.Alertmanager.Log(), 20))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	// Give any wrongly routed or uninhibited notification the same chance to arrive.
 	time.Sleep(5 * time.Second)
 
-	if got, want := hook.names("/pager"), []string{"PromtestPage/billing"}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if got, want := hook.Firing("pager"), []string{"PromtestPage/billing"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("pager got %v, want %v (orders must be inhibited by its source outage)", got, want)
 	}
-	if got, want := hook.names("/ticket"), []string{"WorkflowExporterSourceDown/orders"}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if got, want := hook.Firing("ticket"), []string{"WorkflowExporterSourceDown/orders"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("ticket got %v, want %v", got, want)
 	}
-	if got := hook.paths(); strings.Join(got, ",") != "/pager,/ticket" {
+	if got := hook.Receivers(); strings.Join(got, ",") != "pager,ticket" {
 		t.Errorf("notifications on paths %v, want only /pager and /ticket", got)
 	}
-	for _, p := range hook.paths() {
-		for _, n := range hook.names(p) {
+	for _, p := range hook.Receivers() {
+		for _, n := range hook.Firing(p) {
 			if strings.HasPrefix(n, "PromtestInfo") {
 				t.Errorf("info alert reached %s", p)
 			}

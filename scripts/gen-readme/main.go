@@ -87,8 +87,8 @@ func indexTable() string {
 			}
 			why := ix.Why
 			switch {
-			case ix.SeedPrimaryKey:
-				why += " (the seed's primary key serves it; not in 003)"
+			case ix.ReferencePrimaryKey:
+				why += " (the reference schema's primary key serves it; not in 003)"
 			case ix.Requires != "":
 				why += " (created by 002 with the column it needs)"
 			}

@@ -3,12 +3,14 @@ package main
 import (
 	"os"
 	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // TestREADMEIsCurrent fails when the catalog or the index requirements
 // changed without `go generate ./scripts/gen-readme`.
 func TestREADMEIsCurrent(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(testkit.Path(t, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,14 @@
 // with the open and recent rows, not with the table's history.
 //
 // Setup: one throwaway PostgreSQL database (internal/pgtest); per history
-// size two copies of the four seed tables (deploy/sql/001), filled by the
+// size two copies of the four reference tables (deploy/sql/001), filled by the
 // same deterministic generator:
 //
-//   - exporter_<size>: the seed tables plus the exporter's indexes (the
+//   - exporter_<size>: the reference tables plus the exporter's indexes (the
 //     collectors' requirements, which deploy/sql/003 is generated from),
 //     read by the exporter's own collectors, built with
 //     collectors.NewDatabase from a config as the binary builds them;
-//   - baseline_<size>: the seed tables only (their primary keys), read by
+//   - baseline_<size>: the reference tables only (their primary keys), read by
 //     the queries a generic SQL exporter typically runs for the same gauges
 //     and counters (see baselineQueries).
 //
@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -48,6 +47,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // TestMain keeps the throwaway server's files in a directory of this run,
@@ -81,10 +81,10 @@ const (
 	recentRows = 100
 )
 
-// benchTable is a seed table with its exporter collector's name.
+// benchTable is a reference table with its exporter collector's name.
 type benchTable struct{ collector, table string }
 
-// tables lists the four seed tables in the order of the report; the
+// tables lists the four reference tables in the order of the report; the
 // idempotency table comes first (plan.tablesAt relies on it).
 var tables = []benchTable{
 	{"idempotency", "workflow_idempotency_record"},
@@ -292,7 +292,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 	for _, size := range p.all() {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
 			mustExec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
-			if err := pgtest.ExecFile(ctx, admin, filepath.Join("..", "..", "deploy", "sql", "001_reference_schema.sql"), nil); err != nil {
+			if err := pgtest.ExecFile(ctx, admin, testkit.Path(b, "deploy/sql/001_reference_schema.sql"), nil); err != nil {
 				b.Fatal(err)
 			}
 			mustExec(b, admin, "RESET search_path")
@@ -306,7 +306,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 		for _, c := range db.Collectors {
 			req := c.Requirements()
 			for _, ix := range req.Indexes {
-				if ix.SeedPrimaryKey || ix.Requires != "" {
+				if ix.ReferencePrimaryKey || ix.Requires != "" {
 					continue
 				}
 				mustExec(b, admin, ix.CreateStatement(req.Table))

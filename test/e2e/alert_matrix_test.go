@@ -7,22 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/sim"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // The alert matrix: every failure window of at-least-once workers, caused
@@ -127,17 +122,8 @@ func ownerOf(l map[string]string) string {
 func matrixDatabase(t *testing.T) string {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, f := range []string{"001_reference_schema.sql", "002_duplicate_count_extension.sql", "003_exporter_indexes.sql"} {
-		if err := pgtest.ExecFile(ctx, conn, filepath.Join(root, "deploy", "sql", f), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pgtest.ExecRepoFiles(t, pgtest.Connect(t, dsn), nil,
+		"deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql")
 	return dsn
 }
 
@@ -205,13 +191,13 @@ func TestAlertMatrix(t *testing.T) {
 		lanes = append(lanes, sim.Lane{Name: c.target, Database: "orders"})
 	}
 	lanes = append(lanes, sim.Lane{Name: "billing", Database: "billing"})
-	var simLog syncBuf
+	var simLog testkit.LogBuffer
 	s, err := sim.New(ctx, sim.Config{
 		EngineURL: engine.BaseURL, EngineName: "main",
 		Databases: map[string]string{"orders": ordersDSN, "billing": billingDSN},
 		Lanes:     lanes, Interval: 3 * time.Second, Workers: 2, LockDuration: 20 * time.Second,
 		EngineProxy: "127.0.0.1:0", DatabaseProxies: map[string]string{"billing": "127.0.0.1:0"},
-		Logger: newLogger(&simLog),
+		Logger: slog.New(slog.NewTextHandler(&simLog, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -220,19 +206,6 @@ func TestAlertMatrix(t *testing.T) {
 	simDone := make(chan struct{})
 	go func() { defer close(simDone); _ = s.Run(ctx) }()
 	defer func() { cancel(); <-simDone }()
-
-	hook := &receiver{}
-	hookSrv := httptest.NewServer(hook)
-	defer hookSrv.Close()
-	amConfig, err := os.ReadFile(filepath.Join(root, "deploy", "alertmanager.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	amCfg, err := promtest.RewriteWebhookURLs(string(amConfig), "http://127.0.0.1:5001", hookSrv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	am := promtest.StartAlertmanager(t, amCfg)
 
 	exporterAddr := startExporter(t, fmt.Sprintf(`
 camunda:
@@ -257,20 +230,8 @@ databases:
     late_commit_window: 1m
 `, s.EngineProxyAddr()), "MATRIX_ORDERS_DSN="+ordersDSN, "MATRIX_BILLING_DSN="+withHost(t, billingDSN, s.DatabaseProxyAddr("billing")))
 
-	prom := promtest.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-alerting:
-  alertmanagers:
-    - static_configs:
-        - targets: [%q]
-scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, am.Addr, exporterAddr), promtest.Files{"rules.yml": promtest.GenerateRules(t, matrixAlertsConfig)})
+	alerting := promtest.StartAlerting(t, promtest.AlertingOptions{Rules: promtest.GenerateRules(t, matrixAlertsConfig), Target: exporterAddr})
+	hook, prom, am := alerting.Receiver, alerting.Prometheus, alerting.Alertmanager
 
 	// Phase 0: healthy. Every lane's workload runs, no fault, for three
 	// times the longest rule window: nothing may notify.
@@ -278,9 +239,9 @@ scrape_configs:
 	healthy := 3*window + 30*time.Second // + the ticket receiver's group_wait
 	t.Logf("healthy stretch: %s with the workload on and no fault", healthy)
 	time.Sleep(healthy)
-	if got := hook.snapshot(); len(got) > 0 {
+	if got := hook.Notifications(); len(got) > 0 {
 		for _, n := range got {
-			t.Errorf("healthy stretch notified %s: %v", n.receiver, n.labels)
+			t.Errorf("healthy stretch notified %s: %v", n.Receiver, n.Labels)
 		}
 		t.Logf("simulator log:\n%s", simLog.String())
 		t.FailNow()
@@ -331,10 +292,10 @@ scrape_configs:
 			expected[c.target][a] = true
 		}
 	}
-	for _, n := range hook.snapshot() {
-		owner := ownerOf(n.labels)
-		if !expected[owner][n.labels["alertname"]] {
-			t.Errorf("unexpected notification to %s for %q: %v", n.receiver, owner, n.labels)
+	for _, n := range hook.Notifications() {
+		owner := ownerOf(n.Labels)
+		if !expected[owner][n.Labels["alertname"]] {
+			t.Errorf("unexpected notification to %s for %q: %v", n.Receiver, owner, n.Labels)
 		}
 	}
 	for _, a := range alertmanagerAlerts(t, am.URL) {
@@ -372,7 +333,7 @@ scrape_configs:
 // waitForMatrix waits until every expected alert of the cases has been
 // notified to the receiver of its severity with the owner's labels, and
 // returns the time from injection to notification per "owner/alert".
-func waitForMatrix(t *testing.T, hook *receiver, cases []matrixCase, injected map[string]time.Time, bound time.Duration) map[string]time.Duration {
+func waitForMatrix(t *testing.T, hook *promtest.Receiver, cases []matrixCase, injected map[string]time.Time, bound time.Duration) map[string]time.Duration {
 	t.Helper()
 	took := map[string]time.Duration{}
 	want := 0
@@ -381,12 +342,12 @@ func waitForMatrix(t *testing.T, hook *receiver, cases []matrixCase, injected ma
 	}
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
-		for _, n := range hook.snapshot() {
-			if n.status != "firing" {
+		for _, n := range hook.Notifications() {
+			if n.Status != "firing" {
 				continue
 			}
-			owner := ownerOf(n.labels)
-			key := owner + "/" + n.labels["alertname"]
+			owner := ownerOf(n.Labels)
+			key := owner + "/" + n.Labels["alertname"]
 			if _, seen := took[key]; seen {
 				continue
 			}
@@ -395,14 +356,14 @@ func waitForMatrix(t *testing.T, hook *receiver, cases []matrixCase, injected ma
 					continue
 				}
 				for _, a := range c.alerts {
-					if a != n.labels["alertname"] {
+					if a != n.Labels["alertname"] {
 						continue
 					}
 					al, _ := rules.Lookup(a)
-					if n.receiver != receiverFor(al.Severity) || n.labels["severity"] != al.Severity {
-						t.Errorf("%s on %s reached %s with severity %q, want %s via %s", a, owner, n.receiver, n.labels["severity"], al.Severity, receiverFor(al.Severity))
+					if n.Receiver != receiverFor(al.Severity) || n.Labels["severity"] != al.Severity {
+						t.Errorf("%s on %s reached %s with severity %q, want %s via %s", a, owner, n.Receiver, n.Labels["severity"], al.Severity, receiverFor(al.Severity))
 					}
-					took[key] = n.at.Sub(injected[owner])
+					took[key] = n.At.Sub(injected[owner])
 				}
 			}
 		}
@@ -449,26 +410,4 @@ func promQuery(t *testing.T, base, q string) float64 {
 	var v float64
 	fmt.Sscan(fmt.Sprint(out.Data.Result[0].Value[1]), &v)
 	return v
-}
-
-// syncBuf is a log buffer safe for concurrent writers.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,10 +14,11 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
 )
 
-// TestEveryPanelShowsDataOnALiveStack is the dashboards' live check (issue 6
-// item 4): real PostgreSQL with every table in use, a real Camunda engine
-// with external tasks in every state, an incident, a job without retries
-// and both crash cases of the seed, the exporter binary, and real Prometheus
+// TestEveryPanelShowsDataOnALiveStack is the dashboards' live check
+// (docs/dashboards.md): real PostgreSQL with every table in use, a real
+// Camunda engine with external tasks in every state, an incident, a job
+// without retries and both crash cases of the Camunda join
+// (docs/design.md), the exporter binary, and real Prometheus
 // scraping it with the shipped rules (for: shortened so alerts fire). Then
 // every panel query of every dashboard must return at least one series: a
 // panel that shows nothing at 3 a.m. is a defect.
@@ -33,13 +33,9 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	// The database: reference schema, the duplicate_count extension, the
 	// exporter's indexes and the sample rows of `make run`.
 	conn, dsn := newDatabase(t)
-	for _, f := range []string{"deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql", "test/localrun/sample.sql"} {
-		if err := pgtest.ExecFile(ctx, conn, filepath.Join(root, f), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql", "test/localrun/sample.sql")
 	// A pending event old enough for the critical page.
-	mustExec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
+	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 		VALUES (gen_random_uuid(), 'Order', 'order-old', 'OrderFulfillmentSubmitted', 'order-old', '{}', 'PENDING', now() - interval '20 minutes')`)
 
 	// The engine: one process with one external task per instance.
@@ -77,16 +73,7 @@ outbox: {oldest_age_for: 0s}
 idempotency: {unknown_outcome_for: 0s, completed_task_open_for: 0s, in_doubt_for: 0s, stale_for: 0s}
 camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 `)
-	prom := promtest.StartPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-rule_files: [rules.yml]
-scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, exporterAddr), promtest.Files{"rules.yml": rules})
+	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(exporterAddr, ""), promtest.Files{"rules.yml": rules})
 
 	// Let the first collections (the counters' baselines) happen.
 	time.Sleep(5 * time.Second)
@@ -123,14 +110,14 @@ scrape_configs:
 	// Crash case 1: the side effect happened and was recorded COMPLETED, the
 	// worker died before completing the task; its lock lapses.
 	lost := fetch(w1, 2*time.Second)
-	mustExec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+	pgtest.Exec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 		VALUES ('ORDER_FULFILLMENT_SUBMISSION', 'lost-completion', 'order-x', $1, 'COMPLETED', now() - interval '1 minute')`, lost.ID)
-	mustExec(t, conn, `INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+	pgtest.Exec(t, conn, `INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
 		VALUES ('main', $1, $2, $3, 'worker-1', 'COMPLETED', now() - interval '1 minute')`, lost.ID, lost.ProcessInstanceID, lost.ActivityID)
 	// Crash case 2: STARTED, then the lock lapses and another worker fetches
 	// the task again.
 	doubt := fetch(w1, 2*time.Second)
-	mustExec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+	pgtest.Exec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 		VALUES ('ORDER_FULFILLMENT_SUBMISSION', 'in-doubt', 'order-y', $1, 'STARTED', now())`, doubt.ID)
 	time.Sleep(4 * time.Second) // both locks lapse; the exporter sees the lapse
 	fetchSpecific := func(w *camundatest.Worker, id string) {
@@ -149,7 +136,9 @@ scrape_configs:
 	// An async job without retries left (a timer whose retries an operator
 	// set to 0 looks like a failed job to the engine).
 	jobKey := camundatest.UniqueName("timer")
-	ok(deployTimer(ctx, c, jobKey))
+	if _, err := c.Deploy(ctx, jobKey, map[string][]byte{jobKey + ".bpmn": camundatest.TimerProcess(jobKey)}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.StartProcess(ctx, jobKey, "", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -161,9 +150,9 @@ scrape_configs:
 	ok(c.Do(ctx, http.MethodPut, "/job/"+jobs[0].ID+"/retries", map[string]any{"retries": 0}, nil))
 
 	// Table activity after the baselines, so every counter has moved.
-	mustExec(t, conn, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now() WHERE aggregate_id = 'order-1003'`)
-	mustExec(t, conn, `UPDATE message_inbox SET processing_status = 'PROCESSED', processed_at = now() WHERE message_id = 'm-2'`)
-	mustExec(t, conn, `UPDATE workflow_idempotency_record SET duplicate_count = duplicate_count + 1, updated_at = now() WHERE idempotency_key = 'quote-78:task-10:v1'`)
+	pgtest.Exec(t, conn, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now() WHERE aggregate_id = 'order-1003'`)
+	pgtest.Exec(t, conn, `UPDATE message_inbox SET processing_status = 'PROCESSED', processed_at = now() WHERE message_id = 'm-2'`)
+	pgtest.Exec(t, conn, `UPDATE workflow_idempotency_record SET duplicate_count = duplicate_count + 1, updated_at = now() WHERE idempotency_key = 'quote-78:task-10:v1'`)
 
 	// Give Prometheus time to scrape the new state and evaluate the rules,
 	// then ask every panel.
@@ -181,22 +170,4 @@ scrape_configs:
 		t.Errorf("no data: %s", r)
 	}
 	t.Logf("%d panel queries checked, %d without data", len(results), len(failed))
-}
-
-func deployTimer(ctx context.Context, c *camundatest.Client, key string) error {
-	bpmn := fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter">
-  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
-    <bpmn:intermediateCatchEvent id="wait">
-      <bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition>
-    </bpmn:intermediateCatchEvent>
-    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="end"/>
-    <bpmn:endEvent id="end"/>
-  </bpmn:process>
-</bpmn:definitions>`, key)
-	_, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": []byte(bpmn)})
-	return err
 }

@@ -1,11 +1,11 @@
-package collectors
+package engine
 
 import (
 	"testing"
 	"time"
 )
 
-// Table tests of the classification rules in camunda_locks.go, one case per
+// Table tests of the classification rules in locks.go, one case per
 // rule, so a changed rule fails here with its number.
 
 var (
@@ -19,7 +19,7 @@ func obs(worker string, exp time.Time, retries *int, msg string) taskObs {
 }
 
 func TestClassifyLocked(t *testing.T) {
-	r2, r1 := intp(2), intp(1)
+	r2, r1 := new(2), new(1)
 	cases := []struct {
 		name        string
 		o           taskObs
@@ -53,7 +53,7 @@ func TestClassifyLocked(t *testing.T) {
 }
 
 func TestClassifyLapsed(t *testing.T) {
-	r2, r1 := intp(2), intp(1)
+	r2, r1 := new(2), new(1)
 	prevNow := tBase.Add(30 * time.Second)
 	cases := []struct {
 		name string

@@ -1,4 +1,4 @@
-package collectors
+package engine
 
 import (
 	"time"
@@ -113,11 +113,11 @@ type historyCounts struct {
 // lock tracking). Entries of topics not yet known are admitted like topics
 // the engine lists (a topic whose tasks all came and went between two
 // collections is reported from then on).
-func (k *collection) countHistory(fresh []historyEntry) map[string]bool {
+func (run *collectionRun) countHistory(fresh []historyEntry) map[string]bool {
 	failed := map[string]bool{}
 	for _, e := range fresh {
-		label := k.topicLabel(e.topic)
-		c := k.st.history[label]
+		label := run.topicLabel(e.topic)
+		c := run.st.history[label]
 		switch e.kind {
 		case logFailure:
 			c.failures++
@@ -125,14 +125,14 @@ func (k *collection) countHistory(fresh []historyEntry) map[string]bool {
 		case logSuccess:
 			c.completions++
 		}
-		k.st.history[label] = c
+		run.st.history[label] = c
 	}
 	return failed
 }
 
 // emitHistory emits the failure and completion counters of one topic label.
-func (k *collection) emitHistory(label string) {
-	c := k.st.history[label]
-	k.counter(catalog.CamundaExternalTaskFailures, c.failures, k.c.engine, label)
-	k.counter(catalog.CamundaExternalTaskCompletions, c.completions, k.c.engine, label)
+func (run *collectionRun) emitHistory(label string) {
+	c := run.st.history[label]
+	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.engine, label)
+	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.engine, label)
 }

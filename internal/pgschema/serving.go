@@ -1,4 +1,4 @@
-package pgsource
+package pgschema
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func ServingIndex(ctx context.Context, tx pgx.Tx, table, query string, args ...a
 			quoteSchemaOf(table, index)).Scan(&p)
 		return err == nil && p
 	}
-	return findIndex(plans[0].Plan, baseName(table), partial), nil
+	return findIndex(plans[0].Plan, BaseName(table), partial), nil
 }
 
 type node struct {
@@ -74,11 +74,4 @@ func quoteSchemaOf(table, index string) string {
 		return pgx.Identifier{table[:i], index}.Sanitize()
 	}
 	return pgx.Identifier{index}.Sanitize()
-}
-
-func baseName(table string) string {
-	if i := strings.LastIndex(table, "."); i >= 0 {
-		return table[i+1:]
-	}
-	return table
 }

@@ -1,4 +1,4 @@
-package collectors
+package engine
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 )
 
 // An engineReader reads what one collection needs from a Camunda engine.
-// There are two: restReader (camunda_rest.go) asks the REST API, and
-// engineDBReader (camunda_enginedb.go) reads the engine's own tables. Both
+// There are two: restReader (rest.go) asks the REST API, and
+// engineDBReader (enginedb.go) reads the engine's own tables. Both
 // fill an engineRead with the same meaning, so every rule downstream (the
 // state partition, the lock tracking, the counters, the label limits) is
 // one piece of code whichever way the engine was read.

@@ -1,6 +1,7 @@
 package collectors
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -50,13 +51,7 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 	}}
 	e.views.Publish(view)
 	e.collect()
-	want := helpHeader(catalog.IdempotencyCompletedTaskOpen) +
-		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 1` + "\n" +
-		helpHeader(catalog.IdempotencyInDoubt) +
-		`workflow_idempotency_in_doubt{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 2` + "\n" +
-		helpHeader(catalog.ProcessedJobTaskOpen) +
-		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main"} 1` + "\n"
-	e.expect(want, catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
+	e.expectJoins(1, 2, 1)
 
 	// The retry replays the stored result and completes the task: it leaves
 	// the engine's view, and the gauges return to 0 (the series stay).
@@ -108,11 +103,17 @@ func TestJoinByProcessInstanceAndActivity(t *testing.T) {
 		{ID: "t2", Topic: "fulfillment.submit-command", ProcessInstanceID: "pi-2", ActivityID: "submitFulfillment", State: correlate.LockExpired},
 	}})
 	e.collect()
-	want := helpHeader(catalog.IdempotencyCompletedTaskOpen) +
-		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 1` + "\n" +
-		helpHeader(catalog.IdempotencyInDoubt) +
-		`workflow_idempotency_in_doubt{database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"} 1` + "\n" +
-		helpHeader(catalog.ProcessedJobTaskOpen) +
-		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main"} 1` + "\n"
-	e.expect(want, catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
+	e.expectJoins(1, 1, 1)
+}
+
+// expectJoins compares the three join series of scope A on topic
+// fulfillment.submit-command and activity submitFulfillment of engine main.
+func (e *exporter) expectJoins(completedTaskOpen, inDoubt, processedJobTaskOpen int) {
+	e.t.Helper()
+	lv := `database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"`
+	e.expect(fmt.Sprintf("%s%s{%s} %d\n%s%s{%s} %d\n%s%s{%s} %d\n",
+		helpHeader(catalog.IdempotencyCompletedTaskOpen), catalog.IdempotencyCompletedTaskOpen, lv, completedTaskOpen,
+		helpHeader(catalog.IdempotencyInDoubt), catalog.IdempotencyInDoubt, lv, inDoubt,
+		helpHeader(catalog.ProcessedJobTaskOpen), catalog.ProcessedJobTaskOpen, `activity_id="submitFulfillment",database="orders",engine="main"`, processedJobTaskOpen),
+		catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
 }

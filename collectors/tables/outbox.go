@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// Outbox watches the event outbox (seed section 15): the backlog the
+// Outbox watches the event outbox (docs/design.md, "The outbox"): the backlog the
 // publisher has not drained, failed events, and the flow in and out.
 //
 // Gauges come from unpublished rows only (a partial index on
@@ -38,12 +39,13 @@ type Outbox struct {
 }
 
 // OutboxOptions configures an Outbox collector.
-type OutboxOptions = TableOptions[config.OutboxTable]
+type OutboxOptions = Options[config.OutboxTable]
 
 // NewOutbox returns an outbox collector.
 func NewOutbox(o OutboxOptions) *Outbox {
 	c := &Outbox{
-		tableBase:      newTableBase(o, catalog.OutboxEventsPending),
+		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
+			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay),
 		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
 		published:      watermark.New(o.LateCommitWindow),
@@ -52,15 +54,15 @@ func NewOutbox(o OutboxOptions) *Outbox {
 		publishedTotal: map[string]float64{},
 		delayBuckets:   make([]uint64, len(o.Table.PublishDelayBuckets)+1),
 	}
-	t := quoteTable(o.Table.Table)
+	t := pgschema.QuoteTable(o.Table.Table)
 	col := o.Table.Columns
-	id, agg, typ, status := quoteIdent(col.EventID), quoteIdent(col.AggregateType), quoteIdent(col.EventType), quoteIdent(col.Status)
-	createdAt, publishedAt := quoteIdent(col.CreatedAt), quoteIdent(col.PublishedAt)
+	id, agg, typ, status := pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), pgschema.QuoteIdent(col.Status)
+	createdAt, publishedAt := pgschema.QuoteIdent(col.CreatedAt), pgschema.QuoteIdent(col.PublishedAt)
 	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''),
 	COALESCE(%[3]s::text IN (%[4]s), false) AS failed,
 	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[5]s))::float8, 0)
 FROM %[6]s WHERE %[7]s IS NULL
-GROUP BY 1, 2, 3`, agg, typ, status, literalList(o.Table.FailedStatuses), createdAt, t, publishedAt)
+GROUP BY 1, 2, 3`, agg, typ, status, pgschema.QuoteLiterals(o.Table.FailedStatuses), createdAt, t, publishedAt)
 	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz
 FROM %[5]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, createdAt, t)
 	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz,
@@ -72,33 +74,31 @@ FROM %[6]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, publishedAt, createdAt,
 // Name implements poll.Collector.
 func (c *Outbox) Name() string { return "outbox" }
 
-// Requirements implements TableCollector.
-func (c *Outbox) Requirements() Requirements {
+// Requirements says what the collector needs from its table.
+func (c *Outbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	return Requirements{
+	base := pgschema.BaseName(c.cfg.Table)
+	return pgschema.Requirements{
 		Kind:  "outbox",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "event_id", col.EventID, false}, {k + "aggregate_type", col.AggregateType, false},
-			{k + "event_type", col.EventType, false}, {k + "status", col.Status, false},
-			{k + "created_at", col.CreatedAt, false}, {k + "published_at", col.PublishedAt, false},
-		},
-		Indexes: []Index{
+		Columns: c.columns(
+			"event_id", col.EventID, "aggregate_type", col.AggregateType, "event_type", col.EventType,
+			"status", col.Status, "created_at", col.CreatedAt, "published_at", col.PublishedAt,
+		),
+		Indexes: []pgschema.Index{
 			{Name: base + "_unpublished_idx", Columns: []string{col.AggregateType, col.EventType, col.CreatedAt},
-				Where: quoteIdent(col.PublishedAt) + " IS NULL",
+				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NULL",
 				Why:   "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history", Query: "pending"},
 			{Name: base + "_created_at_idx", Columns: []string{col.CreatedAt},
 				Why: "events_created_total reads the last late_commit_window of inserts", Query: "created"},
 			{Name: base + "_published_at_idx", Columns: []string{col.PublishedAt},
-				Where: quoteIdent(col.PublishedAt) + " IS NOT NULL",
+				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NOT NULL",
 				Why:   "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"},
 		},
-		Queries: []Query{
-			{"pending", c.sqlGauges, nil, ""},
-			{"created", c.sqlCreated, []any{time.Now().Add(-time.Hour)}, ""},
-			{"published", c.sqlPublished, []any{time.Now().Add(-time.Hour)}, ""},
+		Queries: []pgschema.Query{
+			{Name: "pending", SQL: c.sqlGauges},
+			recentQuery("created", c.sqlCreated),
+			recentQuery("published", c.sqlPublished),
 		},
 	}
 }
@@ -125,7 +125,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		var failed bool
 		var count, oldest, delay float64
 		var ts time.Time
-		err := each(ctx, tx, "outbox pending", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
+		err := each(ctx, tx, "outbox pending query", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if g := group(vals); failed {
@@ -138,7 +138,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
-		err = each(ctx, tx, "outbox created", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
+		err = each(ctx, tx, "outbox created query", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.created.Observe(ts, id) {
@@ -149,7 +149,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
-		return each(ctx, tx, "outbox published", c.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
+		return each(ctx, tx, "outbox published query", c.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.published.Observe(ts, id) {
@@ -176,13 +176,6 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 }
 
 func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
-	var (
-		pending   = catalog.Desc(catalog.OutboxEventsPending)
-		oldest    = catalog.Desc(catalog.OutboxOldestPendingAge)
-		failed    = catalog.Desc(catalog.OutboxEventsFailed)
-		created   = catalog.Desc(catalog.OutboxEventsCreated)
-		published = catalog.Desc(catalog.OutboxEventsPublished)
-	)
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
 		k := tupleKey(vals...)
@@ -192,11 +185,11 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 		}
 		lv := append([]string{c.database}, vals...)
 		out = append(out,
-			prometheus.MustNewConstMetric(pending, prometheus.GaugeValue, g.pending.count, lv...),
-			prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, g.pending.oldest, lv...),
-			prometheus.MustNewConstMetric(failed, prometheus.GaugeValue, g.failed.count, lv...),
-			prometheus.MustNewConstMetric(created, prometheus.CounterValue, c.createdTotal[k], lv...),
-			prometheus.MustNewConstMetric(published, prometheus.CounterValue, c.publishedTotal[k], lv...),
+			c.gauge(catalog.OutboxEventsPending, g.pending.count, lv...),
+			c.gauge(catalog.OutboxOldestPendingAge, g.pending.oldest, lv...),
+			c.gauge(catalog.OutboxEventsFailed, g.failed.count, lv...),
+			c.counter(catalog.OutboxEventsCreated, c.createdTotal[k], lv...),
+			c.counter(catalog.OutboxEventsPublished, c.publishedTotal[k], lv...),
 		)
 	}
 	buckets := make(map[float64]uint64, len(c.cfg.PublishDelayBuckets))
@@ -205,6 +198,6 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 		cum += c.delayBuckets[i]
 		buckets[ub] = cum
 	}
-	out = append(out, prometheus.MustNewConstHistogram(catalog.Desc(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
+	out = append(out, prometheus.MustNewConstHistogram(c.descs.Get(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
 	return out
 }

@@ -1,4 +1,4 @@
-package collectors
+package engine
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/internal/fold"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 )
 
 // restReader reads an engine over its REST API. What it asks, and why each
@@ -37,7 +37,7 @@ import (
 //
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
-// show is never attributed to an earlier collection (see camunda_locks.go).
+// show is never attributed to an earlier collection (see locks.go).
 type restReader struct {
 	client *camunda.Client
 	engine string
@@ -53,18 +53,18 @@ type restReader struct {
 	version, noCreateTime string
 }
 
-// restListPageSize is the page size of the REST reader's lists. A request's
+// RESTListPageSize is the page size of the REST reader's lists. A request's
 // cost is mostly fixed (HTTP, the engine's query set-up, and a re-run of the
 // query for every offset page), so fewer, larger pages are cheaper; 1000
 // tasks are about 700 KB of JSON.
-const restListPageSize = 1000
+const RESTListPageSize = 1000
 
-// itemsPerCountRequest converts listed items into the cost of count
+// ItemsPerCountRequest converts listed items into the cost of count
 // requests: listing this many tasks costs about as much engine time as one
 // count request (measured on Camunda 7.24 with PostgreSQL, see
 // docs/benchmarks.md). It decides per collection whether a state group is
 // listed engine-wide or counted topic by topic.
-const itemsPerCountRequest = 50
+const ItemsPerCountRequest = 50
 
 // farFuture is the lockExpirationBefore bound that turns the filter into
 // "has a lock expiration": combined with notLocked (expiration null or
@@ -282,7 +282,7 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 // one count request per topic that holds tasks.
 func (x *restRead) cheaperToList(n int64) bool {
 	pages := n/int64(x.r.pageSize) + 1
-	return pages+n/itemsPerCountRequest < int64(len(x.present))
+	return pages+n/ItemsPerCountRequest < int64(len(x.present))
 }
 
 // listAll lists every task matching q (n expected), by id. Tasks that come
@@ -567,12 +567,12 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 				return err
 			}
 			if r := all - perType[typ]; r > 0 {
-				out.groups = append(out.groups, incidentGroup{key: incidentKey{typ, fold.Other, fold.Other}, n: r, folded: true})
+				out.groups = append(out.groups, incidentGroup{key: incidentKey{typ, labellimit.Other, labellimit.Other}, n: r, folded: true})
 				rest -= r
 			}
 		}
 		if rest > 0 {
-			out.groups = append(out.groups, incidentGroup{key: incidentKey{fold.Other, fold.Other, fold.Other}, n: rest, folded: true})
+			out.groups = append(out.groups, incidentGroup{key: incidentKey{labellimit.Other, labellimit.Other, labellimit.Other}, n: rest, folded: true})
 		}
 	}
 	x.out.incidents = out
@@ -608,7 +608,7 @@ func (x *restRead) jobGroups(ctx context.Context) error {
 		}
 	}
 	if rest := x.nJobs - int64(len(x.jobList)); rest > 0 {
-		out.groups = append(out.groups, jobGroup{key: fold.Other, n: rest, folded: true})
+		out.groups = append(out.groups, jobGroup{key: labellimit.Other, n: rest, folded: true})
 	}
 	x.out.jobs = out
 	return nil

@@ -1,4 +1,4 @@
-package collectors
+package engine
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
@@ -94,20 +95,20 @@ const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce
 FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
 
-// EngineDatabaseRequirements are the engine tables the engine-database mode
-// reads (schema "" for the search_path), with the index it relies on.
+// DatabaseRequirements are the engine tables the engine-database mode reads
+// (schema "" for the search_path), with the index it relies on.
 // deploy/sql/camunda/001_history_timestamp_index.sql is generated from it
 // and `workflow-exporter check` verifies it.
-func EngineDatabaseRequirements(schema, key string) []Requirements {
+func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 	prefix := ""
 	if schema != "" {
 		prefix = schema + "."
 	}
-	var out []Requirements
+	var out []pgschema.Requirements
 	for _, t := range engineTables {
-		r := Requirements{Kind: "engine", Table: prefix + t.table}
+		r := pgschema.Requirements{Kind: "engine", Table: prefix + t.table}
 		for _, c := range t.columns {
-			r.Columns = append(r.Columns, Column{Key: key, Name: c})
+			r.Columns = append(r.Columns, pgschema.Column{Key: key, Name: c})
 		}
 		if t.table == "act_hi_ext_task_log" {
 			q := pgx.Identifier{}
@@ -118,9 +119,9 @@ func EngineDatabaseRequirements(schema, key string) []Requirements {
 			if len(q) > 0 {
 				sqlPrefix = q.Sanitize() + "."
 			}
-			r.Queries = []Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
+			r.Queries = []pgschema.Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
 				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), config.DefaultMaxHistoryEntries + 1}}}
-			r.Indexes = []Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
+			r.Indexes = []pgschema.Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
 				Why: "failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"}}
 		}
 		out = append(out, r)
@@ -128,8 +129,8 @@ func EngineDatabaseRequirements(schema, key string) []Requirements {
 	return out
 }
 
-// EngineIndexSQL renders deploy/sql/camunda/001_history_timestamp_index.sql.
-func EngineIndexSQL() string {
+// IndexSQL renders deploy/sql/camunda/001_history_timestamp_index.sql.
+func IndexSQL() string {
 	var b strings.Builder
 	b.WriteString(`-- The index the exporter relies on in the engine's own database, for both
 -- modes. Generated from the collectors' requirements (go generate
@@ -151,7 +152,7 @@ func EngineIndexSQL() string {
 -- whether an index serves the query (any index whose first column is
 -- timestamp_ does).
 `)
-	for _, r := range EngineDatabaseRequirements("", "") {
+	for _, r := range DatabaseRequirements("", "") {
 		for _, ix := range r.Indexes {
 			fmt.Fprintf(&b, "\n-- %s table %s: %s\n%s\n", r.Kind, r.Table, ix.Why, ix.CreateStatement(r.Table))
 		}
@@ -159,17 +160,17 @@ func EngineIndexSQL() string {
 	return b.String()
 }
 
-// EngineDatabase is an engine's database opened as the engine-database
-// mode opens it, for `workflow-exporter check`.
-type EngineDatabase struct {
+// Database is an engine's database opened as the engine-database mode opens
+// it, for `workflow-exporter check`.
+type Database struct {
 	DB *pgsource.DB
 	r  *engineDBReader
 }
 
-// OpenEngineDatabase opens the database of an engine configured with
+// OpenDatabase opens the database of an engine configured with
 // camunda[].database; it connects to nothing yet.
-func OpenEngineDatabase(cfg config.Camunda, key string, logger *slog.Logger) (*EngineDatabase, error) {
-	client, err := NewCamundaClient(cfg, logger)
+func OpenDatabase(cfg config.Camunda, key string, logger *slog.Logger) (*Database, error) {
+	client, err := NewClient(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -177,12 +178,12 @@ func OpenEngineDatabase(cfg config.Camunda, key string, logger *slog.Logger) (*E
 	if err != nil {
 		return nil, err
 	}
-	return &EngineDatabase{DB: r.db, r: r}, nil
+	return &Database{DB: r.db, r: r}, nil
 }
 
 // Verify runs the checks of the first collection: tables, columns and
 // privileges, and the time zone against the engine.
-func (e *EngineDatabase) Verify(ctx context.Context) error { return e.r.verify(ctx) }
+func (e *Database) Verify(ctx context.Context) error { return e.r.verify(ctx) }
 
 // External task history log states (ExternalTaskState in the engine).
 const (

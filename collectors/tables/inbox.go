@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -10,13 +10,11 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// openInboxStatuses are reported (with 0) for every known message kind.
-var openInboxStatuses = []string{"RECEIVED", "PROCESSING", "FAILED_RETRYABLE", "UNKNOWN_OUTCOME"}
-
-// Inbox watches the message inbox (seed section 14): messages received but
+// Inbox watches the message inbox (docs/design.md, "The inbox"): messages received but
 // not finished, how old the oldest is, and how many finish.
 type Inbox struct {
 	tableBase
@@ -32,12 +30,12 @@ type Inbox struct {
 }
 
 // InboxOptions configures an Inbox collector.
-type InboxOptions = TableOptions[config.InboxTable]
+type InboxOptions = Options[config.InboxTable]
 
 // NewInbox returns an inbox collector.
 func NewInbox(o InboxOptions) *Inbox {
 	c := &Inbox{
-		tableBase: newTableBase(o, catalog.InboxMessages),
+		tableBase: newTableBase(o, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed),
 		cfg:       o.Table,
 		window:    watermark.New(o.LateCommitWindow),
 		known:     tuples{},
@@ -46,43 +44,41 @@ func NewInbox(o InboxOptions) *Inbox {
 		processed: map[string]float64{},
 	}
 	col := o.Table.Columns
-	t := quoteTable(o.Table.Table)
+	t := pgschema.QuoteTable(o.Table.Table)
 	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), count(*)::float8,
 	COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
 FROM %[5]s WHERE %[6]s
-GROUP BY 1, 2, 3`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ReceivedAt), t, openStatusPredicate(col.Status, o.Table.TerminalValues()))
+GROUP BY 1, 2, 3`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageType), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ReceivedAt), t, openStatusPredicate(col.Status, o.Table.TerminalValues()))
 	c.sqlProcessed = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
-FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.SourceSystem), quoteIdent(col.MessageID), quoteIdent(col.MessageType), quoteIdent(col.Status), quoteIdent(col.ProcessedAt), t)
+FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageID), pgschema.QuoteIdent(col.MessageType), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessedAt), t)
 	return c
 }
 
 // Name implements poll.Collector.
 func (c *Inbox) Name() string { return "inbox" }
 
-// Requirements implements TableCollector.
-func (c *Inbox) Requirements() Requirements {
+// Requirements says what the collector needs from its table.
+func (c *Inbox) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
-	base := baseName(c.cfg.Table)
-	return Requirements{
+	base := pgschema.BaseName(c.cfg.Table)
+	return pgschema.Requirements{
 		Kind:  "inbox",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "source_system", col.SourceSystem, false}, {k + "message_id", col.MessageID, false},
-			{k + "message_type", col.MessageType, false}, {k + "status", col.Status, false},
-			{k + "received_at", col.ReceivedAt, false}, {k + "processed_at", col.ProcessedAt, false},
-		},
-		Indexes: []Index{
+		Columns: c.columns(
+			"source_system", col.SourceSystem, "message_id", col.MessageID, "message_type", col.MessageType,
+			"status", col.Status, "received_at", col.ReceivedAt, "processed_at", col.ProcessedAt,
+		),
+		Indexes: []pgschema.Index{
 			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
 				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
 				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index", Query: "open"},
 			{Name: base + "_processed_at_idx", Columns: []string{col.ProcessedAt},
-				Where: quoteIdent(col.ProcessedAt) + " IS NOT NULL",
+				Where: pgschema.QuoteIdent(col.ProcessedAt) + " IS NOT NULL",
 				Why:   "messages_processed_total reads the last late_commit_window of finished messages", Query: "processed"},
 		},
-		Queries: []Query{
-			{"open", c.sqlGauges, nil, ""},
-			{"processed", c.sqlProcessed, []any{time.Now().Add(-time.Hour)}, ""},
+		Queries: []pgschema.Query{
+			{Name: "open", SQL: c.sqlGauges},
+			recentQuery("processed", c.sqlProcessed),
 		},
 	}
 }
@@ -100,7 +96,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		var source, msgType, status, id string
 		var count, oldest float64
 		var ts time.Time
-		err := each(ctx, tx, "inbox open-messages", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
+		err := each(ctx, tx, "inbox open-messages query", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)
@@ -118,7 +114,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
-		return each(ctx, tx, "inbox processed", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
+		return each(ctx, tx, "inbox processed query", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)
@@ -139,14 +135,10 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 }
 
 func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
-	var (
-		messages  = catalog.Desc(catalog.InboxMessages)
-		oldest    = catalog.Desc(catalog.InboxOldestMessageAge)
-		processed = catalog.Desc(catalog.InboxMessagesProcessed)
-	)
+	openStatuses, terminalStatuses := config.InboxOpenStatuses(), config.InboxTerminalStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
-		open := openInboxStatuses
+		open := openStatuses
 		if _, ok := c.unmapped[tupleKey(vals...)]; ok {
 			open = append(append([]string(nil), open...), config.Unmapped)
 		}
@@ -156,12 +148,12 @@ func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
 				a = &agg{}
 			}
 			out = append(out,
-				prometheus.MustNewConstMetric(messages, prometheus.GaugeValue, a.count, c.database, vals[0], vals[1], st),
-				prometheus.MustNewConstMetric(oldest, prometheus.GaugeValue, a.oldest, c.database, vals[0], vals[1], st),
+				c.gauge(catalog.InboxMessages, a.count, c.database, vals[0], vals[1], st),
+				c.gauge(catalog.InboxOldestMessageAge, a.oldest, c.database, vals[0], vals[1], st),
 			)
 		}
-		for _, st := range config.InboxTerminalStatuses() {
-			out = append(out, prometheus.MustNewConstMetric(processed, prometheus.CounterValue, c.processed[tupleKey(vals[0], vals[1], st)], c.database, vals[0], vals[1], st))
+		for _, st := range terminalStatuses {
+			out = append(out, c.counter(catalog.InboxMessagesProcessed, c.processed[tupleKey(vals[0], vals[1], st)], c.database, vals[0], vals[1], st))
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package collectors
+package tables
 
 import (
 	"context"
@@ -10,10 +10,12 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
-// ProcessedJobs watches the processed-job table (seed section 13): one row
+// ProcessedJobs watches the processed-job table (docs/design.md, "The
+// processed-job table"): one row
 // per Camunda job or external task a worker finished. It counts rows as
 // they are written, each once, from the recent completed_at window.
 type ProcessedJobs struct {
@@ -28,7 +30,7 @@ type ProcessedJobs struct {
 }
 
 // ProcessedJobsOptions configures a ProcessedJobs collector.
-type ProcessedJobsOptions = TableOptions[config.ProcessedJobTable]
+type ProcessedJobsOptions = Options[config.ProcessedJobTable]
 
 // NewProcessedJobs returns a processed-jobs collector.
 func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
@@ -41,30 +43,28 @@ func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
 	}
 	col := o.Table.Columns
 	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
-FROM %[6]s WHERE %[5]s > $1::timestamptz`, quoteIdent(col.Engine), quoteIdent(col.JobReference), quoteIdent(col.ActivityID), quoteIdent(col.Status), quoteIdent(col.CompletedAt), quoteTable(o.Table.Table))
+FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.CompletedAt), pgschema.QuoteTable(o.Table.Table))
 	return c
 }
 
 // Name implements poll.Collector.
 func (c *ProcessedJobs) Name() string { return "processed_jobs" }
 
-// Requirements implements TableCollector.
-func (c *ProcessedJobs) Requirements() Requirements {
+// Requirements says what the collector needs from its table.
+func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
-	k := c.key + ".columns."
-	return Requirements{
+	return pgschema.Requirements{
 		Kind:  "processed_jobs",
 		Table: c.cfg.Table,
-		Columns: []Column{
-			{k + "engine", col.Engine, false}, {k + "job_reference", col.JobReference, false},
-			{k + "activity_id", col.ActivityID, false}, {k + "status", col.Status, false},
-			{k + "completed_at", col.CompletedAt, false},
-		},
-		Indexes: []Index{
-			{Name: baseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
+		Columns: c.columns(
+			"engine", col.Engine, "job_reference", col.JobReference, "activity_id", col.ActivityID,
+			"status", col.Status, "completed_at", col.CompletedAt,
+		),
+		Indexes: []pgschema.Index{
+			{Name: pgschema.BaseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
 				Why: "processed_jobs_total reads the last late_commit_window of completions", Query: "written"},
 		},
-		Queries: []Query{{"written", c.sqlRows, []any{time.Now().Add(-time.Hour)}, ""}},
+		Queries: []pgschema.Query{recentQuery("written", c.sqlRows)},
 	}
 }
 
@@ -75,7 +75,7 @@ func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var engine, ref, activity, status string
 		var ts time.Time
-		return each(ctx, tx, "processed-job", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
+		return each(ctx, tx, "processed-job query", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
 			vals := c.limiter.Admit(engine, activity, status)
 			seen.add(vals...)
 			if c.window.Observe(ts, engine, ref) {
@@ -89,10 +89,9 @@ func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error
 	}
 	c.known.merge(seen)
 	addCounts(c.total, newRows)
-	desc := catalog.Desc(catalog.ProcessedJobs)
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
-		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, c.total[tupleKey(vals...)], c.database, vals[0], vals[1], vals[2]))
+		out = append(out, c.counter(catalog.ProcessedJobs, c.total[tupleKey(vals...)], c.database, vals[0], vals[1], vals[2]))
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package check
+package main
 
 import (
 	"bytes"
@@ -7,32 +7,26 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/internal/check"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// The check command as wired in check.go: these tests cover internal/check
+// through the sources start-up builds.
 
-func loadSQL(t *testing.T, conn *pgx.Conn, file string) {
+func runCheckDSN(t *testing.T, dsn string) (string, check.Report) {
 	t.Helper()
-	if err := pgtest.ExecFile(context.Background(), conn, filepath.Join("..", "..", "deploy", "sql", file), nil); err != nil {
-		t.Fatal(err)
-	}
+	return runCheckConfig(t, dsn, "databases: [{name: orders, dsn_env: WFX_CHECK_DSN}]")
 }
 
-func run(t *testing.T, dsn string) (string, Report) {
-	t.Helper()
-	return runConfig(t, dsn, "databases: [{name: orders, dsn_env: WFX_CHECK_DSN}]")
-}
-
-func runConfig(t *testing.T, dsn, doc string) (string, Report) {
+func runCheckConfig(t *testing.T, dsn, doc string) (string, check.Report) {
 	t.Helper()
 	t.Setenv("WFX_CHECK_DSN", dsn)
 	cfg, err := config.Parse([]byte(doc))
@@ -40,24 +34,17 @@ func runConfig(t *testing.T, dsn, doc string) (string, Report) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep := Run(context.Background(), cfg, &out, nil)
+	rep := runCheck(context.Background(), cfg, &out, nil)
 	return out.String(), rep
 }
 
 func TestCheckReportsMissingIndexesTablesAndWriteAccess(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	loadSQL(t, conn, "001_reference_schema.sql")
-	if _, err := conn.Exec(ctx, "DROP TABLE message_inbox; ALTER TABLE event_outbox RENAME COLUMN status TO state"); err != nil {
-		t.Fatal(err)
-	}
+	conn := pgtest.Connect(t, dsn)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql")
+	pgtest.Exec(t, conn, "DROP TABLE message_inbox; ALTER TABLE event_outbox RENAME COLUMN status TO state")
 
-	out, rep := run(t, dsn)
+	out, rep := runCheckDSN(t, dsn)
 	for _, want := range []string{
 		`database orders: connected (PostgreSQL`,
 		"inbox: table message_inbox\n    ERROR table does not exist",
@@ -93,23 +80,14 @@ func TestCheckPassesOnReferenceSetupWithReadOnlyRole(t *testing.T) {
 		}
 	})
 	dsn := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, f := range []string{"001_reference_schema.sql", "002_duplicate_count_extension.sql", "003_exporter_indexes.sql"} {
-		loadSQL(t, conn, f)
-	}
-	if _, err := conn.Exec(ctx, `CREATE ROLE `+role+` LOGIN;
-		GRANT SELECT ON workflow_idempotency_record, workflow_processed_job, message_inbox, event_outbox TO `+role); err != nil {
-		t.Fatal(err)
-	}
+	conn := pgtest.Connect(t, dsn)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql")
+	pgtest.Exec(t, conn, `CREATE ROLE `+role+` LOGIN;
+		GRANT SELECT ON workflow_idempotency_record, workflow_processed_job, message_inbox, event_outbox TO `+role)
 	u, _ := url.Parse(dsn)
 	u.User = url.User(role)
 
-	out, rep := run(t, u.String())
+	out, rep := runCheckDSN(t, u.String())
 	if rep.Errors != 0 || rep.Warnings != 0 {
 		t.Fatalf("reference setup with a SELECT-only role should pass cleanly, got %d errors, %d warnings:\n%s", rep.Errors, rep.Warnings, out)
 	}
@@ -120,10 +98,8 @@ func TestCheckPassesOnReferenceSetupWithReadOnlyRole(t *testing.T) {
 		t.Errorf("served indexes = %d, want 9:\n%s", got, out)
 	}
 	// And a role that can write is flagged.
-	if _, err := conn.Exec(ctx, `GRANT INSERT, DELETE ON event_outbox TO `+role); err != nil {
-		t.Fatal(err)
-	}
-	out, rep = run(t, u.String())
+	pgtest.Exec(t, conn, `GRANT INSERT, DELETE ON event_outbox TO `+role)
+	out, rep = runCheckDSN(t, u.String())
 	if !strings.Contains(out, `WARNING role "`+role+`" can DELETE, INSERT this table`) || rep.Warnings != 1 {
 		t.Errorf("write access not flagged once:\n%s", out)
 	}
@@ -133,26 +109,21 @@ func TestCheckPassesOnReferenceSetupWithReadOnlyRole(t *testing.T) {
 // lookup index is checked too, and its CREATE INDEX is printed when missing.
 func TestCheckCoversTheCamundaJoin(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	loadSQL(t, conn, "001_reference_schema.sql")
+	conn := pgtest.Connect(t, dsn)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql")
 	doc := "camunda: [{name: main, url: 'http://127.0.0.1:1/engine-rest'}]\ndatabases: [{name: orders, dsn_env: WFX_CHECK_DSN}]"
-	out, _ := runConfig(t, dsn, doc)
+	out, _ := runCheckConfig(t, dsn, doc)
 	want := `WARNING index for camunda_join query missing: the Camunda join looks up the records of in-flight tasks by external task id (= ANY)
       CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_job_reference_idx" ON "workflow_idempotency_record" ("job_reference") WHERE "job_reference" IS NOT NULL;`
 	if !strings.Contains(out, want) {
 		t.Errorf("report lacks the join index:\n%s", out)
 	}
-	// The processed-job join is served by the seed's primary key.
+	// The processed-job join is served by the reference schema's primary key.
 	if !strings.Contains(out, `index for camunda_join query: ok (served by workflow_processed_job_pkey)`) {
 		t.Errorf("processed-job join not served by the primary key:\n%s", out)
 	}
-	loadSQL(t, conn, "003_exporter_indexes.sql")
-	out, _ = runConfig(t, dsn, doc)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/003_exporter_indexes.sql")
+	out, _ = runCheckConfig(t, dsn, doc)
 	if strings.Contains(out, "camunda_join query missing") {
 		t.Errorf("join index still reported missing after 003_exporter_indexes.sql:\n%s", out)
 	}
@@ -191,7 +162,7 @@ func TestCheckReportsEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep := Run(context.Background(), cfg, &out, nil)
+	rep := runCheck(context.Background(), cfg, &out, nil)
 	for _, want := range []string{
 		`camunda good: ok, camunda 7.24.0 at ` + engine.URL + `/engine-rest (credentials of "exporter" accepted)`,
 		"open external tasks visible to this user: 3",

@@ -1,10 +1,10 @@
-// Package fold bounds the label values drawn from data (topics, scopes, event
+// Package labellimit bounds the label values drawn from data (topics, scopes, event
 // types, worker ids). Past a per-metric limit, label value tuples fold into
 // "other", and the folding is counted in a self-metric so it is never
 // silent. A Limiter admits first come first served for the process lifetime
 // (counters must keep their series); a Ranked admits anew in every
 // collection (gauges whose label values come and go, like worker ids).
-package fold
+package labellimit
 
 import (
 	"sort"
@@ -22,12 +22,15 @@ const Other = "other"
 // Stats counts folded series per metric across all collectors. It is safe
 // for concurrent use.
 type Stats struct {
+	desc   *prometheus.Desc
 	mu     sync.Mutex
 	folded map[string]float64
 }
 
 // NewStats returns empty stats.
-func NewStats() *Stats { return &Stats{folded: map[string]float64{}} }
+func NewStats() *Stats {
+	return &Stats{desc: catalog.Desc(catalog.ExporterLabelValuesFolded), folded: map[string]float64{}}
+}
 
 func (s *Stats) add(metric string, n int) {
 	s.mu.Lock()
@@ -45,10 +48,9 @@ func (s *Stats) Metrics() []prometheus.Metric {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	desc := catalog.Desc(catalog.ExporterLabelValuesFolded)
 	out := make([]prometheus.Metric, 0, len(names))
 	for _, n := range names {
-		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, s.folded[n], n))
+		out = append(out, prometheus.MustNewConstMetric(s.desc, prometheus.CounterValue, s.folded[n], n))
 	}
 	return out
 }

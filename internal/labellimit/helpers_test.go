@@ -1,4 +1,4 @@
-package fold
+package labellimit
 
 import "github.com/prometheus/client_golang/prometheus"
 

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/internal/check"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+)
+
+// runCheck is the check command: it builds every source as start-up does
+// (the same client of each engine, its database in engine-database mode,
+// each database's table collectors and joins), hands what they need from
+// the engines and tables to internal/check, and closes them again.
+func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logger) check.Report {
+	var closers []func()
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	engines := make([]check.Engine, len(cfg.Camunda))
+	for i, e := range cfg.Camunda {
+		key := fmt.Sprintf("camunda[%d]", i)
+		engines[i] = check.Engine{Config: e, Key: key}
+		engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
+		if e.Database == nil {
+			continue
+		}
+		ed := &check.EngineDatabase{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
+		if db, err := engine.OpenDatabase(e, key, logger); err != nil {
+			ed.Err = err
+		} else {
+			ed.DB, ed.Verify = db.DB, db.Verify
+			closers = append(closers, db.DB.Close)
+		}
+		engines[i].Database = ed
+	}
+	names := make([]string, len(cfg.Camunda))
+	for i, e := range cfg.Camunda {
+		names[i] = e.Name
+	}
+	databases := make([]check.Database, len(cfg.Databases))
+	for i, dbc := range cfg.Databases {
+		databases[i] = check.Database{Config: dbc}
+		// A registry, even an empty one, so the Camunda joins' tables and
+		// indexes are checked too.
+		db, err := collectors.NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), collectors.DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
+		if err != nil {
+			databases[i].Err = err
+			continue
+		}
+		closers = append(closers, db.DB.Close)
+		databases[i].DB = db.DB
+		for _, c := range db.Collectors {
+			databases[i].Tables = append(databases[i].Tables, c.Requirements())
+		}
+	}
+	return check.Run(ctx, engines, databases, w)
+}

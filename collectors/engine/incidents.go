@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"sort"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// incidentKey is one camunda_incidents series.
+type incidentKey struct{ typ, key, activity string }
+
+// incidents emits camunda_incidents and camunda_incident_oldest_age_seconds
+// from the grouped open incidents (how each reader groups them is next to
+// the reader). Label tuples beyond label_value_limit fold into the
+// all-"other" series; series seen once keep reporting 0 after their
+// incidents are resolved. A type without a known oldest incident (only
+// beyond a cut REST list) gets no age: a made-up age would be worse than
+// none.
+func (run *collectionRun) incidents(rd incidentRead) {
+	counts := run.incidentCounts(rd.groups)
+	for ik := range counts {
+		run.st.incidents[ik] = true
+	}
+	for _, ik := range sortedIncidentKeys(run.st.incidents) {
+		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), run.c.engine, ik.typ, ik.key, ik.activity)
+	}
+	for typ := range rd.oldest {
+		run.st.oldestInc[typ] = true
+	}
+	for _, typ := range sortedKeys(run.st.oldestInc) {
+		age := 0.0
+		if ts, ok := rd.oldest[typ]; ok {
+			age = max(0, run.engineNow.Sub(ts).Seconds())
+		}
+		run.gauge(catalog.CamundaIncidentOldestAge, age, run.c.engine, typ)
+	}
+}
+
+// incidentCounts sums the groups by their label tuple, admitted by the
+// label limiter in the reader's order (groups a reader already folded
+// bypass it).
+func (run *collectionRun) incidentCounts(groups []incidentGroup) map[incidentKey]int64 {
+	counts := map[incidentKey]int64{}
+	for _, g := range groups {
+		ik := g.key
+		if !g.folded {
+			l := run.c.incidentLimit.Admit(ik.typ, ik.key, ik.activity)
+			ik = incidentKey{l[0], l[1], l[2]}
+		}
+		counts[ik] += g.n
+	}
+	return counts
+}
+
+func sortedIncidentKeys(m map[incidentKey]bool) []incidentKey {
+	keys := make([]incidentKey, 0, len(m))
+	for ik := range m {
+		keys = append(keys, ik)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.typ != b.typ {
+			return a.typ < b.typ
+		}
+		if a.key != b.key {
+			return a.key < b.key
+		}
+		return a.activity < b.activity
+	})
+	return keys
+}
+
+// jobs emits camunda_jobs_retries_exhausted from the jobs with no retries
+// left, grouped by process definition key. Keys beyond label_value_limit
+// fold into "other"; keys seen once keep reporting 0.
+func (run *collectionRun) jobs(rd jobRead) {
+	c := run.c
+	counts := map[string]int64{}
+	for _, g := range rd.groups {
+		key := g.key
+		if !g.folded {
+			key = c.jobLimit.Admit(key)[0]
+		}
+		counts[key] += g.n
+	}
+	for key := range counts {
+		run.st.jobs[key] = true
+	}
+	for _, key := range sortedKeys(run.st.jobs) {
+		run.gauge(catalog.CamundaJobsRetriesExhausted, float64(counts[key]), c.engine, key)
+	}
+}

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+)
+
+// partition is one topic's state gauge values.
+type partition map[string]int64
+
+// topic emits one reported topic's metrics from what the reader read:
+// the state partition, the locks per worker, the oldest waiting age, and the
+// lock and history counters. failed names the tasks with a failure log entry
+// since the previous collection.
+func (run *collectionRun) topic(topic string, tr *topicRead, failed map[string]bool, noCreateTime bool) {
+	r := run.trackListed(tr, failed)
+	p := partitionOf(tr.counts, r)
+	run.emitPartition(topic, p)
+	run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
+	if !noCreateTime {
+		run.emitOldestWaiting(topic, tr)
+	}
+	run.st.expirations[topic] += float64(r.events.expirations)
+	run.st.redeliveries[topic] += float64(r.events.redeliveries)
+	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.engine, topic)
+	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.engine, topic)
+	run.emitHistory(topic)
+}
+
+// readings is what the lock tracking made of one topic's listed tasks.
+type readings struct {
+	events lockEvents
+	// backoff and expired count the listed tasks read as retry_backoff and
+	// lock_expired; lapsedListed the lapsed tasks listed at all.
+	backoff, expired, lapsedListed int64
+	// perWorker counts the locks (not backoffs) per worker id.
+	perWorker map[string]int64
+}
+
+// trackListed classifies every listed locked and lapsed task against what
+// the previous collections saw of it (locks.go), records it in the next
+// state and, when a worker holds it or its lock lapsed, in the view for the
+// joins.
+func (run *collectionRun) trackListed(tr *topicRead, failed map[string]bool) readings {
+	c := run.c
+	r := readings{perWorker: map[string]int64{}}
+	add := func(e lockEvents) {
+		r.events.expirations += e.expirations
+		r.events.redeliveries += e.redeliveries
+	}
+	inLocked := make(map[string]bool, len(tr.locked))
+	for _, o := range tr.locked {
+		o.failedLog = failed[o.id]
+		inLocked[o.id] = true
+		prev, seen := c.st.tasks[o.id]
+		next, e := classifyLocked(o, prev, seen)
+		run.st.tasks[o.id] = next
+		add(e)
+		state := correlate.Locked
+		if next.backoff {
+			r.backoff++
+			state = correlate.RetryBackoff
+		} else {
+			r.perWorker[o.worker]++
+		}
+		run.inflight = append(run.inflight, inflightTask(o, state, next))
+	}
+	for _, o := range tr.lapsed {
+		o.failedLog = failed[o.id]
+		if inLocked[o.id] {
+			// Lapsed between the two list requests: it is read as locked
+			// this time and as lapsed at the next collection.
+			continue
+		}
+		r.lapsedListed++
+		prev, seen := c.st.tasks[o.id]
+		next, read, e := classifyLapsed(o, prev, seen, c.st.engineNow)
+		run.st.tasks[o.id] = next
+		add(e)
+		if read == readExpired {
+			r.expired++
+			run.inflight = append(run.inflight, inflightTask(o, correlate.LockExpired, next))
+		}
+	}
+	return r
+}
+
+// partitionOf splits a topic's exact counts into the six states by the
+// readings of its listed tasks. Unlisted locked tasks (list cut by
+// max_listed_tasks) count as locked, unlisted lapsed ones as lock_expired.
+// Each split is clamped to its count, so the six states always add up to
+// the counts.
+func partitionOf(tc topicCounts, r readings) partition {
+	p := partition{}
+	p[catalog.StateSuspended] = tc.suspended
+	p[catalog.StateRetriesExhausted] = tc.exhausted
+	p[catalog.StateRetryBackoff] = min(r.backoff, tc.locked)
+	p[catalog.StateLocked] = tc.locked - p[catalog.StateRetryBackoff]
+	unlisted := max(0, tc.lapsed-r.lapsedListed)
+	p[catalog.StateLockExpired] = min(r.expired+unlisted, tc.lapsed)
+	lapsedWaiting := tc.lapsed - p[catalog.StateLockExpired]
+	p[catalog.StateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
+	return p
+}
+
+func (run *collectionRun) emitPartition(topic string, p partition) {
+	for _, s := range catalog.ExternalTaskStates() {
+		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.engine, topic, s)
+	}
+}
+
+// emitLocksByWorker emits the locks held by workers, from the listed tasks
+// read as locked. The worker_id_limit workers with the most locks in this
+// collection are named (ties by id), the others add up under
+// worker_id="other": a gauge of current locks, so workers that are gone
+// (old pods after a rollout) free their places. What the list did not cover
+// goes to "other" too, so the series add up to the locked state.
+func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]int64, locked int64) {
+	byLabel := run.c.workerFold.Fold(perWorker)
+	var sum int64
+	for _, n := range perWorker {
+		sum += n
+	}
+	if rest := locked - sum; rest > 0 {
+		byLabel[labellimit.Other] += rest
+	}
+	for _, w := range sortedKeys(byLabel) {
+		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.engine, topic, w)
+	}
+}
+
+// emitOldestWaiting emits the age of the oldest fetchable task (active,
+// retries left or null, not locked), which includes lapsed locks.
+func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
+	age := 0.0
+	if tr.counts.fetchable() > 0 && !tr.oldest.IsZero() {
+		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
+	}
+	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.engine, topic)
+}
+
+func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
+	return correlate.Task{ID: o.id, Topic: o.topic, WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
+		State: s, Redelivered: t.redelivered}
+}
+
+// otherTopics reports the topics folded into topic="other" (beyond
+// label_value_limit). Their tasks are not listed: locks count as locked,
+// lapsed locks as lock_expired, and no lock events or oldest age are
+// reported for them. o is nil when no folded topic holds a task now.
+func (run *collectionRun) otherTopics(o *topicCounts) {
+	if o == nil {
+		o = &topicCounts{}
+	}
+	if o.locked > 0 || o.lapsed > 0 {
+		run.truncated = true // in-flight tasks of folded topics are not listed
+		run.unwatched += o.locked + o.lapsed
+	}
+	// Nothing is listed: the partition of the counts alone.
+	run.emitPartition(labellimit.Other, partitionOf(*o, readings{}))
+}

@@ -1,0 +1,313 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+)
+
+// Idempotency watches the idempotency record table (docs/design.md, "The
+// idempotency record"): work
+// in progress and how long it has been there, unknown outcomes, conflicts,
+// and the statuses records reach.
+//
+// Gauges read only non-terminal rows (a partial index excludes COMPLETED,
+// FAILED_FINAL and RECONCILED); counters read the recent updated_at window.
+type Idempotency struct {
+	tableBase
+	cfg config.IdempotencyTable
+
+	window   *watermark.Window
+	scopes   tuples
+	unmapped tuples // (scope) tuples that have shown an unmapped status
+	warn     *unmappedStatuses
+
+	transitions map[string]float64 // scope, status
+	conflicts   map[string]float64 // scope
+	duplicates  map[string]float64 // scope
+	// dupSeen is the last duplicate_count seen per record that ever had
+	// one; absent means 0. Loaded in full on the first poll (a partial index
+	// on duplicate_count > 0 keeps that cheap).
+	dupSeen   map[string]int64
+	dupLoaded bool
+	hasDup    bool
+
+	sqlGauges string
+	dupColumn string
+}
+
+// IdempotencyOptions configures an Idempotency collector.
+type IdempotencyOptions = Options[config.IdempotencyTable]
+
+// NewIdempotency returns an idempotency collector.
+func NewIdempotency(o IdempotencyOptions) *Idempotency {
+	c := &Idempotency{
+		tableBase: newTableBase(o, catalog.IdempotencyRecords, catalog.IdempotencyOldestRecordAge, catalog.IdempotencyStaleRecords,
+			catalog.IdempotencyTransitions, catalog.IdempotencyConflicts, catalog.IdempotencyDuplicatesPrevented),
+		cfg:         o.Table,
+		window:      watermark.New(o.LateCommitWindow),
+		scopes:      tuples{},
+		unmapped:    tuples{},
+		warn:        newUnmappedStatuses("idempotency", o.Table.Table, o.Table.Columns.Status),
+		transitions: map[string]float64{},
+		conflicts:   map[string]float64{},
+		duplicates:  map[string]float64{},
+		dupSeen:     map[string]int64{},
+		dupColumn:   config.DefaultDuplicateCountColumn,
+	}
+	if o.Table.Columns.DuplicateCount != nil {
+		c.dupColumn = *o.Table.Columns.DuplicateCount
+	}
+	col := o.Table.Columns
+	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), count(*)::float8,
+	COALESCE(extract(epoch FROM now() - min(%[3]s))::float8, 0),
+	(count(*) FILTER (WHERE %[3]s < now() - make_interval(secs => $1)))::float8
+FROM %[4]s WHERE %[5]s
+GROUP BY 1, 2`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt), pgschema.QuoteTable(o.Table.Table), openStatusPredicate(col.Status, o.Table.TerminalValues()))
+	return c
+}
+
+// Name implements poll.Collector.
+func (c *Idempotency) Name() string { return "idempotency" }
+
+func (c *Idempotency) sqlActivity(withDup bool) string {
+	col := c.cfg.Columns
+	dup := "0::bigint"
+	if withDup {
+		dup = fmt.Sprintf("COALESCE(%s, 0)::bigint", pgschema.QuoteIdent(c.dupColumn))
+	}
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::timestamptz, COALESCE(%[5]s::text, ''), %[6]s
+FROM %[7]s WHERE %[4]s > $1::timestamptz`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt),
+		pgschema.QuoteIdent(col.ErrorCode), dup, pgschema.QuoteTable(c.cfg.Table))
+}
+
+func (c *Idempotency) sqlDupLoad() string {
+	col := c.cfg.Columns
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::bigint FROM %[4]s WHERE %[3]s > 0`,
+		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(c.dupColumn), pgschema.QuoteTable(c.cfg.Table))
+}
+
+// Requirements says what the collector needs from its table.
+func (c *Idempotency) Requirements() pgschema.Requirements {
+	col := c.cfg.Columns
+	base := pgschema.BaseName(c.cfg.Table)
+	return pgschema.Requirements{
+		Kind:  "idempotency",
+		Table: c.cfg.Table,
+		Columns: append(c.columns(
+			"scope", col.Scope, "key", col.Key, "status", col.Status,
+			"updated_at", col.UpdatedAt, "error_code", col.ErrorCode, "job_reference", col.JobReference),
+			pgschema.Column{Key: c.key + ".columns.duplicate_count", Name: c.dupColumn, Optional: col.DuplicateCount == nil}),
+		Indexes: []pgschema.Index{
+			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
+				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
+				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index", Query: "open"},
+			{Name: base + "_updated_at_idx", Columns: []string{col.UpdatedAt},
+				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates", Query: "activity"},
+			{Name: base + "_duplicates_idx", Columns: []string{col.UpdatedAt},
+				Where: pgschema.QuoteIdent(c.dupColumn) + " > 0",
+				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)", Query: "duplicates", Requires: c.dupColumn},
+		},
+		Queries: []pgschema.Query{
+			{Name: "open", SQL: c.sqlGauges, Args: []any{900.0}},
+			recentQuery("activity", c.sqlActivity(false)),
+			{Name: "duplicates", SQL: c.sqlDupLoad(), Requires: c.dupColumn},
+		},
+	}
+}
+
+// Collect implements poll.Collector: the open records (gauges), on the
+// first collection that sees duplicate_count the baseline of duplicates,
+// then the recent activity (counters), in one transaction.
+func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	p := c.newIdempotencyPoll()
+	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error {
+		p.hasDup = present[c.dupColumn]
+		if err := p.readOpen(ctx, tx); err != nil {
+			return err
+		}
+		if p.hasDup && !c.dupLoaded {
+			if err := p.loadDuplicates(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return p.readActivity(ctx, tx, dbNow)
+	})
+	c.warn.flush(&c.tableBase, err == nil)
+	if err != nil {
+		return nil, err
+	}
+	p.commit()
+	return c.metrics(p.gauges), nil
+}
+
+// idempotencyPoll is what one collection of the idempotency table read. It
+// changes the collector only in commit, once the whole read succeeded.
+type idempotencyPoll struct {
+	c        *Idempotency
+	conflict map[string]bool // the configured conflict codes
+
+	gauges                             map[string]*agg // scope, status
+	transitions, conflicts, duplicates map[string]float64
+	// dupUpdates is the duplicate_count last seen per record in this poll;
+	// dupLoad, on the first poll that sees the column, the baseline of
+	// every record that has one.
+	dupUpdates, dupLoad map[string]int64
+	hasDup              bool
+	scopes, unmapped    tuples
+}
+
+func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {
+	p := &idempotencyPoll{c: c, conflict: map[string]bool{},
+		gauges: map[string]*agg{}, transitions: map[string]float64{}, conflicts: map[string]float64{}, duplicates: map[string]float64{},
+		dupUpdates: map[string]int64{}, scopes: tuples{}, unmapped: tuples{}}
+	for _, code := range c.cfg.ConflictCodes {
+		p.conflict[code] = true
+	}
+	return p
+}
+
+// canonical maps a stored status, remembering an unmapped one for the
+// scope's unmapped series and the log.
+func (p *idempotencyPoll) canonical(stored, scope string) string {
+	canon := p.c.cfg.Statuses.Canonical(stored)
+	if canon == config.Unmapped {
+		p.unmapped.add(scope)
+		p.c.warn.note(stored)
+	}
+	return canon
+}
+
+// readOpen reads the gauges: records per scope and open status.
+func (p *idempotencyPoll) readOpen(ctx context.Context, tx pgx.Tx) error {
+	c := p.c
+	var scope, status string
+	var count, oldest, stale float64
+	return each(ctx, tx, "idempotency open-records query", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
+		[]any{&scope, &status, &count, &oldest, &stale}, func() error {
+			vals := c.limiter.Admit(scope)
+			p.scopes.add(vals...)
+			k := tupleKey(vals[0], p.canonical(status, vals[0]))
+			if p.gauges[k] == nil {
+				p.gauges[k] = &agg{}
+			}
+			p.gauges[k].merge(count, oldest, stale)
+			return nil
+		})
+}
+
+// loadDuplicates reads the duplicate_count of every record that has one:
+// the baseline the counter grows from.
+func (p *idempotencyPoll) loadDuplicates(ctx context.Context, tx pgx.Tx) error {
+	p.dupLoad = map[string]int64{}
+	var scope, key string
+	var n int64
+	return each(ctx, tx, "idempotency duplicate_count load query", p.c.sqlDupLoad(), nil, []any{&scope, &key, &n}, func() error {
+		p.dupLoad[tupleKey(scope, key)] = n
+		return nil
+	})
+}
+
+// readActivity reads the records updated in the window and counts the
+// statuses they reach, their conflicts and the duplicates they absorbed.
+func (p *idempotencyPoll) readActivity(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+	c := p.c
+	var scope, key, status, errorCode string
+	var updated time.Time
+	var dupCount int64
+	return each(ctx, tx, "idempotency activity query", c.sqlActivity(p.hasDup), []any{c.window.Lower(dbNow)},
+		[]any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
+			vals := c.limiter.Admit(scope)
+			p.scopes.add(vals...)
+			canon := p.canonical(status, vals[0])
+			if c.window.Observe(updated, "t", scope, key, canon) {
+				p.transitions[tupleKey(vals[0], canon)]++
+			}
+			if p.conflict[errorCode] && c.window.Observe(updated, "c", scope, key) {
+				p.conflicts[vals[0]]++
+			}
+			if p.hasDup {
+				p.countDuplicates(vals[0], tupleKey(scope, key), dupCount)
+			}
+			return nil
+		})
+}
+
+// countDuplicates counts the growth of one record's duplicate_count.
+func (p *idempotencyPoll) countDuplicates(scopeLabel, record string, n int64) {
+	prev, ok := p.dupUpdates[record]
+	if !ok {
+		prev = p.c.dupSeen[record]
+		if p.dupLoad != nil {
+			prev = p.dupLoad[record]
+		}
+	}
+	if n <= prev {
+		return
+	}
+	// The first poll and the first poll that sees the column are
+	// baselines: earlier duplicates are not ours.
+	if p.c.window.Primed() && p.dupLoad == nil {
+		p.duplicates[scopeLabel] += float64(n - prev)
+	}
+	p.dupUpdates[record] = n
+}
+
+// commit folds a successful poll into the collector's state.
+func (p *idempotencyPoll) commit() {
+	c := p.c
+	c.hasDup = p.hasDup
+	if p.dupLoad != nil {
+		c.dupSeen = p.dupLoad
+		c.dupLoaded = true
+	}
+	for rk, n := range p.dupUpdates {
+		c.dupSeen[rk] = n
+	}
+	c.scopes.merge(p.scopes)
+	c.unmapped.merge(p.unmapped)
+	addCounts(c.transitions, p.transitions)
+	addCounts(c.conflicts, p.conflicts)
+	addCounts(c.duplicates, p.duplicates)
+}
+
+func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
+	allStatuses, openStatuses := c.cfg.Statuses.CanonicalNames(), config.IdempotencyOpenStatuses()
+	var out []prometheus.Metric
+	for _, vals := range c.scopes.sorted() {
+		scope := vals[0]
+		open := openStatuses
+		all := allStatuses
+		if _, ok := c.unmapped[tupleKey(scope)]; ok {
+			open = append(append([]string(nil), open...), config.Unmapped)
+			all = append(append([]string(nil), all...), config.Unmapped)
+		}
+		for _, st := range open {
+			a := gauges[tupleKey(scope, st)]
+			if a == nil {
+				a = &agg{}
+			}
+			out = append(out,
+				c.gauge(catalog.IdempotencyRecords, a.count, c.database, scope, st),
+				c.gauge(catalog.IdempotencyOldestRecordAge, a.oldest, c.database, scope, st),
+				c.gauge(catalog.IdempotencyStaleRecords, a.stale, c.database, scope, st),
+			)
+		}
+		for _, st := range all {
+			out = append(out, c.counter(catalog.IdempotencyTransitions, c.transitions[tupleKey(scope, st)], c.database, scope, st))
+		}
+		out = append(out, c.counter(catalog.IdempotencyConflicts, c.conflicts[scope], c.database, scope))
+		if c.hasDup {
+			out = append(out, c.counter(catalog.IdempotencyDuplicatesPrevented, c.duplicates[scope], c.database, scope))
+		}
+	}
+	return out
+}

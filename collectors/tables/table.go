@@ -1,0 +1,243 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+)
+
+// tuples is a set of label value tuples, remembered so that a drained label
+// set keeps reporting 0 instead of disappearing.
+type tuples map[string][]string
+
+func (t tuples) add(vals ...string) {
+	k := strings.Join(vals, "\xff")
+	if _, ok := t[k]; !ok {
+		t[k] = append([]string(nil), vals...)
+	}
+}
+
+// sorted returns the tuples in a stable order.
+func (t tuples) sorted() [][]string {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([][]string, len(keys))
+	for i, k := range keys {
+		out[i] = t[k]
+	}
+	return out
+}
+
+// merge adds the tuples of o.
+func (t tuples) merge(o tuples) {
+	for k, v := range o {
+		t[k] = v
+	}
+}
+
+// addCounts adds a poll's new counts to the running totals.
+func addCounts(total, add map[string]float64) {
+	for k, n := range add {
+		total[k] += n
+	}
+}
+
+func tupleKey(vals ...string) string { return strings.Join(vals, "\xff") }
+
+// agg accumulates a gauge group: a count and the oldest age in it.
+type agg struct {
+	count  float64
+	oldest float64
+	stale  float64
+}
+
+func (a *agg) merge(count, oldest, stale float64) {
+	a.count += count
+	a.stale += stale
+	if oldest > a.oldest {
+		a.oldest = oldest
+	}
+}
+
+// Options configures a table collector; T is the table's config section.
+type Options[T any] struct {
+	DB       *pgsource.DB
+	Database string
+	Table    T
+	// ConfigKey is the table's config key, e.g. databases[0].tables.outbox.
+	ConfigKey        string
+	LateCommitWindow time.Duration
+	LabelValueLimit  int
+	Folds            *labellimit.Stats
+	Logger           *slog.Logger
+}
+
+// tableBase is what every table collector and join has: its database, its
+// config key for errors, a logger, the limiter of its data-drawn labels and
+// the descriptors of the metrics it emits.
+type tableBase struct {
+	db       *pgsource.DB
+	database string
+	key      string
+	logger   *slog.Logger
+	limiter  *labellimit.Limiter
+	descs    catalog.Descs
+}
+
+// newTableBase returns the base of a collector that emits metrics; the
+// first one names the limiter of its data-drawn labels.
+func newTableBase[T any](o Options[T], metrics ...string) tableBase {
+	folds := o.Folds
+	if folds == nil {
+		folds = labellimit.NewStats()
+	}
+	return tableBase{db: o.DB, database: o.Database, key: o.ConfigKey, logger: orDiscard(o.Logger),
+		limiter: labellimit.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...)}
+}
+
+// read runs fn in one short read-only transaction, after checking that the
+// table and its required columns exist; present names the optional columns
+// found. The labels the limiter folded during fn count only when the read
+// succeeds.
+func (b *tableBase) read(ctx context.Context, req pgschema.Requirements,
+	fn func(ctx context.Context, tx pgx.Tx, present map[string]bool) error) error {
+	err := b.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		present, err := pgschema.Check(ctx, tx, req, b.key+".table")
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, present)
+	})
+	if err != nil {
+		b.limiter.Discard()
+		return err
+	}
+	b.limiter.Flush()
+	return nil
+}
+
+// poll is read for a collector that counts with watermark windows: fn also
+// gets the database clock. A failed poll leaves no trace (the windows and
+// the limiter forget it); a successful one commits the windows at the
+// database time it started.
+func (b *tableBase) poll(ctx context.Context, req pgschema.Requirements, windows []*watermark.Window,
+	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error) error {
+	var dbNow time.Time
+	err := b.read(ctx, req, func(ctx context.Context, tx pgx.Tx, present map[string]bool) error {
+		var err error
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+			return err
+		}
+		return fn(ctx, tx, dbNow, present)
+	})
+	for _, w := range windows {
+		if err != nil {
+			w.Abort()
+		} else {
+			w.Commit(dbNow)
+		}
+	}
+	return err
+}
+
+// columns lists required columns of the table, given as pairs of their key
+// under the table's columns: section and their name, so an error names the
+// config key to fix.
+func (b *tableBase) columns(keyName ...string) []pgschema.Column {
+	out := make([]pgschema.Column, 0, len(keyName)/2)
+	for i := 0; i+1 < len(keyName); i += 2 {
+		out = append(out, pgschema.Column{Key: b.key + ".columns." + keyName[i], Name: keyName[i+1]})
+	}
+	return out
+}
+
+// recentQuery is a counter query over the recent window, with an example
+// window start for EXPLAIN.
+func recentQuery(name, sql string) pgschema.Query {
+	return pgschema.Query{Name: name, SQL: sql, Args: []any{time.Now().Add(-time.Hour)}}
+}
+
+// gauge and counter build one series of a metric given to newTableBase.
+func (b *tableBase) gauge(name string, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(b.descs.Get(name), prometheus.GaugeValue, v, labels...)
+}
+
+func (b *tableBase) counter(name string, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(b.descs.Get(name), prometheus.CounterValue, v, labels...)
+}
+
+// each runs one query and calls fn after scanning each row into dest;
+// errors start with what, which names the query.
+func each(ctx context.Context, tx pgx.Tx, what, sql string, args []any, dest []any, fn func() error) error {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if _, err := pgx.ForEachRow(rows, dest, fn); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// unmappedStatuses remembers status values no mapping names and logs each
+// once (at most 100), when the poll that found it succeeds.
+type unmappedStatuses struct {
+	what, table, column string
+	warned              map[string]bool
+	pending             []string
+}
+
+func newUnmappedStatuses(what, table, column string) *unmappedStatuses {
+	return &unmappedStatuses{what: what, table: table, column: column, warned: map[string]bool{}}
+}
+
+func (u *unmappedStatuses) note(value string) {
+	if !u.warned[value] {
+		u.pending = append(u.pending, value)
+	}
+}
+
+func (u *unmappedStatuses) flush(b *tableBase, ok bool) {
+	if ok {
+		for _, v := range u.pending {
+			if len(u.warned) < 100 && !u.warned[v] {
+				u.warned[v] = true
+				b.logger.Warn(u.what+" table holds a status value that no mapping names; counted as status=\"unmapped\" (add it to statuses: in the config)",
+					"database", b.database, "table", u.table, "column", u.column, "value", v)
+			}
+		}
+	}
+	u.pending = u.pending[:0]
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// openStatusPredicate selects the rows whose status is not terminal,
+// including a NULL status: NULL NOT IN (...) is never true, and a row
+// without a status must be counted (as "unmapped"), not dropped. The gauge
+// queries and their partial indexes share it, so the planner can match the
+// two.
+func openStatusPredicate(column string, terminal []string) string {
+	c := pgschema.QuoteIdent(column)
+	return "(" + c + " IS NULL OR " + c + " NOT IN (" + pgschema.QuoteLiterals(terminal) + "))"
+}

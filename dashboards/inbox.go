@@ -1,0 +1,52 @@
+package dashboards
+
+import (
+	"strings"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+)
+
+// inboxRow: are consumed messages being processed? Stats on top, then the
+// statuses and ages per message kind over time.
+func inboxRow(d *board) {
+	d.row("Inbox")
+	d.stat(panel{title: "Oldest inbox message", unit: "s",
+		desc:     "Age of the oldest message in a non-terminal status (" + strings.Join(config.InboxOpenStatuses(), ", ") + "), by the database clock. The shipped alert fires past 30m.",
+		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
+		steps:    []step{{900, "orange"}, {1800, "red"}},
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
+	d.stat(panel{title: "Messages in progress", unit: "short",
+		desc:     "Inbox messages in a non-terminal status.",
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase))}},
+		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing}})
+	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
+		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+config.StatusUnknownOutcome+`"`))}},
+		steps:    []step{{1, "orange"}},
+		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
+	d.stat(panel{title: "Processed rate", unit: "ops",
+		desc:    "Inbox messages reaching a terminal status (" + strings.Join(config.InboxTerminalStatuses(), ", ") + ") per second.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase))}}})
+	d.stat(panel{title: "Duplicates ignored", unit: "ops",
+		desc:    "Inbox messages recognised as duplicates (IGNORED_DUPLICATE) per second: the inbox doing its job.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+config.StatusIgnoredDuplicate+`"`))}}})
+	d.stat(panel{title: "Final failures", unit: "ops",
+		desc:    "Inbox messages reaching FAILED_FINAL per second: they will not be retried.",
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+config.StatusFailedFinal+`"`))}},
+		steps:   []step{{0.001, "orange"}}})
+
+	d.series(panel{title: "Messages by status", unit: "short",
+		desc:     "Inbox messages per database and non-terminal status. Waiting with nothing processed is a stalled consumer; growing while processed is one that falls behind.",
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
+		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing, rules.WorkflowInboxBacklogOld}})
+	d.series(panel{title: "Oldest message by source and type", unit: "s",
+		desc:     "Age of the oldest non-terminal message per source system and message type.",
+		targets:  []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
+	d.series(panel{title: "Messages processed by status", unit: "ops",
+		desc:     "Inbox messages reaching a terminal status per second, by status. No processed messages while some wait: the consumer is stalled.",
+		targets:  []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}},
+		runbooks: []string{rules.WorkflowInboxBacklogStalled}})
+}

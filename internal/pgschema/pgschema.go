@@ -1,0 +1,185 @@
+// Package pgschema describes what a collector needs from a PostgreSQL table
+// (its columns, the indexes that keep its queries off the table's history,
+// and those queries) and checks a table against it. The table collectors
+// and the engine-database reader declare their Requirements; a collection
+// verifies the table and columns before reading (Check), `workflow-exporter
+// check` reports missing columns and indexes (TableColumns, ServingIndex),
+// and the index SQL under deploy/sql is rendered from the same declarations
+// (Index.CreateStatement).
+package pgschema
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Column is one column a collector reads, with the config key that names it,
+// so errors can say what to fix.
+type Column struct {
+	// Key is the config key, e.g. "databases[0].tables.outbox.columns.created_at".
+	Key string
+	// Name is the column name in the table.
+	Name string
+	// Optional columns enable a feature when present; their absence is not
+	// an error.
+	Optional bool
+}
+
+// Index is an index a collector needs so that its queries read only the rows
+// they report on (open work, or the recent window), never the terminal
+// history.
+type Index struct {
+	Name    string
+	Columns []string
+	// Where is the partial-index predicate, empty for a full index.
+	Where string
+	// Why says which query the index serves.
+	Why string
+	// Query names the entry of Requirements.Queries the index serves, so
+	// `check` can ask the planner whether some index already does.
+	Query string
+	// Requires names an optional column without which the index (and its
+	// query) does not apply.
+	Requires string
+	// ReferencePrimaryKey marks an index the primary key of the reference
+	// schema (deploy/sql/001_reference_schema.sql) already provides: the
+	// generated SQL leaves it out, `check` still verifies it.
+	ReferencePrimaryKey bool
+}
+
+// CreateStatement renders the index as SQL for the given table.
+func (ix Index) CreateStatement(table string) string {
+	cols := make([]string, len(ix.Columns))
+	for i, c := range ix.Columns {
+		cols[i] = QuoteIdent(c)
+	}
+	s := fmt.Sprintf("CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s (%s)", QuoteIdent(ix.Name), QuoteTable(table), strings.Join(cols, ", "))
+	if ix.Where != "" {
+		s += " WHERE " + ix.Where
+	}
+	return s + ";"
+}
+
+// Query is a statement a collector runs, with example arguments, so `check`
+// can EXPLAIN it and prove an index serves it.
+type Query struct {
+	Name string
+	SQL  string
+	Args []any
+	// Requires names an optional column without which the query is not run.
+	Requires string
+}
+
+// Requirements is what a collector needs from one table.
+type Requirements struct {
+	// Kind is the table's kind: the config section of a worker table
+	// (idempotency, processed_jobs, inbox, outbox), or "engine" for a
+	// table of the engine database.
+	Kind    string
+	Table   string
+	Columns []Column
+	Indexes []Index
+	Queries []Query
+}
+
+// QuoteTable quotes a possibly schema-qualified table name.
+func QuoteTable(name string) string {
+	return pgx.Identifier(strings.Split(name, ".")).Sanitize()
+}
+
+// QuoteIdent quotes one identifier (a column or index name).
+func QuoteIdent(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// QuoteLiterals renders string literals for an IN list. The values come from
+// the config, not from data; they are inlined rather than bound so the
+// planner can match the query against a partial index with the same
+// predicate (a generic plan over a parameter cannot prove the implication).
+func QuoteLiterals(vals []string) string {
+	if len(vals) == 0 {
+		// IN () is a syntax error; a value no status equals keeps the
+		// predicate valid and false.
+		return "NULL"
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
+	return strings.Join(out, ", ")
+}
+
+// BaseName is the table name without its schema, for index names.
+func BaseName(table string) string {
+	if i := strings.LastIndex(table, "."); i >= 0 {
+		return table[i+1:]
+	}
+	return table
+}
+
+// Error reports a missing table or column, naming the config key.
+type Error struct {
+	Table  string
+	Column string
+	Key    string
+}
+
+func (e *Error) Error() string {
+	if e.Column == "" {
+		return fmt.Sprintf("table %s does not exist or is not visible to this role (config key %s)", e.Table, e.Key)
+	}
+	return fmt.Sprintf("table %s has no column %s (config key %s)", e.Table, e.Column, e.Key)
+}
+
+// TableColumns returns the columns of a table and their types, or ok=false
+// when the table does not exist (or the role cannot see it).
+func TableColumns(ctx context.Context, tx pgx.Tx, table string) (cols map[string]string, ok bool, err error) {
+	var oid *uint32
+	if err := tx.QueryRow(ctx, "SELECT to_regclass($1)::oid", QuoteTable(table)).Scan(&oid); err != nil {
+		return nil, false, err
+	}
+	if oid == nil {
+		return nil, false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod)
+		FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped`, *oid)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	cols = map[string]string{}
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			return nil, false, err
+		}
+		cols[name] = typ
+	}
+	err = rows.Err()
+	return cols, true, err
+}
+
+// Check verifies that the table and its required columns exist, and reports
+// which optional columns are present. tableKey is the config key of the
+// table name, for the error.
+func Check(ctx context.Context, tx pgx.Tx, req Requirements, tableKey string) (present map[string]bool, err error) {
+	cols, ok, err := TableColumns(ctx, tx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &Error{Table: req.Table, Key: tableKey}
+	}
+	present = map[string]bool{}
+	for _, c := range req.Columns {
+		if _, ok := cols[c.Name]; ok {
+			present[c.Name] = true
+			continue
+		}
+		if !c.Optional {
+			return nil, &Error{Table: req.Table, Column: c.Name, Key: c.Key}
+		}
+	}
+	return present, nil
+}

@@ -1,0 +1,122 @@
+// Package testkit holds the small helpers that tests and the test harnesses
+// (internal/pgtest, internal/camundatest, internal/promtest) share: a
+// concurrency-safe log buffer, a free TCP port, the repository root, the
+// exporter binary, and gathering a collector's metrics. It imports nothing
+// of the exporter, so any package's tests may use it.
+package testkit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// LogBuffer is an io.Writer that keeps everything written to it and may be
+// written and read concurrently: a logger's handler or a child process
+// writes while the test reads.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. Another
+// process may take it before the caller listens on it; the harnesses then
+// fail to start their server and say so.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// FreeAddr returns "127.0.0.1:port" for a port FreePort found, failing the
+// test when there is none.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// RepoRoot returns the root of the repository (the directory holding
+// go.mod), found from this source file's location, so it does not depend on
+// the directory a test runs in.
+func RepoRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("testkit: cannot locate own source file")
+	}
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return "", fmt.Errorf("testkit: repository root not found at %s: %w", root, err)
+	}
+	return root, nil
+}
+
+// Path returns the absolute path of a file of the repository, given in slash
+// form relative to its root (e.g. "deploy/sql/001_reference_schema.sql"),
+// failing the test when the root cannot be found.
+func Path(t testing.TB, rel string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, filepath.FromSlash(rel))
+}
+
+// BuildExporter compiles the exporter binary (cmd/exporter) into a temporary
+// directory of the test and returns its path, for tests that run it as a
+// user would.
+func BuildExporter(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "workflow-exporter")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/exporter")
+	build.Dir = Path(t, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Gather registers c alone in a pedantic registry (which checks every
+// metric against its descriptor) and returns what it gathers, failing the
+// test on any error.
+func Gather(t testing.TB, c prometheus.Collector) []*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mfs
+}
