@@ -40,8 +40,8 @@ type fakeIncident struct {
 // fakeLogEntry is one external task history log entry; kind is
 // "creation", "failure", "success" or "deletion".
 type fakeLogEntry struct {
-	id, taskID, topic, kind string
-	ts                      time.Time
+	id, taskID, topic, kind, worker string
+	ts                              time.Time
 }
 
 type fakeJob struct {
@@ -102,14 +102,15 @@ func (f *fakeCamunda) add(t *fakeTask) *fakeTask {
 		t.activity = "task_1"
 	}
 	f.tasks = append(f.tasks, t)
-	f.logLocked(t.id, t.topic, "creation", f.now)
+	f.logLocked(t.id, t.topic, "creation", "", f.now)
 	return t
 }
 
-// logLocked appends a history log entry (f.mu held).
-func (f *fakeCamunda) logLocked(taskID, topic, kind string, ts time.Time) {
+// logLocked appends a history log entry (f.mu held); worker is the task's
+// worker when the entry is written, as the engine records it.
+func (f *fakeCamunda) logLocked(taskID, topic, kind, worker string, ts time.Time) {
 	f.logSeq++
-	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, ts: ts})
+	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, worker: worker, ts: ts})
 }
 
 // history appends n history log entries of a kind for a topic, written at
@@ -118,7 +119,7 @@ func (f *fakeCamunda) history(topic, kind string, n int, age time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := 0; i < n; i++ {
-		f.logLocked(fmt.Sprintf("h%d", f.logSeq), topic, kind, f.now.Add(-age))
+		f.logLocked(fmt.Sprintf("h%d", f.logSeq), topic, kind, "w", f.now.Add(-age))
 	}
 }
 
@@ -159,7 +160,7 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	t := f.task(id)
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
-	f.logLocked(t.id, t.topic, "failure", f.now)
+	f.logLocked(t.id, t.topic, "failure", t.worker, f.now)
 }
 
 func (f *fakeCamunda) complete(id string) {
@@ -168,7 +169,7 @@ func (f *fakeCamunda) complete(id string) {
 	for i, t := range f.tasks {
 		if t.id == id {
 			f.tasks = append(f.tasks[:i], f.tasks[i+1:]...)
-			f.logLocked(t.id, t.topic, "success", f.now)
+			f.logLocked(t.id, t.topic, "success", t.worker, f.now)
 			return
 		}
 	}
@@ -286,7 +287,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		})
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
-			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic,
+			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic, "workerId": e.worker,
 				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts)})
 		}
 		reply(out)

@@ -511,7 +511,7 @@ func TestCamundaOtherHistory(t *testing.T) {
 	f.onRequest = func(path string, q url.Values) {
 		if path == "/history/external-task-log" && q.Get("firstResult") == "0" {
 			// A reported topic's tasks complete while the history is read.
-			f.logLocked("x", "a", "success", f.now)
+			f.logLocked("x", "a", "success", "w", f.now)
 		}
 	}
 	e := fakeExporter(t, f, "", "    label_value_limit: 1\n")
@@ -604,4 +604,53 @@ func TestCamundaWorkerIDsPerCollection(t *testing.T) {
 	e.collect()
 	want(map[string]float64{"p3": 2, "p4": 1, "other": 1})
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, folded, 1)
+}
+
+// What happens between two collections is told apart by the workers the
+// history log names: a lock that lapsed and went to another worker who then
+// failed or completed the task is a lapse and a redelivery, even though no
+// collection saw the lapse or the second lock; a failure and a retry by
+// another worker is not; a late holder completing its own lapsed task is
+// not.
+func TestCamundaRedeliveryFromHistory(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"fail", "done", "retry", "late"} {
+		f.add(&fakeTask{id: id, topic: "a"})
+		f.lock(id, "w1", 10*time.Second)
+	}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	wantPartition(t, e, "a", map[string]int{catalog.StateLocked: 4})
+
+	// retry: w1 fails it (backoff 5 s) ...
+	f.failure("retry", 3, 5*time.Second, "downstream down")
+	// late: its lapse is seen first.
+	f.advance(11 * time.Second) // every worker lock has lapsed
+	f.lock("fail", "w2", time.Minute)
+	f.failure("fail", 3, time.Minute, "in progress in another attempt")
+	f.lock("done", "w2", time.Minute)
+	f.complete("done")
+	// ... and after its backoff w2 fetches and fails it again: a retry.
+	f.lock("retry", "w2", time.Minute)
+	f.failure("retry", 2, time.Minute, "downstream down")
+	e.collect()
+	// fail: lapse + redelivery (backoff now); done: lapse + redelivery
+	// (gone); retry: nothing; late: lapsed, seen (one expiration).
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 3)
+	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
+	wantPartition(t, e, "a", map[string]int{catalog.StateRetryBackoff: 2, catalog.StateLockExpired: 1})
+	view, _ := e.views.Get("e1")
+	redelivered := map[string]bool{}
+	for _, vt := range view.Tasks {
+		redelivered[vt.ID] = vt.Redelivered
+	}
+	if !redelivered["fail"] || redelivered["retry"] {
+		t.Fatalf("view: redelivered %v, want fail only", redelivered)
+	}
+	// The late holder completes its own lapsed task: no redelivery.
+	f.complete("late")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 3)
 }

@@ -280,7 +280,8 @@ func (run *collectionRun) collect() error {
 	var fresh []historyEntry
 	run.st.cursor, fresh = run.st.cursor.advance(rd.history, window)
 	run.historyCut(rd.history.cut)
-	failed := run.countHistory(fresh)
+	evidence := run.countHistory(fresh)
+	run.trackUnlisted(rd, evidence)
 
 	run.truncated, run.unwatched = rd.truncated, rd.unwatched
 	for _, topic := range run.knownTopics() {
@@ -290,7 +291,7 @@ func (run *collectionRun) collect() error {
 			// came and went between two collections.
 			tr = &topicRead{}
 		}
-		run.topic(topic, tr, failed, rd.noCreateTime)
+		run.topic(topic, tr, evidence, rd.noCreateTime)
 	}
 	if run.st.topics[labellimit.Other] {
 		run.otherTopics(rd.other)

@@ -108,26 +108,71 @@ type historyCounts struct {
 	failures, completions float64
 }
 
+// taskEvidence is what the fresh history entries say one task went
+// through since the previous collection, and by which workers: the lock
+// tracking uses it to see what happened between two collections.
+type taskEvidence struct {
+	// failedBy are the workers that reported a failure.
+	failedBy map[string]bool
+	// endedBy is the worker of a success or deletion entry (complete or
+	// BPMN error); ended says there was one.
+	endedBy string
+	ended   bool
+}
+
+// failed reports whether any worker reported a failure.
+func (e *taskEvidence) failed() bool { return e != nil && len(e.failedBy) > 0 }
+
+// actedOtherThan reports whether a worker other than w failed or ended the
+// task, while w itself reported no failure: proof that w's lock ended
+// without w (it lapsed) and another worker fetched the task.
+func (e *taskEvidence) actedOtherThan(w string) bool {
+	if e == nil || e.failedBy[w] {
+		return false
+	}
+	if e.ended && e.endedBy != w {
+		return true
+	}
+	for f := range e.failedBy {
+		if f != w {
+			return true
+		}
+	}
+	return false
+}
+
 // countHistory adds the fresh entries to the per-topic counters and returns
-// the ids of the tasks that failed since the previous collection (for the
-// lock tracking). Entries of topics not yet known are admitted like topics
-// the engine lists (a topic whose tasks all came and went between two
-// collections is reported from then on).
-func (run *collectionRun) countHistory(fresh []historyEntry) map[string]bool {
-	failed := map[string]bool{}
+// what they say of each task (for the lock tracking). Entries of topics not
+// yet known are admitted like topics the engine lists (a topic whose tasks
+// all came and went between two collections is reported from then on).
+func (run *collectionRun) countHistory(fresh []historyEntry) map[string]*taskEvidence {
+	evidence := map[string]*taskEvidence{}
+	of := func(id string) *taskEvidence {
+		e := evidence[id]
+		if e == nil {
+			e = &taskEvidence{failedBy: map[string]bool{}}
+			evidence[id] = e
+		}
+		return e
+	}
 	for _, e := range fresh {
 		label := run.topicLabel(e.topic)
 		c := run.st.history[label]
 		switch e.kind {
 		case logFailure:
 			c.failures++
-			failed[e.taskID] = true
+			of(e.taskID).failedBy[e.worker] = true
 		case logSuccess:
 			c.completions++
+			ev := of(e.taskID)
+			ev.ended, ev.endedBy = true, e.worker
+		case logDeletion:
+			ev := of(e.taskID)
+			ev.ended, ev.endedBy = true, e.worker
 		}
 		run.st.history[label] = c
 	}
-	return failed
+	return evidence
 }
 
 // emitHistory emits the failure and completion counters of one topic label.

@@ -46,9 +46,9 @@ type taskObs struct {
 	exp               time.Time
 	retries           *int
 	errMsg            string
-	// failedLog: the topic's failure history log has an entry for this
-	// task since the previous collection (see recentFailures).
-	failedLog bool
+	// history: what the history log says of this task since the previous
+	// collection (nil: nothing).
+	history *taskEvidence
 }
 
 func obsOf(t camunda.ExternalTask) taskObs {
@@ -76,6 +76,9 @@ type tracked struct {
 	// redelivered: a redelivery of this task was counted; another attempt
 	// runs or ran alongside the first (for the join's in_doubt).
 	redelivered bool
+	// missed counts the collections since the task was last listed (see
+	// trackUnlisted).
+	missed int
 }
 
 func sameRetries(a, b *int) bool {
@@ -91,7 +94,15 @@ func sameRetries(a, b *int) bool {
 // with unchanged retries and message (one that never decrements retries);
 // the field comparison covers failures the log list did not reach.
 func (o taskObs) failedSince(prev tracked) bool {
-	return o.failedLog || !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
+	return o.history.failed() || !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
+}
+
+// movedOn reports whether a failure since prev came from another worker
+// than prev's, while prev's holder reported none: the history log names
+// the workers, so a lapse, a fetch by another worker and its failure, all
+// between two collections, are not taken for the holder's own failure.
+func (o taskObs) movedOn(prev tracked) bool {
+	return o.worker != prev.worker && o.history.actedOtherThan(prev.worker)
 }
 
 // lockEvents are the counter increments one observation implies.
@@ -110,11 +121,17 @@ type lockEvents struct {
 //     says a fetch followed. The reading corrects itself at the next change
 //     of the lock: a backoff ends by lapsing (then waiting), a worker's lock
 //     by complete, failure, extendLock or lapse.
-//  2. Seen lapsed (prev.lapsed): a failure since (failedSince) means the
-//     late holder reported failure: backoff, no redelivery. Otherwise it was
-//     locked again (by the same or another worker): one redelivery, locked.
+//  2. Seen lapsed (prev.lapsed): a failure since (failedSince) by the late
+//     holder: backoff, no redelivery; by another worker (the history log
+//     names it, and the task now belongs to it): that worker fetched the
+//     task after the lapse and failed it, one redelivery, backoff.
+//     Otherwise it was locked again (by the same or another worker): one
+//     redelivery, locked.
 //  3. Failed since (failedSince: in the failure log, or R or M changed):
-//     retry_backoff.
+//     retry_backoff. If the history log says another worker failed it while
+//     the worker of prev's lock (not a backoff) reported nothing (movedOn),
+//     that lock lapsed unseen and the other worker fetched the task: one
+//     lock expiration and one redelivery too.
 //  4. Same E: nothing happened; the reading stays.
 //  5. E changed, no failure, other worker: the previous lock ended and the
 //     task was fetched again. If that lock was a backoff, this is the normal
@@ -135,11 +152,17 @@ func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEv
 	case prev.lapsed:
 		if o.failedSince(prev) {
 			next.backoff = true
+			if o.movedOn(prev) {
+				ev.redeliveries = 1
+			}
 		} else {
 			ev.redeliveries = 1
 		}
 	case o.failedSince(prev):
 		next.backoff = true
+		if !prev.backoff && o.movedOn(prev) {
+			ev.expirations, ev.redeliveries = 1, 1
+		}
 	case o.exp.Equal(prev.exp):
 		next.backoff = prev.backoff
 	case o.worker != prev.worker:
@@ -169,7 +192,11 @@ const (
 // Rules, in order:
 //  1. Seen before and already lapsed with the same E: unchanged.
 //  2. Seen before, failed since (failedSince): the failure's backoff has
-//     ended already: waiting.
+//     ended already: waiting. As in classifyLocked rules 2 and 3, a failure
+//     by another worker than prev's holder (movedOn) means that worker
+//     fetched the task after prev's lock ended: one redelivery, and one lock
+//     expiration unless prev's lapse was counted already (or prev was a
+//     backoff, whose end is no lapse).
 //  3. Seen before with the same E: if that lock was a backoff, the backoff
 //     ended: waiting. Otherwise a worker's lock lapsed: one lock expiration.
 //  4. Seen before with another E and no failure: the task was locked again
@@ -193,6 +220,12 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 		next.lapsed = true
 	case seen && o.failedSince(prev):
 		next.backoff = true
+		switch {
+		case prev.lapsed && o.movedOn(prev):
+			ev.redeliveries = 1
+		case !prev.backoff && !prev.lapsed && o.movedOn(prev):
+			ev.expirations, ev.redeliveries = 1, 1
+		}
 	case seen && o.exp.Equal(prev.exp):
 		if prev.backoff {
 			next.backoff = true

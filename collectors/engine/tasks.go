@@ -11,10 +11,10 @@ type partition map[string]int64
 
 // topic emits one reported topic's metrics from what the reader read:
 // the state partition, the locks per worker, the oldest waiting age, and the
-// lock and history counters. failed names the tasks with a failure log entry
-// since the previous collection.
-func (run *collectionRun) topic(topic string, tr *topicRead, failed map[string]bool, noCreateTime bool) {
-	r := run.trackListed(tr, failed)
+// lock and history counters. evidence is what the history log says each
+// task went through since the previous collection.
+func (run *collectionRun) topic(topic string, tr *topicRead, evidence map[string]*taskEvidence, noCreateTime bool) {
+	r := run.trackListed(tr, evidence)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
 	run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
@@ -42,7 +42,7 @@ type readings struct {
 // the previous collections saw of it (locks.go), records it in the next
 // state and, when a worker holds it or its lock lapsed, in the view for the
 // joins.
-func (run *collectionRun) trackListed(tr *topicRead, failed map[string]bool) readings {
+func (run *collectionRun) trackListed(tr *topicRead, evidence map[string]*taskEvidence) readings {
 	c := run.c
 	r := readings{perWorker: map[string]int64{}}
 	add := func(e lockEvents) {
@@ -51,7 +51,7 @@ func (run *collectionRun) trackListed(tr *topicRead, failed map[string]bool) rea
 	}
 	inLocked := make(map[string]bool, len(tr.locked))
 	for _, o := range tr.locked {
-		o.failedLog = failed[o.id]
+		o.history = evidence[o.id]
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
@@ -67,7 +67,7 @@ func (run *collectionRun) trackListed(tr *topicRead, failed map[string]bool) rea
 		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
 	for _, o := range tr.lapsed {
-		o.failedLog = failed[o.id]
+		o.history = evidence[o.id]
 		if inLocked[o.id] {
 			// Lapsed between the two list requests: it is read as locked
 			// this time and as lapsed at the next collection.
@@ -84,6 +84,45 @@ func (run *collectionRun) trackListed(tr *topicRead, failed map[string]bool) rea
 		}
 	}
 	return r
+}
+
+// trackUnlisted deals with the tasks the previous collection tracked that no
+// list holds now: completed, deleted, out of retries, or beyond the lists.
+// The history log may say another worker ended or failed one whose lock the
+// previous collection saw held by a worker (not a backoff) while that worker
+// reported nothing: the lock lapsed unseen and the other worker fetched the
+// task, so one redelivery, and one lock expiration unless the lapse was
+// counted already. Without such evidence a task is tracked one more
+// collection, so evidence that arrives a collection late (the REST reader
+// reads the history before the lists) still finds it.
+func (run *collectionRun) trackUnlisted(rd *engineRead, evidence map[string]*taskEvidence) {
+	listed := map[string]bool{}
+	for _, tr := range rd.topics {
+		for _, o := range tr.locked {
+			listed[o.id] = true
+		}
+		for _, o := range tr.lapsed {
+			listed[o.id] = true
+		}
+	}
+	for id, prev := range run.c.st.tasks {
+		if listed[id] {
+			continue
+		}
+		ev := evidence[id]
+		switch {
+		case !prev.backoff && ev.actedOtherThan(prev.worker):
+			if !prev.lapsed {
+				run.st.expirations[prev.topic]++
+			}
+			run.st.redeliveries[prev.topic]++
+		case ev != nil && ev.ended, prev.missed > 0:
+			// Done with it.
+		default:
+			prev.missed++
+			run.st.tasks[id] = prev
+		}
+	}
 }
 
 // partitionOf splits a topic's exact counts into the six states by the
