@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/common/model"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // checkDocument walks the parsed document alongside the Go types it decodes
