@@ -191,7 +191,8 @@ func TestEmptySelectorLeavesNoEmptyBraces(t *testing.T) {
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
-		{"outbox:\n  stalled_windw: 5m\n", "stalled_windw"},
+		{"outbox:\n  stalled_windw: 5m\n", "alerts config: outbox.stalled_windw (line 2): unknown key; did you mean outbox.stalled_window?"},
+		{"runbook_url: x\n", "alerts config: runbook_url (line 1): unknown key; did you mean runbook_base_url?"},
 		{"outbox:\n  stalled_window: 30s\n", "outbox.stalled_window"},
 		{"camunda:\n  retry_storm_failure_ratio: 1.5\n", "camunda.retry_storm_failure_ratio"},
 		{"idempotency:\n  duplicates_baseline: 30m\n", "idempotency.duplicates_baseline"},
