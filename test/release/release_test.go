@@ -118,7 +118,6 @@ func TestMakeRelease(t *testing.T) {
 	}
 }
 
-
 func readSums(t *testing.T, path string) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
