@@ -20,20 +20,23 @@ type Dashboard struct {
 // builders lists every dashboard of the bundle in display order.
 var builders = []func() *board{overview, externalTasks, outboxInbox, idempotency, exporterHealth}
 
-// All builds every dashboard. It fails only on a programming error (a builder
-// the SDK rejects).
-func All() ([]Dashboard, error) {
+// All builds every dashboard of the shipped bundle (Render with the zero
+// Options). It fails only on a programming error (a builder the SDK rejects).
+func All() ([]Dashboard, error) { return Render(Options{}) }
+
+// Render builds every dashboard with the options: the same code path for the
+// committed files and for `workflow-exporter render dashboards`.
+func Render(o Options) ([]Dashboard, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	out := make([]Dashboard, 0, len(builders))
 	for _, f := range builders {
-		d, err := f().build()
+		d, err := renderOne(f(), o)
 		if err != nil {
 			return nil, err
 		}
-		js, err := json.MarshalIndent(d, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Dashboard{UID: *d.Uid, Title: *d.Title, JSON: append(js, '\n')})
+		out = append(out, d)
 	}
 	return out, nil
 }
@@ -163,17 +166,37 @@ func Queries() ([]Query, error) {
 	}
 	var out []Query
 	for _, d := range ds {
-		var jd jsonDashboard
-		if err := json.Unmarshal(d.JSON, &jd); err != nil {
+		qs, _, err := QueriesOf(d)
+		if err != nil {
 			return nil, err
 		}
-		for _, p := range flatten(jd.Panels) {
-			for _, t := range p.Targets {
-				out = append(out, Query{Dashboard: jd.UID, Panel: p.Title, RefID: t.RefID, Expr: t.Expr})
-			}
-		}
+		out = append(out, qs...)
 	}
 	return out, nil
+}
+
+// QueriesOf returns the panel expressions and the variable queries of one
+// rendered dashboard (of any Options), read back from its JSON.
+func QueriesOf(d Dashboard) ([]Query, []VariableQuery, error) {
+	var jd jsonDashboard
+	if err := json.Unmarshal(d.JSON, &jd); err != nil {
+		return nil, nil, err
+	}
+	var qs []Query
+	for _, p := range flatten(jd.Panels) {
+		for _, t := range p.Targets {
+			qs = append(qs, Query{Dashboard: jd.UID, Panel: p.Title, RefID: t.RefID, Expr: t.Expr})
+		}
+	}
+	var vs []VariableQuery
+	for _, v := range jd.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		q, _ := v.Query.(string)
+		vs = append(vs, VariableQuery{Dashboard: jd.UID, Variable: v.Name, Query: q})
+	}
+	return qs, vs, nil
 }
 
 // VariableQueries returns the query of every query variable.
