@@ -1,8 +1,10 @@
 // Package rules builds the Prometheus alerting rules of the workflow exporter
 // from one small configuration (alerts/config.yml): the job selector, the
-// runbook base URL and every threshold and duration. alerts/cmd/genalerts,
-// run by `go generate ./...` (make generate), writes the result to
-// alerts/workflow-alerts.yml; a test fails when the committed file drifts
+// runbook base URL and every threshold and duration. The exporter's
+// `workflow-exporter render rules` command writes the result, as a rule file
+// or a PrometheusRule; `go generate ./...` (make generate) runs it for the
+// committed alerts/workflow-alerts.yml, deploy/kubernetes/prometheusrule.yaml
+// and the Helm chart's copy, and tests fail when a committed file drifts
 // from what the committed config generates.
 //
 // It needs only YAML and the metric catalog, so it lives in the exporter's

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
@@ -32,6 +35,30 @@ func TestCommittedRulesMatchConfig(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("alerts/workflow-alerts.yml is out of date with alerts/config.yml: run `make generate` (go generate ./...)")
+	}
+	// The Helm chart carries the same rule file; the PrometheusRule has
+	// the same groups under spec.
+	chart, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "helm", "workflow-exporter", "files", "workflow-alerts.yml"))
+	if err != nil || !bytes.Equal(chart, want) {
+		t.Errorf("deploy/helm/workflow-exporter/files/workflow-alerts.yml is not alerts/workflow-alerts.yml (%v): run `make generate`", err)
+	}
+	pr, err := RenderPrometheusRule(cfg, RepositoryConfig, ObjectMeta{Name: "workflow-exporter",
+		Labels: map[string]string{"app.kubernetes.io/name": "workflow-exporter", "app.kubernetes.io/component": "alerts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "kubernetes", "prometheusrule.yaml"))
+	if err != nil || !bytes.Equal(committed, pr) {
+		t.Errorf("deploy/kubernetes/prometheusrule.yaml is out of date (%v): run `make generate`", err)
+	}
+	var doc struct {
+		Spec File `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(pr, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(doc.Spec, Build(cfg)) {
+		t.Error("the PrometheusRule's spec is not the rule file's groups")
 	}
 }
 

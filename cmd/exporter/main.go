@@ -54,6 +54,7 @@ type options struct {
 	defaultTimeout time.Duration
 	log            *promslog.Config
 	command        string
+	render         renderOptions
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
@@ -74,6 +75,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	app.HelpFlag.Short('h')
 	app.Command("serve", "Serve metrics (the default).").Default()
 	app.Command("check", "Connect to every configured database and report, per table, missing columns, missing indexes (with CREATE INDEX statements) and whether the role can write.")
+	addRenderCommands(app, &o.render)
 	cmd, err := app.Parse(args)
 	if exited >= 0 {
 		return nil, exited, false
@@ -93,6 +95,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
+	if o.command == cmdRenderRules || o.command == cmdRenderDashboards {
+		if err := runRender(o.command, &o.render, stdout); err != nil {
+			fmt.Fprintf(stderr, "%s\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := validateTelemetryPath(o.metricsPath); err != nil {
 		fmt.Fprintf(stderr, "%s\n", err)
 		return 1
