@@ -10,7 +10,7 @@ SIM       := bin/workflow-sim
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-go test-static deps deps-run generate bench alert-matrix
+.PHONY: all build image release run demo test test-go test-static test-k8s deps deps-run generate bench alert-matrix
 
 all: build
 
@@ -40,8 +40,13 @@ demo: deps build
 run: deps-run build
 	$(GO) run ./test/localrun -exporter $(BIN)
 
-## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks
-test: deps test-static test-go test-alerts test-dashboards
+## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
+test: deps test-static test-go test-alerts test-dashboards test-k8s
+
+## test-k8s: render the Helm chart with Helm and validate it and deploy/kubernetes against the Kubernetes and prometheus-operator schemas (tools/k8scheck, a separate module)
+# -mod=mod: tools/k8scheck replaces the main module with ../.., like tools/alertrouting.
+test-k8s:
+	cd tools/k8scheck && $(GO) test -mod=mod -count=1 ./...
 
 test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi

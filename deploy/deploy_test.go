@@ -16,9 +16,14 @@ import (
 )
 
 // TestYAMLFilesParse catches a broken manifest before a user's kubectl does.
+// The Helm chart's templates are Go templates, not YAML: tools/k8scheck
+// renders them with Helm and validates the result.
 func TestYAMLFilesParse(t *testing.T) {
 	var files []string
 	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && filepath.ToSlash(p) == "helm/workflow-exporter/templates" {
+			return filepath.SkipDir
+		}
 		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
 			files = append(files, p)
 		}
