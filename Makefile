@@ -10,7 +10,7 @@ SIM       := bin/workflow-sim
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-go test-static test-k8s deps deps-run generate bench alert-matrix
+.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current deps deps-run generate bench alert-matrix
 
 all: build
 
@@ -41,7 +41,18 @@ run: deps-run build
 	$(GO) run ./test/localrun -exporter $(BIN)
 
 ## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
-test: deps test-static test-go test-alerts test-dashboards test-k8s
+test: deps test-static test-go test-pg-current test-alerts test-dashboards test-k8s
+
+# The second PostgreSQL major (Debian 12's is 15), unpacked by scripts/install-deps.sh test.
+PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
+PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
+# The table collector tests (no Camunda engine needed).
+PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZone|NullStatus|MissingTable|UnreachableDatabase|QueriesReadOnly|JoinsAgainst|JoinByProcess|PromlintOnFullOutput
+
+## test-pg-current: the table collector tests, the check command and the PostgreSQL access layer on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
+test-pg-current:
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./internal/pgsource/... ./internal/check/... ./internal/pgtest/...
 
 ## test-k8s: render the Helm chart with Helm and validate it and deploy/kubernetes against the Kubernetes and prometheus-operator schemas (tools/k8scheck, a separate module)
 # -mod=mod: tools/k8scheck replaces the main module with ../.., like tools/alertrouting.
