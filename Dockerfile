@@ -1,4 +1,6 @@
-# Build: docker build -t workflow-exporter .
+# Build: make image   (docker build with the version stamps as build arguments), or
+#        docker build --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) \
+#          --build-arg BRANCH=main -t workflow-exporter .
 # Run:   docker run -p 7840:7840 -v $PWD/config.yml:/etc/workflow-exporter/config.yml \
 #          -e ORDERS_DATABASE_URL=postgres://... workflow-exporter
 FROM golang:1.26 AS build
@@ -6,13 +8,25 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
-ARG REVISION=unknown
-RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X github.com/prometheus/common/version.Version=${VERSION} -X github.com/prometheus/common/version.Revision=${REVISION}" \
-      -o /out/workflow-exporter ./cmd/exporter
+# The stamps of `make release` (scripts/release.sh): the build context has no
+# .git, so revision and branch come in as arguments; unset ones get the
+# script's defaults (the VERSION file, "unknown", user@host, now).
+ARG VERSION
+ARG REVISION
+ARG BRANCH
+ARG BUILD_USER
+ARG BUILD_DATE
+RUN bash scripts/release.sh build /out/workflow-exporter && /out/workflow-exporter --version
 
 FROM gcr.io/distroless/static-debian12:nonroot
+ARG VERSION
+ARG REVISION
+LABEL org.opencontainers.image.title="workflow-exporter" \
+      org.opencontainers.image.description="Prometheus exporter for Camunda 7 external tasks and worker idempotency, inbox, outbox and processed-job tables" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/workflow-exporter/workflow-exporter" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
 COPY --from=build /out/workflow-exporter /usr/local/bin/workflow-exporter
 EXPOSE 7840
 # Numeric, so Kubernetes can verify runAsNonRoot (a user name it cannot check: CreateContainerConfigError).

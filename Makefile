@@ -4,20 +4,33 @@
 GO        ?= go
 BIN       := bin/workflow-exporter
 SIM       := bin/workflow-sim
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
-             -X github.com/prometheus/common/version.Revision=$(REVISION) \
-             -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
+# Version stamps (VERSION, REVISION, BRANCH, BUILD_USER, BUILD_DATE) default
+# to the VERSION file and git; override any of them on the command line, e.g.
+# make release VERSION=0.2.0. scripts/release.sh applies them, for the
+# Dockerfile too.
+DIST      ?= dist
 
-.PHONY: all build run demo test test-go test-static deps deps-run generate bench alert-matrix
+.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current deps deps-run generate bench alert-matrix
 
 all: build
 
-## build: compile the exporter and the workload simulator into bin/
+## build: compile the exporter (static, version-stamped) and the workload simulator into bin/
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/exporter
+	GO=$(GO) bash scripts/release.sh build $(BIN)
 	$(GO) build -o $(SIM) ./cmd/workflow-sim
+
+## image: the container image, stamped like make release (needs Docker)
+image:
+	docker build --build-arg VERSION="$$(bash scripts/release.sh stamp VERSION)" \
+		--build-arg REVISION="$$(bash scripts/release.sh stamp REVISION)" \
+		--build-arg BRANCH="$$(bash scripts/release.sh stamp BRANCH)" \
+		--build-arg BUILD_USER="$$(bash scripts/release.sh stamp BUILD_USER)" \
+		--build-arg BUILD_DATE="$$(bash scripts/release.sh stamp BUILD_DATE)" \
+		-t workflow-exporter:"$$(bash scripts/release.sh stamp VERSION)" .
+
+## release: static binaries for linux/amd64, linux/arm64 and darwin/arm64, packed with LICENSE and CHANGELOG.md, and sha256sums.txt, in dist/ (PLATFORMS="os/arch ..." for others)
+release:
+	GO=$(GO) bash scripts/release.sh dist $(DIST)
 
 ## demo: the whole product on 127.0.0.1: PostgreSQL, a Camunda engine, the workload simulator, the exporter, Prometheus with the alert rules, Alertmanager printing every notification (FAST=1: 2m alert windows)
 demo: deps build
@@ -27,8 +40,24 @@ demo: deps build
 run: deps-run build
 	$(GO) run ./test/localrun -exporter $(BIN)
 
-## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks
-test: deps test-static test-go test-alerts test-dashboards
+## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
+test: deps test-static test-go test-pg-current test-alerts test-dashboards test-k8s
+
+# The second PostgreSQL major (Debian 12's is 15), unpacked by scripts/install-deps.sh test.
+PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
+PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
+# The table collector tests (no Camunda engine needed).
+PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZone|NullStatus|MissingTable|UnreachableDatabase|QueriesReadOnly|JoinsAgainst|JoinByProcess|PromlintOnFullOutput
+
+## test-pg-current: the table collector tests, the check command and the PostgreSQL access layer on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
+test-pg-current:
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./internal/pgsource/... ./internal/check/... ./internal/pgtest/...
+
+## test-k8s: render the Helm chart with Helm and validate it and deploy/kubernetes against the Kubernetes and prometheus-operator schemas (tools/k8scheck, a separate module)
+# -mod=mod: tools/k8scheck replaces the main module with ../.., like tools/alertrouting.
+test-k8s:
+	cd tools/k8scheck && $(GO) test -mod=mod -count=1 ./...
 
 test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi

@@ -206,8 +206,10 @@ func all() []Metric {
 			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
 		{ExporterHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
 			"Exporter: collections of this engine that found more new external task history log entries than max_history_entries; the failures and completions of those intervals are undercounted."},
-		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "goversion"},
-			"Exporter: constant 1 labelled with the build's version, revision and Go version."},
+		// Served by client_golang's version collector
+		// (prometheus/collectors/version), with its labels and HELP text.
+		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},
+			"A metric with a constant '1' value labeled by version, revision, branch, goversion from which workflow_exporter was built, and the goos and goarch for the build."},
 	}
 }
 
@@ -293,14 +295,15 @@ func KnownSeries(name string) bool {
 }
 
 // StandardSeries reports whether name is served by the standard collectors the
-// exporter registers beside the catalog (Go runtime and process) or is
-// synthesised by Prometheus for every scrape target (up, scrape_*). Checks of
-// dashboards and rules accept these too.
+// exporter registers beside the catalog (Go runtime, process, and the metrics
+// handler's own promhttp_metric_handler_*) or is synthesised by Prometheus for
+// every scrape target (up, scrape_*). Checks of dashboards and rules accept
+// these too.
 func StandardSeries(name string) bool {
 	switch {
 	case name == "up", strings.HasPrefix(name, "scrape_"):
 		return true
-	case strings.HasPrefix(name, "go_"), strings.HasPrefix(name, "process_"):
+	case strings.HasPrefix(name, "go_"), strings.HasPrefix(name, "process_"), strings.HasPrefix(name, "promhttp_metric_handler_"):
 		return true
 	}
 	return false

@@ -10,7 +10,11 @@
 // must never look like "all clear".
 package dashboards
 
-//go:generate go run ./cmd/gen
+// The committed dashboard files are written by the exporter's own `render
+// dashboards` command, the one users run with their options (see Files).
+//go:generate go -C .. run ./cmd/exporter render dashboards --out dashboards/json
+//go:generate go -C .. run ./cmd/exporter render dashboards --out deploy/helm/workflow-exporter/files/dashboards
+//go:generate go -C .. run ./cmd/exporter render dashboards --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
 
 import (
 	"fmt"

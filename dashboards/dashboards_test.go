@@ -33,18 +33,20 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 			t.Errorf("%s differs from what dashboards/ builds; run `go generate ./...` and commit the result", p)
 		}
 	}
-	// No stray dashboards in the JSON folder.
-	entries, err := os.ReadDir(testkit.Path(t, JSONDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") {
-			continue // .lint, the linter's exclusions
+	// No stray dashboards in the JSON folders.
+	for _, dir := range []string{JSONDir, ChartDir} {
+		entries, err := os.ReadDir(testkit.Path(t, dir))
+		if err != nil {
+			t.Fatal(err)
 		}
-		p := JSONDir + "/" + e.Name()
-		if _, ok := files[p]; !ok {
-			t.Errorf("%s is not built by the generator; delete it or add a builder", p)
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".json") {
+				continue // .lint, the linter's exclusions
+			}
+			p := dir + "/" + e.Name()
+			if _, ok := files[p]; !ok {
+				t.Errorf("%s is not built by the generator; delete it or add a builder", p)
+			}
 		}
 	}
 }

@@ -68,7 +68,7 @@ func exporterHealth() *board {
 		desc:    "Collections per engine whose new external task history log entries exceeded max_history_entries: the failures and completions of those intervals are undercounted. Above 0, raise max_history_entries or collect more often.",
 		targets: []target{{expr: sumBy(increase(catalog.ExporterHistoryReadsCut), "engine"), legend: "{{engine}}"}}})
 	d.labelTable(panel{title: "Build", unit: "none",
-		desc:    "Version, revision and Go version of each exporter instance.",
+		desc:    "Version, revision, branch, Go version and platform of each exporter instance (workflow_exporter_build_info).",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},
 		"job")
 

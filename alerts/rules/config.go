@@ -1,8 +1,10 @@
 // Package rules builds the Prometheus alerting rules of the workflow exporter
 // from one small configuration (alerts/config.yml): the job selector, the
-// runbook base URL and every threshold and duration. alerts/cmd/genalerts,
-// run by `go generate ./...` (make generate), writes the result to
-// alerts/workflow-alerts.yml; a test fails when the committed file drifts
+// runbook base URL and every threshold and duration. The exporter's
+// `workflow-exporter render rules` command writes the result, as a rule file
+// or a PrometheusRule; `go generate ./...` (make generate) runs it for the
+// committed alerts/workflow-alerts.yml, deploy/kubernetes/prometheusrule.yaml
+// and the Helm chart's copy, and tests fail when a committed file drifts
 // from what the committed config generates.
 //
 // It needs only YAML and the metric catalog, so it lives in the exporter's
@@ -12,13 +14,18 @@ package rules
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
 
 // Config is the one place to tune the shipped alerts. Every field has a
@@ -208,9 +215,18 @@ func Load(path string) (Config, error) {
 // Parse decodes a config document on top of Default and validates it.
 func Parse(b []byte) (Config, error) {
 	cfg := Default()
+	// First as a node tree, so an unknown key is named by its path with the
+	// closest known key; then strictly into the struct.
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return Config{}, fmt.Errorf("alerts config: %w", err)
+	}
+	if err := yamlkeys.Check(&doc, reflect.TypeOf(cfg), ""); err != nil {
+		return Config{}, fmt.Errorf("alerts config: %w", err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && err.Error() != "EOF" {
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("alerts config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {

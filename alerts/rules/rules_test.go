@@ -3,10 +3,13 @@ package rules
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
@@ -30,6 +33,30 @@ func TestCommittedRulesMatchConfig(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("alerts/workflow-alerts.yml is out of date with alerts/config.yml: run `make generate` (go generate ./...)")
+	}
+	// The Helm chart carries the same rule file; the PrometheusRule has
+	// the same groups under spec.
+	chart, err := os.ReadFile(testkit.Path(t, "deploy/helm/workflow-exporter/files/workflow-alerts.yml"))
+	if err != nil || !bytes.Equal(chart, want) {
+		t.Errorf("deploy/helm/workflow-exporter/files/workflow-alerts.yml is not alerts/workflow-alerts.yml (%v): run `make generate`", err)
+	}
+	pr, err := RenderPrometheusRule(cfg, RepositoryConfig, ObjectMeta{Name: "workflow-exporter",
+		Labels: map[string]string{"app.kubernetes.io/name": "workflow-exporter", "app.kubernetes.io/component": "alerts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(testkit.Path(t, "deploy/kubernetes/prometheusrule.yaml"))
+	if err != nil || !bytes.Equal(committed, pr) {
+		t.Errorf("deploy/kubernetes/prometheusrule.yaml is out of date (%v): run `make generate`", err)
+	}
+	var doc struct {
+		Spec File `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(pr, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(doc.Spec, Build(cfg)) {
+		t.Error("the PrometheusRule's spec is not the rule file's groups")
 	}
 }
 
@@ -189,7 +216,8 @@ func TestEmptySelectorLeavesNoEmptyBraces(t *testing.T) {
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
-		{"outbox:\n  stalled_windw: 5m\n", "stalled_windw"},
+		{"outbox:\n  stalled_windw: 5m\n", "alerts config: outbox.stalled_windw (line 2): unknown key; did you mean outbox.stalled_window?"},
+		{"runbook_url: x\n", "alerts config: runbook_url (line 1): unknown key; did you mean runbook_base_url?"},
 		{"outbox:\n  stalled_window: 30s\n", "outbox.stalled_window"},
 		{"camunda:\n  retry_storm_failure_ratio: 1.5\n", "camunda.retry_storm_failure_ratio"},
 		{"idempotency:\n  duplicates_baseline: 30m\n", "idempotency.duplicates_baseline"},

@@ -10,9 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -20,13 +20,14 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/promslog"
 	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -45,12 +46,14 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	web            *web.FlagConfig
 	metricsPath    string
+	enablePprof    bool
 	configFile     string
 	configCheck    bool
 	timeoutOffset  time.Duration
 	defaultTimeout time.Duration
 	log            *promslog.Config
 	command        string
+	render         renderOptions
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
@@ -61,6 +64,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	o := &options{log: &promslog.Config{}}
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
+	app.Flag("web.enable-pprof", "Serve the Go runtime's profiles under /debug/pprof/ (and link them from the landing page).").Default("false").BoolVar(&o.enablePprof)
 	app.Flag("config.file", "YAML configuration file (sources, tables, limits). Without it: one Camunda engine at "+config.DefaultCamundaURL+" and no database.").Default("").StringVar(&o.configFile)
 	app.Flag("config.check", "Validate the configuration file, print the result and exit.").BoolVar(&o.configCheck)
 	app.Flag("scrape.timeout-offset", "Subtracted from the Prometheus scrape timeout: a scrape never waits longer for collections, it gets the previous snapshot instead.").Default("500ms").DurationVar(&o.timeoutOffset)
@@ -70,6 +74,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	app.HelpFlag.Short('h')
 	app.Command("serve", "Serve metrics (the default).").Default()
 	app.Command("check", "Connect to every configured database and report, per table, missing columns, missing indexes (with CREATE INDEX statements) and whether the role can write.")
+	addRenderCommands(app, &o.render)
 	cmd, err := app.Parse(args)
 	if exited >= 0 {
 		return nil, exited, false
@@ -89,14 +94,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
+	if o.command == cmdRenderRules || o.command == cmdRenderDashboards {
+		if err := runRender(o.command, &o.render, stdout); err != nil {
+			fmt.Fprintf(stderr, "%s\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := validateTelemetryPath(o.metricsPath); err != nil {
 		fmt.Fprintf(stderr, "%s\n", err)
 		return 1
 	}
 
+	// Errors that stop the exporter before it serves are printed once, as
+	// plain lines naming the key or flag, not also logged.
 	cfg, err := config.Load(o.configFile)
 	if err != nil {
-		logger.Error("invalid configuration", "err", err)
 		fmt.Fprintf(stderr, "%s\n", err)
 		return 1
 	}
@@ -143,23 +156,37 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		buildInfo(),
+		versioncollector.NewCollector("workflow_exporter"),
 		set,
 	)
 
 	mux := http.NewServeMux()
-	mux.Handle(o.metricsPath, poll.Handler(set, reg, poll.HandlerOptions{
+	// promhttp_metric_handler_requests_total and _in_flight, as every
+	// client_golang exporter serves them.
+	mux.Handle(o.metricsPath, promhttp.InstrumentMetricHandler(reg, poll.Handler(set, reg, poll.HandlerOptions{
 		DefaultTimeout: o.defaultTimeout, Offset: o.timeoutOffset,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError),
-	}))
+	})))
 	// Health says the process serves; readiness does not wait for sources,
 	// because a down source must still be scraped to be reported down.
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy.") })
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready.") })
+	// The landing page links only what this mux serves: the profiling
+	// links only with --web.enable-pprof.
+	profiling := "false"
+	if o.enablePprof {
+		profiling = "true"
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        exporterName,
 		Description: "Camunda 7 external tasks and worker idempotency, inbox, outbox and processed-job tables",
 		Version:     version.Info(),
+		Profiling:   profiling,
 		Links: []web.LandingLinks{
 			{Address: o.metricsPath, Text: "Metrics"},
 			{Address: "/-/healthy", Text: "Health"},
@@ -218,13 +245,4 @@ func validateTelemetryPath(p string) error {
 		http.NewServeMux().Handle(p, http.NotFoundHandler())
 	}()
 	return err
-}
-
-// buildInfo is workflow_exporter_build_info with the catalog's labels.
-func buildInfo() prometheus.Collector {
-	m := catalog.MustGet(catalog.ExporterBuildInfo)
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: m.Name, Help: m.Help,
-		ConstLabels: prometheus.Labels{"version": version.Version, "revision": version.GetRevision(), "goversion": runtime.Version()},
-	}, func() float64 { return 1 })
 }

@@ -111,7 +111,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"unknown key", "databases: [{name: a, dsn: x, tabels: {}}]", []string{"key tabels is not a known key here"}},
+		{"unknown key", "databases: [{name: a, dsn: x, tabels: {}}]", []string{"databases[0].tabels (line 1): unknown key; did you mean databases[0].tables?"}},
 		{"no dsn", "databases: [{name: a}]", []string{"databases[0]: one of dsn, dsn_file or dsn_env is required"}},
 		{"two dsns", "databases: [{name: a, dsn: x, dsn_env: Y}]", []string{"databases[0]: set only one of dsn, dsn_file or dsn_env"}},
 		{"missing env", "databases: [{name: a, dsn_env: WFX_SURELY_UNSET}]", []string{"environment variable WFX_SURELY_UNSET is not set"}},
@@ -126,7 +126,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"bad duration", "databases: [{name: a, dsn: x, min_interval: soon}]", []string{"soon"}},
 		{"statement outlives collection", "databases: [{name: a, dsn: x, timeout: 5s, statement_timeout: 10s}]", []string{"databases[0].statement_timeout: (10s) must not exceed timeout (5s)"}},
 		{"pool too big", "databases: [{name: a, dsn: x, max_connections: 50}]", []string{"databases[0].max_connections: must be between 1 and 10"}},
-		{"inline password rejected", "camunda: [{name: m, url: 'http://x', username: u, password: p}]", []string{"key password is not a known key here"}},
+		{"inline password rejected", "camunda: [{name: m, url: 'http://x', username: u, password: p}]", []string{"camunda[0].password (line 1): unknown key; did you mean camunda[0].password_env?"}},
 		{"username without password", "camunda: [{name: m, url: 'http://x', username: u}]", []string{"camunda[0]: with username set exactly one of password_file or password_env is required"}},
 		{"bad url", "camunda: [{name: m, url: 'localhost:8080'}]", []string{`camunda[0].url: must start with http:// or https://`}},
 		{"negative max_results_limit", "camunda: [{name: m, url: 'http://x', max_results_limit: -1}]", []string{"camunda[0].max_results_limit: must not be negative"}},
@@ -234,7 +234,7 @@ func TestDurationErrorsNameKeyAndLine(t *testing.T) {
 		{"through an anchor", "camunda:\n  - name: m\n    url: http://x\n    timeout: &t 20\n    request_timeout: *t\n",
 			[]string{`camunda[0].timeout (line 4): "20" is not a duration`, `camunda[0].request_timeout (line 5): "20" is not a duration`}},
 		{"valid ones", head + "    min_interval: 1m30s\n    timeout: 0\n    lock_timeout:\n    tables: {idempotency: {stale_after: 1d, camunda: {grace: 500ms}}}\n", nil},
-		{"unknown key still named", head + "    min_intervall: 30s\n", []string{"key min_intervall is not a known key here"}},
+		{"unknown key still named", head + "    min_intervall: 30s\n", []string{"databases[0].min_intervall (line 5): unknown key; did you mean databases[0].min_interval?"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { parseExpect(t, tc.doc, tc.want) })

@@ -5,18 +5,19 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"strings"
 
 	"github.com/prometheus/common/model"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
 
 // checkDocument walks the parsed document alongside the Go types it decodes
 // into and reports, by key path and line, what the decoder would report
 // without naming the key. Which keys are durations is read from the types by
 // reflection, so a new model.Duration field is covered without listing it
-// here. Keys the types do not know are skipped: the strict decoder names
-// them.
+// here. A key the types do not know is reported by its full path, with the
+// closest known key (yamlkeys.Unknown).
 func checkDocument(doc *yaml.Node) error {
 	w := &docWalker{}
 	if doc != nil && doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
@@ -51,7 +52,7 @@ func (w *docWalker) walk(n *yaml.Node, t reflect.Type, key string) {
 		if n.Kind != yaml.MappingNode {
 			return
 		}
-		fields := yamlFields(t)
+		fields := yamlkeys.Fields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.ShortTag() == "!!merge" {
@@ -60,20 +61,21 @@ func (w *docWalker) walk(n *yaml.Node, t reflect.Type, key string) {
 			}
 			f, ok := fields[k.Value]
 			if !ok {
+				w.errs = append(w.errs, yamlkeys.Unknown(key, k.Value, k.Line, fields))
 				continue
 			}
 			if isNull(v) && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
-				w.add(joinKey(key, k.Value), k.Line, "has no value; %s", emptySectionAdvice(f.Type.Elem()))
+				w.add(yamlkeys.Join(key, k.Value), k.Line, "has no value; %s", emptySectionAdvice(f.Type.Elem()))
 				continue
 			}
-			w.walk(v, f.Type, joinKey(key, k.Value))
+			w.walk(v, f.Type, yamlkeys.Join(key, k.Value))
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			w.walk(n.Content[i+1], t.Elem(), joinKey(key, n.Content[i].Value))
+			w.walk(n.Content[i+1], t.Elem(), yamlkeys.Join(key, n.Content[i].Value))
 		}
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
@@ -138,47 +140,4 @@ func (w *docWalker) duration(n *yaml.Node, key string, line int) {
 		return
 	}
 	w.add(key, line, "%q is not a duration; write it like 30s, 5m or 1h30m (whole numbers with the units ms, s, m, h, d, w, y)", n.Value)
-}
-
-func joinKey(key, name string) string {
-	if key == "" {
-		return name
-	}
-	return key + "." + name
-}
-
-// yamlFields maps the YAML key names of struct type t to its fields, the way
-// yaml.v3 names them: the yaml tag's name, else the lowercased field name;
-// "-" is skipped and ",inline" structs contribute their own keys.
-// A config is parsed once per start, so nothing is cached.
-func yamlFields(t reflect.Type) map[string]reflect.StructField {
-	m := map[string]reflect.StructField{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("yaml")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(","+opts+",", ",inline,") {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range yamlFields(ft) {
-					m[k] = v
-				}
-			}
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		m[name] = f
-	}
-	return m
 }

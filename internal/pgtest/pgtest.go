@@ -1,10 +1,17 @@
 // Package pgtest gives tests a real, throwaway PostgreSQL database.
 //
 // Unless TEST_DATABASE_URL is set, the first test of a package starts a
-// private server from Debian's server binaries (initdb into a temporary
-// directory, a free port on 127.0.0.1, no fsync) and every test gets a fresh
-// database on it, dropped when the test ends. With TEST_DATABASE_URL the
-// databases are created on that server instead (the role needs CREATEDB).
+// private server from Debian's server binaries, or those in PG_BINDIR (initdb
+// into a temporary directory, a free port on 127.0.0.1, no fsync) and every
+// test gets a fresh database on it, dropped when the test ends. With
+// TEST_DATABASE_URL the databases are created on that server instead (the
+// role needs CREATEDB).
+//
+// PG_BINDIR may point at any PostgreSQL installation's bin directory, such as
+// the one scripts/install-deps.sh unpacks from the embedded PostgreSQL
+// binaries on Maven Central to test a second major version (make
+// test-pg-current). PGTEST_MAJOR, when set, is the major version the server
+// must have: a test run meant for one version cannot silently use another.
 //
 // Use it from TestMain so the server is stopped when the package's tests end:
 //
@@ -37,6 +44,9 @@ import (
 
 // EnvURL names the variable that points the tests at an existing server.
 const EnvURL = "TEST_DATABASE_URL"
+
+// EnvMajor names the variable that requires a major version of the server.
+const EnvMajor = "PGTEST_MAJOR"
 
 // installHint is printed when no server binaries are found.
 const installHint = "install them with: apt-get install -y postgresql (or run scripts/install-deps.sh), or set " + EnvURL
@@ -84,9 +94,12 @@ func SharedServer(t testing.TB) *Server {
 	shared.once.Do(func() {
 		if u := os.Getenv(EnvURL); u != "" {
 			shared.srv = &Server{AdminURL: u}
-			return
+		} else {
+			shared.srv, shared.err = Start()
 		}
-		shared.srv, shared.err = Start()
+		if shared.err == nil {
+			shared.err = checkMajor(shared.srv.AdminURL)
+		}
 	})
 	if shared.err != nil {
 		t.Fatalf("pgtest: %v", shared.err)
@@ -126,6 +139,38 @@ func NewDatabase(t testing.TB) string {
 	return WithDatabase(srv.AdminURL, name)
 }
 
+// ServerVersionNum returns the server's server_version_num, e.g. 180007.
+func ServerVersionNum(adminURL string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SHOW server_version_num").Scan(&v); err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}
+
+// checkMajor fails when PGTEST_MAJOR is set and the server is another major.
+func checkMajor(adminURL string) error {
+	want := os.Getenv(EnvMajor)
+	if want == "" {
+		return nil
+	}
+	v, err := ServerVersionNum(adminURL)
+	if err != nil {
+		return fmt.Errorf("%s=%s: reading the server version: %w", EnvMajor, want, err)
+	}
+	if strconv.Itoa(v/10000) != want {
+		return fmt.Errorf("%s=%s, but the server is PostgreSQL %d.%d (set PG_BINDIR to a PostgreSQL %s installation)", EnvMajor, want, v/10000, v%10000, want)
+	}
+	return nil
+}
+
 // WithDatabase returns the URL with its database replaced.
 func WithDatabase(rawURL, db string) string {
 	u, err := url.Parse(rawURL)
@@ -159,6 +204,18 @@ func Start() (*Server, error) {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
+		}
+		// An installation outside the system directories (PG_BINDIR into
+		// the repository's .cache, say) may sit below a directory the
+		// postgres user cannot enter: run a copy in the server's own
+		// directory.
+		if !strings.HasPrefix(bindir, "/usr/") {
+			inst := filepath.Join(dir, "installation")
+			if out, err := exec.Command("cp", "-a", filepath.Dir(bindir), inst).CombinedOutput(); err != nil {
+				os.RemoveAll(dir)
+				return nil, fmt.Errorf("copying the PostgreSQL installation of %s: %v\n%s", bindir, err, out)
+			}
+			s.bindir = filepath.Join(inst, filepath.Base(bindir))
 		}
 	}
 	if out, err := s.run("initdb", "-D", s.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"); err != nil {

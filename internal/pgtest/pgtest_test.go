@@ -43,3 +43,22 @@ func TestNewDatabaseIsIsolated(t *testing.T) {
 		t.Fatalf("server listens on %s, want loopback", host)
 	}
 }
+
+// TestServerVersion logs the server's version (make test-pg-current runs the
+// table collector tests on a second major) and, with PGTEST_MAJOR set,
+// checks that the shared server is that major.
+func TestServerVersion(t *testing.T) {
+	srv := SharedServer(t)
+	v, err := ServerVersionNum(srv.AdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PostgreSQL %d.%d", v/10000, v%10000)
+	if v/10000 < 15 {
+		t.Errorf("PostgreSQL %d: the exporter supports 15 and later", v/10000)
+	}
+	t.Setenv(EnvMajor, "99")
+	if err := checkMajor(srv.AdminURL); err == nil {
+		t.Error("PGTEST_MAJOR=99 accepted a server that is not PostgreSQL 99")
+	}
+}

@@ -6,5 +6,5 @@
 // alerts/tests cover every alert. It is a
 // separate module so that the alertmanager dependency tree stays out of the
 // exporter's go.mod; the rule generator itself is in the exporter's module
-// (alerts/rules, alerts/cmd/genalerts).
+// (alerts/rules, run through `workflow-exporter render rules`).
 package alertrouting

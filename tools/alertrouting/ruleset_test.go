@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )

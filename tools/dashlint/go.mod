@@ -7,7 +7,7 @@ replace github.com/workflow-exporter/workflow-exporter => ../..
 require (
 	github.com/prometheus/prometheus v0.316.0
 	github.com/workflow-exporter/workflow-exporter v0.0.0-00010101000000-000000000000
-	gopkg.in/yaml.v3 v3.0.1
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 )
@@ -269,5 +269,33 @@ func readYAML(t *testing.T, path string, v any) {
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	if err := dec.Decode(v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestStrictWithOptions lints the dashboards as `workflow-exporter render
+// dashboards` writes them with every option set: the cluster and namespace
+// variables, a selector and a default data source.
+func TestStrictWithOptions(t *testing.T) {
+	cfg, err := LoadConfig(lintFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := dashboards.ParseOptions([]byte("datasource: Mimir\nselector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true, label: k8s_namespace}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dashboards.Render(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rd := range ds {
+		var d Dashboard
+		if err := json.Unmarshal(rd.JSON, &d); err != nil {
+			t.Fatalf("%s: %v", rd.UID, err)
+		}
+		rs, _ := cfg.Apply(Lint(d))
+		for _, r := range Strict(rs) {
+			t.Errorf("%s: %s", rd.UID, r)
+		}
 	}
 }

@@ -116,6 +116,9 @@ type Options struct {
 	// RequireMatchers are label=~"$label" matchers every selector (except
 	// ALERTS) must carry, e.g. job and instance.
 	RequireMatchers []string
+	// TargetLabels are labels of the scrape target beyond job and instance
+	// that every series may carry (cluster, namespace, a selector's env).
+	TargetLabels []string
 }
 
 // CheckExpr parses a panel expression (with Grafana variables) and returns
@@ -150,7 +153,7 @@ func CheckExpr(expr string, opts Options) []string {
 			}
 			if ls, ok := labelsOf(name); ok {
 				for _, m := range n.LabelMatchers {
-					if m.Name != "__name__" && !slices.Contains(ls, m.Name) {
+					if m.Name != "__name__" && !slices.Contains(ls, m.Name) && !slices.Contains(opts.TargetLabels, m.Name) {
 						add("series %s has no label %q", name, m.Name)
 					}
 				}
@@ -298,7 +301,7 @@ func CheckVariableQuery(q string, opts Options) []string {
 	if !ok {
 		return append(problems, "label_values over something other than a selector: "+m[1])
 	}
-	if ls, ok := labelsOf(seriesName(vs)); ok && !slices.Contains(ls, m[2]) {
+	if ls, ok := labelsOf(seriesName(vs)); ok && !slices.Contains(ls, m[2]) && !slices.Contains(opts.TargetLabels, m[2]) {
 		problems = append(problems, fmt.Sprintf("series %s has no label %q", seriesName(vs), m[2]))
 	}
 	return problems

@@ -97,3 +97,45 @@ func TestSubstitute(t *testing.T) {
 		t.Errorf("Substitute = %s, want %s", got, want)
 	}
 }
+
+// TestDashboardQueriesWithClusterAndNamespace renders the dashboards with the
+// optional cluster and namespace variables and a selector: every panel and
+// variable query still parses and every selector carries job, instance,
+// cluster and namespace.
+func TestDashboardQueriesWithClusterAndNamespace(t *testing.T) {
+	o, err := dashboards.ParseOptions([]byte("selector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dashboards.Render(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{RequireMatchers: []string{"job", "instance", "cluster", "namespace"}, TargetLabels: []string{"cluster", "namespace", "env"}}
+	varOpts := Options{TargetLabels: opts.TargetLabels}
+	n := 0
+	for _, d := range ds {
+		qs, vs, err := dashboards.QueriesOf(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			n++
+			for _, p := range CheckExpr(q.Expr, opts) {
+				t.Errorf("%s / %q / %s: %s\n\t%s", q.Dashboard, q.Panel, q.RefID, p, q.Expr)
+			}
+		}
+		for _, v := range vs {
+			for _, p := range CheckVariableQuery(v.Query, varOpts) {
+				t.Errorf("%s / $%s: %s\n\t%s", v.Dashboard, v.Variable, p, v.Query)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no queries")
+	}
+	// And the check notices a selector without the namespace.
+	if ps := CheckExpr(`workflow_outbox_events_pending{job=~"$job",instance=~"$instance",cluster=~"$cluster"}`, opts); len(ps) == 0 {
+		t.Error("a selector without namespace passed")
+	}
+}

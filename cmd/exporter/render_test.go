@@ -1,0 +1,163 @@
+package main
+
+import (
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goGenerateRenders returns the render commands of the //go:generate lines
+// that write the committed rule and dashboard files, as arguments of the
+// exporter, each with the directory it runs in.
+func goGenerateRenders(t *testing.T) [][]string {
+	t.Helper()
+	line := regexp.MustCompile(`(?m)^//go:generate go -C \S+ run ./cmd/exporter (render .*)$`)
+	var out [][]string
+	for _, f := range []string{"../../alerts/rules/gen.go", "../../dashboards/build.go"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range line.FindAllStringSubmatch(string(b), -1) {
+			out = append(out, strings.Fields(m[1]))
+		}
+	}
+	if len(out) < 6 {
+		t.Fatalf("found %d render commands in the go:generate lines, want the 6 that write the rules and dashboards", len(out))
+	}
+	return out
+}
+
+// TestRenderWritesTheCommittedFiles runs the binary with every render command
+// go generate runs, writing into a temporary directory, and compares the
+// result with the committed files: what a user renders and what the
+// repository ships take one code path.
+func TestRenderWritesTheCommittedFiles(t *testing.T) {
+	bin := testkit.BuildExporter(t)
+	root, _ := filepath.Abs("../..")
+	for _, args := range goGenerateRenders(t) {
+		out := ""
+		for i, a := range args {
+			if a == "--out" && i+1 < len(args) {
+				out = args[i+1]
+				args[i+1] = filepath.Join(t.TempDir(), filepath.Base(out))
+				defer func(tmp string) { compareTree(t, tmp, filepath.Join(root, out)) }(args[i+1])
+			}
+		}
+		if out == "" {
+			t.Fatalf("%v writes to standard output", args)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, b)
+		}
+	}
+}
+
+// compareTree compares a rendered file, or directory of files, with the
+// committed one; a committed directory may hold no file the render did not
+// write (but for the dashboard linter's .lint).
+func compareTree(t *testing.T, got, want string) {
+	t.Helper()
+	st, err := os.Stat(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.IsDir() {
+		g, _ := os.ReadFile(got)
+		w, err := os.ReadFile(want)
+		if err != nil || !bytes.Equal(g, w) {
+			t.Errorf("%s is not what `workflow-exporter render` writes (%v); run make generate", want, err)
+		}
+		return
+	}
+	rendered, _ := os.ReadDir(got)
+	committed, _ := os.ReadDir(want)
+	names := map[string]bool{}
+	for _, e := range rendered {
+		names[e.Name()] = true
+		compareTree(t, filepath.Join(got, e.Name()), filepath.Join(want, e.Name()))
+	}
+	for _, e := range committed {
+		if !names[e.Name()] && e.Name() != ".lint" {
+			t.Errorf("%s/%s is not written by `workflow-exporter render`; delete it or run make generate", want, e.Name())
+		}
+	}
+}
+
+// TestRenderFromUserSettings renders from a user's alerts and dashboards
+// configs: the thresholds, selector and variables arrive, the PrometheusRule
+// carries the given labels, and bad input names the key or flag.
+func TestRenderFromUserSettings(t *testing.T) {
+	bin := testkit.BuildExporter(t)
+	dir := t.TempDir()
+	alerts := filepath.Join(dir, "my-alerts.yml")
+	os.WriteFile(alerts, []byte("selector: job=\"wfx\", env=\"prod\"\noutbox:\n  oldest_age: 42m\n"), 0o600)
+	dash := filepath.Join(dir, "my-dashboards.yml")
+	os.WriteFile(dash, []byte("datasource: Mimir\ncluster: {enabled: true}\n"), 0o600)
+
+	run := func(args ...string) (string, error) {
+		b, err := exec.Command(bin, args...).CombinedOutput()
+		return string(b), err
+	}
+	out, err := run("render", "rules", "--alerts-config", alerts)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"from " + alerts + ". DO NOT EDIT.", `workflow_outbox_oldest_pending_age_seconds{job="wfx", env="prod"} > 2520`, "(threshold 42m)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render rules lacks %q", want)
+		}
+	}
+	out, err = run("render", "rules", "--alerts-config", alerts, "--format", "prometheusrule", "--namespace", "monitoring", "--label", "release=kube-prometheus-stack")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"kind: PrometheusRule\n", "  namespace: monitoring\n", "    release: kube-prometheus-stack\n", "spec:\n  groups:\n", "> 2520"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render rules --format prometheusrule lacks %q:\n%.600s", want, out)
+		}
+	}
+	jsonDir := filepath.Join(dir, "json")
+	if out, err := run("render", "dashboards", "--dashboards-config", dash, "--out", jsonDir); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(jsonDir, "workflow-overview.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"text": "Mimir"`, `"name": "cluster"`, `cluster=~\"$cluster\",job=~\"$job\"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("rendered overview lacks %s", want)
+		}
+	}
+	out, err = run("render", "dashboards", "--dashboards-config", dash, "--format", "configmap", "--namespace", "grafana")
+	if err != nil || !strings.Contains(out, "  namespace: \"grafana\"\n") || !strings.Contains(out, "grafana_dashboard: \"1\"") {
+		t.Errorf("render dashboards --format configmap: %v\n%.400s", err, out)
+	}
+
+	bad := filepath.Join(dir, "bad.yml")
+	os.WriteFile(bad, []byte("clustr: {enabled: true}\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "dashboards", "--dashboards-config", bad, "--out", jsonDir}, "bad.yml: dashboards config: clustr (line 1): unknown key; did you mean cluster?"},
+		{[]string{"render", "rules", "--alerts-config", filepath.Join(dir, "none.yml")}, "none.yml: open"},
+		{[]string{"render", "rules", "--format", "prometheusrule", "--label", "a b=c"}, `--label a b=c: "a b" is not a Kubernetes label key`},
+		{[]string{"render", "dashboards"}, "render dashboards: --out: give the directory"},
+		{[]string{"render", "rules", "--format", "json"}, "enum value must be one of rules,prometheusrule"},
+	} {
+		out, err := run(tc.args...)
+		if exitCode(err) <= 0 || strings.Count(out, tc.want) != 1 {
+			t.Errorf("%v: exit %d, want a failure saying once %q:\n%s", tc.args, exitCode(err), tc.want, out)
+		}
+	}
+}

