@@ -32,7 +32,7 @@ image:
 release:
 	GO=$(GO) bash scripts/release.sh dist $(DIST)
 
-## demo: the whole product on 127.0.0.1: PostgreSQL, a Camunda engine, the workload simulator, the exporter, Prometheus with the alert rules, Alertmanager printing every notification (FAST=1: 2m alert windows)
+## demo: the whole product on 127.0.0.1: PostgreSQL, a Camunda engine, the workload simulator, the exporter, Prometheus with the alert rules, Alertmanager printing every notification (FAST=1: 1m alert windows)
 demo: deps build
 	$(GO) run ./test/demo -exporter $(BIN) $(if $(FAST),-fast)
 

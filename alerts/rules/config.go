@@ -127,7 +127,15 @@ type CamundaConfig struct {
 type ExporterConfig struct {
 	SourceDownFor model.Duration `yaml:"source_down_for"`
 	DownFor       model.Duration `yaml:"down_for"`
+	// MinInterval is the exporter's min_interval (and the scrape interval)
+	// the rules are written for: every rate/increase window must hold at
+	// least windowPolls polls of it.
+	MinInterval model.Duration `yaml:"min_interval"`
 }
+
+// windowPolls is how many polls a rate or increase window must hold, so a
+// single late or missed poll does not empty it.
+const windowPolls = 4
 
 func d(s string) model.Duration {
 	v, err := model.ParseDuration(s)
@@ -198,6 +206,7 @@ func Default() Config {
 		Exporter: ExporterConfig{
 			SourceDownFor: d("5m"),
 			DownFor:       d("5m"),
+			MinInterval:   d("30s"),
 		},
 	}
 }
@@ -235,10 +244,6 @@ func Parse(b []byte) (Config, error) {
 	return cfg, nil
 }
 
-// minWindow is the shortest range a rate/increase window may have: values
-// are polled at most every min_interval (default 30s) and scraped perhaps
-// every minute, so shorter windows hold too few samples.
-const minWindow = 2 * time.Minute
 
 // Validate reports the first invalid setting, naming its key.
 func (c Config) Validate() error {
@@ -260,9 +265,13 @@ func (c Config) Validate() error {
 		"camunda.retry_storm_window":         c.Camunda.RetryStormWindow,
 		"camunda.backlog_stalled_window":     c.Camunda.BacklogStalledWindow,
 	}
+	if c.Exporter.MinInterval <= 0 {
+		return fmt.Errorf("alerts config: exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")
+	}
+	minWindow := windowPolls * time.Duration(c.Exporter.MinInterval)
 	for k, v := range windows {
 		if time.Duration(v) < minWindow {
-			return fmt.Errorf("alerts config: %s: %s is shorter than %s; values are polled every 30s by default, so shorter windows are noise", k, v, model.Duration(minWindow))
+			return fmt.Errorf("alerts config: %s: %s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", k, v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)
 		}
 	}
 	positive := map[string]model.Duration{

@@ -318,3 +318,18 @@ func TestRunbookURL(t *testing.T) {
 		t.Errorf("RunbookPath = %q, want %q", got, want)
 	}
 }
+
+// A window must hold four polls of exporter.min_interval: 2m for the
+// default 30s, 1m for an exporter polling every 15s; shorter is refused
+// naming the key.
+func TestWindowsHoldFourPolls(t *testing.T) {
+	if _, err := Parse([]byte("outbox: {stalled_window: 1m}\n")); err == nil || !strings.Contains(err.Error(), "outbox.stalled_window") {
+		t.Fatalf("a 1m window with the default 30s min_interval: err = %v", err)
+	}
+	if _, err := Parse([]byte("exporter: {min_interval: 15s}\noutbox: {stalled_window: 1m}\n")); err != nil {
+		t.Fatalf("a 1m window with min_interval 15s: %v", err)
+	}
+	if _, err := Parse([]byte("exporter: {min_interval: 0s}\n")); err == nil || !strings.Contains(err.Error(), "exporter.min_interval") {
+		t.Fatalf("min_interval 0: err = %v", err)
+	}
+}

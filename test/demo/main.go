@@ -40,16 +40,16 @@ import (
 // fastAlerts are the windows of the alert matrix (test/e2e): alerts come in
 // minutes instead of the production windows' quarter hours.
 const fastAlerts = `
-outbox: {stalled_window: 2m, stalled_for: 0s, oldest_age_for: 0s, keep_firing_for: 1m}
-inbox: {stalled_window: 2m, stalled_for: 0s}
-idempotency: {unknown_outcome_age: 1m, unknown_outcome_for: 0s, stale_for: 0s, conflicts_window: 2m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 10s}
-camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, retry_storm_window: 2m, retry_storm_min_failures: 100, retry_storm_for: 0s, backlog_stalled_age: 1m, backlog_stalled_window: 2m, backlog_stalled_for: 0s, duplicate_execution_window: 2m}
-exporter: {source_down_for: 30s, down_for: 30s}
+outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age_for: 0s, keep_firing_for: 1m}
+inbox: {stalled_window: 1m, stalled_for: 0s}
+idempotency: {unknown_outcome_age: 1m, unknown_outcome_for: 0s, stale_for: 0s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 10s}
+camunda: {retries_exhausted_for: 0s, lock_expirations_window: 1m, lock_expirations_max: 0, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 1m, backlog_stalled_window: 1m, backlog_stalled_for: 0s, duplicate_execution_window: 1m}
+exporter: {source_down_for: 30s, down_for: 30s, min_interval: 5s}
 `
 
 func main() {
 	bin := flag.String("exporter", "bin/workflow-exporter", "exporter binary")
-	fast := flag.Bool("fast", false, "render the alert rules with 2m windows and short for: durations (as the alert matrix test does), so faults notify within minutes")
+	fast := flag.Bool("fast", false, "render the alert rules with 1m windows and short for: durations (as the alert matrix test does), so faults notify within a minute or two")
 	control := flag.String("control", "127.0.0.1:7841", "the simulator's control endpoint (a free port if taken)")
 	flag.Parse()
 	if err := run(*bin, *control, *fast); err != nil {
@@ -156,7 +156,7 @@ func run(bin, control string, fast bool) error {
 		if ruleText, err = rules.Render(cfg); err != nil {
 			return err
 		}
-		what = "rules rendered with 2m windows (-fast): alerts within minutes"
+		what = "rules rendered with 1m windows (-fast): alerts within a minute or two"
 	}
 	step("Prometheus with %s", what)
 	promDir := filepath.Join(dir, "prometheus")

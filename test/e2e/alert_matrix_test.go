@@ -28,18 +28,20 @@ import (
 // of several rule windows must notify nothing at all.
 //
 // To keep the test minutes long, not hours, the rules are rendered through
-// the generator (alerts/rules) from matrixAlertsConfig: windows at the 2m
-// minimum the generator accepts, for: durations and ages of seconds. The
-// shipped defaults are covered by the promtool tests in alerts/tests.
+// the generator (alerts/rules) from matrixAlertsConfig: 1m windows (the
+// minimum the generator accepts for rules written for an exporter polling
+// every 15s; this one polls every second), for: durations and ages of
+// seconds. The shipped defaults are covered by the promtool tests in
+// alerts/tests.
 
 // matrixAlertsConfig shortens windows and for: durations; every rule's
 // logic stays the shipped one.
 const matrixAlertsConfig = `
-outbox: {stalled_window: 2m, stalled_for: 0s, oldest_age: 30m, oldest_age_for: 0s, growing_window: 10m, growing_for: 5m, failed_for: 30s, keep_firing_for: 1m}
-inbox: {oldest_age: 30m, for: 0s, stalled_window: 2m, stalled_for: 0s, growing_window: 10m, growing_for: 5m}
-idempotency: {unknown_outcome_age: 30s, unknown_outcome_for: 0s, stale_for: 0s, conflicts_window: 2m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 10s}
-camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, retry_storm_window: 2m, retry_storm_min_failures: 100, retry_storm_for: 0s, backlog_stalled_age: 30s, backlog_stalled_window: 2m, backlog_stalled_for: 0s, incidents_for: 0s, duplicate_execution_window: 2m}
-exporter: {source_down_for: 20s, down_for: 20s}
+outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age: 30m, oldest_age_for: 0s, growing_window: 10m, growing_for: 5m, failed_for: 30s, keep_firing_for: 1m}
+inbox: {oldest_age: 30m, for: 0s, stalled_window: 1m, stalled_for: 0s, growing_window: 10m, growing_for: 5m}
+idempotency: {unknown_outcome_age: 30s, unknown_outcome_for: 0s, stale_for: 0s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 10s}
+camunda: {retries_exhausted_for: 0s, lock_expirations_window: 1m, lock_expirations_max: 0, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 30s, backlog_stalled_window: 1m, backlog_stalled_for: 0s, incidents_for: 0s, duplicate_execution_window: 1m}
+exporter: {source_down_for: 20s, down_for: 20s, min_interval: 15s}
 `
 
 // matrixCase is one row of the matrix: a fault on its own lane (or on the
@@ -235,7 +237,7 @@ databases:
 
 	// Phase 0: healthy. Every lane's workload runs, no fault, for three
 	// times the longest rule window: nothing may notify.
-	const window = 2 * time.Minute
+	const window = time.Minute
 	healthy := 3*window + 30*time.Second // + the ticket receiver's group_wait
 	t.Logf("healthy stretch: %s with the workload on and no fault", healthy)
 	time.Sleep(healthy)
@@ -265,10 +267,10 @@ databases:
 		}
 		injected[c.target] = time.Now()
 	}
-	took := waitForMatrix(t, hook, laneCases, injected, 6*time.Minute)
+	took := waitForMatrix(t, hook, laneCases, injected, 4*time.Minute)
 	// The duplicate delivery is visible in the metrics, and is not an
 	// alert: the protection is working.
-	if v := promQuery(t, prom.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[2m]))`); v <= 0 {
+	if v := promQuery(t, prom.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[3m]))`); v <= 0 {
 		t.Errorf("duplicate-delivery: no IGNORED_DUPLICATE messages counted (got %v)", v)
 	}
 
