@@ -253,6 +253,25 @@ func TestCamundaHistoryCut(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "max_history_entries") {
 		t.Fatalf("no warning about max_history_entries:\n%s", e.logs)
 	}
+	// The engine goes idle after the burst. The next reading still starts
+	// late_commit_window (1m by default) before the previous one, inside
+	// the burst, and is cut again; from then on readings start after the
+	// burst and are not cut (before, they started a window before the
+	// newest entry, and an idle engine re-read the burst at every
+	// collection).
+	f.advance(2 * time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	for i := 0; i < 3; i++ {
+		f.advance(30 * time.Second)
+		e.collect()
+	}
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	f.history("a", "success", 2, 0)
+	e.collect()
+	if got := e.must(catalog.CamundaExternalTaskCompletions, a); got < 6 {
+		t.Fatalf("completions after the idle stretch = %v, the two new ones are missing", got)
+	}
 }
 
 // A failed collection drops the data and leaves the state as it was: the

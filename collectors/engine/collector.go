@@ -269,7 +269,7 @@ func (run *collectionRun) collect() error {
 	window := time.Duration(c.cfg.LateCommitWindow)
 	rd, err := c.reader.read(run.ctx, readRequest{
 		now: now, known: run.knownTopics(), otherKnown: run.st.topics[labellimit.Other], admit: run.admitTopic,
-		budget: c.cfg.MaxListedTasks, history: run.st.cursor.request(window, c.cfg.MaxHistoryEntries),
+		budget: c.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, c.cfg.MaxHistoryEntries),
 	})
 	if err != nil {
 		return err
@@ -278,7 +278,7 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
 
 	var fresh []historyEntry
-	run.st.cursor, fresh = run.st.cursor.advance(rd.history, window)
+	run.st.cursor, fresh = run.st.cursor.advance(rd.history, now, window)
 	run.historyCut(rd.history.cut)
 	evidence := run.countHistory(fresh)
 	run.trackUnlisted(rd, evidence)

@@ -371,19 +371,7 @@ LIMIT $3`, nowWall, topics, rq.budget)
 // history reads the history log entries of the request's range, newest
 // first, at most max_history_entries.
 func (r *engineDBReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (historyRead, error) {
-	const cols = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_ FROM `
-	var rows pgx.Rows
-	var err error
-	switch {
-	case hr.first:
-		rows, err = tx.Query(ctx, cols+r.prefix+`act_hi_ext_task_log
-WHERE timestamp_ >= (SELECT max(timestamp_) FROM `+r.prefix+`act_hi_ext_task_log) - $1::interval
-ORDER BY timestamp_ DESC, id_ LIMIT $2`, hr.window.String(), hr.max+1)
-	case hr.from.IsZero():
-		rows, err = tx.Query(ctx, cols+r.prefix+`act_hi_ext_task_log ORDER BY timestamp_ DESC, id_ LIMIT $1`, hr.max+1)
-	default:
-		rows, err = tx.Query(ctx, fmt.Sprintf(historySQL, r.prefix), r.wall(hr.from), hr.max+1)
-	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(historySQL, r.prefix), r.wall(hr.from), hr.max+1)
 	if err != nil {
 		return historyRead{}, fmt.Errorf("%s: reading act_hi_ext_task_log: %w", r.key, err)
 	}

@@ -40,15 +40,13 @@ type historyEntry struct {
 
 // historyRequest says which entries a reader must return.
 type historyRequest struct {
-	// first: no earlier reading; read back window from the newest entry
-	// (a baseline: nothing of it is counted).
+	// first: no earlier reading; what is read is a baseline (nothing of it
+	// is counted).
 	first bool
-	// from: entries with a timestamp at or after it are wanted; zero means
-	// all (the log was empty at the previous reading).
+	// from: entries with a timestamp at or after it are wanted.
 	from time.Time
-	// window is late_commit_window; max is max_history_entries.
-	window time.Duration
-	max    int
+	// max is max_history_entries.
+	max int
 }
 
 // historyRead is what a reader returned.
@@ -61,36 +59,36 @@ type historyRead struct {
 }
 
 // historyCursor is where the history reading stands between collections.
+//
+// An entry stamped t is visible once its transaction committed, at most
+// late_commit_window after t. So a reading at engine time T needs only the
+// entries stamped at or after T' - window, T' the previous reading's engine
+// time: older ones had committed by T' and were read then. The start moves
+// with the engine's clock, not with the newest entry, so an idle engine
+// after a burst costs a window's worth of re-reading once, not at every
+// collection.
 type historyCursor struct {
 	started bool
-	// newest is the newest timestamp seen (zero while the log was empty).
-	newest time.Time
-	// seen are the ids of the entries within the window behind newest.
+	// at is the engine's clock at the previous reading.
+	at time.Time
+	// seen are the ids of the entries stamped within the window before at.
 	seen map[string]struct{}
 }
 
-func (h historyCursor) request(window time.Duration, max int) historyRequest {
+func (h historyCursor) request(now time.Time, window time.Duration, max int) historyRequest {
 	if !h.started {
-		return historyRequest{first: true, window: window, max: max}
+		return historyRequest{first: true, from: now.Add(-window), max: max}
 	}
-	var from time.Time
-	if !h.newest.IsZero() {
-		from = h.newest.Add(-window)
-	}
-	return historyRequest{from: from, window: window, max: max}
+	return historyRequest{from: h.at.Add(-window), max: max}
 }
 
-// advance returns the cursor after a reading and the entries it had not
-// seen before (none on the first reading: it is the baseline). It does not
-// change h, so a failed collection keeps the old cursor.
-func (h historyCursor) advance(rd historyRead, window time.Duration) (historyCursor, []historyEntry) {
-	next := historyCursor{started: true, newest: h.newest, seen: make(map[string]struct{}, len(rd.entries))}
-	for _, e := range rd.entries {
-		if e.ts.After(next.newest) {
-			next.newest = e.ts
-		}
-	}
-	keepFrom := next.newest.Add(-window)
+// advance returns the cursor after a reading at engine time now and the
+// entries it had not seen before (none on the first reading: it is the
+// baseline). It does not change h, so a failed collection keeps the old
+// cursor.
+func (h historyCursor) advance(rd historyRead, now time.Time, window time.Duration) (historyCursor, []historyEntry) {
+	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(rd.entries))}
+	keepFrom := now.Add(-window)
 	var fresh []historyEntry
 	for _, e := range rd.entries {
 		if _, ok := h.seen[e.id]; !ok && h.started {

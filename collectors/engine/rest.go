@@ -485,11 +485,8 @@ func (x *restRead) history(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if hr.first && offset == 0 && len(page) > 0 {
-			from = page[0].Timestamp.Add(-hr.window)
-		}
 		for _, e := range page {
-			if !from.IsZero() && e.Timestamp.Before(from) {
+			if e.Timestamp.Before(from) {
 				return nil
 			}
 			if seen[e.ID] {
