@@ -9,7 +9,7 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Revision=$(REVISION) \
              -X github.com/prometheus/common/version.Branch=$(shell git rev-parse --abbrev-ref HEAD 2>/dev/null)
 
-.PHONY: all build run test test-go test-static deps deps-run generate bench
+.PHONY: all build run test test-go test-static deps deps-run generate bench bench-camunda
 
 all: build
 
@@ -36,6 +36,10 @@ test-go:
 ## bench: collection cost of each table collector versus table history, against a generic SQL exporter's queries (docs/benchmarks.md)
 bench: deps-run
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench
+
+## bench-camunda: Camunda collection cost versus engine size and history, REST and engine-database mode, against listing every task and one SQL query (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
+bench-camunda: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchcamunda
 
 ## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, README tables)
 generate:
