@@ -75,3 +75,20 @@ func TestLookup(t *testing.T) {
 	}()
 	MustGet("nope")
 }
+
+func TestDesc(t *testing.T) {
+	for _, m := range All() {
+		if got, want := Desc(m.Name).String(), m.Desc().String(); got != want {
+			t.Fatalf("Desc(%q) = %s, want %s", m.Name, got, want)
+		}
+	}
+	if Desc(CamundaExternalTasks) != Desc(CamundaExternalTasks) {
+		t.Fatal("Desc builds a new descriptor per call")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Desc of an unknown name did not panic")
+		}
+	}()
+	Desc("nope")
+}
