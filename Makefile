@@ -10,7 +10,7 @@ SIM       := bin/workflow-sim
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current deps deps-run generate bench alert-matrix
+.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current deps deps-run generate bench bench-camunda alert-matrix
 
 all: build
 
@@ -75,6 +75,10 @@ bench: deps-run
 ## alert-matrix: every fault of the simulator on the real stack, and the alert it must raise, with the measured times (docs/alerts.md)
 alert-matrix: deps
 	PROMTEST_REQUIRE=1 $(GO) test -count=1 -timeout 30m -run TestAlertMatrix -v ./test/e2e
+
+## bench-camunda: Camunda collection cost versus engine size and history, REST and engine-database mode, against listing every task and one SQL query (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
+bench-camunda: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchcamunda
 
 ## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, README tables)
 generate:

@@ -75,3 +75,22 @@ func TestLookup(t *testing.T) {
 	}()
 	MustGet("nope")
 }
+
+func TestDesc(t *testing.T) {
+	for _, m := range All() {
+		if got, want := Desc(m.Name).String(), m.Desc().String(); got != want {
+			t.Fatalf("Desc(%q) = %s, want %s", m.Name, got, want)
+		}
+	}
+	// Collectors build theirs once (NewDescs) and look them up per series.
+	d := NewDescs(CamundaExternalTasks)
+	if d.Get(CamundaExternalTasks) != d.Get(CamundaExternalTasks) {
+		t.Fatal("Descs returns a new descriptor per call")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Desc of an unknown name did not panic")
+		}
+	}()
+	Desc("nope")
+}

@@ -37,7 +37,16 @@ type Options struct {
 	// PostgresURL, when set (postgres://user:password@host:port/db), runs the engine on that
 	// PostgreSQL database instead of H2 in memory; the engine creates its tables there.
 	PostgresURL string
+	// JVMArgs, when not nil, replace DefaultJVMArgs (the JIT, GC and heap flags), e.g.
+	// []string{"-Xmx1g"} for a benchmark that wants the JVM's default, production-like JIT and GC.
+	// The harness's own -Djava.io.tmpdir and -Duser.timezone are added either way.
+	JVMArgs []string
 }
+
+// DefaultJVMArgs start the engine fast on small machines: C1 only, serial GC, bounded heap. The
+// engine's work in tests is tiny, so peak throughput does not matter; benchmarks replace them
+// through Options.JVMArgs.
+var DefaultJVMArgs = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m"}
 
 // postgresArgs turns a postgres:// URL into the Spring Boot datasource arguments.
 func postgresArgs(raw string) ([]string, error) {
@@ -204,9 +213,11 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 	}
 	defer logFile.Close()
 
-	// Fast start on small machines: C1 only, serial GC, bounded heap. The engine's work in tests is
-	// tiny, so peak throughput does not matter.
-	args := []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m", "-Djava.io.tmpdir=" + tmp}
+	jvm := DefaultJVMArgs
+	if opts.JVMArgs != nil {
+		jvm = opts.JVMArgs
+	}
+	args := append(append([]string{}, jvm...), "-Djava.io.tmpdir="+tmp)
 	if opts.TimeZone != "" {
 		args = append(args, "-Duser.timezone="+opts.TimeZone)
 	}

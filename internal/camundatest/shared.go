@@ -32,7 +32,7 @@ func Shared(t testing.TB, flavor Flavor) *Engine {
 	return SharedWith(t, Options{Flavor: flavor})
 }
 
-// SharedWith is Shared with options; engines are shared per flavor, credentials and time zone.
+// SharedWith is Shared with options; engines are shared per set of options.
 func SharedWith(t testing.TB, opts Options) *Engine {
 	t.Helper()
 	if testing.Short() {
@@ -41,7 +41,7 @@ func SharedWith(t testing.TB, opts Options) *Engine {
 	if opts.Flavor == "" {
 		opts.Flavor = FlavorCamunda
 	}
-	key := fmt.Sprintf("%s|%s|%s|%s|%q|%s", opts.Flavor, opts.Username, opts.Password, opts.TimeZone, opts.ExtraArgs, opts.PostgresURL)
+	key := fmt.Sprintf("%s|%s|%s|%s|%q|%s|%q", opts.Flavor, opts.Username, opts.Password, opts.TimeZone, opts.ExtraArgs, opts.PostgresURL, opts.JVMArgs)
 	sharedEngines.mu.Lock()
 	entry := sharedEngines.entries[key]
 	if entry == nil {

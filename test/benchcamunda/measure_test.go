@@ -1,0 +1,460 @@
+package benchcamunda
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+// countingProxy forwards to the engine and counts the requests, per path.
+type countingProxy struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	paths map[string]int
+}
+
+func newCountingProxy(engineURL string) (*countingProxy, error) {
+	target, err := url.Parse(engineURL)
+	if err != nil {
+		return nil, err
+	}
+	p := &countingProxy{paths: map[string]int{}}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+		},
+		// Enough idle connections for request_concurrency: the default
+		// keeps 2 per host and would open a new connection per request.
+		Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute},
+	}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.paths[strings.TrimPrefix(r.URL.Path, "/engine-rest")]++
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	return p, nil
+}
+
+// URL is the engine's REST root behind the proxy.
+func (p *countingProxy) URL() string { return p.srv.URL + "/engine-rest" }
+
+// take returns the requests counted since the last take, and resets.
+func (p *countingProxy) take() (int, map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out, n := p.paths, 0
+	for _, c := range out {
+		n += c
+	}
+	p.paths = map[string]int{}
+	return n, out
+}
+
+// clockTick is USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100
+// on every Linux architecture this runs on.
+const clockTick = 10 * time.Millisecond
+
+// procStat reads a process's parent, its own CPU time (utime+stime, all
+// threads) and the CPU time of its children that it waited for
+// (cutime+cstime).
+func procStat(pid int) (ppid int, self, children time.Duration, err error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	num := func(k int) int64 { v, _ := strconv.ParseInt(f[k], 10, 64); return v }
+	// f[0] is field 3 (state): ppid is field 4, utime..cstime 14..17.
+	return int(num(1)), time.Duration(num(11)+num(12)) * clockTick, time.Duration(num(13)+num(14)) * clockTick, nil
+}
+
+// cpuMeter reads the CPU time the engine's JVM and the PostgreSQL server
+// have used so far.
+type cpuMeter struct {
+	jvm, postmaster int
+}
+
+// cpuSample: jvm is the engine's JVM, db the PostgreSQL server, self this
+// process (the exporter's collector or the baseline's client, and the
+// counting proxy).
+// jit and gc are the part of jvm spent by the JVM's compiler threads and
+// its garbage collector's threads (those alive at both samples).
+type cpuSample struct{ jvm, jit, gc, db, self time.Duration }
+
+// sample (self is left 0: see selfCPU): the JVM's utime+stime; the server's is the postmaster's own and
+// its reaped children's, plus every live child's (backends, autovacuum,
+// background writer...). A backend that exits moves its time from the
+// second sum into the first, so the total only grows.
+func (m cpuMeter) sample() (cpuSample, error) {
+	var s cpuSample
+	_, self, _, err := procStat(m.jvm)
+	if err != nil {
+		return s, fmt.Errorf("engine JVM: %w", err)
+	}
+	s.jvm = self
+	s.jit, s.gc = jvmThreads(m.jvm)
+	_, self, reaped, err := procStat(m.postmaster)
+	if err != nil {
+		return s, fmt.Errorf("postmaster: %w", err)
+	}
+	s.db = self + reaped
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return s, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == m.postmaster {
+			continue
+		}
+		ppid, self, _, err := procStat(pid)
+		if err == nil && ppid == m.postmaster {
+			s.db += self
+		}
+	}
+	return s, nil
+}
+
+// jvmThreads sums the CPU time of a HotSpot JVM's JIT compiler threads
+// ("C1 CompilerThre", "C2 CompilerThre") and garbage collector threads
+// ("GC Thread#N", "G1 ...", "VM Thread"), by thread name.
+func jvmThreads(pid int) (jit, gc time.Duration) {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+		if i < 0 || j < i {
+			continue
+		}
+		name := string(b[i+1 : j])
+		f := strings.Fields(string(b[j+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		d := time.Duration(u+st) * clockTick
+		switch {
+		case strings.HasPrefix(name, "C1 Compiler"), strings.HasPrefix(name, "C2 Compiler"):
+			jit += d
+		case strings.HasPrefix(name, "GC Thread"), strings.HasPrefix(name, "G1 "), name == "VM Thread":
+			gc += d
+		}
+	}
+	return jit, gc
+}
+
+// selfCPU is this process's CPU time so far (user and system, all threads).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// postmasterPID is the parent of a backend of the server.
+func postmasterPID(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var backend int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		return 0, err
+	}
+	ppid, _, _, err := procStat(backend)
+	return ppid, err
+}
+
+// groups are a topic's open tasks by the engine's own state filters: what
+// every contender must agree on.
+type groups struct {
+	total, suspended, exhausted, locked, lapsed int64
+}
+
+// waiting is what is neither suspended, exhausted, locked nor lapsed.
+func (g groups) waiting() int64 { return g.total - g.suspended - g.exhausted - g.locked - g.lapsed }
+
+// contender is one way of getting the per-topic state counts.
+type contender struct {
+	name string
+	// collect runs one collection.
+	collect func(ctx context.Context) error
+	// counts are the per-topic groups of the last collection; states, for
+	// the exporter, its camunda_external_tasks per topic and state.
+	counts func() (map[string]groups, map[string]map[string]float64, error)
+	close  func()
+	logs   *syncBuffer
+}
+
+const (
+	restMode     = "exporter, REST mode"
+	databaseMode = "exporter, engine-database mode"
+	listAll      = "baseline: list everything"
+	physical     = "physical limit: one SQL query"
+)
+
+// exporterConfig is the config file of the exporter contenders: the
+// defaults, except min_interval (every Refresh must collect) and
+// label_value_limit (every topic reported on its own).
+func exporterConfig(restURL, database string) string {
+	y := fmt.Sprintf(`camunda:
+  - name: bench
+    url: %s
+    min_interval: 1ms
+    label_value_limit: 300
+`, restURL)
+	if database != "" {
+		y += fmt.Sprintf("    database:\n      dsn: %q\n      time_zone: UTC\n", database)
+	}
+	return y
+}
+
+// newExporter builds a Camunda source from a config file as the binary does
+// (config.Parse, collectors.NewCamundaSource); a collection is one Refresh.
+func newExporter(name, yamlCfg string) (*contender, error) {
+	cfg, err := config.Parse([]byte(yamlCfg))
+	if err != nil {
+		return nil, fmt.Errorf("%v\n%s", err, yamlCfg)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	folds := labellimit.NewStats()
+	eng, err := collectors.NewCamundaSource(cfg.Camunda[0], "camunda[0]", collectors.CamundaOptions{Folds: folds, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	set := poll.NewSet(folds, eng.Source)
+	c := &contender{name: name, close: eng.Close, logs: logs}
+	c.collect = func(ctx context.Context) error {
+		time.Sleep(2 * time.Millisecond) // past min_interval
+		snap := eng.Source.Refresh(ctx)
+		if snap == nil {
+			return errors.New("no snapshot")
+		}
+		for _, r := range snap.Results {
+			if r.Err != nil {
+				return fmt.Errorf("collector %s: %w", r.Collector, r.Err)
+			}
+		}
+		if !snap.Up {
+			return errors.New("source down")
+		}
+		return nil
+	}
+	c.counts = func() (map[string]groups, map[string]map[string]float64, error) {
+		reg := prometheus.NewPedanticRegistry()
+		if err := reg.Register(set); err != nil {
+			return nil, nil, err
+		}
+		mfs, err := reg.Gather()
+		if err != nil {
+			return nil, nil, err
+		}
+		states := map[string]map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() != catalog.CamundaExternalTasks {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				ls := map[string]string{}
+				for _, l := range m.GetLabel() {
+					ls[l.GetName()] = l.GetValue()
+				}
+				if states[ls["topic"]] == nil {
+					states[ls["topic"]] = map[string]float64{}
+				}
+				states[ls["topic"]][ls["state"]] = m.GetGauge().GetValue()
+			}
+		}
+		out := map[string]groups{}
+		for topic, s := range states {
+			var g groups
+			for _, v := range s {
+				g.total += int64(v)
+			}
+			g.suspended = int64(s["suspended"])
+			g.exhausted = int64(s["retries_exhausted"])
+			g.locked = int64(s["locked"] + s["retry_backoff"])
+			g.lapsed = int64(s["lock_expired"])
+			out[topic] = g
+		}
+		return out, states, nil
+	}
+	return c, nil
+}
+
+// listPage is the page size of the list-everything baseline.
+const listPage = 1000
+
+// newListEverything pages through every open task (GET /external-task,
+// sorted by id, 1000 at a time) and counts per topic and state on the
+// client, by the engine's rules, against the client's clock.
+func newListEverything(c *camundatest.Client) *contender {
+	var last map[string]groups
+	ct := &contender{name: listAll, close: func() {}}
+	ct.collect = func(ctx context.Context) error {
+		now := time.Now()
+		out := map[string]groups{}
+		for first := 0; ; first += listPage {
+			tasks, err := c.ExternalTasks(ctx, url.Values{"sortBy": {"id"}, "sortOrder": {"asc"},
+				"firstResult": {strconv.Itoa(first)}, "maxResults": {strconv.Itoa(listPage)}})
+			if err != nil {
+				return err
+			}
+			for _, t := range tasks {
+				g := out[t.TopicName]
+				g.total++
+				exp, hasLock, err := t.LockExpiration()
+				if err != nil {
+					return err
+				}
+				switch {
+				case t.Suspended:
+					g.suspended++
+				case t.Retries != nil && *t.Retries == 0:
+					g.exhausted++
+				case hasLock && exp.After(now):
+					g.locked++
+				case hasLock:
+					g.lapsed++
+				}
+				out[t.TopicName] = g
+			}
+			if len(tasks) < listPage {
+				break
+			}
+		}
+		last = out
+		return nil
+	}
+	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }
+	return ct
+}
+
+// countsSQL is the physical limit: every topic's state groups in one
+// statement, the engine's own filters (ExternalTask.xml), $1 the engine's
+// now as a local time of its zone (UTC here).
+const countsSQL = `SELECT topic_name_, count(*),
+  count(*) FILTER (WHERE suspension_state_ = 2),
+  count(*) FILTER (WHERE suspension_state_ = 1 AND retries_ = 0),
+  count(*) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ > $1::timestamp),
+  count(*) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ < $1::timestamp)
+FROM act_ru_ext_task
+GROUP BY topic_name_`
+
+func sqlCounts(ctx context.Context, conn *pgx.Conn) (map[string]groups, error) {
+	rows, err := conn.Query(ctx, countsSQL, time.Now().UTC().Format("2006-01-02 15:04:05.999"))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]groups{}
+	for rows.Next() {
+		var topic string
+		var g groups
+		if err := rows.Scan(&topic, &g.total, &g.suspended, &g.exhausted, &g.locked, &g.lapsed); err != nil {
+			return nil, err
+		}
+		out[topic] = g
+	}
+	return out, rows.Err()
+}
+
+func newPhysical(conn *pgx.Conn) *contender {
+	var last map[string]groups
+	ct := &contender{name: physical, close: func() {}}
+	ct.collect = func(ctx context.Context) (err error) {
+		last, err = sqlCounts(ctx, conn)
+		return err
+	}
+	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }
+	return ct
+}
+
+// measurement is one contender at one size.
+type measurement struct {
+	wall     []time.Duration // per timed collection
+	requests []int
+	cpu      cpuSample // summed over the timed collections
+	paths    map[string]int
+	checked  string // outcome of the count check
+}
+
+func (m *measurement) medianWall() time.Duration {
+	s := append([]time.Duration(nil), m.wall...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (m *measurement) medianRequests() int {
+	s := append([]int(nil), m.requests...)
+	sort.Ints(s)
+	return s[len(s)/2]
+}
+
+// perCollection is the CPU of one collection: the timed collections'
+// sum divided by their number (a single one is below the 10 ms resolution
+// of /proc for the cheap contenders).
+func (m *measurement) perCollection() cpuSample {
+	n := time.Duration(len(m.wall))
+	return cpuSample{jvm: m.cpu.jvm / n, jit: m.cpu.jit / n, gc: m.cpu.gc / n, db: m.cpu.db / n, self: m.cpu.self / n}
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

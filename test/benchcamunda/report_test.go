@@ -1,0 +1,282 @@
+package benchcamunda
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// longClient is the HTTP client of the workload and the baseline: long
+// enough for a slow page, enough idle connections for the workload's
+// concurrency.
+func longClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Minute,
+		Transport: &http.Transport{MaxIdleConns: 16, MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute}}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**not met**"
+}
+
+func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, total time.Duration) {
+	w := os.Stdout
+	fmt.Fprintf(w, "\n## Camunda collection cost versus engine size and history\n\n")
+	fmt.Fprintf(w, "date %s; commit %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), gitCommit())
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %s RAM, Linux %s, %s/%s, %s\n", runtime.NumCPU(), cpuModel(), memTotal(),
+		readTrim("/proc/sys/kernel/osrelease"), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(w, "engine: Camunda %s (internal/camundatest, Spring Boot, history level full, on PostgreSQL, JVM time zone UTC); %s; JVM flags: %s\n",
+		e.engine.Version, javaVersion(), strings.Join(e.jvmFlags, " "))
+	fmt.Fprintf(w, "database: %s\nserver settings: %s (internal/pgtest)\n", e.pgInfo[0], e.pgInfo[1])
+	fmt.Fprintf(w, "load average (1, 5, 15 min) before the first size: %s; after the last: %s\n", loadBefore, loadAfter)
+	fmt.Fprintf(w, "run time: %s in all (engine start %s); per contender and size: the median wall time of %d timed collections, CPU their sum / %d; before them at least %d untimed rounds, more (at most %d) while the engine's JIT compiler took over %.0f%% of its CPU in a round\n\n",
+		total.Round(time.Second), e.engine.StartupTime.Round(time.Second), *samplesFlag, *samplesFlag, *warmupFlag, *maxWarmupFlag, jitSettled*100)
+
+	fmt.Fprintln(w, "Workload (the same per-topic mix at every size):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| size | topics | open tasks | suspended topics | history rows | act_hi_ext_task_log MB | open incidents | built in |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, s := range sizes {
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %.0f | %d | %s |\n", s.name, s.topics, s.open, s.topics/suspendEvery,
+			s.history, s.historyMB, s.incidents, s.built.Round(100*time.Millisecond))
+	}
+	fmt.Fprintln(w)
+	states := []string{"waiting", "locked", "retry_backoff", "lock_expired", "retries_exhausted", "suspended"}
+	fmt.Fprintln(w, "camunda_external_tasks of the REST mode's last collection, summed over topics:")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| size | %s | sum |\n|---|%s---:|\n", strings.Join(states, " | "), strings.Repeat("---:|", len(states)))
+	for _, s := range sizes {
+		var sum float64
+		fmt.Fprintf(w, "| %s |", s.name)
+		for _, st := range states {
+			fmt.Fprintf(w, " %.0f |", s.states[st])
+			sum += s.states[st]
+		}
+		fmt.Fprintf(w, " %.0f |\n", sum)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintln(w, "Per collection (engine CPU: the engine's JVM; DB CPU: the PostgreSQL server, all its processes; client CPU: the Go process, i.e. the exporter's collector or the baseline's client, plus the counting proxy; x: the list-everything baseline's figure divided by this one, wall time and engine+DB CPU):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| size | contender | wall ms (median) | wall ms (min-max) | HTTP requests | engine CPU ms | of which JIT / GC | DB CPU ms | engine+DB CPU ms | client CPU ms | wall x | CPU x | counts vs engine tables |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, s := range sizes {
+		base := s.results[listAll]
+		bw, bc := ms(base.medianWall()), ms(base.perCollection().jvm+base.perCollection().db)
+		for _, name := range []string{restMode, databaseMode, listAll, physical} {
+			m := s.results[name]
+			cpu := m.perCollection()
+			lo, hi := minMax(m.wall)
+			fmt.Fprintf(w, "| %s | %s | %.1f | %.1f-%.1f | %d | %.1f | %.0f / %.0f | %.1f | %.1f | %.1f | %s | %s | %s |\n", s.name, name, ms(m.medianWall()),
+				ms(lo), ms(hi), m.medianRequests(), ms(cpu.jvm), ms(cpu.jit), ms(cpu.gc), ms(cpu.db), ms(cpu.jvm+cpu.db), ms(cpu.self),
+				ratio(bw, ms(m.medianWall())), ratio(bc, ms(cpu.jvm+cpu.db)), m.checked)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Warm-up rounds, machine load while measuring each size, and the engine's and server's idle consumption over 5 s before (background in the CPU columns):")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| size | warm-up rounds | load average before | load average after | idle engine CPU ms/s | idle DB CPU ms/s |")
+	fmt.Fprintln(w, "|---|---:|---|---|---:|---:|")
+	for _, s := range sizes {
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %.1f | %.1f |\n", s.name, s.warmups, s.load[0], s.load[1], ms(s.idle.jvm), ms(s.idle.db))
+	}
+	fmt.Fprintln(w)
+
+	by := map[string]*size{}
+	for _, s := range sizes {
+		by[s.name] = s
+	}
+	growth := func(title, from string, to ...string) {
+		fmt.Fprintln(w, title)
+		fmt.Fprintln(w)
+		head, line := "| contender |", "|---|"
+		for _, t := range to {
+			head += fmt.Sprintf(" wall %s/%s | CPU %s/%s | requests %s/%s |", t, from, t, from, t, from)
+			line += "---:|---:|---:|"
+		}
+		fmt.Fprintln(w, head)
+		fmt.Fprintln(w, line)
+		for _, name := range []string{restMode, databaseMode, listAll, physical} {
+			a := by[from].results[name]
+			fmt.Fprintf(w, "| %s |", name)
+			for _, t := range to {
+				z := by[t].results[name]
+				ca, cz := a.perCollection(), z.perCollection()
+				fmt.Fprintf(w, " %s | %s | %s |", ratio(ms(z.medianWall()), ms(a.medianWall())),
+					ratio(ms(cz.jvm+cz.db), ms(ca.jvm+ca.db)), ratio(float64(z.medianRequests()), float64(a.medianRequests())))
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	growth(fmt.Sprintf("Growth with the engine, A to B (%dx the topics and open tasks):", *topicsFlag / *smallFlag), "A", "B")
+	growth(fmt.Sprintf("Growth with the history, B to C (history %d to %d rows, the same open tasks), without and with the index on timestamp_; \"B again\" is B measured once more at the end (drift):",
+		by["B"].history, by["C"].history), "B", "C", "C+index", "B again")
+
+	fmt.Fprintln(w, "REST mode's requests per path (the last timed collection):")
+	fmt.Fprintln(w)
+	var paths []string
+	seen := map[string]bool{}
+	for _, s := range sizes {
+		for p := range s.results[restMode].paths {
+			if !seen[p] {
+				seen[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	sort.Strings(paths)
+	fmt.Fprint(w, "| path |")
+	for _, s := range sizes {
+		fmt.Fprintf(w, " %s |", s.name)
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---:|", len(sizes)))
+	for _, p := range paths {
+		fmt.Fprintf(w, "| `%s` |", p)
+		for _, s := range sizes {
+			fmt.Fprintf(w, " %d |", s.results[restMode].paths[p])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "Items per count request (size B, straight to the engine, one request at a time; %d rounds of one count per topic and 10 pages per list shape, after one untimed round). items per count = 1000 x count's cost / (page's cost - count's cost): listing that many tasks costs as much as one count; the collector assumes 50 (engine.ItemsPerCountRequest):\n\n", *ipcFlag)
+	fmt.Fprintln(w, "| request | n | wall ms | engine CPU ms | DB CPU ms | engine+DB CPU ms | items per count (CPU) | items per count (wall) |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	count := ipc[0]
+	cc, cw := ms(count.cpu.jvm+count.cpu.db), ms(count.wall)
+	for _, r := range ipc {
+		c := ms(r.cpu.jvm + r.cpu.db)
+		perCPU, perWall := "", ""
+		if r.items > 0 {
+			perCPU, perWall = itemsPerCount(r.items, cc, c), itemsPerCount(r.items, cw, ms(r.wall))
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", r.shape, r.n, ms(r.wall), ms(r.cpu.jvm), ms(r.cpu.db), c, perCPU, perWall)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintln(w, "Targets of the issue:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | measured | |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	for _, b := range []string{"B", "B again"} {
+		rb := by[b].results[restMode]
+		bCPU := rb.perCollection().jvm + rb.perCollection().db
+		fmt.Fprintf(w, "| %s, REST mode: collection <= 1.5 s | %.0f ms | %s |\n", b, ms(rb.medianWall()), verdict(rb.medianWall() <= 1500*time.Millisecond))
+		fmt.Fprintf(w, "| %s, REST mode: engine+DB CPU <= 1 s per collection | %.0f ms | %s |\n", b, ms(bCPU), verdict(bCPU <= time.Second))
+	}
+	for _, b := range []string{"B", "B again"} {
+		for _, c := range []string{"C", "C+index"} {
+			r := float64(by[c].results[restMode].medianWall()) / float64(by[b].results[restMode].medianWall())
+			fmt.Fprintf(w, "| %s/%s, REST mode: collection time <= 1.5x | %.2fx | %s |\n", c, b, r, verdict(r <= 1.5))
+		}
+	}
+	for _, s := range sizes {
+		d := s.results[databaseMode].medianWall()
+		fmt.Fprintf(w, "| %s, engine-database mode: <= 100 ms per collection | %.1f ms | %s |\n", s.name, ms(d), verdict(d <= 100*time.Millisecond))
+	}
+	for _, b := range []string{"B", "B again"} {
+		dbB := by[b].results[databaseMode].medianWall()
+		for _, name := range []string{"C", "C+index"} {
+			r := float64(by[name].results[databaseMode].medianWall()) / float64(dbB)
+			fmt.Fprintf(w, "| %s/%s, engine-database mode: flat in history size (taken as within 1.2x) | %.2fx | %s |\n", name, b, r, verdict(r <= 1.2))
+		}
+	}
+	fmt.Fprintln(w)
+	for _, s := range sizes {
+		for _, n := range s.notes {
+			fmt.Fprintf(w, "note, size %s: %s\n", s.name, n)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func itemsPerCount(items int, count, page float64) string {
+	if page <= count {
+		return "n/a (page no dearer than a count)"
+	}
+	return fmt.Sprintf("%.0f", float64(items)*count/(page-count))
+}
+
+func minMax(ds []time.Duration) (time.Duration, time.Duration) {
+	lo, hi := ds[0], ds[0]
+	for _, d := range ds {
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return lo, hi
+}
+
+func readTrim(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func cpuModel() string {
+	for _, l := range strings.Split(readTrim("/proc/cpuinfo"), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown model"
+}
+
+func memTotal() string {
+	for _, l := range strings.Split(readTrim("/proc/meminfo"), "\n") {
+		if strings.HasPrefix(l, "MemTotal:") {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%f", &kb)
+			return fmt.Sprintf("%.1f GiB", kb/(1<<20))
+		}
+	}
+	return "unknown"
+}
+
+func javaVersion() string {
+	out, err := exec.Command("java", "-version").CombinedOutput()
+	if err != nil {
+		return "java (version unknown)"
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "Runtime Environment") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(strings.Split(string(out), "\n")[0])
+}
+
+func gitCommit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// loadAverage reads /proc/loadavg: other work on the machine shows in the
+// timings, so the report says how busy it was.
+func loadAverage() string {
+	f := strings.Fields(readTrim("/proc/loadavg"))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
