@@ -673,3 +673,50 @@ func TestCamundaRedeliveryFromHistory(t *testing.T) {
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 3)
 }
+
+// Over REST the history is read before the task lists. A lapse, a fetch by
+// another worker and its failure that happen between the two show in the
+// lists of one collection and in the history of the next; the redelivery
+// is counted when the history names the other worker, once. The same with
+// the lapse seen first.
+func TestCamundaRedeliveryAcrossTheHistoryListGap(t *testing.T) {
+	for _, seenLapsed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("seenLapsed=%v", seenLapsed), func(t *testing.T) {
+			f := newFakeCamunda(t)
+			f.add(&fakeTask{id: "t1", topic: "a"})
+			f.lock("t1", "w1", 10*time.Second)
+			e := fakeExporter(t, f, "", "")
+			e.collect()
+			if seenLapsed {
+				f.advance(11 * time.Second)
+				e.collect()
+			}
+			armed := true
+			f.onRequest = func(path string, q url.Values) {
+				if armed && path == "/external-task" && q.Get("sortBy") == "id" {
+					armed = false
+					// f.mu is held: change the engine directly, as it
+					// changes between two of the collector's requests.
+					tk := f.task("t1")
+					exp, retries := f.now.Add(time.Minute), 3
+					tk.worker, tk.exp, tk.retries, tk.errMsg = "w2", &exp, &retries, "in progress elsewhere"
+					f.logLocked("t1", "a", "failure", "w2", f.now)
+				}
+			}
+			e.collect()
+			if armed {
+				t.Fatal("the hook did not run: no task list was requested")
+			}
+			a := map[string]string{"topic": "a"}
+			wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 0) // the history does not say it yet
+			e.collect()
+			e.collect()
+			wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 1)
+			wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
+			view, _ := e.views.Get("e1")
+			if len(view.Tasks) != 1 || !view.Tasks[0].Redelivered {
+				t.Fatalf("view %+v: t1 is not marked redelivered", view.Tasks)
+			}
+		})
+	}
+}

@@ -76,6 +76,12 @@ type collectorState struct {
 	// cursor where the history reading stands.
 	history map[string]historyCounts
 	cursor  historyCursor
+	// evidence is what the previous collection's fresh history entries
+	// said of each task: over REST the history is read before the lists,
+	// so a failure or completion can reach the lists one collection before
+	// it reaches the history, or the reverse; the lock tracking looks at
+	// two collections' entries (see handover).
+	evidence map[string]*taskEvidence
 	// historyCuts counts the collections whose history reading was cut.
 	historyCuts float64
 	// incidents and jobs remember label tuples seen, to report 0 after
@@ -93,7 +99,8 @@ func (s collectorState) clone() collectorState {
 		expirations:  cloneMap(s.expirations),
 		redeliveries: cloneMap(s.redeliveries),
 		history:      cloneMap(s.history),
-		cursor:       s.cursor, // advance returns a new cursor, never changes one
+		cursor:       s.cursor,   // advance returns a new cursor, never changes one
+		evidence:     s.evidence, // replaced, never changed
 		historyCuts:  s.historyCuts,
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
@@ -277,11 +284,12 @@ func (run *collectionRun) collect() error {
 	run.engineNow = rd.now
 	run.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
 
-	var fresh []historyEntry
-	run.st.cursor, fresh = run.st.cursor.advance(rd.history, now, window)
+	var entries []historyEntry
+	run.st.cursor, entries = run.st.cursor.advance(rd.history, now, window)
 	run.historyCut(rd.history.cut)
-	evidence := run.countHistory(fresh)
-	run.trackUnlisted(rd, evidence)
+	fresh, recent := run.countHistory(entries)
+	run.st.evidence = fresh
+	run.trackUnlisted(rd, recent)
 
 	run.truncated, run.unwatched = rd.truncated, rd.unwatched
 	for _, topic := range run.knownTopics() {
@@ -291,7 +299,7 @@ func (run *collectionRun) collect() error {
 			// came and went between two collections.
 			tr = &topicRead{}
 		}
-		run.topic(topic, tr, evidence, rd.noCreateTime)
+		run.topic(topic, tr, fresh, recent, rd.noCreateTime)
 	}
 	if run.st.topics[labellimit.Other] {
 		run.otherTopics(rd.other)

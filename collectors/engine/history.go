@@ -140,20 +140,22 @@ func (e *taskEvidence) actedOtherThan(w string) bool {
 }
 
 // countHistory adds the fresh entries to the per-topic counters and returns
-// what they say of each task (for the lock tracking). Entries of topics not
-// yet known are admitted like topics the engine lists (a topic whose tasks
-// all came and went between two collections is reported from then on).
-func (run *collectionRun) countHistory(fresh []historyEntry) map[string]*taskEvidence {
-	evidence := map[string]*taskEvidence{}
+// what they say of each task (for the lock tracking): this collection's
+// entries alone, and together with the previous collection's (recent).
+// Entries of topics not yet known are admitted like topics the engine lists
+// (a topic whose tasks all came and went between two collections is
+// reported from then on).
+func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent map[string]*taskEvidence) {
+	fresh = map[string]*taskEvidence{}
 	of := func(id string) *taskEvidence {
-		e := evidence[id]
+		e := fresh[id]
 		if e == nil {
 			e = &taskEvidence{failedBy: map[string]bool{}}
-			evidence[id] = e
+			fresh[id] = e
 		}
 		return e
 	}
-	for _, e := range fresh {
+	for _, e := range entries {
 		label := run.topicLabel(e.topic)
 		c := run.st.history[label]
 		switch e.kind {
@@ -170,7 +172,28 @@ func (run *collectionRun) countHistory(fresh []historyEntry) map[string]*taskEvi
 		}
 		run.st.history[label] = c
 	}
-	return evidence
+	return fresh, mergeEvidence(run.c.st.evidence, fresh)
+}
+
+// mergeEvidence returns what two collections' entries say of each task.
+func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEvidence {
+	out := make(map[string]*taskEvidence, len(older)+len(newer))
+	for _, m := range []map[string]*taskEvidence{older, newer} {
+		for id, e := range m {
+			o := out[id]
+			if o == nil {
+				o = &taskEvidence{failedBy: map[string]bool{}}
+				out[id] = o
+			}
+			for w := range e.failedBy {
+				o.failedBy[w] = true
+			}
+			if e.ended {
+				o.ended, o.endedBy = true, e.endedBy
+			}
+		}
+	}
+	return out
 }
 
 // emitHistory emits the failure and completion counters of one topic label.

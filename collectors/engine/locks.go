@@ -47,8 +47,9 @@ type taskObs struct {
 	retries           *int
 	errMsg            string
 	// history: what the history log says of this task since the previous
-	// collection (nil: nothing).
-	history *taskEvidence
+	// collection (nil: nothing); recent: the same over the last two
+	// collections.
+	history, recent *taskEvidence
 }
 
 func obsOf(t camunda.ExternalTask) taskObs {
@@ -79,6 +80,12 @@ type tracked struct {
 	// missed counts the collections since the task was last listed (see
 	// trackUnlisted).
 	missed int
+	// handoverFrom is the worker whose lock the task was last seen in
+	// before another worker failed it, while the history log did not yet
+	// say who failed it; handoverLapsed says that lock was seen lapsed.
+	// The next observation decides (see handover).
+	handoverFrom   string
+	handoverLapsed bool
 }
 
 func sameRetries(a, b *int) bool {
@@ -97,13 +104,6 @@ func (o taskObs) failedSince(prev tracked) bool {
 	return o.history.failed() || !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
 }
 
-// movedOn reports whether a failure since prev came from another worker
-// than prev's, while prev's holder reported none: the history log names
-// the workers, so a lapse, a fetch by another worker and its failure, all
-// between two collections, are not taken for the holder's own failure.
-func (o taskObs) movedOn(prev tracked) bool {
-	return o.worker != prev.worker && o.history.actedOtherThan(prev.worker)
-}
 
 // lockEvents are the counter increments one observation implies.
 type lockEvents struct {
@@ -129,7 +129,7 @@ type lockEvents struct {
 //     redelivery, locked.
 //  3. Failed since (failedSince: in the failure log, or R or M changed):
 //     retry_backoff. If the history log says another worker failed it while
-//     the worker of prev's lock (not a backoff) reported nothing (movedOn),
+//     the worker of prev's lock (not a backoff) reported nothing (handover),
 //     that lock lapsed unseen and the other worker fetched the task: one
 //     lock expiration and one redelivery too.
 //  4. Same E: nothing happened; the reading stays.
@@ -152,17 +152,13 @@ func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEv
 	case prev.lapsed:
 		if o.failedSince(prev) {
 			next.backoff = true
-			if o.movedOn(prev) {
-				ev.redeliveries = 1
-			}
+			handover(o, prev, &next, &ev)
 		} else {
 			ev.redeliveries = 1
 		}
 	case o.failedSince(prev):
 		next.backoff = true
-		if !prev.backoff && o.movedOn(prev) {
-			ev.expirations, ev.redeliveries = 1, 1
-		}
+		handover(o, prev, &next, &ev)
 	case o.exp.Equal(prev.exp):
 		next.backoff = prev.backoff
 	case o.worker != prev.worker:
@@ -172,7 +168,47 @@ func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEv
 	default:
 		// rule 6: locked, no event
 	}
+	resolveHandover(o, prev, &ev)
 	return next, ev
+}
+
+// handover deals with a failure since prev of a task another worker holds
+// now than prev's (a worker's lock, not a backoff: after a backoff a fetch
+// by another worker is a retry). The history log names the workers: if it
+// says another worker failed or ended the task while prev's holder reported
+// nothing, prev's lock lapsed (counted, unless prev was seen lapsed) and the
+// other worker fetched the task: one redelivery. If it says prev's holder
+// failed the task, it was a retry. If it says neither yet (over REST the
+// history is read before the lists, so the entry can arrive a collection
+// after the lists show the failure), next remembers prev's holder and
+// resolveHandover decides at the next observation.
+func handover(o taskObs, prev tracked, next *tracked, ev *lockEvents) {
+	if prev.backoff || o.worker == prev.worker {
+		return
+	}
+	switch {
+	case o.recent.actedOtherThan(prev.worker):
+		ev.redeliveries = 1
+		if !prev.lapsed {
+			ev.expirations = 1
+		}
+	case o.recent == nil || !o.recent.failedBy[prev.worker]:
+		next.handoverFrom, next.handoverLapsed = prev.worker, prev.lapsed
+	}
+}
+
+// resolveHandover counts a handover that handover left open once the
+// history log names another worker than the earlier holder.
+func resolveHandover(o taskObs, prev tracked, ev *lockEvents) {
+	if prev.handoverFrom == "" || ev.redeliveries > 0 {
+		return
+	}
+	if o.recent.actedOtherThan(prev.handoverFrom) {
+		ev.redeliveries++
+		if !prev.handoverLapsed {
+			ev.expirations++
+		}
+	}
 }
 
 // lapsedReading is how a lapsed task (E in the past) counts.
@@ -193,7 +229,7 @@ const (
 //  1. Seen before and already lapsed with the same E: unchanged.
 //  2. Seen before, failed since (failedSince): the failure's backoff has
 //     ended already: waiting. As in classifyLocked rules 2 and 3, a failure
-//     by another worker than prev's holder (movedOn) means that worker
+//     by another worker than prev's holder (handover) means that worker
 //     fetched the task after prev's lock ended: one redelivery, and one lock
 //     expiration unless prev's lapse was counted already (or prev was a
 //     backoff, whose end is no lapse).
@@ -220,12 +256,7 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 		next.lapsed = true
 	case seen && o.failedSince(prev):
 		next.backoff = true
-		switch {
-		case prev.lapsed && o.movedOn(prev):
-			ev.redeliveries = 1
-		case !prev.backoff && !prev.lapsed && o.movedOn(prev):
-			ev.expirations, ev.redeliveries = 1, 1
-		}
+		handover(o, prev, &next, &ev)
 	case seen && o.exp.Equal(prev.exp):
 		if prev.backoff {
 			next.backoff = true
@@ -252,6 +283,9 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 		}
 	default:
 		next.backoff = true
+	}
+	if seen {
+		resolveHandover(o, prev, &ev)
 	}
 	if next.lapsed {
 		read = readExpired

@@ -11,10 +11,11 @@ type partition map[string]int64
 
 // topic emits one reported topic's metrics from what the reader read:
 // the state partition, the locks per worker, the oldest waiting age, and the
-// lock and history counters. evidence is what the history log says each
-// task went through since the previous collection.
-func (run *collectionRun) topic(topic string, tr *topicRead, evidence map[string]*taskEvidence, noCreateTime bool) {
-	r := run.trackListed(tr, evidence)
+// lock and history counters. fresh is what the history log says each task
+// went through since the previous collection, recent the same over two
+// collections.
+func (run *collectionRun) topic(topic string, tr *topicRead, fresh, recent map[string]*taskEvidence, noCreateTime bool) {
+	r := run.trackListed(tr, fresh, recent)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
 	run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
@@ -42,7 +43,7 @@ type readings struct {
 // the previous collections saw of it (locks.go), records it in the next
 // state and, when a worker holds it or its lock lapsed, in the view for the
 // joins.
-func (run *collectionRun) trackListed(tr *topicRead, evidence map[string]*taskEvidence) readings {
+func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*taskEvidence) readings {
 	c := run.c
 	r := readings{perWorker: map[string]int64{}}
 	add := func(e lockEvents) {
@@ -51,7 +52,7 @@ func (run *collectionRun) trackListed(tr *topicRead, evidence map[string]*taskEv
 	}
 	inLocked := make(map[string]bool, len(tr.locked))
 	for _, o := range tr.locked {
-		o.history = evidence[o.id]
+		o.history, o.recent = fresh[o.id], recent[o.id]
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
@@ -67,7 +68,7 @@ func (run *collectionRun) trackListed(tr *topicRead, evidence map[string]*taskEv
 		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
 	for _, o := range tr.lapsed {
-		o.history = evidence[o.id]
+		o.history, o.recent = fresh[o.id], recent[o.id]
 		if inLocked[o.id] {
 			// Lapsed between the two list requests: it is read as locked
 			// this time and as lapsed at the next collection.
@@ -113,6 +114,11 @@ func (run *collectionRun) trackUnlisted(rd *engineRead, evidence map[string]*tas
 		switch {
 		case !prev.backoff && ev.actedOtherThan(prev.worker):
 			if !prev.lapsed {
+				run.st.expirations[prev.topic]++
+			}
+			run.st.redeliveries[prev.topic]++
+		case prev.handoverFrom != "" && ev.actedOtherThan(prev.handoverFrom):
+			if !prev.handoverLapsed {
 				run.st.expirations[prev.topic]++
 			}
 			run.st.redeliveries[prev.topic]++
