@@ -104,7 +104,6 @@ func (o taskObs) failedSince(prev tracked) bool {
 	return o.history.failed() || !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
 }
 
-
 // lockEvents are the counter increments one observation implies.
 type lockEvents struct {
 	expirations, redeliveries int
