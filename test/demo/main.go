@@ -192,7 +192,8 @@ scrape_configs:
 		case sim.TargetEngine:
 			target = ""
 		}
-		faults = append(faults, fmt.Sprintf("    go run ./cmd/workflow-sim --sim %s inject %s %s", simURL, f.Name, target))
+		// make demo builds bin/workflow-sim next to the exporter.
+		faults = append(faults, strings.TrimRight(fmt.Sprintf("    bin/workflow-sim --sim %s inject %s %s", simURL, f.Name, target), " "))
 	}
 	fmt.Printf(`
 Everything runs on 127.0.0.1:
@@ -207,7 +208,7 @@ Everything runs on 127.0.0.1:
 Notifications that reach the pager and ticket receivers are printed below.
 Inject a fault (lanes: orders, payments, shipping; the engine faults take no lane):
 %s
-Clear one with "clear" instead of "inject". The list with what each does: go run ./cmd/workflow-sim faults
+Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
 
 `, exporterAddr, prom.URL, am.URL, simURL, engine.BaseURL, dsn, logFile.Name(), strings.Join(faults, "\n"))
