@@ -100,6 +100,17 @@ const (
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
+// Collectors of a Camunda engine: the values of the collector label of the
+// exporter's self-metrics (workflow_exporter_collector_up and friends) for
+// a source="camunda". Each fails alone: its series disappear, the others
+// stay; camunda_up says whether the engine answers at all (GET /version,
+// the collector label "connect").
+const (
+	CollectorCamunda          = "camunda"           // external tasks, their history log, incidents, camunda_engine_info
+	CollectorCamundaJobs      = "camunda_jobs"      // async jobs and the job history log
+	CollectorCamundaProcesses = "camunda_processes" // running process instances
+)
+
 // External task states: the values of the state label of
 // CamundaExternalTasks. They partition a topic's open tasks; the rules that
 // assign them are in docs/camunda-states.md.
@@ -125,7 +136,7 @@ func all() []Metric {
 	return []Metric{
 		// Camunda engine, read over its REST API or from its database.
 		{CamundaUp, Gauge, SourceCamunda, []string{"engine"},
-			"Camunda engine: 1 when the last poll of this engine succeeded, 0 when it failed (its other series are then absent)."},
+			"Camunda engine: 1 when the engine answered GET /version in the last poll, 0 when it did not (every other series of the engine is then absent). Each aspect of the engine (collector camunda, camunda_jobs, camunda_processes) can fail alone: see workflow_exporter_collector_up."},
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
 			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},

@@ -912,9 +912,10 @@ func scenarioJobs(s *scenario) {
 // engineDatabaseChecks: what `check` relies on in engine-database mode, on
 // the real engine's database: the first collection's checks pass with the
 // engine's time zone; the history query is served by no index until the
-// one of deploy/sql/camunda is created; and a wrong time_zone makes the
-// engine down with an error that names the key and the engine's offset
-// (never a silent shift of every lock by hours).
+// one of deploy/sql/camunda is created; a wrong time_zone fails the
+// collectors that read the database with an error that names the key and
+// the engine's offset (never a silent shift of every lock by hours); a
+// table one collector cannot read fails that collector only.
 func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -985,18 +986,28 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		t.Fatal(err)
 	}
 	r.collect()
-	if v, _ := r.get(catalog.CamundaUp, nil); v != 0 || !strings.Contains(r.logs.String(), "act_ru_job") {
-		t.Fatalf("without SELECT on act_ru_job: camunda_up = %v, log:\n%s", v, r.logs)
+	// The jobs collector fails alone, naming the table; the engine answers
+	// and its external-task series stay.
+	jobsUp, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": "camunda_jobs"})
+	tasksUp, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"})
+	if up, _ := r.get(catalog.CamundaUp, nil); up != 1 || jobsUp != 0 || tasksUp != 1 || !strings.Contains(r.logs.String(), "act_ru_job") {
+		t.Fatalf("without SELECT on act_ru_job: camunda_up = %v, collector_up camunda_jobs %v, camunda %v; log:\n%s", up, jobsUp, tasksUp, r.logs)
 	}
 
 	wrong := strings.Replace(u.databaseConfig(), "time_zone: "+u.tzName, "time_zone: UTC", 1)
 	x := newCamundaExporter(t, camundaConfig(u.e.BaseURL, "", u.creds+wrong))
 	x.collect()
-	if v, _ := x.get(catalog.CamundaUp, nil); v != 0 {
-		t.Fatalf("camunda_up = %v with time_zone UTC on an engine in %s", v, u.tzName)
+	// The engine answers GET /version (camunda_up 1), but nothing is read
+	// from its database with the wrong zone.
+	for _, name := range []string{"camunda", "camunda_jobs"} {
+		if v, _ := x.get(catalog.ExporterCollectorUp, map[string]string{"collector": name}); v != 0 {
+			t.Fatalf("collector %s up = %v with time_zone UTC on an engine in %s", name, v, u.tzName)
+		}
 	}
-	if s := x.samples(catalog.CamundaExternalTasks); len(s) != 0 {
-		t.Fatalf("data series served with a wrong time zone: %v", s)
+	for _, name := range []string{catalog.CamundaExternalTasks, catalog.CamundaJobsRetriesExhausted, catalog.CamundaEngineInfo} {
+		if s := x.samples(name); len(s) != 0 {
+			t.Fatalf("data series served with a wrong time zone: %v", s)
+		}
 	}
 	logs := x.logs.String()
 	if !strings.Contains(logs, "camunda[0].database.time_zone") || !regexp.MustCompile(`UTC offset \+0[12]:00`).MatchString(logs) {

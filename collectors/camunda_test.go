@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // Unit tests of the Camunda collector against fakeCamunda (the engine's
@@ -289,9 +290,12 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	f.fail["/process-definition"] = 500 // the last request of a collection fails
 	f.incidents = []fakeIncident{{"i1", "failedJob", "p:9:x", "a1", f.now}}
 	e.collect()
-	if v, ok := e.get(catalog.CamundaUp, nil); !ok || v != 0 {
-		t.Fatalf("camunda_up = %v (present %v), want 0", v, ok)
+	// The engine answers (camunda_up 1); the external-task collector failed
+	// and its series are gone.
+	if v, ok := e.get(catalog.CamundaUp, nil); !ok || v != 1 {
+		t.Fatalf("camunda_up = %v (present %v), want 1", v, ok)
 	}
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 0)
 	if s := e.samples(catalog.CamundaExternalTasks); len(s) != 0 {
 		t.Fatalf("data series present after a failed collection: %v", s)
 	}
@@ -719,4 +723,46 @@ func TestCamundaRedeliveryAcrossTheHistoryListGap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Bad input: an engine version without an endpoint one collector needs
+// fails that collector with an error naming the endpoint and the HTTP
+// status, and the other collectors keep working; camunda_up says the engine
+// answers. An engine that does not answer GET /version is down: every
+// series of it is dropped.
+func TestCamundaCollectorsFailAlone(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, map[string]string{"process_definition_key": "p"}, 1)
+
+	f.mu.Lock()
+	f.fail["/job/count"] = 404
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaUp, nil, 1)
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda_jobs"}, 0)
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 1)
+	if s := e.samples(catalog.CamundaJobsRetriesExhausted); len(s) != 0 {
+		t.Fatalf("job series served while their collector fails: %v", s)
+	}
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 1})
+	if !strings.Contains(e.logs.String(), "collector=camunda_jobs") || !strings.Contains(e.logs.String(), "GET /job/count: HTTP 404 Not Found") {
+		t.Fatalf("the failure does not name the collector, endpoint and status:\n%s", e.logs)
+	}
+
+	f.mu.Lock()
+	delete(f.fail, "/job/count")
+	f.fail["/version"] = 503
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaUp, nil, 0)
+	for _, mf := range testkit.Gather(t, e.set) {
+		if strings.HasPrefix(mf.GetName(), "camunda_") && mf.GetName() != catalog.CamundaUp {
+			t.Errorf("%s served while the engine does not answer GET /version", mf.GetName())
+		}
+	}
+	wantValue(t, e, catalog.ExporterCollectErrors, map[string]string{"collector": "connect"}, 1)
 }

@@ -35,8 +35,8 @@ func externalTasks() *board {
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
 	d.stat(panel{title: "Open incidents", unit: "short",
-		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down.",
-		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine))}},
+		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down or its camunda collector fails.",
+		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine), sel(catalog.ExporterCollectorUp, mSourceEngine, `collector="`+catalog.CollectorCamunda+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})
 

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
@@ -48,9 +50,12 @@ type engineDBReader struct {
 	zone   string
 	loc    *time.Location
 	logger *slog.Logger
-	// verified: tables, columns and time zone were checked since the last
-	// failed collection (an engine restarted with another zone is caught).
-	verified bool
+	// verified holds the collectors whose tables and columns were checked
+	// since their last failed collection; zoneChecked says the time zone
+	// was checked since any collector's last failure (an engine restarted
+	// with another zone is caught).
+	verified    map[string]bool
+	zoneChecked bool
 }
 
 func newEngineDBReader(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*engineDBReader, error) {
@@ -72,20 +77,31 @@ func newEngineDBReader(cfg config.Camunda, key string, client *camunda.Client, l
 		prefix = pgx.Identifier{d.Schema}.Sanitize() + "."
 	}
 	return &engineDBReader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix,
-		zone: d.TimeZone, loc: loc, logger: logger}, nil
+		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}}, nil
 }
 
-// engineTables are the engine tables and columns the reader uses.
+// Collector names, which are also the aspects of the engine database the
+// reader checks separately: a table one collector needs and cannot read
+// fails that collector only.
+const (
+	nameTasks     = catalog.CollectorCamunda
+	nameJobs      = catalog.CollectorCamundaJobs
+	nameProcesses = catalog.CollectorCamundaProcesses
+)
+
+// engineTables are the engine tables and columns the reader uses, and the
+// collectors that read them.
 var engineTables = []struct {
 	table   string
 	columns []string
+	readBy  []string
 }{
-	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}},
-	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}},
-	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_"}},
-	{"act_re_procdef", []string{"id_", "key_"}},
-	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_"}},
-	{"act_re_deployment", []string{"id_", "deploy_time_"}},
+	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}, []string{nameTasks}},
+	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}, []string{nameTasks}},
+	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_"}, []string{nameTasks}},
+	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs}},
+	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_"}, []string{nameJobs}},
+	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs}},
 }
 
 // historySQL reads the history log entries since $1, newest first. It is
@@ -205,17 +221,35 @@ func (r *engineDBReader) instant(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), r.loc)
 }
 
+// ready checks, once after the collector's last failure, the tables and
+// columns the collector reads, and the time zone.
+func (r *engineDBReader) ready(ctx context.Context, collector string) error {
+	if !r.verified[collector] {
+		if err := r.checkTables(ctx, collector); err != nil {
+			return err
+		}
+		r.verified[collector] = true
+	}
+	if !r.zoneChecked {
+		if err := r.verifyZone(ctx); err != nil {
+			return err
+		}
+		r.zoneChecked = true
+	}
+	return nil
+}
+
+// failed makes the next collection of the collector check again.
+func (r *engineDBReader) failed(collector string, err error) {
+	if err != nil {
+		r.verified[collector], r.zoneChecked = false, false
+	}
+}
+
 func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineRead, err error) {
-	defer func() {
-		if err != nil {
-			r.verified = false
-		}
-	}()
-	if !r.verified {
-		if err := r.verify(ctx); err != nil {
-			return nil, err
-		}
-		r.verified = true
+	defer func() { r.failed(nameTasks, err) }()
+	if err := r.ready(ctx, nameTasks); err != nil {
+		return nil, err
 	}
 	out = &engineRead{topics: map[string]*topicRead{}}
 	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
@@ -235,10 +269,7 @@ func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineR
 		if out.history, err = r.history(ctx, tx, rq.history); err != nil {
 			return err
 		}
-		if out.incidents, err = r.incidents(ctx, tx); err != nil {
-			return err
-		}
-		out.jobs, err = r.jobs(ctx, tx)
+		out.incidents, err = r.incidents(ctx, tx)
 		return err
 	})
 	return out, err
@@ -440,45 +471,36 @@ ORDER BY 5, 1, 2, 3`)
 	return out, rows.Err()
 }
 
-// jobs groups the jobs with no retries left by process definition key, in
-// the order of their first job id (the REST reader's admission order).
-func (r *engineDBReader) jobs(ctx context.Context, tx pgx.Tx) (jobRead, error) {
-	rows, err := tx.Query(ctx, `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*)
-FROM `+r.prefix+`act_ru_job j LEFT JOIN `+r.prefix+`act_re_procdef d ON d.id_ = j.process_def_id_
-WHERE j.retries_ = 0
-GROUP BY 1
-ORDER BY min(j.id_)`)
-	if err != nil {
-		return jobRead{}, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+// verify checks every table and column the collectors read, and the time
+// zone (what `workflow-exporter check` asks).
+func (r *engineDBReader) verify(ctx context.Context) error {
+	if err := r.checkTables(ctx, ""); err != nil {
+		return err
 	}
-	defer rows.Close()
-	var out jobRead
-	for rows.Next() {
-		var g jobGroup
-		if err := rows.Scan(&g.key, &g.n); err != nil {
-			return jobRead{}, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
-		}
-		out.groups = append(out.groups, g)
-	}
-	return out, rows.Err()
+	return r.verifyZone(ctx)
 }
 
-// verify checks that the engine's tables and columns are there and
-// readable, and that time_zone is the zone the engine writes its times in:
-// the newest deployment's time as the REST API renders it (an instant, in
-// the JVM's offset) must be the time the database holds, read in time_zone.
-func (r *engineDBReader) verify(ctx context.Context) error {
-	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+// checkTables checks that the tables and columns one collector reads ("":
+// every collector) are there and readable.
+func (r *engineDBReader) checkTables(ctx context.Context, collector string) error {
+	return r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		for _, t := range engineTables {
+			if collector != "" && !slices.Contains(t.readBy, collector) {
+				continue
+			}
 			if err := r.checkTable(ctx, tx, t.table, t.columns); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// verifyZone checks that time_zone is the zone the engine writes its times
+// in: the newest deployment's time as the REST API renders it (an instant,
+// in the JVM's offset) must be the time the database holds, read in
+// time_zone.
+func (r *engineDBReader) verifyZone(ctx context.Context) error {
 	deps, err := r.client.ListDeployments(ctx, camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.DeploymentSortTime, Order: camunda.Descending}})
 	if err != nil {
 		return err
@@ -556,4 +578,35 @@ func (r *engineDBReader) checkTable(ctx context.Context, tx pgx.Tx, table string
 		return fmt.Errorf("%s: the role may not read table %s%s (GRANT SELECT ON it)", r.key, r.prefix, table)
 	}
 	return nil
+}
+
+// readJobs reads the jobs aspect in one read-only transaction: the jobs
+// with no retries left grouped by process definition key, in the order of
+// their first job id (the REST reader's admission order).
+func (r *engineDBReader) readJobs(ctx context.Context, rq jobsRequest) (out *jobsRead, err error) {
+	defer func() { r.failed(nameJobs, err) }()
+	if err := r.ready(ctx, nameJobs); err != nil {
+		return nil, err
+	}
+	out = &jobsRead{}
+	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*)
+FROM `+r.prefix+`act_ru_job j LEFT JOIN `+r.prefix+`act_re_procdef d ON d.id_ = j.process_def_id_
+WHERE j.retries_ = 0
+GROUP BY 1
+ORDER BY min(j.id_)`)
+		if err != nil {
+			return fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var g jobGroup
+			if err := rows.Scan(&g.key, &g.n); err != nil {
+				return fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+			}
+			out.exhausted = append(out.exhausted, g)
+		}
+		return rows.Err()
+	})
+	return out, err
 }

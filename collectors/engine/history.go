@@ -199,6 +199,6 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 // emitHistory emits the failure and completion counters of one topic label.
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
-	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.engine, label)
-	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.engine, label)
+	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
+	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)
 }

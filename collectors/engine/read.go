@@ -53,7 +53,6 @@ type engineRead struct {
 	noCreateTime bool
 	history      historyRead
 	incidents    incidentRead
-	jobs         jobRead
 }
 
 // topicRead is one reported topic as read.
@@ -107,17 +106,5 @@ type incidentGroup struct {
 	n   int64
 	// folded: the reader already put these incidents under "other" (the
 	// REST list was cut short); they bypass the label limiter.
-	folded bool
-}
-
-// jobRead is the async jobs with no retries left, grouped by process
-// definition key, in the order their labels are to be admitted.
-type jobRead struct {
-	groups []jobGroup
-}
-
-type jobGroup struct {
-	key    string
-	n      int64
 	folded bool
 }

@@ -32,8 +32,7 @@ import (
 //     max_listed_tasks (their per-topic counts then come from the lists),
 //     otherwise counted per topic and listed topic by topic within the
 //     budget;
-//   - incidents and jobs with no retries left: a count each, and a list
-//     when not 0.
+//   - incidents: a count, and a list when not 0.
 //
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
@@ -102,14 +101,12 @@ type restRead struct {
 	countsDone bool // the per-topic counts are read (after the perTopic phase)
 	folded     bool // some topic is folded into "other"
 
-	all     topicCounts // engine-wide counts
-	nInc    int64       // open incidents
-	nJobs   int64       // jobs with no retries left
-	mu      sync.Mutex
-	budget  int
-	inc     []camunda.Incident
-	incCut  bool
-	jobList []camunda.Job
+	all    topicCounts // engine-wide counts
+	nInc   int64       // open incidents
+	mu     sync.Mutex
+	budget int
+	inc    []camunda.Incident
+	incCut bool
 }
 
 func (r *restReader) read(ctx context.Context, rq readRequest) (*engineRead, error) {
@@ -131,9 +128,6 @@ func (r *restReader) read(ctx context.Context, rq readRequest) (*engineRead, err
 		}
 	}
 	if err := x.incidentGroups(ctx); err != nil {
-		return nil, err
-	}
-	if err := x.jobGroups(ctx); err != nil {
 		return nil, err
 	}
 	return x.out, nil
@@ -180,8 +174,7 @@ func (x *restRead) count(ctx context.Context, q camunda.ExternalTaskQuery, dst *
 	return nil
 }
 
-// engineWide: the engine-wide counts, the history, and the incident and job
-// counts.
+// engineWide: the engine-wide counts, the history, and the incident count.
 func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 	g.Go(func() error { return x.history(ctx) })
 	counts := []struct {
@@ -206,14 +199,9 @@ func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 		x.nInc, err = x.r.client.CountIncidents(ctx, camunda.IncidentQuery{})
 		return err
 	})
-	g.Go(func() (err error) {
-		x.nJobs, err = x.r.client.CountJobs(ctx, camunda.JobQuery{Retries: camunda.RetriesNone})
-		return err
-	})
 }
 
-// perTopic: the per-topic counts and the task lists, the incident and job
-// lists.
+// perTopic: the per-topic counts and the task lists, the incident list.
 func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 	x.countsDone = true
 	for _, t := range x.present {
@@ -261,17 +249,6 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 				x.r.pageSize, x.rq.budget,
 				func(ctx context.Context, p camunda.Page) ([]camunda.Incident, error) {
 					return x.r.client.ListIncidents(ctx, camunda.IncidentQuery{}, p)
-				})
-			return err
-		})
-	}
-	if x.nJobs > 0 {
-		g.Go(func() (err error) {
-			q := camunda.JobQuery{Retries: camunda.RetriesNone}
-			x.jobList, _, err = camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
-				x.r.pageSize, x.rq.budget,
-				func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
-					return x.r.client.ListJobs(ctx, q, p)
 				})
 			return err
 		})
@@ -576,37 +553,60 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 	return nil
 }
 
-// jobGroups groups the listed jobs by processDefinitionKey (jobs carry it;
-// the cached id lookup fills it in where a job lacks it); jobs beyond the
-// list go to "other".
-func (x *restRead) jobGroups(ctx context.Context) error {
+// readJobs reads the jobs aspect: GET /job/count for the jobs with no
+// retries left, then those jobs (at most max_listed_tasks) grouped by their
+// processDefinitionKey (the cached id lookup fills it in where a job lacks
+// it); jobs beyond the list go to "other".
+func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
+	out := &jobsRead{}
+	q := camunda.JobQuery{Retries: camunda.RetriesNone}
+	n, err := r.client.CountJobs(ctx, q)
+	if err != nil || n == 0 {
+		return out, err
+	}
+	jobs, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
+		r.pageSize, rq.budget,
+		func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
+			return r.client.ListJobs(ctx, q, p)
+		})
+	if err != nil {
+		return nil, err
+	}
+	if out.exhausted, err = r.groupJobs(ctx, jobs, n); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// groupJobs groups listed jobs by process definition key in the order of
+// their first job; of n jobs, those beyond the list go to "other".
+func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64) ([]jobGroup, error) {
 	var missing []string
-	for _, j := range x.jobList {
+	for _, j := range jobs {
 		if j.ProcessDefinitionKey == "" && j.ProcessDefinitionID != "" {
 			missing = append(missing, j.ProcessDefinitionID)
 		}
 	}
-	keys, err := x.r.client.ProcessDefinitionKeys(ctx, missing)
+	keys, err := r.client.ProcessDefinitionKeys(ctx, missing)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var out jobRead
+	var out []jobGroup
 	index := map[string]int{}
-	for _, j := range x.jobList {
+	for _, j := range jobs {
 		key := j.ProcessDefinitionKey
 		if key == "" {
 			key = keys[j.ProcessDefinitionID]
 		}
 		if i, ok := index[key]; ok {
-			out.groups[i].n++
+			out[i].n++
 		} else {
-			index[key] = len(out.groups)
-			out.groups = append(out.groups, jobGroup{key: key, n: 1})
+			index[key] = len(out)
+			out = append(out, jobGroup{key: key, n: 1})
 		}
 	}
-	if rest := x.nJobs - int64(len(x.jobList)); rest > 0 {
-		out.groups = append(out.groups, jobGroup{key: labellimit.Other, n: rest, folded: true})
+	if rest := n - int64(len(jobs)); rest > 0 {
+		out = append(out, jobGroup{key: labellimit.Other, n: rest, folded: true})
 	}
-	x.out.jobs = out
-	return nil
+	return out, nil
 }

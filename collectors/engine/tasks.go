@@ -24,8 +24,8 @@ func (run *collectionRun) topic(topic string, tr *topicRead, fresh, recent map[s
 	}
 	run.st.expirations[topic] += float64(r.events.expirations)
 	run.st.redeliveries[topic] += float64(r.events.redeliveries)
-	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.engine, topic)
-	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.engine, topic)
+	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.e.name, topic)
+	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.e.name, topic)
 	run.emitHistory(topic)
 }
 
@@ -151,7 +151,7 @@ func partitionOf(tc topicCounts, r readings) partition {
 
 func (run *collectionRun) emitPartition(topic string, p partition) {
 	for _, s := range catalog.ExternalTaskStates() {
-		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.engine, topic, s)
+		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.e.name, topic, s)
 	}
 }
 
@@ -171,7 +171,7 @@ func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]i
 		byLabel[labellimit.Other] += rest
 	}
 	for _, w := range sortedKeys(byLabel) {
-		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.engine, topic, w)
+		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.e.name, topic, w)
 	}
 }
 
@@ -182,7 +182,7 @@ func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
 	if tr.counts.fetchable() > 0 && !tr.oldest.IsZero() {
 		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
 	}
-	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.engine, topic)
+	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.e.name, topic)
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
