@@ -68,6 +68,7 @@ const (
 	CamundaIncidents                    = "camunda_incidents"
 	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
 	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
+	CamundaProcessInstances             = "camunda_process_instances"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -159,6 +160,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): age in seconds of the oldest open incident of this type, by the engine's clock." + polled},
 		{CamundaJobsRetriesExhausted, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): async jobs (continuations, timers) with no retries left." + polled},
+		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): running process instances of all versions of the process definition, suspended ones included, as the engine's process definition statistics count them (0 for a deployed definition without instances); keys beyond label_value_limit fold into \"other\"." + polled},
 
 		// Worker tables in PostgreSQL.
 		{IdempotencyRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},

@@ -441,6 +441,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"FirstSightingOfFailedTasks", nil, scenarioFirstSighting},
 		{"JobRetriesExhausted", timerProcess, scenarioJobs},
 		{"JoinCrashCases", nil, scenarioJoinCrashCases},
+		{"ProcessInstances", nil, scenarioProcessInstances},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -464,16 +465,50 @@ func TestCamundaEngine(t *testing.T) {
 			// With the engine full of the scenarios' leftovers: the request
 			// budget of docs/camunda-states.md, counted at a proxy.
 			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, creds) })
+			t.Run("MissingEndpoints", func(t *testing.T) { engineMissingEndpoints(t, e, creds) })
 			t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })
 			t.Run("BasicAuth", func(t *testing.T) { engineBasicAuth(t, e) })
 		})
 	}
 }
 
-// countingProxy forwards to the engine and counts requests per path.
+// countingProxy forwards to the engine and counts requests per path;
+// paths in missing answer 404, as an engine without the endpoint does.
 type countingProxy struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu      sync.Mutex
+	counts  map[string]int
+	missing map[string]bool
+	URL     string
+}
+
+// startCountingProxy starts a proxy in front of the engine.
+func startCountingProxy(t *testing.T, e *camundatest.Engine, missing ...string) *countingProxy {
+	t.Helper()
+	target, err := url.Parse(e.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{counts: map[string]int{}, missing: map[string]bool{}}
+	for _, m := range missing {
+		p.missing[m] = true
+	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := strings.TrimPrefix(r.URL.Path, "/engine-rest")
+		p.mu.Lock()
+		p.counts[path]++
+		p.mu.Unlock()
+		if p.missing[path] {
+			http.NotFound(w, r)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL + "/engine-rest"
+	return p
 }
 
 func (p *countingProxy) snapshot() map[string]int {
@@ -485,22 +520,8 @@ func (p *countingProxy) snapshot() map[string]int {
 }
 
 func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
-	target, err := url.Parse(e.BaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingProxy{counts: map[string]int{}}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.counts[strings.TrimPrefix(r.URL.Path, "/engine-rest")]++
-		p.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	x := newCamundaExporter(t, camundaConfig(srv.URL+"/engine-rest", "", creds))
+	p := startCountingProxy(t, e)
+	x := newCamundaExporter(t, camundaConfig(p.URL, "", creds))
 	x.collect()
 	p.snapshot()
 	x.collect() // steady state: telemetry and definition keys cached
@@ -556,6 +577,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 		// 4 engine-wide state-group counts, one total per topic holding tasks
 		"/external-task/count": 4 + open + perTopic,
 		"/incident/count":      1, "/job/count": 1,
+		"/process-definition/statistics": 1,
 	}
 	for path, want := range exact {
 		if got[path] != want {
@@ -907,6 +929,73 @@ func scenarioJobs(s *scenario) {
 	if v := s.exp.must(catalog.CamundaJobsRetriesExhausted, l); v != 0 {
 		s.t.Errorf("camunda_jobs_retries_exhausted after retries restored = %v, want 0 (kept)", v)
 	}
+}
+
+// engineMissingEndpoints: an engine version without an endpoint one
+// collector needs (a proxy answers 404 for it) fails that collector with an
+// error naming the endpoint and the status; the engine is up and the other
+// collectors report.
+func engineMissingEndpoints(t *testing.T, e *camundatest.Engine, creds string) {
+	for path, collector := range map[string]string{
+		"/process-definition/statistics": catalog.CollectorCamundaProcesses,
+		"/job/count":                     catalog.CollectorCamundaJobs,
+		"/external-task/topic-names":     catalog.CollectorCamunda,
+	} {
+		t.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(t *testing.T) {
+			p := startCountingProxy(t, e, path)
+			x := newCamundaExporter(t, camundaConfig(p.URL, "", creds))
+			x.collect()
+			if v := x.must(catalog.CamundaUp, nil); v != 1 {
+				t.Fatalf("camunda_up = %v", v)
+			}
+			for _, c := range []string{catalog.CollectorCamunda, catalog.CollectorCamundaJobs, catalog.CollectorCamundaProcesses} {
+				want := 1.0
+				if c == collector {
+					want = 0
+				}
+				if v := x.must(catalog.ExporterCollectorUp, map[string]string{"collector": c}); v != want {
+					t.Errorf("collector %s up = %v, want %v", c, v, want)
+				}
+			}
+			if msg := "GET " + path + ": HTTP 404 Not Found"; !strings.Contains(x.logs.String(), msg) {
+				t.Errorf("the log does not say %q:\n%s", msg, x.logs)
+			}
+		})
+	}
+}
+
+// scenarioProcessInstances: camunda_process_instances counts the running
+// instances of every version of the key, suspended ones included, as the
+// engine's own process instance count does.
+func scenarioProcessInstances(s *scenario) {
+	l := map[string]string{"engine": "e1", "process_definition_key": s.key}
+	want := func(n int) {
+		s.t.Helper()
+		s.exp.collect()
+		engine, err := s.c.Count(s.ctx, "/process-instance/count", url.Values{"processDefinitionKey": {s.key}})
+		s.ok(err)
+		if got := s.exp.must(catalog.CamundaProcessInstances, l); got != float64(n) || engine != n {
+			s.t.Errorf("camunda_process_instances = %v, the engine counts %d, want %d", got, engine, n)
+		}
+	}
+	want(0) // deployed, no instance yet
+	s.start(3)
+	want(3)
+	// A second version of the same key: its instances add up under the key.
+	_, err := s.c.Deploy(s.ctx, s.key, map[string][]byte{s.key + ".bpmn": camundatest.ExternalTaskProcess(s.key, s.topic, s.topic+".2")})
+	s.ok(err)
+	pi, err := s.c.StartProcess(s.ctx, s.key, "", nil)
+	s.ok(err)
+	want(4)
+	s.ok(s.c.SetProcessInstanceSuspended(s.ctx, pi.ID, true))
+	want(4)
+	s.ok(s.c.Do(s.ctx, http.MethodDelete, "/process-instance/"+pi.ID, nil, nil))
+	want(3)
+	tasks := s.fetch(s.worker("w1"), time.Minute, 3)
+	for _, tk := range tasks {
+		s.ok(s.worker("w1").Complete(s.ctx, tk.ID, nil))
+	}
+	want(0)
 }
 
 // engineDatabaseChecks: what `check` relies on in engine-database mode, on

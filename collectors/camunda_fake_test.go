@@ -60,6 +60,7 @@ type fakeCamunda struct {
 	incidents []fakeIncident
 	jobs      []fakeJob
 	defs      map[string]string // id -> key
+	instances map[string]int    // definition id -> running process instances
 	requests  map[string]int
 	fail      map[string]int // path -> HTTP status to answer instead
 	noCreate  bool           // answer 400 to sortBy=createTime (engines before 7.21)
@@ -73,7 +74,7 @@ func newFakeCamunda(t *testing.T) *fakeCamunda {
 	f := &fakeCamunda{
 		now:     time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
 		version: "7.24.0",
-		defs:    map[string]string{}, requests: map[string]int{}, fail: map[string]int{},
+		defs:    map[string]string{}, instances: map[string]int{}, requests: map[string]int{}, fail: map[string]int{},
 	}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
@@ -325,6 +326,14 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			out = append(out, map[string]any{"id": j.id, "processDefinitionId": j.defID, "processDefinitionKey": j.defKey, "retries": j.retries})
 		}
 		reply(out)
+	case "/process-definition/statistics":
+		// Every definition, with its running instances (0 without).
+		out := []map[string]any{}
+		for _, id := range sortedKeys(f.defs) {
+			out = append(out, map[string]any{"id": id, "instances": f.instances[id], "failedJobs": 0,
+				"definition": map[string]any{"id": id, "key": f.defs[id]}})
+		}
+		reply(out)
 	case "/process-definition":
 		out := []map[string]any{}
 		for _, id := range strings.Split(q.Get("processDefinitionIdIn"), ",") {
@@ -336,6 +345,15 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(http.StatusNotFound)
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func page[T any](xs []T, q map[string][]string) []T {

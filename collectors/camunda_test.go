@@ -417,7 +417,8 @@ func TestCamundaRequestBudget(t *testing.T) {
 	// + in-flight tasks within max_listed_tasks: one engine-wide list each
 	//   of locked (150, one page of 1000) and lapsed (3) = 2
 	// + oldest waiting: a, b = 2
-	want := 3 + 7 + 2 + 2 + 2
+	// + camunda_processes: 1 process definition statistics
+	want := 3 + 7 + 2 + 2 + 2 + 1
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
@@ -765,4 +766,33 @@ func TestCamundaCollectorsFailAlone(t *testing.T) {
 		}
 	}
 	wantValue(t, e, catalog.ExporterCollectErrors, map[string]string{"collector": "connect"}, 1)
+}
+
+// camunda_process_instances: the running instances of every version of a
+// key add up; a deployed key without instances reports 0; keys are admitted
+// in name order up to label_value_limit; a key whose definitions are gone
+// keeps reporting 0. One request per collection.
+func TestCamundaProcessInstances(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.defs["p:1:x"], f.defs["p:2:y"], f.defs["q:1:z"], f.defs["r:1:w"] = "p", "p", "q", "r"
+	f.instances["p:1:x"], f.instances["p:2:y"], f.instances["r:1:w"] = 2, 1, 4
+	e := fakeExporter(t, f, "", "    label_value_limit: 2\n")
+	e.collect()
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "p"}, 3)
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "q"}, 0)
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "other"}, 4)
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaProcessInstances}, 1)
+	if n := f.requests["/process-definition/statistics"]; n != 1 {
+		t.Fatalf("%d statistics requests in one collection, want 1", n)
+	}
+	f.mu.Lock()
+	delete(f.defs, "q:1:z")
+	f.instances["p:2:y"] = 0
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "p"}, 2)
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "q"}, 0)
+	if n := len(e.samples(catalog.CamundaProcessInstances)); n != 3 {
+		t.Fatalf("%d series, want 3 (p, q, other)", n)
+	}
 }

@@ -97,5 +97,10 @@ func externalTasks() *board {
 		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},
 		"job", "instance")
+
+	d.row("Process instances")
+	d.series(panel{title: "Running process instances", unit: "short",
+		desc:    "Running process instances per process definition key (all versions, suspended ones included), from the engine's process definition statistics.",
+		targets: []target{{expr: sumBy(sel(catalog.CamundaProcessInstances, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
 	return d
 }

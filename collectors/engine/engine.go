@@ -25,7 +25,9 @@ import (
 //
 //   - "camunda" (Collector, collector.go): external tasks, their history
 //     log, incidents;
-//   - "camunda_jobs" (jobsCollector, jobs.go): async jobs.
+//   - "camunda_jobs" (jobsCollector, jobs.go): async jobs;
+//   - "camunda_processes" (processesCollector, processes.go): running
+//     process instances per process definition.
 //
 // Each aspect reads the engine through its REST API (rest.go) or, with
 // camunda[].database, the engine's own tables (enginedb.go); the rules, the
@@ -49,6 +51,7 @@ type Engine struct {
 
 	tasks *Collector
 	jobs  *jobsCollector
+	procs *processesCollector
 }
 
 // Options are the shared parts an engine's collectors need.
@@ -99,13 +102,14 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	}
 	e.tasks = newCollector(e, o)
 	e.jobs = newJobsCollector(e, o)
+	e.procs = newProcessesCollector(e, o)
 	return e, nil
 }
 
 // Collectors are the engine's collectors, in the order a collection runs
 // them.
 func (e *Engine) Collectors() []poll.Collector {
-	return []poll.Collector{e.tasks, e.jobs}
+	return []poll.Collector{e.tasks, e.jobs, e.procs}
 }
 
 // Probe reads GET /version: the engine answers (camunda_up), its version,

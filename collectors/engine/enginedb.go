@@ -99,9 +99,10 @@ var engineTables = []struct {
 	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}, []string{nameTasks}},
 	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}, []string{nameTasks}},
 	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_"}, []string{nameTasks}},
-	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs}},
+	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs, nameProcesses}},
+	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_"}, []string{nameProcesses}},
 	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_"}, []string{nameJobs}},
-	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs}},
+	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs, nameProcesses}},
 }
 
 // historySQL reads the history log entries since $1, newest first. It is
@@ -605,6 +606,40 @@ ORDER BY min(j.id_)`)
 				return fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
 			}
 			out.exhausted = append(out.exhausted, g)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// processInstancesSQL is the engine's process definition statistics query
+// (Statistics.xml: every definition, left joined with the executions that
+// are process instances, ID_ = PROC_INST_ID_), summed per key.
+const processInstancesSQL = `SELECT d.key_, count(e.id_)
+FROM %[1]sact_re_procdef d LEFT JOIN %[1]sact_ru_execution e ON e.proc_def_id_ = d.id_ AND e.id_ = e.proc_inst_id_
+GROUP BY d.key_`
+
+// readProcesses reads the running process instances per process definition
+// key, as GET /process-definition/statistics counts them.
+func (r *engineDBReader) readProcesses(ctx context.Context) (out map[string]int64, err error) {
+	defer func() { r.failed(nameProcesses, err) }()
+	if err := r.ready(ctx, nameProcesses); err != nil {
+		return nil, err
+	}
+	out = map[string]int64{}
+	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, fmt.Sprintf(processInstancesSQL, r.prefix))
+		if err != nil {
+			return fmt.Errorf("%s: reading act_ru_execution: %w", r.key, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key string
+			var n int64
+			if err := rows.Scan(&key, &n); err != nil {
+				return fmt.Errorf("%s: reading act_ru_execution: %w", r.key, err)
+			}
+			out[key] += n
 		}
 		return rows.Err()
 	})
