@@ -31,3 +31,26 @@ func TestListExternalTaskLog(t *testing.T) {
 		t.Fatalf("decoded %+v", got)
 	}
 }
+
+func TestListJobLog(t *testing.T) {
+	f := newFakeEngine(t)
+	var query url.Values
+	f.handle("/history/job-log", func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query()
+		_, _ = w.Write([]byte(`[{"id":"l1","timestamp":"2026-12-02T13:04:05.120+0100","jobId":"j1","processDefinitionKey":"order",
+"activityId":"bad","creationLog":false,"failureLog":true,"successLog":false,"deletionLog":false}]`))
+	})
+	c := newTestClient(t, f.URL+"/engine-rest", nil)
+	got, err := c.ListJobLog(context.Background(), Page{MaxResults: 5, Sort: Sort{By: JobLogSortTimestamp, Order: Descending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"firstResult": {"0"}, "maxResults": {"5"}, "sortBy": {"timestamp"}, "sortOrder": {"desc"}}
+	if query.Encode() != want.Encode() {
+		t.Fatalf("query %s, want %s", query.Encode(), want.Encode())
+	}
+	if len(got) != 1 || got[0].JobID != "j1" || !got[0].FailureLog || got[0].ProcessDefinitionKey != "order" ||
+		got[0].Timestamp.UTC().Format("15:04:05.000") != "12:04:05.120" {
+		t.Fatalf("decoded %+v", got)
+	}
+}

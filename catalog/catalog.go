@@ -69,6 +69,10 @@ const (
 	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
 	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
 	CamundaProcessInstances             = "camunda_process_instances"
+	CamundaJobsExecutable               = "camunda_jobs_executable"
+	CamundaJobOldestExecutableAge       = "camunda_job_oldest_executable_age_seconds"
+	CamundaJobFailures                  = "camunda_job_failures_total"
+	CamundaJobSuccesses                 = "camunda_job_successes_total"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -98,6 +102,7 @@ const (
 	ExporterLabelValuesFolded     = "workflow_exporter_label_values_folded_total"
 	ExporterUnwatchedTasks        = "workflow_exporter_unwatched_external_tasks"
 	ExporterHistoryReadsCut       = "workflow_exporter_history_reads_cut_total"
+	ExporterJobHistoryReadsCut    = "workflow_exporter_job_history_reads_cut_total"
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
@@ -160,6 +165,14 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): age in seconds of the oldest open incident of this type, by the engine's clock." + polled},
 		{CamundaJobsRetriesExhausted, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): async jobs (continuations, timers) with no retries left." + polled},
+		{CamundaJobsExecutable, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): async jobs the job executor could run now: the engine's executable filter (retries left, due date null or past, process instance not suspended) on jobs that are not suspended, jobs being executed included. Over REST, jobs beyond max_listed_tasks count under process_definition_key=\"other\"." + polled},
+		{CamundaJobOldestExecutableAge, Gauge, SourceCamunda, []string{"engine"},
+			"Camunda engine (REST API or engine database): seconds since the oldest executable job became due (its due date, or its creation for a job without one), by the engine's clock; 0 when no job is executable. It rises while the job executor runs nothing. Over REST exact up to max_listed_tasks executable jobs, a lower bound beyond (the list cannot be sorted by creation)." + polled},
+		{CamundaJobFailures, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+		{CamundaJobSuccesses, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
 		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): running process instances of all versions of the process definition, suspended ones included, as the engine's process definition statistics count them (0 for a deployed definition without instances); keys beyond label_value_limit fold into \"other\"." + polled},
 
@@ -220,6 +233,8 @@ func all() []Metric {
 			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
 		{ExporterHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
 			"Exporter: collections of this engine that found more new external task history log entries than max_history_entries; the failures and completions of those intervals are undercounted."},
+		{ExporterJobHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
+			"Exporter: collections of this engine that found more new job history log entries than max_history_entries; the job failures and successes of those intervals are undercounted."},
 		// Served by client_golang's version collector
 		// (prometheus/collectors/version), with its labels and HELP text.
 		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},

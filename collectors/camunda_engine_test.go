@@ -442,6 +442,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"JobRetriesExhausted", timerProcess, scenarioJobs},
 		{"JoinCrashCases", nil, scenarioJoinCrashCases},
 		{"ProcessInstances", nil, scenarioProcessInstances},
+		{"AsyncJobs", asyncProcess, scenarioAsyncJobs},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -450,8 +451,12 @@ func TestCamundaEngine(t *testing.T) {
 			// every scenario is read in both modes (REST and engine
 			// database) side by side: the values must be identical.
 			u := engineUnderTest{dbURL: pgtest.NewDatabase(t), tzName: engineTimeZone}
+			// The job executor is off, as when it stopped: async jobs
+			// stay executable until a scenario runs one (POST
+			// /job/{id}/execute).
 			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword,
-				PostgresURL: u.dbURL, TimeZone: engineTimeZone})
+				PostgresURL: u.dbURL, TimeZone: engineTimeZone,
+				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false"}})
 			u.e, u.creds = e, credentialsConfig(t, enginePassword)
 			creds := u.creds
 			t.Run("scenarios", func(t *testing.T) {
@@ -576,7 +581,9 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 		"/version": 1, "/external-task/topic-names": 1, "/history/external-task-log": 1,
 		// 4 engine-wide state-group counts, one total per topic holding tasks
 		"/external-task/count": 4 + open + perTopic,
-		"/incident/count":      1, "/job/count": 1,
+		"/incident/count":      1,
+		// camunda_jobs: no retries left, executable; one job log page
+		"/job/count": 2, "/history/job-log": 1,
 		"/process-definition/statistics": 1,
 	}
 	for path, want := range exact {
@@ -591,7 +598,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	if n, max := got["/external-task"], listed+2+open; n > max {
 		t.Errorf("/external-task: %d list requests for %d topics with tasks, want at most %d", n, open, max)
 	}
-	for path, max := range map[string]int{"/incident": 1, "/job": 1, "/process-definition": 0, "/telemetry/data": 0} {
+	for path, max := range map[string]int{"/incident": 1, "/job": 2, "/process-definition": 0, "/telemetry/data": 0} {
 		if got[path] > max {
 			t.Errorf("%s: %d requests, want at most %d", path, got[path], max)
 		}
@@ -929,6 +936,125 @@ func scenarioJobs(s *scenario) {
 	if v := s.exp.must(catalog.CamundaJobsRetriesExhausted, l); v != 0 {
 		s.t.Errorf("camunda_jobs_retries_exhausted after retries restored = %v, want 0 (kept)", v)
 	}
+}
+
+// asyncProcess adapts camundatest.AsyncProcess to the scenarios' process
+// builder (the topic is unused: the process has no external task).
+func asyncProcess(key, _ string) []byte { return camundatest.AsyncProcess(key) }
+
+// scenarioAsyncJobs: with the job executor off, async continuations stay
+// executable: camunda_jobs_executable counts them as the engine's
+// executable&active query does, and camunda_job_oldest_executable_age_seconds
+// grows from the oldest one's creation (they have no due date). Executing
+// them one by one (POST /job/{id}/execute) writes job log entries: each
+// failure and success counts once, as the engine's job log counts them.
+func scenarioAsyncJobs(s *scenario) {
+	key := map[string]string{"engine": "e1", "process_definition_key": s.key}
+	engine := map[string]string{"engine": "e1"}
+	jobCount := func(kv ...string) int {
+		s.t.Helper()
+		q := url.Values{"processDefinitionKey": {s.key}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			q.Set(kv[i], kv[i+1])
+		}
+		n, err := s.c.Count(s.ctx, "/job/count", q)
+		s.ok(err)
+		return n
+	}
+	logCount := func(kind string) int {
+		s.t.Helper()
+		n, err := s.c.Count(s.ctx, "/history/job-log/count", url.Values{"processDefinitionKey": {s.key}, kind: {"true"}})
+		s.ok(err)
+		return n
+	}
+	want := func(name string, labels map[string]string, v float64) {
+		s.t.Helper()
+		if got := s.exp.must(name, labels); got != v {
+			s.t.Errorf("%s%v = %v, want %v", name, labels, got, v)
+		}
+	}
+	for _, fail := range []bool{false, false, true} {
+		_, err := s.c.StartProcess(s.ctx, s.key, "", map[string]any{"fail": fail})
+		s.ok(err)
+	}
+	var jobs []struct {
+		ID, CreateTime string
+		DueDate        *string
+	}
+	s.ok(s.c.Get(s.ctx, "/job", url.Values{"processDefinitionKey": {s.key}, "sortBy": {"jobId"}, "sortOrder": {"asc"}, "maxResults": {"10"}}, &jobs))
+	if len(jobs) != 3 {
+		s.t.Fatalf("engine: %d jobs, want 3", len(jobs))
+	}
+	var oldest time.Time
+	for _, j := range jobs {
+		if j.DueDate != nil {
+			s.t.Fatalf("engine: an async continuation with due date %s", *j.DueDate)
+		}
+		created, err := camundatest.ParseTime(j.CreateTime)
+		s.ok(err)
+		if oldest.IsZero() || created.Before(oldest) {
+			oldest = created
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // let the oldest job age measurably
+	collected := time.Now()
+	s.exp.collect()
+	if n := jobCount("executable", "true", "active", "true"); n != 3 {
+		s.t.Fatalf("engine: %d executable jobs, want 3", n)
+	}
+	want(catalog.CamundaJobsExecutable, key, 3)
+	// The engine runs on this machine: its clock is ours. The REST mode's
+	// engine clock is the Date header, truncated to the second.
+	lo, hi := collected.Sub(oldest).Seconds()-1.2, time.Since(oldest).Seconds()+0.2
+	if age := s.exp.must(catalog.CamundaJobOldestExecutableAge, engine); age < lo || age > hi || age <= 0 {
+		s.t.Errorf("oldest executable job age = %.3f s, want between %.3f and %.3f by the engine's createTime", age, lo, hi)
+	}
+
+	// Run them: the two that succeed, and the failing one once.
+	var failing string
+	for _, j := range jobs {
+		resp, err := s.c.Raw(s.ctx, http.MethodPost, "/job/"+j.ID+"/execute", nil, "")
+		s.ok(err)
+		switch {
+		case resp.Status == http.StatusNoContent:
+		case resp.Status >= 400 && strings.Contains(string(resp.Body), "missingBean"):
+			failing = j.ID
+		default:
+			s.t.Fatalf("engine: POST /job/%s/execute: HTTP %d %s", j.ID, resp.Status, resp.Body)
+		}
+	}
+	if failing == "" {
+		s.t.Fatal("no job failed")
+	}
+	s.exp.collect()
+	if f, ok := logCount("failureLog"), logCount("successLog"); f != 1 || ok != 2 {
+		s.t.Fatalf("engine: job log failures %d, successes %d; want 1, 2", f, ok)
+	}
+	want(catalog.CamundaJobFailures, key, 1)
+	want(catalog.CamundaJobSuccesses, key, 2)
+	// The failed job lost one retry and, with no due date, stays executable.
+	want(catalog.CamundaJobsExecutable, key, float64(jobCount("executable", "true", "active", "true")))
+	want(catalog.CamundaJobsExecutable, key, 1)
+	// Fails again: counted once, however often the log is read.
+	resp, err := s.c.Raw(s.ctx, http.MethodPost, "/job/"+failing+"/execute", nil, "")
+	s.ok(err)
+	if resp.Status < 400 {
+		s.t.Fatalf("engine: the failing job ran: HTTP %d", resp.Status)
+	}
+	s.exp.collect()
+	s.exp.collect()
+	want(catalog.CamundaJobFailures, key, 2)
+	want(catalog.CamundaJobFailures, key, float64(logCount("failureLog")))
+	// Out of retries: not executable any more, counted as exhausted; with
+	// no executable job left on the engine, the age is 0.
+	s.ok(s.c.Do(s.ctx, http.MethodPut, "/job/"+failing+"/retries", map[string]any{"retries": 0}, nil))
+	s.exp.collect()
+	want(catalog.CamundaJobsRetriesExhausted, key, 1)
+	want(catalog.CamundaJobsExecutable, key, 0)
+	if n, err := s.c.Count(s.ctx, "/job/count", url.Values{"executable": {"true"}, "active": {"true"}}); err != nil || n != 0 {
+		s.t.Fatalf("engine: %d executable jobs left (%v), want 0", n, err)
+	}
+	want(catalog.CamundaJobOldestExecutableAge, engine, 0)
 }
 
 // engineMissingEndpoints: an engine version without an endpoint one

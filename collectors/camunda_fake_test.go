@@ -47,6 +47,16 @@ type fakeLogEntry struct {
 type fakeJob struct {
 	id, defID, defKey string
 	retries           int
+	due               *time.Time // nil: due since created
+	created           time.Time
+	suspended         bool // the job itself
+	piSuspended       bool // its process instance
+}
+
+// fakeJobLogEntry is one job history log entry; kind as in fakeLogEntry.
+type fakeJobLogEntry struct {
+	id, jobID, key, kind string
+	ts                   time.Time
 }
 
 type fakeCamunda struct {
@@ -59,6 +69,7 @@ type fakeCamunda struct {
 	logSeq    int
 	incidents []fakeIncident
 	jobs      []fakeJob
+	jobLog    []fakeJobLogEntry
 	defs      map[string]string // id -> key
 	instances map[string]int    // definition id -> running process instances
 	requests  map[string]int
@@ -177,6 +188,44 @@ func (f *fakeCamunda) complete(id string) {
 	panic("no task " + id)
 }
 
+// addJob adds a job created now (with its creation log entry).
+func (f *fakeCamunda) addJob(j fakeJob) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j.created.IsZero() {
+		j.created = f.now
+	}
+	f.jobs = append(f.jobs, j)
+	f.jobLogLocked(j.id, j.defKey, "creation")
+}
+
+// executeJob runs a job as the job executor would: on success it is gone,
+// on failure its retries drop by one; either writes a job log entry.
+func (f *fakeCamunda) executeJob(id string, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if j.id != id {
+			continue
+		}
+		if ok {
+			f.jobLogLocked(j.id, j.defKey, "success")
+			f.jobs = append(f.jobs[:i], f.jobs[i+1:]...)
+		} else {
+			j.retries--
+			f.jobLogLocked(j.id, j.defKey, "failure")
+		}
+		return
+	}
+	panic("no job " + id)
+}
+
+func (f *fakeCamunda) jobLogLocked(jobID, key, kind string) {
+	f.logSeq++
+	f.jobLog = append(f.jobLog, fakeJobLogEntry{id: fmt.Sprintf("jl%06d", f.logSeq), jobID: jobID, key: key, kind: kind, ts: f.now})
+}
+
 func (f *fakeCamunda) requestCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -292,6 +341,24 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts)})
 		}
 		reply(out)
+	case "/history/job-log":
+		if q.Get("sortBy") != "timestamp" || q.Get("sortOrder") != "desc" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		es := append([]fakeJobLogEntry(nil), f.jobLog...)
+		sort.SliceStable(es, func(i, j int) bool {
+			if !es[i].ts.Equal(es[j].ts) {
+				return es[i].ts.After(es[j].ts)
+			}
+			return es[i].id < es[j].id
+		})
+		out := []map[string]any{}
+		for _, e := range page(es, q) {
+			out = append(out, map[string]any{"id": e.id, "jobId": e.jobID, "processDefinitionKey": e.key,
+				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts)})
+		}
+		reply(out)
 	case "/incident/count", "/incident":
 		var ins []fakeIncident
 		for _, in := range f.incidents {
@@ -313,17 +380,32 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	case "/job/count", "/job":
 		var js []fakeJob
 		for _, j := range f.jobs {
-			if q.Get("noRetriesLeft") != "true" || j.retries == 0 {
-				js = append(js, j)
+			executable := j.retries > 0 && (j.due == nil || !j.due.After(f.now)) && !j.piSuspended
+			switch {
+			case q.Get("noRetriesLeft") == "true" && j.retries != 0,
+				q.Get("executable") == "true" && !executable,
+				q.Get("active") == "true" && j.suspended:
+				continue
 			}
+			js = append(js, j)
 		}
+		if q.Get("sortBy") != "" && q.Get("sortBy") != "jobId" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		sort.SliceStable(js, func(i, k int) bool { return js[i].id < js[k].id })
 		if path == "/job/count" {
 			count(len(js))
 			return
 		}
 		out := []map[string]any{}
 		for _, j := range page(js, q) {
-			out = append(out, map[string]any{"id": j.id, "processDefinitionId": j.defID, "processDefinitionKey": j.defKey, "retries": j.retries})
+			m := map[string]any{"id": j.id, "processDefinitionId": j.defID, "processDefinitionKey": j.defKey, "retries": j.retries,
+				"createTime": camunda.FormatTime(j.created), "suspended": j.suspended}
+			if j.due != nil {
+				m["dueDate"] = camunda.FormatTime(*j.due)
+			}
+			out = append(out, m)
 		}
 		reply(out)
 	case "/process-definition/statistics":

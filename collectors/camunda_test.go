@@ -359,7 +359,7 @@ func TestCamundaIncidentsAndJobs(t *testing.T) {
 		{"i2", "failedJob", "p:2:y", "a1", base.Add(-time.Minute)},
 		{"i3", "failedExternalTask", "q:1:z", "t1", base.Add(-10 * time.Second)},
 	}
-	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}, {"j2", "p:2:y", "", 0}, {"j3", "q:1:z", "q", 3}}
+	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}, {id: "j2", defID: "p:2:y", defKey: "", retries: 0}, {id: "j3", defID: "q:1:z", defKey: "q", retries: 3}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
 	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedJob", "process_definition_key": "p", "activity_id": "a1"}, 2)
@@ -412,13 +412,15 @@ func TestCamundaRequestBudget(t *testing.T) {
 	got := f.requestCount()
 	// 1 version + 1 telemetry (first collection) + 1 topic-names
 	// + engine-wide: 1 history page, 4 state-group counts, 1 incident
-	//   count, 1 job count = 7
+	//   count = 6
 	// + per topic holding tasks (a, b): 1 count each = 2 (c holds none)
 	// + in-flight tasks within max_listed_tasks: one engine-wide list each
 	//   of locked (150, one page of 1000) and lapsed (3) = 2
 	// + oldest waiting: a, b = 2
+	// + camunda_jobs: 2 job counts (no retries left, executable), 1 job
+	//   log page = 3 (no job, so no job list)
 	// + camunda_processes: 1 process definition statistics
-	want := 3 + 7 + 2 + 2 + 2 + 1
+	want := 3 + 6 + 2 + 2 + 2 + 3 + 1
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
@@ -511,8 +513,11 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.add(&fakeTask{id: "t2", topic: "a"})
 	f.lock("t2", "w1", time.Minute)
 	f.incidents = []fakeIncident{{"i1", "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)}}
-	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
+	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}}
+	f.addJob(fakeJob{id: "j2", defID: "p:1:x", defKey: "p", retries: 3})
 	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.executeJob("j2", false)
 	e.collect()
 	served := expectCatalogFamilies(t, lintAndGather(t, e.set))
 	for _, m := range catalog.All() {
@@ -734,7 +739,7 @@ func TestCamundaRedeliveryAcrossTheHistoryListGap(t *testing.T) {
 func TestCamundaCollectorsFailAlone(t *testing.T) {
 	f := newFakeCamunda(t)
 	f.add(&fakeTask{id: "t1", topic: "a"})
-	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
+	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
 	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, map[string]string{"process_definition_key": "p"}, 1)
@@ -795,4 +800,70 @@ func TestCamundaProcessInstances(t *testing.T) {
 	if n := len(e.samples(catalog.CamundaProcessInstances)); n != 3 {
 		t.Fatalf("%d series, want 3 (p, q, other)", n)
 	}
+}
+
+// The jobs collector: executable jobs per key by the engine's filter, the
+// age of the oldest executable job since it became due (its due date, or
+// its creation without one), and job failures and successes from the job
+// log, each entry once.
+func TestCamundaJobs(t *testing.T) {
+	f := newFakeCamunda(t)
+	now := f.now
+	at := func(d time.Duration) *time.Time { ts := now.Add(d); return &ts }
+	f.addJob(fakeJob{id: "j1", defKey: "p", retries: 3, created: now.Add(-10 * time.Minute)})                     // continuation, due since created
+	f.addJob(fakeJob{id: "j2", defKey: "p", retries: 3, due: at(time.Hour)})                                      // timer, not due yet
+	f.addJob(fakeJob{id: "j3", defKey: "q", retries: 3, due: at(-5 * time.Minute), created: now.Add(-time.Hour)}) // timer due 5 minutes ago
+	f.addJob(fakeJob{id: "j4", defKey: "q", retries: 3, suspended: true, created: now.Add(-2 * time.Hour)})
+	f.addJob(fakeJob{id: "j5", defKey: "q", retries: 3, piSuspended: true, created: now.Add(-2 * time.Hour)})
+	f.addJob(fakeJob{id: "j6", defKey: "q", retries: 0, created: now.Add(-2 * time.Hour)})
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	p, q := map[string]string{"process_definition_key": "p"}, map[string]string{"process_definition_key": "q"}
+	wantValue(t, e, catalog.CamundaJobsExecutable, p, 1)
+	wantValue(t, e, catalog.CamundaJobsExecutable, q, 1)
+	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, q, 1)
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 600)
+	// The first reading of the job log is a baseline: its keys report 0.
+	wantValue(t, e, catalog.CamundaJobFailures, p, 0)
+	wantValue(t, e, catalog.CamundaJobSuccesses, q, 0)
+
+	f.advance(time.Minute)
+	f.executeJob("j1", false) // fails, retries 2, still executable
+	f.executeJob("j3", true)  // done
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobFailures, p, 1)
+	wantValue(t, e, catalog.CamundaJobSuccesses, q, 1)
+	wantValue(t, e, catalog.CamundaJobSuccesses, p, 0)
+	wantValue(t, e, catalog.CamundaJobsExecutable, q, 0) // seen once, kept at 0
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 660)
+	// Read again within late_commit_window, and after history cleanup:
+	// nothing counts twice, nothing goes down.
+	f.advance(10 * time.Second)
+	e.collect()
+	f.mu.Lock()
+	f.jobLog = nil
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobFailures, p, 1)
+	wantValue(t, e, catalog.CamundaJobSuccesses, q, 1)
+	// Nothing executable: age 0.
+	f.executeJob("j1", true)
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 0)
+	wantValue(t, e, catalog.CamundaJobSuccesses, p, 1)
+}
+
+// Over REST the executable jobs are listed up to max_listed_tasks (by id):
+// the rest count under "other", and the oldest age comes from the listed
+// ones, a lower bound.
+func TestCamundaJobsBeyondTheList(t *testing.T) {
+	f := newFakeCamunda(t)
+	for i := 0; i < 5; i++ {
+		f.addJob(fakeJob{id: fmt.Sprint("j", i), defKey: "p", retries: 3, created: f.now.Add(-time.Duration(i+1) * time.Minute)})
+	}
+	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobsExecutable, map[string]string{"process_definition_key": "p"}, 3)
+	wantValue(t, e, catalog.CamundaJobsExecutable, map[string]string{"process_definition_key": "other"}, 2)
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 180) // j2; j4 (5 minutes) is not listed
 }

@@ -34,6 +34,11 @@ func externalTasks() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateLockExpired+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
+	d.stat(panel{title: "Oldest executable job", unit: "s",
+		desc:     "Since when the oldest async job that could run now has been due (its due date, or its creation without one), by the engine's clock. Growing while no job succeeds or fails means the job executor runs nothing.",
+		targets:  []target{{expr: "max(" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")"}},
+		steps:    []step{{300, "orange"}, {600, "red"}},
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
 	d.stat(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down or its camunda collector fails.",
 		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine), sel(catalog.ExporterCollectorUp, mSourceEngine, `collector="`+catalog.CollectorCamunda+`"`))}},
@@ -80,7 +85,7 @@ func externalTasks() *board {
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskRedeliveries, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskDuplicateExecution, rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
-	d.row("Incidents and jobs")
+	d.row("Incidents")
 	d.series(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents per type and process definition.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaIncidents, mEngine), "incident_type", "process_definition_key"), legend: "{{incident_type}} {{process_definition_key}}"}},
@@ -89,14 +94,31 @@ func externalTasks() *board {
 		desc:     "Age of the oldest open incident per engine and type, by the engine's clock.",
 		targets:  []target{{expr: "max by (engine, incident_type) (" + sel(catalog.CamundaIncidentOldestAge, mEngine) + ")", legend: "{{engine}} {{incident_type}}"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})
-	d.series(panel{title: "Async jobs out of retries", unit: "short",
-		desc:     "Async continuations and timers with no retries left, per process definition.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
-		runbooks: []string{rules.CamundaIncidentsOpen}})
 	d.labelTable(panel{title: "Engines", unit: "none",
 		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},
 		"job", "instance")
+
+	d.row("Async jobs")
+	d.series(panel{title: "Oldest executable job", unit: "s",
+		desc:     "Per engine, since when the oldest async job that could run now has been due (its due date, or its creation for a continuation without one); 0 when none is executable. A stopped job executor shows here first.",
+		targets:  []target{{expr: "max by (engine) (" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")", legend: "{{engine}}"}},
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
+	d.series(panel{title: "Executable jobs", unit: "short",
+		desc:     "Async jobs the job executor could run now (retries left, due, not suspended), per process definition. Short-lived with a healthy executor; a pile-up means it falls behind or stopped.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsExecutable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
+	d.series(panel{title: "Job executions", unit: "ops",
+		desc: "Successful and failed job executions per second, per process definition, from the job history log.",
+		targets: []target{
+			{expr: sumBy(rate(catalog.CamundaJobSuccesses, mEngine), "process_definition_key"), legend: "succeeded {{process_definition_key}}"},
+			{expr: sumBy(rate(catalog.CamundaJobFailures, mEngine), "process_definition_key"), legend: "failed {{process_definition_key}}"},
+		},
+		runbooks: []string{rules.CamundaJobExecutorStalled, rules.CamundaIncidentsOpen}})
+	d.series(panel{title: "Async jobs out of retries", unit: "short",
+		desc:     "Async continuations and timers with no retries left, per process definition: each has a failedJob incident.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 
 	d.row("Process instances")
 	d.series(panel{title: "Running process instances", unit: "short",

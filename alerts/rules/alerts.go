@@ -27,6 +27,7 @@ const (
 	CamundaExternalTaskRetryStorm         = "CamundaExternalTaskRetryStorm"
 	CamundaExternalTaskBacklogStalled     = "CamundaExternalTaskBacklogStalled"
 	CamundaIncidentsOpen                  = "CamundaIncidentsOpen"
+	CamundaJobExecutorStalled             = "CamundaJobExecutorStalled"
 	WorkflowExporterSourceDown            = "WorkflowExporterSourceDown"
 	WorkflowExporterDown                  = "WorkflowExporterDown"
 )
@@ -37,6 +38,7 @@ const (
 	GroupInbox       = "workflow-inbox"
 	GroupIdempotency = "workflow-idempotency"
 	GroupCamunda     = "camunda-external-tasks"
+	GroupCamundaJobs = "camunda-jobs"
 	GroupExporter    = "workflow-exporter"
 )
 
@@ -81,6 +83,8 @@ func Alerts() []Alert {
 		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda},
 		{CamundaExternalTaskBacklogStalled, Warning, GroupCamunda},
 		{CamundaIncidentsOpen, Warning, GroupCamunda},
+
+		{CamundaJobExecutorStalled, Warning, GroupCamundaJobs},
 
 		{WorkflowExporterSourceDown, Warning, GroupExporter},
 		{WorkflowExporterDown, Warning, GroupExporter},

@@ -100,8 +100,9 @@ var engineTables = []struct {
 	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}, []string{nameTasks}},
 	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_"}, []string{nameTasks}},
 	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs, nameProcesses}},
-	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_"}, []string{nameProcesses}},
-	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_"}, []string{nameJobs}},
+	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_"}, []string{nameJobs, nameProcesses}},
+	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_", "duedate_", "create_time_", "suspension_state_", "execution_id_", "process_instance_id_"}, []string{nameJobs}},
+	{"act_hi_job_log", []string{"id_", "timestamp_", "process_def_key_", "job_state_"}, []string{nameJobs}},
 	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs, nameProcesses}},
 }
 
@@ -111,6 +112,16 @@ var engineTables = []struct {
 const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_
 FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
+
+// historyLogs are the history tables read as a stream by timestamp, with
+// their query and why they need an index on timestamp_ (the engine creates
+// none).
+var historyLogs = map[string]struct{ query, sql, why string }{
+	"act_hi_ext_task_log": {"history", historySQL,
+		"failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"},
+	"act_hi_job_log": {"job log", jobLogSQL,
+		"job failures and successes read the job log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole job log"},
+}
 
 // DatabaseRequirements are the engine tables the engine-database mode reads
 // (schema "" for the search_path), with the index it relies on.
@@ -127,7 +138,7 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 		for _, c := range t.columns {
 			r.Columns = append(r.Columns, pgschema.Column{Key: key, Name: c})
 		}
-		if t.table == "act_hi_ext_task_log" {
+		if h, ok := historyLogs[t.table]; ok {
 			q := pgx.Identifier{}
 			if schema != "" {
 				q = pgx.Identifier{schema}
@@ -136,10 +147,9 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 			if len(q) > 0 {
 				sqlPrefix = q.Sanitize() + "."
 			}
-			r.Queries = []pgschema.Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
+			r.Queries = []pgschema.Query{{Name: h.query, SQL: fmt.Sprintf(h.sql, sqlPrefix),
 				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), config.DefaultMaxHistoryEntries + 1}}}
-			r.Indexes = []pgschema.Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
-				Why: "failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"}}
+			r.Indexes = []pgschema.Index{{Name: t.table + "_timestamp_idx", Columns: []string{"timestamp_"}, Query: h.query, Why: h.why}}
 		}
 		out = append(out, r)
 	}
@@ -149,24 +159,25 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 // IndexSQL renders deploy/sql/camunda/001_history_timestamp_index.sql.
 func IndexSQL() string {
 	var b strings.Builder
-	b.WriteString(`-- The index the exporter relies on in the engine's own database, for both
+	b.WriteString(`-- The indexes the exporter relies on in the engine's own database, for both
 -- modes. Generated from the collectors' requirements (go generate
 -- ./collectors); do not edit by hand.
 --
--- Camunda 7 (and Operaton) create no index on ACT_HI_EXT_TASK_LOG.TIMESTAMP_.
--- The exporter reads only the history log entries written since its previous
--- collection, newest first: over REST (GET /history/external-task-log sorted
--- by timestamp) and in engine-database mode (a timestamp range). Without the
--- index each collection sorts or scans the whole history table, which holds
--- a row per task ever created until history cleanup removes it. The engine
--- inserts into this table once per task event, so the index adds one index
--- entry per insert.
+-- Camunda 7 (and Operaton) create no index on ACT_HI_EXT_TASK_LOG.TIMESTAMP_
+-- or ACT_HI_JOB_LOG.TIMESTAMP_. The exporter reads only the history log
+-- entries written since its previous collection, newest first: over REST
+-- (GET /history/external-task-log and GET /history/job-log sorted by
+-- timestamp) and in engine-database mode (a timestamp range). Without the
+-- indexes each collection sorts or scans the whole history tables, which hold
+-- rows per task and job ever created until history cleanup removes them. The
+-- engine inserts into these tables once per task or job event, so each index
+-- adds one index entry per insert.
 --
--- CONCURRENTLY builds without blocking the engine; run the statement on its
+-- CONCURRENTLY builds without blocking the engine; run each statement on its
 -- own, outside a transaction block, as a role that may create indexes on
 -- the engine's tables (usually the engine's schema owner). With a table
--- prefix or schema, qualify the table name. 'workflow-exporter check' says
--- whether an index serves the query (any index whose first column is
+-- prefix or schema, qualify the table names. 'workflow-exporter check' says
+-- whether an index serves each query (any index whose first column is
 -- timestamp_ does).
 `)
 	for _, r := range DatabaseRequirements("", "") {
@@ -581,9 +592,43 @@ func (r *engineDBReader) checkTable(ctx context.Context, tx pgx.Tx, table string
 	return nil
 }
 
+// Job queries. executableJobsSQL is the engine's job query with
+// executable=true (Job.xml: retries left, due date null or not after now,
+// no execution or its process instance not suspended) and active=true (the
+// job not suspended), grouped by key with the oldest due time (the due
+// date, or the creation for a job without one).
+const (
+	exhaustedJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), NULL::timestamp
+FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
+WHERE j.retries_ = 0
+GROUP BY 1
+ORDER BY min(j.id_)`
+	executableJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), min(coalesce(j.duedate_, j.create_time_))
+FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
+  LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = j.process_instance_id_
+WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
+  AND (j.execution_id_ IS NULL OR pi.suspension_state_ = 1 OR pi.suspension_state_ IS NULL)
+  AND j.suspension_state_ = 1
+GROUP BY 1
+ORDER BY min(j.id_)`
+	// jobLogSQL reads the job log entries since $1, newest first; like
+	// historySQL it needs an index on timestamp_ the engine does not create.
+	jobLogSQL = `SELECT id_, timestamp_, coalesce(process_def_key_, ''), job_state_
+FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
+ORDER BY timestamp_ DESC, id_ LIMIT $2`
+)
+
+// Job history log states (JobState in the engine).
+const (
+	jobLogFailed     = 1
+	jobLogSuccessful = 2
+	jobLogDeleted    = 3
+)
+
 // readJobs reads the jobs aspect in one read-only transaction: the jobs
-// with no retries left grouped by process definition key, in the order of
-// their first job id (the REST reader's admission order).
+// with no retries left and the executable jobs grouped by process
+// definition key, in the order of their first job id (the REST reader's
+// admission order), and the job log entries of the request's range.
 func (r *engineDBReader) readJobs(ctx context.Context, rq jobsRequest) (out *jobsRead, err error) {
 	defer func() { r.failed(nameJobs, err) }()
 	if err := r.ready(ctx, nameJobs); err != nil {
@@ -591,25 +636,83 @@ func (r *engineDBReader) readJobs(ctx context.Context, rq jobsRequest) (out *job
 	}
 	out = &jobsRead{}
 	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*)
-FROM `+r.prefix+`act_ru_job j LEFT JOIN `+r.prefix+`act_re_procdef d ON d.id_ = j.process_def_id_
-WHERE j.retries_ = 0
-GROUP BY 1
-ORDER BY min(j.id_)`)
+		now, err := pgsource.Now(ctx, tx)
 		if err != nil {
-			return fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var g jobGroup
-			if err := rows.Scan(&g.key, &g.n); err != nil {
-				return fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+		out.now = now
+		groups := func(query string, args ...any) ([]jobGroup, error) {
+			rows, err := tx.Query(ctx, fmt.Sprintf(query, r.prefix), args...)
+			if err != nil {
+				return nil, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
 			}
-			out.exhausted = append(out.exhausted, g)
+			defer rows.Close()
+			var gs []jobGroup
+			for rows.Next() {
+				var g jobGroup
+				var oldest *time.Time
+				if err := rows.Scan(&g.key, &g.n, &oldest); err != nil {
+					return nil, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+				}
+				if oldest != nil {
+					if ts := r.instant(*oldest); out.oldestDue.IsZero() || ts.Before(out.oldestDue) {
+						out.oldestDue = ts
+					}
+				}
+				gs = append(gs, g)
+			}
+			return gs, rows.Err()
 		}
-		return rows.Err()
+		if out.exhausted, err = groups(exhaustedJobsSQL); err != nil {
+			return err
+		}
+		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
+			return err
+		}
+		out.log, out.logCut, err = r.jobLog(ctx, tx, rq.log)
+		return err
 	})
 	return out, err
+}
+
+// jobLog reads the job log entries of the request's range, newest first, at
+// most max_history_entries.
+func (r *engineDBReader) jobLog(ctx context.Context, tx pgx.Tx, hr historyRequest) ([]jobLogEntry, bool, error) {
+	rows, err := tx.Query(ctx, fmt.Sprintf(jobLogSQL, r.prefix), r.wall(hr.from), hr.max+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: reading act_hi_job_log: %w", r.key, err)
+	}
+	defer rows.Close()
+	var out []jobLogEntry
+	for rows.Next() {
+		var e jobLogEntry
+		var ts time.Time
+		var state *int32
+		if err := rows.Scan(&e.id, &ts, &e.key, &state); err != nil {
+			return nil, false, fmt.Errorf("%s: reading act_hi_job_log: %w", r.key, err)
+		}
+		if len(out) == hr.max {
+			return out, true, nil
+		}
+		e.ts = r.instant(ts)
+		switch {
+		case state == nil:
+			e.kind = logCreation
+		case *state == jobLogFailed:
+			e.kind = logFailure
+		case *state == jobLogSuccessful:
+			e.kind = logSuccess
+		case *state == jobLogDeleted:
+			e.kind = logDeletion
+		default:
+			e.kind = logCreation
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("%s: reading act_hi_job_log: %w", r.key, err)
+	}
+	return out, false, nil
 }
 
 // processInstancesSQL is the engine's process definition statistics query

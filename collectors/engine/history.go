@@ -87,15 +87,30 @@ func (h historyCursor) request(now time.Time, window time.Duration, max int) his
 // baseline). It does not change h, so a failed collection keeps the old
 // cursor.
 func (h historyCursor) advance(rd historyRead, now time.Time, window time.Duration) (historyCursor, []historyEntry) {
-	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(rd.entries))}
+	return advanceCursor(h, rd.entries, now, window)
+}
+
+// stamped is an entry of a history log read as a stream: the external-task
+// log (historyEntry) or the job log (jobLogEntry).
+type stamped interface {
+	entryID() string
+	stamp() time.Time
+}
+
+func (e historyEntry) entryID() string  { return e.id }
+func (e historyEntry) stamp() time.Time { return e.ts }
+
+// advanceCursor is advance for the entries of any history log.
+func advanceCursor[E stamped](h historyCursor, entries []E, now time.Time, window time.Duration) (historyCursor, []E) {
+	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(entries))}
 	keepFrom := now.Add(-window)
-	var fresh []historyEntry
-	for _, e := range rd.entries {
-		if _, ok := h.seen[e.id]; !ok && h.started {
+	var fresh []E
+	for _, e := range entries {
+		if _, ok := h.seen[e.entryID()]; !ok && h.started {
 			fresh = append(fresh, e)
 		}
-		if !e.ts.Before(keepFrom) {
-			next.seen[e.id] = struct{}{}
+		if !e.stamp().Before(keepFrom) {
+			next.seen[e.entryID()] = struct{}{}
 		}
 	}
 	return next, fresh

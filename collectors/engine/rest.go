@@ -48,8 +48,9 @@ type restReader struct {
 	pageSize int
 	// version is the engine version of the current collection;
 	// noCreateTime is set to it when the engine's external tasks carry no
-	// createTime (oldest waiting age is then not reported).
-	version, noCreateTime string
+	// createTime (oldest waiting age is then not reported), noJobCreateTime
+	// when its jobs carry none (oldest executable age).
+	version, noCreateTime, noJobCreateTime string
 }
 
 // RESTListPageSize is the page size of the REST reader's lists. A request's
@@ -447,37 +448,50 @@ func (r *restReader) markNoCreateTime(err error) {
 // entries older than the request's start, the end of the log, or
 // max_history_entries.
 func (x *restRead) history(ctx context.Context) error {
-	hr := x.rq.history
-	from := hr.from
+	entries, cut, err := readLog(ctx, x.r.pageSize, x.rq.history,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTaskLogEntry, error) {
+			p.Sort = camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}
+			return x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{}, p)
+		},
+		func(e camunda.ExternalTaskLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
+	x.out.history.cut = cut
+	for _, e := range entries {
+		x.out.history.entries = append(x.out.history.entries, entryOf(e))
+	}
+	return err
+}
+
+// readLog pages through a history log sorted by timestamp, newest first
+// (fetch sets the sort), until it reaches entries older than the request's
+// start, the end of the log, or max_history_entries (cut). Offset paging
+// over a log that grows at its head repeats entries; they are read once.
+func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch func(context.Context, camunda.Page) ([]T, error),
+	key func(T) (string, time.Time)) (entries []T, cut bool, err error) {
 	seen := map[string]bool{}
-	var out historyRead
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
-	size := min(x.r.pageSize, hr.max+1)
-	defer func() { x.out.history = out }()
+	size := min(pageSize, hr.max+1)
 	for offset := 0; ; offset += size {
-		page, err := x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{},
-			camunda.Page{FirstResult: offset, MaxResults: size,
-				Sort: camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}})
+		page, err := fetch(ctx, camunda.Page{FirstResult: offset, MaxResults: size})
 		if err != nil {
-			return err
+			return entries, cut, err
 		}
 		for _, e := range page {
-			if e.Timestamp.Before(from) {
-				return nil
+			id, ts := key(e)
+			if ts.Before(hr.from) {
+				return entries, false, nil
 			}
-			if seen[e.ID] {
+			if seen[id] {
 				continue
 			}
-			if len(out.entries) == hr.max {
-				out.cut = true
-				return nil
+			if len(entries) == hr.max {
+				return entries, true, nil
 			}
-			seen[e.ID] = true
-			out.entries = append(out.entries, entryOf(e))
+			seen[id] = true
+			entries = append(entries, e)
 		}
 		if len(page) < size {
-			return nil
+			return entries, false, nil
 		}
 	}
 }
@@ -553,29 +567,112 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 	return nil
 }
 
-// readJobs reads the jobs aspect: GET /job/count for the jobs with no
-// retries left, then those jobs (at most max_listed_tasks) grouped by their
-// processDefinitionKey (the cached id lookup fills it in where a job lacks
-// it); jobs beyond the list go to "other".
+// readJobs reads the jobs aspect. Concurrently: the count of jobs with no
+// retries left, the count of executable jobs (the engine's executable
+// filter: retries left, due date null or past, process instance not
+// suspended; plus active: the job itself not suspended), and the job log
+// entries new since the previous reading. Then the jobs of each non-zero
+// count (at most max_listed_tasks each, by id), grouped by process
+// definition key, the rest under "other". The oldest executable job is the
+// earliest due date (or creation, for a job without one) among the listed
+// ones: exact while every executable job is listed, a lower bound of the
+// age beyond (the list endpoint cannot sort by creation).
 func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
-	out := &jobsRead{}
-	q := camunda.JobQuery{Retries: camunda.RetriesNone}
-	n, err := r.client.CountJobs(ctx, q)
-	if err != nil || n == 0 {
-		return out, err
+	out := &jobsRead{now: rq.now}
+	qExhausted := camunda.JobQuery{Retries: camunda.RetriesNone}
+	qExecutable := camunda.JobQuery{Executable: true, Suspension: camunda.SuspensionActive}
+	var nExhausted, nExecutable int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.concurrency)
+	g.Go(func() (err error) { nExhausted, err = r.client.CountJobs(gctx, qExhausted); return err })
+	g.Go(func() (err error) { nExecutable, err = r.client.CountJobs(gctx, qExecutable); return err })
+	g.Go(func() error {
+		entries, cut, err := readLog(gctx, r.pageSize, rq.log,
+			func(ctx context.Context, p camunda.Page) ([]camunda.JobLogEntry, error) {
+				p.Sort = camunda.Sort{By: camunda.JobLogSortTimestamp, Order: camunda.Descending}
+				return r.client.ListJobLog(ctx, p)
+			},
+			func(e camunda.JobLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
+		out.logCut = cut
+		for _, e := range entries {
+			out.log = append(out.log, jobLogEntryOf(e))
+		}
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
-	jobs, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
-		r.pageSize, rq.budget,
-		func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
-			return r.client.ListJobs(ctx, q, p)
+	var exhausted, executable []camunda.Job
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(r.concurrency)
+	for _, l := range []struct {
+		n   int64
+		q   camunda.JobQuery
+		dst *[]camunda.Job
+	}{{nExhausted, qExhausted, &exhausted}, {nExecutable, qExecutable, &executable}} {
+		if l.n == 0 {
+			continue
+		}
+		g.Go(func() (err error) {
+			*l.dst, _, err = camunda.Collect(gctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
+				r.pageSize, rq.budget,
+				func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
+					return r.client.ListJobs(ctx, l.q, p)
+				})
+			return err
 		})
-	if err != nil {
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if out.exhausted, err = r.groupJobs(ctx, jobs, n); err != nil {
+	var err error
+	if out.exhausted, err = r.groupJobs(ctx, exhausted, nExhausted); err != nil {
 		return nil, err
 	}
+	if out.executable, err = r.groupJobs(ctx, executable, nExecutable); err != nil {
+		return nil, err
+	}
+	for _, j := range executable {
+		due := j.DueDate
+		if due == nil {
+			due = j.CreateTime
+		}
+		if due == nil {
+			r.markNoJobCreateTime()
+			continue
+		}
+		if out.oldestDue.IsZero() || due.Before(out.oldestDue) {
+			out.oldestDue = due.Time
+		}
+	}
+	out.noCreateTime = r.noJobCreateTime != "" && r.noJobCreateTime == r.version
 	return out, nil
+}
+
+// markNoJobCreateTime notes, once per engine version, that executable jobs
+// without a due date carry no createTime: their age is unknown, so none is
+// reported (a made-up age would be worse than none).
+func (r *restReader) markNoJobCreateTime() {
+	if r.noJobCreateTime == r.version {
+		return
+	}
+	r.noJobCreateTime = r.version
+	r.logger.Warn("jobs carry no createTime; camunda_job_oldest_executable_age_seconds is not reported for this engine version", "engine", r.engine)
+}
+
+func jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
+	j := jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time}
+	switch {
+	case e.FailureLog:
+		j.kind = logFailure
+	case e.SuccessLog:
+		j.kind = logSuccess
+	case e.DeletionLog:
+		j.kind = logDeletion
+	default:
+		j.kind = logCreation
+	}
+	return j
 }
 
 // groupJobs groups listed jobs by process definition key in the order of

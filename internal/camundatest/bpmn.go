@@ -61,3 +61,36 @@ func TimerProcess(key string) []byte {
   </bpmn:process>
 </bpmn:definitions>`, key))
 }
+
+// AsyncProcess returns BPMN 2.0 XML for an executable process `key` whose
+// one service task runs as an async continuation (camunda:asyncBefore): the
+// process waits as a job until a job executor (or POST /job/{id}/execute)
+// runs it. The process variable "fail" (boolean) chooses the task: "ok"
+// evaluates ${true} and succeeds, "fail" calls a bean that does not exist,
+// so each execution fails (retries drop by one, a failure entry in the job
+// log). With the engine's job executor disabled (Options.ExtraArgs
+// "--<PropertyPrefix>.job-execution.enabled=false") the jobs stay
+// executable, as behind a job executor that stopped.
+func AsyncProcess(key string) []byte {
+	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+    id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/camundatest">
+  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
+    <bpmn:startEvent id="start"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="choose"/>
+    <bpmn:exclusiveGateway id="choose"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="choose" targetRef="ok">
+      <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${!fail}</bpmn:conditionExpression>
+    </bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="f3" sourceRef="choose" targetRef="fail">
+      <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${fail}</bpmn:conditionExpression>
+    </bpmn:sequenceFlow>
+    <bpmn:serviceTask id="ok" camunda:asyncBefore="true" camunda:expression="${true}"/>
+    <bpmn:serviceTask id="fail" camunda:asyncBefore="true" camunda:expression="${missingBean.run()}"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="ok" targetRef="end"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="fail" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>`, key))
+}
