@@ -65,6 +65,7 @@ const (
 	CamundaExternalTaskFailures         = "camunda_external_task_failures_total"
 	CamundaExternalTaskCompletions      = "camunda_external_task_completions_total"
 	CamundaExternalTasksLockedByWorker  = "camunda_external_tasks_locked_by_worker"
+	CamundaExternalTaskDuration         = "camunda_external_task_duration_seconds"
 	CamundaIncidents                    = "camunda_incidents"
 	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
 	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
@@ -157,6 +158,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
+		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): seconds from an external task's creation to its successful completion, retries included, observed once per success entry of the external task history log (history cleanup and restarts never observe one twice). Not observed: tasks created before the exporter's first reading, successes the reading missed (see workflow_exporter_history_reads_cut_total); completions_total minus _count is what went unobserved. Buckets: camunda[].duration_buckets."},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},

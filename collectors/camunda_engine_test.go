@@ -18,8 +18,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -101,8 +104,9 @@ func (e *camExporter) collect() {
 const ageTolerance = 3
 
 // sameCamundaSeries checks that two exporters of one engine serve the same
-// camunda_* series with the same values, for the series whose labels own
-// accepts; ages may differ by ageTolerance seconds.
+// camunda_* series with the same values (a histogram's count, sum and every
+// bucket), for the series whose labels own accepts; ages may differ by
+// ageTolerance seconds.
 func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map[string]string) bool) {
 	t.Helper()
 	series := func(c prometheus.Collector) map[string]float64 {
@@ -121,8 +125,16 @@ func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map
 				if !own(labels) {
 					continue
 				}
-				v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
-				out[mf.GetName()+"{"+strings.Join(ls, ",")+"}"] = v
+				key := mf.GetName() + "{" + strings.Join(ls, ",") + "}"
+				if h := m.GetHistogram(); h != nil {
+					out[key+"_count"] = float64(h.GetSampleCount())
+					out[key+"_sum"] = h.GetSampleSum()
+					for _, b := range h.GetBucket() {
+						out[fmt.Sprintf("%s_bucket{le=%g}", key, b.GetUpperBound())] = float64(b.GetCumulativeCount())
+					}
+					continue
+				}
+				out[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 			}
 		}
 		return out
@@ -443,6 +455,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"JoinCrashCases", nil, scenarioJoinCrashCases},
 		{"ProcessInstances", nil, scenarioProcessInstances},
 		{"AsyncJobs", asyncProcess, scenarioAsyncJobs},
+		{"Durations", nil, scenarioDurations},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -499,7 +512,10 @@ func startCountingProxy(t *testing.T, e *camundatest.Engine, missing ...string) 
 	}
 	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	}}
+	},
+		// A collector whose request failed cancels its other requests:
+		// not worth a log line.
+		ErrorLog: log.New(io.Discard, "", 0)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := strings.TrimPrefix(r.URL.Path, "/engine-rest")
 		p.mu.Lock()
@@ -935,6 +951,66 @@ func scenarioJobs(s *scenario) {
 	s.exp.collect()
 	if v := s.exp.must(catalog.CamundaJobsRetriesExhausted, l); v != 0 {
 		s.t.Errorf("camunda_jobs_retries_exhausted after retries restored = %v, want 0 (kept)", v)
+	}
+}
+
+// scenarioDurations: camunda_external_task_duration_seconds observes each
+// success once, creation to success by the history log's own timestamps,
+// retries included; a task ended by a BPMN error is not observed.
+func scenarioDurations(s *scenario) {
+	s.start(3)
+	time.Sleep(1200 * time.Millisecond)
+	w1 := s.worker("w1")
+	tks := s.fetch(w1, time.Minute, 3)
+	s.ok(w1.Complete(s.ctx, tks[0].ID, nil))
+	s.ok(w1.Failure(s.ctx, tks[1].ID, 1, 0, "retry me"))
+	s.ok(w1.BpmnError(s.ctx, tks[2].ID, "REJECTED", "no"))
+	s.exp.collect()
+	s.fetch(w1, time.Minute, 1) // the failed task again, after its backoff of 0
+	time.Sleep(600 * time.Millisecond)
+	s.ok(w1.Complete(s.ctx, tks[1].ID, nil))
+	s.exp.collect()
+	s.exp.collect() // read again: nothing twice
+	// The engine's own log: creation and success timestamps per task.
+	var log []struct {
+		ExternalTaskID          string
+		Timestamp               string
+		CreationLog, SuccessLog bool
+	}
+	s.ok(s.c.Get(s.ctx, "/history/external-task-log", url.Values{"topicName": {s.topic}, "maxResults": {"100"}}, &log))
+	created, succeeded := map[string]time.Time{}, map[string]time.Time{}
+	for _, e := range log {
+		ts, err := camundatest.ParseTime(e.Timestamp)
+		s.ok(err)
+		switch {
+		case e.CreationLog:
+			created[e.ExternalTaskID] = ts
+		case e.SuccessLog:
+			succeeded[e.ExternalTaskID] = ts
+		}
+	}
+	if len(succeeded) != 2 {
+		s.t.Fatalf("engine: %d success entries, want 2", len(succeeded))
+	}
+	var wantSum float64
+	wantBuckets := map[float64]uint64{}
+	for id, done := range succeeded {
+		d := done.Sub(created[id]).Seconds()
+		wantSum += d
+		for _, ub := range config.DefaultDurationBuckets() {
+			if d <= ub {
+				wantBuckets[ub]++
+			} else {
+				wantBuckets[ub] += 0
+			}
+		}
+	}
+	n, sum, buckets := histogram(s.t, s.exp, catalog.CamundaExternalTaskDuration, s.labels)
+	if n != 2 || math.Abs(sum-wantSum) > 1e-9 || fmt.Sprint(buckets) != fmt.Sprint(wantBuckets) {
+		s.t.Errorf("durations: count %d, sum %v, buckets %v; the engine's log says 2, %v, %v", n, sum, buckets, wantSum, wantBuckets)
+	}
+	if sum < 1.8 {
+		s.t.Errorf("durations sum %v s: the tasks were at least 1.2 s and 1.8 s old", sum)
 	}
 }
 

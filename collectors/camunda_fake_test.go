@@ -496,3 +496,18 @@ func (f *fakeCamunda) filterTasks(w http.ResponseWriter, q map[string][]string) 
 	}
 	return out
 }
+
+// deleteTask removes a task as a BPMN error or a cancellation does,
+// writing a deletion entry with the task's worker.
+func (f *fakeCamunda) deleteTask(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, t := range f.tasks {
+		if t.id == id {
+			f.tasks = append(f.tasks[:i], f.tasks[i+1:]...)
+			f.logLocked(t.id, t.topic, "deletion", t.worker, f.now)
+			return
+		}
+	}
+	panic("no task " + id)
+}

@@ -867,3 +867,89 @@ func TestCamundaJobsBeyondTheList(t *testing.T) {
 	wantValue(t, e, catalog.CamundaJobsExecutable, map[string]string{"process_definition_key": "other"}, 2)
 	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 180) // j2; j4 (5 minutes) is not listed
 }
+
+// histogram returns the count, sum and cumulative buckets of one histogram
+// series whose labels include want.
+func histogram(t *testing.T, e *camExporter, name string, want map[string]string) (count uint64, sum float64, buckets map[float64]uint64) {
+	t.Helper()
+next:
+	for _, mf := range testkit.Gather(t, e.set) {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue next
+				}
+			}
+			h := m.GetHistogram()
+			buckets = map[float64]uint64{}
+			for _, b := range h.GetBucket() {
+				buckets[b.GetUpperBound()] = b.GetCumulativeCount()
+			}
+			return h.GetSampleCount(), h.GetSampleSum(), buckets
+		}
+	}
+	t.Fatalf("no histogram %s%v", name, want)
+	return
+}
+
+// camunda_external_task_duration_seconds: creation to success from the
+// history stream, each success once; tasks created before the exporter's
+// first reading and deleted tasks are not observed; a failed collection
+// observes nothing and the next one observes each success once.
+func TestCamundaDurations(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "old", topic: "a"}) // created before the exporter started
+	f.advance(5 * time.Minute)
+	e := fakeExporter(t, f, "", "    duration_buckets: [1, 5, 10, 60]\n")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	if n, _, _ := histogram(t, e, catalog.CamundaExternalTaskDuration, a); n != 0 {
+		t.Fatalf("%d durations observed on the first collection", n)
+	}
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	f.add(&fakeTask{id: "t2", topic: "a"})
+	f.add(&fakeTask{id: "t3", topic: "a"})
+	f.advance(3 * time.Second)
+	e.collect()
+	f.lock("t1", "w1", time.Minute)
+	f.complete("t1") // 3 s
+	f.lock("t2", "w1", time.Minute)
+	f.failure("t2", 1, 0, "boom")
+	f.advance(4 * time.Second)
+	f.lock("t3", "w1", time.Minute)
+	f.deleteTask("t3") // a BPMN error or a cancellation: no duration
+	f.lock("old", "w1", time.Minute)
+	f.complete("old")
+	e.collect()
+	n, sum, b := histogram(t, e, catalog.CamundaExternalTaskDuration, a)
+	if n != 1 || sum != 3 || b[1] != 0 || b[5] != 1 || b[60] != 1 {
+		t.Fatalf("after one success: count %d, sum %v, buckets %v; want 1, 3, {5: 1}", n, sum, b)
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 2) // "old" is counted, not observed
+	// t2 succeeds after its retry, 60 s after its creation, in a collection
+	// that fails after reading the history: observed once, by the next one.
+	f.advance(53 * time.Second)
+	f.lock("t2", "w2", time.Minute)
+	f.complete("t2")
+	f.fail["/process-definition"] = 500 // the last request of the collection, after the history
+	f.incidents = []fakeIncident{{"i1", "failedJob", "p:9:x", "a1", f.now}}
+	e.collect()
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 0)
+	delete(f.fail, "/process-definition")
+	e.collect()
+	e.collect() // read again within late_commit_window
+	f.cleanup(0)
+	e.collect()
+	n, sum, b = histogram(t, e, catalog.CamundaExternalTaskDuration, a)
+	if n != 2 || sum != 63 || b[10] != 1 || b[60] != 2 {
+		t.Fatalf("after the retried success: count %d, sum %v, buckets %v; want 2, 63, {5: 1, 60: 2}", n, sum, b)
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 3)
+}

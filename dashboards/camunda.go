@@ -76,6 +76,12 @@ func externalTasks() *board {
 			" / (" + sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic") +
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
+	d.series(panel{title: "Task duration", unit: "s",
+		desc: "External task duration, creation to successful completion (retries included), p50 and p95 per topic, from the history log. Tasks created before the exporter started are not in it.",
+		targets: []target{
+			{expr: quantile(0.5, catalog.CamundaExternalTaskDuration, []string{"topic"}, mEngine, mTopic), legend: "p50 {{topic}}"},
+			{expr: quantile(0.95, catalog.CamundaExternalTaskDuration, []string{"topic"}, mEngine, mTopic), legend: "p95 {{topic}}"},
+		}})
 	d.series(panel{title: "Lock expirations", unit: "ops",
 		desc:     "Locks seen to lapse without complete, failure or extendLock, per second, by topic. The worker is gone or slower than its lock duration.",
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine, mTopic), "topic"), legend: "{{topic}}"}},

@@ -44,6 +44,14 @@ type Collector struct {
 	// historyCut remembers that the last collection's history reading was
 	// cut by max_history_entries, so the warning is logged when that starts.
 	historyCut bool
+
+	// creations are the creation times (Unix nanoseconds) of the tasks
+	// whose creation entry the history stream showed, by task id, until
+	// their success or deletion (durations.go). Too large to copy per
+	// collection, it changes through a ledger applied on success;
+	// creationsFull remembers that the last collection met maxCreations.
+	creations     map[string]int64
+	creationsFull bool
 }
 
 // collectorState is everything a collection commits on success.
@@ -73,6 +81,8 @@ type collectorState struct {
 	// they clear.
 	incidents map[incidentKey]bool
 	oldestInc map[string]bool
+	// durations are the duration histograms per topic label.
+	durations map[string]durationHist
 }
 
 func (s collectorState) clone() collectorState {
@@ -88,6 +98,7 @@ func (s collectorState) clone() collectorState {
 		historyCuts:  s.historyCuts,
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
+		durations:    cloneHists(s.durations),
 	}
 }
 
@@ -109,7 +120,9 @@ func newCollector(e *Engine, o Options) *Collector {
 		descs: catalog.NewDescs(catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
-			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut),
+			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
+			catalog.CamundaExternalTaskDuration),
+		creations: map[string]int64{},
 	}
 	if e.db != nil {
 		c.reader = e.db
@@ -120,7 +133,7 @@ func newCollector(e *Engine, o Options) *Collector {
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{},
+		oldestInc: map[string]bool{}, durations: map[string]durationHist{},
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -153,6 +166,9 @@ type collectionRun struct {
 	inflight  []correlate.Task
 	truncated bool
 	unwatched int64
+	// ledger is what this collection does to the remembered creation
+	// times, applied on success.
+	ledger creationLedger
 }
 
 func (run *collectionRun) gauge(name string, v float64, labels ...string) {
@@ -175,6 +191,7 @@ func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	}
 	run.st.engineNow = run.engineNow
 	c.st = run.st
+	c.commitCreations(run.ledger)
 	c.views.Publish(&correlate.View{Engine: c.e.name, Taken: taken, Tasks: run.inflight, Truncated: run.truncated})
 	return run.out, nil
 }
@@ -198,7 +215,13 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.CamundaEngineInfo, 1, e.name, e.version, string(camunda.DetectFlavor(e.version, e.productName)))
 
 	var entries []historyEntry
+	baseline := !run.st.cursor.started
 	run.st.cursor, entries = run.st.cursor.advance(rd.history, now, window)
+	if baseline {
+		run.trackDurations(rd.history.entries, true)
+	} else {
+		run.trackDurations(entries, false)
+	}
 	run.historyCut(rd.history.cut)
 	fresh, recent := run.countHistory(entries)
 	run.st.evidence = fresh

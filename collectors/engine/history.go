@@ -211,9 +211,11 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 	return out
 }
 
-// emitHistory emits the failure and completion counters of one topic label.
+// emitHistory emits the failure and completion counters and the duration
+// histogram of one topic label.
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
 	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
 	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)
+	run.emitDuration(label)
 }
