@@ -66,6 +66,8 @@ const (
 	CamundaExternalTaskCompletions      = "camunda_external_task_completions_total"
 	CamundaExternalTasksLockedByWorker  = "camunda_external_tasks_locked_by_worker"
 	CamundaExternalTaskDuration         = "camunda_external_task_duration_seconds"
+	CamundaExternalTaskOldestLockAge    = "camunda_external_task_oldest_lock_age_seconds"
+	CamundaExternalTaskWorkerIdle       = "camunda_external_task_worker_idle_seconds"
 	CamundaIncidents                    = "camunda_incidents"
 	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
 	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
@@ -160,6 +162,10 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): seconds from an external task's creation to its successful completion, retries included, observed once per success entry of the external task history log (history cleanup and restarts never observe one twice). Not observed: tasks created before the exporter's first reading, successes the reading missed (see workflow_exporter_history_reads_cut_total); completions_total minus _count is what went unobserved. Buckets: camunda[].duration_buckets."},
+		{CamundaExternalTaskOldestLockAge, Gauge, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): seconds the longest current lock on the topic has been held by the same worker (extendLock keeps it; another worker, a failure's retry backoff or a lapse starts a new lock), by the engine's clock, counted from the first poll that saw it held: a lower bound, short by up to min_interval, and counted from the exporter's start for older locks; 0 when no worker holds a lock. Only the tasks within max_listed_tasks are watched; none for topic=\"other\"." + polled},
+		{CamundaExternalTaskWorkerIdle, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
+			"Camunda engine (REST API or engine database): seconds since this worker, which holds locks on the topic now, last completed or failed a task of the topic (external task history log), counted at most from the first poll that saw it hold a lock there (a lower bound); only workers holding locks have a series. Worker ids beyond worker_id_limit fold into worker_id=\"other\" (the longest idle of them), as in camunda_external_tasks_locked_by_worker." + polled},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},

@@ -953,3 +953,79 @@ func TestCamundaDurations(t *testing.T) {
 	}
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 3)
 }
+
+// camunda_external_task_oldest_lock_age_seconds follows a lock through
+// extendLock and starts anew with another worker or after a backoff;
+// camunda_external_task_worker_idle_seconds counts per worker holding locks
+// since its last completion or failure on the topic, at most since it was
+// first seen holding one, and goes away when it holds none.
+func TestCamundaLockAgeAndIdleWorkers(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"t1", "t2", "t3", "t4"} {
+		f.add(&fakeTask{id: id, topic: "a"})
+	}
+	e := fakeExporter(t, f, "", "    worker_id_limit: 1\n")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	idle := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range e.samples(catalog.CamundaExternalTaskWorkerIdle) {
+			out[s.labels["worker_id"]] = s.value
+		}
+		return out
+	}
+	wantIdle := func(want map[string]float64) {
+		t.Helper()
+		if got := idle(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("worker idle %v, want %v", got, want)
+		}
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{})
+
+	f.lock("t1", "w1", time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{"w1": 0})
+	f.advance(30 * time.Second)
+	f.lock("t1", "w1", time.Minute) // extendLock: the same lock
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 30)
+	wantIdle(map[string]float64{"w1": 30})
+	f.advance(10 * time.Second)
+	f.lock("t2", "w1", time.Minute)
+	f.complete("t2") // w1 makes progress
+	f.advance(10 * time.Second)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 50)
+	wantIdle(map[string]float64{"w1": 10})
+
+	// A second and a third worker: worker_id_limit 1 names the one with the
+	// most locks; "other" is the longest idle of the rest.
+	f.lock("t3", "w2", time.Minute)
+	f.lock("t4", "w1", time.Minute)
+	e.collect()
+	f.advance(20 * time.Second)
+	e.collect()
+	wantIdle(map[string]float64{"w1": 30, "other": 20})
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 70)
+
+	// t1's lock lapses; w2 fails t3 (a retry backoff is no lock); w1 still
+	// holds t4.
+	f.advance(50 * time.Second) // t1 (locked at +30s for 1m) has lapsed; t4 too
+	f.lock("t4", "w1", time.Minute)
+	f.failure("t3", 2, time.Minute, "boom")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 70) // t4, locked 70 s ago, extended
+	wantIdle(map[string]float64{"w1": 80})                           // w2 holds nothing now
+	// Another worker takes the lapsed t1: its lock is new.
+	f.lock("t1", "w3", time.Minute)
+	f.complete("t4")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{"w3": 0})
+	f.complete("t1")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{})
+}

@@ -59,8 +59,17 @@ func externalTasks() *board {
 		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Locked tasks by worker", unit: "short",
-		desc:    "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
-		targets: []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}}})
+		desc:     "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}},
+		runbooks: []string{rules.CamundaExternalTaskWorkerSilent}})
+	d.series(panel{title: "Oldest lock by topic", unit: "s",
+		desc:     "How long the longest current lock of each topic has been held by the same worker, extendLock included (a lower bound: counted from the poll that first saw it); 0 when no worker holds a lock. A line that keeps rising is a worker stuck on one task.",
+		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestLockAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
+		runbooks: []string{rules.CamundaExternalTaskLockHeldTooLong}})
+	d.series(panel{title: "Idle workers", unit: "s",
+		desc:     "Per worker holding locks: time since it last completed or failed a task of the topic. A healthy worker resets it with every task; one that rises holds locks without making progress.",
+		targets:  []target{{expr: "max by (topic, worker_id) (" + sel(catalog.CamundaExternalTaskWorkerIdle, mEngine, mTopic) + ")", legend: "{{topic}} {{worker_id}}"}},
+		runbooks: []string{rules.CamundaExternalTaskWorkerSilent}})
 
 	d.row("Throughput, failures and duplicates")
 	d.series(panel{title: "Completions and failures", unit: "ops",

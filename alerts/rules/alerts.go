@@ -27,6 +27,8 @@ const (
 	CamundaExternalTaskRetryStorm         = "CamundaExternalTaskRetryStorm"
 	CamundaExternalTaskBacklogStalled     = "CamundaExternalTaskBacklogStalled"
 	CamundaIncidentsOpen                  = "CamundaIncidentsOpen"
+	CamundaExternalTaskLockHeldTooLong    = "CamundaExternalTaskLockHeldTooLong"
+	CamundaExternalTaskWorkerSilent       = "CamundaExternalTaskWorkerSilent"
 	CamundaJobExecutorStalled             = "CamundaJobExecutorStalled"
 	WorkflowExporterSourceDown            = "WorkflowExporterSourceDown"
 	WorkflowExporterDown                  = "WorkflowExporterDown"
@@ -83,6 +85,8 @@ func Alerts() []Alert {
 		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda},
 		{CamundaExternalTaskBacklogStalled, Warning, GroupCamunda},
 		{CamundaIncidentsOpen, Warning, GroupCamunda},
+		{CamundaExternalTaskLockHeldTooLong, Warning, GroupCamunda},
+		{CamundaExternalTaskWorkerSilent, Warning, GroupCamunda},
 
 		{CamundaJobExecutorStalled, Warning, GroupCamundaJobs},
 

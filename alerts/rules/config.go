@@ -121,6 +121,14 @@ type CamundaConfig struct {
 	// than Max of them: the duplicate execution happened.
 	DuplicateExecutionWindow model.Duration `yaml:"duplicate_execution_window"`
 	DuplicateExecutionMax    float64        `yaml:"duplicate_execution_max"`
+	// LockHeldAge: a worker has held one external task's lock (through
+	// extendLock) longer than this.
+	LockHeldAge model.Duration `yaml:"lock_held_age"`
+	LockHeldFor model.Duration `yaml:"lock_held_for"`
+	// WorkerSilentAge: a worker holds locks on a topic and has completed or
+	// failed none of its tasks for longer than this.
+	WorkerSilentAge model.Duration `yaml:"worker_silent_age"`
+	WorkerSilentFor model.Duration `yaml:"worker_silent_for"`
 	// JobExecutorStalledAge and JobExecutorStalledWindow: an executable
 	// async job has been due longer than the age, and no job was executed
 	// (succeeded or failed) within the window: the job executor runs
@@ -209,6 +217,10 @@ func Default() Config {
 			IncidentsFor:             d("5m"),
 			DuplicateExecutionWindow: d("30m"),
 			DuplicateExecutionMax:    0,
+			LockHeldAge:              d("1h"),
+			LockHeldFor:              d("5m"),
+			WorkerSilentAge:          d("20m"),
+			WorkerSilentFor:          d("5m"),
 			JobExecutorStalledAge:    d("10m"),
 			JobExecutorStalledWindow: d("10m"),
 			JobExecutorStalledFor:    d("5m"),
@@ -290,6 +302,8 @@ func (c Config) Validate() error {
 		"idempotency.unknown_outcome_age":  c.Idempotency.UnknownOutcomeAge,
 		"camunda.backlog_stalled_age":      c.Camunda.BacklogStalledAge,
 		"camunda.job_executor_stalled_age": c.Camunda.JobExecutorStalledAge,
+		"camunda.lock_held_age":            c.Camunda.LockHeldAge,
+		"camunda.worker_silent_age":        c.Camunda.WorkerSilentAge,
 	}
 	for k, v := range positive {
 		if v <= 0 {

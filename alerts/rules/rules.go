@@ -406,6 +406,18 @@ unless increase(%[5]s[%[6]s]) > 0
 `, b.sel(catalog.CamundaIncidents, `incident_type!="failedExternalTask"`)),
 			"Camunda incidents are open and need an operator.",
 			"{{ $value | humanize }} open {{ $labels.incident_type }} "+pl("incident")+" on engine {{ $labels.engine }} for activity {{ $labels.activity_id }} of process {{ $labels.process_definition_key }}."),
+
+		b.rule(CamundaExternalTaskLockHeldTooLong, c.LockHeldFor, fmt.Sprintf(`
+%s > %s
+`, b.sel(catalog.CamundaExternalTaskOldestLockAge), secs(c.LockHeldAge)),
+			"A worker has held an external task's lock far longer than normal.",
+			fmt.Sprintf("The longest lock on %s has been held by the same worker for {{ $value | humanizeDuration }} (threshold %s), extended or not. The worker may hang in a call that never returns while it keeps the task from everyone else.", what, dur(c.LockHeldAge))),
+
+		b.rule(CamundaExternalTaskWorkerSilent, c.WorkerSilentFor, fmt.Sprintf(`
+%s > %s
+`, b.sel(catalog.CamundaExternalTaskWorkerIdle), secs(c.WorkerSilentAge)),
+			"A worker holds external task locks and has completed or failed nothing for a long time.",
+			fmt.Sprintf("Worker {{ $labels.worker_id }} holds locks on %s and has completed or failed no task of it for {{ $value | humanizeDuration }} (threshold %s). It has stopped making progress while its locks keep the tasks from other workers.", what, dur(c.WorkerSilentAge))),
 	}
 }
 

@@ -83,6 +83,9 @@ type collectorState struct {
 	oldestInc map[string]bool
 	// durations are the duration histograms per topic label.
 	durations map[string]durationHist
+	// holders are the workers holding locks per topic label, with the
+	// time their idleness counts from (tasks.go, emitLockAges).
+	holders map[topicWorker]time.Time
 }
 
 func (s collectorState) clone() collectorState {
@@ -99,6 +102,7 @@ func (s collectorState) clone() collectorState {
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
 		durations:    cloneHists(s.durations),
+		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
 	}
 }
 
@@ -121,7 +125,7 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
-			catalog.CamundaExternalTaskDuration),
+			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle),
 		creations: map[string]int64{},
 	}
 	if e.db != nil {
@@ -133,7 +137,7 @@ func newCollector(e *Engine, o Options) *Collector {
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, durations: map[string]durationHist{},
+		oldestInc: map[string]bool{}, durations: map[string]durationHist{}, holders: map[topicWorker]time.Time{},
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -169,6 +173,9 @@ type collectionRun struct {
 	// ledger is what this collection does to the remembered creation
 	// times, applied on success.
 	ledger creationLedger
+	// activity is each worker's latest success or failure entry per topic
+	// label in this collection's fresh history entries.
+	activity map[topicWorker]time.Time
 }
 
 func (run *collectionRun) gauge(name string, v float64, labels ...string) {

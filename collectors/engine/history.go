@@ -170,6 +170,13 @@ func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent ma
 		}
 		return e
 	}
+	run.activity = map[topicWorker]time.Time{}
+	acted := func(label string, e historyEntry) {
+		k := topicWorker{label, e.worker}
+		if e.ts.After(run.activity[k]) {
+			run.activity[k] = e.ts
+		}
+	}
 	for _, e := range entries {
 		label := run.topicLabel(e.topic)
 		c := run.st.history[label]
@@ -177,10 +184,12 @@ func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent ma
 		case logFailure:
 			c.failures++
 			of(e.taskID).failedBy[e.worker] = true
+			acted(label, e)
 		case logSuccess:
 			c.completions++
 			ev := of(e.taskID)
 			ev.ended, ev.endedBy = true, e.worker
+			acted(label, e)
 		case logDeletion:
 			ev := of(e.taskID)
 			ev.ended, ev.endedBy = true, e.worker

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
@@ -18,7 +20,8 @@ func (run *collectionRun) topic(topic string, tr *topicRead, fresh, recent map[s
 	r := run.trackListed(tr, fresh, recent)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
-	run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
+	named := run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
+	run.emitLockAges(topic, r, named)
 	if !noCreateTime {
 		run.emitOldestWaiting(topic, tr)
 	}
@@ -37,6 +40,8 @@ type readings struct {
 	backoff, expired, lapsedListed int64
 	// perWorker counts the locks (not backoffs) per worker id.
 	perWorker map[string]int64
+	// oldestLock is the earliest lockedSince of the locks (zero: none).
+	oldestLock time.Time
 }
 
 // trackListed classifies every listed locked and lapsed task against what
@@ -56,7 +61,6 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
-		run.st.tasks[o.id] = next
 		add(e)
 		state := correlate.Locked
 		if next.backoff {
@@ -64,7 +68,15 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 			state = correlate.RetryBackoff
 		} else {
 			r.perWorker[o.worker]++
+			next.lockedSince = run.engineNow
+			if sameLock(o, prev, seen) {
+				next.lockedSince = prev.lockedSince
+			}
+			if r.oldestLock.IsZero() || next.lockedSince.Before(r.oldestLock) {
+				r.oldestLock = next.lockedSince
+			}
 		}
+		run.st.tasks[o.id] = next
 		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
 	for _, o := range tr.lapsed {
@@ -161,8 +173,8 @@ func (run *collectionRun) emitPartition(topic string, p partition) {
 // worker_id="other": a gauge of current locks, so workers that are gone
 // (old pods after a rollout) free their places. What the list did not cover
 // goes to "other" too, so the series add up to the locked state.
-func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]int64, locked int64) {
-	byLabel := run.c.workerFold.Fold(perWorker)
+func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]int64, locked int64) (byLabel map[string]int64) {
+	byLabel = run.c.workerFold.Fold(perWorker)
 	var sum int64
 	for _, n := range perWorker {
 		sum += n
@@ -173,7 +185,50 @@ func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]i
 	for _, w := range sortedKeys(byLabel) {
 		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.e.name, topic, w)
 	}
+	return byLabel
 }
+
+// emitLockAges emits how long the topic's oldest current lock has been held
+// by its worker, and per worker that holds locks how long it has completed
+// or failed nothing on the topic. byLabel are the worker labels
+// emitLocksByWorker named: the same workers are named here, the others
+// are "other" with the longest idle of them.
+//
+// A worker holding locks is idle since the later of the first collection
+// that saw it hold a lock on the topic (continuously since) and its last
+// success or failure entry on the topic in the history stream; a worker
+// that holds no lock in a collection is forgotten.
+func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[string]int64) {
+	engine := run.c.e.name
+	age := 0.0
+	if !r.oldestLock.IsZero() {
+		age = max(0, run.engineNow.Sub(r.oldestLock).Seconds())
+	}
+	run.gauge(catalog.CamundaExternalTaskOldestLockAge, age, engine, topic)
+	idle := map[string]float64{}
+	for w := range r.perWorker {
+		k := topicWorker{topic, w}
+		since, held := run.c.st.holders[k]
+		if !held {
+			since = run.engineNow
+		}
+		if act := run.activity[k]; act.After(since) {
+			since = act
+		}
+		run.st.holders[k] = since
+		label := w
+		if _, named := byLabel[w]; !named || w == labellimit.Other {
+			label = labellimit.Other
+		}
+		idle[label] = max(idle[label], run.engineNow.Sub(since).Seconds())
+	}
+	for _, w := range sortedKeys(idle) {
+		run.gauge(catalog.CamundaExternalTaskWorkerIdle, idle[w], engine, topic, w)
+	}
+}
+
+// topicWorker is a worker on a topic label.
+type topicWorker struct{ topic, worker string }
 
 // emitOldestWaiting emits the age of the oldest fetchable task (active,
 // retries left or null, not locked), which includes lapsed locks.
