@@ -56,26 +56,27 @@ func (m Metric) Desc() *prometheus.Desc {
 // Metric names. Use these constants, never string literals, so the compiler
 // finds every user of a name.
 const (
-	CamundaUp                           = "camunda_up"
-	CamundaEngineInfo                   = "camunda_engine_info"
-	CamundaExternalTasks                = "camunda_external_tasks"
-	CamundaExternalTaskOldestWaitingAge = "camunda_external_task_oldest_waiting_age_seconds"
-	CamundaExternalTaskLockExpirations  = "camunda_external_task_lock_expirations_total"
-	CamundaExternalTaskRedeliveries     = "camunda_external_task_redeliveries_total"
-	CamundaExternalTaskFailures         = "camunda_external_task_failures_total"
-	CamundaExternalTaskCompletions      = "camunda_external_task_completions_total"
-	CamundaExternalTasksLockedByWorker  = "camunda_external_tasks_locked_by_worker"
-	CamundaExternalTaskDuration         = "camunda_external_task_duration_seconds"
-	CamundaExternalTaskOldestLockAge    = "camunda_external_task_oldest_lock_age_seconds"
-	CamundaExternalTaskWorkerIdle       = "camunda_external_task_worker_idle_seconds"
-	CamundaIncidents                    = "camunda_incidents"
-	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
-	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
-	CamundaProcessInstances             = "camunda_process_instances"
-	CamundaJobsExecutable               = "camunda_jobs_executable"
-	CamundaJobOldestExecutableAge       = "camunda_job_oldest_executable_age_seconds"
-	CamundaJobFailures                  = "camunda_job_failures_total"
-	CamundaJobSuccesses                 = "camunda_job_successes_total"
+	CamundaUp                            = "camunda_up"
+	CamundaEngineInfo                    = "camunda_engine_info"
+	CamundaExternalTasks                 = "camunda_external_tasks"
+	CamundaExternalTaskOldestWaitingAge  = "camunda_external_task_oldest_waiting_age_seconds"
+	CamundaExternalTaskLockExpirations   = "camunda_external_task_lock_expirations_total"
+	CamundaExternalTaskRedeliveries      = "camunda_external_task_redeliveries_total"
+	CamundaExternalTaskFailures          = "camunda_external_task_failures_total"
+	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
+	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
+	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
+	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
+	CamundaExternalTaskWorkerIdle        = "camunda_external_task_worker_idle_seconds"
+	CamundaExternalTaskOldestIncidentAge = "camunda_external_task_oldest_incident_age_seconds"
+	CamundaIncidents                     = "camunda_incidents"
+	CamundaIncidentOldestAge             = "camunda_incident_oldest_age_seconds"
+	CamundaJobsRetriesExhausted          = "camunda_jobs_retries_exhausted"
+	CamundaProcessInstances              = "camunda_process_instances"
+	CamundaJobsExecutable                = "camunda_jobs_executable"
+	CamundaJobOldestExecutableAge        = "camunda_job_oldest_executable_age_seconds"
+	CamundaJobFailures                   = "camunda_job_failures_total"
+	CamundaJobSuccesses                  = "camunda_job_successes_total"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -166,6 +167,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): seconds the longest current lock on the topic has been held by the same worker (extendLock keeps it; another worker, a failure's retry backoff or a lapse starts a new lock), by the engine's clock, counted from the first poll that saw it held: a lower bound, short by up to min_interval, and counted from the exporter's start for older locks; 0 when no worker holds a lock. Only the tasks within max_listed_tasks are watched; none for topic=\"other\"." + polled},
 		{CamundaExternalTaskWorkerIdle, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): seconds since this worker, which holds locks on the topic now, last completed or failed a task of the topic (external task history log), counted at most from the first poll that saw it hold a lock there (a lower bound); only workers holding locks have a series. Worker ids beyond worker_id_limit fold into worker_id=\"other\" (the longest idle of them), as in camunda_external_tasks_locked_by_worker." + polled},
+		{CamundaExternalTaskOldestIncidentAge, Gauge, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): age in seconds of the topic's oldest open failedExternalTask incident (a task out of retries), by the engine's clock; 0 when it has none. Over REST, when more incidents or tasks out of retries exist than max_listed_tasks, a topic none of whose incidents was listed has no value; none for topic=\"other\"." + polled},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},

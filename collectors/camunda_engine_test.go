@@ -627,7 +627,9 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	// engine-wide (one page each, all shorter than a page), and per topic
 	// at most the oldest waiting task; one page each of incidents and jobs;
 	// definition keys come from the cache.
-	if n, max := got["/external-task"], listed+2+open; n > max {
+	// (+1: the tasks out of retries, listed when a failedExternalTask
+	// incident is open, for the incident age per topic.)
+	if n, max := got["/external-task"], listed+2+open+1; n > max {
 		t.Errorf("/external-task: %d list requests for %d topics with tasks, want at most %d", n, open, max)
 	}
 	for path, max := range map[string]int{"/incident": 1, "/job": 2, "/process-definition": 0, "/telemetry/data": 0} {
@@ -896,6 +898,25 @@ func scenarioExhausted(s *scenario) {
 	if age := s.exp.must(catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}); age < 0 {
 		s.t.Errorf("oldest incident age %v", age)
 	}
+	// The topic's oldest incident, joined with its task by the incident's
+	// configuration, against the engine's own incident timestamps.
+	incs, err := s.c.Incidents(s.ctx, url.Values{"incidentType": {"failedExternalTask"}, "processDefinitionKeyIn": {s.key}})
+	s.ok(err)
+	var oldest time.Time
+	for _, in := range incs {
+		ts, err := camundatest.ParseTime(in.IncidentTimestamp)
+		s.ok(err)
+		if oldest.IsZero() || ts.Before(oldest) {
+			oldest = ts
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	collected := time.Now()
+	s.exp.collect()
+	lo, hi := collected.Sub(oldest).Seconds()-1.2, time.Since(oldest).Seconds()+0.2
+	if age := s.counter(catalog.CamundaExternalTaskOldestIncidentAge); age < lo || age > hi || age <= 0 {
+		s.t.Errorf("oldest incident age of the topic = %.3f s, want between %.3f and %.3f by the engine's incidentTimestamp", age, lo, hi)
+	}
 	// Raising retries resolves the incidents; the series stays, at 0.
 	for _, tk := range tks {
 		s.ok(w1.SetRetries(s.ctx, tk.ID, 1))
@@ -904,6 +925,7 @@ func scenarioExhausted(s *scenario) {
 	if got := s.exp.must(catalog.CamundaIncidents, inc); got != 0 {
 		s.t.Errorf("camunda_incidents after resolution = %v, want 0", got)
 	}
+	s.wantCounter(catalog.CamundaExternalTaskOldestIncidentAge, 0)
 }
 
 func scenarioSuspended(s *scenario) {

@@ -35,6 +35,7 @@ type fakeTask struct {
 type fakeIncident struct {
 	id, typ, defID, activity string
 	ts                       time.Time
+	config                   string // failedExternalTask: the task id
 }
 
 // fakeLogEntry is one external task history log entry; kind is
@@ -173,6 +174,12 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
 	f.logLocked(t.id, t.topic, "failure", t.worker, f.now)
+	if retries == 0 {
+		// Out of retries: the engine opens an incident whose
+		// configuration is the task id.
+		f.incidents = append(f.incidents, fakeIncident{id: "inc-" + t.id, typ: "failedExternalTask", defID: t.defID,
+			activity: t.activity, ts: f.now, config: t.id})
+	}
 }
 
 func (f *fakeCamunda) complete(id string) {
@@ -374,7 +381,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		for _, in := range page(ins, q) {
 			out = append(out, map[string]any{"id": in.id, "incidentType": in.typ, "processDefinitionId": in.defID,
-				"activityId": in.activity, "incidentTimestamp": camunda.FormatTime(in.ts)})
+				"activityId": in.activity, "incidentTimestamp": camunda.FormatTime(in.ts), "configuration": in.config})
 		}
 		reply(out)
 	case "/job/count", "/job":

@@ -288,7 +288,7 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	f.advance(10 * time.Second)
 	f.history("a", "failure", 2, 0)
 	f.fail["/process-definition"] = 500 // the last request of a collection fails
-	f.incidents = []fakeIncident{{"i1", "failedJob", "p:9:x", "a1", f.now}}
+	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:9:x", activity: "a1", ts: f.now}}
 	e.collect()
 	// The engine answers (camunda_up 1); the external-task collector failed
 	// and its series are gone.
@@ -355,9 +355,9 @@ func TestCamundaIncidentsAndJobs(t *testing.T) {
 	f.defs["p:1:x"], f.defs["p:2:y"], f.defs["q:1:z"] = "p", "p", "q"
 	base := f.now
 	f.incidents = []fakeIncident{
-		{"i1", "failedJob", "p:1:x", "a1", base.Add(-time.Hour)},
-		{"i2", "failedJob", "p:2:y", "a1", base.Add(-time.Minute)},
-		{"i3", "failedExternalTask", "q:1:z", "t1", base.Add(-10 * time.Second)},
+		{id: "i1", typ: "failedJob", defID: "p:1:x", activity: "a1", ts: base.Add(-time.Hour)},
+		{id: "i2", typ: "failedJob", defID: "p:2:y", activity: "a1", ts: base.Add(-time.Minute)},
+		{id: "i3", typ: "failedExternalTask", defID: "q:1:z", activity: "t1", ts: base.Add(-10 * time.Second)},
 	}
 	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}, {id: "j2", defID: "p:2:y", defKey: "", retries: 0}, {id: "j3", defID: "q:1:z", defKey: "q", retries: 3}}
 	e := fakeExporter(t, f, "", "")
@@ -381,7 +381,7 @@ func TestCamundaIncidentsAndJobs(t *testing.T) {
 	g := newFakeCamunda(t)
 	g.defs["p:1:x"] = "p"
 	for i := 0; i < 5; i++ {
-		g.incidents = append(g.incidents, fakeIncident{fmt.Sprint(i), "failedJob", "p:1:x", "a1", g.now.Add(-time.Duration(i) * time.Minute)})
+		g.incidents = append(g.incidents, fakeIncident{id: fmt.Sprint(i), typ: "failedJob", defID: "p:1:x", activity: "a1", ts: g.now.Add(-time.Duration(i) * time.Minute)})
 	}
 	e2 := fakeExporter(t, g, "", "    max_listed_tasks: 3\n")
 	e2.collect()
@@ -512,7 +512,7 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.add(&fakeTask{id: "t1", topic: "a"})
 	f.add(&fakeTask{id: "t2", topic: "a"})
 	f.lock("t2", "w1", time.Minute)
-	f.incidents = []fakeIncident{{"i1", "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)}}
+	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)}}
 	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}}
 	f.addJob(fakeJob{id: "j2", defID: "p:1:x", defKey: "p", retries: 3})
 	e := fakeExporter(t, f, "", "")
@@ -563,10 +563,10 @@ func TestCamundaIncidentTypesBeyondList(t *testing.T) {
 	f := newFakeCamunda(t)
 	f.defs["p:1:x"], f.defs["q:1:z"] = "p", "q"
 	for i := 0; i < 3; i++ { // old, listed
-		f.incidents = append(f.incidents, fakeIncident{fmt.Sprint("e", i), "failedExternalTask", "q:1:z", "t1", f.now.Add(-time.Hour)})
+		f.incidents = append(f.incidents, fakeIncident{id: fmt.Sprint("e", i), typ: "failedExternalTask", defID: "q:1:z", activity: "t1", ts: f.now.Add(-time.Hour)})
 	}
 	for i := 0; i < 2; i++ { // newer, beyond the list
-		f.incidents = append(f.incidents, fakeIncident{fmt.Sprint("j", i), "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)})
+		f.incidents = append(f.incidents, fakeIncident{id: fmt.Sprint("j", i), typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)})
 	}
 	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
 	e.collect()
@@ -939,7 +939,7 @@ func TestCamundaDurations(t *testing.T) {
 	f.lock("t2", "w2", time.Minute)
 	f.complete("t2")
 	f.fail["/process-definition"] = 500 // the last request of the collection, after the history
-	f.incidents = []fakeIncident{{"i1", "failedJob", "p:9:x", "a1", f.now}}
+	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:9:x", activity: "a1", ts: f.now}}
 	e.collect()
 	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 0)
 	delete(f.fail, "/process-definition")
@@ -1028,4 +1028,57 @@ func TestCamundaLockAgeAndIdleWorkers(t *testing.T) {
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
 	wantIdle(map[string]float64{})
+}
+
+// camunda_external_task_oldest_incident_age_seconds: the oldest
+// failedExternalTask incident per topic, joined with its task by the
+// incident's configuration; 0 for a topic without one. Beyond
+// max_listed_tasks a topic none of whose incidents was listed has no value.
+func TestCamundaOldestIncidentPerTopic(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"a1", "a2", "b1"} {
+		f.add(&fakeTask{id: id, topic: id[:1]})
+		f.lock(id, "w1", time.Hour)
+	}
+	f.failure("a1", 0, 0, "gave up")
+	f.advance(10 * time.Minute)
+	f.failure("b1", 0, 0, "gave up")
+	f.advance(5 * time.Minute)
+	f.failure("a2", 0, 0, "gave up")
+	f.incidents = append(f.incidents, fakeIncident{id: "j", typ: "failedJob", defID: "proc:1:abc", activity: "x", ts: f.now.Add(-time.Hour)})
+	f.advance(5 * time.Minute)
+	e := fakeExporter(t, f, "c", "")
+	e.collect()
+	age := catalog.CamundaExternalTaskOldestIncidentAge
+	wantValue(t, e, age, map[string]string{"topic": "a"}, 1200)
+	wantValue(t, e, age, map[string]string{"topic": "b"}, 600)
+	wantValue(t, e, age, map[string]string{"topic": "c"}, 0)
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}, 1200)
+	// The oldest is resolved (retries raised): the next one counts.
+	f.mu.Lock()
+	f.incidents = f.incidents[1:]
+	*f.task("a1").retries = 1
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, age, map[string]string{"topic": "a"}, 300)
+
+	// One incident and one task out of retries listed: a1's incident is the
+	// oldest and a1 is listed, so a's age is known; b's incident is beyond
+	// the list, and c has none, but with the lists cut that is not known.
+	g := newFakeCamunda(t)
+	for _, id := range []string{"a1", "b1"} {
+		g.add(&fakeTask{id: id, topic: id[:1]})
+		g.lock(id, "w1", time.Hour)
+	}
+	g.failure("a1", 0, 0, "gave up")
+	g.advance(time.Minute)
+	g.failure("b1", 0, 0, "gave up")
+	e2 := fakeExporter(t, g, "c", "    max_listed_tasks: 1\n")
+	e2.collect()
+	wantValue(t, e2, age, map[string]string{"topic": "a"}, 60)
+	for _, topic := range []string{"b", "c"} {
+		if v, ok := e2.get(age, map[string]string{"topic": topic}); ok {
+			t.Errorf("topic %s: oldest incident age %v reported though its incidents are beyond max_listed_tasks", topic, v)
+		}
+	}
 }

@@ -109,6 +109,10 @@ func externalTasks() *board {
 		desc:     "Age of the oldest open incident per engine and type, by the engine's clock.",
 		targets:  []target{{expr: "max by (engine, incident_type) (" + sel(catalog.CamundaIncidentOldestAge, mEngine) + ")", legend: "{{engine}} {{incident_type}}"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})
+	d.series(panel{title: "Oldest external task incident by topic", unit: "s",
+		desc:     "Age of the oldest open failedExternalTask incident (a task out of retries) per engine and topic, by the engine's clock; 0 when the topic has none.",
+		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestIncidentAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
+		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.labelTable(panel{title: "Engines", unit: "none",
 		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},

@@ -125,7 +125,8 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
-			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle),
+			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
+			catalog.CamundaExternalTaskOldestIncidentAge),
 		creations: map[string]int64{},
 	}
 	if e.db != nil {
@@ -242,7 +243,7 @@ func (run *collectionRun) collect() error {
 			// came and went between two collections.
 			tr = &topicRead{}
 		}
-		run.topic(topic, tr, fresh, recent, rd.noCreateTime)
+		run.topic(topic, tr, rd, fresh, recent)
 	}
 	if run.st.topics[labellimit.Other] {
 		run.otherTopics(rd.other)

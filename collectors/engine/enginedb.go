@@ -98,7 +98,7 @@ var engineTables = []struct {
 }{
 	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}, []string{nameTasks}},
 	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}, []string{nameTasks}},
-	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_"}, []string{nameTasks}},
+	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_"}, []string{nameTasks}},
 	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs, nameProcesses}},
 	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_"}, []string{nameJobs, nameProcesses}},
 	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_", "duedate_", "create_time_", "suspension_state_", "execution_id_", "process_instance_id_"}, []string{nameJobs}},
@@ -281,10 +281,40 @@ func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineR
 		if out.history, err = r.history(ctx, tx, rq.history); err != nil {
 			return err
 		}
-		out.incidents, err = r.incidents(ctx, tx)
-		return err
+		if out.incidents, err = r.incidents(ctx, tx); err != nil {
+			return err
+		}
+		return r.incidentTopics(ctx, tx, out)
 	})
 	return out, err
+}
+
+// incidentTopics reads the oldest failedExternalTask incident of each
+// reported topic: incidents joined with their task by the incident's
+// configuration (the task id), exact whatever their number.
+func (r *engineDBReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *engineRead) error {
+	rows, err := tx.Query(ctx, `SELECT t.topic_name_, min(i.incident_timestamp_)
+FROM `+r.prefix+`act_ru_incident i JOIN `+r.prefix+`act_ru_ext_task t ON t.id_ = i.configuration_
+WHERE i.incident_type_ = $1
+GROUP BY t.topic_name_`, incidentTypeFailedExternalTask)
+	if err != nil {
+		return fmt.Errorf("%s: reading act_ru_incident: %w", r.key, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var topic *string
+		var oldest time.Time
+		if err := rows.Scan(&topic, &oldest); err != nil {
+			return fmt.Errorf("%s: reading act_ru_incident: %w", r.key, err)
+		}
+		if topic == nil {
+			continue
+		}
+		if tr := out.topics[*topic]; tr != nil {
+			tr.oldestIncident = r.instant(oldest)
+		}
+	}
+	return rows.Err()
 }
 
 // counts reads every topic's counts and oldest fetchable task in one

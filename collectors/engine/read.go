@@ -53,6 +53,10 @@ type engineRead struct {
 	noCreateTime bool
 	history      historyRead
 	incidents    incidentRead
+	// incidentsIncomplete: over REST, the incident list or the list of
+	// tasks with no retries left was cut by max_listed_tasks, so a topic
+	// without a resolved failedExternalTask incident may still have one.
+	incidentsIncomplete bool
 }
 
 // topicRead is one reported topic as read.
@@ -64,6 +68,10 @@ type topicRead struct {
 	// locked and lapsed are the listed tasks behind counts.locked and
 	// counts.lapsed, sorted by id.
 	locked, lapsed []taskObs
+	// oldestIncident is the timestamp of the topic's oldest open
+	// failedExternalTask incident; zero when it has none, or when
+	// incidentsIncomplete and none was resolved.
+	oldestIncident time.Time
 }
 
 // topicCounts are the exact per-topic counts, each evaluated by the engine's

@@ -131,6 +131,9 @@ func (r *restReader) read(ctx context.Context, rq readRequest) (*engineRead, err
 	if err := x.incidentGroups(ctx); err != nil {
 		return nil, err
 	}
+	if err := x.incidentTopics(ctx); err != nil {
+		return nil, err
+	}
 	return x.out, nil
 }
 
@@ -564,6 +567,61 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 		}
 	}
 	x.out.incidents = out
+	return nil
+}
+
+// incidentTypeFailedExternalTask is the incident of an external task out
+// of retries; its configuration is the task's id.
+const incidentTypeFailedExternalTask = "failedExternalTask"
+
+// incidentTopics finds the oldest failedExternalTask incident of each
+// reported topic. Incidents carry no topic, only the task id (their
+// configuration): when the listed incidents hold any, the tasks with no
+// retries left (suspended or not: their incidents stay) are listed
+// engine-wide, by id, at most max_listed_tasks, and joined by id. The
+// incident list is sorted oldest first, so a topic's first resolved
+// incident is its oldest, as long as no earlier incident's task went
+// unlisted.
+func (x *restRead) incidentTopics(ctx context.Context) error {
+	ids := map[string]bool{}
+	for _, in := range x.inc {
+		if in.IncidentType == incidentTypeFailedExternalTask {
+			ids[in.Configuration] = true
+		}
+	}
+	x.out.incidentsIncomplete = x.incCut
+	if len(ids) == 0 {
+		return nil
+	}
+	tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
+		x.r.pageSize, x.rq.budget,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
+			return x.r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{Retries: camunda.RetriesNone}, p)
+		})
+	if err != nil {
+		return err
+	}
+	topicOf := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		topicOf[t.ID] = t.TopicName
+	}
+	unresolved := false
+	for _, in := range x.inc {
+		if in.IncidentType != incidentTypeFailedExternalTask {
+			continue
+		}
+		topic, ok := topicOf[in.Configuration]
+		if !ok {
+			// The task is beyond the list (or ended meanwhile): the
+			// incidents after it are no oldest of their topic for sure.
+			unresolved = unresolved || cut
+			continue
+		}
+		if tr := x.out.topics[topic]; tr != nil && tr.oldestIncident.IsZero() && !unresolved {
+			tr.oldestIncident = in.IncidentTimestamp.Time
+		}
+	}
+	x.out.incidentsIncomplete = x.incCut || unresolved
 	return nil
 }
 

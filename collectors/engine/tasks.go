@@ -16,15 +16,16 @@ type partition map[string]int64
 // lock and history counters. fresh is what the history log says each task
 // went through since the previous collection, recent the same over two
 // collections.
-func (run *collectionRun) topic(topic string, tr *topicRead, fresh, recent map[string]*taskEvidence, noCreateTime bool) {
+func (run *collectionRun) topic(topic string, tr *topicRead, rd *engineRead, fresh, recent map[string]*taskEvidence) {
 	r := run.trackListed(tr, fresh, recent)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
 	named := run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
 	run.emitLockAges(topic, r, named)
-	if !noCreateTime {
+	if !rd.noCreateTime {
 		run.emitOldestWaiting(topic, tr)
 	}
+	run.emitOldestIncident(topic, tr, rd.incidentsIncomplete)
 	run.st.expirations[topic] += float64(r.events.expirations)
 	run.st.redeliveries[topic] += float64(r.events.redeliveries)
 	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.e.name, topic)
@@ -238,6 +239,21 @@ func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
 		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
 	}
 	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.e.name, topic)
+}
+
+// emitOldestIncident emits the age of the topic's oldest open
+// failedExternalTask incident; 0 when it has none. When the REST lists
+// were cut and none of the topic's incidents was resolved, its age is not
+// known and no value is emitted (a made-up age would be worse than none).
+func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomplete bool) {
+	age := 0.0
+	switch {
+	case !tr.oldestIncident.IsZero():
+		age = max(0, run.engineNow.Sub(tr.oldestIncident).Seconds())
+	case incomplete:
+		return
+	}
+	run.gauge(catalog.CamundaExternalTaskOldestIncidentAge, age, run.c.e.name, topic)
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
