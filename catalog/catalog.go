@@ -64,6 +64,7 @@ const (
 	CamundaExternalTaskRedeliveries      = "camunda_external_task_redeliveries_total"
 	CamundaExternalTaskFailures          = "camunda_external_task_failures_total"
 	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
+	CamundaExternalTaskBpmnErrors        = "camunda_external_task_bpmn_errors_total"
 	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
 	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
 	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
@@ -169,6 +170,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): seconds since this worker, which holds locks on the topic now, last completed or failed a task of the topic (external task history log), counted at most from the first poll that saw it hold a lock there (a lower bound); only workers holding locks have a series. Worker ids beyond worker_id_limit fold into worker_id=\"other\" (the longest idle of them), as in camunda_external_tasks_locked_by_worker." + polled},
 		{CamundaExternalTaskOldestIncidentAge, Gauge, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): age in seconds of the topic's oldest open failedExternalTask incident (a task out of retries), by the engine's clock; 0 when it has none. Over REST, when more incidents or tasks out of retries exist than max_listed_tasks, a topic none of whose incidents was listed has no value; none for topic=\"other\"." + polled},
+		{CamundaExternalTaskBpmnErrors, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): BPMN errors reported by workers, each external task history log deletion entry written since the exporter started counted once when the activity instance history shows a BPMN error: the task's activity instance completed its scope (uncaught), or an error catch event (boundaryError, errorStartEvent) started in the same root process instance within a second (caught). Deletions by cancellation, modification or an interrupting message, timer or signal are not counted; one within a second of an error caught in the same root process instance that belongs to no external task is (see docs/camunda-states.md)."},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},

@@ -472,6 +472,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"AsyncJobs", asyncProcess, scenarioAsyncJobs},
 		{"Durations", nil, scenarioDurations},
 		{"LockAgeAndIdleWorker", nil, scenarioLockAge},
+		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -632,7 +633,9 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	if n, max := got["/external-task"], listed+2+open+1; n > max {
 		t.Errorf("/external-task: %d list requests for %d topics with tasks, want at most %d", n, open, max)
 	}
-	for path, max := range map[string]int{"/incident": 1, "/job": 2, "/process-definition": 0, "/telemetry/data": 0} {
+	// The BPMN error evidence costs requests only when new deletion
+	// entries appeared: none in a steady collection.
+	for path, max := range map[string]int{"/incident": 1, "/job": 2, "/process-definition": 0, "/telemetry/data": 0, "/history/activity-instance": 0} {
 		if got[path] > max {
 			t.Errorf("%s: %d requests, want at most %d", path, got[path], max)
 		}
@@ -641,7 +644,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for path := range exact {
 		known += got[path]
 	}
-	for _, path := range []string{"/external-task", "/incident", "/job", "/process-definition", "/telemetry/data"} {
+	for _, path := range []string{"/external-task", "/incident", "/job", "/process-definition", "/telemetry/data", "/history/activity-instance"} {
 		known += got[path]
 	}
 	if known != total {
@@ -1101,6 +1104,62 @@ func scenarioLockAge(s *scenario) {
 	if ws := filterTopic(s.exp.samples(catalog.CamundaExternalTaskWorkerIdle), s.topic); len(ws) != 0 {
 		s.t.Errorf("idle workers with no lock held: %v", ws)
 	}
+}
+
+// scenarioBpmnErrors: of six external tasks ended without a completion,
+// camunda_external_task_bpmn_errors_total counts the three BPMN errors (an
+// uncaught one, one caught by a boundary event, one caught by an event
+// subprocess), not the cancellation, the modification or the interrupting
+// message, although the engine logs all six as deletions.
+func scenarioBpmnErrors(s *scenario) {
+	esp := s.key + "_esp"
+	_, err := s.c.Deploy(s.ctx, esp, map[string][]byte{esp + ".bpmn": camundatest.ErrorEventSubprocessProcess(esp, s.topic)})
+	s.ok(err)
+	pis := map[string]string{}
+	for _, how := range []string{"uncaught", "caught", "cancelled", "modified", "interrupted"} {
+		pi, err := s.c.StartProcess(s.ctx, s.key, how, nil)
+		s.ok(err)
+		pis[pi.ID] = how
+	}
+	pi, err := s.c.StartProcess(s.ctx, esp, "", nil)
+	s.ok(err)
+	pis[pi.ID] = "event subprocess"
+	w1 := s.worker("w1")
+	for _, tk := range s.fetch(w1, time.Minute, 6) {
+		id := tk.ProcessInstanceID
+		switch pis[id] {
+		case "uncaught":
+			s.ok(w1.BpmnError(s.ctx, tk.ID, "NOT_MODELLED", "no boundary event catches this"))
+		case "caught":
+			s.ok(w1.BpmnError(s.ctx, tk.ID, "CAUGHT", "rejected"))
+		case "event subprocess":
+			s.ok(w1.BpmnError(s.ctx, tk.ID, "ESP", "rejected"))
+		case "cancelled":
+			s.ok(s.c.Do(s.ctx, http.MethodDelete, "/process-instance/"+id, nil, nil))
+		case "modified":
+			var tree struct {
+				ChildActivityInstances []struct{ ID string }
+			}
+			s.ok(s.c.Get(s.ctx, "/process-instance/"+id+"/activity-instances", nil, &tree))
+			s.ok(s.c.Do(s.ctx, http.MethodPost, "/process-instance/"+id+"/modification", map[string]any{"instructions": []map[string]any{
+				{"type": "cancel", "activityInstanceId": tree.ChildActivityInstances[0].ID},
+				{"type": "startBeforeActivity", "activityId": "after"}}}, nil))
+		case "interrupted":
+			s.ok(s.c.Do(s.ctx, http.MethodPost, "/message", map[string]any{"messageName": s.key + "_interrupt", "processInstanceId": id}, nil))
+		default:
+			s.t.Fatalf("task of an unknown process instance %s", id)
+		}
+	}
+	s.exp.collect()
+	if n := s.historyCount("deletionLog"); n != 6 {
+		s.t.Fatalf("engine: %d deletion entries, want 6", n)
+	}
+	s.wantCounter(catalog.CamundaExternalTaskBpmnErrors, 3)
+	s.wantCounter(catalog.CamundaExternalTaskCompletions, 0)
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
+	s.exp.collect() // the same entries again: each once
+	s.wantCounter(catalog.CamundaExternalTaskBpmnErrors, 3)
+	s.states(map[string]int{})
 }
 
 // asyncProcess adapts camundatest.AsyncProcess to the scenarios' process

@@ -43,6 +43,14 @@ type fakeIncident struct {
 type fakeLogEntry struct {
 	id, taskID, topic, kind, worker string
 	ts                              time.Time
+	activity, actInst, rootPI       string
+}
+
+// fakeActInst is a historic activity instance.
+type fakeActInst struct {
+	id, activity, typ, rootPI string
+	start, end                time.Time
+	completeScope             bool
 }
 
 type fakeJob struct {
@@ -69,6 +77,7 @@ type fakeCamunda struct {
 	log       []fakeLogEntry // the history log, in insertion order
 	logSeq    int
 	incidents []fakeIncident
+	actInsts  []fakeActInst
 	jobs      []fakeJob
 	jobLog    []fakeJobLogEntry
 	defs      map[string]string // id -> key
@@ -123,7 +132,25 @@ func (f *fakeCamunda) add(t *fakeTask) *fakeTask {
 // worker when the entry is written, as the engine records it.
 func (f *fakeCamunda) logLocked(taskID, topic, kind, worker string, ts time.Time) {
 	f.logSeq++
-	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, worker: worker, ts: ts})
+	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, worker: worker, ts: ts,
+		activity: "task_1", actInst: "ai-" + taskID, rootPI: "pi-" + taskID})
+}
+
+// bpmnError removes a task as a worker's bpmnError does: a deletion entry,
+// and in the activity instance history either an error catch event started
+// in the task's root process instance (caught) or the task's activity
+// instance completing its scope (uncaught).
+func (f *fakeCamunda) bpmnError(id string, caught bool) {
+	f.deleteTask(id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if caught {
+		f.actInsts = append(f.actInsts, fakeActInst{id: "catch-" + id, activity: "caught", typ: "boundaryError", rootPI: "pi-" + id,
+			start: f.now.Add(time.Millisecond), end: f.now.Add(time.Millisecond)})
+	} else {
+		f.actInsts = append(f.actInsts, fakeActInst{id: "ai-" + id, activity: "task_1", typ: "serviceTask", rootPI: "pi-" + id,
+			start: f.now.Add(-time.Minute), end: f.now, completeScope: true})
+	}
 }
 
 // history appends n history log entries of a kind for a topic, written at
@@ -345,7 +372,39 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic, "workerId": e.worker,
-				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts)})
+				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts),
+				"activityId": e.activity, "activityInstanceId": e.actInst, "rootProcessInstanceId": e.rootPI})
+		}
+		reply(out)
+	case "/history/activity-instance":
+		after := func(k string) time.Time {
+			if v := q.Get(k); v != "" {
+				ts, err := camunda.ParseTime(v)
+				if err != nil {
+					panic(err)
+				}
+				return ts
+			}
+			return time.Time{}
+		}
+		started, finished := after("startedAfter"), after("finishedAfter")
+		var as []fakeActInst
+		for _, a := range f.actInsts {
+			switch {
+			case q.Get("activityId") != "" && q.Get("activityId") != a.activity,
+				q.Get("activityType") != "" && q.Get("activityType") != a.typ,
+				q.Get("completeScope") == "true" && !a.completeScope,
+				!started.IsZero() && a.start.Before(started),
+				!finished.IsZero() && a.end.Before(finished):
+				continue
+			}
+			as = append(as, a)
+		}
+		sort.SliceStable(as, func(i, j int) bool { return as[i].start.Before(as[j].start) })
+		out := []map[string]any{}
+		for _, a := range page(as, q) {
+			out = append(out, map[string]any{"id": a.id, "activityId": a.activity, "activityType": a.typ, "rootProcessInstanceId": a.rootPI,
+				"startTime": camunda.FormatTime(a.start), "endTime": camunda.FormatTime(a.end), "completeScope": a.completeScope})
 		}
 		reply(out)
 	case "/history/job-log":

@@ -1082,3 +1082,46 @@ func TestCamundaOldestIncidentPerTopic(t *testing.T) {
 		}
 	}
 }
+
+// camunda_external_task_bpmn_errors_total: deletion entries the activity
+// instance history shows as BPMN errors (caught: an error catch event in
+// the same root process instance; uncaught: the task's scope completed),
+// each once; a cancellation is no BPMN error. The evidence costs requests
+// only in collections with new deletion entries.
+func TestCamundaBpmnErrors(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"a1", "a2", "a3", "a4", "b1"} {
+		f.add(&fakeTask{id: id, topic: id[:1]})
+		f.lock(id, "w1", time.Minute)
+	}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.advance(time.Second)
+	f.bpmnError("a1", true)
+	f.bpmnError("a2", false)
+	f.deleteTask("a3") // a cancellation
+	f.bpmnError("b1", true)
+	f.resetRequests()
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 2)
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "b"}, 1)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "a"}, 0)
+	// Two catch event types, one activity (task_1) of the deleted tasks.
+	if n := f.requests["/history/activity-instance"]; n != 3 {
+		t.Fatalf("%d activity instance requests for new deletions, want 3", n)
+	}
+	f.resetRequests()
+	f.advance(time.Second)
+	e.collect() // the same entries again, within late_commit_window
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 2)
+	if n := f.requests["/history/activity-instance"]; n != 0 {
+		t.Fatalf("%d activity instance requests without new deletions, want 0", n)
+	}
+	// A cancellation right after a caught error in another root process
+	// instance is still no BPMN error.
+	f.bpmnError("a4", true)
+	f.add(&fakeTask{id: "a5", topic: "a"})
+	f.deleteTask("a5")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 3)
+}

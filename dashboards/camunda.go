@@ -73,10 +73,11 @@ func externalTasks() *board {
 
 	d.row("Throughput, failures and duplicates")
 	d.series(panel{title: "Completions and failures", unit: "ops",
-		desc: "Completions and failures reported by workers per second, by topic, from the external task history log.",
+		desc: "Completions, failures and BPMN errors reported by workers per second, by topic, from the external task history log (BPMN errors told apart from cancellations by the activity instance history).",
 		targets: []target{
 			{expr: sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic"), legend: "completed {{topic}}"},
 			{expr: sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic"), legend: "failed {{topic}}"},
+			{expr: sumBy(rate(catalog.CamundaExternalTaskBpmnErrors, mEngine, mTopic), "topic"), legend: "BPMN error {{topic}}"},
 		},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Failure ratio", unit: "percentunit", min: ptr(0.0),

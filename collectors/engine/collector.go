@@ -86,6 +86,9 @@ type collectorState struct {
 	// holders are the workers holding locks per topic label, with the
 	// time their idleness counts from (tasks.go, emitLockAges).
 	holders map[topicWorker]time.Time
+	// usedCatches are the error catch events paired with a deletion entry,
+	// by id, with their start (bpmn.go).
+	usedCatches map[string]time.Time
 }
 
 func (s collectorState) clone() collectorState {
@@ -103,6 +106,7 @@ func (s collectorState) clone() collectorState {
 		oldestInc:    cloneMap(s.oldestInc),
 		durations:    cloneHists(s.durations),
 		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
+		usedCatches:  cloneMap(s.usedCatches),
 	}
 }
 
@@ -126,7 +130,7 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
-			catalog.CamundaExternalTaskOldestIncidentAge),
+			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors),
 		creations: map[string]int64{},
 	}
 	if e.db != nil {
@@ -139,6 +143,7 @@ func newCollector(e *Engine, o Options) *Collector {
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
 		oldestInc: map[string]bool{}, durations: map[string]durationHist{}, holders: map[topicWorker]time.Time{},
+		usedCatches: map[string]time.Time{},
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -231,7 +236,8 @@ func (run *collectionRun) collect() error {
 		run.trackDurations(entries, false)
 	}
 	run.historyCut(rd.history.cut)
-	fresh, recent := run.countHistory(entries)
+	fresh, recent := run.countHistory(entries, rd.bpmn)
+	pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
 	run.st.evidence = fresh
 	run.trackUnlisted(rd, recent)
 

@@ -97,7 +97,8 @@ var engineTables = []struct {
 	readBy  []string
 }{
 	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}, []string{nameTasks}},
-	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}, []string{nameTasks}},
+	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_", "act_id_", "act_inst_id_", "root_proc_inst_id_"}, []string{nameTasks}},
+	{"act_hi_actinst", []string{"id_", "act_type_", "act_inst_state_", "start_time_", "root_proc_inst_id_"}, []string{nameTasks}},
 	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_"}, []string{nameTasks}},
 	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs, nameProcesses}},
 	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_"}, []string{nameJobs, nameProcesses}},
@@ -109,7 +110,8 @@ var engineTables = []struct {
 // historySQL reads the history log entries since $1, newest first. It is
 // the one engine query whose cost would grow with the history without an
 // index (the engine creates none on TIMESTAMP_).
-const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_
+const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
+  coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, '')
 FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
 
@@ -281,6 +283,9 @@ func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineR
 		if out.history, err = r.history(ctx, tx, rq.history); err != nil {
 			return err
 		}
+		if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history)); err != nil {
+			return err
+		}
 		if out.incidents, err = r.incidents(ctx, tx); err != nil {
 			return err
 		}
@@ -288,6 +293,54 @@ func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineR
 	})
 	return out, err
 }
+
+// bpmnEvidence looks up what tells a BPMN error apart for the new deletion
+// entries (bpmn.go): which of their tasks' activity instances completed
+// their scope (by primary key), and the error catch events started around
+// them (ACT_HI_ACTINST's index on START_TIME_).
+func (r *engineDBReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEntry) (bpmnEvidence, error) {
+	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	if len(dels) == 0 {
+		return ev, nil
+	}
+	ids := make([]string, 0, len(dels))
+	for _, e := range dels {
+		ids = append(ids, e.actInst)
+	}
+	rows, err := tx.Query(ctx, `SELECT id_ FROM `+r.prefix+`act_hi_actinst WHERE id_ = ANY($1) AND act_inst_state_ = $2`, ids, actInstScopeComplete)
+	if err != nil {
+		return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+	}
+	completed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+	}
+	for _, id := range completed {
+		ev.scopeCompleted[id] = true
+	}
+	first, last := deletionSpan(dels)
+	rows, err = tx.Query(ctx, `SELECT id_, coalesce(root_proc_inst_id_, ''), start_time_ FROM `+r.prefix+`act_hi_actinst
+WHERE act_type_ = ANY($1) AND start_time_ >= $2::timestamp AND start_time_ <= $3::timestamp
+ORDER BY id_`, []string{activityBoundaryError, activityErrorStartEvent}, r.wall(first.Add(-catchWindow)), r.wall(last.Add(catchWindow)))
+	if err != nil {
+		return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c catchEvent
+		var start time.Time
+		if err := rows.Scan(&c.id, &c.rootPI, &start); err != nil {
+			return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+		}
+		c.start = r.instant(start)
+		ev.catches = append(ev.catches, c)
+	}
+	return ev, rows.Err()
+}
+
+// actInstScopeComplete is ActivityInstanceState.SCOPE_COMPLETE in the
+// engine: an activity instance that ended its scope.
+const actInstScopeComplete = 1
 
 // incidentTopics reads the oldest failedExternalTask incident of each
 // reported topic: incidents joined with their task by the incident's
@@ -454,7 +507,7 @@ func (r *engineDBReader) history(ctx context.Context, tx pgx.Tx, hr historyReque
 		var e historyEntry
 		var ts time.Time
 		var state *int32
-		if err := rows.Scan(&e.id, &ts, &e.taskID, &e.topic, &e.worker, &state); err != nil {
+		if err := rows.Scan(&e.id, &ts, &e.taskID, &e.topic, &e.worker, &state, &e.activity, &e.actInst, &e.rootPI); err != nil {
 			return historyRead{}, fmt.Errorf("%s: reading act_hi_ext_task_log: %w", r.key, err)
 		}
 		if len(out.entries) == hr.max {

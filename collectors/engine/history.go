@@ -34,6 +34,9 @@ const (
 // historyEntry is one external-task history log entry.
 type historyEntry struct {
 	id, taskID, topic, worker string
+	// activity, actInst and rootPI are the task's activity, its activity
+	// instance and root process instance (bpmn.go).
+	activity, actInst, rootPI string
 	ts                        time.Time
 	kind                      logKind
 }
@@ -47,6 +50,10 @@ type historyRequest struct {
 	from time.Time
 	// max is max_history_entries.
 	max int
+	// seen are the ids of the entries the previous reading saw within the
+	// window (read-only): a reader looks up the BPMN error evidence of new
+	// deletion entries only.
+	seen map[string]struct{}
 }
 
 // historyRead is what a reader returned.
@@ -79,7 +86,7 @@ func (h historyCursor) request(now time.Time, window time.Duration, max int) his
 	if !h.started {
 		return historyRequest{first: true, from: now.Add(-window), max: max}
 	}
-	return historyRequest{from: h.at.Add(-window), max: max}
+	return historyRequest{from: h.at.Add(-window), max: max, seen: h.seen}
 }
 
 // advance returns the cursor after a reading at engine time now and the
@@ -116,9 +123,10 @@ func advanceCursor[E stamped](h historyCursor, entries []E, now time.Time, windo
 	return next, fresh
 }
 
-// historyCounts are the failures and completions of one topic label.
+// historyCounts are the failures, completions and BPMN errors of one topic
+// label.
 type historyCounts struct {
-	failures, completions float64
+	failures, completions, bpmnErrors float64
 }
 
 // taskEvidence is what the fresh history entries say one task went
@@ -160,7 +168,8 @@ func (e *taskEvidence) actedOtherThan(w string) bool {
 // Entries of topics not yet known are admitted like topics the engine lists
 // (a topic whose tasks all came and went between two collections is
 // reported from then on).
-func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent map[string]*taskEvidence) {
+func (run *collectionRun) countHistory(entries []historyEntry, ev bpmnEvidence) (fresh, recent map[string]*taskEvidence) {
+	bpmn := bpmnErrors(entries, ev, run.st.usedCatches)
 	fresh = map[string]*taskEvidence{}
 	of := func(id string) *taskEvidence {
 		e := fresh[id]
@@ -193,6 +202,13 @@ func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent ma
 		case logDeletion:
 			ev := of(e.taskID)
 			ev.ended, ev.endedBy = true, e.worker
+			if bpmn[e.id] {
+				// The worker reported a BPMN error: an outcome, so
+				// progress (a cancellation's entry names the holder,
+				// who did nothing).
+				c.bpmnErrors++
+				acted(label, e)
+			}
 		}
 		run.st.history[label] = c
 	}
@@ -220,11 +236,12 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 	return out
 }
 
-// emitHistory emits the failure and completion counters and the duration
-// histogram of one topic label.
+// emitHistory emits the failure, completion and BPMN error counters and the
+// duration histogram of one topic label.
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
 	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
 	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)
+	run.counter(catalog.CamundaExternalTaskBpmnErrors, c.bpmnErrors, run.c.e.name, label)
 	run.emitDuration(label)
 }

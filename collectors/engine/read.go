@@ -52,7 +52,9 @@ type engineRead struct {
 	// waiting age can be reported.
 	noCreateTime bool
 	history      historyRead
-	incidents    incidentRead
+	// bpmn is the evidence of BPMN errors for the new deletion entries.
+	bpmn      bpmnEvidence
+	incidents incidentRead
 	// incidentsIncomplete: over REST, the incident list or the list of
 	// tasks with no retries left was cut by max_listed_tasks, so a topic
 	// without a resolved failedExternalTask incident may still have one.

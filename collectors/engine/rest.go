@@ -134,6 +134,9 @@ func (r *restReader) read(ctx context.Context, rq readRequest) (*engineRead, err
 	if err := x.incidentTopics(ctx); err != nil {
 		return nil, err
 	}
+	if err := x.bpmnEvidence(ctx); err != nil {
+		return nil, err
+	}
 	return x.out, nil
 }
 
@@ -500,7 +503,8 @@ func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch 
 }
 
 func entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
-	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time}
+	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time,
+		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID}
 	switch {
 	case e.FailureLog:
 		h.kind = logFailure
@@ -622,6 +626,75 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 		}
 	}
 	x.out.incidentsIncomplete = x.incCut || unresolved
+	return nil
+}
+
+// bpmnEvidence looks up, for the deletion entries new in this reading, what
+// tells a BPMN error apart (bpmn.go), only when there are any: the error
+// catch events started around them (GET /history/activity-instance, one
+// paged request per catch event type), and per activity of the deleted
+// tasks its activity instances that completed their scope since (one paged
+// request per activity; the endpoint has no filter by instance ids that
+// every engine version applies). Each list is bounded by
+// max_history_entries.
+func (x *restRead) bpmnEvidence(ctx context.Context) error {
+	dels := newDeletions(x.out.history.entries, x.rq.history)
+	if len(dels) == 0 {
+		return nil
+	}
+	first, last := deletionSpan(dels)
+	from := first.Add(-catchWindow)
+	deleted := map[string]bool{}
+	activities := map[string]bool{}
+	for _, e := range dels {
+		deleted[e.actInst] = true
+		if e.activity != "" {
+			activities[e.activity] = true
+		}
+	}
+	list := func(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string) ([]camunda.HistoricActivityInstance, error) {
+		items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: camunda.Ascending}},
+			x.r.pageSize, x.rq.history.max,
+			func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
+				return x.r.client.ListHistoricActivityInstances(ctx, q, p)
+			})
+		return items, err
+	}
+	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(x.r.concurrency)
+	for _, typ := range []string{activityBoundaryError, activityErrorStartEvent} {
+		g.Go(func() error {
+			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from}, camunda.ActivityInstanceSortStartTime)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range items {
+				if a.ActivityType == typ && !a.StartTime.After(last.Add(catchWindow)) {
+					ev.catches = append(ev.catches, catchEvent{id: a.ID, rootPI: a.RootProcessInstanceID, start: a.StartTime.Time})
+				}
+			}
+			return err
+		})
+	}
+	for _, act := range sortedKeys(activities) {
+		g.Go(func() error {
+			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityID: act, CompleteScope: true, FinishedAfter: from}, camunda.ActivityInstanceSortEndTime)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range items {
+				if a.CompleteScope && deleted[a.ID] {
+					ev.scopeCompleted[a.ID] = true
+				}
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	sort.Slice(ev.catches, func(i, j int) bool { return ev.catches[i].id < ev.catches[j].id })
+	x.out.bpmn = ev
 	return nil
 }
 
