@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 	"testing"
@@ -1124,4 +1125,63 @@ func TestCamundaBpmnErrors(t *testing.T) {
 	f.deleteTask("a5")
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 3)
+}
+
+// The requests the jobs, processes, incident-per-topic and BPMN error parts
+// add to a collection (docs/camunda-states.md, "The cost of a
+// collection"), request by request.
+func TestCamundaRequestBudgetOfJobsIncidentsAndDeletions(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "a1", topic: "a"})
+	f.add(&fakeTask{id: "a2", topic: "a"})
+	f.lock("a1", "w1", time.Hour)
+	f.lock("a2", "w1", time.Hour)
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.resetRequests()
+	e.collect()
+	quiet := map[string]int{
+		"/version": 1, "/external-task/topic-names": 1, "/history/external-task-log": 1,
+		"/external-task/count": 4 + 1, // 4 engine-wide state groups, the total of a
+		"/external-task":       1,     // the locked tasks (no lapsed one, nothing fetchable)
+		"/incident/count":      1,
+		"/job/count":           2, "/history/job-log": 1, // camunda_jobs
+		"/process-definition/statistics": 1, // camunda_processes
+	}
+	want := func(what string, w map[string]int) {
+		t.Helper()
+		f.mu.Lock()
+		got := maps.Clone(f.requests)
+		clear(f.requests)
+		f.mu.Unlock()
+		if fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Fatalf("%s: requests %v, want %v", what, got, w)
+		}
+	}
+	want("steady collection", quiet)
+
+	// A task out of retries opens a failedExternalTask incident: the
+	// incident list, and the tasks out of retries to join them by id. A
+	// job that fails and one that waits: both job lists.
+	f.failure("a1", 0, 0, "gave up")
+	f.addJob(fakeJob{id: "j1", defKey: "p", retries: 3})
+	f.addJob(fakeJob{id: "j2", defKey: "p", retries: 0})
+	e.collect()
+	w := maps.Clone(quiet)
+	w["/incident"] = 1
+	w["/external-task"] = 2      // the locked task a2; the task a1 out of retries
+	w["/external-task/count"]++  // a holds an exhausted task: counted per topic (1 topic: cheaper than a list)
+	w["/job"] = 2                // no retries left, executable
+	w["/process-definition"] = 1 // the incident's definition key, not cached yet
+	want("with an incident and jobs", w)
+	delete(w, "/process-definition")
+
+	// New deletion entries: the error catch events (2) and the scopes
+	// completed per activity of the deleted tasks (1: task_1).
+	f.bpmnError("a2", true)
+	e.collect()
+	w["/history/activity-instance"] = 3
+	w["/external-task"] = 1 // a2 is gone: no locked task to list; the task a1 out of retries
+	want("with a deletion", w)
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 1)
 }
