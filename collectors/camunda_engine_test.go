@@ -1296,6 +1296,7 @@ func engineMissingEndpoints(t *testing.T, e *camundatest.Engine, creds string) {
 	for path, collector := range map[string]string{
 		"/process-definition/statistics": catalog.CollectorCamundaProcesses,
 		"/job/count":                     catalog.CollectorCamundaJobs,
+		"/history/job-log":               catalog.CollectorCamundaJobs,
 		"/external-task/topic-names":     catalog.CollectorCamunda,
 	} {
 		t.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(t *testing.T) {

@@ -221,7 +221,9 @@ func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[str
 		if _, named := byLabel[w]; !named || w == labellimit.Other {
 			label = labellimit.Other
 		}
-		idle[label] = max(idle[label], run.engineNow.Sub(since).Seconds())
+		// Over REST the engine's clock is the Date header, truncated to
+		// the second: an outcome logged within that second is "after" it.
+		idle[label] = max(idle[label], run.engineNow.Sub(since).Seconds(), 0)
 	}
 	for _, w := range sortedKeys(idle) {
 		run.gauge(catalog.CamundaExternalTaskWorkerIdle, idle[w], engine, topic, w)
