@@ -16,10 +16,11 @@ import (
 // An entry's timestamp is taken when the engine writes it, inside a
 // transaction that commits later (a completion runs the process on to its
 // next wait state in the same transaction). So each reading goes back
-// late_commit_window behind the newest entry seen, and the ids seen in that
-// window are remembered: an entry that commits late is counted when it
-// appears, once. An entry that commits more than late_commit_window after
-// its timestamp is missed (an undercount, never an overcount).
+// late_commit_window behind the previous reading's engine time, and the ids
+// seen in that window are remembered: an entry that commits late is counted
+// when it appears, once. An entry that commits more than late_commit_window
+// after its timestamp is missed (an undercount, never an overcount). The job
+// log (jobs.go) is read the same way with the same cursor.
 
 // logKind is the kind of an external-task history log entry.
 type logKind int
@@ -162,9 +163,12 @@ func (e *taskEvidence) actedOtherThan(w string) bool {
 	return false
 }
 
-// countHistory adds the fresh entries to the per-topic counters and returns
-// what they say of each task (for the lock tracking): this collection's
-// entries alone, and together with the previous collection's (recent).
+// countHistory adds the fresh entries to the per-topic counters (failures,
+// completions, and the deletions ev shows to be BPMN errors, bpmn.go),
+// notes each worker's latest outcome per topic (run.activity, for the idle
+// workers) and returns what the entries say of each task (for the lock
+// tracking): this collection's entries alone, and together with the
+// previous collection's (recent).
 // Entries of topics not yet known are admitted like topics the engine lists
 // (a topic whose tasks all came and went between two collections is
 // reported from then on).
