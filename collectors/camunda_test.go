@@ -1185,3 +1185,36 @@ func TestCamundaRequestBudgetOfJobsIncidentsAndDeletions(t *testing.T) {
 	want("with a deletion", w)
 	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 1)
 }
+
+// More new job log entries than max_history_entries: the newest are
+// counted, the collection counts in workflow_exporter_job_history_reads_cut_total.
+func TestCamundaJobLogCut(t *testing.T) {
+	f := newFakeCamunda(t)
+	e := fakeExporter(t, f, "", "    max_history_entries: 3\n")
+	e.collect()
+	f.advance(time.Second)
+	for i := 0; i < 2; i++ {
+		f.addJob(fakeJob{id: fmt.Sprint("j", i), defKey: "p", retries: 3}) // a creation entry each
+	}
+	f.advance(time.Second)
+	f.executeJob("j0", false)
+	f.executeJob("j1", false)
+	e.collect()
+	// Four new entries, three read: the two failures (newest) and one creation.
+	wantValue(t, e, catalog.CamundaJobFailures, map[string]string{"process_definition_key": "p"}, 2)
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
+	// As for the external-task log: the next reading starts
+	// late_commit_window before the previous one, still inside the burst,
+	// and is cut again without counting anything twice; once past it, it is
+	// not cut.
+	f.advance(2 * time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	f.advance(30 * time.Second)
+	e.collect()
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	wantValue(t, e, catalog.CamundaJobFailures, map[string]string{"process_definition_key": "p"}, 2)
+	if !strings.Contains(e.logs.String(), "more new job history log entries than max_history_entries") {
+		t.Fatalf("no warning logged:\n%s", e.logs)
+	}
+}
