@@ -111,3 +111,25 @@ func (d *definitionCache) len() int {
 	defer d.mu.Unlock()
 	return len(d.keys)
 }
+
+// ProcessDefinitionStatistics is one element of GET
+// /process-definition/statistics: one process definition (one version of
+// a key) with the number of its running process instances.
+type ProcessDefinitionStatistics struct {
+	ID         string            `json:"id"`
+	Instances  int64             `json:"instances"`
+	Definition ProcessDefinition `json:"definition"`
+}
+
+// ProcessDefinitionStatistics returns every process definition the user
+// may read, each version with the number of its running process instances
+// (executions that are process instances, suspended ones included; 0 for a
+// definition without any). It is one request whatever the number of
+// definitions: the endpoint has no paging.
+func (c *Client) ProcessDefinitionStatistics(ctx context.Context) ([]ProcessDefinitionStatistics, error) {
+	var res []ProcessDefinitionStatistics
+	if err := c.get(ctx, "/process-definition/statistics", nil, &res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

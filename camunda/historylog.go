@@ -15,6 +15,12 @@ type ExternalTaskLogEntry struct {
 	ExternalTaskID string `json:"externalTaskId"`
 	TopicName      string `json:"topicName"`
 	WorkerID       string `json:"workerId"`
+	// ActivityID, ActivityInstanceID and RootProcessInstanceID tie a
+	// deletion entry to what the process did (a BPMN error's catch event,
+	// or its scope completing).
+	ActivityID            string `json:"activityId"`
+	ActivityInstanceID    string `json:"activityInstanceId"`
+	RootProcessInstanceID string `json:"rootProcessInstanceId"`
 	// Retries is the value the failure set (null for creation entries).
 	Retries      *int   `json:"retries"`
 	ErrorMessage string `json:"errorMessage"`

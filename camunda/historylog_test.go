@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 )
 
 func TestListExternalTaskLog(t *testing.T) {
@@ -28,6 +29,57 @@ func TestListExternalTaskLog(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].ExternalTaskID != "t1" || !got[0].FailureLog || got[0].Retries == nil || *got[0].Retries != 2 ||
 		got[0].Timestamp.UTC().Format("15:04:05.000") != "12:04:05.120" {
+		t.Fatalf("decoded %+v", got)
+	}
+}
+
+func TestListJobLog(t *testing.T) {
+	f := newFakeEngine(t)
+	var query url.Values
+	f.handle("/history/job-log", func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query()
+		_, _ = w.Write([]byte(`[{"id":"l1","timestamp":"2026-12-02T13:04:05.120+0100","jobId":"j1","processDefinitionKey":"order",
+"activityId":"bad","creationLog":false,"failureLog":true,"successLog":false,"deletionLog":false}]`))
+	})
+	c := newTestClient(t, f.URL+"/engine-rest", nil)
+	got, err := c.ListJobLog(context.Background(), Page{MaxResults: 5, Sort: Sort{By: JobLogSortTimestamp, Order: Descending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"firstResult": {"0"}, "maxResults": {"5"}, "sortBy": {"timestamp"}, "sortOrder": {"desc"}}
+	if query.Encode() != want.Encode() {
+		t.Fatalf("query %s, want %s", query.Encode(), want.Encode())
+	}
+	if len(got) != 1 || got[0].JobID != "j1" || !got[0].FailureLog || got[0].ProcessDefinitionKey != "order" ||
+		got[0].Timestamp.UTC().Format("15:04:05.000") != "12:04:05.120" {
+		t.Fatalf("decoded %+v", got)
+	}
+}
+
+func TestListHistoricActivityInstances(t *testing.T) {
+	f := newFakeEngine(t)
+	var query url.Values
+	f.handle("/history/activity-instance", func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query()
+		_, _ = w.Write([]byte(`[{"id":"caught:1","activityId":"caught","activityType":"boundaryError","rootProcessInstanceId":"p1",
+"startTime":"2026-12-02T13:04:05.120+0100","endTime":null,"canceled":false,"completeScope":false}]`))
+	})
+	c := newTestClient(t, f.URL+"/engine-rest", nil)
+	after := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	got, err := c.ListHistoricActivityInstances(context.Background(),
+		HistoricActivityInstanceQuery{ActivityID: "task_1", ActivityType: "boundaryError", CompleteScope: true, StartedAfter: after, FinishedAfter: after},
+		Page{MaxResults: 5, Sort: Sort{By: ActivityInstanceSortStartTime}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := url.Values{"activityId": {"task_1"}, "activityType": {"boundaryError"}, "completeScope": {"true"},
+		"startedAfter": {"2026-12-02T12:00:00.000+0000"}, "finishedAfter": {"2026-12-02T12:00:00.000+0000"},
+		"firstResult": {"0"}, "maxResults": {"5"}, "sortBy": {"startTime"}, "sortOrder": {"asc"}}
+	if query.Encode() != want.Encode() {
+		t.Fatalf("query %s, want %s", query.Encode(), want.Encode())
+	}
+	if len(got) != 1 || got[0].ActivityType != "boundaryError" || got[0].RootProcessInstanceID != "p1" || got[0].EndTime != nil ||
+		got[0].StartTime.UTC().Format("15:04:05.000") != "12:04:05.120" {
 		t.Fatalf("decoded %+v", got)
 	}
 }

@@ -56,18 +56,28 @@ func (m Metric) Desc() *prometheus.Desc {
 // Metric names. Use these constants, never string literals, so the compiler
 // finds every user of a name.
 const (
-	CamundaUp                           = "camunda_up"
-	CamundaEngineInfo                   = "camunda_engine_info"
-	CamundaExternalTasks                = "camunda_external_tasks"
-	CamundaExternalTaskOldestWaitingAge = "camunda_external_task_oldest_waiting_age_seconds"
-	CamundaExternalTaskLockExpirations  = "camunda_external_task_lock_expirations_total"
-	CamundaExternalTaskRedeliveries     = "camunda_external_task_redeliveries_total"
-	CamundaExternalTaskFailures         = "camunda_external_task_failures_total"
-	CamundaExternalTaskCompletions      = "camunda_external_task_completions_total"
-	CamundaExternalTasksLockedByWorker  = "camunda_external_tasks_locked_by_worker"
-	CamundaIncidents                    = "camunda_incidents"
-	CamundaIncidentOldestAge            = "camunda_incident_oldest_age_seconds"
-	CamundaJobsRetriesExhausted         = "camunda_jobs_retries_exhausted"
+	CamundaUp                            = "camunda_up"
+	CamundaEngineInfo                    = "camunda_engine_info"
+	CamundaExternalTasks                 = "camunda_external_tasks"
+	CamundaExternalTaskOldestWaitingAge  = "camunda_external_task_oldest_waiting_age_seconds"
+	CamundaExternalTaskLockExpirations   = "camunda_external_task_lock_expirations_total"
+	CamundaExternalTaskRedeliveries      = "camunda_external_task_redeliveries_total"
+	CamundaExternalTaskFailures          = "camunda_external_task_failures_total"
+	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
+	CamundaExternalTaskBpmnErrors        = "camunda_external_task_bpmn_errors_total"
+	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
+	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
+	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
+	CamundaExternalTaskWorkerIdle        = "camunda_external_task_worker_idle_seconds"
+	CamundaExternalTaskOldestIncidentAge = "camunda_external_task_oldest_incident_age_seconds"
+	CamundaIncidents                     = "camunda_incidents"
+	CamundaIncidentOldestAge             = "camunda_incident_oldest_age_seconds"
+	CamundaJobsRetriesExhausted          = "camunda_jobs_retries_exhausted"
+	CamundaProcessInstances              = "camunda_process_instances"
+	CamundaJobsExecutable                = "camunda_jobs_executable"
+	CamundaJobOldestExecutableAge        = "camunda_job_oldest_executable_age_seconds"
+	CamundaJobFailures                   = "camunda_job_failures_total"
+	CamundaJobSuccesses                  = "camunda_job_successes_total"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -97,7 +107,19 @@ const (
 	ExporterLabelValuesFolded     = "workflow_exporter_label_values_folded_total"
 	ExporterUnwatchedTasks        = "workflow_exporter_unwatched_external_tasks"
 	ExporterHistoryReadsCut       = "workflow_exporter_history_reads_cut_total"
+	ExporterJobHistoryReadsCut    = "workflow_exporter_job_history_reads_cut_total"
 	ExporterBuildInfo             = "workflow_exporter_build_info"
+)
+
+// Collectors of a Camunda engine: the values of the collector label of the
+// exporter's self-metrics (workflow_exporter_collector_up and friends) for
+// a source="camunda". Each fails alone: its series disappear, the others
+// stay; camunda_up says whether the engine answers at all (GET /version,
+// the collector label "connect").
+const (
+	CollectorCamunda          = "camunda"           // external tasks, their history log, incidents, camunda_engine_info
+	CollectorCamundaJobs      = "camunda_jobs"      // async jobs and the job history log
+	CollectorCamundaProcesses = "camunda_processes" // running process instances
 )
 
 // External task states: the values of the state label of
@@ -125,7 +147,7 @@ func all() []Metric {
 	return []Metric{
 		// Camunda engine, read over its REST API or from its database.
 		{CamundaUp, Gauge, SourceCamunda, []string{"engine"},
-			"Camunda engine: 1 when the last poll of this engine succeeded, 0 when it failed (its other series are then absent)."},
+			"Camunda engine: 1 when the engine answered GET /version in the last poll, 0 when it did not (every other series of the engine is then absent). Each aspect of the engine (collector camunda, camunda_jobs, camunda_processes) can fail alone: see workflow_exporter_collector_up."},
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
 			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
@@ -140,6 +162,16 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
+		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): seconds from an external task's creation to its successful completion, retries included, observed once per success entry of the external task history log (history cleanup and restarts never observe one twice). Not observed: tasks created before the exporter's first reading, successes the reading missed (see workflow_exporter_history_reads_cut_total); completions_total minus _count is what went unobserved. Buckets: camunda[].duration_buckets."},
+		{CamundaExternalTaskOldestLockAge, Gauge, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): seconds the longest current lock on the topic has been held by the same worker (extendLock keeps it; another worker, a failure's retry backoff or a lapse starts a new lock), by the engine's clock, counted from the first poll that saw it held: a lower bound, short by up to min_interval, and counted from the exporter's start for older locks; 0 when no worker holds a lock. Only the tasks within max_listed_tasks are watched; none for topic=\"other\"." + polled},
+		{CamundaExternalTaskWorkerIdle, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
+			"Camunda engine (REST API or engine database): seconds since this worker, which holds locks on the topic now, last completed or failed a task of the topic (external task history log), counted at most from the first poll that saw it hold a lock there (a lower bound); only workers holding locks have a series. Worker ids beyond worker_id_limit fold into worker_id=\"other\" (the longest idle of them), as in camunda_external_tasks_locked_by_worker." + polled},
+		{CamundaExternalTaskOldestIncidentAge, Gauge, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): age in seconds of the topic's oldest open failedExternalTask incident (a task out of retries), by the engine's clock; 0 when it has none. Over REST, when more incidents or tasks out of retries exist than max_listed_tasks, a topic none of whose incidents was listed has no value; none for topic=\"other\"." + polled},
+		{CamundaExternalTaskBpmnErrors, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): BPMN errors reported by workers, each external task history log deletion entry written since the exporter started counted once when the activity instance history shows a BPMN error: the task's activity instance completed its scope (uncaught), or an error catch event (boundaryError, errorStartEvent) started in the same root process instance within a second (caught). Deletions by cancellation, modification or an interrupting message, timer or signal are not counted; one within a second of an error caught in the same root process instance that belongs to no external task is (see docs/camunda-states.md)."},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},
@@ -148,6 +180,16 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): age in seconds of the oldest open incident of this type, by the engine's clock." + polled},
 		{CamundaJobsRetriesExhausted, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): async jobs (continuations, timers) with no retries left." + polled},
+		{CamundaJobsExecutable, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): async jobs the job executor could run now: the engine's executable filter (retries left, due date null or past, process instance not suspended) on jobs that are not suspended, jobs being executed included. Over REST, jobs beyond max_listed_tasks count under process_definition_key=\"other\"." + polled},
+		{CamundaJobOldestExecutableAge, Gauge, SourceCamunda, []string{"engine"},
+			"Camunda engine (REST API or engine database): seconds since the oldest executable job became due (its due date, or its creation for a job without one), by the engine's clock; 0 when no job is executable. It rises while the job executor runs nothing. Over REST exact up to max_listed_tasks executable jobs, a lower bound beyond (the list cannot be sorted by creation)." + polled},
+		{CamundaJobFailures, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+		{CamundaJobSuccesses, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): running process instances of all versions of the process definition, suspended ones included, as the engine's process definition statistics count them (0 for a deployed definition without instances); keys beyond label_value_limit fold into \"other\"." + polled},
 
 		// Worker tables in PostgreSQL.
 		{IdempotencyRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
@@ -206,6 +248,8 @@ func all() []Metric {
 			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
 		{ExporterHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
 			"Exporter: collections of this engine that found more new external task history log entries than max_history_entries; the failures and completions of those intervals are undercounted."},
+		{ExporterJobHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
+			"Exporter: collections of this engine that found more new job history log entries than max_history_entries; the job failures and successes of those intervals are undercounted."},
 		// Served by client_golang's version collector
 		// (prometheus/collectors/version), with its labels and HELP text.
 		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},

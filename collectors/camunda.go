@@ -11,24 +11,26 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
-// CamundaOptions are the shared parts an engine's collector needs.
+// CamundaOptions are the shared parts an engine's collectors need.
 type CamundaOptions = engine.Options
 
 // CamundaEngine is one configured engine: its poll source and what must be
 // closed at shutdown (the engine database's pool, in that mode).
 type CamundaEngine struct {
-	Source    *poll.Source
-	collector *engine.Collector
+	Source *poll.Source
+	engine *engine.Engine
 }
 
 // Close releases the engine database's connections, if any.
-func (e *CamundaEngine) Close() { e.collector.Close() }
+func (e *CamundaEngine) Close() { e.engine.Close() }
 
-// NewCamundaSource builds the poll source of one configured engine: its
-// collector (collectors/engine) and camunda_up. key is the config key, e.g.
-// "camunda[0]". It connects to nothing.
+// NewCamundaSource builds the poll source of one configured engine: GET
+// /version as its probe (camunda_up: the engine answers), then one
+// collector per aspect of the engine (collectors/engine), each of which can
+// fail alone. key is the config key, e.g. "camunda[0]". It connects to
+// nothing.
 func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*CamundaEngine, error) {
-	c, err := engine.New(cfg, key, o)
+	e, err := engine.New(cfg, key, o)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +38,8 @@ func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*Camund
 	src := poll.NewSource(poll.SourceOptions{
 		Kind: "camunda", Name: cfg.Name,
 		MinInterval: time.Duration(cfg.MinInterval), Timeout: time.Duration(cfg.Timeout),
-		Collectors: []poll.Collector{c},
+		Probe:      e.Probe,
+		Collectors: e.Collectors(),
 		UpMetrics: func(up bool) []prometheus.Metric {
 			v := 0.0
 			if up {
@@ -46,5 +49,5 @@ func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*Camund
 		},
 		Logger: o.Logger,
 	})
-	return &CamundaEngine{Source: src, collector: c}, nil
+	return &CamundaEngine{Source: src, engine: e}, nil
 }

@@ -18,8 +18,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -58,7 +61,10 @@ type camExporter struct {
 	// in parallel on one engine, so other scenarios' series may change
 	// between the two collections).
 	twin     *camExporter
-	twinOwns func(labels map[string]string) bool
+	twinOwns func(name string, labels map[string]string) bool
+	// maxSpan is the longest time from the start of a collection to the
+	// end of its twin's (see ageTolerance).
+	maxSpan time.Duration
 }
 
 func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
@@ -84,26 +90,36 @@ func (e *camExporter) collect() {
 	time.Sleep(2 * time.Millisecond) // past min_interval (1ms), so this is a new collection
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	start := time.Now()
 	e.set.Refresh(ctx)
 	if e.twin != nil {
 		e.twin.collect()
 		if v, _ := e.twin.get(catalog.CamundaUp, nil); v != 1 {
 			e.t.Fatalf("engine-database mode: camunda_up %v; log:\n%s", v, e.twin.logs)
 		}
-		sameCamundaSeries(e.t, e.set, e.twin.set, e.twinOwns)
+		e.maxSpan = max(e.maxSpan, time.Since(start))
+		sameCamundaSeries(e.t, e.set, e.twin.set, e.twinOwns, ageTolerance(e.maxSpan))
 	}
 }
 
-// ageTolerance is how far the two modes' ages may differ: the REST mode's
-// engine clock is the Date header of GET /version (truncated to the
-// second), the engine-database mode's the database clock, and the two
-// collections run one after the other.
-const ageTolerance = 3
+// ageTolerance is how far the two modes' ages (and idle times) may differ
+// when the REST collection started span before the engine-database one
+// ended: the REST mode reads the engine's clock from the Date header of GET
+// /version at its start (truncated to the second, so up to 1 s behind),
+// the engine-database mode the database clock at some point of its own
+// collection, which ran after the REST one. Ages that count from an
+// earlier collection's engine time (lock ages, idle workers) differ by the
+// difference of two such gaps, so span is the longest of the exporter's
+// collections so far. On an idle machine it is well under a second; under
+// load (the race detector, other tests on the same two cores) it is longer,
+// and so is the honest bound.
+func ageTolerance(span time.Duration) float64 { return span.Seconds() + 1.1 }
 
 // sameCamundaSeries checks that two exporters of one engine serve the same
-// camunda_* series with the same values, for the series whose labels own
-// accepts; ages may differ by ageTolerance seconds.
-func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map[string]string) bool) {
+// camunda_* series with the same values (a histogram's count, sum and every
+// bucket), for the series whose labels own accepts; ages may differ by
+// tolerance seconds (see ageTolerance).
+func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(string, map[string]string) bool, tolerance float64) {
 	t.Helper()
 	series := func(c prometheus.Collector) map[string]float64 {
 		out := map[string]float64{}
@@ -118,11 +134,19 @@ func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map
 					ls = append(ls, l.GetName()+"="+l.GetValue())
 					labels[l.GetName()] = l.GetValue()
 				}
-				if !own(labels) {
+				if !own(mf.GetName(), labels) {
 					continue
 				}
-				v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
-				out[mf.GetName()+"{"+strings.Join(ls, ",")+"}"] = v
+				key := mf.GetName() + "{" + strings.Join(ls, ",") + "}"
+				if h := m.GetHistogram(); h != nil {
+					out[key+"_count"] = float64(h.GetSampleCount())
+					out[key+"_sum"] = h.GetSampleSum()
+					for _, b := range h.GetBucket() {
+						out[fmt.Sprintf("%s_bucket{le=%g}", key, b.GetUpperBound())] = float64(b.GetCumulativeCount())
+					}
+					continue
+				}
+				out[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 			}
 		}
 		return out
@@ -133,9 +157,9 @@ func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(map
 		switch {
 		case !ok:
 			t.Errorf("engine-database mode lacks %s (REST mode: %v)", k, va)
-		case strings.Contains(k, "_age_seconds"):
-			if va-vb > ageTolerance || vb-va > ageTolerance {
-				t.Errorf("%s: REST mode %v, engine-database mode %v", k, va, vb)
+		case strings.Contains(k, "_age_seconds"), strings.Contains(k, "_idle_seconds"):
+			if va-vb > tolerance || vb-va > tolerance {
+				t.Errorf("%s: REST mode %v, engine-database mode %v (tolerance %.1f s)", k, va, vb, tolerance)
 			}
 		case va != vb:
 			t.Errorf("%s: REST mode %v, engine-database mode %v", k, va, vb)
@@ -267,9 +291,12 @@ func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) [
 		labels: map[string]string{"engine": "e1", "topic": topic}}
 	if u.dbURL != "" {
 		s.exp.twin = newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds+u.databaseConfig()))
-		// This scenario's topic and process, and the engine's own series.
-		s.exp.twinOwns = func(l map[string]string) bool {
-			return l["topic"] == topic || l["process_definition_key"] == key || len(l) == 1 || l["flavor"] != ""
+		// This scenario's topic and process, and the engine's own series
+		// but those that other scenarios change (the engine-wide age of
+		// executable jobs belongs to the AsyncJobs scenario).
+		s.exp.twinOwns = func(name string, l map[string]string) bool {
+			return l["topic"] == topic || l["process_definition_key"] == key || l["flavor"] != "" ||
+				len(l) == 1 && name != catalog.CamundaJobOldestExecutableAge
 		}
 	}
 	s.exp.collect() // baseline
@@ -441,6 +468,11 @@ func TestCamundaEngine(t *testing.T) {
 		{"FirstSightingOfFailedTasks", nil, scenarioFirstSighting},
 		{"JobRetriesExhausted", timerProcess, scenarioJobs},
 		{"JoinCrashCases", nil, scenarioJoinCrashCases},
+		{"ProcessInstances", nil, scenarioProcessInstances},
+		{"AsyncJobs", asyncProcess, scenarioAsyncJobs},
+		{"Durations", nil, scenarioDurations},
+		{"LockAgeAndIdleWorker", nil, scenarioLockAge},
+		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -449,8 +481,12 @@ func TestCamundaEngine(t *testing.T) {
 			// every scenario is read in both modes (REST and engine
 			// database) side by side: the values must be identical.
 			u := engineUnderTest{dbURL: pgtest.NewDatabase(t), tzName: engineTimeZone}
+			// The job executor is off, as when it stopped: async jobs
+			// stay executable until a scenario runs one (POST
+			// /job/{id}/execute).
 			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword,
-				PostgresURL: u.dbURL, TimeZone: engineTimeZone})
+				PostgresURL: u.dbURL, TimeZone: engineTimeZone,
+				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false"}})
 			u.e, u.creds = e, credentialsConfig(t, enginePassword)
 			creds := u.creds
 			t.Run("scenarios", func(t *testing.T) {
@@ -464,16 +500,53 @@ func TestCamundaEngine(t *testing.T) {
 			// With the engine full of the scenarios' leftovers: the request
 			// budget of docs/camunda-states.md, counted at a proxy.
 			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, creds) })
+			t.Run("MissingEndpoints", func(t *testing.T) { engineMissingEndpoints(t, e, creds) })
 			t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })
 			t.Run("BasicAuth", func(t *testing.T) { engineBasicAuth(t, e) })
 		})
 	}
 }
 
-// countingProxy forwards to the engine and counts requests per path.
+// countingProxy forwards to the engine and counts requests per path;
+// paths in missing answer 404, as an engine without the endpoint does.
 type countingProxy struct {
-	mu     sync.Mutex
-	counts map[string]int
+	mu      sync.Mutex
+	counts  map[string]int
+	missing map[string]bool
+	URL     string
+}
+
+// startCountingProxy starts a proxy in front of the engine.
+func startCountingProxy(t *testing.T, e *camundatest.Engine, missing ...string) *countingProxy {
+	t.Helper()
+	target, err := url.Parse(e.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{counts: map[string]int{}, missing: map[string]bool{}}
+	for _, m := range missing {
+		p.missing[m] = true
+	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	},
+		// A collector whose request failed cancels its other requests:
+		// not worth a log line.
+		ErrorLog: log.New(io.Discard, "", 0)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := strings.TrimPrefix(r.URL.Path, "/engine-rest")
+		p.mu.Lock()
+		p.counts[path]++
+		p.mu.Unlock()
+		if p.missing[path] {
+			http.NotFound(w, r)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL + "/engine-rest"
+	return p
 }
 
 func (p *countingProxy) snapshot() map[string]int {
@@ -485,22 +558,8 @@ func (p *countingProxy) snapshot() map[string]int {
 }
 
 func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
-	target, err := url.Parse(e.BaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingProxy{counts: map[string]int{}}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.counts[strings.TrimPrefix(r.URL.Path, "/engine-rest")]++
-		p.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	x := newCamundaExporter(t, camundaConfig(srv.URL+"/engine-rest", "", creds))
+	p := startCountingProxy(t, e)
+	x := newCamundaExporter(t, camundaConfig(p.URL, "", creds))
 	x.collect()
 	p.snapshot()
 	x.collect() // steady state: telemetry and definition keys cached
@@ -555,7 +614,10 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 		"/version": 1, "/external-task/topic-names": 1, "/history/external-task-log": 1,
 		// 4 engine-wide state-group counts, one total per topic holding tasks
 		"/external-task/count": 4 + open + perTopic,
-		"/incident/count":      1, "/job/count": 1,
+		"/incident/count":      1,
+		// camunda_jobs: no retries left, executable; one job log page
+		"/job/count": 2, "/history/job-log": 1,
+		"/process-definition/statistics": 1,
 	}
 	for path, want := range exact {
 		if got[path] != want {
@@ -566,10 +628,14 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	// engine-wide (one page each, all shorter than a page), and per topic
 	// at most the oldest waiting task; one page each of incidents and jobs;
 	// definition keys come from the cache.
-	if n, max := got["/external-task"], listed+2+open; n > max {
+	// (+1: the tasks out of retries, listed when a failedExternalTask
+	// incident is open, for the incident age per topic.)
+	if n, max := got["/external-task"], listed+2+open+1; n > max {
 		t.Errorf("/external-task: %d list requests for %d topics with tasks, want at most %d", n, open, max)
 	}
-	for path, max := range map[string]int{"/incident": 1, "/job": 1, "/process-definition": 0, "/telemetry/data": 0} {
+	// The BPMN error evidence costs requests only when new deletion
+	// entries appeared: none in a steady collection.
+	for path, max := range map[string]int{"/incident": 1, "/job": 2, "/process-definition": 0, "/telemetry/data": 0, "/history/activity-instance": 0} {
 		if got[path] > max {
 			t.Errorf("%s: %d requests, want at most %d", path, got[path], max)
 		}
@@ -578,7 +644,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for path := range exact {
 		known += got[path]
 	}
-	for _, path := range []string{"/external-task", "/incident", "/job", "/process-definition", "/telemetry/data"} {
+	for _, path := range []string{"/external-task", "/incident", "/job", "/process-definition", "/telemetry/data", "/history/activity-instance"} {
 		known += got[path]
 	}
 	if known != total {
@@ -835,6 +901,25 @@ func scenarioExhausted(s *scenario) {
 	if age := s.exp.must(catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}); age < 0 {
 		s.t.Errorf("oldest incident age %v", age)
 	}
+	// The topic's oldest incident, joined with its task by the incident's
+	// configuration, against the engine's own incident timestamps.
+	incs, err := s.c.Incidents(s.ctx, url.Values{"incidentType": {"failedExternalTask"}, "processDefinitionKeyIn": {s.key}})
+	s.ok(err)
+	var oldest time.Time
+	for _, in := range incs {
+		ts, err := camundatest.ParseTime(in.IncidentTimestamp)
+		s.ok(err)
+		if oldest.IsZero() || ts.Before(oldest) {
+			oldest = ts
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	collected := time.Now()
+	s.exp.collect()
+	lo, hi := collected.Sub(oldest).Seconds()-1.2, time.Since(oldest).Seconds()+0.2
+	if age := s.counter(catalog.CamundaExternalTaskOldestIncidentAge); age < lo || age > hi || age <= 0 {
+		s.t.Errorf("oldest incident age of the topic = %.3f s, want between %.3f and %.3f by the engine's incidentTimestamp", age, lo, hi)
+	}
 	// Raising retries resolves the incidents; the series stays, at 0.
 	for _, tk := range tks {
 		s.ok(w1.SetRetries(s.ctx, tk.ID, 1))
@@ -843,6 +928,7 @@ func scenarioExhausted(s *scenario) {
 	if got := s.exp.must(catalog.CamundaIncidents, inc); got != 0 {
 		s.t.Errorf("camunda_incidents after resolution = %v, want 0", got)
 	}
+	s.wantCounter(catalog.CamundaExternalTaskOldestIncidentAge, 0)
 }
 
 func scenarioSuspended(s *scenario) {
@@ -909,12 +995,374 @@ func scenarioJobs(s *scenario) {
 	}
 }
 
+// scenarioDurations: camunda_external_task_duration_seconds observes each
+// success once, creation to success by the history log's own timestamps,
+// retries included; a task ended by a BPMN error is not observed.
+func scenarioDurations(s *scenario) {
+	s.start(3)
+	time.Sleep(1200 * time.Millisecond)
+	w1 := s.worker("w1")
+	tks := s.fetch(w1, time.Minute, 3)
+	s.ok(w1.Complete(s.ctx, tks[0].ID, nil))
+	s.ok(w1.Failure(s.ctx, tks[1].ID, 1, 0, "retry me"))
+	s.ok(w1.BpmnError(s.ctx, tks[2].ID, "REJECTED", "no"))
+	s.exp.collect()
+	s.fetch(w1, time.Minute, 1) // the failed task again, after its backoff of 0
+	time.Sleep(600 * time.Millisecond)
+	s.ok(w1.Complete(s.ctx, tks[1].ID, nil))
+	s.exp.collect()
+	s.exp.collect() // read again: nothing twice
+	// The engine's own log: creation and success timestamps per task.
+	var log []struct {
+		ExternalTaskID          string
+		Timestamp               string
+		CreationLog, SuccessLog bool
+	}
+	s.ok(s.c.Get(s.ctx, "/history/external-task-log", url.Values{"topicName": {s.topic}, "maxResults": {"100"}}, &log))
+	created, succeeded := map[string]time.Time{}, map[string]time.Time{}
+	for _, e := range log {
+		ts, err := camundatest.ParseTime(e.Timestamp)
+		s.ok(err)
+		switch {
+		case e.CreationLog:
+			created[e.ExternalTaskID] = ts
+		case e.SuccessLog:
+			succeeded[e.ExternalTaskID] = ts
+		}
+	}
+	if len(succeeded) != 2 {
+		s.t.Fatalf("engine: %d success entries, want 2", len(succeeded))
+	}
+	var wantSum float64
+	wantBuckets := map[float64]uint64{}
+	for id, done := range succeeded {
+		d := done.Sub(created[id]).Seconds()
+		wantSum += d
+		for _, ub := range config.DefaultDurationBuckets() {
+			if d <= ub {
+				wantBuckets[ub]++
+			} else {
+				wantBuckets[ub] += 0
+			}
+		}
+	}
+	n, sum, buckets := histogram(s.t, s.exp, catalog.CamundaExternalTaskDuration, s.labels)
+	if n != 2 || math.Abs(sum-wantSum) > 1e-9 || fmt.Sprint(buckets) != fmt.Sprint(wantBuckets) {
+		s.t.Errorf("durations: count %d, sum %v, buckets %v; the engine's log says 2, %v, %v", n, sum, buckets, wantSum, wantBuckets)
+	}
+	if sum < 1.8 {
+		s.t.Errorf("durations sum %v s: the tasks were at least 1.2 s and 1.8 s old", sum)
+	}
+}
+
+// scenarioLockAge: camunda_external_task_oldest_lock_age_seconds counts
+// from the first collection that saw the lock, through extendLock, by the
+// engine's clock; camunda_external_task_worker_idle_seconds counts from the
+// worker's last completion; both reset or disappear when the lock goes.
+func scenarioLockAge(s *scenario) {
+	s.start(2)
+	w1 := s.worker("w1")
+	tk := s.fetch(w1, 20*time.Second, 1)[0]
+	first := time.Now()
+	s.exp.collect()
+	w1l := map[string]string{"topic": s.topic, "worker_id": "w1"}
+	if age := s.counter(catalog.CamundaExternalTaskOldestLockAge); age != 0 {
+		s.t.Errorf("oldest lock age at first sight = %v, want 0", age)
+	}
+	if idle := s.exp.must(catalog.CamundaExternalTaskWorkerIdle, w1l); idle != 0 {
+		s.t.Errorf("worker idle at first sight = %v, want 0", idle)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	s.ok(w1.ExtendLock(s.ctx, tk.ID, 20*time.Second))
+	second := time.Now()
+	s.exp.collect()
+	// The REST mode's engine clock is the Date header, truncated to the
+	// second: a difference of two is off by up to 1 s.
+	elapsed := second.Sub(first).Seconds()
+	for _, v := range []float64{s.counter(catalog.CamundaExternalTaskOldestLockAge), s.exp.must(catalog.CamundaExternalTaskWorkerIdle, w1l)} {
+		if v < elapsed-1.2 || v > elapsed+1.2+float64(time.Since(second).Seconds()) {
+			s.t.Errorf("lock age / idle %v s after extendLock, want about %.1f s", v, elapsed)
+		}
+	}
+	// w1 completes the other task: progress, its idleness starts again;
+	// the lock on tk keeps its age.
+	other := s.fetch(w1, time.Minute, 1)[0]
+	s.ok(w1.Complete(s.ctx, other.ID, nil))
+	s.exp.collect()
+	if idle := s.exp.must(catalog.CamundaExternalTaskWorkerIdle, w1l); idle > 1.5 {
+		s.t.Errorf("worker idle right after a completion = %v, want at most 1 s (the Date header's truncation)", idle)
+	}
+	if age := s.counter(catalog.CamundaExternalTaskOldestLockAge); age < elapsed-1.2 {
+		s.t.Errorf("oldest lock age %v after w1 completed another task, want at least %.1f", age, elapsed-1.2)
+	}
+	// The lock goes: no lock, no idle worker.
+	s.ok(w1.Complete(s.ctx, tk.ID, nil))
+	s.exp.collect()
+	if age := s.counter(catalog.CamundaExternalTaskOldestLockAge); age != 0 {
+		s.t.Errorf("oldest lock age with no lock = %v, want 0", age)
+	}
+	if ws := filterTopic(s.exp.samples(catalog.CamundaExternalTaskWorkerIdle), s.topic); len(ws) != 0 {
+		s.t.Errorf("idle workers with no lock held: %v", ws)
+	}
+}
+
+// scenarioBpmnErrors: of six external tasks ended without a completion,
+// camunda_external_task_bpmn_errors_total counts the three BPMN errors (an
+// uncaught one, one caught by a boundary event, one caught by an event
+// subprocess), not the cancellation, the modification or the interrupting
+// message, although the engine logs all six as deletions.
+func scenarioBpmnErrors(s *scenario) {
+	esp := s.key + "_esp"
+	_, err := s.c.Deploy(s.ctx, esp, map[string][]byte{esp + ".bpmn": camundatest.ErrorEventSubprocessProcess(esp, s.topic)})
+	s.ok(err)
+	pis := map[string]string{}
+	for _, how := range []string{"uncaught", "caught", "cancelled", "modified", "interrupted"} {
+		pi, err := s.c.StartProcess(s.ctx, s.key, how, nil)
+		s.ok(err)
+		pis[pi.ID] = how
+	}
+	pi, err := s.c.StartProcess(s.ctx, esp, "", nil)
+	s.ok(err)
+	pis[pi.ID] = "event subprocess"
+	w1 := s.worker("w1")
+	for _, tk := range s.fetch(w1, time.Minute, 6) {
+		id := tk.ProcessInstanceID
+		switch pis[id] {
+		case "uncaught":
+			s.ok(w1.BpmnError(s.ctx, tk.ID, "NOT_MODELLED", "no boundary event catches this"))
+		case "caught":
+			s.ok(w1.BpmnError(s.ctx, tk.ID, "CAUGHT", "rejected"))
+		case "event subprocess":
+			s.ok(w1.BpmnError(s.ctx, tk.ID, "ESP", "rejected"))
+		case "cancelled":
+			s.ok(s.c.Do(s.ctx, http.MethodDelete, "/process-instance/"+id, nil, nil))
+		case "modified":
+			var tree struct {
+				ChildActivityInstances []struct{ ID string }
+			}
+			s.ok(s.c.Get(s.ctx, "/process-instance/"+id+"/activity-instances", nil, &tree))
+			s.ok(s.c.Do(s.ctx, http.MethodPost, "/process-instance/"+id+"/modification", map[string]any{"instructions": []map[string]any{
+				{"type": "cancel", "activityInstanceId": tree.ChildActivityInstances[0].ID},
+				{"type": "startBeforeActivity", "activityId": "after"}}}, nil))
+		case "interrupted":
+			s.ok(s.c.Do(s.ctx, http.MethodPost, "/message", map[string]any{"messageName": s.key + "_interrupt", "processInstanceId": id}, nil))
+		default:
+			s.t.Fatalf("task of an unknown process instance %s", id)
+		}
+	}
+	s.exp.collect()
+	if n := s.historyCount("deletionLog"); n != 6 {
+		s.t.Fatalf("engine: %d deletion entries, want 6", n)
+	}
+	s.wantCounter(catalog.CamundaExternalTaskBpmnErrors, 3)
+	s.wantCounter(catalog.CamundaExternalTaskCompletions, 0)
+	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
+	s.exp.collect() // the same entries again: each once
+	s.wantCounter(catalog.CamundaExternalTaskBpmnErrors, 3)
+	s.states(map[string]int{})
+}
+
+// asyncProcess adapts camundatest.AsyncProcess to the scenarios' process
+// builder (the topic is unused: the process has no external task).
+func asyncProcess(key, _ string) []byte { return camundatest.AsyncProcess(key) }
+
+// scenarioAsyncJobs: with the job executor off, async continuations stay
+// executable: camunda_jobs_executable counts them as the engine's
+// executable&active query does, and camunda_job_oldest_executable_age_seconds
+// grows from the oldest one's creation (they have no due date). Executing
+// them one by one (POST /job/{id}/execute) writes job log entries: each
+// failure and success counts once, as the engine's job log counts them.
+func scenarioAsyncJobs(s *scenario) {
+	if own := s.exp.twinOwns; own != nil {
+		// No other scenario makes jobs executable: the engine-wide age is
+		// this scenario's.
+		s.exp.twinOwns = func(name string, l map[string]string) bool {
+			return own(name, l) || name == catalog.CamundaJobOldestExecutableAge
+		}
+	}
+	key := map[string]string{"engine": "e1", "process_definition_key": s.key}
+	engine := map[string]string{"engine": "e1"}
+	jobCount := func(kv ...string) int {
+		s.t.Helper()
+		q := url.Values{"processDefinitionKey": {s.key}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			q.Set(kv[i], kv[i+1])
+		}
+		n, err := s.c.Count(s.ctx, "/job/count", q)
+		s.ok(err)
+		return n
+	}
+	logCount := func(kind string) int {
+		s.t.Helper()
+		n, err := s.c.Count(s.ctx, "/history/job-log/count", url.Values{"processDefinitionKey": {s.key}, kind: {"true"}})
+		s.ok(err)
+		return n
+	}
+	want := func(name string, labels map[string]string, v float64) {
+		s.t.Helper()
+		if got := s.exp.must(name, labels); got != v {
+			s.t.Errorf("%s%v = %v, want %v", name, labels, got, v)
+		}
+	}
+	for _, fail := range []bool{false, false, true} {
+		_, err := s.c.StartProcess(s.ctx, s.key, "", map[string]any{"fail": fail})
+		s.ok(err)
+	}
+	var jobs []struct {
+		ID, CreateTime string
+		DueDate        *string
+	}
+	s.ok(s.c.Get(s.ctx, "/job", url.Values{"processDefinitionKey": {s.key}, "sortBy": {"jobId"}, "sortOrder": {"asc"}, "maxResults": {"10"}}, &jobs))
+	if len(jobs) != 3 {
+		s.t.Fatalf("engine: %d jobs, want 3", len(jobs))
+	}
+	var oldest time.Time
+	for _, j := range jobs {
+		if j.DueDate != nil {
+			s.t.Fatalf("engine: an async continuation with due date %s", *j.DueDate)
+		}
+		created, err := camundatest.ParseTime(j.CreateTime)
+		s.ok(err)
+		if oldest.IsZero() || created.Before(oldest) {
+			oldest = created
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // let the oldest job age measurably
+	collected := time.Now()
+	s.exp.collect()
+	if n := jobCount("executable", "true", "active", "true"); n != 3 {
+		s.t.Fatalf("engine: %d executable jobs, want 3", n)
+	}
+	want(catalog.CamundaJobsExecutable, key, 3)
+	// The engine runs on this machine: its clock is ours. The REST mode's
+	// engine clock is the Date header, truncated to the second.
+	lo, hi := collected.Sub(oldest).Seconds()-1.2, time.Since(oldest).Seconds()+0.2
+	if age := s.exp.must(catalog.CamundaJobOldestExecutableAge, engine); age < lo || age > hi || age <= 0 {
+		s.t.Errorf("oldest executable job age = %.3f s, want between %.3f and %.3f by the engine's createTime", age, lo, hi)
+	}
+
+	// Run them: the two that succeed, and the failing one once.
+	var failing string
+	for _, j := range jobs {
+		resp, err := s.c.Raw(s.ctx, http.MethodPost, "/job/"+j.ID+"/execute", nil, "")
+		s.ok(err)
+		switch {
+		case resp.Status == http.StatusNoContent:
+		case resp.Status >= 400 && strings.Contains(string(resp.Body), "missingBean"):
+			failing = j.ID
+		default:
+			s.t.Fatalf("engine: POST /job/%s/execute: HTTP %d %s", j.ID, resp.Status, resp.Body)
+		}
+	}
+	if failing == "" {
+		s.t.Fatal("no job failed")
+	}
+	s.exp.collect()
+	if f, ok := logCount("failureLog"), logCount("successLog"); f != 1 || ok != 2 {
+		s.t.Fatalf("engine: job log failures %d, successes %d; want 1, 2", f, ok)
+	}
+	want(catalog.CamundaJobFailures, key, 1)
+	want(catalog.CamundaJobSuccesses, key, 2)
+	// The failed job lost one retry and, with no due date, stays executable.
+	want(catalog.CamundaJobsExecutable, key, float64(jobCount("executable", "true", "active", "true")))
+	want(catalog.CamundaJobsExecutable, key, 1)
+	// Fails again: counted once, however often the log is read.
+	resp, err := s.c.Raw(s.ctx, http.MethodPost, "/job/"+failing+"/execute", nil, "")
+	s.ok(err)
+	if resp.Status < 400 {
+		s.t.Fatalf("engine: the failing job ran: HTTP %d", resp.Status)
+	}
+	s.exp.collect()
+	s.exp.collect()
+	want(catalog.CamundaJobFailures, key, 2)
+	want(catalog.CamundaJobFailures, key, float64(logCount("failureLog")))
+	// Out of retries: not executable any more, counted as exhausted; with
+	// no executable job left on the engine, the age is 0.
+	s.ok(s.c.Do(s.ctx, http.MethodPut, "/job/"+failing+"/retries", map[string]any{"retries": 0}, nil))
+	s.exp.collect()
+	want(catalog.CamundaJobsRetriesExhausted, key, 1)
+	want(catalog.CamundaJobsExecutable, key, 0)
+	if n, err := s.c.Count(s.ctx, "/job/count", url.Values{"executable": {"true"}, "active": {"true"}}); err != nil || n != 0 {
+		s.t.Fatalf("engine: %d executable jobs left (%v), want 0", n, err)
+	}
+	want(catalog.CamundaJobOldestExecutableAge, engine, 0)
+}
+
+// engineMissingEndpoints: an engine version without an endpoint one
+// collector needs (a proxy answers 404 for it) fails that collector with an
+// error naming the endpoint and the status; the engine is up and the other
+// collectors report.
+func engineMissingEndpoints(t *testing.T, e *camundatest.Engine, creds string) {
+	for path, collector := range map[string]string{
+		"/process-definition/statistics": catalog.CollectorCamundaProcesses,
+		"/job/count":                     catalog.CollectorCamundaJobs,
+		"/history/job-log":               catalog.CollectorCamundaJobs,
+		"/external-task/topic-names":     catalog.CollectorCamunda,
+	} {
+		t.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(t *testing.T) {
+			p := startCountingProxy(t, e, path)
+			x := newCamundaExporter(t, camundaConfig(p.URL, "", creds))
+			x.collect()
+			if v := x.must(catalog.CamundaUp, nil); v != 1 {
+				t.Fatalf("camunda_up = %v", v)
+			}
+			for _, c := range []string{catalog.CollectorCamunda, catalog.CollectorCamundaJobs, catalog.CollectorCamundaProcesses} {
+				want := 1.0
+				if c == collector {
+					want = 0
+				}
+				if v := x.must(catalog.ExporterCollectorUp, map[string]string{"collector": c}); v != want {
+					t.Errorf("collector %s up = %v, want %v", c, v, want)
+				}
+			}
+			if msg := "GET " + path + ": HTTP 404 Not Found"; !strings.Contains(x.logs.String(), msg) {
+				t.Errorf("the log does not say %q:\n%s", msg, x.logs)
+			}
+		})
+	}
+}
+
+// scenarioProcessInstances: camunda_process_instances counts the running
+// instances of every version of the key, suspended ones included, as the
+// engine's own process instance count does.
+func scenarioProcessInstances(s *scenario) {
+	l := map[string]string{"engine": "e1", "process_definition_key": s.key}
+	want := func(n int) {
+		s.t.Helper()
+		s.exp.collect()
+		engine, err := s.c.Count(s.ctx, "/process-instance/count", url.Values{"processDefinitionKey": {s.key}})
+		s.ok(err)
+		if got := s.exp.must(catalog.CamundaProcessInstances, l); got != float64(n) || engine != n {
+			s.t.Errorf("camunda_process_instances = %v, the engine counts %d, want %d", got, engine, n)
+		}
+	}
+	want(0) // deployed, no instance yet
+	s.start(3)
+	want(3)
+	// A second version of the same key: its instances add up under the key.
+	_, err := s.c.Deploy(s.ctx, s.key, map[string][]byte{s.key + ".bpmn": camundatest.ExternalTaskProcess(s.key, s.topic, s.topic+".2")})
+	s.ok(err)
+	pi, err := s.c.StartProcess(s.ctx, s.key, "", nil)
+	s.ok(err)
+	want(4)
+	s.ok(s.c.SetProcessInstanceSuspended(s.ctx, pi.ID, true))
+	want(4)
+	s.ok(s.c.Do(s.ctx, http.MethodDelete, "/process-instance/"+pi.ID, nil, nil))
+	want(3)
+	tasks := s.fetch(s.worker("w1"), time.Minute, 3)
+	for _, tk := range tasks {
+		s.ok(s.worker("w1").Complete(s.ctx, tk.ID, nil))
+	}
+	want(0)
+}
+
 // engineDatabaseChecks: what `check` relies on in engine-database mode, on
 // the real engine's database: the first collection's checks pass with the
 // engine's time zone; the history query is served by no index until the
-// one of deploy/sql/camunda is created; and a wrong time_zone makes the
-// engine down with an error that names the key and the engine's offset
-// (never a silent shift of every lock by hours).
+// one of deploy/sql/camunda is created; a wrong time_zone fails the
+// collectors that read the database with an error that names the key and
+// the engine's offset (never a silent shift of every lock by hours); a
+// table one collector cannot read fails that collector only.
 func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -985,18 +1433,28 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		t.Fatal(err)
 	}
 	r.collect()
-	if v, _ := r.get(catalog.CamundaUp, nil); v != 0 || !strings.Contains(r.logs.String(), "act_ru_job") {
-		t.Fatalf("without SELECT on act_ru_job: camunda_up = %v, log:\n%s", v, r.logs)
+	// The jobs collector fails alone, naming the table; the engine answers
+	// and its external-task series stay.
+	jobsUp, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": "camunda_jobs"})
+	tasksUp, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"})
+	if up, _ := r.get(catalog.CamundaUp, nil); up != 1 || jobsUp != 0 || tasksUp != 1 || !strings.Contains(r.logs.String(), "act_ru_job") {
+		t.Fatalf("without SELECT on act_ru_job: camunda_up = %v, collector_up camunda_jobs %v, camunda %v; log:\n%s", up, jobsUp, tasksUp, r.logs)
 	}
 
 	wrong := strings.Replace(u.databaseConfig(), "time_zone: "+u.tzName, "time_zone: UTC", 1)
 	x := newCamundaExporter(t, camundaConfig(u.e.BaseURL, "", u.creds+wrong))
 	x.collect()
-	if v, _ := x.get(catalog.CamundaUp, nil); v != 0 {
-		t.Fatalf("camunda_up = %v with time_zone UTC on an engine in %s", v, u.tzName)
+	// The engine answers GET /version (camunda_up 1), but nothing is read
+	// from its database with the wrong zone.
+	for _, name := range []string{"camunda", "camunda_jobs"} {
+		if v, _ := x.get(catalog.ExporterCollectorUp, map[string]string{"collector": name}); v != 0 {
+			t.Fatalf("collector %s up = %v with time_zone UTC on an engine in %s", name, v, u.tzName)
+		}
 	}
-	if s := x.samples(catalog.CamundaExternalTasks); len(s) != 0 {
-		t.Fatalf("data series served with a wrong time zone: %v", s)
+	for _, name := range []string{catalog.CamundaExternalTasks, catalog.CamundaJobsRetriesExhausted, catalog.CamundaEngineInfo} {
+		if s := x.samples(name); len(s) != 0 {
+			t.Fatalf("data series served with a wrong time zone: %v", s)
+		}
 	}
 	logs := x.logs.String()
 	if !strings.Contains(logs, "camunda[0].database.time_zone") || !regexp.MustCompile(`UTC offset \+0[12]:00`).MatchString(logs) {

@@ -35,6 +35,7 @@ type fakeTask struct {
 type fakeIncident struct {
 	id, typ, defID, activity string
 	ts                       time.Time
+	config                   string // failedExternalTask: the task id
 }
 
 // fakeLogEntry is one external task history log entry; kind is
@@ -42,11 +43,29 @@ type fakeIncident struct {
 type fakeLogEntry struct {
 	id, taskID, topic, kind, worker string
 	ts                              time.Time
+	activity, actInst, rootPI       string
+}
+
+// fakeActInst is a historic activity instance.
+type fakeActInst struct {
+	id, activity, typ, rootPI string
+	start, end                time.Time
+	completeScope             bool
 }
 
 type fakeJob struct {
 	id, defID, defKey string
 	retries           int
+	due               *time.Time // nil: due since created
+	created           time.Time
+	suspended         bool // the job itself
+	piSuspended       bool // its process instance
+}
+
+// fakeJobLogEntry is one job history log entry; kind as in fakeLogEntry.
+type fakeJobLogEntry struct {
+	id, jobID, key, kind string
+	ts                   time.Time
 }
 
 type fakeCamunda struct {
@@ -58,8 +77,11 @@ type fakeCamunda struct {
 	log       []fakeLogEntry // the history log, in insertion order
 	logSeq    int
 	incidents []fakeIncident
+	actInsts  []fakeActInst
 	jobs      []fakeJob
+	jobLog    []fakeJobLogEntry
 	defs      map[string]string // id -> key
+	instances map[string]int    // definition id -> running process instances
 	requests  map[string]int
 	fail      map[string]int // path -> HTTP status to answer instead
 	noCreate  bool           // answer 400 to sortBy=createTime (engines before 7.21)
@@ -73,7 +95,7 @@ func newFakeCamunda(t *testing.T) *fakeCamunda {
 	f := &fakeCamunda{
 		now:     time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
 		version: "7.24.0",
-		defs:    map[string]string{}, requests: map[string]int{}, fail: map[string]int{},
+		defs:    map[string]string{}, instances: map[string]int{}, requests: map[string]int{}, fail: map[string]int{},
 	}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
@@ -110,7 +132,25 @@ func (f *fakeCamunda) add(t *fakeTask) *fakeTask {
 // worker when the entry is written, as the engine records it.
 func (f *fakeCamunda) logLocked(taskID, topic, kind, worker string, ts time.Time) {
 	f.logSeq++
-	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, worker: worker, ts: ts})
+	f.log = append(f.log, fakeLogEntry{id: fmt.Sprintf("log%06d", f.logSeq), taskID: taskID, topic: topic, kind: kind, worker: worker, ts: ts,
+		activity: "task_1", actInst: "ai-" + taskID, rootPI: "pi-" + taskID})
+}
+
+// bpmnError removes a task as a worker's bpmnError does: a deletion entry,
+// and in the activity instance history either an error catch event started
+// in the task's root process instance (caught) or the task's activity
+// instance completing its scope (uncaught).
+func (f *fakeCamunda) bpmnError(id string, caught bool) {
+	f.deleteTask(id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if caught {
+		f.actInsts = append(f.actInsts, fakeActInst{id: "catch-" + id, activity: "caught", typ: "boundaryError", rootPI: "pi-" + id,
+			start: f.now.Add(time.Millisecond), end: f.now.Add(time.Millisecond)})
+	} else {
+		f.actInsts = append(f.actInsts, fakeActInst{id: "ai-" + id, activity: "task_1", typ: "serviceTask", rootPI: "pi-" + id,
+			start: f.now.Add(-time.Minute), end: f.now, completeScope: true})
+	}
 }
 
 // history appends n history log entries of a kind for a topic, written at
@@ -161,6 +201,12 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
 	f.logLocked(t.id, t.topic, "failure", t.worker, f.now)
+	if retries == 0 {
+		// Out of retries: the engine opens an incident whose
+		// configuration is the task id.
+		f.incidents = append(f.incidents, fakeIncident{id: "inc-" + t.id, typ: "failedExternalTask", defID: t.defID,
+			activity: t.activity, ts: f.now, config: t.id})
+	}
 }
 
 func (f *fakeCamunda) complete(id string) {
@@ -174,6 +220,44 @@ func (f *fakeCamunda) complete(id string) {
 		}
 	}
 	panic("no task " + id)
+}
+
+// addJob adds a job created now (with its creation log entry).
+func (f *fakeCamunda) addJob(j fakeJob) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j.created.IsZero() {
+		j.created = f.now
+	}
+	f.jobs = append(f.jobs, j)
+	f.jobLogLocked(j.id, j.defKey, "creation")
+}
+
+// executeJob runs a job as the job executor would: on success it is gone,
+// on failure its retries drop by one; either writes a job log entry.
+func (f *fakeCamunda) executeJob(id string, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.jobs {
+		j := &f.jobs[i]
+		if j.id != id {
+			continue
+		}
+		if ok {
+			f.jobLogLocked(j.id, j.defKey, "success")
+			f.jobs = append(f.jobs[:i], f.jobs[i+1:]...)
+		} else {
+			j.retries--
+			f.jobLogLocked(j.id, j.defKey, "failure")
+		}
+		return
+	}
+	panic("no job " + id)
+}
+
+func (f *fakeCamunda) jobLogLocked(jobID, key, kind string) {
+	f.logSeq++
+	f.jobLog = append(f.jobLog, fakeJobLogEntry{id: fmt.Sprintf("jl%06d", f.logSeq), jobID: jobID, key: key, kind: kind, ts: f.now})
 }
 
 func (f *fakeCamunda) requestCount() int {
@@ -288,6 +372,56 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic, "workerId": e.worker,
+				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts),
+				"activityId": e.activity, "activityInstanceId": e.actInst, "rootProcessInstanceId": e.rootPI})
+		}
+		reply(out)
+	case "/history/activity-instance":
+		after := func(k string) time.Time {
+			if v := q.Get(k); v != "" {
+				ts, err := camunda.ParseTime(v)
+				if err != nil {
+					panic(err)
+				}
+				return ts
+			}
+			return time.Time{}
+		}
+		started, finished := after("startedAfter"), after("finishedAfter")
+		var as []fakeActInst
+		for _, a := range f.actInsts {
+			switch {
+			case q.Get("activityId") != "" && q.Get("activityId") != a.activity,
+				q.Get("activityType") != "" && q.Get("activityType") != a.typ,
+				q.Get("completeScope") == "true" && !a.completeScope,
+				!started.IsZero() && a.start.Before(started),
+				!finished.IsZero() && a.end.Before(finished):
+				continue
+			}
+			as = append(as, a)
+		}
+		sort.SliceStable(as, func(i, j int) bool { return as[i].start.Before(as[j].start) })
+		out := []map[string]any{}
+		for _, a := range page(as, q) {
+			out = append(out, map[string]any{"id": a.id, "activityId": a.activity, "activityType": a.typ, "rootProcessInstanceId": a.rootPI,
+				"startTime": camunda.FormatTime(a.start), "endTime": camunda.FormatTime(a.end), "completeScope": a.completeScope})
+		}
+		reply(out)
+	case "/history/job-log":
+		if q.Get("sortBy") != "timestamp" || q.Get("sortOrder") != "desc" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		es := append([]fakeJobLogEntry(nil), f.jobLog...)
+		sort.SliceStable(es, func(i, j int) bool {
+			if !es[i].ts.Equal(es[j].ts) {
+				return es[i].ts.After(es[j].ts)
+			}
+			return es[i].id < es[j].id
+		})
+		out := []map[string]any{}
+		for _, e := range page(es, q) {
+			out = append(out, map[string]any{"id": e.id, "jobId": e.jobID, "processDefinitionKey": e.key,
 				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts)})
 		}
 		reply(out)
@@ -306,23 +440,46 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		for _, in := range page(ins, q) {
 			out = append(out, map[string]any{"id": in.id, "incidentType": in.typ, "processDefinitionId": in.defID,
-				"activityId": in.activity, "incidentTimestamp": camunda.FormatTime(in.ts)})
+				"activityId": in.activity, "incidentTimestamp": camunda.FormatTime(in.ts), "configuration": in.config})
 		}
 		reply(out)
 	case "/job/count", "/job":
 		var js []fakeJob
 		for _, j := range f.jobs {
-			if q.Get("noRetriesLeft") != "true" || j.retries == 0 {
-				js = append(js, j)
+			executable := j.retries > 0 && (j.due == nil || !j.due.After(f.now)) && !j.piSuspended
+			switch {
+			case q.Get("noRetriesLeft") == "true" && j.retries != 0,
+				q.Get("executable") == "true" && !executable,
+				q.Get("active") == "true" && j.suspended:
+				continue
 			}
+			js = append(js, j)
 		}
+		if q.Get("sortBy") != "" && q.Get("sortBy") != "jobId" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		sort.SliceStable(js, func(i, k int) bool { return js[i].id < js[k].id })
 		if path == "/job/count" {
 			count(len(js))
 			return
 		}
 		out := []map[string]any{}
 		for _, j := range page(js, q) {
-			out = append(out, map[string]any{"id": j.id, "processDefinitionId": j.defID, "processDefinitionKey": j.defKey, "retries": j.retries})
+			m := map[string]any{"id": j.id, "processDefinitionId": j.defID, "processDefinitionKey": j.defKey, "retries": j.retries,
+				"createTime": camunda.FormatTime(j.created), "suspended": j.suspended}
+			if j.due != nil {
+				m["dueDate"] = camunda.FormatTime(*j.due)
+			}
+			out = append(out, m)
+		}
+		reply(out)
+	case "/process-definition/statistics":
+		// Every definition, with its running instances (0 without).
+		out := []map[string]any{}
+		for _, id := range sortedKeys(f.defs) {
+			out = append(out, map[string]any{"id": id, "instances": f.instances[id], "failedJobs": 0,
+				"definition": map[string]any{"id": id, "key": f.defs[id]}})
 		}
 		reply(out)
 	case "/process-definition":
@@ -336,6 +493,15 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(http.StatusNotFound)
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func page[T any](xs []T, q map[string][]string) []T {
@@ -395,4 +561,19 @@ func (f *fakeCamunda) filterTasks(w http.ResponseWriter, q map[string][]string) 
 		out = append(out, t)
 	}
 	return out
+}
+
+// deleteTask removes a task as a BPMN error or a cancellation does,
+// writing a deletion entry with the task's worker.
+func (f *fakeCamunda) deleteTask(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, t := range f.tasks {
+		if t.id == id {
+			f.tasks = append(f.tasks[:i], f.tasks[i+1:]...)
+			f.logLocked(t.id, t.topic, "deletion", t.worker, f.now)
+			return
+		}
+	}
+	panic("no task " + id)
 }

@@ -2,12 +2,14 @@ package collectors
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
 // Unit tests of the Camunda collector against fakeCamunda (the engine's
@@ -287,11 +289,14 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	f.advance(10 * time.Second)
 	f.history("a", "failure", 2, 0)
 	f.fail["/process-definition"] = 500 // the last request of a collection fails
-	f.incidents = []fakeIncident{{"i1", "failedJob", "p:9:x", "a1", f.now}}
+	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:9:x", activity: "a1", ts: f.now}}
 	e.collect()
-	if v, ok := e.get(catalog.CamundaUp, nil); !ok || v != 0 {
-		t.Fatalf("camunda_up = %v (present %v), want 0", v, ok)
+	// The engine answers (camunda_up 1); the external-task collector failed
+	// and its series are gone.
+	if v, ok := e.get(catalog.CamundaUp, nil); !ok || v != 1 {
+		t.Fatalf("camunda_up = %v (present %v), want 1", v, ok)
 	}
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 0)
 	if s := e.samples(catalog.CamundaExternalTasks); len(s) != 0 {
 		t.Fatalf("data series present after a failed collection: %v", s)
 	}
@@ -351,11 +356,11 @@ func TestCamundaIncidentsAndJobs(t *testing.T) {
 	f.defs["p:1:x"], f.defs["p:2:y"], f.defs["q:1:z"] = "p", "p", "q"
 	base := f.now
 	f.incidents = []fakeIncident{
-		{"i1", "failedJob", "p:1:x", "a1", base.Add(-time.Hour)},
-		{"i2", "failedJob", "p:2:y", "a1", base.Add(-time.Minute)},
-		{"i3", "failedExternalTask", "q:1:z", "t1", base.Add(-10 * time.Second)},
+		{id: "i1", typ: "failedJob", defID: "p:1:x", activity: "a1", ts: base.Add(-time.Hour)},
+		{id: "i2", typ: "failedJob", defID: "p:2:y", activity: "a1", ts: base.Add(-time.Minute)},
+		{id: "i3", typ: "failedExternalTask", defID: "q:1:z", activity: "t1", ts: base.Add(-10 * time.Second)},
 	}
-	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}, {"j2", "p:2:y", "", 0}, {"j3", "q:1:z", "q", 3}}
+	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}, {id: "j2", defID: "p:2:y", defKey: "", retries: 0}, {id: "j3", defID: "q:1:z", defKey: "q", retries: 3}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
 	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedJob", "process_definition_key": "p", "activity_id": "a1"}, 2)
@@ -377,7 +382,7 @@ func TestCamundaIncidentsAndJobs(t *testing.T) {
 	g := newFakeCamunda(t)
 	g.defs["p:1:x"] = "p"
 	for i := 0; i < 5; i++ {
-		g.incidents = append(g.incidents, fakeIncident{fmt.Sprint(i), "failedJob", "p:1:x", "a1", g.now.Add(-time.Duration(i) * time.Minute)})
+		g.incidents = append(g.incidents, fakeIncident{id: fmt.Sprint(i), typ: "failedJob", defID: "p:1:x", activity: "a1", ts: g.now.Add(-time.Duration(i) * time.Minute)})
 	}
 	e2 := fakeExporter(t, g, "", "    max_listed_tasks: 3\n")
 	e2.collect()
@@ -408,12 +413,15 @@ func TestCamundaRequestBudget(t *testing.T) {
 	got := f.requestCount()
 	// 1 version + 1 telemetry (first collection) + 1 topic-names
 	// + engine-wide: 1 history page, 4 state-group counts, 1 incident
-	//   count, 1 job count = 7
+	//   count = 6
 	// + per topic holding tasks (a, b): 1 count each = 2 (c holds none)
 	// + in-flight tasks within max_listed_tasks: one engine-wide list each
 	//   of locked (150, one page of 1000) and lapsed (3) = 2
 	// + oldest waiting: a, b = 2
-	want := 3 + 7 + 2 + 2 + 2
+	// + camunda_jobs: 2 job counts (no retries left, executable), 1 job
+	//   log page = 3 (no job, so no job list)
+	// + camunda_processes: 1 process definition statistics
+	want := 3 + 6 + 2 + 2 + 2 + 3 + 1
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
@@ -505,9 +513,12 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.add(&fakeTask{id: "t1", topic: "a"})
 	f.add(&fakeTask{id: "t2", topic: "a"})
 	f.lock("t2", "w1", time.Minute)
-	f.incidents = []fakeIncident{{"i1", "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)}}
-	f.jobs = []fakeJob{{"j1", "p:1:x", "p", 0}}
+	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)}}
+	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}}
+	f.addJob(fakeJob{id: "j2", defID: "p:1:x", defKey: "p", retries: 3})
 	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.executeJob("j2", false)
 	e.collect()
 	served := expectCatalogFamilies(t, lintAndGather(t, e.set))
 	for _, m := range catalog.All() {
@@ -553,10 +564,10 @@ func TestCamundaIncidentTypesBeyondList(t *testing.T) {
 	f := newFakeCamunda(t)
 	f.defs["p:1:x"], f.defs["q:1:z"] = "p", "q"
 	for i := 0; i < 3; i++ { // old, listed
-		f.incidents = append(f.incidents, fakeIncident{fmt.Sprint("e", i), "failedExternalTask", "q:1:z", "t1", f.now.Add(-time.Hour)})
+		f.incidents = append(f.incidents, fakeIncident{id: fmt.Sprint("e", i), typ: "failedExternalTask", defID: "q:1:z", activity: "t1", ts: f.now.Add(-time.Hour)})
 	}
 	for i := 0; i < 2; i++ { // newer, beyond the list
-		f.incidents = append(f.incidents, fakeIncident{fmt.Sprint("j", i), "failedJob", "p:1:x", "a1", f.now.Add(-time.Minute)})
+		f.incidents = append(f.incidents, fakeIncident{id: fmt.Sprint("j", i), typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)})
 	}
 	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
 	e.collect()
@@ -718,5 +729,492 @@ func TestCamundaRedeliveryAcrossTheHistoryListGap(t *testing.T) {
 				t.Fatalf("view %+v: t1 is not marked redelivered", view.Tasks)
 			}
 		})
+	}
+}
+
+// Bad input: an engine version without an endpoint one collector needs
+// fails that collector with an error naming the endpoint and the HTTP
+// status, and the other collectors keep working; camunda_up says the engine
+// answers. An engine that does not answer GET /version is down: every
+// series of it is dropped.
+func TestCamundaCollectorsFailAlone(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, map[string]string{"process_definition_key": "p"}, 1)
+
+	f.mu.Lock()
+	f.fail["/job/count"] = 404
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaUp, nil, 1)
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda_jobs"}, 0)
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 1)
+	if s := e.samples(catalog.CamundaJobsRetriesExhausted); len(s) != 0 {
+		t.Fatalf("job series served while their collector fails: %v", s)
+	}
+	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 1})
+	if !strings.Contains(e.logs.String(), "collector=camunda_jobs") || !strings.Contains(e.logs.String(), "GET /job/count: HTTP 404 Not Found") {
+		t.Fatalf("the failure does not name the collector, endpoint and status:\n%s", e.logs)
+	}
+
+	f.mu.Lock()
+	delete(f.fail, "/job/count")
+	f.fail["/version"] = 503
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaUp, nil, 0)
+	for _, mf := range testkit.Gather(t, e.set) {
+		if strings.HasPrefix(mf.GetName(), "camunda_") && mf.GetName() != catalog.CamundaUp {
+			t.Errorf("%s served while the engine does not answer GET /version", mf.GetName())
+		}
+	}
+	wantValue(t, e, catalog.ExporterCollectErrors, map[string]string{"collector": "connect"}, 1)
+}
+
+// camunda_process_instances: the running instances of every version of a
+// key add up; a deployed key without instances reports 0; keys are admitted
+// in name order up to label_value_limit; a key whose definitions are gone
+// keeps reporting 0. One request per collection.
+func TestCamundaProcessInstances(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.defs["p:1:x"], f.defs["p:2:y"], f.defs["q:1:z"], f.defs["r:1:w"] = "p", "p", "q", "r"
+	f.instances["p:1:x"], f.instances["p:2:y"], f.instances["r:1:w"] = 2, 1, 4
+	e := fakeExporter(t, f, "", "    label_value_limit: 2\n")
+	e.collect()
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "p"}, 3)
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "q"}, 0)
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "other"}, 4)
+	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaProcessInstances}, 1)
+	if n := f.requests["/process-definition/statistics"]; n != 1 {
+		t.Fatalf("%d statistics requests in one collection, want 1", n)
+	}
+	f.mu.Lock()
+	delete(f.defs, "q:1:z")
+	f.instances["p:2:y"] = 0
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "p"}, 2)
+	wantValue(t, e, catalog.CamundaProcessInstances, map[string]string{"process_definition_key": "q"}, 0)
+	if n := len(e.samples(catalog.CamundaProcessInstances)); n != 3 {
+		t.Fatalf("%d series, want 3 (p, q, other)", n)
+	}
+}
+
+// The jobs collector: executable jobs per key by the engine's filter, the
+// age of the oldest executable job since it became due (its due date, or
+// its creation without one), and job failures and successes from the job
+// log, each entry once.
+func TestCamundaJobs(t *testing.T) {
+	f := newFakeCamunda(t)
+	now := f.now
+	at := func(d time.Duration) *time.Time { ts := now.Add(d); return &ts }
+	f.addJob(fakeJob{id: "j1", defKey: "p", retries: 3, created: now.Add(-10 * time.Minute)})                     // continuation, due since created
+	f.addJob(fakeJob{id: "j2", defKey: "p", retries: 3, due: at(time.Hour)})                                      // timer, not due yet
+	f.addJob(fakeJob{id: "j3", defKey: "q", retries: 3, due: at(-5 * time.Minute), created: now.Add(-time.Hour)}) // timer due 5 minutes ago
+	f.addJob(fakeJob{id: "j4", defKey: "q", retries: 3, suspended: true, created: now.Add(-2 * time.Hour)})
+	f.addJob(fakeJob{id: "j5", defKey: "q", retries: 3, piSuspended: true, created: now.Add(-2 * time.Hour)})
+	f.addJob(fakeJob{id: "j6", defKey: "q", retries: 0, created: now.Add(-2 * time.Hour)})
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	p, q := map[string]string{"process_definition_key": "p"}, map[string]string{"process_definition_key": "q"}
+	wantValue(t, e, catalog.CamundaJobsExecutable, p, 1)
+	wantValue(t, e, catalog.CamundaJobsExecutable, q, 1)
+	wantValue(t, e, catalog.CamundaJobsRetriesExhausted, q, 1)
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 600)
+	// The first reading of the job log is a baseline: its keys report 0.
+	wantValue(t, e, catalog.CamundaJobFailures, p, 0)
+	wantValue(t, e, catalog.CamundaJobSuccesses, q, 0)
+
+	f.advance(time.Minute)
+	f.executeJob("j1", false) // fails, retries 2, still executable
+	f.executeJob("j3", true)  // done
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobFailures, p, 1)
+	wantValue(t, e, catalog.CamundaJobSuccesses, q, 1)
+	wantValue(t, e, catalog.CamundaJobSuccesses, p, 0)
+	wantValue(t, e, catalog.CamundaJobsExecutable, q, 0) // seen once, kept at 0
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 660)
+	// Read again within late_commit_window, and after history cleanup:
+	// nothing counts twice, nothing goes down.
+	f.advance(10 * time.Second)
+	e.collect()
+	f.mu.Lock()
+	f.jobLog = nil
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobFailures, p, 1)
+	wantValue(t, e, catalog.CamundaJobSuccesses, q, 1)
+	// Nothing executable: age 0.
+	f.executeJob("j1", true)
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 0)
+	wantValue(t, e, catalog.CamundaJobSuccesses, p, 1)
+}
+
+// Over REST the executable jobs are listed up to max_listed_tasks (by id):
+// the rest count under "other", and the oldest age comes from the listed
+// ones, a lower bound.
+func TestCamundaJobsBeyondTheList(t *testing.T) {
+	f := newFakeCamunda(t)
+	for i := 0; i < 5; i++ {
+		f.addJob(fakeJob{id: fmt.Sprint("j", i), defKey: "p", retries: 3, created: f.now.Add(-time.Duration(i+1) * time.Minute)})
+	}
+	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
+	e.collect()
+	wantValue(t, e, catalog.CamundaJobsExecutable, map[string]string{"process_definition_key": "p"}, 3)
+	wantValue(t, e, catalog.CamundaJobsExecutable, map[string]string{"process_definition_key": "other"}, 2)
+	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 180) // j2; j4 (5 minutes) is not listed
+}
+
+// histogram returns the count, sum and cumulative buckets of one histogram
+// series whose labels include want.
+func histogram(t *testing.T, e *camExporter, name string, want map[string]string) (count uint64, sum float64, buckets map[float64]uint64) {
+	t.Helper()
+next:
+	for _, mf := range testkit.Gather(t, e.set) {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue next
+				}
+			}
+			h := m.GetHistogram()
+			buckets = map[float64]uint64{}
+			for _, b := range h.GetBucket() {
+				buckets[b.GetUpperBound()] = b.GetCumulativeCount()
+			}
+			return h.GetSampleCount(), h.GetSampleSum(), buckets
+		}
+	}
+	t.Fatalf("no histogram %s%v", name, want)
+	return
+}
+
+// camunda_external_task_duration_seconds: creation to success from the
+// history stream, each success once; tasks created before the exporter's
+// first reading and deleted tasks are not observed; a failed collection
+// observes nothing and the next one observes each success once.
+func TestCamundaDurations(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "old", topic: "a"}) // created before the exporter started
+	f.advance(5 * time.Minute)
+	e := fakeExporter(t, f, "", "    duration_buckets: [1, 5, 10, 60]\n")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	if n, _, _ := histogram(t, e, catalog.CamundaExternalTaskDuration, a); n != 0 {
+		t.Fatalf("%d durations observed on the first collection", n)
+	}
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	f.add(&fakeTask{id: "t2", topic: "a"})
+	f.add(&fakeTask{id: "t3", topic: "a"})
+	f.advance(3 * time.Second)
+	e.collect()
+	f.lock("t1", "w1", time.Minute)
+	f.complete("t1") // 3 s
+	f.lock("t2", "w1", time.Minute)
+	f.failure("t2", 1, 0, "boom")
+	f.advance(4 * time.Second)
+	f.lock("t3", "w1", time.Minute)
+	f.deleteTask("t3") // a BPMN error or a cancellation: no duration
+	f.lock("old", "w1", time.Minute)
+	f.complete("old")
+	e.collect()
+	n, sum, b := histogram(t, e, catalog.CamundaExternalTaskDuration, a)
+	if n != 1 || sum != 3 || b[1] != 0 || b[5] != 1 || b[60] != 1 {
+		t.Fatalf("after one success: count %d, sum %v, buckets %v; want 1, 3, {5: 1}", n, sum, b)
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 2) // "old" is counted, not observed
+	// t2 succeeds after its retry, 60 s after its creation, in a collection
+	// that fails after reading the history: observed once, by the next one.
+	f.advance(53 * time.Second)
+	f.lock("t2", "w2", time.Minute)
+	f.complete("t2")
+	f.fail["/process-definition"] = 500 // the last request of the collection, after the history
+	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:9:x", activity: "a1", ts: f.now}}
+	e.collect()
+	wantValue(t, e, catalog.ExporterCollectorUp, map[string]string{"collector": "camunda"}, 0)
+	delete(f.fail, "/process-definition")
+	e.collect()
+	e.collect() // read again within late_commit_window
+	f.cleanup(0)
+	e.collect()
+	n, sum, b = histogram(t, e, catalog.CamundaExternalTaskDuration, a)
+	if n != 2 || sum != 63 || b[10] != 1 || b[60] != 2 {
+		t.Fatalf("after the retried success: count %d, sum %v, buckets %v; want 2, 63, {5: 1, 60: 2}", n, sum, b)
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, a, 3)
+}
+
+// camunda_external_task_oldest_lock_age_seconds follows a lock through
+// extendLock and starts anew with another worker or after a backoff;
+// camunda_external_task_worker_idle_seconds counts per worker holding locks
+// since its last completion or failure on the topic, at most since it was
+// first seen holding one, and goes away when it holds none.
+func TestCamundaLockAgeAndIdleWorkers(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"t1", "t2", "t3", "t4"} {
+		f.add(&fakeTask{id: id, topic: "a"})
+	}
+	e := fakeExporter(t, f, "", "    worker_id_limit: 1\n")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	idle := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, s := range e.samples(catalog.CamundaExternalTaskWorkerIdle) {
+			out[s.labels["worker_id"]] = s.value
+		}
+		return out
+	}
+	wantIdle := func(want map[string]float64) {
+		t.Helper()
+		if got := idle(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("worker idle %v, want %v", got, want)
+		}
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{})
+
+	f.lock("t1", "w1", time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{"w1": 0})
+	f.advance(30 * time.Second)
+	f.lock("t1", "w1", time.Minute) // extendLock: the same lock
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 30)
+	wantIdle(map[string]float64{"w1": 30})
+	f.advance(10 * time.Second)
+	f.lock("t2", "w1", time.Minute)
+	f.complete("t2") // w1 makes progress
+	f.advance(10 * time.Second)
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 50)
+	wantIdle(map[string]float64{"w1": 10})
+
+	// A second and a third worker: worker_id_limit 1 names the one with the
+	// most locks; "other" is the longest idle of the rest.
+	f.lock("t3", "w2", time.Minute)
+	f.lock("t4", "w1", time.Minute)
+	e.collect()
+	f.advance(20 * time.Second)
+	e.collect()
+	wantIdle(map[string]float64{"w1": 30, "other": 20})
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 70)
+
+	// t1's lock lapses; w2 fails t3 (a retry backoff is no lock); w1 still
+	// holds t4.
+	f.advance(50 * time.Second) // t1 (locked at +30s for 1m) has lapsed; t4 too
+	f.lock("t4", "w1", time.Minute)
+	f.failure("t3", 2, time.Minute, "boom")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 70) // t4, locked 70 s ago, extended
+	wantIdle(map[string]float64{"w1": 80})                           // w2 holds nothing now
+	// Another worker takes the lapsed t1: its lock is new.
+	f.lock("t1", "w3", time.Minute)
+	f.complete("t4")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{"w3": 0})
+	f.complete("t1")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
+	wantIdle(map[string]float64{})
+}
+
+// camunda_external_task_oldest_incident_age_seconds: the oldest
+// failedExternalTask incident per topic, joined with its task by the
+// incident's configuration; 0 for a topic without one. Beyond
+// max_listed_tasks a topic none of whose incidents was listed has no value.
+func TestCamundaOldestIncidentPerTopic(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"a1", "a2", "b1"} {
+		f.add(&fakeTask{id: id, topic: id[:1]})
+		f.lock(id, "w1", time.Hour)
+	}
+	f.failure("a1", 0, 0, "gave up")
+	f.advance(10 * time.Minute)
+	f.failure("b1", 0, 0, "gave up")
+	f.advance(5 * time.Minute)
+	f.failure("a2", 0, 0, "gave up")
+	f.incidents = append(f.incidents, fakeIncident{id: "j", typ: "failedJob", defID: "proc:1:abc", activity: "x", ts: f.now.Add(-time.Hour)})
+	f.advance(5 * time.Minute)
+	e := fakeExporter(t, f, "c", "")
+	e.collect()
+	age := catalog.CamundaExternalTaskOldestIncidentAge
+	wantValue(t, e, age, map[string]string{"topic": "a"}, 1200)
+	wantValue(t, e, age, map[string]string{"topic": "b"}, 600)
+	wantValue(t, e, age, map[string]string{"topic": "c"}, 0)
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}, 1200)
+	// The oldest is resolved (retries raised): the next one counts.
+	f.mu.Lock()
+	f.incidents = f.incidents[1:]
+	*f.task("a1").retries = 1
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, age, map[string]string{"topic": "a"}, 300)
+
+	// One incident and one task out of retries listed: a1's incident is the
+	// oldest and a1 is listed, so a's age is known; b's incident is beyond
+	// the list, and c has none, but with the lists cut that is not known.
+	g := newFakeCamunda(t)
+	for _, id := range []string{"a1", "b1"} {
+		g.add(&fakeTask{id: id, topic: id[:1]})
+		g.lock(id, "w1", time.Hour)
+	}
+	g.failure("a1", 0, 0, "gave up")
+	g.advance(time.Minute)
+	g.failure("b1", 0, 0, "gave up")
+	e2 := fakeExporter(t, g, "c", "    max_listed_tasks: 1\n")
+	e2.collect()
+	wantValue(t, e2, age, map[string]string{"topic": "a"}, 60)
+	for _, topic := range []string{"b", "c"} {
+		if v, ok := e2.get(age, map[string]string{"topic": topic}); ok {
+			t.Errorf("topic %s: oldest incident age %v reported though its incidents are beyond max_listed_tasks", topic, v)
+		}
+	}
+}
+
+// camunda_external_task_bpmn_errors_total: deletion entries the activity
+// instance history shows as BPMN errors (caught: an error catch event in
+// the same root process instance; uncaught: the task's scope completed),
+// each once; a cancellation is no BPMN error. The evidence costs requests
+// only in collections with new deletion entries.
+func TestCamundaBpmnErrors(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"a1", "a2", "a3", "a4", "b1"} {
+		f.add(&fakeTask{id: id, topic: id[:1]})
+		f.lock(id, "w1", time.Minute)
+	}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.advance(time.Second)
+	f.bpmnError("a1", true)
+	f.bpmnError("a2", false)
+	f.deleteTask("a3") // a cancellation
+	f.bpmnError("b1", true)
+	f.resetRequests()
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 2)
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "b"}, 1)
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "a"}, 0)
+	// Two catch event types, one activity (task_1) of the deleted tasks.
+	if n := f.requests["/history/activity-instance"]; n != 3 {
+		t.Fatalf("%d activity instance requests for new deletions, want 3", n)
+	}
+	f.resetRequests()
+	f.advance(time.Second)
+	e.collect() // the same entries again, within late_commit_window
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 2)
+	if n := f.requests["/history/activity-instance"]; n != 0 {
+		t.Fatalf("%d activity instance requests without new deletions, want 0", n)
+	}
+	// A cancellation right after a caught error in another root process
+	// instance is still no BPMN error.
+	f.bpmnError("a4", true)
+	f.add(&fakeTask{id: "a5", topic: "a"})
+	f.deleteTask("a5")
+	e.collect()
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 3)
+}
+
+// The requests the jobs, processes, incident-per-topic and BPMN error parts
+// add to a collection (docs/camunda-states.md, "The cost of a
+// collection"), request by request.
+func TestCamundaRequestBudgetOfJobsIncidentsAndDeletions(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "a1", topic: "a"})
+	f.add(&fakeTask{id: "a2", topic: "a"})
+	f.lock("a1", "w1", time.Hour)
+	f.lock("a2", "w1", time.Hour)
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	f.resetRequests()
+	e.collect()
+	quiet := map[string]int{
+		"/version": 1, "/external-task/topic-names": 1, "/history/external-task-log": 1,
+		"/external-task/count": 4 + 1, // 4 engine-wide state groups, the total of a
+		"/external-task":       1,     // the locked tasks (no lapsed one, nothing fetchable)
+		"/incident/count":      1,
+		"/job/count":           2, "/history/job-log": 1, // camunda_jobs
+		"/process-definition/statistics": 1, // camunda_processes
+	}
+	want := func(what string, w map[string]int) {
+		t.Helper()
+		f.mu.Lock()
+		got := maps.Clone(f.requests)
+		clear(f.requests)
+		f.mu.Unlock()
+		if fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Fatalf("%s: requests %v, want %v", what, got, w)
+		}
+	}
+	want("steady collection", quiet)
+
+	// A task out of retries opens a failedExternalTask incident: the
+	// incident list, and the tasks out of retries to join them by id. A
+	// job that fails and one that waits: both job lists.
+	f.failure("a1", 0, 0, "gave up")
+	f.addJob(fakeJob{id: "j1", defKey: "p", retries: 3})
+	f.addJob(fakeJob{id: "j2", defKey: "p", retries: 0})
+	e.collect()
+	w := maps.Clone(quiet)
+	w["/incident"] = 1
+	w["/external-task"] = 2      // the locked task a2; the task a1 out of retries
+	w["/external-task/count"]++  // a holds an exhausted task: counted per topic (1 topic: cheaper than a list)
+	w["/job"] = 2                // no retries left, executable
+	w["/process-definition"] = 1 // the incident's definition key, not cached yet
+	want("with an incident and jobs", w)
+	delete(w, "/process-definition")
+
+	// New deletion entries: the error catch events (2) and the scopes
+	// completed per activity of the deleted tasks (1: task_1).
+	f.bpmnError("a2", true)
+	e.collect()
+	w["/history/activity-instance"] = 3
+	w["/external-task"] = 1 // a2 is gone: no locked task to list; the task a1 out of retries
+	want("with a deletion", w)
+	wantValue(t, e, catalog.CamundaExternalTaskBpmnErrors, map[string]string{"topic": "a"}, 1)
+}
+
+// More new job log entries than max_history_entries: the newest are
+// counted, the collection counts in workflow_exporter_job_history_reads_cut_total.
+func TestCamundaJobLogCut(t *testing.T) {
+	f := newFakeCamunda(t)
+	e := fakeExporter(t, f, "", "    max_history_entries: 3\n")
+	e.collect()
+	f.advance(time.Second)
+	for i := 0; i < 2; i++ {
+		f.addJob(fakeJob{id: fmt.Sprint("j", i), defKey: "p", retries: 3}) // a creation entry each
+	}
+	f.advance(time.Second)
+	f.executeJob("j0", false)
+	f.executeJob("j1", false)
+	e.collect()
+	// Four new entries, three read: the two failures (newest) and one creation.
+	wantValue(t, e, catalog.CamundaJobFailures, map[string]string{"process_definition_key": "p"}, 2)
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
+	// As for the external-task log: the next reading starts
+	// late_commit_window before the previous one, still inside the burst,
+	// and is cut again without counting anything twice; once past it, it is
+	// not cut.
+	f.advance(2 * time.Minute)
+	e.collect()
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	f.advance(30 * time.Second)
+	e.collect()
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	wantValue(t, e, catalog.CamundaJobFailures, map[string]string{"process_definition_key": "p"}, 2)
+	if !strings.Contains(e.logs.String(), "more new job history log entries than max_history_entries") {
+		t.Fatalf("no warning logged:\n%s", e.logs)
 	}
 }

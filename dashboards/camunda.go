@@ -34,9 +34,14 @@ func externalTasks() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateLockExpired+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
+	d.stat(panel{title: "Oldest executable job", unit: "s",
+		desc:     "Since when the oldest async job that could run now has been due (its due date, or its creation without one), by the engine's clock. Growing while no job succeeds or fails means the job executor runs nothing.",
+		targets:  []target{{expr: "max(" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")"}},
+		steps:    []step{{300, "orange"}, {600, "red"}},
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
 	d.stat(panel{title: "Open incidents", unit: "short",
-		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down.",
-		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine))}},
+		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down or its camunda collector fails.",
+		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine), sel(catalog.ExporterCollectorUp, mSourceEngine, `collector="`+catalog.CollectorCamunda+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})
 
@@ -54,15 +59,25 @@ func externalTasks() *board {
 		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Locked tasks by worker", unit: "short",
-		desc:    "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
-		targets: []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}}})
+		desc:     "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}},
+		runbooks: []string{rules.CamundaExternalTaskWorkerSilent}})
+	d.series(panel{title: "Oldest lock by topic", unit: "s",
+		desc:     "How long the longest current lock of each topic has been held by the same worker, extendLock included (a lower bound: counted from the poll that first saw it); 0 when no worker holds a lock. A line that keeps rising is a worker stuck on one task.",
+		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestLockAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
+		runbooks: []string{rules.CamundaExternalTaskLockHeldTooLong}})
+	d.series(panel{title: "Idle workers", unit: "s",
+		desc:     "Per worker holding locks: time since it last completed or failed a task of the topic. A healthy worker resets it with every task; one that rises holds locks without making progress.",
+		targets:  []target{{expr: "max by (topic, worker_id) (" + sel(catalog.CamundaExternalTaskWorkerIdle, mEngine, mTopic) + ")", legend: "{{topic}} {{worker_id}}"}},
+		runbooks: []string{rules.CamundaExternalTaskWorkerSilent}})
 
 	d.row("Throughput, failures and duplicates")
 	d.series(panel{title: "Completions and failures", unit: "ops",
-		desc: "Completions and failures reported by workers per second, by topic, from the external task history log.",
+		desc: "Completions, failures and BPMN errors reported by workers per second, by topic, from the external task history log (BPMN errors told apart from cancellations by the activity instance history).",
 		targets: []target{
 			{expr: sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic"), legend: "completed {{topic}}"},
 			{expr: sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic"), legend: "failed {{topic}}"},
+			{expr: sumBy(rate(catalog.CamundaExternalTaskBpmnErrors, mEngine, mTopic), "topic"), legend: "BPMN error {{topic}}"},
 		},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Failure ratio", unit: "percentunit", min: ptr(0.0),
@@ -71,6 +86,12 @@ func externalTasks() *board {
 			" / (" + sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic") +
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
+	d.series(panel{title: "Task duration", unit: "s",
+		desc: "External task duration, creation to successful completion (retries included), p50 and p95 per topic, from the history log. Tasks created before the exporter started are not in it.",
+		targets: []target{
+			{expr: quantile(0.5, catalog.CamundaExternalTaskDuration, []string{"topic"}, mEngine, mTopic), legend: "p50 {{topic}}"},
+			{expr: quantile(0.95, catalog.CamundaExternalTaskDuration, []string{"topic"}, mEngine, mTopic), legend: "p95 {{topic}}"},
+		}})
 	d.series(panel{title: "Lock expirations", unit: "ops",
 		desc:     "Locks seen to lapse without complete, failure or extendLock, per second, by topic. The worker is gone or slower than its lock duration.",
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
@@ -80,7 +101,7 @@ func externalTasks() *board {
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskRedeliveries, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskDuplicateExecution, rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
-	d.row("Incidents and jobs")
+	d.row("Incidents")
 	d.series(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents per type and process definition.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaIncidents, mEngine), "incident_type", "process_definition_key"), legend: "{{incident_type}} {{process_definition_key}}"}},
@@ -89,13 +110,39 @@ func externalTasks() *board {
 		desc:     "Age of the oldest open incident per engine and type, by the engine's clock.",
 		targets:  []target{{expr: "max by (engine, incident_type) (" + sel(catalog.CamundaIncidentOldestAge, mEngine) + ")", legend: "{{engine}} {{incident_type}}"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})
-	d.series(panel{title: "Async jobs out of retries", unit: "short",
-		desc:     "Async continuations and timers with no retries left, per process definition.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
-		runbooks: []string{rules.CamundaIncidentsOpen}})
+	d.series(panel{title: "Oldest external task incident by topic", unit: "s",
+		desc:     "Age of the oldest open failedExternalTask incident (a task out of retries) per engine and topic, by the engine's clock; 0 when the topic has none.",
+		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestIncidentAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
+		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.labelTable(panel{title: "Engines", unit: "none",
 		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},
 		"job", "instance")
+
+	d.row("Async jobs")
+	d.series(panel{title: "Oldest executable job", unit: "s",
+		desc:     "Per engine, since when the oldest async job that could run now has been due (its due date, or its creation for a continuation without one); 0 when none is executable. A stopped job executor shows here first.",
+		targets:  []target{{expr: "max by (engine) (" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")", legend: "{{engine}}"}},
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
+	d.series(panel{title: "Executable jobs", unit: "short",
+		desc:     "Async jobs the job executor could run now (retries left, due, not suspended), per process definition. Short-lived with a healthy executor; a pile-up means it falls behind or stopped.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsExecutable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
+	d.series(panel{title: "Job executions", unit: "ops",
+		desc: "Successful and failed job executions per second, per process definition, from the job history log.",
+		targets: []target{
+			{expr: sumBy(rate(catalog.CamundaJobSuccesses, mEngine), "process_definition_key"), legend: "succeeded {{process_definition_key}}"},
+			{expr: sumBy(rate(catalog.CamundaJobFailures, mEngine), "process_definition_key"), legend: "failed {{process_definition_key}}"},
+		},
+		runbooks: []string{rules.CamundaJobExecutorStalled, rules.CamundaIncidentsOpen}})
+	d.series(panel{title: "Async jobs out of retries", unit: "short",
+		desc:     "Async continuations and timers with no retries left, per process definition: each has a failedJob incident.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
+		runbooks: []string{rules.CamundaIncidentsOpen}})
+
+	d.row("Process instances")
+	d.series(panel{title: "Running process instances", unit: "short",
+		desc:    "Running process instances per process definition key (all versions, suspended ones included), from the engine's process definition statistics.",
+		targets: []target{{expr: sumBy(sel(catalog.CamundaProcessInstances, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
 	return d
 }

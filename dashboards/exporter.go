@@ -65,8 +65,11 @@ func exporterHealth() *board {
 		targets:  []target{{expr: "max by (engine) (" + sel(catalog.ExporterUnwatchedTasks) + ")", legend: "{{engine}}"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowIdempotencyInDoubt}})
 	d.series(panel{title: "History readings cut short", unit: "short",
-		desc:    "Collections per engine whose new external task history log entries exceeded max_history_entries: the failures and completions of those intervals are undercounted. Above 0, raise max_history_entries or collect more often.",
-		targets: []target{{expr: sumBy(increase(catalog.ExporterHistoryReadsCut), "engine"), legend: "{{engine}}"}}})
+		desc: "Collections per engine whose new history log entries exceeded max_history_entries: for the external task log the failures and completions of those intervals are undercounted, for the job log the job failures and successes. Above 0, raise max_history_entries or collect more often.",
+		targets: []target{
+			{expr: sumBy(increase(catalog.ExporterHistoryReadsCut), "engine"), legend: "external tasks {{engine}}"},
+			{expr: sumBy(increase(catalog.ExporterJobHistoryReadsCut), "engine"), legend: "jobs {{engine}}"},
+		}})
 	d.labelTable(panel{title: "Build", unit: "none",
 		desc:    "Version, revision, branch, Go version and platform of each exporter instance (workflow_exporter_build_info).",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},

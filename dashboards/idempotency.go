@@ -91,7 +91,9 @@ func idempotency() *board {
 
 // joinZeroWhenUp is zeroWhenUp for the Camunda join's gauges: their series
 // appear once a record matched, so 0 is shown only while the selected
-// databases, all their collectors and every engine are up.
+// databases, all their collectors, every engine and its camunda collector
+// (which publishes the in-flight tasks the join looks up) are up.
 func joinZeroWhenUp(inner string) string {
-	return zeroWhenUp(inner, sel(catalog.ExporterSourceUp, mSourceDatabase), sel(catalog.ExporterCollectorUp, mSourceDatabase), sel(catalog.CamundaUp))
+	return zeroWhenUp(inner, sel(catalog.ExporterSourceUp, mSourceDatabase), sel(catalog.ExporterCollectorUp, mSourceDatabase), sel(catalog.CamundaUp),
+		sel(catalog.ExporterCollectorUp, `source="`+string(catalog.SourceCamunda)+`"`, `collector="`+catalog.CollectorCamunda+`"`))
 }

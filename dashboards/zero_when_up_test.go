@@ -46,12 +46,18 @@ func TestZeroWhenUpWithPromtool(t *testing.T) {
 	up := func(metric, labels string, v int) string {
 		return fmt.Sprintf("      - series: '%s{%s, %s}'\n        values: '%d'\n", metric, l, labels, v)
 	}
-	joinUp := func(db, collectors, engine int) string {
+	engineUp := func(engine, tasks int) string {
+		return up("camunda_up", `engine="main"`, engine) +
+			up("workflow_exporter_collector_up", `source="camunda", name="main", collector="camunda"`, tasks) +
+			up("workflow_exporter_collector_up", `source="camunda", name="main", collector="camunda_jobs"`, 1)
+	}
+	joinUpWith := func(db, collectors, engine, tasks int) string {
 		return up("workflow_exporter_source_up", `source="database", name="orders"`, db) +
 			up("workflow_exporter_collector_up", `source="database", name="orders", collector="idempotency_camunda"`, collectors) +
 			up("workflow_exporter_collector_up", `source="database", name="orders", collector="outbox"`, 1) +
-			up("camunda_up", `engine="main"`, engine)
+			engineUp(engine, tasks)
 	}
+	joinUp := func(db, collectors, engine int) string { return joinUpWith(db, collectors, engine, 1) }
 	inDoubt := up("workflow_idempotency_in_doubt", `database="orders", scope="S", engine="main", topic="t"`, 2)
 	incidents := up("camunda_incidents", `engine="main", incident_type="failedExternalTask", process_definition_key="p", activity_id="a"`, 3)
 
@@ -65,9 +71,11 @@ func TestZeroWhenUpWithPromtool(t *testing.T) {
 		{"join: database down", UIDIdempotency, "In doubt", joinUp(0, 1, 1), ""},
 		{"join: join collector failing", UIDIdempotency, "Completed, task still open", joinUp(1, 0, 1), ""},
 		{"join: exporter not scraped", UIDIdempotency, "Completed, task still open", "", ""},
-		{"incidents: none, engine up", UIDExternalTask, "Open incidents", up("camunda_up", `engine="main"`, 1), "0"},
-		{"incidents: three open", UIDExternalTask, "Open incidents", up("camunda_up", `engine="main"`, 1) + incidents, "3"},
-		{"incidents: engine down", UIDExternalTask, "Open incidents", up("camunda_up", `engine="main"`, 0), ""},
+		{"join: the engine's camunda collector failing", UIDIdempotency, "In doubt", joinUpWith(1, 1, 1, 0), ""},
+		{"incidents: none, engine up", UIDExternalTask, "Open incidents", engineUp(1, 1), "0"},
+		{"incidents: three open", UIDExternalTask, "Open incidents", engineUp(1, 1) + incidents, "3"},
+		{"incidents: engine down", UIDExternalTask, "Open incidents", engineUp(0, 1), ""},
+		{"incidents: camunda collector failing", UIDExternalTask, "Open incidents", engineUp(1, 0), ""},
 	}
 	var b strings.Builder
 	b.WriteString("rule_files: []\nevaluation_interval: 1m\ntests:\n")

@@ -27,6 +27,9 @@ const (
 	CamundaExternalTaskRetryStorm         = "CamundaExternalTaskRetryStorm"
 	CamundaExternalTaskBacklogStalled     = "CamundaExternalTaskBacklogStalled"
 	CamundaIncidentsOpen                  = "CamundaIncidentsOpen"
+	CamundaExternalTaskLockHeldTooLong    = "CamundaExternalTaskLockHeldTooLong"
+	CamundaExternalTaskWorkerSilent       = "CamundaExternalTaskWorkerSilent"
+	CamundaJobExecutorStalled             = "CamundaJobExecutorStalled"
 	WorkflowExporterSourceDown            = "WorkflowExporterSourceDown"
 	WorkflowExporterDown                  = "WorkflowExporterDown"
 )
@@ -37,6 +40,7 @@ const (
 	GroupInbox       = "workflow-inbox"
 	GroupIdempotency = "workflow-idempotency"
 	GroupCamunda     = "camunda-external-tasks"
+	GroupCamundaJobs = "camunda-jobs"
 	GroupExporter    = "workflow-exporter"
 )
 
@@ -81,6 +85,10 @@ func Alerts() []Alert {
 		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda},
 		{CamundaExternalTaskBacklogStalled, Warning, GroupCamunda},
 		{CamundaIncidentsOpen, Warning, GroupCamunda},
+		{CamundaExternalTaskLockHeldTooLong, Warning, GroupCamunda},
+		{CamundaExternalTaskWorkerSilent, Warning, GroupCamunda},
+
+		{CamundaJobExecutorStalled, Warning, GroupCamundaJobs},
 
 		{WorkflowExporterSourceDown, Warning, GroupExporter},
 		{WorkflowExporterDown, Warning, GroupExporter},

@@ -121,6 +121,21 @@ type CamundaConfig struct {
 	// than Max of them: the duplicate execution happened.
 	DuplicateExecutionWindow model.Duration `yaml:"duplicate_execution_window"`
 	DuplicateExecutionMax    float64        `yaml:"duplicate_execution_max"`
+	// LockHeldAge: a worker has held one external task's lock (through
+	// extendLock) longer than this.
+	LockHeldAge model.Duration `yaml:"lock_held_age"`
+	LockHeldFor model.Duration `yaml:"lock_held_for"`
+	// WorkerSilentAge: a worker holds locks on a topic and has completed or
+	// failed none of its tasks for longer than this.
+	WorkerSilentAge model.Duration `yaml:"worker_silent_age"`
+	WorkerSilentFor model.Duration `yaml:"worker_silent_for"`
+	// JobExecutorStalledAge and JobExecutorStalledWindow: an executable
+	// async job has been due longer than the age, and no job was executed
+	// (succeeded or failed) within the window: the job executor runs
+	// nothing.
+	JobExecutorStalledAge    model.Duration `yaml:"job_executor_stalled_age"`
+	JobExecutorStalledWindow model.Duration `yaml:"job_executor_stalled_window"`
+	JobExecutorStalledFor    model.Duration `yaml:"job_executor_stalled_for"`
 }
 
 // ExporterConfig tunes the alerts on the exporter itself.
@@ -202,6 +217,13 @@ func Default() Config {
 			IncidentsFor:             d("5m"),
 			DuplicateExecutionWindow: d("30m"),
 			DuplicateExecutionMax:    0,
+			LockHeldAge:              d("1h"),
+			LockHeldFor:              d("5m"),
+			WorkerSilentAge:          d("20m"),
+			WorkerSilentFor:          d("5m"),
+			JobExecutorStalledAge:    d("10m"),
+			JobExecutorStalledWindow: d("10m"),
+			JobExecutorStalledFor:    d("5m"),
 		},
 		Exporter: ExporterConfig{
 			SourceDownFor: d("5m"),
@@ -244,7 +266,6 @@ func Parse(b []byte) (Config, error) {
 	return cfg, nil
 }
 
-
 // Validate reports the first invalid setting, naming its key.
 func (c Config) Validate() error {
 	if strings.ContainsAny(c.Selector, "{}") {
@@ -254,16 +275,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("alerts config: runbook_base_url: must not be empty")
 	}
 	windows := map[string]model.Duration{
-		"outbox.stalled_window":              c.Outbox.StalledWindow,
-		"outbox.growing_window":              c.Outbox.GrowingWindow,
-		"inbox.stalled_window":               c.Inbox.StalledWindow,
-		"inbox.growing_window":               c.Inbox.GrowingWindow,
-		"camunda.duplicate_execution_window": c.Camunda.DuplicateExecutionWindow,
-		"idempotency.conflicts_window":       c.Idempotency.ConflictsWindow,
-		"idempotency.duplicates_window":      c.Idempotency.DuplicatesWindow,
-		"camunda.lock_expirations_window":    c.Camunda.LockExpirationsWindow,
-		"camunda.retry_storm_window":         c.Camunda.RetryStormWindow,
-		"camunda.backlog_stalled_window":     c.Camunda.BacklogStalledWindow,
+		"outbox.stalled_window":               c.Outbox.StalledWindow,
+		"outbox.growing_window":               c.Outbox.GrowingWindow,
+		"inbox.stalled_window":                c.Inbox.StalledWindow,
+		"inbox.growing_window":                c.Inbox.GrowingWindow,
+		"camunda.duplicate_execution_window":  c.Camunda.DuplicateExecutionWindow,
+		"idempotency.conflicts_window":        c.Idempotency.ConflictsWindow,
+		"idempotency.duplicates_window":       c.Idempotency.DuplicatesWindow,
+		"camunda.lock_expirations_window":     c.Camunda.LockExpirationsWindow,
+		"camunda.retry_storm_window":          c.Camunda.RetryStormWindow,
+		"camunda.backlog_stalled_window":      c.Camunda.BacklogStalledWindow,
+		"camunda.job_executor_stalled_window": c.Camunda.JobExecutorStalledWindow,
 	}
 	if c.Exporter.MinInterval <= 0 {
 		return fmt.Errorf("alerts config: exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")
@@ -275,10 +297,13 @@ func (c Config) Validate() error {
 		}
 	}
 	positive := map[string]model.Duration{
-		"outbox.oldest_age":               c.Outbox.OldestAge,
-		"inbox.oldest_age":                c.Inbox.OldestAge,
-		"idempotency.unknown_outcome_age": c.Idempotency.UnknownOutcomeAge,
-		"camunda.backlog_stalled_age":     c.Camunda.BacklogStalledAge,
+		"outbox.oldest_age":                c.Outbox.OldestAge,
+		"inbox.oldest_age":                 c.Inbox.OldestAge,
+		"idempotency.unknown_outcome_age":  c.Idempotency.UnknownOutcomeAge,
+		"camunda.backlog_stalled_age":      c.Camunda.BacklogStalledAge,
+		"camunda.job_executor_stalled_age": c.Camunda.JobExecutorStalledAge,
+		"camunda.lock_held_age":            c.Camunda.LockHeldAge,
+		"camunda.worker_silent_age":        c.Camunda.WorkerSilentAge,
 	}
 	for k, v := range positive {
 		if v <= 0 {

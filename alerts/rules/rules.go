@@ -132,7 +132,7 @@ func (r Rule) keepFiring(d model.Duration) Rule {
 func Build(c Config) File {
 	b := builder{c}
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
@@ -406,6 +406,36 @@ unless increase(%[5]s[%[6]s]) > 0
 `, b.sel(catalog.CamundaIncidents, `incident_type!="failedExternalTask"`)),
 			"Camunda incidents are open and need an operator.",
 			"{{ $value | humanize }} open {{ $labels.incident_type }} "+pl("incident")+" on engine {{ $labels.engine }} for activity {{ $labels.activity_id }} of process {{ $labels.process_definition_key }}."),
+
+		b.rule(CamundaExternalTaskLockHeldTooLong, c.LockHeldFor, fmt.Sprintf(`
+%s > %s
+`, b.sel(catalog.CamundaExternalTaskOldestLockAge), secs(c.LockHeldAge)),
+			"A worker has held an external task's lock far longer than normal.",
+			fmt.Sprintf("The longest lock on %s has been held by the same worker for {{ $value | humanizeDuration }} (threshold %s), extended or not. The worker may hang in a call that never returns while it keeps the task from everyone else.", what, dur(c.LockHeldAge))),
+
+		b.rule(CamundaExternalTaskWorkerSilent, c.WorkerSilentFor, fmt.Sprintf(`
+%s > %s
+`, b.sel(catalog.CamundaExternalTaskWorkerIdle), secs(c.WorkerSilentAge)),
+			"A worker holds external task locks and has completed or failed nothing for a long time.",
+			fmt.Sprintf("Worker {{ $labels.worker_id }} holds locks on %s and has completed or failed no task of it for {{ $value | humanizeDuration }} (threshold %s). It has stopped making progress while its locks keep the tasks from other workers.", what, dur(c.WorkerSilentAge))),
+	}
+}
+
+func (b builder) camundaJobs() []Rule {
+	c := b.c.Camunda
+	// The counters carry process_definition_key, the age only the engine.
+	byEngine := "on (job, instance, engine)"
+	sumByEngine := func(expr string) string { return "sum by (job, instance, engine) (" + expr + ")" }
+	return []Rule{
+		b.rule(CamundaJobExecutorStalled, c.JobExecutorStalledFor, fmt.Sprintf(`
+%[1]s > %[2]s
+unless %[3]s %[4]s > 0
+unless %[3]s %[5]s > 0
+`, b.sel(catalog.CamundaJobOldestExecutableAge), secs(c.JobExecutorStalledAge), byEngine,
+			sumByEngine("increase("+b.sel(catalog.CamundaJobSuccesses)+"["+dur(c.JobExecutorStalledWindow)+"])"),
+			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])")),
+			"Async jobs are due and the job executor runs none of them.",
+			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(c.JobExecutorStalledWindow))),
 	}
 }
 

@@ -2,30 +2,25 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/version"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
 )
 
-// Collector watches one Camunda 7 engine (or fork) and emits every camunda_*
-// metric of the catalog except camunda_up, which the source emits. It reads
-// the engine through an engineReader: the REST API (rest.go, the default)
-// or, when camunda[].database is configured, the engine's own tables
+// Collector is the "camunda" collector of an engine: it emits the
+// external-task metrics, incidents and camunda_engine_info. It reads the
+// engine through an engineReader: the REST API (rest.go, the default) or,
+// when camunda[].database is configured, the engine's own tables
 // (enginedb.go). What it does with what it read is the same code for both:
 // the state partition (tasks.go), the lock tracking (locks.go), the counters
-// from the history log (history.go), incidents and jobs (incidents.go). The
-// rules, the request budget and what cannot be known are documented in
+// from the history log (history.go), incidents (incidents.go). The rules,
+// the request budget and what cannot be known are documented in
 // docs/camunda-states.md.
 //
 // State between collections (tracked tasks, counters, the history cursor,
@@ -33,19 +28,13 @@ import (
 // the old one only when the whole collection succeeded, so a failed
 // collection leaves the state as it was.
 type Collector struct {
-	client *camunda.Client // GET /version and the flavor, in both modes
+	e      *Engine
 	reader engineReader
-	rest   *restReader  // nil in engine-database mode
-	db     *pgsource.DB // the engine database; nil in REST mode
-	engine string
-	cfg    config.Camunda
-	logger *slog.Logger
 	views  *correlate.Registry // nil: no join
 
 	topicLimit    *labellimit.Limiter // topic label of every per-topic metric
 	workerFold    *labellimit.Ranked  // worker_id per topic, admitted anew in every collection
 	incidentLimit *labellimit.Limiter // (incident_type, process_definition_key, activity_id)
-	jobLimit      *labellimit.Limiter // process_definition_key of jobs
 
 	// descs are the descriptors of every metric the collector emits.
 	descs catalog.Descs
@@ -56,9 +45,13 @@ type Collector struct {
 	// cut by max_history_entries, so the warning is logged when that starts.
 	historyCut bool
 
-	// productName is cached per engine version: the telemetry product name
-	// only changes with the engine.
-	productName, productFor string
+	// creations are the creation times (Unix nanoseconds) of the tasks
+	// whose creation entry the history stream showed, by task id, until
+	// their success or deletion (durations.go). Too large to copy per
+	// collection, it changes through a ledger applied on success;
+	// creationsFull remembers that the last collection met maxCreations.
+	creations     map[string]int64
+	creationsFull bool
 }
 
 // collectorState is everything a collection commits on success.
@@ -88,7 +81,14 @@ type collectorState struct {
 	// they clear.
 	incidents map[incidentKey]bool
 	oldestInc map[string]bool
-	jobs      map[string]bool
+	// durations are the duration histograms per topic label.
+	durations map[string]durationHist
+	// holders are the workers holding locks per topic label, with the
+	// time their idleness counts from (tasks.go, emitLockAges).
+	holders map[topicWorker]time.Time
+	// usedCatches are the error catch events paired with a deletion entry,
+	// by id, with their start (bpmn.go).
+	usedCatches map[string]time.Time
 }
 
 func (s collectorState) clone() collectorState {
@@ -104,7 +104,9 @@ func (s collectorState) clone() collectorState {
 		historyCuts:  s.historyCuts,
 		incidents:    cloneMap(s.incidents),
 		oldestInc:    cloneMap(s.oldestInc),
-		jobs:         cloneMap(s.jobs),
+		durations:    cloneHists(s.durations),
+		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
+		usedCatches:  cloneMap(s.usedCatches),
 	}
 }
 
@@ -116,70 +118,32 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-// Options are the shared parts an engine's collector needs.
-type Options struct {
-	Folds *labellimit.Stats
-	// Views receives the engine's in-flight tasks after every successful
-	// collection (withdrawn when one fails), for the database side's joins;
-	// nil publishes nothing.
-	Views  *correlate.Registry
-	Logger *slog.Logger
-}
-
-// NewClient is the one mapping of an engine's configuration onto a REST
-// client, for the collector and for `workflow-exporter check` alike.
-func NewClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error) {
-	return camunda.New(camunda.Config{
-		BaseURL: cfg.URL, Engine: cfg.Engine, Username: cfg.Username, Password: cfg.Password,
-		TLS: camunda.TLSConfig{
-			CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
-			ServerName: cfg.TLS.ServerName, InsecureSkipVerify: cfg.TLS.InsecureSkipVerify,
-		},
-		Timeout:         time.Duration(cfg.RequestTimeout),
-		MaxResultsLimit: cfg.MaxResultsLimit,
-		Logger:          orDiscard(logger).With("engine", cfg.Name),
-		Version:         version.Version,
-	})
-}
-
-// New returns the collector of one engine. key is the config key, e.g.
-// "camunda[0]". It connects to nothing.
-func New(cfg config.Camunda, key string, o Options) (*Collector, error) {
-	logger, folds := orDiscard(o.Logger), o.Folds
-	client, err := NewClient(cfg, logger)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	if folds == nil {
-		folds = labellimit.NewStats()
-	}
+func newCollector(e *Engine, o Options) *Collector {
+	cfg := e.cfg
 	c := &Collector{
-		client: client, engine: cfg.Name, cfg: cfg, logger: logger, views: o.Views,
-		topicLimit:    labellimit.NewLimiter(folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
-		workerFold:    labellimit.NewRanked(folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
-		incidentLimit: labellimit.NewLimiter(folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
-		jobLimit:      labellimit.NewLimiter(folds, catalog.CamundaJobsRetriesExhausted, cfg.LabelValueLimit),
+		e: e, views: o.Views,
+		topicLimit:    labellimit.NewLimiter(o.Folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
+		workerFold:    labellimit.NewRanked(o.Folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
+		incidentLimit: labellimit.NewLimiter(o.Folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
 		descs: catalog.NewDescs(catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
-			catalog.CamundaIncidentOldestAge, catalog.CamundaJobsRetriesExhausted, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut),
+			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
+			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
+			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors),
+		creations: map[string]int64{},
 	}
-	if cfg.Database != nil {
-		r, err := newEngineDBReader(cfg, key, client, logger)
-		if err != nil {
-			return nil, err
-		}
-		c.reader, c.db = r, r.db
+	if e.db != nil {
+		c.reader = e.db
 	} else {
-		c.rest = &restReader{client: client, engine: cfg.Name, logger: logger,
-			concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize)}
-		c.reader = c.rest
+		c.reader = e.rest
 	}
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, jobs: map[string]bool{},
+		oldestInc: map[string]bool{}, durations: map[string]durationHist{}, holders: map[topicWorker]time.Time{},
+		usedCatches: map[string]time.Time{},
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -191,25 +155,11 @@ func New(cfg config.Camunda, key string, o Options) (*Collector, error) {
 		}
 	}
 	c.topicLimit.Flush()
-	return c, nil
+	return c
 }
 
 // Name implements poll.Collector.
-func (c *Collector) Name() string { return "camunda" }
-
-// Close releases the engine database's connections, in engine-database mode.
-func (c *Collector) Close() {
-	if c.db != nil {
-		c.db.Close()
-	}
-}
-
-// folder is a labellimit.Limiter or labellimit.Ranked: their folds are counted when the
-// collection succeeds and forgotten when it fails.
-type folder interface {
-	Flush()
-	Discard()
-}
+func (c *Collector) Name() string { return nameTasks }
 
 // collectionRun is the working set of one Collect call: the state it builds
 // for the next collection, the series it emits, the label limiters it
@@ -220,13 +170,18 @@ type collectionRun struct {
 	st        collectorState // the next state, committed on success
 	engineNow time.Time
 	out       []prometheus.Metric
-	limiters  []folder // touched this collection: Flush or Discard
 	// inflight are the listed tasks a worker touched, for the join;
 	// truncated says the lists did not cover every such task, and
 	// unwatched how many of them the lists left out.
 	inflight  []correlate.Task
 	truncated bool
 	unwatched int64
+	// ledger is what this collection does to the remembered creation
+	// times, applied on success.
+	ledger creationLedger
+	// activity is each worker's latest success or failure entry per topic
+	// label in this collection's fresh history entries.
+	activity map[topicWorker]time.Time
 }
 
 func (run *collectionRun) gauge(name string, v float64, labels ...string) {
@@ -241,53 +196,48 @@ func (run *collectionRun) counter(name string, v float64, labels ...string) {
 func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	taken := time.Now()
 	run := &collectionRun{c: c, ctx: ctx, st: c.st.clone()}
-	run.limiters = []folder{c.topicLimit, c.workerFold, c.incidentLimit, c.jobLimit}
 	err := run.collect()
-	for _, l := range run.limiters {
-		if err != nil {
-			l.Discard()
-		} else {
-			l.Flush()
-		}
-	}
+	settle(err, c.topicLimit, c.workerFold, c.incidentLimit)
 	if err != nil {
-		c.views.Withdraw(c.engine)
+		c.views.Withdraw(c.e.name)
 		return nil, err
 	}
 	run.st.engineNow = run.engineNow
 	c.st = run.st
-	c.views.Publish(&correlate.View{Engine: c.engine, Taken: taken, Tasks: run.inflight, Truncated: run.truncated})
+	c.commitCreations(run.ledger)
+	c.views.Publish(&correlate.View{Engine: c.e.name, Taken: taken, Tasks: run.inflight, Truncated: run.truncated})
 	return run.out, nil
 }
 
 // collect reads the engine and emits every series, building the next state.
 func (run *collectionRun) collect() error {
-	c := run.c
-	v, now, err := c.client.VersionAt(run.ctx)
+	c, e := run.c, run.c.e
+	now, err := e.probed()
 	if err != nil {
 		return err
 	}
-	if err := c.learnProduct(run.ctx, v); err != nil {
-		return err
-	}
-	if c.rest != nil {
-		c.rest.version = v
-	}
-	window := time.Duration(c.cfg.LateCommitWindow)
+	window := time.Duration(e.cfg.LateCommitWindow)
 	rd, err := c.reader.read(run.ctx, readRequest{
 		now: now, known: run.knownTopics(), otherKnown: run.st.topics[labellimit.Other], admit: run.admitTopic,
-		budget: c.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, c.cfg.MaxHistoryEntries),
+		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries),
 	})
 	if err != nil {
 		return err
 	}
 	run.engineNow = rd.now
-	run.gauge(catalog.CamundaEngineInfo, 1, c.engine, v, string(camunda.DetectFlavor(v, c.productName)))
+	run.gauge(catalog.CamundaEngineInfo, 1, e.name, e.version, string(camunda.DetectFlavor(e.version, e.productName)))
 
 	var entries []historyEntry
+	baseline := !run.st.cursor.started
 	run.st.cursor, entries = run.st.cursor.advance(rd.history, now, window)
+	if baseline {
+		run.trackDurations(rd.history.entries, true)
+	} else {
+		run.trackDurations(entries, false)
+	}
 	run.historyCut(rd.history.cut)
-	fresh, recent := run.countHistory(entries)
+	fresh, recent := run.countHistory(entries, rd.bpmn)
+	pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
 	run.st.evidence = fresh
 	run.trackUnlisted(rd, recent)
 
@@ -299,34 +249,15 @@ func (run *collectionRun) collect() error {
 			// came and went between two collections.
 			tr = &topicRead{}
 		}
-		run.topic(topic, tr, fresh, recent, rd.noCreateTime)
+		run.topic(topic, tr, rd, fresh, recent)
 	}
 	if run.st.topics[labellimit.Other] {
 		run.otherTopics(rd.other)
 		run.emitHistory(labellimit.Other)
 	}
-	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), c.engine)
-	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, c.engine)
+	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
+	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
-	run.jobs(rd.jobs)
-	return nil
-}
-
-// learnProduct asks the engine for its telemetry product name, which tells
-// the forks apart, once per engine version, answer or not: the endpoint may
-// be forbidden for the exporter's user or missing in a fork.
-func (c *Collector) learnProduct(ctx context.Context, version string) error {
-	if c.productFor == version {
-		return nil
-	}
-	name, err := c.client.ProductName(ctx)
-	if err != nil && ctx.Err() != nil {
-		return err
-	}
-	if err != nil {
-		c.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", c.engine, "error", err.Error())
-	}
-	c.productName, c.productFor = name, version
 	return nil
 }
 
@@ -372,8 +303,8 @@ func (run *collectionRun) historyCut(cut bool) {
 	if cut {
 		run.st.historyCuts++
 		if !c.historyCut {
-			c.logger.Warn("camunda: more new history log entries than max_history_entries in one collection; failures and completions of this interval are undercounted (raise max_history_entries or collect more often)",
-				"engine", c.engine, "max_history_entries", c.cfg.MaxHistoryEntries)
+			c.e.logger.Warn("camunda: more new history log entries than max_history_entries in one collection; failures and completions of this interval are undercounted (raise max_history_entries or collect more often)",
+				"engine", c.e.name, "max_history_entries", c.e.cfg.MaxHistoryEntries)
 		}
 	}
 	c.historyCut = cut
@@ -386,11 +317,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func orDiscard(l *slog.Logger) *slog.Logger {
-	if l == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return l
 }

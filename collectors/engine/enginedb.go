@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
@@ -48,9 +50,12 @@ type engineDBReader struct {
 	zone   string
 	loc    *time.Location
 	logger *slog.Logger
-	// verified: tables, columns and time zone were checked since the last
-	// failed collection (an engine restarted with another zone is caught).
-	verified bool
+	// verified holds the collectors whose tables and columns were checked
+	// since their last failed collection; zoneChecked says the time zone
+	// was checked since any collector's last failure (an engine restarted
+	// with another zone is caught).
+	verified    map[string]bool
+	zoneChecked bool
 }
 
 func newEngineDBReader(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*engineDBReader, error) {
@@ -72,28 +77,53 @@ func newEngineDBReader(cfg config.Camunda, key string, client *camunda.Client, l
 		prefix = pgx.Identifier{d.Schema}.Sanitize() + "."
 	}
 	return &engineDBReader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix,
-		zone: d.TimeZone, loc: loc, logger: logger}, nil
+		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}}, nil
 }
 
-// engineTables are the engine tables and columns the reader uses.
+// Collector names, which are also the aspects of the engine database the
+// reader checks separately: a table one collector needs and cannot read
+// fails that collector only.
+const (
+	nameTasks     = catalog.CollectorCamunda
+	nameJobs      = catalog.CollectorCamundaJobs
+	nameProcesses = catalog.CollectorCamundaProcesses
+)
+
+// engineTables are the engine tables and columns the reader uses, and the
+// collectors that read them.
 var engineTables = []struct {
 	table   string
 	columns []string
+	readBy  []string
 }{
-	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}},
-	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_"}},
-	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_"}},
-	{"act_re_procdef", []string{"id_", "key_"}},
-	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_"}},
-	{"act_re_deployment", []string{"id_", "deploy_time_"}},
+	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}, []string{nameTasks}},
+	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_", "act_id_", "act_inst_id_", "root_proc_inst_id_"}, []string{nameTasks}},
+	{"act_hi_actinst", []string{"id_", "act_type_", "act_inst_state_", "start_time_", "root_proc_inst_id_"}, []string{nameTasks}},
+	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_"}, []string{nameTasks}},
+	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs, nameProcesses}},
+	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_"}, []string{nameJobs, nameProcesses}},
+	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_", "duedate_", "create_time_", "suspension_state_", "execution_id_", "process_instance_id_"}, []string{nameJobs}},
+	{"act_hi_job_log", []string{"id_", "timestamp_", "process_def_key_", "job_state_"}, []string{nameJobs}},
+	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs, nameProcesses}},
 }
 
 // historySQL reads the history log entries since $1, newest first. It is
 // the one engine query whose cost would grow with the history without an
 // index (the engine creates none on TIMESTAMP_).
-const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_
+const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
+  coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, '')
 FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
+
+// historyLogs are the history tables read as a stream by timestamp, with
+// their query and why they need an index on timestamp_ (the engine creates
+// none).
+var historyLogs = map[string]struct{ query, sql, why string }{
+	"act_hi_ext_task_log": {"history", historySQL,
+		"failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"},
+	"act_hi_job_log": {"job log", jobLogSQL,
+		"job failures and successes read the job log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole job log"},
+}
 
 // DatabaseRequirements are the engine tables the engine-database mode reads
 // (schema "" for the search_path), with the index it relies on.
@@ -110,7 +140,7 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 		for _, c := range t.columns {
 			r.Columns = append(r.Columns, pgschema.Column{Key: key, Name: c})
 		}
-		if t.table == "act_hi_ext_task_log" {
+		if h, ok := historyLogs[t.table]; ok {
 			q := pgx.Identifier{}
 			if schema != "" {
 				q = pgx.Identifier{schema}
@@ -119,10 +149,9 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 			if len(q) > 0 {
 				sqlPrefix = q.Sanitize() + "."
 			}
-			r.Queries = []pgschema.Query{{Name: "history", SQL: fmt.Sprintf(historySQL, sqlPrefix),
+			r.Queries = []pgschema.Query{{Name: h.query, SQL: fmt.Sprintf(h.sql, sqlPrefix),
 				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), config.DefaultMaxHistoryEntries + 1}}}
-			r.Indexes = []pgschema.Index{{Name: "act_hi_ext_task_log_timestamp_idx", Columns: []string{"timestamp_"}, Query: "history",
-				Why: "failures and completions read the history log entries of the last late_commit_window; without this index every collection scans (and, over REST, sorts) the whole history table"}}
+			r.Indexes = []pgschema.Index{{Name: t.table + "_timestamp_idx", Columns: []string{"timestamp_"}, Query: h.query, Why: h.why}}
 		}
 		out = append(out, r)
 	}
@@ -132,24 +161,25 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 // IndexSQL renders deploy/sql/camunda/001_history_timestamp_index.sql.
 func IndexSQL() string {
 	var b strings.Builder
-	b.WriteString(`-- The index the exporter relies on in the engine's own database, for both
+	b.WriteString(`-- The indexes the exporter relies on in the engine's own database, for both
 -- modes. Generated from the collectors' requirements (go generate
 -- ./collectors); do not edit by hand.
 --
--- Camunda 7 (and Operaton) create no index on ACT_HI_EXT_TASK_LOG.TIMESTAMP_.
--- The exporter reads only the history log entries written since its previous
--- collection, newest first: over REST (GET /history/external-task-log sorted
--- by timestamp) and in engine-database mode (a timestamp range). Without the
--- index each collection sorts or scans the whole history table, which holds
--- a row per task ever created until history cleanup removes it. The engine
--- inserts into this table once per task event, so the index adds one index
--- entry per insert.
+-- Camunda 7 (and Operaton) create no index on ACT_HI_EXT_TASK_LOG.TIMESTAMP_
+-- or ACT_HI_JOB_LOG.TIMESTAMP_. The exporter reads only the history log
+-- entries written since its previous collection, newest first: over REST
+-- (GET /history/external-task-log and GET /history/job-log sorted by
+-- timestamp) and in engine-database mode (a timestamp range). Without the
+-- indexes each collection sorts or scans the whole history tables, which hold
+-- rows per task and job ever created until history cleanup removes them. The
+-- engine inserts into these tables once per task or job event, so each index
+-- adds one index entry per insert.
 --
--- CONCURRENTLY builds without blocking the engine; run the statement on its
+-- CONCURRENTLY builds without blocking the engine; run each statement on its
 -- own, outside a transaction block, as a role that may create indexes on
 -- the engine's tables (usually the engine's schema owner). With a table
--- prefix or schema, qualify the table name. 'workflow-exporter check' says
--- whether an index serves the query (any index whose first column is
+-- prefix or schema, qualify the table names. 'workflow-exporter check' says
+-- whether an index serves each query (any index whose first column is
 -- timestamp_ does).
 `)
 	for _, r := range DatabaseRequirements("", "") {
@@ -205,17 +235,35 @@ func (r *engineDBReader) instant(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), r.loc)
 }
 
+// ready checks, once after the collector's last failure, the tables and
+// columns the collector reads, and the time zone.
+func (r *engineDBReader) ready(ctx context.Context, collector string) error {
+	if !r.verified[collector] {
+		if err := r.checkTables(ctx, collector); err != nil {
+			return err
+		}
+		r.verified[collector] = true
+	}
+	if !r.zoneChecked {
+		if err := r.verifyZone(ctx); err != nil {
+			return err
+		}
+		r.zoneChecked = true
+	}
+	return nil
+}
+
+// failed makes the next collection of the collector check again.
+func (r *engineDBReader) failed(collector string, err error) {
+	if err != nil {
+		r.verified[collector], r.zoneChecked = false, false
+	}
+}
+
 func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineRead, err error) {
-	defer func() {
-		if err != nil {
-			r.verified = false
-		}
-	}()
-	if !r.verified {
-		if err := r.verify(ctx); err != nil {
-			return nil, err
-		}
-		r.verified = true
+	defer func() { r.failed(nameTasks, err) }()
+	if err := r.ready(ctx, nameTasks); err != nil {
+		return nil, err
 	}
 	out = &engineRead{topics: map[string]*topicRead{}}
 	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
@@ -235,13 +283,91 @@ func (r *engineDBReader) read(ctx context.Context, rq readRequest) (out *engineR
 		if out.history, err = r.history(ctx, tx, rq.history); err != nil {
 			return err
 		}
+		if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history)); err != nil {
+			return err
+		}
 		if out.incidents, err = r.incidents(ctx, tx); err != nil {
 			return err
 		}
-		out.jobs, err = r.jobs(ctx, tx)
-		return err
+		return r.incidentTopics(ctx, tx, out)
 	})
 	return out, err
+}
+
+// bpmnEvidence looks up what tells a BPMN error apart for the new deletion
+// entries (bpmn.go): which of their tasks' activity instances completed
+// their scope (by primary key), and the error catch events started around
+// them (ACT_HI_ACTINST's index on START_TIME_).
+func (r *engineDBReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEntry) (bpmnEvidence, error) {
+	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	if len(dels) == 0 {
+		return ev, nil
+	}
+	ids := make([]string, 0, len(dels))
+	for _, e := range dels {
+		ids = append(ids, e.actInst)
+	}
+	rows, err := tx.Query(ctx, `SELECT id_ FROM `+r.prefix+`act_hi_actinst WHERE id_ = ANY($1) AND act_inst_state_ = $2`, ids, actInstScopeComplete)
+	if err != nil {
+		return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+	}
+	completed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+	}
+	for _, id := range completed {
+		ev.scopeCompleted[id] = true
+	}
+	first, last := deletionSpan(dels)
+	rows, err = tx.Query(ctx, `SELECT id_, coalesce(root_proc_inst_id_, ''), start_time_ FROM `+r.prefix+`act_hi_actinst
+WHERE act_type_ = ANY($1) AND start_time_ >= $2::timestamp AND start_time_ <= $3::timestamp
+ORDER BY id_`, []string{activityBoundaryError, activityErrorStartEvent}, r.wall(first.Add(-catchWindow)), r.wall(last.Add(catchWindow)))
+	if err != nil {
+		return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c catchEvent
+		var start time.Time
+		if err := rows.Scan(&c.id, &c.rootPI, &start); err != nil {
+			return ev, fmt.Errorf("%s: reading act_hi_actinst: %w", r.key, err)
+		}
+		c.start = r.instant(start)
+		ev.catches = append(ev.catches, c)
+	}
+	return ev, rows.Err()
+}
+
+// actInstScopeComplete is ActivityInstanceState.SCOPE_COMPLETE in the
+// engine: an activity instance that ended its scope.
+const actInstScopeComplete = 1
+
+// incidentTopics reads the oldest failedExternalTask incident of each
+// reported topic: incidents joined with their task by the incident's
+// configuration (the task id), exact whatever their number.
+func (r *engineDBReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *engineRead) error {
+	rows, err := tx.Query(ctx, `SELECT t.topic_name_, min(i.incident_timestamp_)
+FROM `+r.prefix+`act_ru_incident i JOIN `+r.prefix+`act_ru_ext_task t ON t.id_ = i.configuration_
+WHERE i.incident_type_ = $1
+GROUP BY t.topic_name_`, incidentTypeFailedExternalTask)
+	if err != nil {
+		return fmt.Errorf("%s: reading act_ru_incident: %w", r.key, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var topic *string
+		var oldest time.Time
+		if err := rows.Scan(&topic, &oldest); err != nil {
+			return fmt.Errorf("%s: reading act_ru_incident: %w", r.key, err)
+		}
+		if topic == nil {
+			continue
+		}
+		if tr := out.topics[*topic]; tr != nil {
+			tr.oldestIncident = r.instant(oldest)
+		}
+	}
+	return rows.Err()
 }
 
 // counts reads every topic's counts and oldest fetchable task in one
@@ -381,7 +507,7 @@ func (r *engineDBReader) history(ctx context.Context, tx pgx.Tx, hr historyReque
 		var e historyEntry
 		var ts time.Time
 		var state *int32
-		if err := rows.Scan(&e.id, &ts, &e.taskID, &e.topic, &e.worker, &state); err != nil {
+		if err := rows.Scan(&e.id, &ts, &e.taskID, &e.topic, &e.worker, &state, &e.activity, &e.actInst, &e.rootPI); err != nil {
 			return historyRead{}, fmt.Errorf("%s: reading act_hi_ext_task_log: %w", r.key, err)
 		}
 		if len(out.entries) == hr.max {
@@ -440,45 +566,36 @@ ORDER BY 5, 1, 2, 3`)
 	return out, rows.Err()
 }
 
-// jobs groups the jobs with no retries left by process definition key, in
-// the order of their first job id (the REST reader's admission order).
-func (r *engineDBReader) jobs(ctx context.Context, tx pgx.Tx) (jobRead, error) {
-	rows, err := tx.Query(ctx, `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*)
-FROM `+r.prefix+`act_ru_job j LEFT JOIN `+r.prefix+`act_re_procdef d ON d.id_ = j.process_def_id_
-WHERE j.retries_ = 0
-GROUP BY 1
-ORDER BY min(j.id_)`)
-	if err != nil {
-		return jobRead{}, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+// verify checks every table and column the collectors read, and the time
+// zone (what `workflow-exporter check` asks).
+func (r *engineDBReader) verify(ctx context.Context) error {
+	if err := r.checkTables(ctx, ""); err != nil {
+		return err
 	}
-	defer rows.Close()
-	var out jobRead
-	for rows.Next() {
-		var g jobGroup
-		if err := rows.Scan(&g.key, &g.n); err != nil {
-			return jobRead{}, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
-		}
-		out.groups = append(out.groups, g)
-	}
-	return out, rows.Err()
+	return r.verifyZone(ctx)
 }
 
-// verify checks that the engine's tables and columns are there and
-// readable, and that time_zone is the zone the engine writes its times in:
-// the newest deployment's time as the REST API renders it (an instant, in
-// the JVM's offset) must be the time the database holds, read in time_zone.
-func (r *engineDBReader) verify(ctx context.Context) error {
-	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+// checkTables checks that the tables and columns one collector reads ("":
+// every collector) are there and readable.
+func (r *engineDBReader) checkTables(ctx context.Context, collector string) error {
+	return r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		for _, t := range engineTables {
+			if collector != "" && !slices.Contains(t.readBy, collector) {
+				continue
+			}
 			if err := r.checkTable(ctx, tx, t.table, t.columns); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// verifyZone checks that time_zone is the zone the engine writes its times
+// in: the newest deployment's time as the REST API renders it (an instant,
+// in the JVM's offset) must be the time the database holds, read in
+// time_zone.
+func (r *engineDBReader) verifyZone(ctx context.Context) error {
 	deps, err := r.client.ListDeployments(ctx, camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.DeploymentSortTime, Order: camunda.Descending}})
 	if err != nil {
 		return err
@@ -556,4 +673,161 @@ func (r *engineDBReader) checkTable(ctx context.Context, tx pgx.Tx, table string
 		return fmt.Errorf("%s: the role may not read table %s%s (GRANT SELECT ON it)", r.key, r.prefix, table)
 	}
 	return nil
+}
+
+// Job queries. executableJobsSQL is the engine's job query with
+// executable=true (Job.xml: retries left, due date null or not after now,
+// no execution or its process instance not suspended) and active=true (the
+// job not suspended), grouped by key with the oldest due time (the due
+// date, or the creation for a job without one).
+const (
+	exhaustedJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), NULL::timestamp
+FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
+WHERE j.retries_ = 0
+GROUP BY 1
+ORDER BY min(j.id_)`
+	executableJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), min(coalesce(j.duedate_, j.create_time_))
+FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
+  LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = j.process_instance_id_
+WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
+  AND (j.execution_id_ IS NULL OR pi.suspension_state_ = 1 OR pi.suspension_state_ IS NULL)
+  AND j.suspension_state_ = 1
+GROUP BY 1
+ORDER BY min(j.id_)`
+	// jobLogSQL reads the job log entries since $1, newest first; like
+	// historySQL it needs an index on timestamp_ the engine does not create.
+	jobLogSQL = `SELECT id_, timestamp_, coalesce(process_def_key_, ''), job_state_
+FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
+ORDER BY timestamp_ DESC, id_ LIMIT $2`
+)
+
+// Job history log states (JobState in the engine).
+const (
+	jobLogFailed     = 1
+	jobLogSuccessful = 2
+	jobLogDeleted    = 3
+)
+
+// readJobs reads the jobs aspect in one read-only transaction: the jobs
+// with no retries left and the executable jobs grouped by process
+// definition key, in the order of their first job id (the REST reader's
+// admission order), and the job log entries of the request's range.
+func (r *engineDBReader) readJobs(ctx context.Context, rq jobsRequest) (out *jobsRead, err error) {
+	defer func() { r.failed(nameJobs, err) }()
+	if err := r.ready(ctx, nameJobs); err != nil {
+		return nil, err
+	}
+	out = &jobsRead{}
+	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		now, err := pgsource.Now(ctx, tx)
+		if err != nil {
+			return err
+		}
+		out.now = now
+		groups := func(query string, args ...any) ([]jobGroup, error) {
+			rows, err := tx.Query(ctx, fmt.Sprintf(query, r.prefix), args...)
+			if err != nil {
+				return nil, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+			}
+			defer rows.Close()
+			var gs []jobGroup
+			for rows.Next() {
+				var g jobGroup
+				var oldest *time.Time
+				if err := rows.Scan(&g.key, &g.n, &oldest); err != nil {
+					return nil, fmt.Errorf("%s: reading act_ru_job: %w", r.key, err)
+				}
+				if oldest != nil {
+					if ts := r.instant(*oldest); out.oldestDue.IsZero() || ts.Before(out.oldestDue) {
+						out.oldestDue = ts
+					}
+				}
+				gs = append(gs, g)
+			}
+			return gs, rows.Err()
+		}
+		if out.exhausted, err = groups(exhaustedJobsSQL); err != nil {
+			return err
+		}
+		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
+			return err
+		}
+		out.log, out.logCut, err = r.jobLog(ctx, tx, rq.log)
+		return err
+	})
+	return out, err
+}
+
+// jobLog reads the job log entries of the request's range, newest first, at
+// most max_history_entries.
+func (r *engineDBReader) jobLog(ctx context.Context, tx pgx.Tx, hr historyRequest) ([]jobLogEntry, bool, error) {
+	rows, err := tx.Query(ctx, fmt.Sprintf(jobLogSQL, r.prefix), r.wall(hr.from), hr.max+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: reading act_hi_job_log: %w", r.key, err)
+	}
+	defer rows.Close()
+	var out []jobLogEntry
+	for rows.Next() {
+		var e jobLogEntry
+		var ts time.Time
+		var state *int32
+		if err := rows.Scan(&e.id, &ts, &e.key, &state); err != nil {
+			return nil, false, fmt.Errorf("%s: reading act_hi_job_log: %w", r.key, err)
+		}
+		if len(out) == hr.max {
+			return out, true, nil
+		}
+		e.ts = r.instant(ts)
+		switch {
+		case state == nil:
+			e.kind = logCreation
+		case *state == jobLogFailed:
+			e.kind = logFailure
+		case *state == jobLogSuccessful:
+			e.kind = logSuccess
+		case *state == jobLogDeleted:
+			e.kind = logDeletion
+		default:
+			e.kind = logCreation
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("%s: reading act_hi_job_log: %w", r.key, err)
+	}
+	return out, false, nil
+}
+
+// processInstancesSQL is the engine's process definition statistics query
+// (Statistics.xml: every definition, left joined with the executions that
+// are process instances, ID_ = PROC_INST_ID_), summed per key.
+const processInstancesSQL = `SELECT d.key_, count(e.id_)
+FROM %[1]sact_re_procdef d LEFT JOIN %[1]sact_ru_execution e ON e.proc_def_id_ = d.id_ AND e.id_ = e.proc_inst_id_
+GROUP BY d.key_`
+
+// readProcesses reads the running process instances per process definition
+// key, as GET /process-definition/statistics counts them.
+func (r *engineDBReader) readProcesses(ctx context.Context) (out map[string]int64, err error) {
+	defer func() { r.failed(nameProcesses, err) }()
+	if err := r.ready(ctx, nameProcesses); err != nil {
+		return nil, err
+	}
+	out = map[string]int64{}
+	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, fmt.Sprintf(processInstancesSQL, r.prefix))
+		if err != nil {
+			return fmt.Errorf("%s: reading act_ru_execution: %w", r.key, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var key string
+			var n int64
+			if err := rows.Scan(&key, &n); err != nil {
+				return fmt.Errorf("%s: reading act_ru_execution: %w", r.key, err)
+			}
+			out[key] += n
+		}
+		return rows.Err()
+	})
+	return out, err
 }

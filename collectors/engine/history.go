@@ -16,10 +16,11 @@ import (
 // An entry's timestamp is taken when the engine writes it, inside a
 // transaction that commits later (a completion runs the process on to its
 // next wait state in the same transaction). So each reading goes back
-// late_commit_window behind the newest entry seen, and the ids seen in that
-// window are remembered: an entry that commits late is counted when it
-// appears, once. An entry that commits more than late_commit_window after
-// its timestamp is missed (an undercount, never an overcount).
+// late_commit_window behind the previous reading's engine time, and the ids
+// seen in that window are remembered: an entry that commits late is counted
+// when it appears, once. An entry that commits more than late_commit_window
+// after its timestamp is missed (an undercount, never an overcount). The job
+// log (jobs.go) is read the same way with the same cursor.
 
 // logKind is the kind of an external-task history log entry.
 type logKind int
@@ -34,6 +35,9 @@ const (
 // historyEntry is one external-task history log entry.
 type historyEntry struct {
 	id, taskID, topic, worker string
+	// activity, actInst and rootPI are the task's activity, its activity
+	// instance and root process instance (bpmn.go).
+	activity, actInst, rootPI string
 	ts                        time.Time
 	kind                      logKind
 }
@@ -47,6 +51,10 @@ type historyRequest struct {
 	from time.Time
 	// max is max_history_entries.
 	max int
+	// seen are the ids of the entries the previous reading saw within the
+	// window (read-only): a reader looks up the BPMN error evidence of new
+	// deletion entries only.
+	seen map[string]struct{}
 }
 
 // historyRead is what a reader returned.
@@ -79,7 +87,7 @@ func (h historyCursor) request(now time.Time, window time.Duration, max int) his
 	if !h.started {
 		return historyRequest{first: true, from: now.Add(-window), max: max}
 	}
-	return historyRequest{from: h.at.Add(-window), max: max}
+	return historyRequest{from: h.at.Add(-window), max: max, seen: h.seen}
 }
 
 // advance returns the cursor after a reading at engine time now and the
@@ -87,23 +95,39 @@ func (h historyCursor) request(now time.Time, window time.Duration, max int) his
 // baseline). It does not change h, so a failed collection keeps the old
 // cursor.
 func (h historyCursor) advance(rd historyRead, now time.Time, window time.Duration) (historyCursor, []historyEntry) {
-	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(rd.entries))}
+	return advanceCursor(h, rd.entries, now, window)
+}
+
+// stamped is an entry of a history log read as a stream: the external-task
+// log (historyEntry) or the job log (jobLogEntry).
+type stamped interface {
+	entryID() string
+	stamp() time.Time
+}
+
+func (e historyEntry) entryID() string  { return e.id }
+func (e historyEntry) stamp() time.Time { return e.ts }
+
+// advanceCursor is advance for the entries of any history log.
+func advanceCursor[E stamped](h historyCursor, entries []E, now time.Time, window time.Duration) (historyCursor, []E) {
+	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(entries))}
 	keepFrom := now.Add(-window)
-	var fresh []historyEntry
-	for _, e := range rd.entries {
-		if _, ok := h.seen[e.id]; !ok && h.started {
+	var fresh []E
+	for _, e := range entries {
+		if _, ok := h.seen[e.entryID()]; !ok && h.started {
 			fresh = append(fresh, e)
 		}
-		if !e.ts.Before(keepFrom) {
-			next.seen[e.id] = struct{}{}
+		if !e.stamp().Before(keepFrom) {
+			next.seen[e.entryID()] = struct{}{}
 		}
 	}
 	return next, fresh
 }
 
-// historyCounts are the failures and completions of one topic label.
+// historyCounts are the failures, completions and BPMN errors of one topic
+// label.
 type historyCounts struct {
-	failures, completions float64
+	failures, completions, bpmnErrors float64
 }
 
 // taskEvidence is what the fresh history entries say one task went
@@ -139,13 +163,17 @@ func (e *taskEvidence) actedOtherThan(w string) bool {
 	return false
 }
 
-// countHistory adds the fresh entries to the per-topic counters and returns
-// what they say of each task (for the lock tracking): this collection's
-// entries alone, and together with the previous collection's (recent).
+// countHistory adds the fresh entries to the per-topic counters (failures,
+// completions, and the deletions ev shows to be BPMN errors, bpmn.go),
+// notes each worker's latest outcome per topic (run.activity, for the idle
+// workers) and returns what the entries say of each task (for the lock
+// tracking): this collection's entries alone, and together with the
+// previous collection's (recent).
 // Entries of topics not yet known are admitted like topics the engine lists
 // (a topic whose tasks all came and went between two collections is
 // reported from then on).
-func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent map[string]*taskEvidence) {
+func (run *collectionRun) countHistory(entries []historyEntry, ev bpmnEvidence) (fresh, recent map[string]*taskEvidence) {
+	bpmn := bpmnErrors(entries, ev, run.st.usedCatches)
 	fresh = map[string]*taskEvidence{}
 	of := func(id string) *taskEvidence {
 		e := fresh[id]
@@ -155,6 +183,13 @@ func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent ma
 		}
 		return e
 	}
+	run.activity = map[topicWorker]time.Time{}
+	acted := func(label string, e historyEntry) {
+		k := topicWorker{label, e.worker}
+		if e.ts.After(run.activity[k]) {
+			run.activity[k] = e.ts
+		}
+	}
 	for _, e := range entries {
 		label := run.topicLabel(e.topic)
 		c := run.st.history[label]
@@ -162,13 +197,22 @@ func (run *collectionRun) countHistory(entries []historyEntry) (fresh, recent ma
 		case logFailure:
 			c.failures++
 			of(e.taskID).failedBy[e.worker] = true
+			acted(label, e)
 		case logSuccess:
 			c.completions++
 			ev := of(e.taskID)
 			ev.ended, ev.endedBy = true, e.worker
+			acted(label, e)
 		case logDeletion:
 			ev := of(e.taskID)
 			ev.ended, ev.endedBy = true, e.worker
+			if bpmn[e.id] {
+				// The worker reported a BPMN error: an outcome, so
+				// progress (a cancellation's entry names the holder,
+				// who did nothing).
+				c.bpmnErrors++
+				acted(label, e)
+			}
 		}
 		run.st.history[label] = c
 	}
@@ -196,9 +240,12 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 	return out
 }
 
-// emitHistory emits the failure and completion counters of one topic label.
+// emitHistory emits the failure, completion and BPMN error counters and the
+// duration histogram of one topic label.
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
-	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.engine, label)
-	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.engine, label)
+	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
+	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)
+	run.counter(catalog.CamundaExternalTaskBpmnErrors, c.bpmnErrors, run.c.e.name, label)
+	run.emitDuration(label)
 }

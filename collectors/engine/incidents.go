@@ -22,7 +22,7 @@ func (run *collectionRun) incidents(rd incidentRead) {
 		run.st.incidents[ik] = true
 	}
 	for _, ik := range sortedIncidentKeys(run.st.incidents) {
-		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), run.c.engine, ik.typ, ik.key, ik.activity)
+		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), run.c.e.name, ik.typ, ik.key, ik.activity)
 	}
 	for typ := range rd.oldest {
 		run.st.oldestInc[typ] = true
@@ -32,7 +32,7 @@ func (run *collectionRun) incidents(rd incidentRead) {
 		if ts, ok := rd.oldest[typ]; ok {
 			age = max(0, run.engineNow.Sub(ts).Seconds())
 		}
-		run.gauge(catalog.CamundaIncidentOldestAge, age, run.c.engine, typ)
+		run.gauge(catalog.CamundaIncidentOldestAge, age, run.c.e.name, typ)
 	}
 }
 
@@ -68,25 +68,4 @@ func sortedIncidentKeys(m map[incidentKey]bool) []incidentKey {
 		return a.activity < b.activity
 	})
 	return keys
-}
-
-// jobs emits camunda_jobs_retries_exhausted from the jobs with no retries
-// left, grouped by process definition key. Keys beyond label_value_limit
-// fold into "other"; keys seen once keep reporting 0.
-func (run *collectionRun) jobs(rd jobRead) {
-	c := run.c
-	counts := map[string]int64{}
-	for _, g := range rd.groups {
-		key := g.key
-		if !g.folded {
-			key = c.jobLimit.Admit(key)[0]
-		}
-		counts[key] += g.n
-	}
-	for key := range counts {
-		run.st.jobs[key] = true
-	}
-	for _, key := range sortedKeys(run.st.jobs) {
-		run.gauge(catalog.CamundaJobsRetriesExhausted, float64(counts[key]), c.engine, key)
-	}
 }

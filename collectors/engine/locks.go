@@ -77,6 +77,10 @@ type tracked struct {
 	// redelivered: a redelivery of this task was counted; another attempt
 	// runs or ran alongside the first (for the join's in_doubt).
 	redelivered bool
+	// lockedSince is, for a worker's lock (not a backoff), the engine time
+	// of the first collection that saw the current worker hold it (see
+	// sameLock); zero otherwise.
+	lockedSince time.Time
 	// missed counts the collections since the task was last listed (see
 	// trackUnlisted).
 	missed int
@@ -292,4 +296,15 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 		read = readWaiting
 	}
 	return next, read, ev
+}
+
+// sameLock reports whether a task read as a worker's lock now is the lock
+// prev saw: the same worker held it then as a worker's lock (not a retry
+// backoff, not lapsed) and has not failed the task since. extendLock keeps
+// it (rule 6); another worker (rule 5), a failure (rule 3) or a lapse
+// (rule 2) starts a new lock. A lapse and re-fetch by the same worker
+// between two collections looks like extendLock here too.
+func sameLock(o taskObs, prev tracked, seen bool) bool {
+	return seen && !prev.backoff && !prev.lapsed && !prev.lockedSince.IsZero() &&
+		prev.worker == o.worker && !o.failedSince(prev)
 }

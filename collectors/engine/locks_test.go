@@ -89,3 +89,28 @@ func TestClassifyLapsed(t *testing.T) {
 		t.Fatalf("first collection counted %+v", ev)
 	}
 }
+
+func TestSameLock(t *testing.T) {
+	r2 := new(2)
+	held := tracked{worker: "w1", exp: e1, lockedSince: tBase}
+	cases := []struct {
+		name string
+		o    taskObs
+		prev tracked
+		seen bool
+		want bool
+	}{
+		{"first sighting", obs("w1", e1, nil, ""), tracked{}, false, false},
+		{"unchanged", obs("w1", e1, nil, ""), held, true, true},
+		{"extendLock by the holder", obs("w1", e2, nil, ""), held, true, true},
+		{"another worker", obs("w2", e2, nil, ""), held, true, false},
+		{"failed since", obs("w1", e2, r2, "boom"), held, true, false},
+		{"after a backoff", obs("w1", e2, r2, "boom"), tracked{worker: "w1", exp: e1, retries: r2, errMsg: "boom", backoff: true}, true, false},
+		{"after a lapse", obs("w1", e2, nil, ""), tracked{worker: "w1", exp: e1, lapsed: true}, true, false},
+	}
+	for _, c := range cases {
+		if got := sameLock(c.o, c.prev, c.seen); got != c.want {
+			t.Errorf("%s: sameLock = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

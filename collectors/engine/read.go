@@ -52,8 +52,13 @@ type engineRead struct {
 	// waiting age can be reported.
 	noCreateTime bool
 	history      historyRead
-	incidents    incidentRead
-	jobs         jobRead
+	// bpmn is the evidence of BPMN errors for the new deletion entries.
+	bpmn      bpmnEvidence
+	incidents incidentRead
+	// incidentsIncomplete: over REST, the incident list or the list of
+	// tasks with no retries left was cut by max_listed_tasks, so a topic
+	// without a resolved failedExternalTask incident may still have one.
+	incidentsIncomplete bool
 }
 
 // topicRead is one reported topic as read.
@@ -65,6 +70,10 @@ type topicRead struct {
 	// locked and lapsed are the listed tasks behind counts.locked and
 	// counts.lapsed, sorted by id.
 	locked, lapsed []taskObs
+	// oldestIncident is the timestamp of the topic's oldest open
+	// failedExternalTask incident; zero when it has none, or when
+	// incidentsIncomplete and none was resolved.
+	oldestIncident time.Time
 }
 
 // topicCounts are the exact per-topic counts, each evaluated by the engine's
@@ -107,17 +116,5 @@ type incidentGroup struct {
 	n   int64
 	// folded: the reader already put these incidents under "other" (the
 	// REST list was cut short); they bypass the label limiter.
-	folded bool
-}
-
-// jobRead is the async jobs with no retries left, grouped by process
-// definition key, in the order their labels are to be admitted.
-type jobRead struct {
-	groups []jobGroup
-}
-
-type jobGroup struct {
-	key    string
-	n      int64
 	folded bool
 }

@@ -32,8 +32,7 @@ import (
 //     max_listed_tasks (their per-topic counts then come from the lists),
 //     otherwise counted per topic and listed topic by topic within the
 //     budget;
-//   - incidents and jobs with no retries left: a count each, and a list
-//     when not 0.
+//   - incidents: a count, and a list when not 0.
 //
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
@@ -49,8 +48,9 @@ type restReader struct {
 	pageSize int
 	// version is the engine version of the current collection;
 	// noCreateTime is set to it when the engine's external tasks carry no
-	// createTime (oldest waiting age is then not reported).
-	version, noCreateTime string
+	// createTime (oldest waiting age is then not reported), noJobCreateTime
+	// when its jobs carry none (oldest executable age).
+	version, noCreateTime, noJobCreateTime string
 }
 
 // RESTListPageSize is the page size of the REST reader's lists. A request's
@@ -102,14 +102,12 @@ type restRead struct {
 	countsDone bool // the per-topic counts are read (after the perTopic phase)
 	folded     bool // some topic is folded into "other"
 
-	all     topicCounts // engine-wide counts
-	nInc    int64       // open incidents
-	nJobs   int64       // jobs with no retries left
-	mu      sync.Mutex
-	budget  int
-	inc     []camunda.Incident
-	incCut  bool
-	jobList []camunda.Job
+	all    topicCounts // engine-wide counts
+	nInc   int64       // open incidents
+	mu     sync.Mutex
+	budget int
+	inc    []camunda.Incident
+	incCut bool
 }
 
 func (r *restReader) read(ctx context.Context, rq readRequest) (*engineRead, error) {
@@ -133,7 +131,10 @@ func (r *restReader) read(ctx context.Context, rq readRequest) (*engineRead, err
 	if err := x.incidentGroups(ctx); err != nil {
 		return nil, err
 	}
-	if err := x.jobGroups(ctx); err != nil {
+	if err := x.incidentTopics(ctx); err != nil {
+		return nil, err
+	}
+	if err := x.bpmnEvidence(ctx); err != nil {
 		return nil, err
 	}
 	return x.out, nil
@@ -180,8 +181,7 @@ func (x *restRead) count(ctx context.Context, q camunda.ExternalTaskQuery, dst *
 	return nil
 }
 
-// engineWide: the engine-wide counts, the history, and the incident and job
-// counts.
+// engineWide: the engine-wide counts, the history, and the incident count.
 func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 	g.Go(func() error { return x.history(ctx) })
 	counts := []struct {
@@ -206,14 +206,9 @@ func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 		x.nInc, err = x.r.client.CountIncidents(ctx, camunda.IncidentQuery{})
 		return err
 	})
-	g.Go(func() (err error) {
-		x.nJobs, err = x.r.client.CountJobs(ctx, camunda.JobQuery{Retries: camunda.RetriesNone})
-		return err
-	})
 }
 
-// perTopic: the per-topic counts and the task lists, the incident and job
-// lists.
+// perTopic: the per-topic counts and the task lists, the incident list.
 func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 	x.countsDone = true
 	for _, t := range x.present {
@@ -261,17 +256,6 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 				x.r.pageSize, x.rq.budget,
 				func(ctx context.Context, p camunda.Page) ([]camunda.Incident, error) {
 					return x.r.client.ListIncidents(ctx, camunda.IncidentQuery{}, p)
-				})
-			return err
-		})
-	}
-	if x.nJobs > 0 {
-		g.Go(func() (err error) {
-			q := camunda.JobQuery{Retries: camunda.RetriesNone}
-			x.jobList, _, err = camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
-				x.r.pageSize, x.rq.budget,
-				func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
-					return x.r.client.ListJobs(ctx, q, p)
 				})
 			return err
 		})
@@ -470,43 +454,57 @@ func (r *restReader) markNoCreateTime(err error) {
 // entries older than the request's start, the end of the log, or
 // max_history_entries.
 func (x *restRead) history(ctx context.Context) error {
-	hr := x.rq.history
-	from := hr.from
+	entries, cut, err := readLog(ctx, x.r.pageSize, x.rq.history,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTaskLogEntry, error) {
+			p.Sort = camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}
+			return x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{}, p)
+		},
+		func(e camunda.ExternalTaskLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
+	x.out.history.cut = cut
+	for _, e := range entries {
+		x.out.history.entries = append(x.out.history.entries, entryOf(e))
+	}
+	return err
+}
+
+// readLog pages through a history log sorted by timestamp, newest first
+// (fetch sets the sort), until it reaches entries older than the request's
+// start, the end of the log, or max_history_entries (cut). Offset paging
+// over a log that grows at its head repeats entries; they are read once.
+func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch func(context.Context, camunda.Page) ([]T, error),
+	key func(T) (string, time.Time)) (entries []T, cut bool, err error) {
 	seen := map[string]bool{}
-	var out historyRead
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
-	size := min(x.r.pageSize, hr.max+1)
-	defer func() { x.out.history = out }()
+	size := min(pageSize, hr.max+1)
 	for offset := 0; ; offset += size {
-		page, err := x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{},
-			camunda.Page{FirstResult: offset, MaxResults: size,
-				Sort: camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}})
+		page, err := fetch(ctx, camunda.Page{FirstResult: offset, MaxResults: size})
 		if err != nil {
-			return err
+			return entries, cut, err
 		}
 		for _, e := range page {
-			if e.Timestamp.Before(from) {
-				return nil
+			id, ts := key(e)
+			if ts.Before(hr.from) {
+				return entries, false, nil
 			}
-			if seen[e.ID] {
+			if seen[id] {
 				continue
 			}
-			if len(out.entries) == hr.max {
-				out.cut = true
-				return nil
+			if len(entries) == hr.max {
+				return entries, true, nil
 			}
-			seen[e.ID] = true
-			out.entries = append(out.entries, entryOf(e))
+			seen[id] = true
+			entries = append(entries, e)
 		}
 		if len(page) < size {
-			return nil
+			return entries, false, nil
 		}
 	}
 }
 
 func entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
-	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time}
+	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time,
+		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID}
 	switch {
 	case e.FailureLog:
 		h.kind = logFailure
@@ -576,37 +574,282 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 	return nil
 }
 
-// jobGroups groups the listed jobs by processDefinitionKey (jobs carry it;
-// the cached id lookup fills it in where a job lacks it); jobs beyond the
-// list go to "other".
-func (x *restRead) jobGroups(ctx context.Context) error {
+// incidentTypeFailedExternalTask is the incident of an external task out
+// of retries; its configuration is the task's id.
+const incidentTypeFailedExternalTask = "failedExternalTask"
+
+// incidentTopics finds the oldest failedExternalTask incident of each
+// reported topic. Incidents carry no topic, only the task id (their
+// configuration): when the listed incidents hold any, the tasks with no
+// retries left (suspended or not: their incidents stay) are listed
+// engine-wide, by id, at most max_listed_tasks, and joined by id. The
+// incident list is sorted oldest first, so a topic's first resolved
+// incident is its oldest, as long as no earlier incident's task went
+// unlisted.
+func (x *restRead) incidentTopics(ctx context.Context) error {
+	ids := map[string]bool{}
+	for _, in := range x.inc {
+		if in.IncidentType == incidentTypeFailedExternalTask {
+			ids[in.Configuration] = true
+		}
+	}
+	x.out.incidentsIncomplete = x.incCut
+	if len(ids) == 0 {
+		return nil
+	}
+	tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
+		x.r.pageSize, x.rq.budget,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
+			return x.r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{Retries: camunda.RetriesNone}, p)
+		})
+	if err != nil {
+		return err
+	}
+	topicOf := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		topicOf[t.ID] = t.TopicName
+	}
+	unresolved := false
+	for _, in := range x.inc {
+		if in.IncidentType != incidentTypeFailedExternalTask {
+			continue
+		}
+		topic, ok := topicOf[in.Configuration]
+		if !ok {
+			// The task is beyond the list (or ended meanwhile): the
+			// incidents after it are no oldest of their topic for sure.
+			unresolved = unresolved || cut
+			continue
+		}
+		if tr := x.out.topics[topic]; tr != nil && tr.oldestIncident.IsZero() && !unresolved {
+			tr.oldestIncident = in.IncidentTimestamp.Time
+		}
+	}
+	x.out.incidentsIncomplete = x.incCut || unresolved
+	return nil
+}
+
+// bpmnEvidence looks up, for the deletion entries new in this reading, what
+// tells a BPMN error apart (bpmn.go), only when there are any: the error
+// catch events started around them (GET /history/activity-instance, one
+// paged request per catch event type), and per activity of the deleted
+// tasks its activity instances that completed their scope since (one paged
+// request per activity; the endpoint has no filter by instance ids that
+// every engine version applies). Each list is bounded by
+// max_history_entries.
+func (x *restRead) bpmnEvidence(ctx context.Context) error {
+	dels := newDeletions(x.out.history.entries, x.rq.history)
+	if len(dels) == 0 {
+		return nil
+	}
+	first, last := deletionSpan(dels)
+	from := first.Add(-catchWindow)
+	deleted := map[string]bool{}
+	activities := map[string]bool{}
+	for _, e := range dels {
+		deleted[e.actInst] = true
+		if e.activity != "" {
+			activities[e.activity] = true
+		}
+	}
+	list := func(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string) ([]camunda.HistoricActivityInstance, error) {
+		items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: camunda.Ascending}},
+			x.r.pageSize, x.rq.history.max,
+			func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
+				return x.r.client.ListHistoricActivityInstances(ctx, q, p)
+			})
+		return items, err
+	}
+	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(x.r.concurrency)
+	for _, typ := range []string{activityBoundaryError, activityErrorStartEvent} {
+		g.Go(func() error {
+			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from}, camunda.ActivityInstanceSortStartTime)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range items {
+				if a.ActivityType == typ && !a.StartTime.After(last.Add(catchWindow)) {
+					ev.catches = append(ev.catches, catchEvent{id: a.ID, rootPI: a.RootProcessInstanceID, start: a.StartTime.Time})
+				}
+			}
+			return err
+		})
+	}
+	for _, act := range sortedKeys(activities) {
+		g.Go(func() error {
+			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityID: act, CompleteScope: true, FinishedAfter: from}, camunda.ActivityInstanceSortEndTime)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range items {
+				if a.CompleteScope && deleted[a.ID] {
+					ev.scopeCompleted[a.ID] = true
+				}
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	sort.Slice(ev.catches, func(i, j int) bool { return ev.catches[i].id < ev.catches[j].id })
+	x.out.bpmn = ev
+	return nil
+}
+
+// readJobs reads the jobs aspect. Concurrently: the count of jobs with no
+// retries left, the count of executable jobs (the engine's executable
+// filter: retries left, due date null or past, process instance not
+// suspended; plus active: the job itself not suspended), and the job log
+// entries new since the previous reading. Then the jobs of each non-zero
+// count (at most max_listed_tasks each, by id), grouped by process
+// definition key, the rest under "other". The oldest executable job is the
+// earliest due date (or creation, for a job without one) among the listed
+// ones: exact while every executable job is listed, a lower bound of the
+// age beyond (the list endpoint cannot sort by creation).
+func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
+	out := &jobsRead{now: rq.now}
+	qExhausted := camunda.JobQuery{Retries: camunda.RetriesNone}
+	qExecutable := camunda.JobQuery{Executable: true, Suspension: camunda.SuspensionActive}
+	var nExhausted, nExecutable int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.concurrency)
+	g.Go(func() (err error) { nExhausted, err = r.client.CountJobs(gctx, qExhausted); return err })
+	g.Go(func() (err error) { nExecutable, err = r.client.CountJobs(gctx, qExecutable); return err })
+	g.Go(func() error {
+		entries, cut, err := readLog(gctx, r.pageSize, rq.log,
+			func(ctx context.Context, p camunda.Page) ([]camunda.JobLogEntry, error) {
+				p.Sort = camunda.Sort{By: camunda.JobLogSortTimestamp, Order: camunda.Descending}
+				return r.client.ListJobLog(ctx, p)
+			},
+			func(e camunda.JobLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
+		out.logCut = cut
+		for _, e := range entries {
+			out.log = append(out.log, jobLogEntryOf(e))
+		}
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var exhausted, executable []camunda.Job
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(r.concurrency)
+	for _, l := range []struct {
+		n   int64
+		q   camunda.JobQuery
+		dst *[]camunda.Job
+	}{{nExhausted, qExhausted, &exhausted}, {nExecutable, qExecutable, &executable}} {
+		if l.n == 0 {
+			continue
+		}
+		g.Go(func() (err error) {
+			*l.dst, _, err = camunda.Collect(gctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
+				r.pageSize, rq.budget,
+				func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
+					return r.client.ListJobs(ctx, l.q, p)
+				})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var err error
+	if out.exhausted, err = r.groupJobs(ctx, exhausted, nExhausted); err != nil {
+		return nil, err
+	}
+	if out.executable, err = r.groupJobs(ctx, executable, nExecutable); err != nil {
+		return nil, err
+	}
+	for _, j := range executable {
+		due := j.DueDate
+		if due == nil {
+			due = j.CreateTime
+		}
+		if due == nil {
+			r.markNoJobCreateTime()
+			continue
+		}
+		if out.oldestDue.IsZero() || due.Before(out.oldestDue) {
+			out.oldestDue = due.Time
+		}
+	}
+	out.noCreateTime = r.noJobCreateTime != "" && r.noJobCreateTime == r.version
+	return out, nil
+}
+
+// markNoJobCreateTime notes, once per engine version, that executable jobs
+// without a due date carry no createTime: their age is unknown, so none is
+// reported (a made-up age would be worse than none).
+func (r *restReader) markNoJobCreateTime() {
+	if r.noJobCreateTime == r.version {
+		return
+	}
+	r.noJobCreateTime = r.version
+	r.logger.Warn("jobs carry no createTime; camunda_job_oldest_executable_age_seconds is not reported for this engine version", "engine", r.engine)
+}
+
+func jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
+	j := jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time}
+	switch {
+	case e.FailureLog:
+		j.kind = logFailure
+	case e.SuccessLog:
+		j.kind = logSuccess
+	case e.DeletionLog:
+		j.kind = logDeletion
+	default:
+		j.kind = logCreation
+	}
+	return j
+}
+
+// groupJobs groups listed jobs by process definition key in the order of
+// their first job; of n jobs, those beyond the list go to "other".
+func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64) ([]jobGroup, error) {
 	var missing []string
-	for _, j := range x.jobList {
+	for _, j := range jobs {
 		if j.ProcessDefinitionKey == "" && j.ProcessDefinitionID != "" {
 			missing = append(missing, j.ProcessDefinitionID)
 		}
 	}
-	keys, err := x.r.client.ProcessDefinitionKeys(ctx, missing)
+	keys, err := r.client.ProcessDefinitionKeys(ctx, missing)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var out jobRead
+	var out []jobGroup
 	index := map[string]int{}
-	for _, j := range x.jobList {
+	for _, j := range jobs {
 		key := j.ProcessDefinitionKey
 		if key == "" {
 			key = keys[j.ProcessDefinitionID]
 		}
 		if i, ok := index[key]; ok {
-			out.groups[i].n++
+			out[i].n++
 		} else {
-			index[key] = len(out.groups)
-			out.groups = append(out.groups, jobGroup{key: key, n: 1})
+			index[key] = len(out)
+			out = append(out, jobGroup{key: key, n: 1})
 		}
 	}
-	if rest := x.nJobs - int64(len(x.jobList)); rest > 0 {
-		out.groups = append(out.groups, jobGroup{key: labellimit.Other, n: rest, folded: true})
+	if rest := n - int64(len(jobs)); rest > 0 {
+		out = append(out, jobGroup{key: labellimit.Other, n: rest, folded: true})
 	}
-	x.out.jobs = out
-	return nil
+	return out, nil
+}
+
+// readProcesses reads the running process instances per process definition
+// key: one GET /process-definition/statistics, which lists every version of
+// every definition with its instance count.
+func (r *restReader) readProcesses(ctx context.Context) (map[string]int64, error) {
+	stats, err := r.client.ProcessDefinitionStatistics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, s := range stats {
+		out[s.Definition.Key] += s.Instances
+	}
+	return out, nil
 }

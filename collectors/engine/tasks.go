@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
@@ -14,18 +16,20 @@ type partition map[string]int64
 // lock and history counters. fresh is what the history log says each task
 // went through since the previous collection, recent the same over two
 // collections.
-func (run *collectionRun) topic(topic string, tr *topicRead, fresh, recent map[string]*taskEvidence, noCreateTime bool) {
+func (run *collectionRun) topic(topic string, tr *topicRead, rd *engineRead, fresh, recent map[string]*taskEvidence) {
 	r := run.trackListed(tr, fresh, recent)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
-	run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
-	if !noCreateTime {
+	named := run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
+	run.emitLockAges(topic, r, named)
+	if !rd.noCreateTime {
 		run.emitOldestWaiting(topic, tr)
 	}
+	run.emitOldestIncident(topic, tr, rd.incidentsIncomplete)
 	run.st.expirations[topic] += float64(r.events.expirations)
 	run.st.redeliveries[topic] += float64(r.events.redeliveries)
-	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.engine, topic)
-	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.engine, topic)
+	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.e.name, topic)
+	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.e.name, topic)
 	run.emitHistory(topic)
 }
 
@@ -37,6 +41,8 @@ type readings struct {
 	backoff, expired, lapsedListed int64
 	// perWorker counts the locks (not backoffs) per worker id.
 	perWorker map[string]int64
+	// oldestLock is the earliest lockedSince of the locks (zero: none).
+	oldestLock time.Time
 }
 
 // trackListed classifies every listed locked and lapsed task against what
@@ -56,7 +62,6 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
-		run.st.tasks[o.id] = next
 		add(e)
 		state := correlate.Locked
 		if next.backoff {
@@ -64,7 +69,15 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 			state = correlate.RetryBackoff
 		} else {
 			r.perWorker[o.worker]++
+			next.lockedSince = run.engineNow
+			if sameLock(o, prev, seen) {
+				next.lockedSince = prev.lockedSince
+			}
+			if r.oldestLock.IsZero() || next.lockedSince.Before(r.oldestLock) {
+				r.oldestLock = next.lockedSince
+			}
 		}
+		run.st.tasks[o.id] = next
 		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
 	for _, o := range tr.lapsed {
@@ -151,7 +164,7 @@ func partitionOf(tc topicCounts, r readings) partition {
 
 func (run *collectionRun) emitPartition(topic string, p partition) {
 	for _, s := range catalog.ExternalTaskStates() {
-		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.engine, topic, s)
+		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.e.name, topic, s)
 	}
 }
 
@@ -161,8 +174,8 @@ func (run *collectionRun) emitPartition(topic string, p partition) {
 // worker_id="other": a gauge of current locks, so workers that are gone
 // (old pods after a rollout) free their places. What the list did not cover
 // goes to "other" too, so the series add up to the locked state.
-func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]int64, locked int64) {
-	byLabel := run.c.workerFold.Fold(perWorker)
+func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]int64, locked int64) (byLabel map[string]int64) {
+	byLabel = run.c.workerFold.Fold(perWorker)
 	var sum int64
 	for _, n := range perWorker {
 		sum += n
@@ -171,9 +184,54 @@ func (run *collectionRun) emitLocksByWorker(topic string, perWorker map[string]i
 		byLabel[labellimit.Other] += rest
 	}
 	for _, w := range sortedKeys(byLabel) {
-		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.engine, topic, w)
+		run.gauge(catalog.CamundaExternalTasksLockedByWorker, float64(byLabel[w]), run.c.e.name, topic, w)
+	}
+	return byLabel
+}
+
+// emitLockAges emits how long the topic's oldest current lock has been held
+// by its worker, and per worker that holds locks how long it has completed
+// or failed nothing on the topic. byLabel are the worker labels
+// emitLocksByWorker named: the same workers are named here, the others
+// are "other" with the longest idle of them.
+//
+// A worker holding locks is idle since the later of the first collection
+// that saw it hold a lock on the topic (continuously since) and its last
+// success or failure entry on the topic in the history stream; a worker
+// that holds no lock in a collection is forgotten.
+func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[string]int64) {
+	engine := run.c.e.name
+	age := 0.0
+	if !r.oldestLock.IsZero() {
+		age = max(0, run.engineNow.Sub(r.oldestLock).Seconds())
+	}
+	run.gauge(catalog.CamundaExternalTaskOldestLockAge, age, engine, topic)
+	idle := map[string]float64{}
+	for w := range r.perWorker {
+		k := topicWorker{topic, w}
+		since, held := run.c.st.holders[k]
+		if !held {
+			since = run.engineNow
+		}
+		if act := run.activity[k]; act.After(since) {
+			since = act
+		}
+		run.st.holders[k] = since
+		label := w
+		if _, named := byLabel[w]; !named || w == labellimit.Other {
+			label = labellimit.Other
+		}
+		// Over REST the engine's clock is the Date header, truncated to
+		// the second: an outcome logged within that second is "after" it.
+		idle[label] = max(idle[label], run.engineNow.Sub(since).Seconds(), 0)
+	}
+	for _, w := range sortedKeys(idle) {
+		run.gauge(catalog.CamundaExternalTaskWorkerIdle, idle[w], engine, topic, w)
 	}
 }
+
+// topicWorker is a worker on a topic label.
+type topicWorker struct{ topic, worker string }
 
 // emitOldestWaiting emits the age of the oldest fetchable task (active,
 // retries left or null, not locked), which includes lapsed locks.
@@ -182,7 +240,22 @@ func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
 	if tr.counts.fetchable() > 0 && !tr.oldest.IsZero() {
 		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
 	}
-	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.engine, topic)
+	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.e.name, topic)
+}
+
+// emitOldestIncident emits the age of the topic's oldest open
+// failedExternalTask incident; 0 when it has none. When the REST lists
+// were cut and none of the topic's incidents was resolved, its age is not
+// known and no value is emitted (a made-up age would be worse than none).
+func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomplete bool) {
+	age := 0.0
+	switch {
+	case !tr.oldestIncident.IsZero():
+		age = max(0, run.engineNow.Sub(tr.oldestIncident).Seconds())
+	case incomplete:
+		return
+	}
+	run.gauge(catalog.CamundaExternalTaskOldestIncidentAge, age, run.c.e.name, topic)
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {

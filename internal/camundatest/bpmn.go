@@ -61,3 +61,99 @@ func TimerProcess(key string) []byte {
   </bpmn:process>
 </bpmn:definitions>`, key))
 }
+
+// AsyncProcess returns BPMN 2.0 XML for an executable process `key` whose
+// one service task runs as an async continuation (camunda:asyncBefore): the
+// process waits as a job until a job executor (or POST /job/{id}/execute)
+// runs it. The process variable "fail" (boolean) chooses the task: "ok"
+// evaluates ${true} and succeeds, "fail" calls a bean that does not exist,
+// so each execution fails (retries drop by one, a failure entry in the job
+// log). With the engine's job executor disabled (Options.ExtraArgs
+// "--<PropertyPrefix>.job-execution.enabled=false") the jobs stay
+// executable, as behind a job executor that stopped.
+func AsyncProcess(key string) []byte {
+	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+    id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/camundatest">
+  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
+    <bpmn:startEvent id="start"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="choose"/>
+    <bpmn:exclusiveGateway id="choose"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="choose" targetRef="ok">
+      <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${!fail}</bpmn:conditionExpression>
+    </bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="f3" sourceRef="choose" targetRef="fail">
+      <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${fail}</bpmn:conditionExpression>
+    </bpmn:sequenceFlow>
+    <bpmn:serviceTask id="ok" camunda:asyncBefore="true" camunda:expression="${true}"/>
+    <bpmn:serviceTask id="fail" camunda:asyncBefore="true" camunda:expression="${missingBean.run()}"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="ok" targetRef="end"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="fail" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>`, key))
+}
+
+// ErrorProcess returns BPMN 2.0 XML for an executable process `key` whose
+// external task task_1 (topic) has two interrupting boundary events: an
+// error boundary event "caught" for the error code "CAUGHT", and a message
+// boundary event "interrupted" for the message named message. Either leads
+// to the user task "after". A BPMN error with another code is not caught:
+// it ends the task's scope. So one model shows every way an external task
+// can be deleted: a caught and an uncaught BPMN error, an interrupting
+// message, a cancellation, a modification.
+func ErrorProcess(key, topic, message string) []byte {
+	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/camundatest">
+  <bpmn:error id="error_caught" errorCode="CAUGHT"/>
+  <bpmn:message id="message_interrupt" name="%[3]s"/>
+  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
+    <bpmn:startEvent id="start"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="task_1"/>
+    <bpmn:serviceTask id="task_1" camunda:type="external" camunda:topic="%[2]s"/>
+    <bpmn:boundaryEvent id="caught" attachedToRef="task_1"><bpmn:errorEventDefinition errorRef="error_caught"/></bpmn:boundaryEvent>
+    <bpmn:boundaryEvent id="interrupted" attachedToRef="task_1"><bpmn:messageEventDefinition messageRef="message_interrupt"/></bpmn:boundaryEvent>
+    <bpmn:sequenceFlow id="f2" sourceRef="task_1" targetRef="end"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="caught" targetRef="after"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="interrupted" targetRef="after"/>
+    <bpmn:userTask id="after"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="after" targetRef="end_after"/>
+    <bpmn:endEvent id="end_after"/>
+    <bpmn:endEvent id="end"/>
+  </bpmn:process>
+</bpmn:definitions>`, xmlEscape(key), xmlEscape(topic), xmlEscape(message)))
+}
+
+// ErrorEventSubprocessProcess returns BPMN 2.0 XML for an executable process
+// `key` whose external task task_1 (topic) is followed by the end, and
+// whose interrupting event subprocess starts on the error code "ESP" (an
+// errorStartEvent) and waits in the user task "handle".
+func ErrorEventSubprocessProcess(key, topic string) []byte {
+	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/camundatest">
+  <bpmn:error id="error_esp" errorCode="ESP"/>
+  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
+    <bpmn:startEvent id="start"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="task_1"/>
+    <bpmn:serviceTask id="task_1" camunda:type="external" camunda:topic="%[2]s"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="task_1" targetRef="end"/>
+    <bpmn:endEvent id="end"/>
+    <bpmn:subProcess id="on_error" triggeredByEvent="true">
+      <bpmn:startEvent id="error_start" isInterrupting="true"><bpmn:errorEventDefinition errorRef="error_esp"/></bpmn:startEvent>
+      <bpmn:sequenceFlow id="s1" sourceRef="error_start" targetRef="handle"/>
+      <bpmn:userTask id="handle"/>
+      <bpmn:sequenceFlow id="s2" sourceRef="handle" targetRef="error_end"/>
+      <bpmn:endEvent id="error_end"/>
+    </bpmn:subProcess>
+  </bpmn:process>
+</bpmn:definitions>`, xmlEscape(key), xmlEscape(topic)))
+}
+
+func xmlEscape(s string) string {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}

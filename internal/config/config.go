@@ -43,6 +43,12 @@ const (
 	DefaultEngineTimeZone         = "UTC"
 )
 
+// DefaultDurationBuckets span external work from a quick call (0.1 s) to a
+// worker that holds a task for an hour, in seconds.
+func DefaultDurationBuckets() []float64 {
+	return []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+}
+
 // Config is the whole file.
 type Config struct {
 	Camunda   []Camunda  `yaml:"camunda"`
@@ -88,6 +94,9 @@ type Camunda struct {
 	// reads; beyond it the interval's failures and completions are
 	// undercounted (and counted in a self-metric).
 	MaxHistoryEntries int `yaml:"max_history_entries"`
+	// DurationBuckets are the upper bounds, in seconds, of the histogram
+	// of external task durations (creation to successful completion).
+	DurationBuckets []float64 `yaml:"duration_buckets"`
 
 	// Database, when set, reads the engine's own tables (PostgreSQL)
 	// instead of asking the REST API for external tasks, history, incidents
@@ -367,6 +376,9 @@ func (e *Camunda) applyDefaults() {
 	if e.MaxHistoryEntries == 0 {
 		e.MaxHistoryEntries = DefaultMaxHistoryEntries
 	}
+	if e.DurationBuckets == nil {
+		e.DurationBuckets = DefaultDurationBuckets()
+	}
 	if d := e.Database; d != nil {
 		if d.TimeZone == "" {
 			d.TimeZone = DefaultEngineTimeZone
@@ -422,6 +434,15 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	positive(add, key+".late_commit_window", time.Duration(e.LateCommitWindow))
 	if e.MaxHistoryEntries < 1 {
 		add(key+".max_history_entries", "must be at least 1")
+	}
+	if len(e.DurationBuckets) == 0 {
+		add(key+".duration_buckets", "must list at least one upper bound in seconds")
+	}
+	for i, b := range e.DurationBuckets {
+		if b <= 0 || (i > 0 && b <= e.DurationBuckets[i-1]) {
+			add(key+".duration_buckets", "must be positive and strictly increasing, got %v", e.DurationBuckets)
+			break
+		}
 	}
 	if d := e.Database; d != nil {
 		dk := key + ".database"

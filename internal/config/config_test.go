@@ -130,6 +130,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"username without password", "camunda: [{name: m, url: 'http://x', username: u}]", []string{"camunda[0]: with username set exactly one of password_file or password_env is required"}},
 		{"bad url", "camunda: [{name: m, url: 'localhost:8080'}]", []string{`camunda[0].url: must start with http:// or https://`}},
 		{"negative max_results_limit", "camunda: [{name: m, url: 'http://x', max_results_limit: -1}]", []string{"camunda[0].max_results_limit: must not be negative"}},
+		{"duration buckets not increasing", "camunda: [{name: m, url: 'http://x', duration_buckets: [1, 10, 5]}]", []string{"camunda[0].duration_buckets: must be positive and strictly increasing, got [1 10 5]"}},
+		{"no duration bucket", "camunda: [{name: m, url: 'http://x', duration_buckets: []}]", []string{"camunda[0].duration_buckets: must list at least one upper bound in seconds"}},
 		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets: must be positive and strictly increasing"}},
 	}
 	for _, tc := range cases {

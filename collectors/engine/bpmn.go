@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"sort"
+	"time"
+)
+
+// BPMN errors. A worker's bpmnError removes the external task and writes a
+// deletion entry to the history log, the same kind of entry a process
+// cancellation, a process instance modification or an interrupting
+// boundary event (message, timer, signal) writes; the entry itself carries
+// no reason (verified on both engines). What tells them apart is what the
+// process did in the same engine transaction, in the activity instance
+// history (ACT_HI_ACTINST), which both readers look up for the deletion
+// entries new since the previous reading:
+//
+//   - an uncaught BPMN error ends the task's scope: the task's activity
+//     instance completed its scope (completeScope; ACT_INST_STATE_ 1),
+//     whereas every other deletion cancels it;
+//   - a caught BPMN error starts an error catch event (activity type
+//     boundaryError, or errorStartEvent of an event subprocess) in the same
+//     root process instance, milliseconds after the deletion entry's
+//     timestamp. Each catch event is paired with at most one deletion, the
+//     closest within catchWindow.
+//
+// What cannot be told apart: a deletion by another cause (a message,
+// timer or signal interrupting the task, a cancellation, a modification)
+// of a task in the same root process instance within catchWindow of an
+// error caught there that belongs to no deleted external task (a
+// JavaDelegate's BPMN error) counts as a BPMN error; two deletions of one
+// root process instance within catchWindow of one caught error are told
+// apart by time only (the count is right, the topic of the closer one
+// wins). Without activity instance history (history level none) nothing is
+// counted.
+
+// catchWindow bounds the distance between a deletion entry and the error
+// catch event of the same transaction (milliseconds apart, measured on
+// both engines).
+const catchWindow = time.Second
+
+// Activity types of the events that catch a BPMN error.
+const (
+	activityBoundaryError   = "boundaryError"
+	activityErrorStartEvent = "errorStartEvent"
+)
+
+// catchEvent is an error catch event's activity instance.
+type catchEvent struct {
+	id, rootPI string
+	start      time.Time
+}
+
+// bpmnEvidence is what a reader found in the activity instance history
+// for the new deletion entries.
+type bpmnEvidence struct {
+	// scopeCompleted holds the activity instances of deleted tasks that
+	// completed their scope (uncaught BPMN errors).
+	scopeCompleted map[string]bool
+	// catches are the error catch events started near the deletions.
+	catches []catchEvent
+}
+
+// newDeletions returns the deletion entries of a reading that the cursor
+// has not seen: those the readers look up evidence for.
+func newDeletions(entries []historyEntry, hr historyRequest) []historyEntry {
+	if hr.first {
+		return nil
+	}
+	var out []historyEntry
+	for _, e := range entries {
+		if _, seen := hr.seen[e.id]; !seen && e.kind == logDeletion {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// bpmnErrors returns the deletion entries among entries (new ones, newest
+// first) that the evidence says were BPMN errors. used holds the catch
+// events paired before (with their start), so none pairs twice; it gains
+// the ones paired now.
+func bpmnErrors(entries []historyEntry, ev bpmnEvidence, used map[string]time.Time) map[string]bool {
+	out := map[string]bool{}
+	var open []historyEntry
+	for i := len(entries) - 1; i >= 0; i-- { // oldest first
+		e := entries[i]
+		if e.kind != logDeletion {
+			continue
+		}
+		if ev.scopeCompleted[e.actInst] {
+			out[e.id] = true
+			continue
+		}
+		open = append(open, e)
+	}
+	// Pair catch events with deletions, closest first, each at most once.
+	type pair struct {
+		del   int
+		catch int
+		dist  time.Duration
+	}
+	var pairs []pair
+	for i, e := range open {
+		if e.rootPI == "" {
+			continue
+		}
+		for j, c := range ev.catches {
+			if c.rootPI != e.rootPI {
+				continue
+			}
+			if _, ok := used[c.id]; ok {
+				continue
+			}
+			d := c.start.Sub(e.ts)
+			if d < 0 {
+				d = -d
+			}
+			if d <= catchWindow {
+				pairs = append(pairs, pair{i, j, d})
+			}
+		}
+	}
+	sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].dist < pairs[b].dist })
+	paired := map[int]bool{}
+	for _, p := range pairs {
+		c := ev.catches[p.catch]
+		if _, ok := used[c.id]; ok || paired[p.del] {
+			continue
+		}
+		used[c.id] = c.start
+		paired[p.del] = true
+		out[open[p.del].id] = true
+	}
+	return out
+}
+
+// pruneCatches forgets the paired catch events too old to pair with any
+// entry a later reading can return (it starts at from).
+func pruneCatches(used map[string]time.Time, from time.Time) {
+	for id, start := range used {
+		if start.Before(from.Add(-2 * catchWindow)) {
+			delete(used, id)
+		}
+	}
+}
+
+// deletionSpan returns the earliest and latest timestamp of the deletions.
+func deletionSpan(dels []historyEntry) (first, last time.Time) {
+	for _, e := range dels {
+		if first.IsZero() || e.ts.Before(first) {
+			first = e.ts
+		}
+		if e.ts.After(last) {
+			last = e.ts
+		}
+	}
+	return first, last
+}

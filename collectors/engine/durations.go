@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+)
+
+// External task durations: from a task's creation to its successful
+// completion, taken from the history stream (history.go) at no extra
+// request. The stream carries a creation entry (with the task id and its
+// timestamp) when a task is created and a success entry when a worker
+// completes it; the collector remembers the creation time of every task
+// whose creation entry it read, until the task's success or deletion entry,
+// and observes success minus creation once per success entry (the stream
+// yields each entry once, by id, whatever restarts of the reading and
+// history cleanup do).
+//
+// What is not observed: tasks created before the exporter's first reading
+// (their creation was never read; after an exporter restart the histogram
+// starts empty like every counter), successes in a reading cut by
+// max_history_entries or committed later than late_commit_window, and tasks
+// created while maxCreations creation times are remembered.
+// camunda_external_task_completions_total minus the histogram's _count is
+// what went unobserved.
+
+// maxCreations bounds the creation times remembered (about 100 bytes
+// each): tasks open at the same time beyond it are not observed.
+const maxCreations = 200000
+
+// durationHist is one topic label's histogram.
+type durationHist struct {
+	// buckets are per bucket, not cumulative; the last is +Inf.
+	buckets []uint64
+	sum     float64
+	count   uint64
+}
+
+func cloneHists(m map[string]durationHist) map[string]durationHist {
+	out := make(map[string]durationHist, len(m))
+	for k, h := range m {
+		h.buckets = slices.Clone(h.buckets)
+		out[k] = h
+	}
+	return out
+}
+
+// creationLedger is what one collection does to the remembered creation
+// times; it is applied when the collection succeeds.
+type creationLedger struct {
+	added map[string]int64
+	ended map[string]bool
+	// dropped counts creations not remembered because the ledger was full.
+	dropped int
+}
+
+// trackDurations reads the history entries for durations: creation entries
+// are remembered, success entries observed against them, success and
+// deletion entries end them. entries are newest first; on the first reading
+// (the baseline) nothing is observed, only remembered.
+func (run *collectionRun) trackDurations(entries []historyEntry, baseline bool) {
+	c := run.c
+	run.ledger = creationLedger{added: map[string]int64{}, ended: map[string]bool{}}
+	l := &run.ledger
+	created := func(id string) (int64, bool) {
+		if l.ended[id] {
+			return 0, false
+		}
+		if ts, ok := l.added[id]; ok {
+			return ts, true
+		}
+		ts, ok := c.creations[id]
+		return ts, ok
+	}
+	for i := len(entries) - 1; i >= 0; i-- { // oldest first
+		e := entries[i]
+		if e.taskID == "" {
+			continue
+		}
+		switch e.kind {
+		case logCreation:
+			if _, ok := created(e.taskID); ok {
+				continue
+			}
+			if len(c.creations)+len(l.added)-len(l.ended) >= maxCreations {
+				l.dropped++
+				continue
+			}
+			delete(l.ended, e.taskID)
+			l.added[e.taskID] = e.ts.UnixNano()
+		case logSuccess, logDeletion:
+			ts, ok := created(e.taskID)
+			if !ok {
+				continue
+			}
+			if e.kind == logSuccess && !baseline {
+				run.observeDuration(run.topicLabel(e.topic), e.ts.Sub(time.Unix(0, ts)).Seconds())
+			}
+			delete(l.added, e.taskID)
+			if _, committed := c.creations[e.taskID]; committed {
+				l.ended[e.taskID] = true
+			}
+		}
+	}
+}
+
+// observeDuration adds one duration to a topic label's histogram.
+func (run *collectionRun) observeDuration(label string, seconds float64) {
+	bounds := run.c.e.cfg.DurationBuckets
+	h := run.st.durations[label]
+	if h.buckets == nil {
+		h.buckets = make([]uint64, len(bounds)+1)
+	}
+	seconds = max(0, seconds)
+	h.buckets[sort.SearchFloat64s(bounds, seconds)]++
+	h.sum += seconds
+	h.count++
+	run.st.durations[label] = h
+}
+
+// commitCreations applies a successful collection's ledger.
+func (c *Collector) commitCreations(l creationLedger) {
+	for id := range l.ended {
+		delete(c.creations, id)
+	}
+	for id, ts := range l.added {
+		c.creations[id] = ts
+	}
+	full := l.dropped > 0
+	if full && !c.creationsFull {
+		c.e.logger.Warn("camunda: more open external tasks than the duration tracking remembers; the durations of tasks created meanwhile are not observed",
+			"engine", c.e.name, "remembered", maxCreations)
+	}
+	c.creationsFull = full
+}
+
+// emitDuration emits one topic label's histogram (empty when nothing was
+// observed).
+func (run *collectionRun) emitDuration(label string) {
+	bounds := run.c.e.cfg.DurationBuckets
+	h := run.st.durations[label]
+	buckets := make(map[float64]uint64, len(bounds))
+	var cum uint64
+	for i, ub := range bounds {
+		if h.buckets != nil {
+			cum += h.buckets[i]
+		}
+		buckets[ub] = cum
+	}
+	run.out = append(run.out, prometheus.MustNewConstHistogram(run.c.descs.Get(catalog.CamundaExternalTaskDuration),
+		h.count, h.sum, buckets, run.c.e.name, label))
+}

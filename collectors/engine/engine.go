@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/common/version"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+)
+
+// Engine is one configured Camunda 7 engine (or fork). Its poll source
+// probes it with GET /version, which is what camunda_up means (the engine
+// answers) and gives the engine's clock and version for the collection that
+// follows, then runs one collector per aspect of the engine, each of which
+// can fail alone (workflow_exporter_collector_up{collector=...}): an engine
+// version without an endpoint one aspect needs loses that aspect's series
+// only.
+//
+//   - "camunda" (Collector, collector.go): external tasks, their history
+//     log, incidents;
+//   - "camunda_jobs" (jobsCollector, jobs.go): async jobs;
+//   - "camunda_processes" (processesCollector, processes.go): running
+//     process instances per process definition.
+//
+// Each aspect reads the engine through its REST API (rest.go) or, with
+// camunda[].database, the engine's own tables (enginedb.go); the rules, the
+// request budget and what cannot be known are in docs/camunda-states.md.
+type Engine struct {
+	client *camunda.Client // GET /version and the flavor, in both modes
+	rest   *restReader     // nil in engine-database mode
+	db     *engineDBReader // nil in REST mode
+	name   string
+	cfg    config.Camunda
+	logger *slog.Logger
+
+	// version and now are what the probe of the current collection read:
+	// the engine version and the engine's clock (the Date header of GET
+	// /version). The collectors run after the probe, one at a time.
+	version string
+	now     time.Time
+	// productName is cached per engine version: the telemetry product name
+	// only changes with the engine.
+	productName, productFor string
+
+	tasks *Collector
+	jobs  *jobsCollector
+	procs *processesCollector
+}
+
+// Options are the shared parts an engine's collectors need.
+type Options struct {
+	Folds *labellimit.Stats
+	// Views receives the engine's in-flight tasks after every successful
+	// collection (withdrawn when one fails), for the database side's joins;
+	// nil publishes nothing.
+	Views  *correlate.Registry
+	Logger *slog.Logger
+}
+
+// NewClient is the one mapping of an engine's configuration onto a REST
+// client, for the collectors and for `workflow-exporter check` alike.
+func NewClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error) {
+	return camunda.New(camunda.Config{
+		BaseURL: cfg.URL, Engine: cfg.Engine, Username: cfg.Username, Password: cfg.Password,
+		TLS: camunda.TLSConfig{
+			CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
+			ServerName: cfg.TLS.ServerName, InsecureSkipVerify: cfg.TLS.InsecureSkipVerify,
+		},
+		Timeout:         time.Duration(cfg.RequestTimeout),
+		MaxResultsLimit: cfg.MaxResultsLimit,
+		Logger:          orDiscard(logger).With("engine", cfg.Name),
+		Version:         version.Version,
+	})
+}
+
+// New returns one engine with its collectors. key is the config key, e.g.
+// "camunda[0]". It connects to nothing.
+func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
+	logger := orDiscard(o.Logger)
+	if o.Folds == nil {
+		o.Folds = labellimit.NewStats()
+	}
+	client, err := NewClient(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	e := &Engine{client: client, name: cfg.Name, cfg: cfg, logger: logger}
+	if cfg.Database != nil {
+		if e.db, err = newEngineDBReader(cfg, key, client, logger); err != nil {
+			return nil, err
+		}
+	} else {
+		e.rest = &restReader{client: client, engine: cfg.Name, logger: logger,
+			concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize)}
+	}
+	e.tasks = newCollector(e, o)
+	e.jobs = newJobsCollector(e, o)
+	e.procs = newProcessesCollector(e, o)
+	return e, nil
+}
+
+// Collectors are the engine's collectors, in the order a collection runs
+// them.
+func (e *Engine) Collectors() []poll.Collector {
+	return []poll.Collector{e.tasks, e.jobs, e.procs}
+}
+
+// Probe reads GET /version: the engine answers (camunda_up), its version,
+// and its clock for the collectors of this collection. The telemetry
+// product name, which tells the forks apart, is asked once per engine
+// version.
+func (e *Engine) Probe(ctx context.Context) error {
+	e.version, e.now = "", time.Time{}
+	v, now, err := e.client.VersionAt(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.learnProduct(ctx, v); err != nil {
+		return err
+	}
+	e.version, e.now = v, now
+	if e.rest != nil {
+		e.rest.version = v
+	}
+	return nil
+}
+
+// probed returns the engine time of this collection's probe; a collector
+// called without one (never by a poll source) fails.
+func (e *Engine) probed() (time.Time, error) {
+	if e.now.IsZero() {
+		return time.Time{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
+	}
+	return e.now, nil
+}
+
+// Close releases the engine database's connections, in engine-database mode.
+func (e *Engine) Close() {
+	if e.db != nil {
+		e.db.db.Close()
+	}
+}
+
+// learnProduct asks the engine for its telemetry product name, which tells
+// the forks apart, once per engine version, answer or not: the endpoint may
+// be forbidden for the exporter's user or missing in a fork.
+func (e *Engine) learnProduct(ctx context.Context, version string) error {
+	if e.productFor == version {
+		return nil
+	}
+	name, err := e.client.ProductName(ctx)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
+	if err != nil {
+		e.logger.Debug("camunda: no telemetry product name; detecting flavor from the version alone", "engine", e.name, "error", err.Error())
+	}
+	e.productName, e.productFor = name, version
+	return nil
+}
+
+// folder is a labellimit.Limiter or labellimit.Ranked: their folds are counted when the
+// collection succeeds and forgotten when it fails.
+type folder interface {
+	Flush()
+	Discard()
+}
+
+// settle flushes the folds of a successful collection or discards those of
+// a failed one.
+func settle(err error, limiters ...folder) {
+	for _, l := range limiters {
+		if err != nil {
+			l.Discard()
+		} else {
+			l.Flush()
+		}
+	}
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+)
+
+// jobsCollector is the "camunda_jobs" collector of an engine: the async
+// jobs (continuations, timers: the JavaDelegate path, not external tasks).
+// It fails alone, so an engine whose job endpoints the exporter cannot read
+// keeps its external-task metrics.
+//
+//   - camunda_jobs_retries_exhausted: jobs with no retries left;
+//   - camunda_jobs_executable and camunda_job_oldest_executable_age_seconds:
+//     the jobs the job executor could run now (the engine's executable
+//     filter, active), and since when the oldest of them is due: a job
+//     executor that stopped shows here first;
+//   - camunda_job_failures_total, camunda_job_successes_total: the job
+//     history log read as a stream, like the external-task log
+//     (history.go): only the entries new since the previous reading, each
+//     counted once by id.
+type jobsCollector struct {
+	e      *Engine
+	reader jobsReader
+	descs  catalog.Descs
+
+	exhaustedLimit  *labellimit.Limiter // process_definition_key of camunda_jobs_retries_exhausted
+	executableLimit *labellimit.Limiter // ... of camunda_jobs_executable
+	failureLimit    *labellimit.Limiter // ... of camunda_job_failures_total
+	successLimit    *labellimit.Limiter // ... of camunda_job_successes_total
+
+	st jobsState
+
+	// logCut remembers that the last reading of the job log was cut by
+	// max_history_entries, so the warning is logged when that starts.
+	logCut bool
+}
+
+// jobsState is what a collection commits on success.
+type jobsState struct {
+	// exhausted and executable remember the keys seen, to report 0 after
+	// they clear.
+	exhausted, executable map[string]bool
+	// failures and successes are the job log counters per key label.
+	failures, successes map[string]float64
+	cursor              historyCursor
+	// logCuts counts the collections whose job log reading was cut.
+	logCuts float64
+}
+
+func (s jobsState) clone() jobsState {
+	return jobsState{exhausted: cloneMap(s.exhausted), executable: cloneMap(s.executable),
+		failures: cloneMap(s.failures), successes: cloneMap(s.successes),
+		cursor: s.cursor, logCuts: s.logCuts}
+}
+
+// jobsReader reads the jobs aspect of an engine (rest.go, enginedb.go).
+type jobsReader interface {
+	readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error)
+}
+
+// jobsRequest is what a jobs reader needs to know.
+type jobsRequest struct {
+	// now is the engine's clock as GET /version reported it (the REST
+	// reader's clock; the database reader uses the database's).
+	now time.Time
+	// budget bounds the jobs listed per list (max_listed_tasks).
+	budget int
+	// log says which job log entries are wanted.
+	log historyRequest
+}
+
+// jobsRead is what one collection learned of the jobs.
+type jobsRead struct {
+	// now is the engine's clock for this reading (ages).
+	now time.Time
+	// exhausted are the jobs with no retries left; executable the jobs the
+	// job executor could run now, grouped by process definition key.
+	exhausted, executable []jobGroup
+	// oldestDue is when the oldest executable job became due (its due
+	// date, or its creation when it has none); zero when none is
+	// executable or, over REST, when the engine's jobs carry no createTime.
+	oldestDue time.Time
+	// noCreateTime: executable jobs without a due date carry no createTime
+	// (engines before 7.15), so the age cannot be told.
+	noCreateTime bool
+	// log holds the job log entries wanted, newest first; logCut says
+	// max_history_entries cut the reading.
+	log    []jobLogEntry
+	logCut bool
+}
+
+// jobGroup is one process definition key's jobs, in the order their labels
+// are to be admitted; folded: the reader already put them under "other"
+// (a REST list cut by max_listed_tasks), so they bypass the label limiter.
+type jobGroup struct {
+	key    string
+	n      int64
+	folded bool
+}
+
+// jobLogEntry is one job history log entry.
+type jobLogEntry struct {
+	id, key string
+	ts      time.Time
+	kind    logKind
+}
+
+func (e jobLogEntry) entryID() string  { return e.id }
+func (e jobLogEntry) stamp() time.Time { return e.ts }
+
+func newJobsCollector(e *Engine, o Options) *jobsCollector {
+	limit := func(metric string) *labellimit.Limiter {
+		return labellimit.NewLimiter(o.Folds, metric, e.cfg.LabelValueLimit)
+	}
+	c := &jobsCollector{e: e,
+		exhaustedLimit:  limit(catalog.CamundaJobsRetriesExhausted),
+		executableLimit: limit(catalog.CamundaJobsExecutable),
+		failureLimit:    limit(catalog.CamundaJobFailures),
+		successLimit:    limit(catalog.CamundaJobSuccesses),
+		descs: catalog.NewDescs(catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
+			catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut),
+		st: jobsState{exhausted: map[string]bool{}, executable: map[string]bool{},
+			failures: map[string]float64{}, successes: map[string]float64{}},
+	}
+	if e.db != nil {
+		c.reader = e.db
+	} else {
+		c.reader = e.rest
+	}
+	return c
+}
+
+// Name implements poll.Collector.
+func (c *jobsCollector) Name() string { return nameJobs }
+
+// Collect implements poll.Collector.
+func (c *jobsCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	st := c.st.clone()
+	out, cut, err := c.collect(ctx, &st)
+	settle(err, c.exhaustedLimit, c.executableLimit, c.failureLimit, c.successLimit)
+	if err != nil {
+		return nil, err
+	}
+	if cut && !c.logCut {
+		c.e.logger.Warn("camunda: more new job history log entries than max_history_entries in one collection; job failures and successes of this interval are undercounted (raise max_history_entries or collect more often)",
+			"engine", c.e.name, "max_history_entries", c.e.cfg.MaxHistoryEntries)
+	}
+	c.st, c.logCut = st, cut
+	return out, nil
+}
+
+func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prometheus.Metric, cut bool, err error) {
+	now, err := c.e.probed()
+	if err != nil {
+		return nil, false, err
+	}
+	window := time.Duration(c.e.cfg.LateCommitWindow)
+	rd, err := c.reader.readJobs(ctx, jobsRequest{now: now, budget: c.e.cfg.MaxListedTasks,
+		log: st.cursor.request(now, window, c.e.cfg.MaxHistoryEntries)})
+	if err != nil {
+		return nil, false, err
+	}
+	engine := c.e.name
+	emit := func(name string, t prometheus.ValueType, v float64, labels ...string) {
+		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(name), t, v, labels...))
+	}
+	// The gauges per key: keys beyond label_value_limit fold into "other";
+	// keys seen once keep reporting 0.
+	for _, g := range []struct {
+		name   string
+		limit  *labellimit.Limiter
+		groups []jobGroup
+		seen   map[string]bool
+	}{
+		{catalog.CamundaJobsRetriesExhausted, c.exhaustedLimit, rd.exhausted, st.exhausted},
+		{catalog.CamundaJobsExecutable, c.executableLimit, rd.executable, st.executable},
+	} {
+		counts := admitGroups(g.limit, g.groups)
+		for key := range counts {
+			g.seen[key] = true
+		}
+		for _, key := range sortedKeys(g.seen) {
+			emit(g.name, prometheus.GaugeValue, float64(counts[key]), engine, key)
+		}
+	}
+	if !rd.noCreateTime {
+		age := 0.0
+		if !rd.oldestDue.IsZero() {
+			age = max(0, rd.now.Sub(rd.oldestDue).Seconds())
+		}
+		emit(catalog.CamundaJobOldestExecutableAge, prometheus.GaugeValue, age, engine)
+	}
+
+	var fresh []jobLogEntry
+	st.cursor, fresh = advanceCursor(st.cursor, rd.log, now, window)
+	if rd.logCut {
+		st.logCuts++
+	}
+	// Every key the log names gets both counters, at 0 until something is
+	// counted, so the first failure of a key shows in increase().
+	for _, e := range rd.log {
+		if _, ok := st.failures[c.failureLimit.Admit(e.key)[0]]; !ok {
+			st.failures[c.failureLimit.Admit(e.key)[0]] = 0
+		}
+		if _, ok := st.successes[c.successLimit.Admit(e.key)[0]]; !ok {
+			st.successes[c.successLimit.Admit(e.key)[0]] = 0
+		}
+	}
+	for _, e := range fresh {
+		switch e.kind {
+		case logFailure:
+			st.failures[c.failureLimit.Admit(e.key)[0]]++
+		case logSuccess:
+			st.successes[c.successLimit.Admit(e.key)[0]]++
+		}
+	}
+	for _, key := range sortedKeys(st.failures) {
+		emit(catalog.CamundaJobFailures, prometheus.CounterValue, st.failures[key], engine, key)
+	}
+	for _, key := range sortedKeys(st.successes) {
+		emit(catalog.CamundaJobSuccesses, prometheus.CounterValue, st.successes[key], engine, key)
+	}
+	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
+	return out, rd.logCut, nil
+}
+
+// admitGroups sums the groups by their key as the limiter admits them, in
+// the reader's order (groups a reader already folded bypass it).
+func admitGroups(l *labellimit.Limiter, groups []jobGroup) map[string]int64 {
+	counts := map[string]int64{}
+	for _, g := range groups {
+		key := g.key
+		if !g.folded {
+			key = l.Admit(key)[0]
+		}
+		counts[key] += g.n
+	}
+	return counts
+}
