@@ -10,7 +10,6 @@ package camunda
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -392,8 +391,8 @@ func (c *Client) attempt(ctx context.Context, path, target string, out any) (*AP
 		if out == nil {
 			return nil, 0
 		}
-		if err := json.Unmarshal(resp.Body(), out); err != nil {
-			return &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds,
+		if err := decode(resp.Body(), out); err != nil {
+			return &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds, badBody: true,
 				Message: "response is not the expected JSON: " + truncate(err.Error(), maxErrorMessage)}, 0
 		}
 		return nil, 0
