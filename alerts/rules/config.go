@@ -244,7 +244,6 @@ func Parse(b []byte) (Config, error) {
 	return cfg, nil
 }
 
-
 // Validate reports the first invalid setting, naming its key.
 func (c Config) Validate() error {
 	if strings.ContainsAny(c.Selector, "{}") {
