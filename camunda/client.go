@@ -56,7 +56,7 @@ type Config struct {
 	// retries.
 	Retry *RetryPolicy
 
-	// Logger receives debug lines per request and warnings per retry. Nil
+	// Logger receives debug lines per request and per retry. Nil
 	// discards. Lines never contain credentials.
 	Logger *slog.Logger
 
@@ -366,7 +366,10 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 			}
 			wait = max(wait, retryAfter)
 		}
-		c.log.Warn("camunda request failed, retrying", "method", http.MethodGet, "endpoint", path,
+		// Debug, not warn: an outage would log this at every poll; the
+		// collection's failure, if the retries do not help, is logged
+		// once by its poll (internal/poll).
+		c.log.Debug("camunda request failed, retrying", "method", http.MethodGet, "endpoint", path,
 			"attempt", attempt, "status", ae.Status, "error", ae.Error(), "backoff", wait)
 		if err := c.sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%w; retries stopped: %w", ae, err)

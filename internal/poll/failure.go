@@ -74,6 +74,7 @@ func IsConnectionError(err error) bool {
 	return false
 }
 
-// addrRE matches IPv4 and bracketed IPv6 addresses with an optional port,
-// and a bare :port after "localhost".
-var addrRE = regexp.MustCompile(`(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.%a-z]+\]|localhost)(:\d+)?`)
+// addrRE matches IPv4 addresses, bracketed IPv6 addresses (with a colon
+// inside, unlike a config key's [0]) and localhost, each with an optional
+// port.
+var addrRE = regexp.MustCompile(`(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f.%a-z]*:[0-9A-Fa-f:.%a-z]*\]|localhost)(:\d+)?`)

@@ -513,6 +513,7 @@ func TestFailureClass(t *testing.T) {
 		{fmt.Errorf("collect: %w", context.DeadlineExceeded), ClassTimeout},
 		{errors.New(`relation "x" does not exist at 10.0.0.7:5432`), `relation "x" does not exist at ADDR`},
 		{errors.New(`lost [::1]:5432 and localhost:80`), `lost ADDR and ADDR`},
+		{errors.New(`no column x (config key databases[0].tables.outbox.columns.x)`), `no column x (config key databases[0].tables.outbox.columns.x)`},
 		{fmt.Errorf("wrapped: %w", classed("HTTP 500 from GET /x")), "HTTP 500 from GET /x"},
 	}
 	for _, c := range cases {
