@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 )
@@ -41,7 +43,7 @@ func engineWithTasks(t testing.TB, e *camundatest.Engine) (topic, lockedID strin
 // camundaConfig is the exporter's config for the engine behind the proxy
 // (with basic auth and the proxy's CA) and for a database that joins with
 // it.
-func camundaConfig(p *camundatest.FaultProxy, topic string) string {
+func camundaConfig(p *camundatest.FaultProxy, topic string, requestTimeout time.Duration) string {
 	return fmt.Sprintf(`
 camunda:
   - name: main
@@ -51,7 +53,7 @@ camunda:
     tls: {ca_file: %s}
     min_interval: 1ms
     timeout: 15s
-    request_timeout: 1s
+    request_timeout: %s
     topics: [%s]
 databases:
   - name: orders
@@ -60,7 +62,31 @@ databases:
     tables:
       idempotency: {camunda: {engine: main}}
       outbox: {}
-`, p.URL, p.CAFile, topic)
+`, p.URL, p.CAFile, model.Duration(requestTimeout), topic)
+}
+
+// camundaFault is a fault the proxy injects and the failure class it must
+// be logged with.
+type camundaFault struct {
+	name  string
+	fault camundatest.Fault
+	cause string
+}
+
+// camundaFaults are the faults of the Camunda matrix; slow is how long the
+// slow endpoint takes (longer than request_timeout).
+func camundaFaults(slow time.Duration) []camundaFault {
+	return []camundaFault{
+		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "HTTP 500 from GET /incident/count"},
+		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, "HTTP 401 from GET /version"},
+		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "HTTP 404 from GET /history/external-task-log"},
+		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: slow, Endpoint: "/external-task/count"}, "request timeout"},
+		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "unexpected response from GET /external-task"},
+		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "unexpected response from GET /external-task/count"},
+		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "unreachable"},
+		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, "unreachable"},
+		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, "TLS verification failed"},
+	}
 }
 
 // TestCamundaFaults is the fault matrix of the Camunda source: a real
@@ -81,27 +107,12 @@ func TestCamundaFaults(t *testing.T) {
 	t.Setenv("WFX_REL_CAMUNDA_PW", password)
 	out := &outputs{}
 	engineGone := func(key string) bool { return ownedBy("camunda", "idempotency_camunda")(key) }
-	cases := []struct {
-		name  string
-		fault camundatest.Fault
-		cause string
-	}{
-		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "HTTP 500 from GET /incident/count"},
-		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, "HTTP 401 from GET /version"},
-		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "HTTP 404 from GET /history/external-task-log"},
-		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: 5 * time.Second, Endpoint: "/external-task/count"}, "request timeout"},
-		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "unexpected response from GET /external-task"},
-		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "unexpected response from GET /external-task/count"},
-		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "unreachable"},
-		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, "unreachable"},
-		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, "TLS verification failed"},
-	}
-	r := newRig(t, camundaConfig(proxy, topic), out)
+	r := newRig(t, camundaConfig(proxy, topic, time.Second), out)
 	base := r.collect()
 	if v, ok := base.get("workflow_idempotency_completed_task_open", "database", "orders", "engine", "main", "scope", "payment", "topic", topic); !ok || v != 1 {
 		t.Fatalf("the join does not report the completed record whose task is open: %v %v\n%s", v, ok, r.logs)
 	}
-	for _, c := range cases {
+	for _, c := range camundaFaults(5 * time.Second) {
 		t.Run(c.name, func(t *testing.T) {
 			f := fault{name: c.name, kind: "camunda", source: "main", step: "camunda", cause: c.cause, down: true, gone: engineGone,
 				inject: func(t *testing.T) { must(t, proxy.Set(c.fault)) },

@@ -118,71 +118,70 @@ func databaseConfig(extra ...string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// TestDatabaseFaults is the fault matrix of the database source, on a
-// PostgreSQL server of the test's own (it is stopped and started).
-func TestDatabaseFaults(t *testing.T) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	out := &outputs{}
-	var secrets []string
-	all := func(string) bool { return true }
+// dbFault is a row of the database fault matrix.
+type dbFault struct {
+	fault
+	// settings are the database's config lines for the matrix;
+	// leakSettings, if set, replace them in the leak test, where each
+	// faulted collection must be quick.
+	settings, leakSettings []string
+	// make builds the fault for a database (inject, clear, during).
+	make func(t *testing.T, d *faultDB, f *fault)
+}
 
-	type row struct {
-		fault
-		settings []string
-		// make builds the fault for the database (inject, clear, during).
-		make func(t *testing.T, d *faultDB, f *fault)
+// databaseFaults are the faults of the database matrix; srv is the server
+// of the test's own that the stop faults stop.
+func databaseFaults(srv *pgtest.Server) []dbFault {
+	all := func(string) bool { return true }
+	lockFor := func(table string) func(t *testing.T, d *faultDB, f *fault) {
+		return func(t *testing.T, d *faultDB, f *fault) {
+			var release func()
+			f.inject = func(t *testing.T) { release = d.lock(t, table) }
+			f.clear = func(t *testing.T) { release() }
+		}
 	}
-	rows := []row{
+	return []dbFault{
 		{fault: fault{name: "stopped between collections", step: "connect", cause: "unreachable", down: true, gone: all},
 			make: func(t *testing.T, _ *faultDB, f *fault) {
 				f.inject = func(t *testing.T) { must(t, srv.Halt()) }
 				f.clear = func(t *testing.T) { must(t, srv.Resume()) }
 			}},
 		{fault: fault{name: "stopped during a collection", step: "outbox", cause: "unreachable", down: true, gone: all},
-			// Long timeouts: the collection waits on a lock until the server stops.
+			// Long timeouts: the collection waits on a lock until the
+			// server stops; later collections find it stopped.
 			settings: []string{"statement_timeout: 20s", "lock_timeout: 20s"},
 			make: func(t *testing.T, d *faultDB, f *fault) {
-				var release func()
-				f.inject = func(t *testing.T) { release = d.lock(t, "event_outbox") }
-				f.during = func(t *testing.T, r *rig) page {
-					type result struct {
-						p   page
-						err error
+				lockFor("event_outbox")(t, d, f)
+				release := f.clear
+				f.during = func(t *testing.T, r *rig, i int) page {
+					if i > 0 {
+						return r.collect()
 					}
-					done := make(chan result, 1)
-					time.Sleep(3 * time.Millisecond)
-					go func() { p, err := r.scrape(60 * time.Second); done <- result{p, err} }()
-					waitForLockWait(t, d)
-					must(t, srv.Halt())
-					res := <-done
-					if res.err != nil {
-						t.Fatal(res.err)
-					}
-					return res.p
+					return collectWhileWaiting(t, r, d, func() { must(t, srv.Halt()) })
 				}
 				f.clear = func(t *testing.T) {
-					release()
+					release(t)
 					must(t, srv.Resume())
 				}
 			}},
+		{fault: fault{name: "session terminated during a collection", step: "outbox", cause: "unreachable", down: true, gone: all},
+			settings: []string{"statement_timeout: 20s", "lock_timeout: 20s"},
+			make: func(t *testing.T, d *faultDB, f *fault) {
+				lockFor("event_outbox")(t, d, f)
+				f.during = func(t *testing.T, r *rig, _ int) page {
+					return collectWhileWaiting(t, r, d, func() {
+						d.exec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '"+d.role+"' AND wait_event_type = 'Lock'")
+					})
+				}
+			}},
 		{fault: fault{name: "statement timeout behind an ACCESS EXCLUSIVE lock", step: "outbox", cause: "statement_timeout", gone: ownedBy("outbox")},
-			settings: []string{"statement_timeout: 300ms", "lock_timeout: 10s"},
-			make: func(t *testing.T, d *faultDB, f *fault) {
-				var release func()
-				f.inject = func(t *testing.T) { release = d.lock(t, "event_outbox") }
-				f.clear = func(t *testing.T) { release() }
-			}},
+			settings:     []string{"statement_timeout: 300ms", "lock_timeout: 10s"},
+			leakSettings: []string{"statement_timeout: 20ms", "lock_timeout: 10s"},
+			make:         lockFor("event_outbox")},
 		{fault: fault{name: "lock timeout behind an ACCESS EXCLUSIVE lock", step: "inbox", cause: "lock_timeout", gone: ownedBy("inbox")},
-			settings: []string{"statement_timeout: 5s", "lock_timeout: 100ms"},
-			make: func(t *testing.T, d *faultDB, f *fault) {
-				var release func()
-				f.inject = func(t *testing.T) { release = d.lock(t, "message_inbox") }
-				f.clear = func(t *testing.T) { release() }
-			}},
+			settings:     []string{"statement_timeout: 5s", "lock_timeout: 100ms"},
+			leakSettings: []string{"statement_timeout: 5s", "lock_timeout: 10ms"},
+			make:         lockFor("message_inbox")},
 		{fault: fault{name: "table renamed while running", step: "inbox", gone: ownedBy("inbox"),
 			cause: "database orders: table message_inbox does not exist or is not visible to this role (config key databases[0].tables.inbox.table)"},
 			make: func(t *testing.T, d *faultDB, f *fault) {
@@ -206,19 +205,51 @@ func TestDatabaseFaults(t *testing.T) {
 				f.clear = func(t *testing.T) { d.exec(t, "GRANT SELECT ON workflow_idempotency_record TO "+d.role) }
 			}},
 	}
-	for _, rw := range rows {
-		t.Run(rw.name, func(t *testing.T) {
+}
+
+// TestDatabaseFaults is the fault matrix of the database source, on a
+// PostgreSQL server of the test's own (it is stopped and started).
+func TestDatabaseFaults(t *testing.T) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	out := &outputs{}
+	var secrets []string
+	for _, df := range databaseFaults(srv) {
+		t.Run(df.name, func(t *testing.T) {
 			d := newFaultDB(t, srv)
 			secrets = append(secrets, d.secret)
 			t.Setenv("WFX_REL_DSN", d.dsn)
-			f := rw.fault
+			f := df.fault
 			f.kind, f.source = "database", "orders"
-			rw.make(t, d, &f)
-			r := newRig(t, databaseConfig(rw.settings...), out)
+			df.make(t, d, &f)
+			r := newRig(t, databaseConfig(df.settings...), out)
 			f.run(t, r)
 		})
 	}
 	out.scan(t, secrets...)
+}
+
+// collectWhileWaiting starts a collection, waits until it waits for a lock
+// (the test holds one), runs strike, and returns the collection's page.
+func collectWhileWaiting(t *testing.T, r *rig, d *faultDB, strike func()) page {
+	t.Helper()
+	type result struct {
+		p   page
+		err error
+	}
+	done := make(chan result, 1)
+	time.Sleep(3 * time.Millisecond) // past min_interval
+	go func() { p, err := r.scrape(60 * time.Second); done <- result{p, err} }()
+	waitForLockWait(t, d)
+	strike()
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	return res.p
 }
 
 // waitForLockWait waits until a session of the exporter's role waits for
@@ -245,4 +276,12 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pgtestConnect connects to the database as its owner, without failing
+// the test (the server may be down).
+func pgtestConnect(srv *pgtest.Server, d *faultDB) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return pgx.Connect(ctx, d.adminURL)
 }

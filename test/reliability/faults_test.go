@@ -74,11 +74,12 @@ type fault struct {
 	// gone are the data series that must be absent while the fault lasts;
 	// every other series of the healthy collection before it must stay.
 	gone func(key string) bool
-	// inject makes the fault; clear ends it. settle, if set, runs after
-	// inject instead of the first faulted collection (a fault that strikes
-	// during a collection runs that collection itself and returns its page).
+	// inject makes the fault; clear ends it.
 	inject, clear func(t *testing.T)
-	during        func(t *testing.T, r *rig) page
+	// during, if set, runs the i-th faulted collection instead of a plain
+	// one: a fault that strikes during a collection starts the collection
+	// itself and returns its page.
+	during func(t *testing.T, r *rig, i int) page
 }
 
 // run holds a fault against the exporter: a healthy collection first, then
@@ -118,8 +119,8 @@ func (f fault) run(t *testing.T, r *rig) {
 	}()
 	for i := 0; i < faultedPolls; i++ {
 		var p page
-		if i == 0 && f.during != nil {
-			p = f.during(t, r)
+		if f.during != nil {
+			p = f.during(t, r, i)
 		} else {
 			p = r.collect()
 		}
