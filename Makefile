@@ -49,10 +49,11 @@ PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CUR
 # The table collector tests (no Camunda engine needed).
 PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZone|NullStatus|MissingTable|UnreachableDatabase|QueriesReadOnly|JoinsAgainst|JoinByProcess|PromlintOnFullOutput
 
-## test-pg-current: the table collector tests, the check command and the PostgreSQL access layer on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
+## test-pg-current: the table collector tests, the check command, the PostgreSQL access layer and the database fault matrix on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
 test-pg-current:
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./internal/pgsource/... ./internal/check/... ./internal/pgtest/...
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run 'TestDatabaseFaults' ./test/reliability/
 
 # The fuzz targets (package:target). test-go runs their seed corpora and
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz

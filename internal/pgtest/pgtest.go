@@ -188,6 +188,8 @@ func Start() (*Server, error) { return StartWith(nil) }
 
 // StartWith is Start with extra server settings (name=value, as after
 // postgres -c), for example "shared_preload_libraries=pg_stat_statements".
+// Like the shared server, a server of another major than PGTEST_MAJOR is
+// an error.
 func StartWith(settings []string) (*Server, error) {
 	bindir, err := FindBinDir()
 	if err != nil {
@@ -248,6 +250,10 @@ func StartWith(settings []string) (*Server, error) {
 		if err == nil {
 			s.AdminURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 			s.opts = opts
+			if err := checkMajor(s.AdminURL); err != nil {
+				s.Stop()
+				return nil, err
+			}
 			return s, nil
 		}
 		log, _ := os.ReadFile(s.logFile)

@@ -533,7 +533,8 @@ func (c classed) FailureClass() string { return string(c) }
 func TestCloseCancelsTheRunningCollection(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	fc := &fakeCollector{name: "outbox", value: 1}
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: time.Hour, Now: clk.now, Collectors: []Collector{fc}})
+	logger, logs := logCapture(slog.LevelDebug)
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: time.Hour, Now: clk.now, Collectors: []Collector{fc}, Logger: logger})
 	first := src.Refresh(context.Background())
 	fc.release = make(chan struct{}) // the next collection hangs until cancelled
 	clk.advance(time.Minute)
@@ -549,6 +550,9 @@ func TestCloseCancelsTheRunningCollection(t *testing.T) {
 	}
 	if src.Current() != first {
 		t.Fatal("the cancelled collection replaced the last snapshot")
+	}
+	if out := logs(); out != "" {
+		t.Errorf("a collection cancelled by Close was logged as a failure:\n%s", out)
 	}
 	clk.advance(time.Minute)
 	calls := fc.calls.Load()

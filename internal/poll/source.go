@@ -247,6 +247,9 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 		snap.Results = append(snap.Results, Result{ConnectCollector, err, time.Since(start)})
 		if err != nil {
 			snap.Up = false
+			if s.closing() {
+				return snap
+			}
 			failed[ConnectCollector] = true
 			sourceFailed = true
 			s.failed(sourceKey, ConnectCollector, err, "source unreachable; its series are dropped until it answers")
@@ -261,6 +264,12 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 				s.recovered(c.Name())
 				snap.Data = append(snap.Data, ms...)
 				continue
+			}
+			if s.closing() {
+				// Close cancelled the collection: not a finding about the
+				// source, neither logged nor counted (run discards it).
+				snap.Up, snap.Data = false, nil
+				return snap
 			}
 			failed[c.Name()] = true
 			class := FailureClass(err)
@@ -311,6 +320,9 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	s.mu.Unlock()
 	return snap
 }
+
+// closing says Close has cancelled the source's collections.
+func (s *Source) closing() bool { return s.base.Err() != nil }
 
 // failed logs a failure of a step under key (the step, or sourceKey) when it
 // starts or its class (FailureClass) changes, at warn level naming the

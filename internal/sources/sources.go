@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
@@ -73,10 +74,31 @@ func (m *Manager) Set() *poll.Set { return m.set }
 // removed are closed: their collections cancelled, their connections
 // released.
 func (m *Manager) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
+	ch, gone, err := m.swap(cfg)
+	if err != nil {
+		return Changes{}, err
+	}
+	// Outside the lock: a shutdown need not wait for this.
+	cctx, cancel := context.WithTimeout(ctx, closeWait)
+	defer cancel()
+	for _, e := range gone {
+		e.src.Close(cctx)
+		e.close()
+	}
+	return ch, nil
+}
+
+// closeWait bounds how long Apply waits for the cancelled collections of
+// the sources it replaced or removed.
+const closeWait = 5 * time.Second
+
+// swap builds what changed and switches the set to the new sources; it
+// returns the entries that left, to be closed.
+func (m *Manager) swap(cfg *config.Config) (Changes, []*entry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return Changes{}, fmt.Errorf("sources: the exporter is stopping")
+		return Changes{}, nil, fmt.Errorf("sources: the exporter is stopping")
 	}
 	old := map[string]*entry{}
 	for _, e := range m.entries {
@@ -97,7 +119,7 @@ func (m *Manager) Apply(ctx context.Context, cfg *config.Config) (Changes, error
 			for _, b := range built {
 				b.close()
 			}
-			return Changes{}, err
+			return Changes{}, nil, err
 		}
 		built = append(built, e)
 		next = append(next, e)
@@ -123,15 +145,13 @@ func (m *Manager) Apply(ctx context.Context, cfg *config.Config) (Changes, error
 	m.set.Replace(srcs...)
 	m.entries = next
 	for _, e := range gone {
-		e.src.Close(ctx)
-		e.close()
 		if e.engine != "" && !slices.ContainsFunc(next, func(n *entry) bool { return n.engine == e.engine }) {
 			// Nothing publishes this engine any more: a join against its
 			// last view would report stale facts.
 			m.views.Withdraw(e.engine)
 		}
 	}
-	return ch, nil
+	return ch, gone, nil
 }
 
 // Close stops every source (their running collections are cancelled, and
