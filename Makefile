@@ -10,7 +10,7 @@ SIM       := bin/workflow-sim
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current deps deps-run generate bench bench-camunda alert-matrix
+.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda alert-matrix
 
 all: build
 
@@ -41,7 +41,7 @@ run: deps-run build
 	$(GO) run ./test/localrun -exporter $(BIN)
 
 ## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
-test: deps test-static test-go test-pg-current test-alerts test-dashboards test-k8s
+test: deps test-static test-go test-pg-current test-fuzz test-alerts test-dashboards test-k8s
 
 # The second PostgreSQL major (Debian 12's is 15), unpacked by scripts/install-deps.sh test.
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
@@ -49,10 +49,25 @@ PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CUR
 # The table collector tests (no Camunda engine needed).
 PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZone|NullStatus|MissingTable|UnreachableDatabase|QueriesReadOnly|JoinsAgainst|JoinByProcess|PromlintOnFullOutput
 
-## test-pg-current: the table collector tests, the check command and the PostgreSQL access layer on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
+## test-pg-current: the table collector tests, the check command, the PostgreSQL access layer and the database fault matrix on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
 test-pg-current:
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./internal/pgsource/... ./internal/check/... ./internal/pgtest/...
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run 'TestDatabaseFaults' ./test/reliability/
+
+# The fuzz targets (package:target). test-go runs their seed corpora and
+# every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
+# fuzzes each for FUZZTIME. A failure writes the input to the package's
+# testdata/fuzz/: fix the code and commit the input as a regression case.
+FUZZ_TARGETS = internal/config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody internal/labellimit:FuzzLimiter internal/labellimit:FuzzRanked
+FUZZTIME    ?= 5s
+
+## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding, each for FUZZTIME (5s)
+test-fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzzing $${t##*:} in ./$${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
+	done
 
 ## test-k8s: render the Helm chart with Helm and validate it and deploy/kubernetes against the Kubernetes and prometheus-operator schemas (tools/k8scheck, a separate module)
 # -mod=mod: tools/k8scheck replaces the main module with ../.., like tools/alertrouting.

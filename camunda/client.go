@@ -10,7 +10,6 @@ package camunda
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,7 +56,7 @@ type Config struct {
 	// retries.
 	Retry *RetryPolicy
 
-	// Logger receives debug lines per request and warnings per retry. Nil
+	// Logger receives debug lines per request and per retry. Nil
 	// discards. Lines never contain credentials.
 	Logger *slog.Logger
 
@@ -367,7 +366,10 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 			}
 			wait = max(wait, retryAfter)
 		}
-		c.log.Warn("camunda request failed, retrying", "method", http.MethodGet, "endpoint", path,
+		// Debug, not warn: an outage would log this at every poll; the
+		// collection's failure, if the retries do not help, is logged
+		// once by its poll (internal/poll).
+		c.log.Debug("camunda request failed, retrying", "method", http.MethodGet, "endpoint", path,
 			"attempt", attempt, "status", ae.Status, "error", ae.Error(), "backoff", wait)
 		if err := c.sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%w; retries stopped: %w", ae, err)
@@ -392,8 +394,8 @@ func (c *Client) attempt(ctx context.Context, path, target string, out any) (*AP
 		if out == nil {
 			return nil, 0
 		}
-		if err := json.Unmarshal(resp.Body(), out); err != nil {
-			return &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds,
+		if err := decode(resp.Body(), out); err != nil {
+			return &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds, badBody: true,
 				Message: "response is not the expected JSON: " + truncate(err.Error(), maxErrorMessage)}, 0
 		}
 		return nil, 0

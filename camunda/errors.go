@@ -2,6 +2,7 @@ package camunda
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-resty/resty/v2"
 )
 
 // maxErrorMessage bounds how much of an engine's message or of a non-JSON
@@ -44,6 +47,7 @@ type APIError struct {
 	Err error
 
 	timeout time.Duration // set when the per-request timeout expired
+	badBody bool          // a 2xx answer that is not what the endpoint returns
 }
 
 // Error names the endpoint and the HTTP status (or the transport failure).
@@ -77,6 +81,41 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
 	}
 	return b.String()
+}
+
+// FailureClass names the kind of failure in a short phrase without
+// addresses, ports or the engine's message, so an exporter logs a failure
+// once while it lasts (internal/poll): "unreachable" for every transport
+// failure that is not a timeout or a certificate problem (refused, reset,
+// EOF, no route), "request timeout", "TLS verification failed",
+// "unexpected response from GET /x" for a 2xx body of the wrong shape, and
+// "HTTP 500 from GET /x" for an error status.
+func (e *APIError) FailureClass() string {
+	switch {
+	case e.timeout > 0:
+		return "request timeout"
+	case e.Status == 0 && e.Err != nil:
+		switch {
+		case errors.Is(e.Err, context.Canceled):
+			return "cancelled"
+		case errors.Is(e.Err, context.DeadlineExceeded):
+			return "timeout"
+		case isTLSVerification(e.Err):
+			return "TLS verification failed"
+		case errors.Is(e.Err, resty.ErrResponseBodyTooLarge):
+			return "response too large from " + e.Method + " " + e.Endpoint
+		}
+		var te interface{ Timeout() bool }
+		if errors.As(e.Err, &te) && te.Timeout() {
+			return "request timeout"
+		}
+		return "unreachable"
+	case e.Status == 0:
+		return "request not sent to " + e.Method + " " + e.Endpoint
+	case e.badBody:
+		return "unexpected response from " + e.Method + " " + e.Endpoint
+	}
+	return fmt.Sprintf("HTTP %d from %s %s", e.Status, e.Method, e.Endpoint)
 }
 
 // Unwrap returns the transport error, so errors.Is(err,

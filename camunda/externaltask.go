@@ -92,7 +92,7 @@ func (c *Client) CountExternalTasks(ctx context.Context, q ExternalTaskQuery) (i
 	if err := c.get(ctx, "/external-task/count", v.Values, &res); err != nil {
 		return 0, err
 	}
-	return res.Count, nil
+	return res.value(), nil
 }
 
 // ListExternalTasks returns one page of external tasks matching q.

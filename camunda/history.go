@@ -47,5 +47,5 @@ func (c *Client) CountExternalTaskLog(ctx context.Context, q HistoryLogQuery) (i
 	if err := c.get(ctx, "/history/external-task-log/count", v.Values, &res); err != nil {
 		return 0, err
 	}
-	return res.Count, nil
+	return res.value(), nil
 }

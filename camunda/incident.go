@@ -67,7 +67,7 @@ func (c *Client) CountIncidents(ctx context.Context, q IncidentQuery) (int64, er
 	if err := c.get(ctx, "/incident/count", v.Values, &res); err != nil {
 		return 0, err
 	}
-	return res.Count, nil
+	return res.value(), nil
 }
 
 // ListIncidents returns one page of open incidents matching q.

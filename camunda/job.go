@@ -70,7 +70,7 @@ func (c *Client) CountJobs(ctx context.Context, q JobQuery) (int64, error) {
 	if err := c.get(ctx, "/job/count", v.Values, &res); err != nil {
 		return 0, err
 	}
-	return res.Count, nil
+	return res.value(), nil
 }
 
 // ListJobs returns one page of jobs matching q.

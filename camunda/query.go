@@ -164,8 +164,3 @@ func (p params) time(k string, t time.Time) {
 		p.Values.Set(k, FormatTime(t))
 	}
 }
-
-// countResult is the body of every .../count endpoint.
-type countResult struct {
-	Count int64 `json:"count"`
-}

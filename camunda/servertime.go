@@ -2,7 +2,6 @@ package camunda
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -41,17 +40,15 @@ func (c *Client) VersionAt(ctx context.Context) (version string, engineNow time.
 		typ, msg := parseErrorBody(resp.Body(), c.password)
 		return "", time.Time{}, &APIError{Method: http.MethodGet, Endpoint: path, Status: status, Type: typ, Message: msg, CredentialsConfigured: c.hasCreds, Attempts: 1}
 	}
-	var res struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(resp.Body(), &res); err != nil {
-		return "", time.Time{}, &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds, Attempts: 1,
+	var res versionResult
+	if err := decode(resp.Body(), &res); err != nil {
+		return "", time.Time{}, &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds, Attempts: 1, badBody: true,
 			Message: "response is not the expected JSON: " + truncate(err.Error(), maxErrorMessage)}
 	}
 	date := resp.Header().Get("Date")
 	now, perr := http.ParseTime(date)
 	if perr != nil {
-		return "", time.Time{}, &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds, Attempts: 1,
+		return "", time.Time{}, &APIError{Method: http.MethodGet, Endpoint: path, Status: status, CredentialsConfigured: c.hasCreds, Attempts: 1, badBody: true,
 			Message: "response has no valid Date header (" + truncate(date, 64) + "); the engine's clock is unknown"}
 	}
 	c.log.Debug("camunda request", "method", http.MethodGet, "endpoint", path, "attempt", 1, "duration", time.Since(start))

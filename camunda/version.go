@@ -29,9 +29,7 @@ type EngineInfo struct {
 // Version returns the engine's version string (GET /version). Forks report
 // their own version (Operaton 1.x/2.x, CIB seven 1.x/2.x), not 7.x.
 func (c *Client) Version(ctx context.Context) (string, error) {
-	var res struct {
-		Version string `json:"version"`
-	}
+	var res versionResult
 	if err := c.get(ctx, "/version", nil, &res); err != nil {
 		return "", err
 	}

@@ -303,7 +303,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		reply(map[string]any{"product": map[string]string{"name": "Camunda BPM Runtime"}})
 	case "/external-task/topic-names":
 		seen := map[string]bool{}
-		var out []string
+		out := []string{} // the engine answers [], never null
 		for _, t := range f.tasks {
 			if !seen[t.topic] {
 				seen[t.topic] = true

@@ -68,6 +68,7 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 			cs = append(cs, c)
 		}
 	}
+	joinsFrom := len(cs)
 	if o.Views != nil {
 		for _, k := range tableKinds() {
 			if c := k.join(cfg.Tables, ko); c != nil {
@@ -76,9 +77,10 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 		}
 	}
 	// With joins, refresh after the Camunda sources (phase 0) so a join uses
-	// the engine view of the same scrape.
+	// the engine view of the same scrape. Without one, refresh alongside
+	// them: a slow engine must not hold back a database that does not join.
 	phase := 0
-	if o.Views != nil && len(o.Engines) > 0 {
+	if len(cs) > joinsFrom {
 		phase = 1
 	}
 	pcs := make([]poll.Collector, len(cs))

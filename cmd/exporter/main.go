@@ -31,6 +31,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
 const (
@@ -38,6 +39,15 @@ const (
 	// defaultAddress sits outside the range of the Prometheus default port
 	// allocations (9100 and up), so it collides with no registered exporter.
 	defaultAddress = ":7840"
+
+	// On SIGTERM the exporter stops within shutdownBound: collections in
+	// flight are cancelled (queries also on the server) and waited for at
+	// most collectionsGrace, which also releases the scrapes waiting for
+	// them, then the HTTP server lets in-flight requests finish for at most
+	// httpGrace. docs/reliability.md states the bound; a test holds it.
+	collectionsGrace = 2 * time.Second
+	httpGrace        = 3 * time.Second
+	shutdownBound    = collectionsGrace + httpGrace
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -47,6 +57,7 @@ type options struct {
 	web            *web.FlagConfig
 	metricsPath    string
 	enablePprof    bool
+	lifecycle      bool
 	configFile     string
 	configCheck    bool
 	timeoutOffset  time.Duration
@@ -65,6 +76,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.enable-pprof", "Serve the Go runtime's profiles under /debug/pprof/ (and link them from the landing page).").Default("false").BoolVar(&o.enablePprof)
+	app.Flag("web.enable-lifecycle", "Reload the configuration on POST /-/reload (as SIGHUP does).").Default("false").BoolVar(&o.lifecycle)
 	app.Flag("config.file", "YAML configuration file (sources, tables, limits). Without it: one Camunda engine at "+config.DefaultCamundaURL+" and no database.").Default("").StringVar(&o.configFile)
 	app.Flag("config.check", "Validate the configuration file, print the result and exit.").BoolVar(&o.configCheck)
 	app.Flag("scrape.timeout-offset", "Subtracted from the Prometheus scrape timeout: a scrape never waits longer for collections, it gets the previous snapshot instead.").Default("500ms").DurationVar(&o.timeoutOffset)
@@ -114,7 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if o.configCheck {
-		if err := checkSources(cfg, logger); err != nil {
+		if err := sources.Check(cfg, logger); err != nil {
 			fmt.Fprintf(stderr, "%s\n", err)
 			return 1
 		}
@@ -144,13 +156,49 @@ func run(args []string, stdout, stderr io.Writer) int {
 func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Logger) int {
 	logger.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 	folds := labellimit.NewStats()
-	sources, closeSources, err := buildSources(cfg, folds, logger)
-	if err != nil {
+	mgr := sources.New(folds, logger)
+	if _, err := mgr.Apply(ctx, cfg); err != nil {
 		logger.Error("cannot set up sources", "err", err)
 		return 1
 	}
-	defer closeSources()
-	set := poll.NewSet(folds, sources...)
+	set := mgr.Set()
+	stopped := false
+	defer func() {
+		if !stopped {
+			cctx, cancel := context.WithTimeout(context.Background(), collectionsGrace)
+			defer cancel()
+			mgr.Close(cctx)
+		}
+	}()
+
+	// A reload reads the file again and builds what changed; a config that
+	// --config.check would refuse is refused with the same message, and the
+	// running one stays.
+	reload := func(trigger string) error {
+		next, err := config.Load(o.configFile)
+		if err == nil {
+			var ch sources.Changes
+			if ch, err = mgr.Apply(ctx, next); err == nil {
+				logger.Info("configuration reloaded", "trigger", trigger, "kept", ch.Kept, "added", ch.Added, "replaced", ch.Replaced, "removed", ch.Removed)
+				return nil
+			}
+		}
+		logger.Error("configuration reload refused; the running configuration stays", "trigger", trigger, "err", err)
+		return err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-hup:
+				_ = reload("SIGHUP")
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
@@ -171,6 +219,20 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 	// because a down source must still be scraped to be reported down.
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Healthy.") })
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "Ready.") })
+	if o.lifecycle {
+		mux.HandleFunc("/-/reload", func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost && r.Method != http.MethodPut {
+				w.Header().Set("Allow", "POST, PUT")
+				http.Error(w, "POST or PUT to reload the configuration", http.StatusMethodNotAllowed)
+				return
+			}
+			if err := reload("/-/reload"); err != nil {
+				http.Error(w, "configuration reload refused; the running configuration stays: "+err.Error(), http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprintln(w, "Configuration reloaded.")
+		})
+	}
 	// The landing page links only what this mux serves: the profiling
 	// links only with --web.enable-pprof.
 	profiling := "false"
@@ -209,10 +271,20 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 			return 1
 		}
 	case <-ctx.Done():
-		logger.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		start := time.Now()
+		logger.Info("shutting down: cancelling collections in flight, then letting requests in flight finish", "bound", shutdownBound)
+		// First the collections: a scrape waiting for one gets the last
+		// snapshot at once instead of keeping the server busy.
+		cctx, cancel := context.WithTimeout(context.Background(), collectionsGrace)
+		mgr.Close(cctx)
+		cancel()
+		stopped = true
+		sctx, cancel := context.WithTimeout(context.Background(), httpGrace)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			logger.Warn("requests still in flight at the end of the shutdown grace period were cut", "err", err)
+		}
+		logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond).String())
 	}
 	return 0
 }
@@ -228,7 +300,7 @@ func validateTelemetryPath(p string) error {
 		return bad("must start with /, for example /metrics")
 	case p == "/":
 		return bad("must not be / (the landing page)")
-	case p == "/-/healthy" || p == "/-/ready":
+	case p == "/-/healthy" || p == "/-/ready" || p == "/-/reload":
 		return bad("must not be " + p + " (a health endpoint)")
 	case strings.ContainsAny(p, "{} \t\r\n"):
 		return bad("must be a plain path (no {wildcards} or white space), for example /metrics")

@@ -564,13 +564,18 @@ func countSet(vals ...string) int {
 	return n
 }
 
+// maxSecretFile bounds a secret file: a DSN or a password is far smaller.
+const maxSecretFile = 64 << 10
+
 // secret reads a value from a file or an environment variable, whichever is
 // set. Surrounding white space (a trailing newline in a mounted secret) is
-// dropped.
+// dropped. The file must be a regular file (a symbolic link to one, as
+// Kubernetes mounts secrets, is fine) of at most 64 KiB: a pipe or a device
+// would block start-up and every reload, or never end.
 func secret(file, env string) (string, error) {
 	switch {
 	case file != "":
-		b, err := os.ReadFile(file)
+		b, err := readSecretFile(file)
 		if err != nil {
 			return "", fmt.Errorf("cannot read file %s: %v", file, err)
 		}
@@ -589,6 +594,40 @@ func secret(file, env string) (string, error) {
 	return "", errors.New("no file or environment variable configured")
 }
 
+func readSecretFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if m := st.Mode(); !m.IsRegular() {
+		what := "not a regular file"
+		switch {
+		case m.IsDir():
+			what = "a directory"
+		case m&os.ModeNamedPipe != 0:
+			what = "a named pipe"
+		case m&os.ModeDevice != 0:
+			what = "a device"
+		case m&os.ModeSocket != 0:
+			what = "a socket"
+		}
+		return nil, fmt.Errorf("%s, not a regular file", what)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSecretFile {
+		return nil, fmt.Errorf("larger than %d KiB; a DSN or password file holds one line", maxSecretFile>>10)
+	}
+	return b, nil
+}
+
 func friendlyYAMLError(err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -600,9 +639,14 @@ func friendlyYAMLError(err error) string {
 				m = m[:i] + " is not a known key here"
 				m = strings.Replace(m, "field ", "key ", 1)
 			}
-			msgs = append(msgs, m)
+			msgs = append(msgs, goTypeRE.ReplaceAllString(m, ""))
 		}
 		return strings.Join(msgs, "; ")
 	}
 	return err.Error()
 }
+
+// goTypeRE matches the Go type a yaml.v3 message names (" into
+// config.Tables", " into []config.Database"): checkDocument reports such
+// mismatches by key first, and none may reach a user with a Go type name.
+var goTypeRE = regexp.MustCompile(` into (\[\]|map\[[^\]]*\]|\*)*[a-z]+\.[A-Za-z]+`)

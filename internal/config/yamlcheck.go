@@ -29,6 +29,9 @@ func checkDocument(doc *yaml.Node) error {
 type docWalker struct{ errs []error }
 
 func (w *docWalker) add(key string, line int, format string, args ...any) {
+	if key == "" {
+		key = "the document"
+	}
 	w.errs = append(w.errs, fmt.Errorf("%s (line %d): %s", key, line, fmt.Sprintf(format, args...)))
 }
 
@@ -47,11 +50,11 @@ func (w *docWalker) walk(n *yaml.Node, t reflect.Type, key string) {
 		w.duration(n, key, line)
 		return
 	}
+	if !w.shape(n, t, key, line) {
+		return
+	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
 		fields := yamlkeys.Fields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -71,20 +74,79 @@ func (w *docWalker) walk(n *yaml.Node, t reflect.Type, key string) {
 			w.walk(v, f.Type, yamlkeys.Join(key, k.Value))
 		}
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return
-		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			w.walk(n.Content[i+1], t.Elem(), yamlkeys.Join(key, n.Content[i].Value))
 		}
 	case reflect.Slice, reflect.Array:
-		if n.Kind != yaml.SequenceNode {
-			return
-		}
 		for i, c := range n.Content {
 			w.walk(c, t.Elem(), fmt.Sprintf("%s[%d]", key, i))
 		}
 	}
+}
+
+// shape reports, by key and line, a value of the wrong kind for t: a
+// single value where a mapping or a list is due, a list where a single
+// value is due, text where a number or true/false is due. The decoder
+// would refuse the same, naming a Go type instead of the key. It says
+// whether the walk may go into n. A null is the zero value, always fine.
+func (w *docWalker) shape(n *yaml.Node, t reflect.Type, key string, line int) bool {
+	if isNull(n) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			w.add(key, line, "must be a mapping (key: value lines or {key: value}), not %s", describeNode(n))
+			return false
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			w.add(key, line, "must be a list (- item lines or [a, b]), not %s", describeNode(n))
+			return false
+		}
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			w.add(key, line, "must be a single value, not %s", describeNode(n))
+			return false
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if !decodes(n, reflect.New(t).Interface()) {
+			w.add(key, line, "must be a whole number, not %s", describeNode(n))
+			return false
+		}
+	case reflect.Float32, reflect.Float64:
+		if !decodes(n, reflect.New(t).Interface()) {
+			w.add(key, line, "must be a number, not %s", describeNode(n))
+			return false
+		}
+	case reflect.Bool:
+		if !decodes(n, reflect.New(t).Interface()) {
+			w.add(key, line, "must be true or false, not %s", describeNode(n))
+			return false
+		}
+	}
+	return true
+}
+
+// decodes says whether the decoder takes the scalar n into out.
+func decodes(n *yaml.Node, out any) bool {
+	return n.Kind == yaml.ScalarNode && n.Decode(out) == nil
+}
+
+// describeNode names what a node holds, for errors: a mapping, a list, or
+// the value itself (cut short).
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return fmt.Sprintf("%q", v)
 }
 
 // walkMerge follows a "<<" merge key: its mapping (or list of mappings)

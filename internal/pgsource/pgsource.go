@@ -24,6 +24,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
 // Options configures a DB.
@@ -118,18 +120,18 @@ func (db *DB) Probe(ctx context.Context) error {
 func (db *DB) ReadOnly(ctx context.Context, fn func(context.Context, pgx.Tx) error) error {
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: db.iso})
 	if err != nil {
-		return db.wrap(err)
+		return db.wrap(ctx, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	// No arguments: pgx sends this with the simple protocol, one round trip.
 	if _, err := tx.Exec(ctx, db.setup); err != nil {
-		return db.wrap(err)
+		return db.wrap(ctx, err)
 	}
 	if err := fn(ctx, tx); err != nil {
-		return db.wrap(err)
+		return db.wrap(ctx, err)
 	}
 	// Commit, not rollback, so a read-only transaction ends the ordinary way.
-	return db.wrap(tx.Commit(ctx))
+	return db.wrap(ctx, tx.Commit(ctx))
 }
 
 // Now returns the database clock at the start of tx. Every age and window
@@ -140,22 +142,94 @@ func Now(ctx context.Context, tx pgx.Tx) (time.Time, error) {
 	return now, err
 }
 
-// wrap names the database and strips anything that could carry the DSN.
-func (db *DB) wrap(err error) error {
+// Error is a failure to read a database. Its text names the database and
+// never carries the DSN; FailureClass says what kind of failure it is, so a
+// poll logs an outage once however its messages vary. errors.As finds the
+// server's *pgconn.PgError in it, and errors.Is the context's errors and
+// pgx.ErrNoRows; nothing else of the driver's error is kept.
+type Error struct {
+	msg   string
+	class string
+	chain []error
+}
+
+func (e *Error) Error() string        { return e.msg }
+func (e *Error) FailureClass() string { return e.class }
+func (e *Error) Unwrap() []error      { return e.chain }
+
+// wrap names the database, classifies the failure and strips anything that
+// could carry the DSN. ctx is the context the failed work ran under.
+func (db *DB) wrap(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
+	var already *Error
+	if errors.As(err, &already) && already.msg == err.Error() {
+		return err
+	}
+	e := &Error{class: classify(ctx, err)}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "57014":
-			return fmt.Errorf("database %s: query cancelled by statement_timeout (%s): %w", db.name, pgErr.Message, err)
-		case "55P03":
-			return fmt.Errorf("database %s: lock_timeout reached waiting for a lock (a migration holding the table?): %w", db.name, err)
-		}
-		return fmt.Errorf("database %s: %w", db.name, err)
+		e.chain = append(e.chain, pgErr)
 	}
-	return fmt.Errorf("database %s: %s", db.name, redactDSN(err.Error()))
+	for _, sentinel := range []error{context.DeadlineExceeded, context.Canceled, pgx.ErrNoRows} {
+		if errors.Is(err, sentinel) {
+			e.chain = append(e.chain, sentinel)
+		}
+	}
+	switch {
+	case pgErr != nil && pgErr.Code == "57014" && e.class == "statement_timeout":
+		e.msg = fmt.Sprintf("database %s: query cancelled by statement_timeout (%s): %s", db.name, pgErr.Message, redactDSN(err.Error()))
+	case pgErr != nil && pgErr.Code == "55P03":
+		e.msg = fmt.Sprintf("database %s: lock_timeout reached waiting for a lock (a migration holding the table?): %s", db.name, redactDSN(err.Error()))
+	default:
+		e.msg = fmt.Sprintf("database %s: %s", db.name, redactDSN(err.Error()))
+	}
+	return e
+}
+
+// classify names the kind of a failure (see poll.FailureClasser): the
+// collection's own deadline, a server-side timeout, the server unreachable
+// or going away, or a server error by SQLSTATE.
+func classify(ctx context.Context, err error) string {
+	if ctx != nil && ctx.Err() != nil {
+		// Whatever the driver made of it (a cancelled query, a closed
+		// connection), the collection ran out of time or was stopped.
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return "cancelled"
+		}
+		return poll.ClassTimeout
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "57014" && strings.Contains(pgErr.Message, "user request"):
+			return poll.ClassTimeout
+		case pgErr.Code == "57014":
+			return "statement_timeout"
+		case pgErr.Code == "55P03":
+			return "lock_timeout"
+		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, cannot connect now
+			return poll.ClassUnreachable
+		case pgErr.Code == "42501":
+			return "permission denied (SQLSTATE 42501)"
+		case strings.HasPrefix(pgErr.Code, "28"):
+			return "authentication failed (SQLSTATE " + pgErr.Code + ")"
+		}
+		return "SQLSTATE " + pgErr.Code
+	}
+	if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
+		return poll.ClassTimeout
+	}
+	var connectErr *pgconn.ConnectError
+	if poll.IsConnectionError(err) || errors.As(err, &connectErr) {
+		return poll.ClassUnreachable
+	}
+	if strings.Contains(err.Error(), "closed pool") {
+		return "closed" // Close ran: the source was removed or the exporter stops
+	}
+	return ""
 }
 
 // redactDSN removes passwords from URLs and key=value DSN fragments that a

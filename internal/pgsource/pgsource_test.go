@@ -2,11 +2,13 @@ package pgsource
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 )
@@ -108,5 +110,69 @@ func TestErrorsNeverCarryThePassword(t *testing.T) {
 	}
 	if got := redactDSN("failed to connect to `host=h user=u password=s3cr3t database=x`: dial"); strings.Contains(got, "s3cr3t") {
 		t.Fatalf("redactDSN left the password: %s", got)
+	}
+}
+
+// TestFailureClasses: every failure carries the class a poll logs it by
+// (one line per outage, however the messages vary), and keeps in its chain
+// what callers test for (the server's error, pgx.ErrNoRows, the context's
+// errors) without keeping the driver's text.
+func TestFailureClasses(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	admin := pgtest.Connect(t, dsn)
+	pgtest.Exec(t, admin, "CREATE TABLE t (id int); CREATE TABLE locked (id int)")
+	db := open(t, dsn)
+	query := func(ctx context.Context, sql string) error {
+		return db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			var n any
+			return tx.QueryRow(ctx, sql).Scan(&n)
+		})
+	}
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE locked IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	expired, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	dead, err := Open(Options{Name: "gone", DSN: "postgres://u@127.0.0.1:1/x", StatementTimeout: time.Second, LockTimeout: time.Second, MaxConnections: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	cases := []struct {
+		name  string
+		err   error
+		class string
+		is    error
+	}{
+		{"a write", query(ctx, "INSERT INTO t VALUES (1) RETURNING id"), "SQLSTATE 25006", nil},
+		{"statement_timeout", query(ctx, "SELECT pg_sleep(5)"), "statement_timeout", nil},
+		{"lock_timeout", query(ctx, "SELECT count(*) FROM locked"), "lock_timeout", nil},
+		{"a missing table", query(ctx, "SELECT * FROM nowhere"), "SQLSTATE 42P01", nil},
+		{"no rows", query(ctx, "SELECT id FROM t"), "", pgx.ErrNoRows},
+		{"the collection's deadline", query(expired, "SELECT pg_sleep(0.15)"), "timeout", context.DeadlineExceeded},
+		{"connection refused", dead.Probe(ctx), "unreachable", nil},
+	}
+	for _, c := range cases {
+		var e *Error
+		if !errors.As(c.err, &e) {
+			t.Errorf("%s: %T %v is not a *pgsource.Error", c.name, c.err, c.err)
+			continue
+		}
+		if e.FailureClass() != c.class {
+			t.Errorf("%s: class %q, want %q (%v)", c.name, e.FailureClass(), c.class, c.err)
+		}
+		if c.is != nil && !errors.Is(c.err, c.is) {
+			t.Errorf("%s: errors.Is(%v) false for %v", c.name, c.is, c.err)
+		}
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(cases[0].err, &pgErr) || pgErr.Code != "25006" {
+		t.Errorf("the server's error is not in the chain: %v", cases[0].err)
 	}
 }

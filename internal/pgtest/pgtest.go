@@ -62,6 +62,8 @@ type Server struct {
 	cred    *syscall.Credential
 	owned   bool
 	logFile string
+	// opts are the server options of pg_ctl start, kept for Resume.
+	opts string
 }
 
 // shared holds the one server per test process. It is package state on
@@ -182,7 +184,13 @@ func WithDatabase(rawURL, db string) string {
 }
 
 // Start initialises and starts a new server in a temporary directory.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return StartWith(nil) }
+
+// StartWith is Start with extra server settings (name=value, as after
+// postgres -c), for example "shared_preload_libraries=pg_stat_statements".
+// Like the shared server, a server of another major than PGTEST_MAJOR is
+// an error.
+func StartWith(settings []string) (*Server, error) {
 	bindir, err := FindBinDir()
 	if err != nil {
 		return nil, err
@@ -235,9 +243,17 @@ func Start() (*Server, error) {
 			"-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off",
 			"-c max_connections=100",
 		}, " ")
+		for _, kv := range settings {
+			opts += " -c " + kv
+		}
 		out, err := s.run("pg_ctl", "-D", s.dataDir, "-l", s.logFile, "-o", opts, "-w", "-t", "60", "start")
 		if err == nil {
 			s.AdminURL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+			s.opts = opts
+			if err := checkMajor(s.AdminURL); err != nil {
+				s.Stop()
+				return nil, err
+			}
 			return s, nil
 		}
 		log, _ := os.ReadFile(s.logFile)
@@ -255,6 +271,31 @@ func (s *Server) Stop() {
 	}
 	_, _ = s.run("pg_ctl", "-D", s.dataDir, "-m", "immediate", "-w", "stop")
 	os.RemoveAll(filepath.Dir(s.dataDir))
+}
+
+// Halt stops a server started by Start as an administrator would (pg_ctl
+// stop -m fast: sessions are terminated, running statements end with an
+// error) and keeps its data, so Resume can start it again on the same port.
+func (s *Server) Halt() error {
+	if !s.owned {
+		return errors.New("pgtest: Halt needs a server started by Start, not " + EnvURL)
+	}
+	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a server stopped by Halt again, on the same port.
+func (s *Server) Resume() error {
+	if !s.owned {
+		return errors.New("pgtest: Resume needs a server started by Start, not " + EnvURL)
+	}
+	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-l", s.logFile, "-o", s.opts, "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(s.logFile)
+		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(string(log), 2000))
+	}
+	return nil
 }
 
 func (s *Server) run(tool string, args ...string) ([]byte, error) {

@@ -3,14 +3,17 @@ package poll
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +38,9 @@ type fakeCollector struct {
 func (f *fakeCollector) Name() string { return f.name }
 func (f *fakeCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	f.calls.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err // as a real collector fails once its context has ended
+	}
 	if f.release != nil {
 		select {
 		case <-f.release:
@@ -392,4 +398,166 @@ func (o *orderCollector) Collect(context.Context) ([]prometheus.Metric, error) {
 	time.Sleep(20 * time.Millisecond)
 	o.record(o.name)
 	return nil, nil
+}
+
+// logCapture is a logger writing text lines into a buffer that tests read.
+func logCapture(level slog.Level) (*slog.Logger, func() string) {
+	buf := &testkit.LogBuffer{}
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: level})), buf.String
+}
+
+// TestOutageLogsOneLineAndItsEnd: a database outage produces a different
+// error text at almost every poll (the ephemeral port of a reset
+// connection, "unexpected EOF", "connection refused" while the server is
+// down); all of it is one failure of the source, logged once at warn level
+// naming the source, the step and the cause, and its end once at info level.
+func TestOutageLogsOneLineAndItsEnd(t *testing.T) {
+	logger, logs := logCapture(slog.LevelInfo)
+	clk := &clock{t: time.Unix(1000, 0)}
+	var probeErr atomic.Pointer[error]
+	outbox := &fakeCollector{name: "outbox", value: 1}
+	inbox := &fakeCollector{name: "inbox", value: 2}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Now: clk.now, Logger: logger,
+		Probe: func(context.Context) error {
+			if p := probeErr.Load(); p != nil {
+				return *p
+			}
+			return nil
+		},
+		Collectors: []Collector{outbox, inbox}})
+	poll := func() *Snapshot { clk.advance(time.Minute); return src.Refresh(context.Background()) }
+	poll()
+	for i := 0; i < 12; i++ {
+		var err error
+		switch i % 3 {
+		case 0:
+			err = fmt.Errorf("database orders: read tcp 127.0.0.1:%d->127.0.0.1:43793: %w", 40000+i, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+		case 1:
+			err = fmt.Errorf("database orders: %w", io.ErrUnexpectedEOF)
+		case 2:
+			err = fmt.Errorf("database orders: dial tcp 127.0.0.1:43793: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+		}
+		probeErr.Store(&err)
+		if snap := poll(); snap.Up || len(snap.Data) != 0 {
+			t.Fatalf("poll %d: up %v with %d series during the outage", i, snap.Up, len(snap.Data))
+		}
+	}
+	// The source comes back, but mid-collection the connection is lost
+	// again: the source is down, the collectors after the failing one do
+	// not run, and it is the same outage (no new warning).
+	probeErr.Store(nil)
+	outbox.err = fmt.Errorf("database orders: read tcp 127.0.0.1:50388->127.0.0.1:43793: %w", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	inbox.calls.Store(0)
+	if snap := poll(); snap.Up || len(snap.Data) != 0 || inbox.calls.Load() != 0 {
+		t.Fatalf("connection lost mid-collection: up %v, %d series, inbox ran %d times", snap.Up, len(snap.Data), inbox.calls.Load())
+	}
+	outbox.err = nil
+	if snap := poll(); !snap.Up || len(snap.Data) != 2 {
+		t.Fatalf("after the outage: up %v with %d series", snap.Up, len(snap.Data))
+	}
+	poll()
+	out := logs()
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Errorf("%d warnings for one outage of 13 polls, want 1:\n%s", n, out)
+	}
+	for _, want := range []string{
+		`level=WARN msg="source unreachable; its series are dropped until it answers" kind=database name=orders collector=connect cause=unreachable`,
+		`level=INFO msg="source recovered" kind=database name=orders cause=unreachable failed_for=13m0s failed_collections=13`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "level=INFO"); n != 1 {
+		t.Errorf("%d info lines, want one for the end of the outage:\n%s", n, out)
+	}
+}
+
+// TestCollectionTimeoutLogsOnce: a collection that runs out of time fails
+// every collector it had not finished, with one cause, logged once while it
+// repeats.
+func TestCollectionTimeoutLogsOnce(t *testing.T) {
+	logger, logs := logCapture(slog.LevelInfo)
+	clk := &clock{t: time.Unix(1000, 0)}
+	slow := &fakeCollector{name: "outbox", release: make(chan struct{})} // never released: waits for the deadline
+	after := &fakeCollector{name: "inbox", value: 1}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: 20 * time.Millisecond, Now: clk.now, Logger: logger,
+		Collectors: []Collector{slow, after}})
+	for i := 0; i < 3; i++ {
+		clk.advance(time.Minute)
+		src.Refresh(context.Background())
+	}
+	out := logs()
+	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "cause=timeout") {
+		t.Errorf("%d warnings for three timed-out collections, want 1 with cause=timeout:\n%s", n, out)
+	}
+	got := gatherText(t, NewSet(nil, src))
+	for _, want := range []string{
+		`workflow_exporter_collector_up{collector="outbox",name="orders",source="database"} 0`,
+		`workflow_exporter_collector_up{collector="inbox",name="orders",source="database"} 0`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+}
+
+func TestFailureClass(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, ClassUnreachable},
+		{fmt.Errorf("x: %w", io.EOF), ClassUnreachable},
+		{&net.DNSError{Err: "no such host", Name: "db"}, ClassUnreachable},
+		{fmt.Errorf("collect: %w", context.DeadlineExceeded), ClassTimeout},
+		{errors.New(`relation "x" does not exist at 10.0.0.7:5432`), `relation "x" does not exist at ADDR`},
+		{errors.New(`lost [::1]:5432 and localhost:80`), `lost ADDR and ADDR`},
+		{errors.New(`no column x (config key databases[0].tables.outbox.columns.x)`), `no column x (config key databases[0].tables.outbox.columns.x)`},
+		{fmt.Errorf("wrapped: %w", classed("HTTP 500 from GET /x")), "HTTP 500 from GET /x"},
+	}
+	for _, c := range cases {
+		if got := FailureClass(c.err); got != c.want {
+			t.Errorf("FailureClass(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+type classed string
+
+func (c classed) Error() string        { return "classed: " + string(c) }
+func (c classed) FailureClass() string { return string(c) }
+
+// TestCloseCancelsTheRunningCollection: Close cancels a collection in
+// flight, waits for it, keeps the last snapshot and starts no other.
+func TestCloseCancelsTheRunningCollection(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	fc := &fakeCollector{name: "outbox", value: 1}
+	logger, logs := logCapture(slog.LevelDebug)
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: time.Hour, Now: clk.now, Collectors: []Collector{fc}, Logger: logger})
+	first := src.Refresh(context.Background())
+	fc.release = make(chan struct{}) // the next collection hangs until cancelled
+	clk.advance(time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	src.Refresh(ctx)
+	start := time.Now()
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelClose()
+	src.Close(closeCtx)
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("Close took %s with a collection in flight", took)
+	}
+	if src.Current() != first {
+		t.Fatal("the cancelled collection replaced the last snapshot")
+	}
+	if out := logs(); out != "" {
+		t.Errorf("a collection cancelled by Close was logged as a failure:\n%s", out)
+	}
+	clk.advance(time.Minute)
+	calls := fc.calls.Load()
+	src.Refresh(context.Background())
+	if fc.calls.Load() != calls {
+		t.Fatal("a closed source collected again")
+	}
 }

@@ -18,6 +18,7 @@ import (
 // Set is every configured source, exposed as one prometheus.Collector that
 // renders their snapshots without I/O.
 type Set struct {
+	mu      sync.RWMutex
 	sources []*Source
 	folds   *labellimit.Stats
 
@@ -38,7 +39,20 @@ func NewSet(folds *labellimit.Stats, sources ...*Source) *Set {
 }
 
 // Sources returns the sources of the set.
-func (s *Set) Sources() []*Source { return s.sources }
+func (s *Set) Sources() []*Source {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.sources
+}
+
+// Replace makes sources the set's sources, in one step: a scrape sees
+// either the old sources or the new ones. Sources that stay keep their
+// snapshots. Closing the sources that left is the caller's business.
+func (s *Set) Replace(sources ...*Source) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sources = sources
+}
 
 // Refresh refreshes the sources, phase by phase (see SourceOptions.Phase),
 // those of one phase in parallel, and returns when all are fresh or ctx
@@ -46,7 +60,7 @@ func (s *Set) Sources() []*Source { return s.sources }
 func (s *Set) Refresh(ctx context.Context) {
 	phases := map[int][]*Source{}
 	var order []int
-	for _, src := range s.sources {
+	for _, src := range s.Sources() {
 		if _, ok := phases[src.phase]; !ok {
 			order = append(order, src.phase)
 		}
@@ -72,7 +86,7 @@ func (s *Set) Describe(chan<- *prometheus.Desc) {}
 
 // Collect renders the current snapshots.
 func (s *Set) Collect(ch chan<- prometheus.Metric) {
-	for _, src := range s.sources {
+	for _, src := range s.Sources() {
 		snap := src.Current()
 		// Error counters exist from the start, so rate() works from the
 		// first failure on.

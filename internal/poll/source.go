@@ -51,17 +51,36 @@ type Source struct {
 	logger      *slog.Logger
 	now         func() time.Time
 
+	// base is the parent of every collection's context; Close cancels it.
+	base   context.Context
+	cancel context.CancelFunc
+
 	mu          sync.Mutex
 	snap        *Snapshot
 	inflight    chan struct{}
+	closed      bool
 	errorsTotal map[string]float64
 	lastSuccess time.Time
 
-	// lastErr is the last error message per collector, so a failure is
-	// logged at warn level when it starts or changes, and at debug level
-	// while it repeats: an outage is one log line, not one per poll.
-	lastErr map[string]string
+	// failures are the ongoing failures by log key (a step, or sourceKey
+	// for the source as a whole), so a failure is logged at warn level when
+	// it starts or its class changes, at debug level while it repeats, and
+	// at info level when it ends: an outage is one line and its end another,
+	// not one line per poll. Only the collecting goroutine touches it.
+	failures map[string]*failure
 }
+
+// failure is an ongoing failure of one step (or of the whole source).
+type failure struct {
+	class string
+	since time.Time
+	count int
+}
+
+// sourceKey is the log key of failures that concern the whole source
+// rather than one step: the source unreachable (whichever step found out),
+// and the collection running out of time.
+const sourceKey = ""
 
 // SourceOptions configures a Source.
 type SourceOptions struct {
@@ -96,8 +115,9 @@ func NewSource(o SourceOptions) *Source {
 	s := &Source{
 		kind: o.Kind, name: o.Name, minInterval: o.MinInterval, timeout: o.Timeout,
 		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics, phase: o.Phase,
-		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, lastErr: map[string]string{},
+		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, failures: map[string]*failure{},
 	}
+	s.base, s.cancel = context.WithCancel(context.Background())
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -163,7 +183,7 @@ func (s *Source) Current() *Snapshot {
 // next scrape benefits from it.
 func (s *Source) Refresh(ctx context.Context) *Snapshot {
 	s.mu.Lock()
-	if s.snap != nil && s.now().Sub(s.snap.Started) < s.minInterval {
+	if s.closed || (s.snap != nil && s.now().Sub(s.snap.Started) < s.minInterval) {
 		snap := s.snap
 		s.mu.Unlock()
 		return snap
@@ -183,13 +203,34 @@ func (s *Source) Refresh(ctx context.Context) *Snapshot {
 	return s.Current()
 }
 
+// Close stops the source: no collection starts any more, and a running one
+// is cancelled (its queries and requests end with their context; a
+// PostgreSQL query is also cancelled on the server). Close waits for it to
+// end, or for ctx. The last snapshot stays readable.
+func (s *Source) Close(ctx context.Context) {
+	s.mu.Lock()
+	s.closed = true
+	done := s.inflight
+	s.mu.Unlock()
+	s.cancel()
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+}
+
 func (s *Source) run(done chan struct{}) {
 	defer close(done)
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	ctx, cancel := context.WithTimeout(s.base, s.timeout)
 	defer cancel()
 	snap := s.collect(ctx)
 	s.mu.Lock()
-	s.snap = snap
+	// A collection cut short by Close is not a finding about the source.
+	if s.base.Err() == nil || s.snap == nil {
+		s.snap = snap
+	}
 	s.inflight = nil
 	s.mu.Unlock()
 }
@@ -197,33 +238,68 @@ func (s *Source) run(done chan struct{}) {
 func (s *Source) collect(ctx context.Context) *Snapshot {
 	snap := &Snapshot{Started: s.now(), Up: true}
 	failed := map[string]bool{}
+	// sourceFailed says a failure of the whole source was seen in this
+	// collection; without one, an ongoing source failure has ended.
+	sourceFailed := false
 	if s.probe != nil {
 		start := time.Now()
 		err := s.probe(ctx)
 		snap.Results = append(snap.Results, Result{ConnectCollector, err, time.Since(start)})
 		if err != nil {
 			snap.Up = false
+			if s.closing() {
+				return snap
+			}
 			failed[ConnectCollector] = true
+			sourceFailed = true
+			s.failed(sourceKey, ConnectCollector, err, "source unreachable; its series are dropped until it answers")
 		}
-		s.report(ConnectCollector, err, "source unreachable; its series are dropped until it answers")
 	}
 	if snap.Up {
 		for _, c := range s.collectors {
 			start := time.Now()
 			ms, err := s.safeCollect(ctx, c)
 			snap.Results = append(snap.Results, Result{c.Name(), err, time.Since(start)})
-			s.report(c.Name(), err, "collector failed; its series are dropped until it succeeds")
-			if err != nil {
-				failed[c.Name()] = true
+			if err == nil {
+				s.recovered(c.Name())
+				snap.Data = append(snap.Data, ms...)
 				continue
 			}
-			snap.Data = append(snap.Data, ms...)
+			if s.closing() {
+				// Close cancelled the collection: not a finding about the
+				// source, neither logged nor counted (run discards it).
+				snap.Up, snap.Data = false, nil
+				return snap
+			}
+			failed[c.Name()] = true
+			class := FailureClass(err)
+			if class == ClassUnreachable {
+				// Lost during the collection: the source is down, and the
+				// remaining collectors would each wait to connect in turn.
+				snap.Up = false
+				sourceFailed = true
+				s.failed(sourceKey, c.Name(), err, "source unreachable; its series are dropped until it answers")
+				break
+			}
+			if ctx.Err() != nil {
+				// The collection ran out of time: the collectors after
+				// this one fail at once, with the same cause, logged once.
+				sourceFailed = true
+				s.failed(sourceKey, c.Name(), err, "collection timed out; the series of the collectors it did not finish are dropped")
+				continue
+			}
+			s.failed(c.Name(), c.Name(), err, "collector failed; its series are dropped until it succeeds")
 		}
 		// Without a probe the source is up only if every collector succeeded.
 		if s.probe == nil && len(failed) > 0 {
 			snap.Up = false
+		}
+		if !snap.Up {
 			snap.Data = nil
 		}
+	}
+	if !sourceFailed {
+		s.recovered(sourceKey)
 	}
 	if s.upMetrics != nil {
 		snap.UpMetrics = s.upMetrics(snap.Up)
@@ -245,22 +321,47 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	return snap
 }
 
-// report logs a collector's outcome when it changes: the first failure and
-// a changed error at warn level, a repeat at debug level, the recovery at
-// info level. Only the collecting goroutine calls it.
-func (s *Source) report(collector string, err error, msg string) {
-	prev, failing := s.lastErr[collector]
-	switch {
-	case err == nil && failing:
-		delete(s.lastErr, collector)
-		s.logger.Info("collector recovered", "kind", s.kind, "name", s.name, "collector", collector)
-	case err == nil:
-	case failing && prev == err.Error():
-		s.logger.Debug(msg, "kind", s.kind, "name", s.name, "collector", collector, "err", err)
-	default:
-		s.lastErr[collector] = err.Error()
-		s.logger.Warn(msg, "kind", s.kind, "name", s.name, "collector", collector, "err", err)
+// closing says Close has cancelled the source's collections.
+func (s *Source) closing() bool { return s.base.Err() != nil }
+
+// failed logs a failure of a step under key (the step, or sourceKey) when it
+// starts or its class (FailureClass) changes, at warn level naming the
+// source, the step and the cause; a repeat of the same class is logged at
+// debug level. The error text itself may differ between polls (addresses,
+// ports, "connection reset" against "unexpected EOF"): the class decides.
+// Only the collecting goroutine calls it.
+func (s *Source) failed(key, step string, err error, msg string) {
+	class := FailureClass(err)
+	f := s.failures[key]
+	if f != nil && f.class == class {
+		f.count++
+		s.logger.Debug(msg, "kind", s.kind, "name", s.name, "collector", step, "cause", class, "err", err)
+		return
 	}
+	if f == nil {
+		f = &failure{since: s.now()}
+		s.failures[key] = f
+	}
+	f.class = class
+	f.count++
+	s.logger.Warn(msg, "kind", s.kind, "name", s.name, "collector", step, "cause", class, "err", err)
+}
+
+// recovered logs the end of an ongoing failure under key at info level,
+// with how long it lasted and how many collections it failed.
+func (s *Source) recovered(key string) {
+	f := s.failures[key]
+	if f == nil {
+		return
+	}
+	delete(s.failures, key)
+	if key == sourceKey {
+		s.logger.Info("source recovered", "kind", s.kind, "name", s.name, "cause", f.class,
+			"failed_for", s.now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
+		return
+	}
+	s.logger.Info("collector recovered", "kind", s.kind, "name", s.name, "collector", key, "cause", f.class,
+		"failed_for", s.now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
 }
 
 // safeCollect turns a collector panic into an error: one broken collector

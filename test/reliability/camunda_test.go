@@ -1,0 +1,130 @@
+package reliability
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+)
+
+// engineWithTasks deploys a process on the shared engine, starts three
+// instances and locks one task for ten minutes. It returns the topic and
+// the locked task's id.
+func engineWithTasks(t testing.TB, e *camundatest.Engine) (topic, lockedID string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := e.Client()
+	key := camundatest.UniqueName(t.Name())
+	topic = key + ".charge"
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := c.StartProcess(ctx, key, fmt.Sprintf("order-%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tasks, err := camundatest.NewWorker(c, "worker-1").FetchAndLock(ctx, topic, 10*time.Minute, 1)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("fetch and lock: %v, %v", tasks, err)
+	}
+	return topic, tasks[0].ID
+}
+
+// camundaConfig is the exporter's config for the engine behind the proxy
+// (with basic auth and the proxy's CA) and for a database that joins with
+// it.
+func camundaConfig(p *camundatest.FaultProxy, topic string, requestTimeout time.Duration) string {
+	return fmt.Sprintf(`
+camunda:
+  - name: main
+    url: %s
+    username: exporter
+    password_env: WFX_REL_CAMUNDA_PW
+    tls: {ca_file: %s}
+    min_interval: 1ms
+    timeout: 15s
+    request_timeout: %s
+    topics: [%s]
+databases:
+  - name: orders
+    dsn_env: WFX_REL_DSN
+    min_interval: 1ms
+    tables:
+      idempotency: {camunda: {engine: main}}
+      outbox: {}
+`, p.URL, p.CAFile, model.Duration(requestTimeout), topic)
+}
+
+// camundaFault is a fault the proxy injects and the failure class it must
+// be logged with.
+type camundaFault struct {
+	name  string
+	fault camundatest.Fault
+	cause string
+}
+
+// camundaFaults are the faults of the Camunda matrix; slow is how long the
+// slow endpoint takes (longer than request_timeout).
+func camundaFaults(slow time.Duration) []camundaFault {
+	return []camundaFault{
+		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "HTTP 500 from GET /incident/count"},
+		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, "HTTP 401 from GET /version"},
+		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "HTTP 404 from GET /history/external-task-log"},
+		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: slow, Endpoint: "/external-task/count"}, "request timeout"},
+		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "unexpected response from GET /external-task"},
+		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "unexpected response from GET /external-task/count"},
+		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "unreachable"},
+		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, "unreachable"},
+		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, "TLS verification failed"},
+	}
+}
+
+// TestCamundaFaults is the fault matrix of the Camunda source: a real
+// engine behind a proxy that injects what the engine cannot be made to do
+// on demand. A database joins with the engine: while the engine cannot be
+// read, the join's series go too, and the database's own stay.
+func TestCamundaFaults(t *testing.T) {
+	e := camundatest.Shared(t, camundatest.FlavorCamunda)
+	topic, lockedID := engineWithTasks(t, e)
+	password := fmt.Sprintf("Rel-Camunda-Pw-%d", time.Now().UnixNano())
+	proxy := camundatest.StartFaultProxy(t, e.BaseURL, camundatest.FaultProxyOptions{TLS: true, Username: "exporter", Password: password})
+	d := newFaultDB(t, pgtest.SharedServer(t))
+	// The side effect of the locked task is done, its completion lost: the
+	// join reports it while the engine can be read.
+	d.exec(t, fmt.Sprintf(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+		VALUES ('payment', 'k9', 'e9', '%s', 'COMPLETED', now() - interval '1 minute')`, lockedID))
+	t.Setenv("WFX_REL_DSN", d.dsn)
+	t.Setenv("WFX_REL_CAMUNDA_PW", password)
+	out := &outputs{}
+	engineGone := func(key string) bool { return ownedBy("camunda", "idempotency_camunda")(key) }
+	r := newRig(t, camundaConfig(proxy, topic, time.Second), out)
+	base := r.collect()
+	if v, ok := base.get("workflow_idempotency_completed_task_open", "database", "orders", "engine", "main", "scope", "payment", "topic", topic); !ok || v != 1 {
+		t.Fatalf("the join does not report the completed record whose task is open: %v %v\n%s", v, ok, r.logs)
+	}
+	for _, c := range camundaFaults(5 * time.Second) {
+		t.Run(c.name, func(t *testing.T) {
+			f := fault{name: c.name, kind: "camunda", source: "main", step: "camunda", cause: c.cause, down: true, gone: engineGone,
+				inject: func(t *testing.T) { must(t, proxy.Set(c.fault)) },
+				clear:  func(t *testing.T) { must(t, proxy.Set(camundatest.Fault{})) },
+			}
+			r.t = t
+			f.run(t, r)
+		})
+	}
+	if n := proxy.AuthFailures(); n != 0 {
+		t.Errorf("%d requests reached the proxy without the configured credentials", n)
+	}
+	token := base64.StdEncoding.EncodeToString([]byte("exporter:" + password))
+	out.scan(t, password, token, d.secret, strings.TrimSuffix(token, "="))
+}
