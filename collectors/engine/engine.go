@@ -119,10 +119,13 @@ func (e *Engine) Collectors() []poll.Collector {
 func (e *Engine) Probe(ctx context.Context) error {
 	e.version, e.now = "", time.Time{}
 	v, now, err := e.client.VersionAt(ctx)
-	if err != nil {
-		return err
+	if err == nil {
+		err = e.learnProduct(ctx, v)
 	}
-	if err := e.learnProduct(ctx, v); err != nil {
+	if err != nil {
+		// The collectors do not run: the joins must not go on reporting
+		// from the view of the last collection that reached the engine.
+		e.tasks.views.Withdraw(e.name)
 		return err
 	}
 	e.version, e.now = v, now

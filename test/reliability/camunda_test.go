@@ -13,6 +13,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
 // engineWithTasks deploys a process on the shared engine, starts three
@@ -65,27 +66,49 @@ databases:
 `, p.URL, p.CAFile, model.Duration(requestTimeout), topic)
 }
 
-// camundaFault is a fault the proxy injects and the failure class it must
-// be logged with.
+// camundaFault is a fault the proxy injects, the step and the failure
+// class it must be logged with. A fault of every endpoint fails the probe
+// (GET /version): the source is down and step is "connect"; a fault of one
+// endpoint fails the collector that reads it (step), and the engine's other
+// collectors keep reporting.
 type camundaFault struct {
 	name  string
 	fault camundatest.Fault
+	step  string
 	cause string
+}
+
+// down says the fault takes the whole engine down: the probe failed, or a
+// collector lost its connection (class unreachable), which makes the
+// source down at once whatever step met it.
+func (c camundaFault) down() bool { return c.step == poll.ConnectCollector || c.cause == poll.ClassUnreachable }
+
+// gone are the series that must go while the fault lasts: those of the
+// failed collector, or of every collector when the engine is down, and the
+// join's, which must not report from an engine it cannot read.
+func (c camundaFault) gone() func(string) bool {
+	if c.down() {
+		return ownedBy("camunda", "camunda_jobs", "camunda_processes", "idempotency_camunda")
+	}
+	if c.step == "camunda" {
+		return ownedBy("camunda", "idempotency_camunda")
+	}
+	return ownedBy(c.step)
 }
 
 // camundaFaults are the faults of the Camunda matrix; slow is how long the
 // slow endpoint takes (longer than request_timeout).
 func camundaFaults(slow time.Duration) []camundaFault {
 	return []camundaFault{
-		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "HTTP 500 from GET /incident/count"},
-		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, "HTTP 401 from GET /version"},
-		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "HTTP 404 from GET /history/external-task-log"},
-		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: slow, Endpoint: "/external-task/count"}, "request timeout"},
-		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "unexpected response from GET /external-task"},
-		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "unexpected response from GET /external-task/count"},
-		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "unreachable"},
-		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, "unreachable"},
-		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, "TLS verification failed"},
+		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "camunda", "HTTP 500 from GET /incident/count"},
+		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, poll.ConnectCollector, "HTTP 401 from GET /version"},
+		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "camunda", "HTTP 404 from GET /history/external-task-log"},
+		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: slow, Endpoint: "/external-task/count"}, "camunda", "request timeout"},
+		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "camunda", "unexpected response from GET /external-task"},
+		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "camunda", "unexpected response from GET /external-task/count"},
+		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "camunda", "unreachable"},
+		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, poll.ConnectCollector, "unreachable"},
+		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, poll.ConnectCollector, "TLS verification failed"},
 	}
 }
 
@@ -106,7 +129,6 @@ func TestCamundaFaults(t *testing.T) {
 	t.Setenv("WFX_REL_DSN", d.dsn)
 	t.Setenv("WFX_REL_CAMUNDA_PW", password)
 	out := &outputs{}
-	engineGone := func(key string) bool { return ownedBy("camunda", "idempotency_camunda")(key) }
 	r := newRig(t, camundaConfig(proxy, topic, time.Second), out)
 	base := r.collect()
 	if v, ok := base.get("workflow_idempotency_completed_task_open", "database", "orders", "engine", "main", "scope", "payment", "topic", topic); !ok || v != 1 {
@@ -114,7 +136,7 @@ func TestCamundaFaults(t *testing.T) {
 	}
 	for _, c := range camundaFaults(5 * time.Second) {
 		t.Run(c.name, func(t *testing.T) {
-			f := fault{name: c.name, kind: "camunda", source: "main", step: "camunda", cause: c.cause, down: true, gone: engineGone,
+			f := fault{name: c.name, kind: "camunda", source: "main", step: c.step, cause: c.cause, down: c.down(), gone: c.gone(),
 				inject: func(t *testing.T) { must(t, proxy.Set(c.fault)) },
 				clear:  func(t *testing.T) { must(t, proxy.Set(camundatest.Fault{})) },
 			}

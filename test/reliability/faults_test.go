@@ -50,7 +50,14 @@ func ownedBy(collectors ...string) func(string) bool {
 			fams = append(fams, catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 				catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 				catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
-				catalog.CamundaIncidentOldestAge, catalog.CamundaJobsRetriesExhausted, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut)
+				catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
+				catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
+				catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors)
+		case "camunda_jobs":
+			fams = append(fams, catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
+				catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut)
+		case "camunda_processes":
+			fams = append(fams, catalog.CamundaProcessInstances)
 		default:
 			panic("ownedBy: unknown collector " + c)
 		}
@@ -181,8 +188,10 @@ func (f fault) checkFaulted(t *testing.T, i int, base, p page) {
 		t.Errorf("poll %d: source_up %v, want %v", i, v, wantUp)
 	}
 	if f.kind == "camunda" {
-		if v, ok := p.get(catalog.CamundaUp, "engine", f.source); !ok || v != 0 {
-			t.Errorf("poll %d: camunda_up %v (present %v), want 0", i, v, ok)
+		// camunda_up is the probe (GET /version): 0 only when the engine
+		// does not answer it; a failing endpoint fails its collector alone.
+		if v, ok := p.get(catalog.CamundaUp, "engine", f.source); !ok || v != wantUp {
+			t.Errorf("poll %d: camunda_up %v (present %v), want %v", i, v, ok, wantUp)
 		}
 	}
 	if f.step != poll.ConnectCollector {

@@ -235,7 +235,13 @@ func TestNoLeaksCamunda(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if v, _ := p.get("camunda_up", "engine", "main"); v == 1 {
+					// Every collector of the engine: camunda_up is only
+					// its probe.
+					healthy := len(p.family("workflow_exporter_collector_up")) > 0
+					for _, v := range p.family("workflow_exporter_collector_up") {
+						healthy = healthy && v == 1
+					}
+					if v, _ := p.get("camunda_up", "engine", "main"); v == 1 && healthy {
 						ok++
 					}
 				}
@@ -247,7 +253,7 @@ func TestNoLeaksCamunda(t *testing.T) {
 			each(good)
 			quiesce()
 			base := measure(t, nil)
-			f := fault{kind: "camunda", source: "main", step: "camunda"}
+			f := fault{kind: "camunda", source: "main", step: c.step}
 			start := time.Now()
 			must(t, proxy.Set(c.fault))
 			each(func(r *rig) error { return runFaulted(t, r, f, n/len(rigs)) })
