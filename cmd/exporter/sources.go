@@ -13,7 +13,9 @@ import (
 
 // buildSources turns the configuration into poll sources. It connects to
 // nothing: a source that is down at start-up is reported by its collections.
-func buildSources(cfg *config.Config, folds *labellimit.Stats, logger *slog.Logger) ([]*poll.Source, func(), error) {
+// statusItems, when above 0, turns on the status page's reading (lists of
+// at most that many items).
+func buildSources(cfg *config.Config, folds *labellimit.Stats, statusItems int, logger *slog.Logger) ([]*poll.Source, func(), error) {
 	var sources []*poll.Source
 	var closers []func()
 	closeAll := func() {
@@ -29,7 +31,7 @@ func buildSources(cfg *config.Config, folds *labellimit.Stats, logger *slog.Logg
 		engines = append(engines, e.Name)
 	}
 	for i, d := range cfg.Databases {
-		db, err := collectors.NewDatabase(d, fmt.Sprintf("databases[%d]", i), collectors.DatabaseOptions{Folds: folds, Views: views, Engines: engines, Logger: logger})
+		db, err := collectors.NewDatabase(d, fmt.Sprintf("databases[%d]", i), collectors.DatabaseOptions{Folds: folds, Views: views, Engines: engines, StatusItems: statusItems, Logger: logger})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -38,7 +40,7 @@ func buildSources(cfg *config.Config, folds *labellimit.Stats, logger *slog.Logg
 		sources = append(sources, db.Source)
 	}
 	for i, e := range cfg.Camunda {
-		eng, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), collectors.CamundaOptions{Folds: folds, Views: views, Logger: logger})
+		eng, err := collectors.NewCamundaSource(e, fmt.Sprintf("camunda[%d]", i), collectors.CamundaOptions{Folds: folds, Views: views, StatusItems: statusItems, Logger: logger})
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -54,7 +56,7 @@ func buildSources(cfg *config.Config, folds *labellimit.Stats, logger *slog.Logg
 // does not parse, credentials in a Camunda URL, an unreadable TLS file). Like
 // buildSources it connects to nothing.
 func checkSources(cfg *config.Config, logger *slog.Logger) error {
-	_, closeSources, err := buildSources(cfg, labellimit.NewStats(), logger)
+	_, closeSources, err := buildSources(cfg, labellimit.NewStats(), cfg.Status.MaxItems, logger)
 	if err != nil {
 		return err
 	}

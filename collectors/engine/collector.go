@@ -122,8 +122,11 @@ type Options struct {
 	// Views receives the engine's in-flight tasks after every successful
 	// collection (withdrawn when one fails), for the database side's joins;
 	// nil publishes nothing.
-	Views  *correlate.Registry
-	Logger *slog.Logger
+	Views *correlate.Registry
+	// StatusItems, when above 0, turns on the status page's reading with
+	// lists of at most that many items (poll.SourceOptions.StatusItems).
+	StatusItems int
+	Logger      *slog.Logger
 }
 
 // NewClient is the one mapping of an engine's configuration onto a REST
@@ -256,7 +259,8 @@ func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	}
 	run.st.engineNow = run.engineNow
 	c.st = run.st
-	c.views.Publish(&correlate.View{Engine: c.engine, Taken: taken, Tasks: run.inflight, Truncated: run.truncated})
+	c.views.Publish(&correlate.View{Engine: c.engine, Taken: taken, Tasks: run.inflight, Truncated: run.truncated,
+		HideIdentifiers: !c.cfg.Status.ShowIdentifiers()})
 	return run.out, nil
 }
 
@@ -309,7 +313,7 @@ func (run *collectionRun) collect() error {
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, c.engine)
 	run.incidents(rd.incidents)
 	run.jobs(rd.jobs)
-	return nil
+	return run.reportStatus(rd)
 }
 
 // learnProduct asks the engine for its telemetry product name, which tells

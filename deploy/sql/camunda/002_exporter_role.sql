@@ -1,5 +1,5 @@
 -- A login role for the exporter's engine-database mode (camunda[].database)
--- that can only read the six engine tables it uses. Run it in the engine's
+-- that can only read the seven engine tables it uses. Run it in the engine's
 -- database as a role that may grant on the engine's tables; replace the
 -- password (or use your secret manager) and point dsn_file or dsn_env at a
 -- DSN for this role. With a schema other than public, grant USAGE on it and
@@ -7,5 +7,5 @@
 -- `workflow-exporter check` warns when the role could write.
 CREATE ROLE workflow_exporter_engine LOGIN PASSWORD 'change-me';
 GRANT USAGE ON SCHEMA public TO workflow_exporter_engine;
-GRANT SELECT ON act_ru_ext_task, act_hi_ext_task_log, act_ru_incident, act_re_procdef, act_ru_job, act_re_deployment TO workflow_exporter_engine;
+GRANT SELECT ON act_ru_ext_task, act_hi_ext_task_log, act_ru_incident, act_re_procdef, act_ru_job, act_re_deployment, act_ru_execution TO workflow_exporter_engine;
 ALTER ROLE workflow_exporter_engine SET default_transaction_read_only = on;
