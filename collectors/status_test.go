@@ -72,7 +72,7 @@ func TestStatusListsOfTheTables(t *testing.T) {
 	idem("stale-1", "STARTED", "task-s1", -3600)
 	idem("stale-2", "SIDE_EFFECT_SUBMITTED", "", -2400)
 	idem("stale-3", "STARTED", "task-s3", -1200)
-	idem("fresh", "STARTED", "", -60)            // within stale_after (15m): not stuck
+	idem("fresh", "STARTED", "", -60)               // within stale_after (15m): not stuck
 	idem("retrying", "FAILED_RETRYABLE", "", -3600) // not in progress
 	idem("unknown-1", "UNKNOWN_OUTCOME", "", -500)
 	idem("unknown-2", "UNKNOWN_OUTCOME", "", -900)
