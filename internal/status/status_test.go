@@ -203,12 +203,12 @@ func TestRenderedPage(t *testing.T) {
 		`<h3>Unknown outcome <span class="count">5</span></h3>`,
 		`database orders, table workflow_idempotency_record · alert <code>WorkflowUnknownOutcomeRecords</code>`,
 		`Ask the external system whether it happened; never retry blindly.`,
-		`<th>Scope</th><th>Idempotency key</th><th>Status</th><th>Since</th><th>Runbook</th>`,
+		`<th>Since</th><th>Scope</th><th>Idempotency key</th><th>Status</th><th>Runbook</th>`,
 		`&lt;script&gt;alert(1)&lt;/script&gt;`,
 		// ages as of the page: the item's age at collection plus the 90 s since
 		`<td data-label="Since" title="2026-12-03T09:00:00Z">1h 1m</td>`,
 		`<td data-label="Since" title="2026-12-03T09:59:00Z">2m 30s</td>`,
-		`<a href="` + rules.DefaultRunbookBaseURL + `/WorkflowUnknownOutcomeRecords.md">WorkflowUnknownOutcomeRecords</a>`,
+		`<a href="` + rules.DefaultRunbookBaseURL + `/WorkflowUnknownOutcomeRecords.md" title="WorkflowUnknownOutcomeRecords">runbook</a></td></tr>`,
 		`Showing the 2 oldest of 5 (status.max_items).`,
 		`<li>Oldest pending outbox events: database orders, table event_outbox</li>`,
 		`<a href="status.json">`,
@@ -217,7 +217,7 @@ func TestRenderedPage(t *testing.T) {
 			t.Errorf("page lacks %s", want)
 		}
 	}
-	if n := strings.Count(page, `>WorkflowUnknownOutcomeRecords</a></td>`); n != 2 {
+	if n := strings.Count(page, `/WorkflowUnknownOutcomeRecords.md" title="WorkflowUnknownOutcomeRecords">runbook</a></td>`); n != 2 {
 		t.Errorf("%d rows link their runbook, want 2", n)
 	}
 	for _, bad := range []string{"<script", "in_doubt", "Lock lapsed"} {
@@ -233,6 +233,11 @@ func TestRenderedPage(t *testing.T) {
 	}
 	if strings.Contains(b.String(), `id="no-problems"`) {
 		t.Error("a list with an item, yet the page says no problems")
+	}
+	// Every item names the list's engine, which its header says: no
+	// engine column.
+	if strings.Contains(b.String(), `<th>Engine</th>`) || !strings.Contains(b.String(), `<th>Since</th><th>External task id</th><th>Idempotency key</th><th>Runbook</th>`) {
+		t.Errorf("columns of the in_doubt list:\n%s", b.String())
 	}
 	b.Reset()
 	clean := twoSources(true)[:1]

@@ -99,24 +99,37 @@ func newPageView(r Report) pageView {
 			v.Clear = append(v.Clear, lv)
 			continue
 		}
+		// The columns any item fills, except two that would repeat what
+		// is on the screen already: the engine when every item names the
+		// list's engine (the header says it), and the job reference when
+		// every item's is its external task id (the default reference).
 		var show []field
 		for _, f := range fields {
+			filled, news := false, false
 			for _, it := range l.Items {
-				if f.get(it) != "" {
-					show = append(show, f)
-					break
+				v := f.get(it)
+				filled = filled || v != ""
+				switch f.label {
+				case "Engine":
+					news = news || v != l.Engine
+				case "Job reference":
+					news = news || v != it.ExternalTaskID
+				default:
+					news = true
 				}
 			}
+			if filled && news {
+				show = append(show, f)
+			}
 		}
+		// Since comes first: how long it has been is what an operator
+		// reads first, and it stays in view however wide the rest.
+		lv.Columns = append(lv.Columns, "Since")
 		for _, f := range show {
 			lv.Columns = append(lv.Columns, f.label)
 		}
-		lv.Columns = append(lv.Columns, "Since")
 		for _, it := range l.Items {
 			row := make([]cell, 0, len(show)+1)
-			for _, f := range show {
-				row = append(row, cell{Label: f.label, Value: f.get(it)})
-			}
 			since := cell{Label: "Since", Value: "?"}
 			if it.Since != nil {
 				// The item's age at its collection (the source's clock)
@@ -128,6 +141,9 @@ func newPageView(r Report) pageView {
 				since = cell{Label: "Since", Value: ago(age), Title: it.Since.UTC().Format(time.RFC3339)}
 			}
 			row = append(row, since)
+			for _, f := range show {
+				row = append(row, cell{Label: f.label, Value: f.get(it)})
+			}
 			lv.Rows = append(lv.Rows, row)
 		}
 		v.Problems = append(v.Problems, lv)
