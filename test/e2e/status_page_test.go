@@ -27,8 +27,8 @@ import (
 // (docs/status.md): a real Camunda engine and PostgreSQL are driven into the
 // two crash cases of the Camunda join, the exporter binary serves the page,
 // and /status.json must name exactly those tasks and keys; Debian's
-// headless Chromium must render /status with them (screenshots in the
-// test's artifact directory: go test -artifacts). Then the database goes
+// headless Chromium must render /status with them (screenshots: see
+// browser.screenshot). Then the database goes
 // away: the page says so and lists nothing from it as current.
 func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 	browser := chromium(t)
@@ -369,11 +369,19 @@ func (b browser) dom(t *testing.T, url string) string {
 	return b.run(t, "--dump-dom", url)
 }
 
-// screenshot saves the rendered url as name in the test's artifact
-// directory, at the given window size ("width,height").
+// screenshot saves the rendered url as name, at the given window size
+// ("width,height"), in the directory STATUS_SCREENSHOTS names (make test
+// sets .tmp/screenshots), or else in the test's artifact directory (kept
+// with go test -artifacts).
 func (b browser) screenshot(t *testing.T, url, name, size string) {
 	t.Helper()
-	path := filepath.Join(t.ArtifactDir(), name)
+	dir := os.Getenv("STATUS_SCREENSHOTS")
+	if dir == "" {
+		dir = t.ArtifactDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
 	b.run(t, "--screenshot="+path, "--window-size="+size, url)
 	if fi, err := os.Stat(path); err != nil || fi.Size() < 1000 {
 		t.Fatalf("screenshot %s: %v", path, err)
