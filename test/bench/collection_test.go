@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -47,6 +48,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
@@ -210,6 +212,12 @@ type result struct {
 	// Pages: shared buffers hit or read by the queries' plans.
 	exporterPages, baselinePages float64
 	heapMB                       float64
+	// At a table's largest size only: the collection with the status
+	// page's lists (a status.Sink in its context), the list queries' rows
+	// read under EXPLAIN, how many list queries and items there were.
+	statusMS, statusRows float64
+	statusQueries        int
+	statusItems          int
 }
 
 // Each history size has its own pair of schemas, so every measurement round
@@ -488,7 +496,8 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 		size      int
 		collector string
 	}
-	exp, bas := map[key][]float64{}, map[key][]float64{}
+	exp, bas, withStatus := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	statusItems := map[key]int{}
 	for round := 0; round < *warmupFlag+*samplesFlag; round++ {
 		for ti := range tables {
 			t := tables[(ti+round)%len(tables)]
@@ -496,6 +505,14 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 			for si := range sizes {
 				size := sizes[(si+round)%len(sizes)]
 				k := key{size, t.collector}
+				largest := size == sizes[len(sizes)-1]
+				// At the largest size, the collection with the status
+				// page's lists too, before or after the plain one in
+				// turns, so neither always runs on a warmer cache.
+				var sd time.Duration
+				if largest && round%2 == 0 {
+					sd, statusItems[k] = collectWithStatus(b, ctx, collector(size, t.collector))
+				}
 				start := time.Now()
 				ms, err := collector(size, t.collector).Collect(ctx)
 				d := time.Since(start)
@@ -504,6 +521,12 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 				}
 				if len(ms) == 0 {
 					b.Fatalf("%s at %d: no metrics", t.collector, size)
+				}
+				if largest && round%2 == 1 {
+					sd, statusItems[k] = collectWithStatus(b, ctx, collector(size, t.collector))
+				}
+				if largest && round >= *warmupFlag {
+					withStatus[k] = append(withStatus[k], ms2(sd))
 				}
 				start = time.Now()
 				if err := runBaseline(ctx, conn, baseline(size, t.collector)); err != nil {
@@ -527,7 +550,8 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 			// Rows read by the scans of every query, from EXPLAIN ANALYZE;
 			// the exporter's window arguments are its lookback, as in a
 			// real poll.
-			var expRows, basRows, expPages, basPages float64
+			var expRows, basRows, expPages, basPages, statusRows float64
+			var statusQueries int
 			for _, q := range collector(size, t.collector).Requirements().Queries {
 				if q.Requires != "" {
 					continue
@@ -539,6 +563,14 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 					}
 				}
 				r, p := explain(b, conn, q.SQL, args)
+				// The status page's list queries are reported on their
+				// own (reportStatus); the comparison with the baseline
+				// is the collection the metrics need.
+				if strings.HasPrefix(q.Name, "status_") {
+					statusRows += r
+					statusQueries++
+					continue
+				}
 				expRows, expPages = expRows+r, expPages+p
 			}
 			for _, q := range baseline(size, t.collector) {
@@ -550,12 +582,33 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 				b.Fatal(err)
 			}
 			k := key{size, t.collector}
-			out[size][t.collector] = result{exporterMS: median(exp[k]), baselineMS: median(bas[k]),
+			r := result{exporterMS: median(exp[k]), baselineMS: median(bas[k]),
 				exporterRows: expRows, baselineRows: basRows, exporterPages: expPages, baselinePages: basPages,
-				heapMB: float64(heap) / (1 << 20)}
+				heapMB: float64(heap) / (1 << 20), statusRows: statusRows, statusQueries: statusQueries, statusItems: statusItems[k]}
+			if v := withStatus[k]; len(v) > 0 {
+				r.statusMS = median(v)
+			}
+			out[size][t.collector] = r
 		}
 	}
 	return out
+}
+
+// collectWithStatus runs one collection with the status page on (a sink
+// of the default max_items in its context, as poll gives each collector)
+// and returns its time and the items the lists got.
+func collectWithStatus(b *testing.B, ctx context.Context, c collectors.TableCollector) (time.Duration, int) {
+	sink := status.NewSink(status.SourceRef{Kind: "database", Name: "bench"}, config.DefaultStatusMaxItems)
+	start := time.Now()
+	if _, err := c.Collect(status.NewContext(ctx, sink)); err != nil {
+		b.Fatalf("%s with the status lists: %v", c.Name(), err)
+	}
+	d := time.Since(start)
+	n := 0
+	for _, l := range sink.Lists() {
+		n += len(l.Items)
+	}
+	return d, n
 }
 
 // runBaseline runs a baseline collection: its queries in one read-only
@@ -663,6 +716,26 @@ func report(p plan, results map[int]map[string]result, pgVersion, settings strin
 				growth(a.exporterRows, z.exporterRows), growth(a.baselineRows, z.baselineRows),
 				growth(a.exporterPages, z.exporterPages), growth(a.baselinePages, z.baselinePages))
 		}
+	}
+	fmt.Fprintln(w)
+	reportStatus(w, p, results)
+}
+
+// reportStatus prints what the status page's lists add to a collection, at
+// each table's largest history size: the medians with and without them,
+// measured in the same rounds.
+func reportStatus(w io.Writer, p plan, results map[int]map[string]result) {
+	fmt.Fprintf(w, "## The status page's lists (largest history size)\n\n")
+	fmt.Fprintf(w, "per collection: the collector as above, and again with the status page's lists (a sink of max_items %d in its context), before or after it in turns; median of %d each\n\n",
+		config.DefaultStatusMaxItems, *samplesFlag)
+	fmt.Fprintln(w, "| table | history rows | collection ms | with the lists ms | with / without | list queries | items listed | list rows read |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range tables {
+		sizes := p.sizesOf(t.collector)
+		s := sizes[len(sizes)-1]
+		r := results[s][t.collector]
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.2fx | %d | %d | %s |\n", t.collector, human(s), r.exporterMS, r.statusMS,
+			r.statusMS/r.exporterMS, r.statusQueries, r.statusItems, human(int(r.statusRows)))
 	}
 	fmt.Fprintln(w)
 }
