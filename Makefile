@@ -78,10 +78,12 @@ test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# PROMTEST_REQUIRE: a missing Prometheus or Alertmanager binary fails the
-# end-to-end tests instead of skipping them (deps installs both).
+# PROMTEST_REQUIRE: a missing Prometheus, Alertmanager or Chromium binary
+# fails the end-to-end tests instead of skipping them (deps installs them).
+# STATUS_SCREENSHOTS: where the status page's browser test saves its
+# screenshots (test artifacts).
 test-go:
-	PROMTEST_REQUIRE=1 $(GO) test -race -count=1 -timeout 30m ./...
+	PROMTEST_REQUIRE=1 STATUS_SCREENSHOTS=$(CURDIR)/.tmp/screenshots $(GO) test -race -count=1 -timeout 30m ./...
 
 ## bench: collection cost of each table collector versus table history (idempotency up to 10M rows), against a generic SQL exporter's queries; scrape latency and memory at 10k series, against a plain registry (docs/benchmarks.md)
 bench: deps-run

@@ -47,7 +47,8 @@ func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*Camund
 			}
 			return []prometheus.Metric{prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, v, cfg.Name)}
 		},
-		Logger: o.Logger,
+		StatusItems: o.StatusItems,
+		Logger:      o.Logger,
 	})
 	return &CamundaEngine{Source: src, engine: e}, nil
 }

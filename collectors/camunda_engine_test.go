@@ -69,6 +69,13 @@ type camExporter struct {
 
 func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	t.Helper()
+	return newCamundaExporterWith(t, yamlCfg, true)
+}
+
+// newCamundaExporterWith builds the source with the status page's reading
+// on (as the binary does by default) or off (--web.disable-status).
+func newCamundaExporterWith(t *testing.T, yamlCfg string, statusPage bool) *camExporter {
+	t.Helper()
 	cfg, err := config.Parse([]byte(yamlCfg))
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +84,11 @@ func newCamundaExporter(t *testing.T, yamlCfg string) *camExporter {
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	folds := labellimit.NewStats()
 	views := correlate.NewRegistry()
-	eng, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, Logger: logger})
+	statusItems := 0
+	if statusPage {
+		statusItems = cfg.Status.MaxItems
+	}
+	eng, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, StatusItems: statusItems, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +110,7 @@ func (e *camExporter) collect() {
 		}
 		e.maxSpan = max(e.maxSpan, time.Since(start))
 		sameCamundaSeries(e.t, e.set, e.twin.set, e.twinOwns, ageTolerance(e.maxSpan))
+		sameStatusItems(e.t, e, e.twin, e.twinOwns)
 	}
 }
 
@@ -473,6 +485,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"Durations", nil, scenarioDurations},
 		{"LockAgeAndIdleWorker", nil, scenarioLockAge},
 		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
+		{"StatusLists", nil, scenarioStatusLists},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -559,7 +572,9 @@ func (p *countingProxy) snapshot() map[string]int {
 
 func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	p := startCountingProxy(t, e)
-	x := newCamundaExporter(t, camundaConfig(p.URL, "", creds))
+	// The budget without the status page's reading first; its extra
+	// requests are checked at the end.
+	x := newCamundaExporterWith(t, camundaConfig(p.URL, "", creds), false)
 	x.collect()
 	p.snapshot()
 	x.collect() // steady state: telemetry and definition keys cached
@@ -650,6 +665,46 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	if known != total {
 		t.Errorf("requests to unexpected endpoints: %v", got)
 	}
+
+	// With the status page's reading (docs/status.md): while the engine
+	// has failedExternalTask incidents (the StatusLists scenario leaves
+	// one), one more incident list and one list of their tasks by id;
+	// nothing else.
+	failed := engineCount0(t, c, "/incident/count", url.Values{"incidentType": {"failedExternalTask"}})
+	if failed == 0 {
+		t.Fatal("no failedExternalTask incident left by the scenarios: the status reading is not measured")
+	}
+	xs := newCamundaExporterWith(t, camundaConfig(p.URL, "", creds), true)
+	xs.collect()
+	p.snapshot()
+	xs.collect()
+	withStatus := p.snapshot()
+	x.collect()
+	without := p.snapshot()
+	extra := map[string]int{}
+	for path, n := range withStatus {
+		if d := n - without[path]; d != 0 {
+			extra[path] = d
+		}
+	}
+	for path, n := range without {
+		if _, ok := withStatus[path]; !ok {
+			extra[path] = -n
+		}
+	}
+	if len(extra) != 2 || extra["/incident"] != 1 || extra["/external-task"] != 1 {
+		t.Errorf("the status page's reading added %v requests, want /incident 1 and /external-task 1 (%d failedExternalTask incidents)", extra, failed)
+	}
+	t.Logf("status page's reading: %v more requests per collection (%d failedExternalTask incidents)", extra, failed)
+}
+
+func engineCount0(t *testing.T, c *camundatest.Client, path string, q url.Values) int {
+	t.Helper()
+	n, err := c.Count(context.Background(), path, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func scenarioWaitingLocked(s *scenario) {

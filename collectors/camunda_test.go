@@ -1129,14 +1129,15 @@ func TestCamundaBpmnErrors(t *testing.T) {
 
 // The requests the jobs, processes, incident-per-topic and BPMN error parts
 // add to a collection (docs/camunda-states.md, "The cost of a
-// collection"), request by request.
+// collection"), request by request, without the status page's reading
+// (its requests are measured against a real engine, engineRequestBudget).
 func TestCamundaRequestBudgetOfJobsIncidentsAndDeletions(t *testing.T) {
 	f := newFakeCamunda(t)
 	f.add(&fakeTask{id: "a1", topic: "a"})
 	f.add(&fakeTask{id: "a2", topic: "a"})
 	f.lock("a1", "w1", time.Hour)
 	f.lock("a2", "w1", time.Hour)
-	e := fakeExporter(t, f, "", "")
+	e := newCamundaExporterWith(t, camundaConfig(f.URL(), "", ""), false)
 	e.collect()
 	f.resetRequests()
 	e.collect()

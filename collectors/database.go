@@ -40,7 +40,10 @@ type DatabaseOptions struct {
 	Views *correlate.Registry
 	// Engines are the configured Camunda engine names.
 	Engines []string
-	Logger  *slog.Logger
+	// StatusItems, when above 0, turns on the status page's reading with
+	// lists of at most that many items (poll.SourceOptions.StatusItems).
+	StatusItems int
+	Logger      *slog.Logger
 }
 
 // NewDatabase wires a database's table collectors into a poll source. key is
@@ -91,7 +94,7 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 		Kind: "database", Name: cfg.Name,
 		MinInterval: time.Duration(cfg.MinInterval), Timeout: time.Duration(cfg.Timeout),
 		Probe: db.Probe, Collectors: pcs, Logger: logger,
-		Phase: phase,
+		Phase: phase, StatusItems: o.StatusItems,
 	})
 	return &Database{DB: db, Source: src, Collectors: cs}, nil
 }

@@ -100,7 +100,8 @@ func (d *testDB) newExporter(configYAML string) *exporter {
 	for _, e := range cfg.Camunda {
 		engines = append(engines, e.Name)
 	}
-	db, err := NewDatabase(cfg.Databases[0], "databases[0]", DatabaseOptions{Folds: folds, Views: views, Engines: engines, Logger: logger})
+	db, err := NewDatabase(cfg.Databases[0], "databases[0]", DatabaseOptions{Folds: folds, Views: views, Engines: engines,
+		StatusItems: cfg.Status.MaxItems, Logger: logger})
 	if err != nil {
 		d.t.Fatal(err)
 	}

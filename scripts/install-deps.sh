@@ -6,7 +6,9 @@
 #   scripts/install-deps.sh run    PostgreSQL server binaries (make run)
 #   scripts/install-deps.sh test   + Prometheus/promtool, Alertmanager/amtool,
 #                                  Java 17 + Maven (Camunda test engine), unzip
-#                                  and xz; and the second PostgreSQL major the
+#                                  and xz, Chromium (headless, for the status
+#                                  page's browser test and its screenshot);
+#                                  and the second PostgreSQL major the
 #                                  table collector tests run on (make
 #                                  test-pg-current), unpacked from Maven Central's
 #                                  embedded PostgreSQL binaries into
@@ -63,6 +65,7 @@ if [ "$mode" = test ]; then
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   command -v unzip >/dev/null 2>&1 || missing+=(unzip)
   command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 fi
 if ! command -v go >/dev/null 2>&1; then
   echo "Go is required (go.mod names the version); install it from your distribution or go.dev." >&2

@@ -32,6 +32,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 
 const (
@@ -58,6 +59,7 @@ type options struct {
 	metricsPath    string
 	enablePprof    bool
 	lifecycle      bool
+	disableStatus  bool
 	configFile     string
 	configCheck    bool
 	timeoutOffset  time.Duration
@@ -77,6 +79,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.enable-pprof", "Serve the Go runtime's profiles under /debug/pprof/ (and link them from the landing page).").Default("false").BoolVar(&o.enablePprof)
 	app.Flag("web.enable-lifecycle", "Reload the configuration on POST /-/reload (as SIGHUP does).").Default("false").BoolVar(&o.lifecycle)
+	app.Flag("web.disable-status", "Do not serve the on-call status page (/status, /status.json), and skip the reading only it needs.").Default("false").BoolVar(&o.disableStatus)
 	app.Flag("config.file", "YAML configuration file (sources, tables, limits). Without it: one Camunda engine at "+config.DefaultCamundaURL+" and no database.").Default("").StringVar(&o.configFile)
 	app.Flag("config.check", "Validate the configuration file, print the result and exit.").BoolVar(&o.configCheck)
 	app.Flag("scrape.timeout-offset", "Subtracted from the Prometheus scrape timeout: a scrape never waits longer for collections, it gets the previous snapshot instead.").Default("500ms").DurationVar(&o.timeoutOffset)
@@ -113,7 +116,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if err := validateTelemetryPath(o.metricsPath); err != nil {
+	if err := validateTelemetryPath(o.metricsPath, !o.disableStatus); err != nil {
 		fmt.Fprintf(stderr, "%s\n", err)
 		return 1
 	}
@@ -156,7 +159,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Logger) int {
 	logger.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 	folds := labellimit.NewStats()
-	mgr := sources.New(folds, logger)
+	mgr := sources.New(sources.Options{Folds: folds, DisableStatus: o.disableStatus, Logger: logger})
 	if _, err := mgr.Apply(ctx, cfg); err != nil {
 		logger.Error("cannot set up sources", "err", err)
 		return 1
@@ -235,6 +238,27 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 	}
 	// The landing page links only what this mux serves: the profiling
 	// links only with --web.enable-pprof.
+	links := []web.LandingLinks{
+		{Address: o.metricsPath, Text: "Metrics"},
+	}
+	if !o.disableStatus {
+		// The status page reads the same snapshots as the scrapes, through
+		// the same min_interval gate and within a scrape's budget.
+		h := status.NewHandlers(set, status.HandlerOptions{
+			Live: func() status.Options {
+				st := mgr.Status()
+				return status.Options{MaxItems: st.MaxItems, RunbookBaseURL: st.RunbookBaseURL}
+			},
+			Budget: func(r *http.Request) time.Duration {
+				return poll.ScrapeBudget(r.Header, o.defaultTimeout, o.timeoutOffset)
+			},
+			Logger: logger,
+		})
+		mux.Handle("/status", h.HTML())
+		mux.Handle("/status.json", h.JSON())
+		links = append(links, web.LandingLinks{Address: "/status", Text: "Status (on-call)"}, web.LandingLinks{Address: "/status.json", Text: "Status (JSON)"})
+	}
+	links = append(links, web.LandingLinks{Address: "/-/healthy", Text: "Health"}, web.LandingLinks{Address: "/-/ready", Text: "Readiness"})
 	profiling := "false"
 	if o.enablePprof {
 		profiling = "true"
@@ -249,11 +273,7 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 		Description: "Camunda 7 external tasks and worker idempotency, inbox, outbox and processed-job tables",
 		Version:     version.Info(),
 		Profiling:   profiling,
-		Links: []web.LandingLinks{
-			{Address: o.metricsPath, Text: "Metrics"},
-			{Address: "/-/healthy", Text: "Health"},
-			{Address: "/-/ready", Text: "Readiness"},
-		},
+		Links:       links,
 	})
 	if err != nil {
 		logger.Error("landing page", "err", err)
@@ -290,8 +310,9 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 }
 
 // validateTelemetryPath refuses a metrics path the HTTP mux would panic on or
-// that would take the place of the landing page or a health endpoint.
-func validateTelemetryPath(p string) error {
+// that would take the place of the landing page, a health endpoint or (when
+// served) the status page.
+func validateTelemetryPath(p string, statusPage bool) error {
 	bad := func(problem string) error {
 		return fmt.Errorf("--web.telemetry-path %q: %s", p, problem)
 	}
@@ -302,6 +323,8 @@ func validateTelemetryPath(p string) error {
 		return bad("must not be / (the landing page)")
 	case p == "/-/healthy" || p == "/-/ready" || p == "/-/reload":
 		return bad("must not be " + p + " (a health endpoint)")
+	case statusPage && (p == "/status" || p == "/status.json"):
+		return bad("must not be " + p + " (the status page; or turn it off with --web.disable-status)")
 	case strings.ContainsAny(p, "{} \t\r\n"):
 		return bad("must be a plain path (no {wildcards} or white space), for example /metrics")
 	}

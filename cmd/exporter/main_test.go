@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,6 +96,7 @@ func TestTelemetryPathIsValidated(t *testing.T) {
 		{"/-/healthy", `--web.telemetry-path "/-/healthy": must not be /-/healthy`},
 		{"/-/ready", `--web.telemetry-path "/-/ready": must not be /-/ready`},
 		{"/metrics/{x", `--web.telemetry-path "/metrics/{x": must be a plain path`},
+		{"/status", `--web.telemetry-path "/status": must not be /status (the status page`},
 		{"/custom/metrics", ""},
 	}
 	for _, tc := range cases {
@@ -204,8 +206,65 @@ databases:
 		t.Errorf("oldest pending age is not ~90s by the database clock:\n%s", grep(body, "oldest_pending"))
 	}
 	get(t, base+"/-/ready", 200)
-	if landing := get(t, base+"/", 200); !strings.Contains(landing, "/metrics") {
-		t.Errorf("landing page does not link the metrics")
+	landing := get(t, base+"/", 200)
+	if !strings.Contains(landing, "/metrics") || !strings.Contains(landing, `href="/status"`) {
+		t.Errorf("landing page does not link the metrics and the status page:\n%s", landing)
+	}
+	// The status page, from the same snapshots: the database up with its
+	// pending event named, the engine down with the class of its failure
+	// and nothing listed from it; no credential anywhere.
+	var rep struct {
+		SchemaVersion int `json:"schema_version"`
+		Sources       []struct {
+			Kind, Name, State string
+			Failures          []struct{ Collector, Class string }
+		}
+		Lists []struct {
+			Kind   string
+			Source struct{ Kind, Name string }
+			Total  int
+			Items  []struct {
+				EventID   string `json:"event_id"`
+				EventType string `json:"event_type"`
+			}
+		}
+	}
+	statusJSON := get(t, base+"/status.json", 200)
+	if err := json.Unmarshal([]byte(statusJSON), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, statusJSON)
+	}
+	states := map[string]string{}
+	for _, s := range rep.Sources {
+		states[s.Kind+"/"+s.Name] = s.State
+		if s.Name == "nowhere" && (len(s.Failures) != 1 || s.Failures[0].Class != "unreachable") {
+			t.Errorf("engine failures %+v, want one of class %q", s.Failures, "unreachable")
+		}
+	}
+	if rep.SchemaVersion != 1 || states["database/orders"] != "up" || states["camunda/nowhere"] != "down" {
+		t.Errorf("schema %d, source states %v", rep.SchemaVersion, states)
+	}
+	pending := 0
+	for _, l := range rep.Lists {
+		if l.Source.Name == "nowhere" {
+			t.Errorf("a list from the engine that is down: %+v", l)
+		}
+		if l.Kind == "outbox_pending" {
+			pending++
+			if l.Total != 1 || len(l.Items) != 1 || l.Items[0].EventType != "OrderCreated" || len(l.Items[0].EventID) != 36 {
+				t.Errorf("outbox_pending list %+v", l)
+			}
+		}
+	}
+	if pending != 1 {
+		t.Errorf("%d outbox_pending lists:\n%s", pending, statusJSON)
+	}
+	page := get(t, base+"/status", 200)
+	for _, body := range []string{statusJSON, page} {
+		for _, secret := range []string{"hunter2-secret", "camunda-secret-pw", "127.0.0.1"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("the status page shows %q", secret)
+			}
+		}
 	}
 
 	cmd.Process.Signal(os.Interrupt)
@@ -279,4 +338,25 @@ func grep(s, sub string) string {
 		}
 	}
 	return fmt.Sprint(out)
+}
+
+// TestStatusPageCanBeDisabled: with --web.disable-status nothing serves the
+// page, the landing page does not link it, and its path is free.
+func TestStatusPageCanBeDisabled(t *testing.T) {
+	bin := testkit.BuildExporter(t)
+	addr := testkit.FreeAddr(t)
+	cmd := exec.Command(bin, "--web.disable-status", "--web.telemetry-path=/status", "--web.listen-address", addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	base := "http://" + addr
+	waitFor(t, base+"/-/healthy")
+	if body := get(t, base+"/status", 200); !strings.Contains(body, "workflow_exporter_build_info") {
+		t.Errorf("/status does not serve the metrics it was given")
+	}
+	get(t, base+"/status.json", 404)
+	if landing := get(t, base+"/", 200); strings.Contains(landing, "status.json") {
+		t.Errorf("the landing page links the disabled status page:\n%s", landing)
+	}
 }

@@ -205,7 +205,8 @@ func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	run.st.engineNow = run.engineNow
 	c.st = run.st
 	c.commitCreations(run.ledger)
-	c.views.Publish(&correlate.View{Engine: c.e.name, Taken: taken, Tasks: run.inflight, Truncated: run.truncated})
+	c.views.Publish(&correlate.View{Engine: c.e.name, Taken: taken, Tasks: run.inflight, Truncated: run.truncated,
+		HideIdentifiers: !c.e.cfg.Status.ShowIdentifiers()})
 	return run.out, nil
 }
 
@@ -258,7 +259,7 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
-	return nil
+	return run.reportStatus(rd)
 }
 
 // knownTopics are the topics reported so far, sorted, without "other".

@@ -60,8 +60,11 @@ type Options struct {
 	// Views receives the engine's in-flight tasks after every successful
 	// collection (withdrawn when one fails), for the database side's joins;
 	// nil publishes nothing.
-	Views  *correlate.Registry
-	Logger *slog.Logger
+	Views *correlate.Registry
+	// StatusItems, when above 0, turns on the status page's reading with
+	// lists of at most that many items (poll.SourceOptions.StatusItems).
+	StatusItems int
+	Logger      *slog.Logger
 }
 
 // NewClient is the one mapping of an engine's configuration onto a REST

@@ -99,9 +99,12 @@ var engineTables = []struct {
 	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_"}, []string{nameTasks}},
 	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_", "act_id_", "act_inst_id_", "root_proc_inst_id_"}, []string{nameTasks}},
 	{"act_hi_actinst", []string{"id_", "act_type_", "act_inst_state_", "start_time_", "root_proc_inst_id_"}, []string{nameTasks}},
-	{"act_ru_incident", []string{"incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_"}, []string{nameTasks}},
+	{"act_ru_incident", []string{"id_", "incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_"}, []string{nameTasks}},
 	{"act_re_procdef", []string{"id_", "key_"}, []string{nameTasks, nameJobs, nameProcesses}},
-	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_"}, []string{nameJobs, nameProcesses}},
+	// business_key_: the process instance's, joined to the in-flight tasks
+	// as the engine's own external task query joins it (for the status
+	// page).
+	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_", "business_key_"}, []string{nameTasks, nameJobs, nameProcesses}},
 	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_", "duedate_", "create_time_", "suspension_state_", "execution_id_", "process_instance_id_"}, []string{nameJobs}},
 	{"act_hi_job_log", []string{"id_", "timestamp_", "process_def_key_", "job_state_"}, []string{nameJobs}},
 	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs, nameProcesses}},
@@ -451,12 +454,13 @@ func (r *engineDBReader) inflight(ctx context.Context, tx pgx.Tx, rq readRequest
 	if want == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id_, topic_name_, coalesce(worker_id_, ''), lock_exp_time_, retries_,
-  coalesce(error_msg_, ''), coalesce(proc_inst_id_, ''), coalesce(act_id_, ''), lock_exp_time_ > $1::timestamp
-FROM `+r.prefix+`act_ru_ext_task
-WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0)
-  AND lock_exp_time_ IS NOT NULL AND lock_exp_time_ <> $1::timestamp AND topic_name_ = ANY($2)
-ORDER BY topic_name_ COLLATE "C", lock_exp_time_ > $1::timestamp DESC, id_
+	rows, err := tx.Query(ctx, `SELECT t.id_, t.topic_name_, coalesce(t.worker_id_, ''), t.lock_exp_time_, t.retries_,
+  coalesce(t.error_msg_, ''), coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), t.lock_exp_time_ > $1::timestamp,
+  coalesce(pi.business_key_, '')
+FROM `+r.prefix+`act_ru_ext_task t LEFT JOIN `+r.prefix+`act_ru_execution pi ON pi.id_ = t.proc_inst_id_
+WHERE t.suspension_state_ = 1 AND (t.retries_ IS NULL OR t.retries_ > 0)
+  AND t.lock_exp_time_ IS NOT NULL AND t.lock_exp_time_ <> $1::timestamp AND t.topic_name_ = ANY($2)
+ORDER BY t.topic_name_ COLLATE "C", t.lock_exp_time_ > $1::timestamp DESC, t.id_
 LIMIT $3`, nowWall, topics, rq.budget)
 	if err != nil {
 		return fmt.Errorf("%s: listing act_ru_ext_task: %w", r.key, err)
@@ -468,7 +472,7 @@ LIMIT $3`, nowWall, topics, rq.budget)
 		var exp time.Time
 		var retries *int32
 		var locked bool
-		if err := rows.Scan(&o.id, &o.topic, &o.worker, &exp, &retries, &o.errMsg, &o.pi, &o.activity, &locked); err != nil {
+		if err := rows.Scan(&o.id, &o.topic, &o.worker, &exp, &retries, &o.errMsg, &o.pi, &o.activity, &locked, &o.businessKey); err != nil {
 			return fmt.Errorf("%s: listing act_ru_ext_task: %w", r.key, err)
 		}
 		o.exp = r.instant(exp)

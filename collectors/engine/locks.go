@@ -43,6 +43,7 @@ import (
 type taskObs struct {
 	id, topic, worker string
 	pi, activity      string // process instance and activity, for the join
+	businessKey       string // the process instance's, for the status page
 	exp               time.Time
 	retries           *int
 	errMsg            string
@@ -54,7 +55,7 @@ type taskObs struct {
 
 func obsOf(t camunda.ExternalTask) taskObs {
 	o := taskObs{id: t.ID, topic: t.TopicName, worker: t.WorkerID, retries: t.Retries, errMsg: t.ErrorMessage,
-		pi: t.ProcessInstanceID, activity: t.ActivityID}
+		pi: t.ProcessInstanceID, activity: t.ActivityID, businessKey: t.BusinessKey}
 	if t.LockExpirationTime != nil {
 		o.exp = t.LockExpirationTime.Time
 	}
@@ -81,6 +82,9 @@ type tracked struct {
 	// of the first collection that saw the current worker hold it (see
 	// sameLock); zero otherwise.
 	lockedSince time.Time
+	// redeliveredAt is the engine time of the collection that counted the
+	// redelivery (for the status page); zero while redelivered is false.
+	redeliveredAt time.Time
 	// missed counts the collections since the task was last listed (see
 	// trackUnlisted).
 	missed int

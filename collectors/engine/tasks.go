@@ -62,6 +62,7 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
 		next, e := classifyLocked(o, prev, seen)
+		next.redeliveredAt = redeliveredAt(next, prev, seen, run.engineNow)
 		add(e)
 		state := correlate.Locked
 		if next.backoff {
@@ -90,6 +91,7 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		r.lapsedListed++
 		prev, seen := c.st.tasks[o.id]
 		next, read, e := classifyLapsed(o, prev, seen, c.st.engineNow)
+		next.redeliveredAt = redeliveredAt(next, prev, seen, run.engineNow)
 		run.st.tasks[o.id] = next
 		add(e)
 		if read == readExpired {
@@ -260,7 +262,19 @@ func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomp
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
 	return correlate.Task{ID: o.id, Topic: o.topic, WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
-		State: s, Redelivered: t.redelivered}
+		BusinessKey: o.businessKey, State: s, LockExpiration: o.exp, Redelivered: t.redelivered, RedeliveredAt: t.redeliveredAt}
+}
+
+// redeliveredAt is when next's redelivery was counted: at this collection
+// (engine time now) if it is new, as remembered if prev had it already.
+func redeliveredAt(next, prev tracked, seen bool, now time.Time) time.Time {
+	switch {
+	case !next.redelivered:
+		return time.Time{}
+	case seen && prev.redelivered:
+		return prev.redeliveredAt
+	}
+	return now
 }
 
 // otherTopics reports the topics folded into topic="other" (beyond

@@ -120,6 +120,8 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 			{Name: "open", SQL: c.sqlGauges, Args: []any{900.0}},
 			recentQuery("activity", c.sqlActivity(false)),
 			{Name: "duplicates", SQL: c.sqlDupLoad(), Requires: c.dupColumn},
+			c.idempotencyLists()[0].requirement(),
+			c.idempotencyLists()[1].requirement(),
 		},
 	}
 }
@@ -134,6 +136,9 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 		if err := p.readOpen(ctx, tx); err != nil {
 			return err
 		}
+		if err := p.readStatus(ctx, tx); err != nil {
+			return err
+		}
 		if p.hasDup && !c.dupLoaded {
 			if err := p.loadDuplicates(ctx, tx); err != nil {
 				return err
@@ -146,6 +151,7 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 		return nil, err
 	}
 	p.commit()
+	p.status.send(ctx)
 	return c.metrics(p.gauges), nil
 }
 
@@ -163,6 +169,8 @@ type idempotencyPoll struct {
 	dupUpdates, dupLoad map[string]int64
 	hasDup              bool
 	scopes, unmapped    tuples
+	// status holds the status page's lists until the poll succeeded.
+	status statusReport
 }
 
 func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {

@@ -79,6 +79,8 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 		Queries: []pgschema.Query{
 			{Name: "open", SQL: c.sqlGauges},
 			recentQuery("processed", c.sqlProcessed),
+			c.inboxLists()[0].requirement(),
+			c.inboxLists()[1].requirement(),
 		},
 	}
 }
@@ -92,6 +94,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	for _, s := range config.InboxTerminalStatuses() {
 		terminal[s] = true
 	}
+	var report statusReport
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var source, msgType, status, id string
 		var count, oldest float64
@@ -114,6 +117,9 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		if err != nil {
 			return err
 		}
+		if err := c.readInboxStatus(ctx, tx, gauges, &report); err != nil {
+			return err
+		}
 		return each(ctx, tx, "inbox processed query", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
@@ -131,6 +137,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	c.known.merge(seen)
 	c.unmapped.merge(unmapped)
 	addCounts(c.processed, newProcessed)
+	report.send(ctx)
 	return c.metrics(gauges), nil
 }
 

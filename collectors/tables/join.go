@@ -12,6 +12,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 
 // The Camunda joins of this file see what neither side sees alone: the side
@@ -111,18 +112,20 @@ func (c *IdempotencyJoin) sql() string {
 	col := c.cfg.Columns
 	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values(append([]string{config.StatusCompleted}, config.IdempotencyInProgressStatuses()...)...))
 	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values(config.StatusCompleted))
+	// The key, the time and its age are for the status page's items.
+	tail := fmt.Sprintf("%s::text, %s", pgschema.QuoteIdent(col.Key), ageColumns(col.UpdatedAt))
 	if c.cfg.Camunda.ByProcessInstance() {
-		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text, %[9]s
 FROM %[5]s WHERE (%[3]s, %[4]s) IN (SELECT * FROM unnest($1::text[], $2::text[]))
 	AND %[2]s IN (%[6]s) AND (%[2]s NOT IN (%[7]s) OR %[8]s < now() - make_interval(secs => $3))`,
 			pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessInstanceID), pgschema.QuoteIdent(col.ActivityID),
-			pgschema.QuoteTable(c.cfg.Table), statuses, completed, pgschema.QuoteIdent(col.UpdatedAt))
+			pgschema.QuoteTable(c.cfg.Table), statuses, completed, pgschema.QuoteIdent(col.UpdatedAt), tail)
 	}
-	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text, %[8]s
 FROM %[4]s WHERE %[3]s = ANY($1::text[])
 	AND %[2]s IN (%[5]s) AND (%[2]s NOT IN (%[6]s) OR %[7]s < now() - make_interval(secs => $2))`,
 		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table),
-		statuses, completed, pgschema.QuoteIdent(col.UpdatedAt))
+		statuses, completed, pgschema.QuoteIdent(col.UpdatedAt), tail)
 }
 
 func (c *IdempotencyJoin) args(l taskLookup) []any {
@@ -137,7 +140,7 @@ func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	base := pgschema.BaseName(c.cfg.Table)
 	req := pgschema.Requirements{Kind: "idempotency", Table: c.cfg.Table}
-	req.Columns = c.columns("scope", col.Scope, "status", col.Status, "updated_at", col.UpdatedAt)
+	req.Columns = c.columns("scope", col.Scope, "key", col.Key, "status", col.Status, "updated_at", col.UpdatedAt)
 	if c.cfg.Camunda.ByProcessInstance() {
 		req.Columns = append(req.Columns, c.columns("process_instance_id", col.ProcessInstanceID, "activity_id", col.ActivityID)...)
 		req.Indexes = []pgschema.Index{{Name: base + "_process_activity_idx", Columns: []string{col.ProcessInstanceID, col.ActivityID},
@@ -170,14 +173,18 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 	l := newTaskLookup(engine, view, c.cfg.Camunda, c.now())
 	completedOpen, inDoubt := map[string]float64{}, map[string]float64{}
 	seen := tuples{}
+	// The records behind the two gauges, for the status page.
+	items := map[string][]status.Item{}
 	if len(l.tasks) > 0 {
 		inProgress := map[string]bool{}
 		for _, st := range config.IdempotencyInProgressStatuses() {
 			inProgress[st] = true
 		}
 		err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
-			var scope, status, ref string
-			return each(ctx, tx, "idempotency camunda join", c.sql(), c.args(l), []any{&scope, &status, &ref}, func() error {
+			var scope, stored, ref, key string
+			var updated time.Time
+			var age float64
+			return each(ctx, tx, "idempotency camunda join", c.sql(), c.args(l), []any{&scope, &stored, &ref, &key, &updated, &age}, func() error {
 				t, ok := l.tasks[ref]
 				if !ok {
 					return nil
@@ -185,17 +192,30 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 				vals := c.limiter.Admit(scope, t.Topic)
 				k := tupleKey(vals[0], engine, vals[1])
 				seen.add(vals[0], engine, vals[1])
-				switch canon := c.cfg.Statuses.Canonical(status); {
+				kind := ""
+				switch canon := c.cfg.Statuses.Canonical(stored); {
 				case canon == config.StatusCompleted:
 					completedOpen[k]++
+					kind = status.KindCompletedTaskOpen
 				case inProgress[canon] && (t.State == correlate.LockExpired || t.Redelivered):
 					inDoubt[k]++
+					kind = status.KindInDoubt
+				}
+				if kind != "" {
+					row := status.Item{Scope: scope, IdempotencyKey: key, Status: stored, JobReference: ref, Since: since(updated), AgeSeconds: age}
+					items[kind] = append(items[kind], joinItem(engine, t, row))
 				}
 				return nil
 			})
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	if sink := status.FromContext(ctx); sink != nil {
+		for _, kind := range []string{status.KindCompletedTaskOpen, status.KindInDoubt} {
+			sink.Add(status.List{Kind: kind, Database: c.database, Table: c.cfg.Table, Engine: engine, Total: len(items[kind]),
+				Partial: view.Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, view), Items: items[kind]})
 		}
 	}
 	c.known.merge(seen)
@@ -246,15 +266,17 @@ func (c *ProcessedJobJoin) Name() string { return "processed_jobs_camunda" }
 
 func (c *ProcessedJobJoin) sql() string {
 	col := c.cfg.Columns
+	// The row's reference, status, time and age are for the status page.
+	tail := fmt.Sprintf("%s::text, COALESCE(%s::text, ''), %s", pgschema.QuoteIdent(col.JobReference), pgschema.QuoteIdent(col.Status), ageColumns(col.CompletedAt))
 	if c.cfg.Camunda.ByProcessInstance() {
-		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text || '/' || %[1]s::text
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text || '/' || %[1]s::text, %[6]s
 FROM %[3]s WHERE %[4]s = $1 AND (%[2]s, %[1]s) IN (SELECT * FROM unnest($2::text[], $3::text[]))
 	AND %[5]s < now() - make_interval(secs => $4)`,
-			pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.ProcessInstance), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.CompletedAt))
+			pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.ProcessInstance), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.CompletedAt), tail)
 	}
-	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[6]s
 FROM %[3]s WHERE %[4]s = $1 AND %[2]s = ANY($2::text[]) AND %[5]s < now() - make_interval(secs => $3)`,
-		pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.CompletedAt))
+		pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.CompletedAt), tail)
 }
 
 func (c *ProcessedJobJoin) args(l taskLookup) []any {
@@ -269,14 +291,14 @@ func (c *ProcessedJobJoin) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns
 	base := pgschema.BaseName(c.cfg.Table)
 	req := pgschema.Requirements{Kind: "processed_jobs", Table: c.cfg.Table}
-	req.Columns = c.columns("engine", col.Engine, "activity_id", col.ActivityID, "completed_at", col.CompletedAt)
+	req.Columns = c.columns("engine", col.Engine, "activity_id", col.ActivityID, "completed_at", col.CompletedAt,
+		"job_reference", col.JobReference, "status", col.Status)
 	if c.cfg.Camunda.ByProcessInstance() {
 		req.Columns = append(req.Columns, c.columns("process_instance", col.ProcessInstance)...)
 		req.Indexes = []pgschema.Index{{Name: base + "_process_activity_idx", Columns: []string{col.Engine, col.ProcessInstance, col.ActivityID},
 			Why: "the Camunda join looks up rows of in-flight tasks by process instance and activity", Query: "camunda_join"}}
 		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args(exampleLookup)}}
 	} else {
-		req.Columns = append(req.Columns, c.columns("job_reference", col.JobReference)...)
 		// The reference schema's primary key (engine, job_reference) serves this join.
 		req.Indexes = []pgschema.Index{{Name: base + "_engine_job_reference_idx", Columns: []string{col.Engine, col.JobReference},
 			Why: "the Camunda join looks up rows of in-flight tasks by engine and external task id", Query: "camunda_join", ReferencePrimaryKey: true}}
@@ -289,6 +311,7 @@ func (c *ProcessedJobJoin) Requirements() pgschema.Requirements {
 // view up in the table and counts the rows whose task is still open.
 func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	lookups := make([]taskLookup, 0, len(c.engines))
+	views := make([]*correlate.View, 0, len(c.engines))
 	for _, e := range c.engines {
 		view, ok := c.views.Get(e)
 		if !ok {
@@ -297,22 +320,30 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 			return nil, nil
 		}
 		lookups = append(lookups, newTaskLookup(e, view, c.cfg.Camunda, c.now()))
+		views = append(views, view)
 	}
 	open := map[string]float64{}
 	seen := tuples{}
+	// The rows behind the gauge, per engine, for the status page.
+	items := make([][]status.Item, len(lookups))
 	err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
-		for _, l := range lookups {
+		for i, l := range lookups {
 			if len(l.tasks) == 0 {
 				continue
 			}
-			var activity, ref string
-			err := each(ctx, tx, "processed-job camunda join", c.sql(), c.args(l), []any{&activity, &ref}, func() error {
-				if _, ok := l.tasks[ref]; !ok {
+			var activity, ref, jobRef, stored string
+			var completed time.Time
+			var age float64
+			err := each(ctx, tx, "processed-job camunda join", c.sql(), c.args(l), []any{&activity, &ref, &jobRef, &stored, &completed, &age}, func() error {
+				t, ok := l.tasks[ref]
+				if !ok {
 					return nil
 				}
 				vals := c.limiter.Admit(activity)
 				seen.add(l.engine, vals[0])
 				open[tupleKey(l.engine, vals[0])]++
+				row := status.Item{JobReference: jobRef, Status: stored, Since: since(completed), AgeSeconds: age}
+				items[i] = append(items[i], joinItem(l.engine, t, row))
 				return nil
 			})
 			if err != nil {
@@ -323,6 +354,12 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sink := status.FromContext(ctx); sink != nil {
+		for i, l := range lookups {
+			sink.Add(status.List{Kind: status.KindProcessedJobTaskOpen, Database: c.database, Table: c.cfg.Table, Engine: l.engine,
+				Total: len(items[i]), Partial: views[i].Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, views[i]), Items: items[i]})
+		}
 	}
 	c.known.merge(seen)
 	var out []prometheus.Metric

@@ -99,6 +99,7 @@ func (c *Outbox) Requirements() pgschema.Requirements {
 			{Name: "pending", SQL: c.sqlGauges},
 			recentQuery("created", c.sqlCreated),
 			recentQuery("published", c.sqlPublished),
+			c.outboxList().requirement(),
 		},
 	}
 }
@@ -120,6 +121,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		}
 		return groups[k]
 	}
+	var report statusReport
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var aggType, evType, id string
 		var failed bool
@@ -136,6 +138,9 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+		if err := c.readOutboxStatus(ctx, tx, groups, &report); err != nil {
 			return err
 		}
 		err = each(ctx, tx, "outbox created query", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
@@ -164,6 +169,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	}
 	// The poll succeeded: only now does it change the collector's state.
 	c.known.merge(seen)
+	report.send(ctx)
 	addCounts(c.createdTotal, newCreate)
 	addCounts(c.publishedTotal, newPub)
 	for _, d := range delays {

@@ -116,13 +116,21 @@ func newTableBase[T any](o Options[T], metrics ...string) tableBase {
 // succeeds.
 func (b *tableBase) read(ctx context.Context, req pgschema.Requirements,
 	fn func(ctx context.Context, tx pgx.Tx, present map[string]bool) error) error {
+	var schemaErr error
 	err := b.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		present, err := pgschema.Check(ctx, tx, req, b.key+".table")
 		if err != nil {
+			schemaErr = err
 			return err
 		}
 		return fn(ctx, tx, present)
 	})
+	if schemaErr != nil {
+		// The database answered: a table or column is missing. Kept as
+		// a *pgschema.Error (its text names table, column and config key,
+		// no DSN), so the status page can say which key to fix.
+		err = fmt.Errorf("database %s: %w", b.database, schemaErr)
+	}
 	if err != nil {
 		b.limiter.Discard()
 		return err

@@ -53,6 +53,8 @@ func DefaultDurationBuckets() []float64 {
 type Config struct {
 	Camunda   []Camunda  `yaml:"camunda"`
 	Databases []Database `yaml:"databases"`
+	// Status configures the on-call status page.
+	Status Status `yaml:"status"`
 }
 
 // Camunda is one engine, polled over its REST API.
@@ -103,6 +105,9 @@ type Camunda struct {
 	// and jobs: a few queries per collection whatever the number of topics.
 	// The REST API still gives the version and flavor.
 	Database *EngineDatabase `yaml:"database"`
+
+	// Status says what the status page may show of this engine's tasks.
+	Status SourceStatus `yaml:"status"`
 
 	// Password is resolved from PasswordFile or PasswordEnv by Load. It is
 	// never read from the file itself.
@@ -251,6 +256,8 @@ func (c *Config) finish() error {
 	add := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
+	c.Status.applyDefaults()
+	c.Status.validate(add)
 	names := map[string]string{}
 	for i := range c.Camunda {
 		e := &c.Camunda[i]

@@ -344,3 +344,49 @@ func parseExpect(t *testing.T, doc string, want []string) *Config {
 	}
 	return nil
 }
+
+func TestStatusSection(t *testing.T) {
+	c, err := Parse([]byte(`
+camunda: [{name: main, url: http://localhost:8080/engine-rest, status: {identifiers: false}}]
+databases:
+  - name: orders
+    dsn: postgres://x/y
+    tables:
+      idempotency: {status: {identifiers: false}}
+      processed_jobs: {status: {identifiers: true}}
+      inbox: {}
+      outbox: {status: {}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := c.Databases[0].Tables
+	if c.Status.MaxItems != DefaultStatusMaxItems || c.Status.RunbookBaseURL != "" {
+		t.Errorf("status defaults: %+v", c.Status)
+	}
+	if c.Camunda[0].Status.ShowIdentifiers() || tb.Idempotency.Status.ShowIdentifiers() ||
+		!tb.ProcessedJobs.Status.ShowIdentifiers() || !tb.Inbox.Status.ShowIdentifiers() || !tb.Outbox.Status.ShowIdentifiers() {
+		t.Errorf("identifiers: engine %v, tables %+v", c.Camunda[0].Status, tb)
+	}
+	c, err = Parse([]byte("databases: [{name: a, dsn: 'postgres://x/y'}]\nstatus: {max_items: 7, runbook_base_url: 'https://wiki.example/rb'}\n"))
+	if err != nil || c.Status.MaxItems != 7 || c.Status.RunbookBaseURL != "https://wiki.example/rb" {
+		t.Fatalf("%v %+v", err, c)
+	}
+	db := "databases: [{name: a, dsn: 'postgres://x/y'}]\n"
+	for doc, want := range map[string]string{
+		db + "status: {max_items: 0}\n":                      "", // 0 is the default
+		db + "status: {max_items: 1001}\n":                   "status.max_items: must be between 1 and 1000, got 1001",
+		db + "status: {max_items: -1}\n":                     "status.max_items: must be between 1 and 1000, got -1",
+		db + "status: {runbook_base_url: 'wiki/runbooks'}\n": `status.runbook_base_url: must be an http:// or https:// URL, got "wiki/runbooks"`,
+		db + "status: {max_item: 5}\n":                       "status.max_item (line 2): unknown key; did you mean status.max_items?",
+		"databases: [{name: b, dsn: 'postgres://x/y', tables: {inbox: {status: {identifier: false}}}}]\n": "databases[0].tables.inbox.status.identifier (line 1): unknown key; did you mean databases[0].tables.inbox.status.identifiers?",
+	} {
+		_, err := Parse([]byte(doc))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", doc, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%q: error %v, want %q", doc, err, want)
+		}
+	}
+}

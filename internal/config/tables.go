@@ -245,6 +245,8 @@ type IdempotencyTable struct {
 	ConflictCodes []string `yaml:"conflict_codes"`
 	// Camunda joins records with the engine's in-flight external tasks.
 	Camunda Correlation `yaml:"camunda"`
+	// Status says what the status page may show of the records.
+	Status SourceStatus `yaml:"status"`
 }
 
 // DefaultDuplicateCountColumn is the column name looked for when
@@ -318,6 +320,8 @@ type ProcessedJobTable struct {
 	// Camunda joins rows with the engine's in-flight external tasks. The
 	// engine column of each row names the engine (a configured camunda name).
 	Camunda Correlation `yaml:"camunda"`
+	// Status says what the status page may show of the rows.
+	Status SourceStatus `yaml:"status"`
 }
 
 func (t *ProcessedJobTable) applyDefaults() {
@@ -357,6 +361,8 @@ type InboxTable struct {
 		ProcessedAt  string `yaml:"processed_at"`
 	} `yaml:"columns"`
 	Statuses StatusMap `yaml:"statuses"`
+	// Status says what the status page may show of the messages.
+	Status SourceStatus `yaml:"status"`
 }
 
 func (t *InboxTable) applyDefaults() {
@@ -401,6 +407,8 @@ type OutboxTable struct {
 	// PublishDelayBuckets are the upper bounds, in seconds, of the
 	// publish-delay histogram.
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
+	// Status says what the status page may show of the events.
+	Status SourceStatus `yaml:"status"`
 }
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an

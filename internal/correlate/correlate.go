@@ -34,10 +34,17 @@ type Task struct {
 	WorkerID          string
 	ProcessInstanceID string
 	ActivityID        string
-	State             State
+	// BusinessKey is the process instance's business key, if it has one.
+	BusinessKey string
+	State       State
+	// LockExpiration is the task's lock expiration time (for a lapsed
+	// lock: when it lapsed), by the engine's clock.
+	LockExpiration time.Time
 	// Redelivered is true when the task was seen locked again after a lapse
 	// of an earlier lock: another attempt runs (or ran) alongside the first.
-	Redelivered bool
+	// RedeliveredAt is the engine time of the collection that counted it.
+	Redelivered   bool
+	RedeliveredAt time.Time
 }
 
 // View is the engine's in-flight tasks as of one collection.
@@ -50,6 +57,9 @@ type View struct {
 	// Truncated is true when the engine held more in-flight tasks than the
 	// collector lists; the join then undercounts and says so in the log.
 	Truncated bool
+	// HideIdentifiers is the engine's status: {identifiers: false}: the
+	// status page shows no identifier of its tasks, in the joins neither.
+	HideIdentifiers bool
 }
 
 // Registry holds the latest View per engine.

@@ -7,6 +7,8 @@ import (
 	"net"
 	"regexp"
 	"syscall"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 
 // ClassUnreachable is the failure class of every error that says the source
@@ -22,13 +24,10 @@ const ClassUnreachable = "unreachable"
 const ClassTimeout = "timeout"
 
 // FailureClasser is implemented by errors that know what kind of failure they
-// report (internal/pgsource and the camunda client): a short, stable phrase
-// without addresses, ports, ids or times, such as "unreachable",
-// "statement_timeout" or "HTTP 500 from GET /incident/count". Two failures of
-// one step with the same class are the same failure: logged once.
-type FailureClasser interface {
-	FailureClass() string
-}
+// report (internal/pgsource and the camunda client). Two failures of one
+// step with the same class are the same failure: logged once. Its home is
+// internal/status, whose page names failures by the same class.
+type FailureClasser = status.FailureClasser
 
 // FailureClass returns the class of err: what the error says about itself
 // (FailureClasser), otherwise "unreachable" for connection-level errors,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 
 // Set is every configured source, exposed as one prometheus.Collector that
@@ -78,6 +79,28 @@ func (s *Set) Refresh(ctx context.Context) {
 		}
 		wg.Wait()
 	}
+}
+
+// StatusSnapshots implements status.Provider: it refreshes the sources as
+// a scrape does (through the same min_interval gate, sharing a running
+// collection), within ctx, and returns what the status page needs of each
+// source's newest snapshot.
+func (s *Set) StatusSnapshots(ctx context.Context) []status.Snapshot {
+	s.Refresh(ctx)
+	out := make([]status.Snapshot, 0, len(s.sources))
+	for _, src := range s.sources {
+		st := status.Snapshot{Kind: src.kind, Name: src.name, MinInterval: src.minInterval}
+		if snap := src.Current(); snap != nil {
+			st.Collected, st.Started, st.Up, st.LastSuccess, st.Lists = true, snap.Started, snap.Up, snap.LastSuccess, snap.Status
+			for _, r := range snap.Results {
+				if r.Err != nil {
+					st.Failures = append(st.Failures, status.Failure{Collector: r.Collector, Class: status.FailureClass(r.Err)})
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // Describe sends nothing: the set is an unchecked collector because the

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 
 // Collector reads one aspect of a source (one table, one engine) and returns
@@ -48,6 +50,7 @@ type Source struct {
 	collectors  []Collector
 	upMetrics   func(up bool) []prometheus.Metric
 	phase       int
+	statusItems int
 	logger      *slog.Logger
 	now         func() time.Time
 
@@ -104,8 +107,13 @@ type SourceOptions struct {
 	// refresh first, those of one phase in parallel. A database whose
 	// tables join with a Camunda engine's tasks refreshes after the engine,
 	// so the join sees the engine's view of this scrape, not the last one.
-	Phase  int
-	Logger *slog.Logger
+	Phase int
+	// StatusItems, when above 0, gives every collector a status.Sink in
+	// its collection's context (lists of at most that many items) and keeps
+	// the lists of the collectors that succeeded in the snapshot, for the
+	// status page; 0 turns the page's reading off.
+	StatusItems int
+	Logger      *slog.Logger
 	// Now is the exporter clock, for tests; it only decides freshness.
 	Now func() time.Time
 }
@@ -114,7 +122,7 @@ type SourceOptions struct {
 func NewSource(o SourceOptions) *Source {
 	s := &Source{
 		kind: o.Kind, name: o.Name, minInterval: o.MinInterval, timeout: o.Timeout,
-		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics, phase: o.Phase,
+		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics, phase: o.Phase, statusItems: o.StatusItems,
 		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, failures: map[string]*failure{},
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
@@ -160,6 +168,9 @@ type Snapshot struct {
 	LastSuccess time.Time
 	// UpMetrics are the source's own up metrics (camunda_up).
 	UpMetrics []prometheus.Metric
+	// Status holds the status page's lists of the collectors that
+	// succeeded; empty when the source is down or the page is off.
+	Status []status.List
 }
 
 // Result is the outcome of one collector in one collection.
@@ -258,17 +269,21 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	if snap.Up {
 		for _, c := range s.collectors {
 			start := time.Now()
-			ms, err := s.safeCollect(ctx, c)
+			cctx, sink := s.statusContext(ctx)
+			ms, err := s.safeCollect(cctx, c)
 			snap.Results = append(snap.Results, Result{c.Name(), err, time.Since(start)})
 			if err == nil {
 				s.recovered(c.Name())
 				snap.Data = append(snap.Data, ms...)
+				if sink != nil {
+					snap.Status = append(snap.Status, sink.Lists()...)
+				}
 				continue
 			}
 			if s.closing() {
 				// Close cancelled the collection: not a finding about the
 				// source, neither logged nor counted (run discards it).
-				snap.Up, snap.Data = false, nil
+				snap.Up, snap.Data, snap.Status = false, nil, nil
 				return snap
 			}
 			failed[c.Name()] = true
@@ -296,6 +311,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 		}
 		if !snap.Up {
 			snap.Data = nil
+			snap.Status = nil
 		}
 	}
 	if !sourceFailed {
@@ -362,6 +378,17 @@ func (s *Source) recovered(key string) {
 	}
 	s.logger.Info("collector recovered", "kind", s.kind, "name", s.name, "collector", key, "cause", f.class,
 		"failed_for", s.now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
+}
+
+// statusContext gives one collector's run its own status sink, so its
+// lists are kept only if it succeeds; without the status page ctx is
+// returned as it is.
+func (s *Source) statusContext(ctx context.Context) (context.Context, *status.Sink) {
+	if s.statusItems <= 0 {
+		return ctx, nil
+	}
+	sink := status.NewSink(status.SourceRef{Kind: s.kind, Name: s.name}, s.statusItems)
+	return status.NewContext(ctx, sink), sink
 }
 
 // safeCollect turns a collector panic into an error: one broken collector

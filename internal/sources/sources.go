@@ -26,14 +26,27 @@ import (
 // Manager holds the sources of the running configuration in one poll.Set.
 // It is safe for concurrent use; Apply calls are serialised.
 type Manager struct {
-	folds  *labellimit.Stats
-	views  *correlate.Registry
-	logger *slog.Logger
-	set    *poll.Set
+	folds     *labellimit.Stats
+	views     *correlate.Registry
+	logger    *slog.Logger
+	set       *poll.Set
+	statusOff bool
 
 	mu      sync.Mutex
 	entries []*entry
 	closed  bool
+	status  config.Status // of the running configuration
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Folds counts the label values folded by every source, across
+	// reloads.
+	Folds *labellimit.Stats
+	// DisableStatus turns off the reading only the status page needs
+	// (--web.disable-status), whatever status.max_items says.
+	DisableStatus bool
+	Logger        *slog.Logger
 }
 
 // entry is one built source and what it was built from.
@@ -54,13 +67,32 @@ type Changes struct {
 	Kept, Added, Replaced, Removed []string
 }
 
-// New returns a manager without sources. folds counts the label values
-// folded by every source, across reloads.
-func New(folds *labellimit.Stats, logger *slog.Logger) *Manager {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+// New returns a manager without sources.
+func New(o Options) *Manager {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{folds: folds, views: correlate.NewRegistry(), logger: logger, set: poll.NewSet(folds)}
+	if o.Folds == nil {
+		o.Folds = labellimit.NewStats()
+	}
+	return &Manager{folds: o.Folds, views: correlate.NewRegistry(), logger: o.Logger, set: poll.NewSet(o.Folds), statusOff: o.DisableStatus}
+}
+
+// Status is the status section of the running configuration (the status
+// page reads it per request, so a reload changes it too).
+func (m *Manager) Status() config.Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.status
+}
+
+// statusItems is how many items each status list holds; 0 turns the
+// lists' reading off.
+func (m *Manager) statusItems(cfg *config.Config) int {
+	if m.statusOff {
+		return 0
+	}
+	return cfg.Status.MaxItems
 }
 
 // Set is the poll.Set serving the current sources.
@@ -104,7 +136,7 @@ func (m *Manager) swap(cfg *config.Config) (Changes, []*entry, error) {
 	for _, e := range m.entries {
 		old[e.id] = e
 	}
-	specs := specsOf(cfg)
+	specs := specsOf(cfg, m.statusItems(cfg))
 	next := make([]*entry, 0, len(specs))
 	var built []*entry
 	var ch Changes
@@ -144,6 +176,7 @@ func (m *Manager) swap(cfg *config.Config) (Changes, []*entry, error) {
 	}
 	m.set.Replace(srcs...)
 	m.entries = next
+	m.status = cfg.Status
 	for _, e := range gone {
 		if e.engine != "" && !slices.ContainsFunc(next, func(n *entry) bool { return n.engine == e.engine }) {
 			// Nothing publishes this engine any more: a join against its
@@ -180,8 +213,8 @@ func (m *Manager) Close(ctx context.Context) {
 // a reload refuse (a DSN that does not parse, credentials in a Camunda URL,
 // an unreadable TLS file), with the same message.
 func Check(cfg *config.Config, logger *slog.Logger) error {
-	m := New(labellimit.NewStats(), logger)
-	for _, sp := range specsOf(cfg) {
+	m := New(Options{Logger: logger})
+	for _, sp := range specsOf(cfg, m.statusItems(cfg)) {
 		e, err := sp.build(m)
 		if err != nil {
 			return err
@@ -199,17 +232,19 @@ type sourceSpec struct {
 }
 
 // databaseSpec and engineSpec are the settings a source is built from: its
-// config section, its config key (errors name it) and, for a database,
-// the engines its joins look up.
+// config section, its config key (errors name it), the length of its
+// status lists and, for a database, the engines its joins look up.
 type databaseSpec struct {
-	Key     string
-	Config  config.Database
-	Engines []string
+	Key         string
+	Config      config.Database
+	Engines     []string
+	StatusItems int
 }
 
 type engineSpec struct {
-	Key    string
-	Config config.Camunda
+	Key         string
+	Config      config.Camunda
+	StatusItems int
 }
 
 // joinEngines are the engines a database's joins look up that its own
@@ -224,17 +259,18 @@ func joinEngines(d config.Database, engines []string) []string {
 }
 
 // specsOf lists cfg's sources in the order start-up builds them: the
-// databases, then the engines.
-func specsOf(cfg *config.Config) []sourceSpec {
+// databases, then the engines; statusItems is the length of their status
+// lists (0: none).
+func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 	var engines []string
 	for _, e := range cfg.Camunda {
 		engines = append(engines, e.Name)
 	}
 	var out []sourceSpec
 	for i, d := range cfg.Databases {
-		sp := databaseSpec{Key: fmt.Sprintf("databases[%d]", i), Config: d, Engines: joinEngines(d, engines)}
+		sp := databaseSpec{Key: fmt.Sprintf("databases[%d]", i), Config: d, Engines: joinEngines(d, engines), StatusItems: statusItems}
 		out = append(out, sourceSpec{id: "database/" + d.Name, spec: sp, build: func(m *Manager) (*entry, error) {
-			db, err := collectors.NewDatabase(sp.Config, sp.Key, collectors.DatabaseOptions{Folds: m.folds, Views: m.views, Engines: engines, Logger: m.logger})
+			db, err := collectors.NewDatabase(sp.Config, sp.Key, collectors.DatabaseOptions{Folds: m.folds, Views: m.views, Engines: engines, StatusItems: sp.StatusItems, Logger: m.logger})
 			if err != nil {
 				return nil, err
 			}
@@ -242,9 +278,9 @@ func specsOf(cfg *config.Config) []sourceSpec {
 		}})
 	}
 	for i, e := range cfg.Camunda {
-		sp := engineSpec{Key: fmt.Sprintf("camunda[%d]", i), Config: e}
+		sp := engineSpec{Key: fmt.Sprintf("camunda[%d]", i), Config: e, StatusItems: statusItems}
 		out = append(out, sourceSpec{id: "camunda/" + e.Name, spec: sp, build: func(m *Manager) (*entry, error) {
-			eng, err := collectors.NewCamundaSource(sp.Config, sp.Key, collectors.CamundaOptions{Folds: m.folds, Views: m.views, Logger: m.logger})
+			eng, err := collectors.NewCamundaSource(sp.Config, sp.Key, collectors.CamundaOptions{Folds: m.folds, Views: m.views, StatusItems: sp.StatusItems, Logger: m.logger})
 			if err != nil {
 				return nil, err
 			}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
@@ -34,7 +33,7 @@ func byName(set *poll.Set) map[string]*poll.Source {
 // a config that cannot be built without changing anything.
 func TestApplyKeepsUnchangedSources(t *testing.T) {
 	ctx := context.Background()
-	m := New(labellimit.NewStats(), nil)
+	m := New(Options{})
 	defer m.Close(ctx)
 	first := parse(t, `
 camunda:
@@ -104,7 +103,7 @@ databases:
 // the databases whose joins look up every engine.
 func TestDatabaseKeptWhenAnotherEngineIsAdded(t *testing.T) {
 	ctx := context.Background()
-	m := New(labellimit.NewStats(), nil)
+	m := New(Options{})
 	defer m.Close(ctx)
 	doc := func(engines string) string {
 		return `

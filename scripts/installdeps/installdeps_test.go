@@ -103,7 +103,7 @@ func (e *env) have(except ...string) {
 		os.MkdirAll(filepath.Join(e.pgLib, "15", "bin"), 0o755)
 		e.write(filepath.Join(e.pgLib, "15", "bin", "initdb"), "#!/bin/sh\n")
 	}
-	for _, c := range []string{"prometheus", "promtool", "amtool", "prometheus-alertmanager", "mvn"} {
+	for _, c := range []string{"prometheus", "promtool", "amtool", "prometheus-alertmanager", "mvn", "chromium"} {
 		if !skip[c] {
 			e.stub(c, `echo "`+c+` $*" >>"$LOG"`)
 		}
@@ -197,13 +197,13 @@ func TestNothingMissingTouchesNothing(t *testing.T) {
 func TestElsewhereItPrintsTheCommands(t *testing.T) {
 	t.Run("not Debian", func(t *testing.T) {
 		e := newEnv(t)
-		e.have("postgresql", "mvn")
+		e.have("postgresql", "mvn", "chromium")
 		os.Remove(e.debianMarker)
 		code, out, calls := e.run("test")
 		if code != 1 || strings.Contains(calls, "apt-get") || strings.Contains(calls, "systemctl") {
 			t.Fatalf("exit %d; calls:\n%s", code, calls)
 		}
-		for _, want := range []string{"not a Debian system: nothing was installed", "postgresql maven", "sudo apt-get install -y --no-install-recommends postgresql maven"} {
+		for _, want := range []string{"not a Debian system: nothing was installed", "postgresql maven chromium", "sudo apt-get install -y --no-install-recommends postgresql maven chromium"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}

@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -46,7 +47,9 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
 )
 
@@ -210,6 +213,14 @@ type result struct {
 	// Pages: shared buffers hit or read by the queries' plans.
 	exporterPages, baselinePages float64
 	heapMB                       float64
+	// At a table's largest size only (measureStatus): the list queries of
+	// the status page alone; the collection with the lists and, right
+	// after it, without; the list queries' rows read under EXPLAIN; how
+	// many list queries and items there were.
+	listsMS, withListsMS, warmMS float64
+	statusRows                   float64
+	statusQueries                int
+	statusItems                  int
 }
 
 // Each history size has its own pair of schemas, so every measurement round
@@ -489,6 +500,8 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 		collector string
 	}
 	exp, bas := map[key][]float64{}, map[key][]float64{}
+	lists, withLists, warm := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	statusItems := map[key]int{}
 	for round := 0; round < *warmupFlag+*samplesFlag; round++ {
 		for ti := range tables {
 			t := tables[(ti+round)%len(tables)]
@@ -504,6 +517,35 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 				}
 				if len(ms) == 0 {
 					b.Fatalf("%s at %d: no metrics", t.collector, size)
+				}
+				// At the largest size, right after the collection above
+				// and so on the same warm cache: the status page's list
+				// queries alone, then the collection with them and
+				// without them, back to back, which one first in turns
+				// (the second of two runs finds the connection warmer).
+				if size == sizes[len(sizes)-1] {
+					c := collector(size, t.collector)
+					l := timeQueries(b, ctx, conn, statusQueries(c))
+					plain := func() time.Duration {
+						start := time.Now()
+						if _, err := c.Collect(ctx); err != nil {
+							b.Fatalf("%s at %d: %v", t.collector, size, err)
+						}
+						return time.Since(start)
+					}
+					var w, wo time.Duration
+					if round%2 == 0 {
+						w, statusItems[k] = collectWithStatus(b, ctx, c)
+						wo = plain()
+					} else {
+						wo = plain()
+						w, statusItems[k] = collectWithStatus(b, ctx, c)
+					}
+					if round >= *warmupFlag {
+						lists[k] = append(lists[k], ms2(l))
+						withLists[k] = append(withLists[k], ms2(w))
+						warm[k] = append(warm[k], ms2(wo))
+					}
 				}
 				start = time.Now()
 				if err := runBaseline(ctx, conn, baseline(size, t.collector)); err != nil {
@@ -527,7 +569,8 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 			// Rows read by the scans of every query, from EXPLAIN ANALYZE;
 			// the exporter's window arguments are its lookback, as in a
 			// real poll.
-			var expRows, basRows, expPages, basPages float64
+			var expRows, basRows, expPages, basPages, statusRows float64
+			var statusQueries int
 			for _, q := range collector(size, t.collector).Requirements().Queries {
 				if q.Requires != "" {
 					continue
@@ -539,6 +582,14 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 					}
 				}
 				r, p := explain(b, conn, q.SQL, args)
+				// The status page's list queries are reported on their
+				// own (reportStatus); the comparison with the baseline
+				// is the collection the metrics need.
+				if strings.HasPrefix(q.Name, "status_") {
+					statusRows += r
+					statusQueries++
+					continue
+				}
 				expRows, expPages = expRows+r, expPages+p
 			}
 			for _, q := range baseline(size, t.collector) {
@@ -550,12 +601,74 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 				b.Fatal(err)
 			}
 			k := key{size, t.collector}
-			out[size][t.collector] = result{exporterMS: median(exp[k]), baselineMS: median(bas[k]),
+			r := result{exporterMS: median(exp[k]), baselineMS: median(bas[k]),
 				exporterRows: expRows, baselineRows: basRows, exporterPages: expPages, baselinePages: basPages,
-				heapMB: float64(heap) / (1 << 20)}
+				heapMB: float64(heap) / (1 << 20), statusRows: statusRows, statusQueries: statusQueries, statusItems: statusItems[k]}
+			if len(lists[k]) > 0 {
+				r.listsMS, r.withListsMS, r.warmMS = median(lists[k]), median(withLists[k]), median(warm[k])
+			}
+			out[size][t.collector] = r
 		}
 	}
 	return out
+}
+
+// statusQueries are the status page's list queries a collector declares.
+func statusQueries(c collectors.TableCollector) []pgschema.Query {
+	var out []pgschema.Query
+	for _, q := range c.Requirements().Queries {
+		if strings.HasPrefix(q.Name, "status_") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// timeQueries runs queries with their declared arguments (the limit of the
+// default max_items, the default stale_after) in a read-only transaction,
+// reading every row, and returns how long the queries took (not the
+// transaction's begin and commit: in a collection they run in the
+// collector's transaction).
+func timeQueries(b *testing.B, ctx context.Context, conn *pgx.Conn, qs []pgschema.Query) time.Duration {
+	var d time.Duration
+	err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		start := time.Now()
+		defer func() { d = time.Since(start) }()
+		for _, q := range qs {
+			rows, err := tx.Query(ctx, q.SQL, q.Args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// collectWithStatus runs one collection with the status page on (a sink
+// of the default max_items in its context, as poll gives each collector)
+// and returns its time and the items the lists got.
+func collectWithStatus(b *testing.B, ctx context.Context, c collectors.TableCollector) (time.Duration, int) {
+	sink := status.NewSink(status.SourceRef{Kind: "database", Name: "bench"}, config.DefaultStatusMaxItems)
+	start := time.Now()
+	if _, err := c.Collect(status.NewContext(ctx, sink)); err != nil {
+		b.Fatalf("%s with the status lists: %v", c.Name(), err)
+	}
+	d := time.Since(start)
+	n := 0
+	for _, l := range sink.Lists() {
+		n += len(l.Items)
+	}
+	return d, n
 }
 
 // runBaseline runs a baseline collection: its queries in one read-only
@@ -663,6 +776,27 @@ func report(p plan, results map[int]map[string]result, pgVersion, settings strin
 				growth(a.exporterRows, z.exporterRows), growth(a.baselineRows, z.baselineRows),
 				growth(a.exporterPages, z.exporterPages), growth(a.baselinePages, z.baselinePages))
 		}
+	}
+	fmt.Fprintln(w)
+	reportStatus(w, p, results)
+}
+
+// reportStatus prints what the status page's lists add to a collection, at
+// each table's largest history size, measured in the same rounds as the
+// table above: the list queries alone against the collection without them,
+// and a collection with the lists against one without, back to back.
+func reportStatus(w io.Writer, p plan, results map[int]map[string]result) {
+	fmt.Fprintf(w, "## The status page's lists (largest history size)\n\n")
+	fmt.Fprintf(w, "per round, right after the timed collection above: the list queries alone (in a read-only transaction, limit %d; its begin and commit not timed), then a collection with the lists (a status sink in its context) and one without, back to back, which first in turns; median of %d each\n\n",
+		config.DefaultStatusMaxItems, *samplesFlag)
+	fmt.Fprintln(w, "| table | history rows | collection ms | list queries ms | list queries / collection | with the lists ms | without, right after, ms | with / without | list queries | items listed | list rows read |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, t := range tables {
+		sizes := p.sizesOf(t.collector)
+		s := sizes[len(sizes)-1]
+		r := results[s][t.collector]
+		fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx | %d | %d | %s |\n", t.collector, human(s), r.exporterMS,
+			r.listsMS, r.listsMS/r.exporterMS, r.withListsMS, r.warmMS, r.withListsMS/r.warmMS, r.statusQueries, r.statusItems, human(int(r.statusRows)))
 	}
 	fmt.Fprintln(w)
 }

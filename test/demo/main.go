@@ -198,6 +198,7 @@ scrape_configs:
 	fmt.Printf(`
 Everything runs on 127.0.0.1:
   exporter metrics     http://%s/metrics
+  status page          http://%s/status   (which tasks and records, by their identifiers)
   Prometheus           %s/alerts
   Alertmanager         %s
   simulator status     %s/
@@ -211,7 +212,7 @@ Inject a fault (lanes: orders, payments, shipping; the engine faults take no lan
 Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
 
-`, exporterAddr, prom.URL, am.URL, simURL, engine.BaseURL, dsn, logFile.Name(), strings.Join(faults, "\n"))
+`, exporterAddr, exporterAddr, prom.URL, am.URL, simURL, engine.BaseURL, dsn, logFile.Name(), strings.Join(faults, "\n"))
 
 	select {
 	case <-ctx.Done():

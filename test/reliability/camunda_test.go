@@ -81,7 +81,9 @@ type camundaFault struct {
 // down says the fault takes the whole engine down: the probe failed, or a
 // collector lost its connection (class unreachable), which makes the
 // source down at once whatever step met it.
-func (c camundaFault) down() bool { return c.step == poll.ConnectCollector || c.cause == poll.ClassUnreachable }
+func (c camundaFault) down() bool {
+	return c.step == poll.ConnectCollector || c.cause == poll.ClassUnreachable
+}
 
 // gone are the series that must go while the fault lasts: those of the
 // failed collector, or of every collector when the engine is down, and the

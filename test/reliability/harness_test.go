@@ -29,7 +29,6 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
@@ -108,7 +107,7 @@ func newRig(t testing.TB, doc string, out *outputs) *rig {
 	}
 	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	mgr := sources.New(labellimit.NewStats(), logger)
+	mgr := sources.New(sources.Options{Logger: logger})
 	if _, err := mgr.Apply(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}

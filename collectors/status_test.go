@@ -1,0 +1,185 @@
+package collectors
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
+)
+
+// lists returns the status page's lists of the last collection by kind and
+// table, without collecting.
+func (e *exporter) lists() map[string]status.List {
+	e.t.Helper()
+	snap := e.db.Source.Current()
+	if snap == nil {
+		e.t.Fatal("not collected")
+	}
+	out := map[string]status.List{}
+	for _, l := range snap.Status {
+		k := l.Kind + "/" + l.Table
+		if _, dup := out[k]; dup {
+			e.t.Fatalf("two %s lists", k)
+		}
+		out[k] = l
+	}
+	return out
+}
+
+// wantList checks one list's total and its items, each rendered by show,
+// in order (oldest first).
+func wantList(t *testing.T, lists map[string]status.List, key string, total int, show func(status.Item) string, want ...string) {
+	t.Helper()
+	l, ok := lists[key]
+	if !ok {
+		t.Errorf("no list %s", key)
+		return
+	}
+	var got []string
+	for _, it := range l.Items {
+		got = append(got, show(it))
+	}
+	if l.Total != total || l.More != (total > len(want)) || strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Errorf("%s: total %d (more %v), items\n  %s\nwant total %d, items\n  %s", key, l.Total, l.More,
+			strings.Join(got, "\n  "), total, strings.Join(want, "\n  "))
+	}
+}
+
+// age renders an item's time and age by the frozen database clock.
+func age(it status.Item) string {
+	if it.Since == nil {
+		return "no time"
+	}
+	return fmt.Sprintf("%s %.0fs", it.Since.Sub(t0), it.AgeSeconds)
+}
+
+// TestStatusListsOfTheTables: every table's lists name exactly the open
+// rows of their kind, oldest first, bounded by status.max_items with the
+// total from the gauges; the joins name the records of the engine's
+// in-flight tasks with the task's side from the view; nothing of a payload,
+// a result, an error message or a request hash gets in.
+func TestStatusListsOfTheTables(t *testing.T) {
+	d := newTestDB(t, false)
+	idem := func(key, st, ref string, updated float64) {
+		d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at,
+			request_hash, result_payload, error_code)
+			VALUES ($1, $2, 'order-1', NULLIF($3, ''), $4, $5, 'SECRET-REQUEST-HASH', '{"secret": "SECRET-RESULT"}', 'E42')`, scopeA, key, ref, st, at(updated))
+	}
+	idem("stale-1", "STARTED", "task-s1", -3600)
+	idem("stale-2", "SIDE_EFFECT_SUBMITTED", "", -2400)
+	idem("stale-3", "STARTED", "task-s3", -1200)
+	idem("fresh", "STARTED", "", -60)               // within stale_after (15m): not stuck
+	idem("retrying", "FAILED_RETRYABLE", "", -3600) // not in progress
+	idem("unknown-1", "UNKNOWN_OUTCOME", "", -500)
+	idem("unknown-2", "UNKNOWN_OUTCOME", "", -900)
+	idem("done", "COMPLETED", "task-done", -100) // its task is open: lost completion
+	idem("doubt", "STARTED", "task-doubt", -30)  // its task's lock lapsed: in doubt
+	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at, result_payload)
+		VALUES ('main', 'task-done', 'pi-done', 'submitFulfillment', 'w', 'COMPLETED', $1, '{"secret": "SECRET-RESULT"}')`, at(-90))
+	d.upsertInbox(inboxRow{"kafka", "m-old", "OrderValidated", "PROCESSING", -700, nil},
+		inboxRow{"kafka", "m-new", "OrderValidated", "RECEIVED", -20, nil},
+		inboxRow{"rabbit", "m-unknown", "PaymentCaptured", "UNKNOWN_OUTCOME", -300, nil},
+		inboxRow{"kafka", "m-done", "OrderValidated", "PROCESSED", -800, pub(-790)})
+	d.exec(`UPDATE message_inbox SET error_message = 'SECRET-ERROR-MESSAGE', payload_hash = 'SECRET-PAYLOAD-HASH'`)
+	d.insertOutbox(outboxRow{uuid(1), "Order", "OrderCreated", "PENDING", -400, nil},
+		outboxRow{uuid(2), "Order", "OrderShipped", "PENDING", -100, nil},
+		outboxRow{uuid(3), "Order", "OrderCreated", "FAILED", -900, nil},
+		outboxRow{uuid(4), "Order", "OrderCreated", "PUBLISHED", -950, pub(-940)})
+	d.exec(`UPDATE event_outbox SET payload = '{"secret": "SECRET-PAYLOAD"}'`)
+
+	e := d.newExporter(joinConfig + "status: {max_items: 2}\n")
+	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
+		{ID: "task-done", Topic: "fulfillment.submit-command", WorkerID: "w1", ProcessInstanceID: "pi-done", BusinessKey: "order-4711",
+			ActivityID: "submitFulfillment", State: correlate.LockExpired},
+		{ID: "task-doubt", Topic: "fulfillment.submit-command", WorkerID: "w2", ProcessInstanceID: "pi-doubt", ActivityID: "submitFulfillment",
+			State: correlate.Locked, Redelivered: true},
+		{ID: "task-s1", Topic: "fulfillment.submit-command", WorkerID: "w1", State: correlate.Locked}, // still held: not in doubt
+	}})
+	e.collect()
+	lists := e.lists()
+	key := func(it status.Item) string {
+		return strings.Join([]string{it.Scope, it.IdempotencyKey, it.Status, it.JobReference, age(it)}, " ")
+	}
+	wantList(t, lists, "stale_in_progress/workflow_idempotency_record", 3, key,
+		scopeA+" stale-1 STARTED task-s1 -1h0m0s 3600s", scopeA+" stale-2 SIDE_EFFECT_SUBMITTED  -40m0s 2400s")
+	wantList(t, lists, "unknown_outcome/workflow_idempotency_record", 2, key,
+		scopeA+" unknown-2 UNKNOWN_OUTCOME  -15m0s 900s", scopeA+" unknown-1 UNKNOWN_OUTCOME  -8m20s 500s")
+	joined := func(it status.Item) string {
+		return strings.Join([]string{it.Engine, it.Topic, it.ExternalTaskID, it.ProcessInstanceID, it.BusinessKey, it.WorkerID, it.TaskState,
+			it.Scope, it.IdempotencyKey, it.JobReference, it.Status, age(it)}, " ")
+	}
+	wantList(t, lists, "completed_task_open/workflow_idempotency_record", 1, joined,
+		"main fulfillment.submit-command task-done pi-done order-4711 w1 lock_expired "+scopeA+" done task-done COMPLETED -1m40s 100s")
+	wantList(t, lists, "in_doubt/workflow_idempotency_record", 1, joined,
+		"main fulfillment.submit-command task-doubt pi-doubt  w2 locked "+scopeA+" doubt task-doubt STARTED -30s 30s")
+	wantList(t, lists, "processed_job_task_open/workflow_processed_job", 1, joined,
+		"main fulfillment.submit-command task-done pi-done order-4711 w1 lock_expired   task-done COMPLETED -1m30s 90s")
+	msg := func(it status.Item) string {
+		return strings.Join([]string{it.SourceSystem, it.MessageID, it.MessageType, it.Status, age(it)}, " ")
+	}
+	wantList(t, lists, "inbox_waiting/message_inbox", 2, msg,
+		"kafka m-old OrderValidated PROCESSING -11m40s 700s", "kafka m-new OrderValidated RECEIVED -20s 20s")
+	wantList(t, lists, "unknown_outcome/message_inbox", 1, msg, "rabbit m-unknown PaymentCaptured UNKNOWN_OUTCOME -5m0s 300s")
+	event := func(it status.Item) string {
+		return strings.Join([]string{it.EventID, it.AggregateType, it.EventType, it.Status, age(it)}, " ")
+	}
+	wantList(t, lists, "outbox_pending/event_outbox", 2, event,
+		uuid(1)+" Order OrderCreated PENDING -6m40s 400s", uuid(2)+" Order OrderShipped PENDING -1m40s 100s")
+	if l := lists["completed_task_open/workflow_idempotency_record"]; l.Engine != "main" || l.Database != "orders" || l.Source.Name != "orders" {
+		t.Errorf("join list names engine %q, database %q, source %+v", l.Engine, l.Database, l.Source)
+	}
+	b, err := json.Marshal(lists)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"SECRET", "E42"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the lists carry %q:\n%s", secret, b)
+		}
+	}
+
+	// Identifiers switched off for two tables, and by the engine for the
+	// joins: the counts stay, the items go.
+	hidden := d.newExporter(joinConfig + `    tables:
+      idempotency: {status: {identifiers: false}}
+      processed_jobs: {}
+      inbox: {status: {identifiers: false}}
+      outbox: {}
+`)
+	hidden.views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), HideIdentifiers: true, Tasks: []correlate.Task{
+		{ID: "task-done", Topic: "fulfillment.submit-command", State: correlate.LockExpired},
+	}})
+	hidden.collect()
+	for k, l := range hidden.lists() {
+		wantHidden := !strings.HasSuffix(k, "event_outbox")
+		if l.IdentifiersHidden != wantHidden || (wantHidden && len(l.Items) != 0) || (!wantHidden && len(l.Items) == 0) {
+			t.Errorf("%s: identifiers hidden %v with %d items, want hidden %v", k, l.IdentifiersHidden, len(l.Items), wantHidden)
+		}
+	}
+	wantList(t, hidden.lists(), "stale_in_progress/workflow_idempotency_record", 3, key)
+	wantList(t, hidden.lists(), "processed_job_task_open/workflow_processed_job", 1, key)
+}
+
+// TestStatusListsFollowTheCollector: a collector that fails keeps no list
+// (the others keep theirs), and a database that cannot be reached keeps
+// none at all.
+func TestStatusListsFollowTheCollector(t *testing.T) {
+	d, e := oneStartedRecord(t)
+	d.insertOutbox(outboxRow{uuid(1), "Order", "OrderCreated", "PENDING", -400, nil})
+	d.exec(`ALTER TABLE message_inbox RENAME COLUMN received_at TO received`)
+	e.collect()
+	lists := e.lists()
+	if _, ok := lists["inbox_waiting/message_inbox"]; ok {
+		t.Error("the failed inbox collector kept its list")
+	}
+	wantList(t, lists, "outbox_pending/event_outbox", 1, func(it status.Item) string { return it.EventID }, uuid(1))
+	snaps := e.set.StatusSnapshots(t.Context())
+	if len(snaps) != 1 || len(snaps[0].Failures) != 1 || snaps[0].Failures[0].Collector != "inbox" ||
+		snaps[0].Failures[0].Class != "column missing (databases[0].tables.inbox.columns.received_at)" {
+		t.Errorf("failures %+v", snaps[0].Failures)
+	}
+}

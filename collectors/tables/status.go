@@ -1,0 +1,260 @@
+package tables
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
+)
+
+// The tables' lists of the status page (docs/status.md). Each list of a
+// table is one bounded query in the collector's own transaction, run only
+// when the page is on (a status.Sink in the context) and the table's
+// identifiers are not switched off: the oldest rows of one kind of open
+// work, `ORDER BY <time> LIMIT max_items`, with the predicate of the
+// partial index the gauges already use, so it reads only open rows. Its
+// total comes from the gauges of the same collection. The joins' lists cost
+// no query: the join reads the records of the in-flight tasks anyway.
+// Selected are identifiers, statuses and times, never a payload, a result,
+// an error message or a request hash.
+
+// statusItems are how many items a list keeps when the page is on in ctx
+// and the table's identifiers may be shown; 0 otherwise (no query).
+func statusItems(ctx context.Context, show config.SourceStatus) int {
+	if s := status.FromContext(ctx); s != nil && show.ShowIdentifiers() {
+		return s.MaxItems()
+	}
+	return 0
+}
+
+// listQuery is one list of a table: its kind, its SQL (arguments: $1 the
+// limit, then extra) and how a row becomes an item.
+type listQuery struct {
+	kind  string
+	sql   string
+	extra []any
+}
+
+// exampleLimit is the limit the status queries are explained with.
+const exampleLimit = config.DefaultStatusMaxItems
+
+// requirement is the query as the collector declares it (for EXPLAIN).
+func (q listQuery) requirement() pgschema.Query {
+	return pgschema.Query{Name: "status_" + q.kind, SQL: q.sql, Args: append([]any{exampleLimit}, q.extra...)}
+}
+
+// statusReport collects a collection's lists until the collection has
+// succeeded; then they go to the sink.
+type statusReport struct {
+	lists []status.List
+}
+
+// add keeps a list of the table: its items if the table's identifiers may
+// be shown, its total in any case.
+func (r *statusReport) add(b *tableBase, table string, show config.SourceStatus, kind string, total float64, items []status.Item) {
+	r.lists = append(r.lists, status.List{Kind: kind, Database: b.database, Table: table, Total: int(total),
+		IdentifiersHidden: !show.ShowIdentifiers(), Items: items})
+}
+
+// send hands the lists to the collection's sink, if the page is on.
+func (r *statusReport) send(ctx context.Context) {
+	if sink := status.FromContext(ctx); sink != nil {
+		for _, l := range r.lists {
+			sink.Add(l)
+		}
+	}
+}
+
+// since is a row's time as an item's Since.
+func since(t time.Time) *time.Time {
+	u := t.UTC()
+	return &u
+}
+
+// ageColumns are the select list's end of every list query: the row's
+// time and its age by the database clock.
+func ageColumns(column string) string {
+	c := pgschema.QuoteIdent(column)
+	return fmt.Sprintf("%s::timestamptz, GREATEST(extract(epoch FROM now() - %s)::float8, 0)", c, c)
+}
+
+// idempotencyLists are the idempotency table's two list queries: records
+// in progress not updated within stale_after ($2, seconds), and records in
+// UNKNOWN_OUTCOME, oldest update first.
+func (c *Idempotency) idempotencyLists() []listQuery {
+	col := c.cfg.Columns
+	open := openStatusPredicate(col.Status, c.cfg.TerminalValues())
+	q := func(statuses []string, extra string) string {
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
+FROM %[6]s WHERE %[7]s AND %[3]s IN (%[8]s)%[9]s
+ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status),
+			pgschema.QuoteIdent(col.JobReference), ageColumns(col.UpdatedAt), pgschema.QuoteTable(c.cfg.Table), open,
+			pgschema.QuoteLiterals(c.cfg.Statuses.Values(statuses...)), extra, pgschema.QuoteIdent(col.UpdatedAt))
+	}
+	return []listQuery{
+		{status.KindStaleInProgress, q(config.IdempotencyInProgressStatuses(),
+			fmt.Sprintf(" AND %s < now() - make_interval(secs => $2)", pgschema.QuoteIdent(col.UpdatedAt))),
+			[]any{time.Duration(c.cfg.StaleAfter).Seconds()}},
+		{status.KindUnknownOutcome, q([]string{config.StatusUnknownOutcome}, ""), nil},
+	}
+}
+
+// readStatus reads the idempotency lists; the totals are the gauges'.
+func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
+	if status.FromContext(ctx) == nil {
+		return nil
+	}
+	c := p.c
+	var stale, unknown float64
+	for k, a := range p.gauges {
+		switch lastKey(k) {
+		case config.StatusStarted, config.StatusSideEffectSubmitted:
+			stale += a.stale
+		case config.StatusUnknownOutcome:
+			unknown += a.count
+		}
+	}
+	totals := map[string]float64{status.KindStaleInProgress: stale, status.KindUnknownOutcome: unknown}
+	n := statusItems(ctx, c.cfg.Status)
+	for _, q := range c.idempotencyLists() {
+		var items []status.Item
+		if n > 0 {
+			var scope, key, st, ref string
+			var ts time.Time
+			var age float64
+			err := each(ctx, tx, "idempotency "+q.kind+" list query", q.sql, append([]any{n}, q.extra...),
+				[]any{&scope, &key, &st, &ref, &ts, &age}, func() error {
+					items = append(items, status.Item{Scope: scope, IdempotencyKey: key, Status: st, JobReference: ref, Since: since(ts), AgeSeconds: age})
+					return nil
+				})
+			if err != nil {
+				return err
+			}
+		}
+		p.status.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, totals[q.kind], items)
+	}
+	return nil
+}
+
+// inboxLists are the inbox's list queries: messages waiting (open, not
+// UNKNOWN_OUTCOME) and messages in UNKNOWN_OUTCOME, oldest first.
+func (c *Inbox) inboxLists() []listQuery {
+	col := c.cfg.Columns
+	st := pgschema.QuoteIdent(col.Status)
+	unknown := pgschema.QuoteLiterals(c.cfg.Statuses.Values(config.StatusUnknownOutcome))
+	q := func(where string) string {
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
+FROM %[6]s WHERE %[7]s AND %[8]s
+ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageID), pgschema.QuoteIdent(col.MessageType),
+			st, ageColumns(col.ReceivedAt), pgschema.QuoteTable(c.cfg.Table), openStatusPredicate(col.Status, c.cfg.TerminalValues()),
+			where, pgschema.QuoteIdent(col.ReceivedAt))
+	}
+	return []listQuery{
+		{status.KindInboxWaiting, q(fmt.Sprintf("(%[1]s IS NULL OR %[1]s NOT IN (%[2]s))", st, unknown)), nil},
+		{status.KindUnknownOutcome, q(fmt.Sprintf("%s IN (%s)", st, unknown)), nil},
+	}
+}
+
+// readInboxStatus reads the inbox lists; totals are the gauges'.
+func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[string]*agg, report *statusReport) error {
+	if status.FromContext(ctx) == nil {
+		return nil
+	}
+	totals := map[string]float64{}
+	for k, a := range gauges {
+		kind := status.KindInboxWaiting
+		if lastKey(k) == config.StatusUnknownOutcome {
+			kind = status.KindUnknownOutcome
+		}
+		totals[kind] += a.count
+	}
+	n := statusItems(ctx, c.cfg.Status)
+	for _, q := range c.inboxLists() {
+		var items []status.Item
+		if n > 0 {
+			var source, id, typ, st string
+			var ts time.Time
+			var age float64
+			err := each(ctx, tx, "inbox "+q.kind+" list query", q.sql, []any{n}, []any{&source, &id, &typ, &st, &ts, &age}, func() error {
+				items = append(items, status.Item{SourceSystem: source, MessageID: id, MessageType: typ, Status: st, Since: since(ts), AgeSeconds: age})
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, totals[q.kind], items)
+	}
+	return nil
+}
+
+// lastKey returns the last value of a tuple key.
+func lastKey(k string) string {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == '\xff' {
+			return k[i+1:]
+		}
+	}
+	return k
+}
+
+// outboxList is the outbox's list query: the oldest pending events
+// (unpublished, not in a failed status).
+func (c *Outbox) outboxList() listQuery {
+	col := c.cfg.Columns
+	st := pgschema.QuoteIdent(col.Status)
+	return listQuery{status.KindOutboxPending, fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
+FROM %[6]s WHERE %[7]s IS NULL AND (%[4]s IS NULL OR %[4]s NOT IN (%[8]s))
+ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), st,
+		ageColumns(col.CreatedAt), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.PublishedAt),
+		pgschema.QuoteLiterals(c.cfg.FailedStatuses), pgschema.QuoteIdent(col.CreatedAt)), nil}
+}
+
+// readOutboxStatus reads the pending list; the total is the gauges'.
+func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[string]*outboxGroup, report *statusReport) error {
+	if status.FromContext(ctx) == nil {
+		return nil
+	}
+	var total float64
+	for _, g := range groups {
+		total += g.pending.count
+	}
+	q := c.outboxList()
+	var items []status.Item
+	if n := statusItems(ctx, c.cfg.Status); n > 0 {
+		var id, aggType, evType, st string
+		var ts time.Time
+		var age float64
+		err := each(ctx, tx, "outbox pending list query", q.sql, []any{n}, []any{&id, &aggType, &evType, &st, &ts, &age}, func() error {
+			items = append(items, status.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st, Since: since(ts), AgeSeconds: age})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, total, items)
+	return nil
+}
+
+// joinItem is one record of a join as the page shows it: the task's side
+// from the engine's view, the table's side from the row. A join's list
+// shows items only when neither the table nor the engine hides its
+// identifiers (joinHidden).
+func joinItem(engine string, t correlate.Task, row status.Item) status.Item {
+	row.Engine, row.Topic, row.ExternalTaskID, row.ProcessInstanceID = engine, t.Topic, t.ID, t.ProcessInstanceID
+	row.BusinessKey, row.ActivityID, row.WorkerID, row.TaskState = t.BusinessKey, t.ActivityID, t.WorkerID, string(t.State)
+	return row
+}
+
+// joinHidden says a join's list keeps no item: the table or the engine
+// switched its identifiers off.
+func joinHidden(table config.SourceStatus, view *correlate.View) bool {
+	return !table.ShowIdentifiers() || view.HideIdentifiers
+}

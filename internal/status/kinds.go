@@ -1,0 +1,67 @@
+package status
+
+import "github.com/workflow-exporter/workflow-exporter/alerts/rules"
+
+// Kinds of problems, the values of List.Kind.
+const (
+	KindOutboxPending        = "outbox_pending"
+	KindCompletedTaskOpen    = "completed_task_open"
+	KindProcessedJobTaskOpen = "processed_job_task_open"
+	KindInDoubt              = "in_doubt"
+	KindUnknownOutcome       = "unknown_outcome"
+	KindStaleInProgress      = "stale_in_progress"
+	KindRetriesExhausted     = "retries_exhausted"
+	KindLockExpired          = "lock_expired"
+	KindRedelivered          = "redelivered"
+	KindInboxWaiting         = "inbox_waiting"
+)
+
+// kindInfo is what the page says of a kind: its title, the alert that
+// fires for it (whose runbook the rows link) and the first thing to do.
+type kindInfo struct {
+	kind, title, alert, action string
+}
+
+// kinds lists every kind in the order of the page: the alert that pages
+// first, then the lost completions and outcomes nobody can prove, then the
+// engine's own trouble and the backlogs.
+var kinds = []kindInfo{
+	{KindOutboxPending, "Oldest pending outbox events", rules.WorkflowOutboxOldestEventTooOld,
+		"Consumers wait for these events: find out why the publisher does not publish them (it is stopped, or fails on the oldest)."},
+	{KindCompletedTaskOpen, "Side effect completed, Camunda task still open", rules.WorkflowCompletedSideEffectTaskOpen,
+		"Complete the task with the stored result; do not redo the side effect."},
+	{KindProcessedJobTaskOpen, "Processed job, Camunda task still open", rules.WorkflowProcessedJobTaskOpen,
+		"Complete the task with the row's stored result; do not process the job again."},
+	{KindInDoubt, "In doubt: in progress, and the task's lock lapsed or moved", rules.WorkflowIdempotencyInDoubt,
+		"Reconcile with the external system by the idempotency key before any retry."},
+	{KindUnknownOutcome, "Unknown outcome", rules.WorkflowUnknownOutcomeRecords,
+		"Ask the external system whether it happened; never retry blindly."},
+	{KindStaleInProgress, "Stuck in progress (not updated within stale_after)", rules.WorkflowIdempotencyStaleInProgress,
+		"Check whether the attempt is still alive; otherwise reconcile, then resume safely."},
+	{KindRetriesExhausted, "Retries exhausted (incident)", rules.CamundaExternalTaskRetriesExhausted,
+		"Fix the cause, then give the task retries again; the process instance waits until then."},
+	{KindLockExpired, "Lock lapsed", rules.CamundaExternalTaskLockExpirations,
+		"The worker did not complete within its lock: the task will run again; check its idempotency record."},
+	{KindRedelivered, "Redelivered after a lapsed lock", rules.CamundaExternalTaskDuplicateExecution,
+		"A second attempt ran or runs: check that the idempotency record absorbed it."},
+	{KindInboxWaiting, "Oldest waiting inbox messages", rules.WorkflowInboxBacklogOld,
+		"Find out why the consumer does not finish them (down, stuck in PROCESSING, or a poison message)."},
+}
+
+func lookupKind(kind string) (kindInfo, int, bool) {
+	for i, k := range kinds {
+		if k.kind == kind {
+			return k, i, true
+		}
+	}
+	return kindInfo{}, len(kinds), false
+}
+
+// Kinds returns every kind, in the order of the page.
+func Kinds() []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.kind
+	}
+	return out
+}

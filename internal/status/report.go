@@ -1,0 +1,122 @@
+package status
+
+import (
+	"sort"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+)
+
+// Snapshot is one source as the page needs it: what the poll package keeps
+// of the source's last collection.
+type Snapshot struct {
+	Kind, Name  string
+	MinInterval time.Duration
+	// Collected is false until the first collection has ended.
+	Collected   bool
+	Started     time.Time
+	Up          bool
+	LastSuccess time.Time
+	Failures    []Failure
+	// Lists are what the collectors that succeeded reported.
+	Lists []List
+}
+
+// Options are the page's settings (the status: section of the config).
+type Options struct {
+	MaxItems int
+	// RunbookBaseURL prefixes the runbook links; empty: the alert rules'
+	// default.
+	RunbookBaseURL string
+}
+
+// Build turns the sources' snapshots into the report. The rules:
+//   - a source that is down or not collected yet contributes no list, and
+//     neither does a collector that failed (poll keeps no list of it);
+//   - a list that names the tasks of an engine (Engine) is left out while
+//     that engine is not up, since the engine's view behind it is gone;
+//   - every list gets its kind's title, alert and runbook link, and lists
+//     are ordered by kind (the order of kinds), then source and table.
+func Build(snaps []Snapshot, o Options, now time.Time) Report {
+	base := o.RunbookBaseURL
+	if base == "" {
+		base = rules.DefaultRunbookBaseURL
+	}
+	r := Report{SchemaVersion: SchemaVersion, GeneratedAt: now.UTC(), MaxItems: o.MaxItems, Sources: []Source{}, Lists: []List{}}
+	engineUp := map[string]bool{}
+	engines := map[string]bool{}
+	for _, s := range snaps {
+		if s.Kind == "camunda" {
+			engines[s.Name] = true
+			engineUp[s.Name] = s.Collected && s.Up
+		}
+	}
+	for _, s := range snaps {
+		r.Sources = append(r.Sources, source(s))
+		if !s.Collected || !s.Up {
+			continue
+		}
+		for _, l := range s.Lists {
+			if l.Engine != "" && engines[l.Engine] && !engineUp[l.Engine] {
+				continue
+			}
+			info, _, ok := lookupKind(l.Kind)
+			if ok {
+				l.Title, l.Alert, l.Action = info.title, info.alert, info.action
+				l.RunbookURL = rules.RunbookURL(base, info.alert)
+				if a, ok := rules.Lookup(info.alert); ok {
+					l.Severity = a.Severity
+				}
+			}
+			if l.Items == nil {
+				l.Items = []Item{}
+			}
+			r.Lists = append(r.Lists, l)
+		}
+	}
+	sort.SliceStable(r.Sources, func(i, j int) bool {
+		a, b := r.Sources[i], r.Sources[j]
+		if a.Kind != b.Kind {
+			return a.Kind == "camunda"
+		}
+		return a.Name < b.Name
+	})
+	sort.SliceStable(r.Lists, func(i, j int) bool {
+		a, b := r.Lists[i], r.Lists[j]
+		_, ka, _ := lookupKind(a.Kind)
+		_, kb, _ := lookupKind(b.Kind)
+		switch {
+		case ka != kb:
+			return ka < kb
+		case a.Source != b.Source:
+			return a.Source.Kind+"/"+a.Source.Name < b.Source.Kind+"/"+b.Source.Name
+		case a.Table != b.Table:
+			return a.Table < b.Table
+		}
+		return a.Engine < b.Engine
+	})
+	return r
+}
+
+func source(s Snapshot) Source {
+	out := Source{Kind: s.Kind, Name: s.Name, MinIntervalSeconds: s.MinInterval.Seconds(), Failures: s.Failures}
+	switch {
+	case !s.Collected:
+		out.State = StateNotCollected
+	case !s.Up:
+		out.State = StateDown
+	case len(s.Failures) > 0:
+		out.State, out.Up = StateDegraded, true
+	default:
+		out.State, out.Up = StateUp, true
+	}
+	if s.Collected {
+		t := s.Started.UTC()
+		out.CollectedAt = &t
+	}
+	if !s.LastSuccess.IsZero() {
+		t := s.LastSuccess.UTC()
+		out.LastSuccessAt = &t
+	}
+	return out
+}

@@ -1,0 +1,291 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+)
+
+var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+
+func at(sec float64) *time.Time {
+	t := t0.Add(time.Duration(sec * float64(time.Second)))
+	return &t
+}
+
+func TestSinkOrdersCutsAndCounts(t *testing.T) {
+	s := NewSink(SourceRef{"database", "orders"}, 2)
+	s.Add(List{Kind: KindInDoubt, Total: 1, Items: []Item{
+		{IdempotencyKey: "new", Since: at(-10)}, {IdempotencyKey: "no-time"}, {IdempotencyKey: "old", Since: at(-300)}, {IdempotencyKey: "mid", Since: at(-60)},
+	}})
+	s.Add(List{Kind: KindUnknownOutcome, Total: 7, IdentifiersHidden: true, Items: []Item{{IdempotencyKey: "secret"}}})
+	s.Add(List{Kind: KindOutboxPending})
+	got := s.Lists()
+	var keys []string
+	for _, it := range got[0].Items {
+		keys = append(keys, it.IdempotencyKey)
+	}
+	if strings.Join(keys, ",") != "old,mid" || got[0].Total != 4 || !got[0].More || got[0].Source != (SourceRef{"database", "orders"}) {
+		t.Errorf("in_doubt: items %v, total %d, more %v, source %v; want the two oldest of 4 (the total is at least the items given)",
+			keys, got[0].Total, got[0].More, got[0].Source)
+	}
+	if len(got[1].Items) != 0 || got[1].Total != 7 || !got[1].More {
+		t.Errorf("hidden list kept %d items, total %d", len(got[1].Items), got[1].Total)
+	}
+	if got[2].Total != 0 || got[2].More {
+		t.Errorf("empty list: total %d, more %v", got[2].Total, got[2].More)
+	}
+	if FromContext(context.Background()) != nil || FromContext(NewContext(context.Background(), s)) != s {
+		t.Error("the sink does not travel in the context")
+	}
+}
+
+// twoSources are an engine and a database whose lists include a join with
+// the engine.
+func twoSources(engineUp bool) []Snapshot {
+	engineLists := []List{{Kind: KindLockExpired, Engine: "main", Source: SourceRef{"camunda", "main"}, Total: 1,
+		Items: []Item{{Engine: "main", ExternalTaskID: "t1", Since: at(-60), AgeSeconds: 60}}}}
+	return []Snapshot{
+		{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: true, LastSuccess: t0,
+			Lists: []List{
+				{Kind: KindOutboxPending, Source: SourceRef{"database", "orders"}, Database: "orders", Table: "event_outbox", Total: 0},
+				{Kind: KindInDoubt, Source: SourceRef{"database", "orders"}, Database: "orders", Table: "workflow_idempotency_record", Engine: "main", Total: 1,
+					Items: []Item{{Engine: "main", ExternalTaskID: "t1", IdempotencyKey: "k1", Since: at(-120), AgeSeconds: 120}}},
+			}},
+		{Kind: "camunda", Name: "main", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: engineUp,
+			Failures: map[bool][]Failure{false: {{Collector: "connect", Class: "connection refused"}}}[engineUp],
+			Lists:    map[bool][]List{true: engineLists}[engineUp]},
+		{Kind: "database", Name: "billing", MinInterval: time.Minute},
+	}
+}
+
+func TestBuildListsNothingFromSourcesDown(t *testing.T) {
+	r := Build(twoSources(true), Options{MaxItems: 50}, t0.Add(time.Second))
+	var kinds []string
+	for _, l := range r.Lists {
+		kinds = append(kinds, l.Kind+"@"+l.Source.Name)
+	}
+	// Kind order first: the outbox page, then in doubt, then the engine's.
+	if strings.Join(kinds, ",") != "outbox_pending@orders,in_doubt@orders,lock_expired@main" {
+		t.Errorf("lists %v", kinds)
+	}
+	var states []string
+	for _, s := range r.Sources {
+		states = append(states, s.Kind+"/"+s.Name+"="+s.State)
+	}
+	if strings.Join(states, ",") != "camunda/main=up,database/billing=not_collected,database/orders=up" {
+		t.Errorf("sources %v", states)
+	}
+	l := r.Lists[1]
+	if l.Alert != rules.WorkflowIdempotencyInDoubt || l.Severity != rules.Warning || l.Action == "" ||
+		l.RunbookURL != rules.DefaultRunbookBaseURL+"/WorkflowIdempotencyInDoubt.md" {
+		t.Errorf("in_doubt list: %+v", l)
+	}
+
+	// The engine down: its own lists are gone (poll keeps none of a source
+	// that is down), and so is the join that named its tasks; the
+	// database's own lists stay.
+	r = Build(twoSources(false), Options{MaxItems: 50, RunbookBaseURL: "https://runbooks.example/wf/"}, t0)
+	if len(r.Lists) != 1 || r.Lists[0].Kind != KindOutboxPending {
+		t.Fatalf("with the engine down: %+v", r.Lists)
+	}
+	if r.Lists[0].RunbookURL != "https://runbooks.example/wf/WorkflowOutboxOldestEventTooOld.md" {
+		t.Errorf("runbook %s", r.Lists[0].RunbookURL)
+	}
+	if s := r.Sources[0]; s.State != StateDown || s.Up || len(s.Failures) != 1 {
+		t.Errorf("engine source %+v", s)
+	}
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"items":[]`) || strings.Contains(string(b), `"items":null`) {
+		t.Errorf("an empty list must have items: [] for scripts: %s", b)
+	}
+}
+
+// TestEveryKindHasAnAlertWithARunbook: the page links the runbook of an
+// alert of alerts/rules, whose runbook exists.
+func TestEveryKindHasAnAlertWithARunbook(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range kinds {
+		a, ok := rules.Lookup(k.alert)
+		if !ok {
+			t.Errorf("kind %s: alert %q is not in alerts/rules", k.kind, k.alert)
+			continue
+		}
+		if _, err := os.Stat(testkit.Path(t, a.RunbookPath())); err != nil {
+			t.Errorf("kind %s: %v", k.kind, err)
+		}
+		if seen[k.kind] || k.title == "" || k.action == "" {
+			t.Errorf("kind %s: duplicate, or no title or action", k.kind)
+		}
+		seen[k.kind] = true
+	}
+}
+
+// TestFailureClassNeverShowsTheErrorText: the page names a failure by its
+// class, never by its text. An error that classes itself (the camunda
+// client, internal/pgsource) gives the same class as the log line.
+func TestFailureClassNeverShowsTheErrorText(t *testing.T) {
+	secret := "postgres://u:hunter2@db.internal:5432/orders"
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%s: %w", secret, context.DeadlineExceeded), "timeout"},
+		{fmt.Errorf("database orders: %w", &pgschema.Error{Table: "t", Column: "c", Key: "databases[0].tables.inbox.columns.received_at"}),
+			"column missing (databases[0].tables.inbox.columns.received_at)"},
+		{fmt.Errorf("database orders: %w", &pgschema.Error{Table: "t", Key: "databases[0].tables.inbox.table"}), "table missing (databases[0].tables.inbox.table)"},
+		{fmt.Errorf("x: %w", &pgconn.PgError{Code: "42501", Message: secret}), "SQLSTATE 42501"},
+		{&camunda.APIError{Method: "GET", Endpoint: "/external-task/count", Status: 500, Message: secret}, "HTTP 500 from GET /external-task/count"},
+		{&camunda.APIError{Method: "GET", Endpoint: "/version", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, "unreachable"},
+		{&camunda.APIError{Method: "GET", Endpoint: "/version", Err: &net.DNSError{Name: "db.internal"}}, "unreachable"},
+		{&camunda.APIError{Method: "GET", Endpoint: "/version", Err: x509.UnknownAuthorityError{}}, "TLS verification failed"},
+		{classed{}, "unreachable"},
+		{errors.New(secret), "error (see the exporter's log)"},
+	}
+	for _, c := range cases {
+		got := FailureClass(c.err)
+		if got != c.want || strings.Contains(got, "hunter2") || strings.Contains(got, "db.internal") {
+			t.Errorf("FailureClass(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// classed is an error that names its own class.
+type classed struct{}
+
+func (classed) Error() string        { return "dial tcp 10.0.0.1:5432: connect: connection refused" }
+func (classed) FailureClass() string { return "unreachable" }
+
+// TestRenderedPage: the HTML page shows the sources and their state, every
+// list with its title, where it comes from, its action and a runbook link
+// on every row, ages as of now, how many more exist, what was checked and
+// found empty, and what is not listed because its source is down; values
+// from data are escaped; there is no script.
+func TestRenderedPage(t *testing.T) {
+	snaps := twoSources(false)
+	snaps[0].Lists = append(snaps[0].Lists, List{Kind: KindUnknownOutcome, Source: SourceRef{"database", "orders"}, Database: "orders",
+		Table: "workflow_idempotency_record", Total: 5, Items: []Item{
+			{Scope: "ORDER", IdempotencyKey: `<script>alert(1)</script>`, Status: "UNKNOWN_OUTCOME", Since: at(-3600), AgeSeconds: 3600},
+			{Scope: "ORDER", IdempotencyKey: "k-2", Status: "UNKNOWN_OUTCOME", Since: at(-60), AgeSeconds: 60},
+		}})
+	snaps[0].Lists[1].Items = nil // in doubt: never shown with the engine down anyway
+	r := Build(snaps, Options{MaxItems: 2}, t0.Add(90*time.Second))
+	// Build returns lists whose More the sink set; here the fixture sets it.
+	for i := range r.Lists {
+		r.Lists[i].More = r.Lists[i].Total > len(r.Lists[i].Items)
+	}
+	var b bytes.Buffer
+	if err := NewHandlers(nil, HandlerOptions{}).Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<meta name="viewport" content="width=device-width, initial-scale=1">`,
+		`@media (max-width: 760px)`,
+		`<td>camunda <strong>main</strong></td>`, `<span class="badge state-down">down</span>`, `connect: connection refused`,
+		`<span class="badge state-not_collected">not_collected</span>`,
+		`Not listed: camunda main, database billing (down or not collected yet)`,
+		`<h3>Unknown outcome <span class="count">5</span></h3>`,
+		`database orders, table workflow_idempotency_record · alert <code>WorkflowUnknownOutcomeRecords</code>`,
+		`Ask the external system whether it happened; never retry blindly.`,
+		`<th>Since</th><th>Scope</th><th>Idempotency key</th><th>Status</th><th>Runbook</th>`,
+		`&lt;script&gt;alert(1)&lt;/script&gt;`,
+		// ages as of the page: the item's age at collection plus the 90 s since
+		`<td data-label="Since" title="2026-12-03T09:00:00Z">1h 1m</td>`,
+		`<td data-label="Since" title="2026-12-03T09:59:00Z">2m 30s</td>`,
+		`<a href="` + rules.DefaultRunbookBaseURL + `/WorkflowUnknownOutcomeRecords.md" title="WorkflowUnknownOutcomeRecords">runbook</a></td></tr>`,
+		`Showing the 2 oldest of 5 (status.max_items).`,
+		`<li>Oldest pending outbox events: database orders, table event_outbox</li>`,
+		`<a href="status.json">`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if n := strings.Count(page, `/WorkflowUnknownOutcomeRecords.md" title="WorkflowUnknownOutcomeRecords">runbook</a></td>`); n != 2 {
+		t.Errorf("%d rows link their runbook, want 2", n)
+	}
+	for _, bad := range []string{"<script", "in_doubt", "Lock lapsed"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+
+	// Nothing wrong anywhere: the page says so.
+	b.Reset()
+	if err := NewHandlers(nil, HandlerOptions{}).Render(&b, Build(twoSources(true)[:1], Options{MaxItems: 2}, t0)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="no-problems"`) {
+		t.Error("a list with an item, yet the page says no problems")
+	}
+	// Every item names the list's engine, which its header says: no
+	// engine column.
+	if strings.Contains(b.String(), `<th>Engine</th>`) || !strings.Contains(b.String(), `<th>Since</th><th>External task id</th><th>Idempotency key</th><th>Runbook</th>`) {
+		t.Errorf("columns of the in_doubt list:\n%s", b.String())
+	}
+	b.Reset()
+	clean := twoSources(true)[:1]
+	clean[0].Lists = clean[0].Lists[:1]
+	if err := NewHandlers(nil, HandlerOptions{}).Render(&b, Build(clean, Options{MaxItems: 2}, t0)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `No current problems in the sources that are up.`) {
+		t.Error("no problems, and the page does not say so")
+	}
+}
+
+// fakeProvider records the deadline it was given.
+type fakeProvider struct {
+	snaps    []Snapshot
+	deadline time.Duration
+}
+
+func (f *fakeProvider) StatusSnapshots(ctx context.Context) []Snapshot {
+	if d, ok := ctx.Deadline(); ok {
+		f.deadline = time.Until(d)
+	}
+	return f.snaps
+}
+
+func TestHandlers(t *testing.T) {
+	p := &fakeProvider{snaps: twoSources(true)}
+	h := NewHandlers(p, HandlerOptions{Options: Options{MaxItems: 50}, Now: func() time.Time { return t0 },
+		Budget: func(*http.Request) time.Duration { return 3 * time.Second }})
+	for path, handler := range map[string]http.Handler{"/status": h.HTML(), "/status.json": h.JSON()} {
+		p.deadline = 0
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != 200 || rec.Header().Get("Cache-Control") != "no-store" || !strings.Contains(rec.Header().Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("%s: %d %v", path, rec.Code, rec.Header())
+		}
+		if p.deadline <= 2*time.Second || p.deadline > 3*time.Second {
+			t.Errorf("%s: the sources were refreshed with %s left, want the 3 s budget", path, p.deadline)
+		}
+		if path == "/status.json" {
+			var r Report
+			if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || r.SchemaVersion != SchemaVersion || !r.GeneratedAt.Equal(t0) || len(r.Lists) != 3 ||
+				rec.Header().Get("Content-Type") != "application/json" {
+				t.Errorf("JSON: %v %+v", err, r)
+			}
+		}
+	}
+}

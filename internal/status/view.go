@@ -1,0 +1,185 @@
+package status
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+)
+
+// The HTML page's view of a Report: what page.html renders, prepared here
+// so the template stays free of logic.
+
+type pageView struct {
+	Generated     string
+	SchemaVersion int
+	MaxItems      int
+	Sources       []sourceView
+	// Problems are the lists with something in them, Clear the kinds
+	// checked and found empty.
+	Problems []listView
+	Clear    []listView
+	// Unseen names the sources down or not collected yet: nothing is
+	// listed from them.
+	Unseen []string
+}
+
+type sourceView struct {
+	Kind, Name, State      string
+	Collected, LastSuccess string
+	MinInterval            string
+	Failures               []string
+}
+
+type listView struct {
+	List
+	Where   string
+	Columns []string
+	Rows    [][]cell
+}
+
+type cell struct {
+	Label, Value, Title string
+}
+
+// field is one column the page can show, with the item's value.
+type field struct {
+	label string
+	get   func(Item) string
+}
+
+// fields are the columns in the order of the page; a list shows those any
+// of its items has.
+var fields = []field{
+	{"Engine", func(i Item) string { return i.Engine }},
+	{"Topic", func(i Item) string { return i.Topic }},
+	{"External task id", func(i Item) string { return i.ExternalTaskID }},
+	{"Process instance", func(i Item) string { return i.ProcessInstanceID }},
+	{"Business key", func(i Item) string { return i.BusinessKey }},
+	{"Activity", func(i Item) string { return i.ActivityID }},
+	{"Worker", func(i Item) string { return i.WorkerID }},
+	{"Task state", func(i Item) string { return i.TaskState }},
+	{"Scope", func(i Item) string { return i.Scope }},
+	{"Idempotency key", func(i Item) string { return i.IdempotencyKey }},
+	{"Job reference", func(i Item) string { return i.JobReference }},
+	{"Source system", func(i Item) string { return i.SourceSystem }},
+	{"Message id", func(i Item) string { return i.MessageID }},
+	{"Message type", func(i Item) string { return i.MessageType }},
+	{"Event id", func(i Item) string { return i.EventID }},
+	{"Aggregate type", func(i Item) string { return i.AggregateType }},
+	{"Event type", func(i Item) string { return i.EventType }},
+	{"Status", func(i Item) string { return i.Status }},
+}
+
+func newPageView(r Report) pageView {
+	now := r.GeneratedAt
+	v := pageView{Generated: now.Format("2006-01-02 15:04:05 MST"), SchemaVersion: r.SchemaVersion, MaxItems: r.MaxItems}
+	collected := map[SourceRef]time.Time{}
+	for _, s := range r.Sources {
+		sv := sourceView{Kind: s.Kind, Name: s.Name, State: s.State, Collected: "never", LastSuccess: "never",
+			MinInterval: (time.Duration(s.MinIntervalSeconds * float64(time.Second))).String()}
+		if s.CollectedAt != nil {
+			collected[SourceRef{s.Kind, s.Name}] = *s.CollectedAt
+			sv.Collected = ago(now.Sub(*s.CollectedAt)) + " ago"
+		}
+		if s.LastSuccessAt != nil {
+			sv.LastSuccess = ago(now.Sub(*s.LastSuccessAt)) + " ago"
+		}
+		for _, f := range s.Failures {
+			sv.Failures = append(sv.Failures, f.Collector+": "+f.Class)
+		}
+		if !s.Up {
+			v.Unseen = append(v.Unseen, s.Kind+" "+s.Name)
+		}
+		v.Sources = append(v.Sources, sv)
+	}
+	for _, l := range r.Lists {
+		lv := listView{List: l, Where: where(l)}
+		if l.Total == 0 {
+			v.Clear = append(v.Clear, lv)
+			continue
+		}
+		// The columns any item fills, except two that would repeat what
+		// is on the screen already: the engine when every item names the
+		// list's engine (the header says it), and the job reference when
+		// every item's is its external task id (the default reference).
+		var show []field
+		for _, f := range fields {
+			filled, news := false, false
+			for _, it := range l.Items {
+				v := f.get(it)
+				filled = filled || v != ""
+				switch f.label {
+				case "Engine":
+					news = news || v != l.Engine
+				case "Job reference":
+					news = news || v != it.ExternalTaskID
+				default:
+					news = true
+				}
+			}
+			if filled && news {
+				show = append(show, f)
+			}
+		}
+		// Since comes first: how long it has been is what an operator
+		// reads first, and it stays in view however wide the rest.
+		lv.Columns = append(lv.Columns, "Since")
+		for _, f := range show {
+			lv.Columns = append(lv.Columns, f.label)
+		}
+		for _, it := range l.Items {
+			row := make([]cell, 0, len(show)+1)
+			since := cell{Label: "Since", Value: "?"}
+			if it.Since != nil {
+				// The item's age at its collection (the source's clock)
+				// plus the time since that collection (the exporter's).
+				age := time.Duration(it.AgeSeconds * float64(time.Second))
+				if t, ok := collected[l.Source]; ok {
+					age += now.Sub(t)
+				}
+				since = cell{Label: "Since", Value: ago(age), Title: it.Since.UTC().Format(time.RFC3339)}
+			}
+			row = append(row, since)
+			for _, f := range show {
+				row = append(row, cell{Label: f.label, Value: f.get(it)})
+			}
+			lv.Rows = append(lv.Rows, row)
+		}
+		v.Problems = append(v.Problems, lv)
+	}
+	return v
+}
+
+// where names the table or engine a list comes from.
+func where(l List) string {
+	switch {
+	case l.Table != "" && l.Engine != "":
+		return fmt.Sprintf("database %s, table %s, joined with engine %s", l.Database, l.Table, l.Engine)
+	case l.Table != "":
+		return fmt.Sprintf("database %s, table %s", l.Database, l.Table)
+	}
+	return "engine " + l.Engine
+}
+
+// ago renders a duration the way an operator reads it: two units at most.
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm %ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
+}
+
+var funcs = template.FuncMap{
+	"join":  strings.Join,
+	"lower": strings.ToLower,
+}

@@ -1,0 +1,390 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+)
+
+// TestStatusPageNamesTheTasksInDoubt is the status page's end-to-end test
+// (docs/status.md): a real Camunda engine and PostgreSQL are driven into the
+// two crash cases of the Camunda join, the exporter binary serves the page,
+// and /status.json must name exactly those tasks and keys; Debian's
+// headless Chromium must render /status with them (screenshots: see
+// browser.screenshot). Then the database goes
+// away: the page says so and lists nothing from it as current.
+func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
+	browser := chromium(t)
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, a Camunda engine and the exporter")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	conn, dsn := newDatabase(t)
+	// The exporter reaches the database through a proxy the test closes.
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startTCPProxy(t, u.Host)
+	u.Host = proxy.addr()
+	proxiedDSN := u.String()
+
+	engine := camundatest.Shared(t, camundatest.FlavorCamunda)
+	c := engine.Client()
+	key := camundatest.UniqueName("status")
+	topic := key + ".submit"
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+		t.Fatal(err)
+	}
+	businessKey := map[string]string{}
+	for i := range 4 {
+		pi, err := c.StartProcess(ctx, key, fmt.Sprintf("order-%d-%s", 1000+i, key), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		businessKey[pi.ID] = pi.BusinessKey
+	}
+	addr := startExporter(t, fmt.Sprintf(`
+camunda:
+  - name: main
+    url: %s
+    min_interval: 1s
+    topics: [%s]
+databases:
+  - name: orders
+    dsn_env: E2E_ORDERS_DSN
+    min_interval: 1s
+  - name: billing
+    dsn: postgres://exporter@127.0.0.1:%d/billing
+    min_interval: 1s
+    tables: {outbox: {}}
+`, engine.BaseURL, topic, deadPort(t)), "E2E_ORDERS_DSN="+proxiedDSN)
+	base := "http://" + addr
+
+	// The two crash cases, and two tasks that are fine.
+	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
+	fetch := func(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
+		t.Helper()
+		ts, err := w.FetchAndLock(ctx, topic, lock, 1)
+		if err != nil || len(ts) != 1 {
+			t.Fatalf("fetch: %v (%d tasks)", err, len(ts))
+		}
+		return ts[0]
+	}
+	ok := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := func(key, st, taskID string) {
+		t.Helper()
+		pgtest.Exec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at,
+			request_hash, result_payload) VALUES ('ORDER_FULFILLMENT_SUBMISSION', $1, 'order', $2, $3, now() - interval '1 minute', 'SECRET-HASH', '{"secret": "SECRET-RESULT"}')`,
+			key, taskID, st)
+	}
+	// Completion lost: the side effect is recorded COMPLETED (and the job
+	// processed), the worker died before completing the task; its lock
+	// lapses.
+	lost := fetch(w1, 2*time.Second)
+	record("lost-completion", "COMPLETED", lost.ID)
+	pgtest.Exec(t, conn, `INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', $1, $2, $3, 'worker-1', 'COMPLETED', now() - interval '1 minute')`, lost.ID, lost.ProcessInstanceID, lost.ActivityID)
+	// In doubt: STARTED, the lock lapses, another worker fetches the task.
+	doubt := fetch(w1, 2*time.Second)
+	record("in-doubt", "STARTED", doubt.ID)
+	// Fine: completed with its record, and one still held.
+	done := fetch(w1, time.Minute)
+	record("done", "COMPLETED", done.ID)
+	ok(w1.Complete(ctx, done.ID, nil))
+	held := fetch(w1, 10*time.Minute)
+	record("held", "STARTED", held.ID)
+	time.Sleep(4 * time.Second) // both short locks lapse; the exporter sees the lapse
+	waitForStatus(t, base, func(r status.Report) bool { return len(items(r, status.KindLockExpired, topic)) == 2 })
+	// worker-2 takes the in-doubt task over (lock: a fetch of that task).
+	ok(w2.Lock(ctx, doubt.ID, 10*time.Minute))
+
+	r := waitForStatus(t, base, func(r status.Report) bool {
+		return len(items(r, status.KindRedelivered, topic)) == 1 && len(items(r, status.KindLockExpired, topic)) == 1
+	})
+	want := func(kind, topicFilter string, lines ...string) {
+		t.Helper()
+		var got []string
+		for _, it := range items(r, kind, topicFilter) {
+			got = append(got, strings.Join([]string{it.Engine, it.Topic, it.ExternalTaskID, it.ProcessInstanceID, it.BusinessKey,
+				it.WorkerID, it.TaskState, it.Scope, it.IdempotencyKey, it.JobReference}, " "))
+		}
+		if !slices.Equal(got, lines) {
+			t.Errorf("%s lists\n  %s\nwant\n  %s", kind, strings.Join(got, "\n  "), strings.Join(lines, "\n  "))
+		}
+	}
+	task := func(tk camundatest.ExternalTask, worker, state string) string {
+		return strings.Join([]string{"main", topic, tk.ID, tk.ProcessInstanceID, businessKey[tk.ProcessInstanceID], worker, state}, " ")
+	}
+	want(status.KindCompletedTaskOpen, "", task(lost, "worker-1", "lock_expired")+" ORDER_FULFILLMENT_SUBMISSION lost-completion "+lost.ID)
+	want(status.KindInDoubt, "", task(doubt, "worker-2", "locked")+" ORDER_FULFILLMENT_SUBMISSION in-doubt "+doubt.ID)
+	want(status.KindProcessedJobTaskOpen, "", task(lost, "worker-1", "lock_expired")+"   "+lost.ID)
+	want(status.KindLockExpired, topic, task(lost, "worker-1", "lock_expired")+"   ")
+	want(status.KindRedelivered, topic, task(doubt, "worker-2", "locked")+"   ")
+	raw := get(t, base+"/status.json")
+	for _, secret := range []string{"SECRET", "postgres://", "E2E_ORDERS_DSN"} {
+		if strings.Contains(raw, secret) {
+			t.Errorf("/status.json shows %q", secret)
+		}
+	}
+	if s := source(r, "billing"); s.State != status.StateDown {
+		t.Errorf("billing: %+v, want down", s)
+	}
+
+	// The browser renders the same: each crash case in its own list, with
+	// the task, the process instance, the business key and the key.
+	dom := browser.dom(t, base+"/status")
+	browser.screenshot(t, base+"/status", "status-desktop.png", "1280,1700")
+	browser.screenshot(t, base+"/status", "status-phone.png", "412,2400")
+	article := func(kind string) string {
+		t.Helper()
+		i := strings.Index(dom, `id="`+kind+`--database-orders--`)
+		if i < 0 {
+			t.Fatalf("the rendered page has no %s list of database orders:\n%s", kind, dom)
+		}
+		return dom[i : i+strings.Index(dom[i:], "</article>")]
+	}
+	for kind, want := range map[string][]string{
+		status.KindCompletedTaskOpen: {lost.ID, lost.ProcessInstanceID, businessKey[lost.ProcessInstanceID], "lost-completion", "worker-1", "WorkflowCompletedSideEffectTaskOpen.md"},
+		status.KindInDoubt:           {doubt.ID, doubt.ProcessInstanceID, businessKey[doubt.ProcessInstanceID], "in-doubt", "worker-2", "WorkflowIdempotencyInDoubt.md"},
+	} {
+		a := article(kind)
+		for _, w := range want {
+			if !strings.Contains(a, w) {
+				t.Errorf("the rendered %s list lacks %s:\n%s", kind, w, a)
+			}
+		}
+		for _, other := range []string{held.ID, done.ID, "SECRET"} {
+			if strings.Contains(a, other) {
+				t.Errorf("the rendered %s list shows %s", kind, other)
+			}
+		}
+	}
+	if !strings.Contains(dom, `<span class="badge state-down">down</span>`) || !strings.Contains(dom, "Not listed: database billing") {
+		t.Errorf("the rendered page does not say billing is down")
+	}
+
+	// The database goes away: the page says so, and nothing of it, not
+	// even the joins it made a moment ago, is listed as current.
+	proxy.close()
+	r = waitForStatus(t, base, func(r status.Report) bool { return source(r, "orders").State == status.StateDown })
+	for _, l := range r.Lists {
+		if l.Source.Name == "orders" {
+			t.Errorf("a list of the database that is down: %s", l.Kind)
+		}
+	}
+	if got := items(r, status.KindLockExpired, topic); len(got) != 1 || got[0].ExternalTaskID != lost.ID {
+		t.Errorf("the engine's lists went with the database: lock_expired %+v", got)
+	}
+	dom = browser.dom(t, base+"/status")
+	browser.screenshot(t, base+"/status", "status-database-down.png", "1280,1400")
+	if !strings.Contains(dom, "Not listed: database billing, database orders") || strings.Contains(dom, "lost-completion") || strings.Contains(dom, "in-doubt") {
+		t.Errorf("with the database down the page still shows its records, or does not say it is down:\n%s", dom)
+	}
+}
+
+// items are the items of the lists of a kind, of one topic if given.
+func items(r status.Report, kind, topic string) []status.Item {
+	var out []status.Item
+	for _, l := range r.Lists {
+		if l.Kind != kind {
+			continue
+		}
+		for _, it := range l.Items {
+			if topic == "" || it.Topic == topic {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+func source(r status.Report, name string) status.Source {
+	for _, s := range r.Sources {
+		if s.Name == name {
+			return s
+		}
+	}
+	return status.Source{}
+}
+
+// waitForStatus polls /status.json until cond holds (30 s at most).
+func waitForStatus(t *testing.T, base string, cond func(status.Report) bool) status.Report {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var r status.Report
+	for {
+		raw := get(t, base+"/status.json")
+		r = status.Report{}
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			t.Fatalf("%v\n%s", err, raw)
+		}
+		if r.SchemaVersion != status.SchemaVersion {
+			t.Fatalf("schema_version %d", r.SchemaVersion)
+		}
+		if cond(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the status page did not reach the expected state within 30s:\n%s", raw)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// deadPort is a port nothing listens on.
+func deadPort(t *testing.T) int {
+	t.Helper()
+	port, err := testkit.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// tcpProxy forwards connections to a target until closed; close also cuts
+// the open connections, as a database that goes away does.
+type tcpProxy struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startTCPProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{l: l}
+	t.Cleanup(p.close)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *tcpProxy) addr() string { return p.l.Addr().String() }
+
+func (p *tcpProxy) close() {
+	p.l.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// browser is Debian's headless Chromium.
+type browser struct{ bin string }
+
+// chromium finds Debian's chromium; without it the test is skipped, unless
+// PROMTEST_REQUIRE is set (make test sets it, and scripts/install-deps.sh
+// test installs chromium), which turns a missing browser into a failure.
+func chromium(t *testing.T) browser {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("PROMTEST_REQUIRE") != "" {
+			t.Fatal("chromium not found and PROMTEST_REQUIRE is set: bash scripts/install-deps.sh test (apt-get install chromium)")
+		}
+		t.Skip("chromium not found (bash scripts/install-deps.sh test, or apt-get install chromium)")
+	}
+	return browser{bin: bin}
+}
+
+// run runs chromium headless with a throwaway profile and returns stdout.
+func (b browser) run(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args = append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+		"--user-data-dir=" + t.TempDir()}, args...)
+	cmd := exec.CommandContext(ctx, b.bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return string(out)
+}
+
+// dom loads url and returns the DOM as rendered.
+func (b browser) dom(t *testing.T, url string) string {
+	t.Helper()
+	return b.run(t, "--dump-dom", url)
+}
+
+// screenshot saves the rendered url as name, at the given window size
+// ("width,height"), in the directory STATUS_SCREENSHOTS names (make test
+// sets .tmp/screenshots), or else in the test's artifact directory (kept
+// with go test -artifacts).
+func (b browser) screenshot(t *testing.T, url, name, size string) {
+	t.Helper()
+	dir := os.Getenv("STATUS_SCREENSHOTS")
+	if dir == "" {
+		dir = t.ArtifactDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	b.run(t, "--screenshot="+path, "--window-size="+size, url)
+	if fi, err := os.Stat(path); err != nil || fi.Size() < 1000 {
+		t.Fatalf("screenshot %s: %v", path, err)
+	}
+	t.Logf("screenshot: %s", path)
+}
