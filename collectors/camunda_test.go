@@ -896,7 +896,7 @@ next:
 			return h.GetSampleCount(), h.GetSampleSum(), buckets
 		}
 	}
-	t.Fatalf("no histogram %s%v", name, want)
+	t.Fatalf("no histogram %s%v; log:\n%s", name, want, e.logs)
 	return
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/sim"
@@ -84,7 +83,7 @@ func matrixCases() (lane []matrixCase, exporterSide []matrixCase) {
 		{"idempotency conflict (same key, different request)", sim.FaultIdempotencyConflict, "conflict",
 			"workflow_idempotency_conflicts_total", []string{rules.WorkflowIdempotencyConflicts}},
 		{"BPMN error (a business outcome)", sim.FaultBPMNError, "bpmnerror",
-			"(camunda_external_task_bpmn_errors_total, engine depth)", nil},
+			"camunda_external_task_bpmn_errors_total", nil},
 		{"no worker fetches the topic", sim.FaultWorkersStopped, "noworkers",
 			"camunda_external_task_oldest_waiting_age_seconds, camunda_external_tasks{state=\"waiting\"}", []string{rules.CamundaExternalTaskBacklogStalled}},
 		{"healthy (no fault)", "", "healthy", "", nil},
@@ -186,7 +185,7 @@ func TestAlertMatrix(t *testing.T) {
 	defer cancel()
 
 	ordersDSN, billingDSN := matrixDatabase(t), matrixDatabase(t)
-	engine := camundatest.Shared(t, camundatest.FlavorCamunda)
+	engine := sharedEngine(t)
 
 	var lanes []sim.Lane
 	for _, c := range laneCases {
@@ -272,6 +271,11 @@ databases:
 	// alert: the protection is working.
 	if v := promQuery(t, prom.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[3m]))`); v <= 0 {
 		t.Errorf("duplicate-delivery: no IGNORED_DUPLICATE messages counted (got %v)", v)
+	}
+	// So is a BPMN error: a business outcome the process models, counted
+	// per topic, never an incident or a failure.
+	if v := promQuery(t, prom.URL, `sum(increase(camunda_external_task_bpmn_errors_total{topic="sim.bpmnerror"}[3m]))`); v <= 0 {
+		t.Errorf("bpmn-error: no BPMN errors counted on topic sim.bpmnerror (got %v)", v)
 	}
 
 	// Phase 2: the exporter loses a database and the engine.

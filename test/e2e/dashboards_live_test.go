@@ -39,7 +39,7 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 		VALUES (gen_random_uuid(), 'Order', 'order-old', 'OrderFulfillmentSubmitted', 'order-old', '{}', 'PENDING', now() - interval '20 minutes')`)
 
 	// The engine: one process with one external task per instance.
-	engine := camundatest.Shared(t, camundatest.FlavorCamunda)
+	engine := sharedEngine(t)
 	c := engine.Client()
 	key := camundatest.UniqueName("live")
 	topic := "fulfillment.submit-command"
@@ -54,6 +54,23 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 		}
 		instances[i] = pi
 	}
+
+	// An async job that stays executable (the job executor is off), for the
+	// job panels; deleted at the end so no later test of the package sees
+	// a stalled job executor.
+	asyncKey := key + "_async"
+	if _, err := c.Deploy(ctx, asyncKey, map[string][]byte{asyncKey + ".bpmn": camundatest.AsyncProcess(asyncKey)}); err != nil {
+		t.Fatal(err)
+	}
+	asyncPI, err := c.StartProcess(ctx, asyncKey, "", map[string]any{"fail": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Do(context.Background(), http.MethodDelete, "/process-instance/"+asyncPI.ID, nil, nil); err != nil {
+			t.Errorf("deleting the async process instance: %v", err)
+		}
+	})
 
 	exporterAddr := startExporter(t, fmt.Sprintf(`
 camunda:

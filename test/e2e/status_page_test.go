@@ -47,7 +47,7 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 	u.Host = proxy.addr()
 	proxiedDSN := u.String()
 
-	engine := camundatest.Shared(t, camundatest.FlavorCamunda)
+	engine := sharedEngine(t)
 	c := engine.Client()
 	key := camundatest.UniqueName("status")
 	topic := key + ".submit"
