@@ -873,11 +873,11 @@ func TestCamundaJobsBeyondTheList(t *testing.T) {
 // series whose labels include want.
 func histogram(t *testing.T, e *camExporter, name string, want map[string]string) (count uint64, sum float64, buckets map[float64]uint64) {
 	t.Helper()
-next:
 	for _, mf := range testkit.Gather(t, e.set) {
 		if mf.GetName() != name {
 			continue
 		}
+	next:
 		for _, m := range mf.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {

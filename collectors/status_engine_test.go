@@ -41,32 +41,52 @@ func engineItem(it status.Item) string {
 // sameStatusItems checks that the two modes list the same tasks of the
 // topics own accepts, with the same identifiers and times. A redelivery's
 // time is the engine time of the collection that counted it, which the two
-// modes read from different clocks one after the other: within 10 s.
+// modes read from different clocks one after the other: those times may
+// differ by the tolerance of the modes' ages (ageTolerance).
 func sameStatusItems(t *testing.T, rest, db *camExporter, own func(string, map[string]string) bool) {
 	t.Helper()
-	items := func(e *camExporter) map[string][]string {
-		out := map[string][]string{}
+	tolerance := time.Duration(ageTolerance(rest.maxSpan) * float64(time.Second))
+	// items are the listed tasks by kind: each item rendered without a
+	// redelivery's time, which is returned beside it.
+	items := func(e *camExporter) map[string]map[string]time.Time {
+		out := map[string]map[string]time.Time{}
 		for kind, l := range e.statusLists() {
+			out[kind] = map[string]time.Time{}
 			for _, it := range l.Items {
 				// Both labels, as a per-topic series has them (own also
 				// accepts the engine-wide series, which have one label).
 				if !own("", map[string]string{"engine": it.Engine, "topic": it.Topic}) {
 					continue
 				}
+				var at time.Time
 				if kind == status.KindRedelivered && it.Since != nil {
-					s := it.Since.Truncate(10 * time.Second)
-					it.Since = &s
+					at, it.Since = *it.Since, nil
 				}
-				out[kind] = append(out[kind], engineItem(it))
+				out[kind][engineItem(it)] = at
 			}
-			sort.Strings(out[kind])
 		}
 		return out
 	}
 	a, b := items(rest), items(db)
 	for _, kind := range status.Kinds() {
-		if strings.Join(a[kind], "\n") != strings.Join(b[kind], "\n") {
-			t.Errorf("status list %s differs:\nREST mode:\n  %s\nengine-database mode:\n  %s", kind, strings.Join(a[kind], "\n  "), strings.Join(b[kind], "\n  "))
+		var diff []string
+		for it, at := range a[kind] {
+			bt, ok := b[kind][it]
+			switch {
+			case !ok:
+				diff = append(diff, "REST mode only: "+it)
+			case bt.Sub(at) > tolerance || at.Sub(bt) > tolerance:
+				diff = append(diff, fmt.Sprintf("redelivered at %s (REST mode) and %s (engine-database mode), more than %s apart: %s", at, bt, tolerance, it))
+			}
+		}
+		for it := range b[kind] {
+			if _, ok := a[kind][it]; !ok {
+				diff = append(diff, "engine-database mode only: "+it)
+			}
+		}
+		if len(diff) > 0 {
+			sort.Strings(diff)
+			t.Errorf("status list %s differs:\n  %s", kind, strings.Join(diff, "\n  "))
 		}
 	}
 }
