@@ -22,11 +22,13 @@ const (
 	webPasswordHash = "$2a$10$4LAU08pTXOhHYcxcXFZKlu/f1ooMmSGY4HGDBiI919UM6WXQwBNZ."
 )
 
-// protectedPaths are the endpoints behind TLS and basic auth. A new
-// endpoint (/status) is one more line here.
+// protectedPaths are the endpoints behind TLS and basic auth; a new
+// endpoint is one more line here.
 var protectedPaths = []string{
 	"/metrics",
 	"/",
+	"/status",
+	"/status.json",
 	"/-/healthy",
 	"/-/ready",
 }
