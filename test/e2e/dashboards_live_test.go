@@ -97,20 +97,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 
 	// Drive the tasks into every state, and replay both crash cases.
 	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
-	fetch := func(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
-		t.Helper()
-		ts, err := w.FetchAndLock(ctx, topic, lock, 1)
-		if err != nil || len(ts) != 1 {
-			t.Fatalf("fetch: %v (%d tasks)", err, len(ts))
-		}
-		return ts[0]
-	}
-	ok := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	fetch, ok := taskFetcher(t, ctx, topic)
 	// Suspended: suspend one instance before anything fetches it.
 	ok(c.SetProcessInstanceSuspended(ctx, instances[7].ID, true))
 	// Locked: a worker holds it.

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 )
@@ -16,4 +18,24 @@ func sharedEngine(t *testing.T) *camundatest.Engine {
 	flavor := camundatest.FlavorCamunda
 	return camundatest.SharedWith(t, camundatest.Options{Flavor: flavor,
 		ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false"}})
+}
+
+// taskFetcher returns fetch, which locks one task of topic for a worker or
+// fails the test, and ok, which fails the test on an error.
+func taskFetcher(t *testing.T, ctx context.Context, topic string) (fetch func(*camundatest.Worker, time.Duration) camundatest.ExternalTask, ok func(error)) {
+	fetch = func(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
+		t.Helper()
+		ts, err := w.FetchAndLock(ctx, topic, lock, 1)
+		if err != nil || len(ts) != 1 {
+			t.Fatalf("fetch: %v (%d tasks)", err, len(ts))
+		}
+		return ts[0]
+	}
+	ok = func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fetch, ok
 }

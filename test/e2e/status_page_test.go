@@ -81,20 +81,7 @@ databases:
 
 	// The two crash cases, and two tasks that are fine.
 	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
-	fetch := func(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
-		t.Helper()
-		ts, err := w.FetchAndLock(ctx, topic, lock, 1)
-		if err != nil || len(ts) != 1 {
-			t.Fatalf("fetch: %v (%d tasks)", err, len(ts))
-		}
-		return ts[0]
-	}
-	ok := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	fetch, ok := taskFetcher(t, ctx, topic)
 	record := func(key, st, taskID string) {
 		t.Helper()
 		pgtest.Exec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at,
