@@ -218,13 +218,31 @@ func OpenDatabase(cfg config.Camunda, key string, logger *slog.Logger) (*Databas
 // privileges, and the time zone against the engine.
 func (e *Database) Verify(ctx context.Context) error { return e.r.verify(ctx) }
 
-// External task history log states (ExternalTaskState in the engine).
+// History log states: the state_ of act_hi_ext_task_log (ExternalTaskState
+// in the engine) and the job_state_ of act_hi_job_log (JobState) share
+// these codes.
 const (
-	extLogCreated   = 0
-	extLogFailed    = 1
-	extLogSucceeded = 2
-	extLogDeleted   = 3
+	logStateCreated   = 0
+	logStateFailed    = 1
+	logStateSucceeded = 2
+	logStateDeleted   = 3
 )
+
+// logKindOf is the kind of a history log entry by its state (NULL and
+// unknown codes read as a creation, as the engine writes them).
+func logKindOf(state *int32) logKind {
+	switch {
+	case state == nil:
+		return logCreation
+	case *state == logStateFailed:
+		return logFailure
+	case *state == logStateSucceeded:
+		return logSuccess
+	case *state == logStateDeleted:
+		return logDeletion
+	}
+	return logCreation
+}
 
 // wall renders an instant as a local time of the engine's zone, the way the
 // engine writes it, for a timestamp parameter.
@@ -519,18 +537,7 @@ func (r *engineDBReader) history(ctx context.Context, tx pgx.Tx, hr historyReque
 			break
 		}
 		e.ts = r.instant(ts)
-		switch {
-		case state == nil:
-			e.kind = logCreation
-		case *state == extLogFailed:
-			e.kind = logFailure
-		case *state == extLogSucceeded:
-			e.kind = logSuccess
-		case *state == extLogDeleted:
-			e.kind = logDeletion
-		default:
-			e.kind = logCreation
-		}
+		e.kind = logKindOf(state)
 		out.entries = append(out.entries, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -705,13 +712,6 @@ FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
 )
 
-// Job history log states (JobState in the engine).
-const (
-	jobLogFailed     = 1
-	jobLogSuccessful = 2
-	jobLogDeleted    = 3
-)
-
 // readJobs reads the jobs aspect in one read-only transaction: the jobs
 // with no retries left and the executable jobs grouped by process
 // definition key, in the order of their first job id (the REST reader's
@@ -782,18 +782,7 @@ func (r *engineDBReader) jobLog(ctx context.Context, tx pgx.Tx, hr historyReques
 			return out, true, nil
 		}
 		e.ts = r.instant(ts)
-		switch {
-		case state == nil:
-			e.kind = logCreation
-		case *state == jobLogFailed:
-			e.kind = logFailure
-		case *state == jobLogSuccessful:
-			e.kind = logSuccess
-		case *state == jobLogDeleted:
-			e.kind = logDeletion
-		default:
-			e.kind = logCreation
-		}
+		e.kind = logKindOf(state)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

@@ -504,18 +504,24 @@ func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch 
 
 func entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
 	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time,
-		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID}
-	switch {
-	case e.FailureLog:
-		h.kind = logFailure
-	case e.SuccessLog:
-		h.kind = logSuccess
-	case e.DeletionLog:
-		h.kind = logDeletion
-	default:
-		h.kind = logCreation
-	}
+		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID,
+		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 	return h
+}
+
+// logKindOfFlags is the kind of a history log entry of the REST API, which
+// flags each entry (failureLog, successLog, deletionLog; none: a creation),
+// in both the external-task and the job log.
+func logKindOfFlags(failure, success, deletion bool) logKind {
+	switch {
+	case failure:
+		return logFailure
+	case success:
+		return logSuccess
+	case deletion:
+		return logDeletion
+	}
+	return logCreation
 }
 
 // incidentGroups groups the listed incidents. If the list was cut short
@@ -792,18 +798,8 @@ func (r *restReader) markNoJobCreateTime() {
 }
 
 func jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
-	j := jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time}
-	switch {
-	case e.FailureLog:
-		j.kind = logFailure
-	case e.SuccessLog:
-		j.kind = logSuccess
-	case e.DeletionLog:
-		j.kind = logDeletion
-	default:
-		j.kind = logCreation
-	}
-	return j
+	return jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time,
+		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 }
 
 // groupJobs groups listed jobs by process definition key in the order of
