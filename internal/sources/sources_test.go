@@ -127,3 +127,45 @@ databases:
 		t.Fatalf("Check of credentials in a URL: %v", err)
 	}
 }
+
+// TestStatusSettingsOnReload: status.max_items is the length of every
+// source's lists, so changing it rebuilds every source; the page reads the
+// running status section (runbook_base_url) from the manager; with the page
+// off (--web.disable-status) max_items changes nothing.
+func TestStatusSettingsOnReload(t *testing.T) {
+	ctx := context.Background()
+	doc := func(status string) *config.Config {
+		return parse(t, status+`
+camunda:
+  - {name: main, url: 'http://127.0.0.1:1/engine-rest'}
+databases:
+  - {name: orders, dsn: 'postgres://u@127.0.0.1:1/orders', tables: {outbox: {}}}
+`)
+	}
+	for _, c := range []struct {
+		name        string
+		off         bool
+		wantRebuilt bool
+	}{
+		{"page on", false, true},
+		{"page off", true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(Options{DisableStatus: c.off})
+			defer m.Close(ctx)
+			if _, err := m.Apply(ctx, doc(`status: {max_items: 50}`)); err != nil {
+				t.Fatal(err)
+			}
+			ch, err := m.Apply(ctx, doc(`status: {max_items: 10, runbook_base_url: 'https://runbooks.example/'}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rebuilt := len(ch.Replaced) == 2 && len(ch.Kept) == 0; rebuilt != c.wantRebuilt {
+				t.Errorf("changes %+v, want every source rebuilt: %v", ch, c.wantRebuilt)
+			}
+			if st := m.Status(); st.MaxItems != 10 || st.RunbookBaseURL != "https://runbooks.example/" {
+				t.Errorf("the running status section is %+v", st)
+			}
+		})
+	}
+}
