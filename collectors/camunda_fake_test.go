@@ -209,13 +209,17 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	}
 }
 
-func (f *fakeCamunda) complete(id string) {
+func (f *fakeCamunda) complete(id string) { f.endTask(id, "success") }
+
+// endTask removes a task, writing the history entry of kind (success,
+// deletion) with the task's worker.
+func (f *fakeCamunda) endTask(id, kind string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, t := range f.tasks {
 		if t.id == id {
 			f.tasks = append(f.tasks[:i], f.tasks[i+1:]...)
-			f.logLocked(t.id, t.topic, "success", t.worker, f.now)
+			f.logLocked(t.id, t.topic, kind, t.worker, f.now)
 			return
 		}
 	}
@@ -565,15 +569,4 @@ func (f *fakeCamunda) filterTasks(w http.ResponseWriter, q map[string][]string) 
 
 // deleteTask removes a task as a BPMN error or a cancellation does,
 // writing a deletion entry with the task's worker.
-func (f *fakeCamunda) deleteTask(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, t := range f.tasks {
-		if t.id == id {
-			f.tasks = append(f.tasks[:i], f.tasks[i+1:]...)
-			f.logLocked(t.id, t.topic, "deletion", t.worker, f.now)
-			return
-		}
-	}
-	panic("no task " + id)
-}
+func (f *fakeCamunda) deleteTask(id string) { f.endTask(id, "deletion") }
