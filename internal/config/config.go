@@ -353,52 +353,35 @@ func (c *Config) resolveCorrelations(add func(string, string, ...any)) {
 	}
 }
 
+// orDefault sets *v to def when it is the zero value: the key was not
+// configured.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 
 func (e *Camunda) applyDefaults() {
-	if e.MinInterval == 0 {
-		e.MinInterval = model.Duration(DefaultMinInterval)
-	}
-	if e.Timeout == 0 {
-		e.Timeout = model.Duration(DefaultCollectTimeout)
-	}
-	if e.RequestTimeout == 0 {
-		e.RequestTimeout = model.Duration(DefaultRequestTimeout)
-	}
-	if e.WorkerIDLimit == 0 {
-		e.WorkerIDLimit = DefaultWorkerIDLimit
-	}
-	if e.LabelValueLimit == 0 {
-		e.LabelValueLimit = DefaultLabelValueLimit
-	}
-	if e.MaxListedTasks == 0 {
-		e.MaxListedTasks = DefaultMaxListedTasks
-	}
-	if e.RequestConcurrency == 0 {
-		e.RequestConcurrency = DefaultRequestConcurrency
-	}
-	if e.LateCommitWindow == 0 {
-		e.LateCommitWindow = model.Duration(DefaultEngineLateCommitWindow)
-	}
-	if e.MaxHistoryEntries == 0 {
-		e.MaxHistoryEntries = DefaultMaxHistoryEntries
-	}
+	orDefault(&e.MinInterval, model.Duration(DefaultMinInterval))
+	orDefault(&e.Timeout, model.Duration(DefaultCollectTimeout))
+	orDefault(&e.RequestTimeout, model.Duration(DefaultRequestTimeout))
+	orDefault(&e.WorkerIDLimit, DefaultWorkerIDLimit)
+	orDefault(&e.LabelValueLimit, DefaultLabelValueLimit)
+	orDefault(&e.MaxListedTasks, DefaultMaxListedTasks)
+	orDefault(&e.RequestConcurrency, DefaultRequestConcurrency)
+	orDefault(&e.LateCommitWindow, model.Duration(DefaultEngineLateCommitWindow))
+	orDefault(&e.MaxHistoryEntries, DefaultMaxHistoryEntries)
 	if e.DurationBuckets == nil {
 		e.DurationBuckets = DefaultDurationBuckets()
 	}
 	if d := e.Database; d != nil {
-		if d.TimeZone == "" {
-			d.TimeZone = DefaultEngineTimeZone
-		}
-		if d.StatementTimeout == 0 {
-			d.StatementTimeout = model.Duration(DefaultStatementTimeout)
-		}
-		if d.LockTimeout == 0 {
-			d.LockTimeout = model.Duration(DefaultLockTimeout)
-		}
-		if d.MaxConnections == 0 {
-			d.MaxConnections = DefaultMaxConnections
-		}
+		orDefault(&d.TimeZone, DefaultEngineTimeZone)
+		orDefault(&d.StatementTimeout, model.Duration(DefaultStatementTimeout))
+		orDefault(&d.LockTimeout, model.Duration(DefaultLockTimeout))
+		orDefault(&d.MaxConnections, DefaultMaxConnections)
 	}
 }
 
@@ -476,27 +459,13 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 }
 
 func (d *Database) applyDefaults() {
-	if d.MinInterval == 0 {
-		d.MinInterval = model.Duration(DefaultMinInterval)
-	}
-	if d.Timeout == 0 {
-		d.Timeout = model.Duration(DefaultCollectTimeout)
-	}
-	if d.StatementTimeout == 0 {
-		d.StatementTimeout = model.Duration(DefaultStatementTimeout)
-	}
-	if d.LockTimeout == 0 {
-		d.LockTimeout = model.Duration(DefaultLockTimeout)
-	}
-	if d.MaxConnections == 0 {
-		d.MaxConnections = DefaultMaxConnections
-	}
-	if d.LateCommitWindow == 0 {
-		d.LateCommitWindow = model.Duration(DefaultLateCommitWindow)
-	}
-	if d.LabelValueLimit == 0 {
-		d.LabelValueLimit = DefaultLabelValueLimit
-	}
+	orDefault(&d.MinInterval, model.Duration(DefaultMinInterval))
+	orDefault(&d.Timeout, model.Duration(DefaultCollectTimeout))
+	orDefault(&d.StatementTimeout, model.Duration(DefaultStatementTimeout))
+	orDefault(&d.LockTimeout, model.Duration(DefaultLockTimeout))
+	orDefault(&d.MaxConnections, DefaultMaxConnections)
+	orDefault(&d.LateCommitWindow, model.Duration(DefaultLateCommitWindow))
+	orDefault(&d.LabelValueLimit, DefaultLabelValueLimit)
 	if d.Tables == nil {
 		d.Tables = &Tables{
 			Idempotency:   &IdempotencyTable{},

@@ -265,9 +265,7 @@ func (t *IdempotencyTable) applyDefaults() {
 	def(&c.ProcessInstanceID, "process_instance_id")
 	t.Camunda.applyDefaults()
 	t.Statuses.applyDefaults(IdempotencyStatuses())
-	if t.StaleAfter == 0 {
-		t.StaleAfter = model.Duration(DefaultStaleAfter)
-	}
+	orDefault(&t.StaleAfter, model.Duration(DefaultStaleAfter))
 	if t.ConflictCodes == nil {
 		t.ConflictCodes = []string{"IDEMPOTENCY_CONFLICT"}
 	}
@@ -500,9 +498,7 @@ type Correlation struct {
 func (c Correlation) ByProcessInstance() bool { return c.Reference == ReferenceProcessInstanceActivity }
 
 func (c *Correlation) applyDefaults() {
-	if c.Reference == "" {
-		c.Reference = ReferenceExternalTaskID
-	}
+	orDefault(&c.Reference, ReferenceExternalTaskID)
 	if c.Grace == 0 {
 		c.Grace = model.Duration(DefaultCorrelationGrace)
 	}
