@@ -52,14 +52,14 @@ PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZ
 ## test-pg-current: the table collector tests, the check command, the PostgreSQL access layer and the database fault matrix on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
 test-pg-current:
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./internal/pgsource/... ./internal/check/... ./internal/pgtest/...
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./collectors/pgsource/... ./internal/check/... ./test/harness/pgtest/...
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run 'TestDatabaseFaults' ./test/reliability/
 
 # The fuzz targets (package:target). test-go runs their seed corpora and
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
 # fuzzes each for FUZZTIME. A failure writes the input to the package's
 # testdata/fuzz/: fix the code and commit the input as a regression case.
-FUZZ_TARGETS = internal/config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody internal/labellimit:FuzzLimiter internal/labellimit:FuzzRanked
+FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody collectors/labellimit:FuzzLimiter collectors/labellimit:FuzzRanked
 FUZZTIME    ?= 5s
 
 ## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding, each for FUZZTIME (5s)

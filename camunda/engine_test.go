@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // Integration tests: every call of the client against a real engine per
-// flavor (internal/camundatest), with results checked against what the
+// flavor (test/harness/camundatest), with results checked against what the
 // engine reports through the harness's independent net/http client. Skipped
 // with -short.
 

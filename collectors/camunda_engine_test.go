@@ -2,7 +2,7 @@ package collectors
 
 // Real-engine tests of the Camunda collector: a Go test worker drives
 // external tasks through every state on Camunda 7.24 and Operaton
-// (internal/camundatest), and after each step the test asserts the
+// (test/harness/camundatest), and after each step the test asserts the
 // exporter's metrics against what it did and against what the engine itself
 // reports through the harness's independent REST client.
 //
@@ -38,15 +38,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // camExporter is a Camunda source built exactly as the binary builds it.

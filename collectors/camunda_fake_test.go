@@ -3,7 +3,7 @@ package collectors
 // fakeCamunda is an httptest engine for unit tests: an in-memory set of
 // external tasks, history counts, incidents and jobs with a settable clock,
 // answering the REST calls the collector makes with the engine's filter
-// semantics (as verified against real engines in internal/camundatest and
+// semantics (as verified against real engines in test/harness/camundatest and
 // camunda/engine_test.go). It counts requests per endpoint.
 
 import (

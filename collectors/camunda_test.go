@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // Unit tests of the Camunda collector against fakeCamunda (the engine's

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // TestIndexFilesMatchTheCode: deploy/sql/003 is generated from the

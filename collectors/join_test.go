@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 )
 
 const joinConfig = `

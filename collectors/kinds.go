@@ -4,11 +4,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
 // tableKind is one kind of worker table: where its config lives, its
@@ -30,7 +30,7 @@ type tableKind struct {
 // collectors run: NewDatabase builds a database's collectors from it,
 // DefaultRequirements (and so deploy/sql/003_exporter_indexes.sql and the
 // README's index table) lists their indexes from it. A new kind needs its
-// config section (internal/config/tables.go), its collector
+// config section (config/tables.go), its collector
 // (collectors/tables), and one entry here.
 func tableKinds() []tableKind {
 	return []tableKind{

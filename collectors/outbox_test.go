@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 type outboxRow struct {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // statusLists are the status page's lists of the engine's last collection,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 

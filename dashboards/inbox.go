@@ -5,7 +5,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
 // inboxRow: are consumed messages being processed? Stats on top, then the

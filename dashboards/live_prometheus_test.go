@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
+	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 )
 
 // Label values the panels select on; every other label gets "x".

@@ -10,7 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
 // Selectors of the bundle's own firing alerts, by severity.

@@ -13,9 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // TestYAMLFilesParse catches a broken manifest before a user's kubectl does.

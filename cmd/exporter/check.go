@@ -7,10 +7,10 @@ import (
 	"log/slog"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
 )
 
 // runCheck is the check command: it builds every source as start-up does

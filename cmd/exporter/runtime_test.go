@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 
 	"context"
 	"net"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // webPassword and its bcrypt hash (cost 10), as --web.config.file holds it.

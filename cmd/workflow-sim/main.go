@@ -2,7 +2,7 @@
 // against a real Camunda engine and real PostgreSQL worker tables, healthy
 // by default, and injects the failure windows of at-least-once workers by
 // name, so the exporter's metrics and alerts can be seen doing their job.
-// `make demo` runs it with everything else; see internal/sim for what each
+// `make demo` runs it with everything else; see test/sim for what each
 // part does.
 //
 //	workflow-sim run --engine URL --database orders=DSN --lane orders [--lane billing@other] ...
@@ -30,7 +30,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/sim"
+	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
 // DefaultControl is the control endpoint's default address.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
 // engineDBReader reads an engine's own tables in its PostgreSQL database

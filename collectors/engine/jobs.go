@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 // jobsCollector is the "camunda_jobs" collector of an engine: the async

@@ -9,7 +9,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 // partition is one topic's state gauge values.

@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 

@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 

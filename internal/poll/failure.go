@@ -24,7 +24,7 @@ const ClassUnreachable = "unreachable"
 const ClassTimeout = "timeout"
 
 // FailureClasser is implemented by errors that know what kind of failure they
-// report (internal/pgsource and the camunda client). Two failures of one
+// report (collectors/pgsource and the camunda client). Two failures of one
 // step with the same class are the same failure: logged once. Its home is
 // internal/status, whose page names failures by the same class.
 type FailureClasser = status.FailureClasser

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 

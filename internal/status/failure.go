@@ -11,13 +11,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 )
 
 // FailureClasser is an error that names its own class: a short phrase
 // without addresses, ids, data or times ("unreachable", "statement_timeout",
 // "HTTP 500 from GET /incident/count"). The camunda client and
-// internal/pgsource implement it; the log (internal/poll) and the page
+// collectors/pgsource implement it; the log (internal/poll) and the page
 // both name a failure by it.
 type FailureClasser interface {
 	FailureClass() string

@@ -20,8 +20,8 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
@@ -141,7 +141,7 @@ func TestEveryKindHasAnAlertWithARunbook(t *testing.T) {
 
 // TestFailureClassNeverShowsTheErrorText: the page names a failure by its
 // class, never by its text. An error that classes itself (the camunda
-// client, internal/pgsource) gives the same class as the log line.
+// client, collectors/pgsource) gives the same class as the log line.
 func TestFailureClassNeverShowsTheErrorText(t *testing.T) {
 	secret := "postgres://u:hunter2@db.internal:5432/orders"
 	cases := []struct {

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // TestREADMEIsCurrent fails when the catalog or the index requirements

@@ -7,7 +7,7 @@
 // The claim it checks (README, "How it collects"): a collection's cost grows
 // with the open and recent rows, not with the table's history.
 //
-// Setup: one throwaway PostgreSQL database (internal/pgtest); per history
+// Setup: one throwaway PostgreSQL database (test/harness/pgtest); per history
 // size two copies of the four reference tables (deploy/sql/001), filled by the
 // same deterministic generator:
 //
@@ -46,11 +46,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // TestMain keeps the throwaway server's files in a directory of this run,

@@ -4,8 +4,8 @@
 // only with `make bench-camunda` (go test -bench); `make test` compiles it
 // and runs nothing heavy.
 //
-// Setup, all in one run: one throwaway PostgreSQL (internal/pgtest.Start)
-// with one database for one Camunda 7.24 engine (internal/camundatest, on
+// Setup, all in one run: one throwaway PostgreSQL (test/harness/pgtest.Start)
+// with one database for one Camunda 7.24 engine (test/harness/camundatest, on
 // that database, with the JVM's default JIT and GC instead of the harness's
 // fast-start flags). The workload is built through the engine's REST API:
 // per topic one process definition whose external service task is a

@@ -24,10 +24,10 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // countingProxy forwards to the engine and counts the requests, per path.

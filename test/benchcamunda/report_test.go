@@ -41,9 +41,9 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	fmt.Fprintf(w, "date %s; commit %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), gitCommit())
 	fmt.Fprintf(w, "machine: %d CPUs (%s), %s RAM, Linux %s, %s/%s, %s\n", runtime.NumCPU(), cpuModel(), memTotal(),
 		readTrim("/proc/sys/kernel/osrelease"), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	fmt.Fprintf(w, "engine: Camunda %s (internal/camundatest, Spring Boot, history level full, on PostgreSQL, JVM time zone UTC); %s; JVM flags: %s\n",
+	fmt.Fprintf(w, "engine: Camunda %s (test/harness/camundatest, Spring Boot, history level full, on PostgreSQL, JVM time zone UTC); %s; JVM flags: %s\n",
 		e.engine.Version, javaVersion(), strings.Join(e.jvmFlags, " "))
-	fmt.Fprintf(w, "database: %s\nserver settings: %s (internal/pgtest)\n", e.pgInfo[0], e.pgInfo[1])
+	fmt.Fprintf(w, "database: %s\nserver settings: %s (test/harness/pgtest)\n", e.pgInfo[0], e.pgInfo[1])
 	fmt.Fprintf(w, "load average (1, 5, 15 min) before the first size: %s; after the last: %s\n", loadBefore, loadAfter)
 	fmt.Fprintf(w, "run time: %s in all (engine start %s); per contender and size: the median wall time of %d timed collections, CPU their sum / %d; before them at least %d untimed rounds, more (at most %d) while the engine's JIT compiler took over %.0f%% of its CPU in a round\n\n",
 		total.Round(time.Second), e.engine.StartupTime.Round(time.Second), *samplesFlag, *samplesFlag, *warmupFlag, *maxWarmupFlag, jitSettled*100)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test engine jar of every flavor (camunda, operaton), so CI can warm the Maven cache
-# before the Go tests run. The Go harness (internal/camundatest) builds the same way on demand and
+# before the Go tests run. The Go harness (test/harness/camundatest) builds the same way on demand and
 # caches the jar under <repo>/.cache/camunda-engine/<flavor>-<hash>/, keyed by a hash of the pom and sources.
 #
 # Usage: test/camunda-engine/build.sh [flavor...]     (default: all flavors)

@@ -1,7 +1,7 @@
 // Command demo is `make demo`: the whole product running on 127.0.0.1 as
 // local processes. A throwaway PostgreSQL with the worker tables, a Camunda
 // 7.24 engine (built with Maven on first use), the workload simulator
-// (internal/sim) with a few lanes of idempotent workers, the exporter
+// (test/sim) with a few lanes of idempotent workers, the exporter
 // binary, Debian's Prometheus with the alert rules, and Debian's
 // Alertmanager with deploy/alertmanager.yml, whose receivers point at a
 // small webhook here that prints every notification. It prints the URLs
@@ -31,10 +31,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/sim"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
 // fastAlerts are the windows of the alert matrix (test/e2e): alerts come in

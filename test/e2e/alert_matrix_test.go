@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/sim"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
 // The alert matrix: every failure window of at-least-once workers, caused
-// on the real stack by the workload simulator (internal/sim), must reach
+// on the real stack by the workload simulator (test/sim), must reach
 // Alertmanager as the alert meant for it, routed by deploy/alertmanager.yml
 // to the receiver of its severity, with the labels that name the lane; and
 // nothing else may fire for that lane. Before any fault, a healthy stretch

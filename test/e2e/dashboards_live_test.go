@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 )
 
 // TestEveryPanelShowsDataOnALiveStack is the dashboards' live check

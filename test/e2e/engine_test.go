@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // sharedEngine is the one Camunda 7.24 engine of the package's tests, with

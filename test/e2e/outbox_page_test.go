@@ -18,10 +18,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/promtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 func TestMain(m *testing.M) {

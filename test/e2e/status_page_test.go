@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // TestStatusPageNamesTheTasksInDoubt is the status page's end-to-end test

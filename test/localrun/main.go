@@ -22,8 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 func main() {

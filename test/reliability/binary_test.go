@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 var exporterBinary struct {

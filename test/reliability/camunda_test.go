@@ -11,9 +11,9 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 // engineWithTasks deploys a process on the shared engine, starts three

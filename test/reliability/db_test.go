@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // faultDB is a database with the reference schema, the exporter's indexes,

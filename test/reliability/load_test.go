@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 // TestLoad: 50 scrapers for a minute against a real PostgreSQL and a real

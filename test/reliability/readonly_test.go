@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgsource"
-	"github.com/workflow-exporter/workflow-exporter/internal/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 // TestExporterRoleReadsEverythingAndWritesNothing: through the role of

@@ -3,7 +3,7 @@ package promtest
 import (
 	"fmt"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"net"
 	"os/exec"
 	"path/filepath"

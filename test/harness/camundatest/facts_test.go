@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // expectation holds what differs between flavors.

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // Flavor names an engine distribution speaking the Camunda 7 REST API.

@@ -3,7 +3,7 @@ package camundatest_test
 import (
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 func TestMain(m *testing.M) { camundatest.Main(m) }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // TestBasicAuthAndTimeZone starts a second engine per flavor with basic auth on /engine-rest and

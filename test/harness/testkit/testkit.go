@@ -1,5 +1,5 @@
 // Package testkit holds the small helpers that tests and the test harnesses
-// (internal/pgtest, internal/camundatest, internal/promtest) share: a
+// (test/harness/pgtest, test/harness/camundatest, test/harness/promtest) share: a
 // concurrency-safe log buffer, a free TCP port, the repository root, the
 // exporter binary, and gathering a collector's metrics. It imports nothing
 // of the exporter, so any package's tests may use it.
