@@ -15,8 +15,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Type is the Prometheus metric type.
@@ -111,34 +110,6 @@ const (
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
-// Collectors of a Camunda engine: the values of the collector label of the
-// exporter's self-metrics (workflow_exporter_collector_up and friends) for
-// a source="camunda". Each fails alone: its series disappear, the others
-// stay; camunda_up says whether the engine answers at all (GET /version,
-// the collector label "connect").
-const (
-	CollectorCamunda          = "camunda"           // external tasks, their history log, incidents, camunda_engine_info
-	CollectorCamundaJobs      = "camunda_jobs"      // async jobs and the job history log
-	CollectorCamundaProcesses = "camunda_processes" // running process instances
-)
-
-// External task states: the values of the state label of
-// CamundaExternalTasks. They partition a topic's open tasks; the rules that
-// assign them are in docs/camunda-states.md.
-const (
-	StateWaiting          = "waiting"
-	StateLocked           = "locked"
-	StateRetryBackoff     = "retry_backoff"
-	StateLockExpired      = "lock_expired"
-	StateRetriesExhausted = "retries_exhausted"
-	StateSuspended        = "suspended"
-)
-
-// ExternalTaskStates returns every value of the state label.
-func ExternalTaskStates() []string {
-	return []string{StateWaiting, StateLocked, StateRetryBackoff, StateLockExpired, StateRetriesExhausted, StateSuspended}
-}
-
 const polled = " Value as of the last poll, at most min_interval old."
 
 // all builds the catalog. It is a function, not a package variable, so no
@@ -151,7 +122,7 @@ func all() []Metric {
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
 			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
-			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (" + strings.Join(ExternalTaskStates(), ", ") + ")." + polled},
+			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (" + strings.Join(vocab.ExternalTaskStates(), ", ") + ")." + polled},
 		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): age in seconds of the oldest external task waiting to be fetched, by the engine's clock; 0 when none waits." + polled},
 		{CamundaExternalTaskLockExpirations, Counter, SourceCamunda, []string{"engine", "topic"},
@@ -193,7 +164,7 @@ func all() []Metric {
 
 		// Worker tables in PostgreSQL.
 		{IdempotencyRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
-			"Idempotency table: records in a non-terminal status (" + strings.Join(config.IdempotencyOpenStatuses(), ", ") + ", or unmapped)." + polled},
+			"Idempotency table: records in a non-terminal status (" + strings.Join(vocab.IdempotencyOpenStatuses(), ", ") + ", or unmapped)." + polled},
 		{IdempotencyOldestRecordAge, Gauge, SourceDatabase, []string{"database", "scope", "status"},
 			"Idempotency table: seconds since the least recently updated record in this non-terminal status, by the database clock." + polled},
 		{IdempotencyStaleRecords, Gauge, SourceDatabase, []string{"database", "scope", "status"},
@@ -207,17 +178,17 @@ func all() []Metric {
 		{IdempotencyCompletedTaskOpen, Gauge, SourceDatabase, []string{"database", "scope", "engine", "topic"},
 			"Idempotency table joined with Camunda: COMPLETED records whose external task is still open; the side effect happened, the completion was lost, the next attempt must replay the stored result." + polled},
 		{IdempotencyInDoubt, Gauge, SourceDatabase, []string{"database", "scope", "engine", "topic"},
-			"Idempotency table joined with Camunda: " + strings.Join(config.IdempotencyInProgressStatuses(), " or ") + " records whose external task lock has lapsed or moved to another worker; reconcile before retrying." + polled},
+			"Idempotency table joined with Camunda: " + strings.Join(vocab.IdempotencyInProgressStatuses(), " or ") + " records whose external task lock has lapsed or moved to another worker; reconcile before retrying." + polled},
 		{ProcessedJobs, Counter, SourceDatabase, []string{"database", "engine", "activity_id", "status"},
 			"Processed-job table: rows seen written since the exporter started (each row counted once; late commits counted once)."},
 		{ProcessedJobTaskOpen, Gauge, SourceDatabase, []string{"database", "engine", "activity_id"},
 			"Processed-job table joined with Camunda: rows whose external task is still open in the engine." + polled},
 		{InboxMessages, Gauge, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
-			"Inbox table: messages in a non-terminal status (" + strings.Join(config.InboxOpenStatuses(), ", ") + ", or unmapped)." + polled},
+			"Inbox table: messages in a non-terminal status (" + strings.Join(vocab.InboxOpenStatuses(), ", ") + ", or unmapped)." + polled},
 		{InboxOldestMessageAge, Gauge, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
 			"Inbox table: seconds since the oldest message in this non-terminal status was received, by the database clock." + polled},
 		{InboxMessagesProcessed, Counter, SourceDatabase, []string{"database", "source_system", "message_type", "status"},
-			"Inbox table: messages seen reaching a terminal status (" + strings.Join(config.InboxTerminalStatuses(), ", ") + ") since the exporter started."},
+			"Inbox table: messages seen reaching a terminal status (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") + ") since the exporter started."},
 		{OutboxEventsPending, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
 			"Outbox table: events not yet published and not in a failed status." + polled},
 		{OutboxOldestPendingAge, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 func TestDefaultsWithoutFile(t *testing.T) {
@@ -99,7 +101,7 @@ databases:
 		t.Fatal(err)
 	}
 	m := c.Databases[0].Tables.Idempotency.Statuses
-	for value, want := range map[string]string{"DONE": "COMPLETED", "OK": "COMPLETED", "RUNNING": "STARTED", "UNKNOWN_OUTCOME": "UNKNOWN_OUTCOME", "STARTED": Unmapped, "weird": Unmapped} {
+	for value, want := range map[string]string{"DONE": "COMPLETED", "OK": "COMPLETED", "RUNNING": "STARTED", "UNKNOWN_OUTCOME": "UNKNOWN_OUTCOME", "STARTED": vocab.Unmapped, "weird": vocab.Unmapped} {
 		if got := m.Canonical(value); got != want {
 			t.Errorf("Canonical(%q) = %q, want %q", value, got, want)
 		}

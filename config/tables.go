@@ -8,100 +8,13 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
-
-// Canonical statuses: the values of the status label. A table's own values
-// are mapped to them with `statuses:`.
-const (
-	StatusStarted             = "STARTED"
-	StatusSideEffectSubmitted = "SIDE_EFFECT_SUBMITTED"
-	StatusCompleted           = "COMPLETED"
-	StatusFailedRetryable     = "FAILED_RETRYABLE"
-	StatusFailedFinal         = "FAILED_FINAL"
-	StatusUnknownOutcome      = "UNKNOWN_OUTCOME"
-	StatusReconciled          = "RECONCILED"
-	StatusReceived            = "RECEIVED"
-	StatusProcessing          = "PROCESSING"
-	StatusProcessed           = "PROCESSED"
-	StatusIgnoredDuplicate    = "IGNORED_DUPLICATE"
-)
-
-// statusSet is the canonical statuses of one table kind, in the order of the
-// reference schema (deploy/sql/001_reference_schema.sql), each either open
-// (a row in it may still change: the gauges count it) or terminal (a row in
-// it never changes again). This is the one definition of both lists; the
-// collectors, their indexes, the catalog's HELP texts, the dashboards and
-// the alert rules derive theirs from it.
-type statusSet []struct {
-	name     string
-	terminal bool
-}
-
-func idempotencyStatuses() statusSet {
-	return statusSet{{StatusStarted, false}, {StatusSideEffectSubmitted, false}, {StatusCompleted, true},
-		{StatusFailedRetryable, false}, {StatusFailedFinal, true}, {StatusUnknownOutcome, false}, {StatusReconciled, true}}
-}
-
-func inboxStatuses() statusSet {
-	return statusSet{{StatusReceived, false}, {StatusProcessing, false}, {StatusProcessed, true},
-		{StatusFailedRetryable, false}, {StatusFailedFinal, true}, {StatusIgnoredDuplicate, true}, {StatusUnknownOutcome, false}}
-}
-
-// names returns the statuses whose terminal flag is one of want.
-func (s statusSet) names(want ...bool) []string {
-	var out []string
-	for _, st := range s {
-		for _, w := range want {
-			if st.terminal == w {
-				out = append(out, st.name)
-			}
-		}
-	}
-	return out
-}
-
-func (s statusSet) all() []string      { return s.names(false, true) }
-func (s statusSet) open() []string     { return s.names(false) }
-func (s statusSet) terminal() []string { return s.names(true) }
-
-// IdempotencyStatuses are the canonical statuses of the idempotency table.
-func IdempotencyStatuses() []string { return idempotencyStatuses().all() }
-
-// IdempotencyOpenStatuses are the statuses a record may leave again: the
-// gauges report them (with 0) for every known scope.
-func IdempotencyOpenStatuses() []string { return idempotencyStatuses().open() }
-
-// IdempotencyTerminalStatuses are the canonical statuses after which a record
-// never changes.
-func IdempotencyTerminalStatuses() []string { return idempotencyStatuses().terminal() }
-
-// IdempotencyInProgressStatuses are the open statuses of a record whose
-// attempt started and recorded no outcome yet: when its task's lock lapsed,
-// the side effect is in doubt.
-func IdempotencyInProgressStatuses() []string {
-	return []string{StatusStarted, StatusSideEffectSubmitted}
-}
-
-// InboxStatuses are the canonical statuses of the inbox table.
-func InboxStatuses() []string { return inboxStatuses().all() }
-
-// InboxOpenStatuses are the statuses of messages not finished: the gauges
-// report them (with 0) for every known message kind.
-func InboxOpenStatuses() []string { return inboxStatuses().open() }
-
-// InboxTerminalStatuses are the statuses of finished messages, counted by
-// workflow_inbox_messages_processed_total.
-func InboxTerminalStatuses() []string { return inboxStatuses().terminal() }
-
-// Unmapped is the status label of rows whose status value is in no mapping.
-// Such rows are counted, never dropped: they are treated as non-terminal so
-// they show up where someone will look.
-const Unmapped = "unmapped"
 
 // StatusMap maps a canonical status to the values a table stores for it.
 type StatusMap map[string][]string
 
-// Canonical returns the canonical status for a stored value, or Unmapped.
+// Canonical returns the canonical status for a stored value, or vocab.Unmapped.
 func (m StatusMap) Canonical(value string) string {
 	for canon, vals := range m {
 		for _, v := range vals {
@@ -110,7 +23,7 @@ func (m StatusMap) Canonical(value string) string {
 			}
 		}
 	}
-	return Unmapped
+	return vocab.Unmapped
 }
 
 // Values returns the stored values of the given canonical statuses, sorted.
@@ -264,7 +177,7 @@ func (t *IdempotencyTable) applyDefaults() {
 	def(&c.JobReference, "job_reference")
 	def(&c.ProcessInstanceID, "process_instance_id")
 	t.Camunda.applyDefaults()
-	t.Statuses.applyDefaults(IdempotencyStatuses())
+	t.Statuses.applyDefaults(vocab.IdempotencyStatuses())
 	orDefault(&t.StaleAfter, model.Duration(DefaultStaleAfter))
 	if t.ConflictCodes == nil {
 		t.ConflictCodes = []string{"IDEMPOTENCY_CONFLICT"}
@@ -278,7 +191,7 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 		"scope": &c.Scope, "key": &c.Key, "status": &c.Status, "updated_at": &c.UpdatedAt,
 		"error_code": &c.ErrorCode, "job_reference": &c.JobReference, "duplicate_count": c.DuplicateCount,
 	}, map[string]bool{"scope": true, "key": true, "status": true, "updated_at": true, "error_code": true, "job_reference": true, "duplicate_count": true}, add)
-	t.Statuses.validate(key+".statuses", IdempotencyStatuses(), add)
+	t.Statuses.validate(key+".statuses", vocab.IdempotencyStatuses(), add)
 	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
 	t.Camunda.validate(key+".camunda", add)
 	if t.Camunda.Reference == ReferenceProcessInstanceActivity && t.Columns.ActivityID == "" {
@@ -295,7 +208,7 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 // TerminalValues are the stored values of statuses after which a record
 // never changes again; everything else (including unmapped values) is open.
 func (t *IdempotencyTable) TerminalValues() []string {
-	return t.Statuses.Values(IdempotencyTerminalStatuses()...)
+	return t.Statuses.Values(vocab.IdempotencyTerminalStatuses()...)
 }
 
 // Correlation returns how the records name Camunda tasks (the camunda: section).
@@ -372,7 +285,7 @@ func (t *InboxTable) applyDefaults() {
 	def(&c.Status, "processing_status")
 	def(&c.ReceivedAt, "received_at")
 	def(&c.ProcessedAt, "processed_at")
-	t.Statuses.applyDefaults(InboxStatuses())
+	t.Statuses.applyDefaults(vocab.InboxStatuses())
 }
 
 func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
@@ -382,11 +295,13 @@ func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
 		"source_system": &c.SourceSystem, "message_id": &c.MessageID, "message_type": &c.MessageType,
 		"status": &c.Status, "received_at": &c.ReceivedAt, "processed_at": &c.ProcessedAt,
 	}, map[string]bool{"source_system": true, "message_id": true, "message_type": true, "status": true, "received_at": true, "processed_at": true}, add)
-	t.Statuses.validate(key+".statuses", InboxStatuses(), add)
+	t.Statuses.validate(key+".statuses", vocab.InboxStatuses(), add)
 }
 
 // TerminalValues are the stored values of finished messages.
-func (t *InboxTable) TerminalValues() []string { return t.Statuses.Values(InboxTerminalStatuses()...) }
+func (t *InboxTable) TerminalValues() []string {
+	return t.Statuses.Values(vocab.InboxTerminalStatuses()...)
+}
 
 // OutboxTable maps the event outbox (docs/design.md, "The outbox").
 type OutboxTable struct {

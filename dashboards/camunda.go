@@ -3,6 +3,7 @@ package dashboards
 import (
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 func externalTasks() *board {
@@ -26,12 +27,12 @@ func externalTasks() *board {
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.stat(panel{title: "Out of retries", unit: "short",
 		desc:     "Open external tasks with no retries left: each is an incident and waits for an operator.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateRetriesExhausted+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+vocab.StateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lapsed locks now", unit: "short",
 		desc:     "Tasks a worker fetched whose lock lapsed without complete or failure; the next fetch will execute them again.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateLockExpired+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+vocab.StateLockExpired+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
 	d.stat(panel{title: "Oldest executable job", unit: "s",
@@ -41,7 +42,7 @@ func externalTasks() *board {
 		runbooks: []string{rules.CamundaJobExecutorStalled}})
 	d.stat(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down or its camunda collector fails.",
-		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine), sel(catalog.ExporterCollectorUp, mSourceEngine, `collector="`+catalog.CollectorCamunda+`"`))}},
+		targets:  []target{{expr: zeroWhenUp(sumBy(sel(catalog.CamundaIncidents, mEngine)), sel(catalog.CamundaUp, mEngine), sel(catalog.ExporterCollectorUp, mSourceEngine, `collector="`+vocab.CollectorCamunda+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})
 
@@ -52,7 +53,7 @@ func externalTasks() *board {
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Waiting tasks by topic", unit: "short",
 		desc:     "Tasks waiting to be fetched per engine and topic.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+catalog.StateWaiting+`"`), "engine", "topic"), legend: "{{engine}} {{topic}}"}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+vocab.StateWaiting+`"`), "engine", "topic"), legend: "{{engine}} {{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Oldest waiting task by topic", unit: "s",
 		desc:     "Age of the oldest waiting task per engine and topic; 0 when none waits.",

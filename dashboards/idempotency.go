@@ -5,7 +5,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 func idempotency() *board {
@@ -16,7 +16,7 @@ func idempotency() *board {
 	d.row("What needs a human")
 	d.stat(panel{title: "Unknown outcome", unit: "short",
 		desc:     "Records in UNKNOWN_OUTCOME: the side effect may or may not have happened. Reconcile with the downstream system before any retry.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope, `status="`+config.StatusUnknownOutcome+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope, `status="`+vocab.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Stale in progress", unit: "short",
@@ -25,7 +25,7 @@ func idempotency() *board {
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress}})
 	d.stat(panel{title: "In doubt", unit: "short",
-		desc:     strings.Join(config.IdempotencyInProgressStatuses(), " or ") + " records whose Camunda task lock has lapsed or moved to another worker: two executions may overlap. Reconcile before retrying. 0 needs the database and every engine up; No data means one is down.",
+		desc:     strings.Join(vocab.IdempotencyInProgressStatuses(), " or ") + " records whose Camunda task lock has lapsed or moved to another worker: two executions may overlap. Reconcile before retrying. 0 needs the database and every engine up; No data means one is down.",
 		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mScope)))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowIdempotencyInDoubt}})
@@ -46,7 +46,7 @@ func idempotency() *board {
 
 	d.row("Records")
 	d.series(panel{title: "Records by status", unit: "short", stack: true,
-		desc:     "Non-terminal records per status (" + strings.Join(config.IdempotencyOpenStatuses(), ", ") + "), stacked.",
+		desc:     "Non-terminal records per status (" + strings.Join(vocab.IdempotencyOpenStatuses(), ", ") + "), stacked.",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, mScope), "status"), legend: "{{status}}"}},
 		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress, rules.WorkflowUnknownOutcomeRecords}})
 	d.series(panel{title: "Oldest record by status", unit: "s",
@@ -95,5 +95,5 @@ func idempotency() *board {
 // (which publishes the in-flight tasks the join looks up) are up.
 func joinZeroWhenUp(inner string) string {
 	return zeroWhenUp(inner, sel(catalog.ExporterSourceUp, mSourceDatabase), sel(catalog.ExporterCollectorUp, mSourceDatabase), sel(catalog.CamundaUp),
-		sel(catalog.ExporterCollectorUp, `source="`+string(catalog.SourceCamunda)+`"`, `collector="`+catalog.CollectorCamunda+`"`))
+		sel(catalog.ExporterCollectorUp, `source="`+string(catalog.SourceCamunda)+`"`, `collector="`+vocab.CollectorCamunda+`"`))
 }

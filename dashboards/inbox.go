@@ -5,7 +5,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // inboxRow: are consumed messages being processed? Stats on top, then the
@@ -13,7 +13,7 @@ import (
 func inboxRow(d *board) {
 	d.row("Inbox")
 	d.stat(panel{title: "Oldest inbox message", unit: "s",
-		desc:     "Age of the oldest message in a non-terminal status (" + strings.Join(config.InboxOpenStatuses(), ", ") + "), by the database clock. The shipped alert fires past 30m.",
+		desc:     "Age of the oldest message in a non-terminal status (" + strings.Join(vocab.InboxOpenStatuses(), ", ") + "), by the database clock. The shipped alert fires past 30m.",
 		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
 		steps:    []step{{900, "orange"}, {1800, "red"}},
 		runbooks: []string{rules.WorkflowInboxBacklogOld}})
@@ -23,18 +23,18 @@ func inboxRow(d *board) {
 		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing}})
 	d.stat(panel{title: "Unknown-outcome messages", unit: "short",
 		desc:     "Inbox messages in UNKNOWN_OUTCOME: processing may or may not have taken effect; reconcile before reprocessing.",
-		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+config.StatusUnknownOutcome+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase, `status="`+vocab.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "Processed rate", unit: "ops",
-		desc:    "Inbox messages reaching a terminal status (" + strings.Join(config.InboxTerminalStatuses(), ", ") + ") per second.",
+		desc:    "Inbox messages reaching a terminal status (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") + ") per second.",
 		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase))}}})
 	d.stat(panel{title: "Duplicates ignored", unit: "ops",
 		desc:    "Inbox messages recognised as duplicates (IGNORED_DUPLICATE) per second: the inbox doing its job.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+config.StatusIgnoredDuplicate+`"`))}}})
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+vocab.StatusIgnoredDuplicate+`"`))}}})
 	d.stat(panel{title: "Final failures", unit: "ops",
 		desc:    "Inbox messages reaching FAILED_FINAL per second: they will not be retried.",
-		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+config.StatusFailedFinal+`"`))}},
+		targets: []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase, `status="`+vocab.StatusFailedFinal+`"`))}},
 		steps:   []step{{0.001, "orange"}}})
 
 	d.series(panel{title: "Messages by status", unit: "short",

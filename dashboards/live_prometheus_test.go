@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Label values the panels select on; every other label gets "x".
 var syntheticValues = map[string][]string{
-	"state":  {"waiting", "locked", catalog.StateRetriesExhausted, catalog.StateLockExpired},
-	"status": {config.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
+	"state":  {"waiting", "locked", vocab.StateRetriesExhausted, vocab.StateLockExpired},
+	"status": {vocab.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
 	"source": {string(catalog.SourceCamunda), string(catalog.SourceDatabase)},
 }
 

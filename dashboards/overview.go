@@ -10,7 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Selectors of the bundle's own firing alerts, by severity.
@@ -61,13 +61,13 @@ func overview() *board {
 		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
 		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
-		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+config.StatusUnknownOutcome+`"`) +
-			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+config.StatusUnknownOutcome+`"`))}},
+		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+vocab.StatusUnknownOutcome+`"`) +
+			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+vocab.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
 	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
 		desc:     "Open external tasks with retries 0 (each is an incident in Camunda). No data means the engine is down.",
-		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+catalog.StateRetriesExhausted+`"`))}},
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+vocab.StateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 3,
@@ -102,7 +102,7 @@ func overview() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Idempotency records in progress", unit: "short",
-		desc:     "Non-terminal idempotency records per database and status (" + strings.Join(config.IdempotencyOpenStatuses(), ", ") + ").",
+		desc:     "Non-terminal idempotency records per database and status (" + strings.Join(vocab.IdempotencyOpenStatuses(), ", ") + ").",
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
 		runbooks: []string{rules.WorkflowIdempotencyStaleInProgress, rules.WorkflowUnknownOutcomeRecords}})
 	d.series(panel{title: "Duplicate executions", unit: "ops",

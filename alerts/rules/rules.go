@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // File is a Prometheus rule file.
@@ -291,7 +291,7 @@ and %[4]s > 0
 
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
-`, b.sel(catalog.InboxOldestMessageAge, `status!="`+config.StatusUnknownOutcome+`"`), secs(in.OldestAge)),
+`, b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`), secs(in.OldestAge)),
 			"Inbox messages have waited too long to be processed.",
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
 	}
@@ -299,7 +299,7 @@ and %[4]s > 0
 
 func (b builder) idempotency() []Rule {
 	i := b.c.Idempotency
-	uo := `status="` + config.StatusUnknownOutcome + `"`
+	uo := `status="` + vocab.StatusUnknownOutcome + `"`
 	dup := b.sel(catalog.IdempotencyDuplicatesPrevented)
 	return []Rule{
 		b.rule(WorkflowUnknownOutcomeRecords, i.UnknownOutcomeFor, fmt.Sprintf(`
@@ -319,7 +319,7 @@ or
 
 		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(config.IdempotencyInProgressStatuses(), "|")+`"`)),
+`, b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(vocab.IdempotencyInProgressStatuses(), "|")+`"`)),
 			"Idempotency records are stuck in progress past the stale threshold.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
@@ -339,7 +339,7 @@ round(increase(%s[%s])) > %s
 %s > 0
 `, b.sel(catalog.IdempotencyInDoubt)),
 			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
-			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(config.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
+			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(vocab.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
@@ -366,7 +366,7 @@ func (b builder) camunda() []Rule {
 	return []Rule{
 		b.rule(CamundaExternalTaskRetriesExhausted, c.RetriesExhaustedFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.CamundaExternalTasks, `state="`+catalog.StateRetriesExhausted+`"`)),
+`, b.sel(catalog.CamundaExternalTasks, `state="`+vocab.StateRetriesExhausted+`"`)),
 			"External tasks ran out of retries and wait for an operator.",
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
@@ -396,7 +396,7 @@ increase(%[1]s[%[2]s])
 and ignoring (state) %[3]s > 0
 unless increase(%[4]s[%[6]s]) > 0
 unless increase(%[5]s[%[6]s]) > 0
-`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+catalog.StateWaiting+"|"+catalog.StateLockExpired+`"`),
+`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+vocab.StateWaiting+"|"+vocab.StateLockExpired+`"`),
 			completions, failures, dur(c.BacklogStalledWindow)),
 			"External tasks are waiting and no worker completes or fails any of them.",
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),

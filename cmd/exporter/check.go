@@ -6,7 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/config"
@@ -50,7 +50,7 @@ func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		databases[i] = check.Database{Config: dbc}
 		// A registry, even an empty one, so the Camunda joins' tables and
 		// indexes are checked too.
-		db, err := collectors.NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), collectors.DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
+		db, err := sources.NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), sources.DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
 		if err != nil {
 			databases[i].Err = err
 			continue

@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // engineDBReader reads an engine's own tables in its PostgreSQL database
@@ -84,9 +84,9 @@ func newEngineDBReader(cfg config.Camunda, key string, client *camunda.Client, l
 // reader checks separately: a table one collector needs and cannot read
 // fails that collector only.
 const (
-	nameTasks     = catalog.CollectorCamunda
-	nameJobs      = catalog.CollectorCamundaJobs
-	nameProcesses = catalog.CollectorCamundaProcesses
+	nameTasks     = vocab.CollectorCamunda
+	nameJobs      = vocab.CollectorCamundaJobs
+	nameProcesses = vocab.CollectorCamundaProcesses
 )
 
 // engineTables are the engine tables and columns the reader uses, and the

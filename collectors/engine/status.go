@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // The engine's lists of the status page (docs/status.md): lapsed locks and
@@ -52,8 +52,8 @@ func (run *collectionRun) reportStatus(rd *engineRead) error {
 	add := func(kind string, items []status.Item, total int, partial bool) {
 		sink.Add(status.List{Kind: kind, Engine: c.e.name, Total: total, Partial: partial, IdentifiersHidden: hide, Items: items})
 	}
-	add(status.KindLockExpired, lapsed, len(lapsed), run.truncated)
-	add(status.KindRedelivered, redelivered, len(redelivered), run.truncated)
+	add(vocab.KindLockExpired, lapsed, len(lapsed), run.truncated)
+	add(vocab.KindRedelivered, redelivered, len(redelivered), run.truncated)
 
 	var failed int
 	for _, g := range rd.incidents.groups {
@@ -74,14 +74,14 @@ func (run *collectionRun) reportStatus(rd *engineRead) error {
 		for _, t := range tasks {
 			it := run.taskItem(correlate.Task{ID: t.obs.id, Topic: t.obs.topic, WorkerID: t.obs.worker,
 				ProcessInstanceID: t.obs.pi, ActivityID: t.obs.activity, BusinessKey: t.obs.businessKey}, t.incident)
-			it.TaskState = catalog.StateRetriesExhausted
+			it.TaskState = vocab.StateRetriesExhausted
 			if t.suspended {
-				it.TaskState = catalog.StateSuspended
+				it.TaskState = vocab.StateSuspended
 			}
 			exhausted = append(exhausted, it)
 		}
 	}
-	add(status.KindRetriesExhausted, exhausted, failed, false)
+	add(vocab.KindRetriesExhausted, exhausted, failed, false)
 	return nil
 }
 

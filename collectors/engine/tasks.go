@@ -6,6 +6,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // partition is one topic's state gauge values.
@@ -20,7 +21,7 @@ func (run *collectionRun) topic(topic string, tr *topicRead, rd *engineRead, fre
 	r := run.trackListed(tr, fresh, recent)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
-	named := run.emitLocksByWorker(topic, r.perWorker, p[catalog.StateLocked])
+	named := run.emitLocksByWorker(topic, r.perWorker, p[vocab.StateLocked])
 	run.emitLockAges(topic, r, named)
 	if !rd.noCreateTime {
 		run.emitOldestWaiting(topic, tr)
@@ -153,19 +154,19 @@ func (run *collectionRun) trackUnlisted(rd *engineRead, evidence map[string]*tas
 // the counts.
 func partitionOf(tc topicCounts, r readings) partition {
 	p := partition{}
-	p[catalog.StateSuspended] = tc.suspended
-	p[catalog.StateRetriesExhausted] = tc.exhausted
-	p[catalog.StateRetryBackoff] = min(r.backoff, tc.locked)
-	p[catalog.StateLocked] = tc.locked - p[catalog.StateRetryBackoff]
+	p[vocab.StateSuspended] = tc.suspended
+	p[vocab.StateRetriesExhausted] = tc.exhausted
+	p[vocab.StateRetryBackoff] = min(r.backoff, tc.locked)
+	p[vocab.StateLocked] = tc.locked - p[vocab.StateRetryBackoff]
 	unlisted := max(0, tc.lapsed-r.lapsedListed)
-	p[catalog.StateLockExpired] = min(r.expired+unlisted, tc.lapsed)
-	lapsedWaiting := tc.lapsed - p[catalog.StateLockExpired]
-	p[catalog.StateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
+	p[vocab.StateLockExpired] = min(r.expired+unlisted, tc.lapsed)
+	lapsedWaiting := tc.lapsed - p[vocab.StateLockExpired]
+	p[vocab.StateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
 	return p
 }
 
 func (run *collectionRun) emitPartition(topic string, p partition) {
-	for _, s := range catalog.ExternalTaskStates() {
+	for _, s := range vocab.ExternalTaskStates() {
 		run.gauge(catalog.CamundaExternalTasks, float64(p[s]), run.c.e.name, topic, s)
 	}
 }

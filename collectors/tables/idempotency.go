@@ -12,6 +12,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Idempotency watches the idempotency record table (docs/design.md, "The
@@ -187,7 +188,7 @@ func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {
 // scope's unmapped series and the log.
 func (p *idempotencyPoll) canonical(stored, scope string) string {
 	canon := p.c.cfg.Statuses.Canonical(stored)
-	if canon == config.Unmapped {
+	if canon == vocab.Unmapped {
 		p.unmapped.add(scope)
 		p.c.warn.note(stored)
 	}
@@ -288,15 +289,15 @@ func (p *idempotencyPoll) commit() {
 }
 
 func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
-	allStatuses, openStatuses := c.cfg.Statuses.CanonicalNames(), config.IdempotencyOpenStatuses()
+	allStatuses, openStatuses := c.cfg.Statuses.CanonicalNames(), vocab.IdempotencyOpenStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.scopes.sorted() {
 		scope := vals[0]
 		open := openStatuses
 		all := allStatuses
 		if _, ok := c.unmapped[tupleKey(scope)]; ok {
-			open = append(append([]string(nil), open...), config.Unmapped)
-			all = append(append([]string(nil), all...), config.Unmapped)
+			open = append(append([]string(nil), open...), vocab.Unmapped)
+			all = append(append([]string(nil), all...), vocab.Unmapped)
 		}
 		for _, st := range open {
 			a := gauges[tupleKey(scope, st)]

@@ -12,6 +12,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Inbox watches the message inbox (docs/design.md, "The inbox"): messages received but
@@ -91,7 +92,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	newProcessed := map[string]float64{}
 	seen, unmapped := tuples{}, tuples{}
 	terminal := map[string]bool{}
-	for _, s := range config.InboxTerminalStatuses() {
+	for _, s := range vocab.InboxTerminalStatuses() {
 		terminal[s] = true
 	}
 	var report statusReport
@@ -103,7 +104,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)
-			if canon == config.Unmapped {
+			if canon == vocab.Unmapped {
 				unmapped.add(vals...)
 				c.warn.note(status)
 			}
@@ -142,12 +143,12 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 }
 
 func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
-	openStatuses, terminalStatuses := config.InboxOpenStatuses(), config.InboxTerminalStatuses()
+	openStatuses, terminalStatuses := vocab.InboxOpenStatuses(), vocab.InboxTerminalStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
 		open := openStatuses
 		if _, ok := c.unmapped[tupleKey(vals...)]; ok {
-			open = append(append([]string(nil), open...), config.Unmapped)
+			open = append(append([]string(nil), open...), vocab.Unmapped)
 		}
 		for _, st := range open {
 			a := gauges[tupleKey(vals[0], vals[1], st)]

@@ -13,6 +13,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // The Camunda joins of this file see what neither side sees alone: the side
@@ -110,8 +111,8 @@ func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
 // (and $2) are the task references, $3 the minimum age of a COMPLETED record.
 func (c *IdempotencyJoin) sql() string {
 	col := c.cfg.Columns
-	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values(append([]string{config.StatusCompleted}, config.IdempotencyInProgressStatuses()...)...))
-	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values(config.StatusCompleted))
+	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values(append([]string{vocab.StatusCompleted}, vocab.IdempotencyInProgressStatuses()...)...))
+	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values(vocab.StatusCompleted))
 	// The key, the time and its age are for the status page's items.
 	tail := fmt.Sprintf("%s::text, %s", pgschema.QuoteIdent(col.Key), ageColumns(col.UpdatedAt))
 	if c.cfg.Camunda.ByProcessInstance() {
@@ -177,7 +178,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 	items := map[string][]status.Item{}
 	if len(l.tasks) > 0 {
 		inProgress := map[string]bool{}
-		for _, st := range config.IdempotencyInProgressStatuses() {
+		for _, st := range vocab.IdempotencyInProgressStatuses() {
 			inProgress[st] = true
 		}
 		err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
@@ -194,12 +195,12 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 				seen.add(vals[0], engine, vals[1])
 				kind := ""
 				switch canon := c.cfg.Statuses.Canonical(stored); {
-				case canon == config.StatusCompleted:
+				case canon == vocab.StatusCompleted:
 					completedOpen[k]++
-					kind = status.KindCompletedTaskOpen
+					kind = vocab.KindCompletedTaskOpen
 				case inProgress[canon] && (t.State == correlate.LockExpired || t.Redelivered):
 					inDoubt[k]++
-					kind = status.KindInDoubt
+					kind = vocab.KindInDoubt
 				}
 				if kind != "" {
 					row := status.Item{Scope: scope, IdempotencyKey: key, Status: stored, JobReference: ref, Since: since(updated), AgeSeconds: age}
@@ -213,7 +214,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 		}
 	}
 	if sink := status.FromContext(ctx); sink != nil {
-		for _, kind := range []string{status.KindCompletedTaskOpen, status.KindInDoubt} {
+		for _, kind := range []string{vocab.KindCompletedTaskOpen, vocab.KindInDoubt} {
 			sink.Add(status.List{Kind: kind, Database: c.database, Table: c.cfg.Table, Engine: engine, Total: len(items[kind]),
 				Partial: view.Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, view), Items: items[kind]})
 		}
@@ -357,7 +358,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	}
 	if sink := status.FromContext(ctx); sink != nil {
 		for i, l := range lookups {
-			sink.Add(status.List{Kind: status.KindProcessedJobTaskOpen, Database: c.database, Table: c.cfg.Table, Engine: l.engine,
+			sink.Add(status.List{Kind: vocab.KindProcessedJobTaskOpen, Database: c.database, Table: c.cfg.Table, Engine: l.engine,
 				Total: len(items[i]), Partial: views[i].Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, views[i]), Items: items[i]})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // The tables' lists of the status page (docs/status.md). Each list of a
@@ -98,10 +99,10 @@ ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(c
 			pgschema.QuoteLiterals(c.cfg.Statuses.Values(statuses...)), extra, pgschema.QuoteIdent(col.UpdatedAt))
 	}
 	return []listQuery{
-		{status.KindStaleInProgress, q(config.IdempotencyInProgressStatuses(),
+		{vocab.KindStaleInProgress, q(vocab.IdempotencyInProgressStatuses(),
 			fmt.Sprintf(" AND %s < now() - make_interval(secs => $2)", pgschema.QuoteIdent(col.UpdatedAt))),
 			[]any{time.Duration(c.cfg.StaleAfter).Seconds()}},
-		{status.KindUnknownOutcome, q([]string{config.StatusUnknownOutcome}, ""), nil},
+		{vocab.KindUnknownOutcome, q([]string{vocab.StatusUnknownOutcome}, ""), nil},
 	}
 }
 
@@ -114,13 +115,13 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 	var stale, unknown float64
 	for k, a := range p.gauges {
 		switch lastKey(k) {
-		case config.StatusStarted, config.StatusSideEffectSubmitted:
+		case vocab.StatusStarted, vocab.StatusSideEffectSubmitted:
 			stale += a.stale
-		case config.StatusUnknownOutcome:
+		case vocab.StatusUnknownOutcome:
 			unknown += a.count
 		}
 	}
-	totals := map[string]float64{status.KindStaleInProgress: stale, status.KindUnknownOutcome: unknown}
+	totals := map[string]float64{vocab.KindStaleInProgress: stale, vocab.KindUnknownOutcome: unknown}
 	n := statusItems(ctx, c.cfg.Status)
 	for _, q := range c.idempotencyLists() {
 		var items []status.Item
@@ -147,7 +148,7 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 func (c *Inbox) inboxLists() []listQuery {
 	col := c.cfg.Columns
 	st := pgschema.QuoteIdent(col.Status)
-	unknown := pgschema.QuoteLiterals(c.cfg.Statuses.Values(config.StatusUnknownOutcome))
+	unknown := pgschema.QuoteLiterals(c.cfg.Statuses.Values(vocab.StatusUnknownOutcome))
 	q := func(where string) string {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
 FROM %[6]s WHERE %[7]s AND %[8]s
@@ -156,8 +157,8 @@ ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteI
 			where, pgschema.QuoteIdent(col.ReceivedAt))
 	}
 	return []listQuery{
-		{status.KindInboxWaiting, q(fmt.Sprintf("(%[1]s IS NULL OR %[1]s NOT IN (%[2]s))", st, unknown)), nil},
-		{status.KindUnknownOutcome, q(fmt.Sprintf("%s IN (%s)", st, unknown)), nil},
+		{vocab.KindInboxWaiting, q(fmt.Sprintf("(%[1]s IS NULL OR %[1]s NOT IN (%[2]s))", st, unknown)), nil},
+		{vocab.KindUnknownOutcome, q(fmt.Sprintf("%s IN (%s)", st, unknown)), nil},
 	}
 }
 
@@ -168,9 +169,9 @@ func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[strin
 	}
 	totals := map[string]float64{}
 	for k, a := range gauges {
-		kind := status.KindInboxWaiting
-		if lastKey(k) == config.StatusUnknownOutcome {
-			kind = status.KindUnknownOutcome
+		kind := vocab.KindInboxWaiting
+		if lastKey(k) == vocab.StatusUnknownOutcome {
+			kind = vocab.KindUnknownOutcome
 		}
 		totals[kind] += a.count
 	}
@@ -209,7 +210,7 @@ func lastKey(k string) string {
 func (c *Outbox) outboxList() listQuery {
 	col := c.cfg.Columns
 	st := pgschema.QuoteIdent(col.Status)
-	return listQuery{status.KindOutboxPending, fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
+	return listQuery{vocab.KindOutboxPending, fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
 FROM %[6]s WHERE %[7]s IS NULL AND (%[4]s IS NULL OR %[4]s NOT IN (%[8]s))
 ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), st,
 		ageColumns(col.CreatedAt), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.PublishedAt),

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // listingCollector reports one status list per collection when the page is
@@ -22,7 +23,7 @@ func (l *listingCollector) Collect(ctx context.Context) ([]prometheus.Metric, er
 	sink := status.FromContext(ctx)
 	l.sawSink = append(l.sawSink, sink != nil)
 	if sink != nil {
-		sink.Add(status.List{Kind: status.KindOutboxPending, Table: l.name, Total: int(l.value)})
+		sink.Add(status.List{Kind: vocab.KindOutboxPending, Table: l.name, Total: int(l.value)})
 	}
 	return l.fakeCollector.Collect(ctx)
 }

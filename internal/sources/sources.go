@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/config"
@@ -270,7 +269,7 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 	for i, d := range cfg.Databases {
 		sp := databaseSpec{Key: fmt.Sprintf("databases[%d]", i), Config: d, Engines: joinEngines(d, engines), StatusItems: statusItems}
 		out = append(out, sourceSpec{id: "database/" + d.Name, spec: sp, build: func(m *Manager) (*entry, error) {
-			db, err := collectors.NewDatabase(sp.Config, sp.Key, collectors.DatabaseOptions{Folds: m.folds, Views: m.views, Engines: engines, StatusItems: sp.StatusItems, Logger: m.logger})
+			db, err := NewDatabase(sp.Config, sp.Key, DatabaseOptions{Folds: m.folds, Views: m.views, Engines: engines, StatusItems: sp.StatusItems, Logger: m.logger})
 			if err != nil {
 				return nil, err
 			}
@@ -280,7 +279,7 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 	for i, e := range cfg.Camunda {
 		sp := engineSpec{Key: fmt.Sprintf("camunda[%d]", i), Config: e, StatusItems: statusItems}
 		out = append(out, sourceSpec{id: "camunda/" + e.Name, spec: sp, build: func(m *Manager) (*entry, error) {
-			eng, err := collectors.NewCamundaSource(sp.Config, sp.Key, collectors.CamundaOptions{Folds: m.folds, Views: m.views, StatusItems: sp.StatusItems, Logger: m.logger})
+			eng, err := NewCamundaSource(sp.Config, sp.Key, CamundaOptions{Folds: m.folds, Views: m.views, StatusItems: sp.StatusItems, Logger: m.logger})
 			if err != nil {
 				return nil, err
 			}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
 func main() {
@@ -78,7 +78,7 @@ func metricTable() string {
 func indexTable() string {
 	var b strings.Builder
 	b.WriteString("\n| table | index | why |\n|---|---|---|\n")
-	for _, r := range collectors.DefaultRequirements() {
+	for _, r := range sources.DefaultRequirements() {
 		for _, ix := range r.Indexes {
 			cols := strings.Join(ix.Columns, ", ")
 			where := ""

@@ -14,7 +14,7 @@
 //   - exporter_<size>: the reference tables plus the exporter's indexes (the
 //     collectors' requirements, which deploy/sql/003 is generated from),
 //     read by the exporter's own collectors, built with
-//     collectors.NewDatabase from a config as the binary builds them;
+//     sources.NewDatabase from a config as the binary builds them;
 //   - baseline_<size>: the reference tables only (their primary keys), read by
 //     the queries a generic SQL exporter typically runs for the same gauges
 //     and counters (see baselineQueries).
@@ -45,7 +45,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
@@ -299,7 +299,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 	}
 
 	start := time.Now()
-	dbs := map[int]*collectors.Database{}
+	dbs := map[int]*sources.DatabaseSource{}
 	for _, size := range p.all() {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
 			mustExec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
@@ -356,7 +356,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 
 // newExporter builds the database source of one size's exporter schema as
 // the binary builds it from a config file, with the given tables.
-func newExporter(b *testing.B, url, schema string, tabs []benchTable) *collectors.Database {
+func newExporter(b *testing.B, url, schema string, tabs []benchTable) *sources.DatabaseSource {
 	var y strings.Builder
 	fmt.Fprintf(&y, "databases:\n  - name: bench\n    dsn: %q\n    min_interval: 1ms\n    tables:\n", url)
 	for _, t := range tabs {
@@ -369,7 +369,7 @@ func newExporter(b *testing.B, url, schema string, tabs []benchTable) *collector
 	if time.Duration(cfg.Databases[0].LateCommitWindow) != lateCommitWindow {
 		b.Fatalf("late_commit_window default %s, the fixture assumes %s", time.Duration(cfg.Databases[0].LateCommitWindow), lateCommitWindow)
 	}
-	db, err := collectors.NewDatabase(cfg.Databases[0], "databases[0]", collectors.DatabaseOptions{})
+	db, err := sources.NewDatabase(cfg.Databases[0], "databases[0]", sources.DatabaseOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -472,14 +472,14 @@ func checkFixture(b *testing.B, conn *pgx.Conn, size int, tabs []benchTable) {
 // round collects every table at each of its sizes, exporter then baseline,
 // in an order that rotates from round to round; the first -warmup rounds
 // are not timed.
-func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database) map[int]map[string]result {
+func measure(b *testing.B, url string, p plan, dbs map[int]*sources.DatabaseSource) map[int]map[string]result {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	collector := func(size int, name string) collectors.TableCollector {
+	collector := func(size int, name string) sources.TableCollector {
 		for _, c := range dbs[size].Collectors {
 			if c.Name() == name {
 				return c
@@ -614,7 +614,7 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*collectors.Database)
 }
 
 // statusQueries are the status page's list queries a collector declares.
-func statusQueries(c collectors.TableCollector) []pgschema.Query {
+func statusQueries(c sources.TableCollector) []pgschema.Query {
 	var out []pgschema.Query
 	for _, q := range c.Requirements().Queries {
 		if strings.HasPrefix(q.Name, "status_") {
@@ -657,7 +657,7 @@ func timeQueries(b *testing.B, ctx context.Context, conn *pgx.Conn, qs []pgschem
 // collectWithStatus runs one collection with the status page on (a sink
 // of the default max_items in its context, as poll gives each collector)
 // and returns its time and the items the lists got.
-func collectWithStatus(b *testing.B, ctx context.Context, c collectors.TableCollector) (time.Duration, int) {
+func collectWithStatus(b *testing.B, ctx context.Context, c sources.TableCollector) (time.Duration, int) {
 	sink := status.NewSink(status.SourceRef{Kind: "database", Name: "bench"}, config.DefaultStatusMaxItems)
 	start := time.Now()
 	if _, err := c.Collect(status.NewContext(ctx, sink)); err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
@@ -248,7 +248,7 @@ func exporterConfig(restURL, database string) string {
 }
 
 // newExporter builds a Camunda source from a config file as the binary does
-// (config.Parse, collectors.NewCamundaSource); a collection is one Refresh.
+// (config.Parse, sources.NewCamundaSource); a collection is one Refresh.
 func newExporter(name, yamlCfg string) (*contender, error) {
 	cfg, err := config.Parse([]byte(yamlCfg))
 	if err != nil {
@@ -257,7 +257,7 @@ func newExporter(name, yamlCfg string) (*contender, error) {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	folds := labellimit.NewStats()
-	eng, err := collectors.NewCamundaSource(cfg.Camunda[0], "camunda[0]", collectors.CamundaOptions{Folds: folds, Logger: logger})
+	eng, err := sources.NewCamundaSource(cfg.Camunda[0], "camunda[0]", sources.CamundaOptions{Folds: folds, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

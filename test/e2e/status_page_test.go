@@ -21,6 +21,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // TestStatusPageNamesTheTasksInDoubt is the status page's end-to-end test
@@ -105,12 +106,12 @@ databases:
 	held := fetch(w1, 10*time.Minute)
 	record("held", "STARTED", held.ID)
 	time.Sleep(4 * time.Second) // both short locks lapse; the exporter sees the lapse
-	waitForStatus(t, base, func(r status.Report) bool { return len(items(r, status.KindLockExpired, topic)) == 2 })
+	waitForStatus(t, base, func(r status.Report) bool { return len(items(r, vocab.KindLockExpired, topic)) == 2 })
 	// worker-2 takes the in-doubt task over (lock: a fetch of that task).
 	ok(w2.Lock(ctx, doubt.ID, 10*time.Minute))
 
 	r := waitForStatus(t, base, func(r status.Report) bool {
-		return len(items(r, status.KindRedelivered, topic)) == 1 && len(items(r, status.KindLockExpired, topic)) == 1
+		return len(items(r, vocab.KindRedelivered, topic)) == 1 && len(items(r, vocab.KindLockExpired, topic)) == 1
 	})
 	want := func(kind, topicFilter string, lines ...string) {
 		t.Helper()
@@ -126,11 +127,11 @@ databases:
 	task := func(tk camundatest.ExternalTask, worker, state string) string {
 		return strings.Join([]string{"main", topic, tk.ID, tk.ProcessInstanceID, businessKey[tk.ProcessInstanceID], worker, state}, " ")
 	}
-	want(status.KindCompletedTaskOpen, "", task(lost, "worker-1", "lock_expired")+" ORDER_FULFILLMENT_SUBMISSION lost-completion "+lost.ID)
-	want(status.KindInDoubt, "", task(doubt, "worker-2", "locked")+" ORDER_FULFILLMENT_SUBMISSION in-doubt "+doubt.ID)
-	want(status.KindProcessedJobTaskOpen, "", task(lost, "worker-1", "lock_expired")+"   "+lost.ID)
-	want(status.KindLockExpired, topic, task(lost, "worker-1", "lock_expired")+"   ")
-	want(status.KindRedelivered, topic, task(doubt, "worker-2", "locked")+"   ")
+	want(vocab.KindCompletedTaskOpen, "", task(lost, "worker-1", "lock_expired")+" ORDER_FULFILLMENT_SUBMISSION lost-completion "+lost.ID)
+	want(vocab.KindInDoubt, "", task(doubt, "worker-2", "locked")+" ORDER_FULFILLMENT_SUBMISSION in-doubt "+doubt.ID)
+	want(vocab.KindProcessedJobTaskOpen, "", task(lost, "worker-1", "lock_expired")+"   "+lost.ID)
+	want(vocab.KindLockExpired, topic, task(lost, "worker-1", "lock_expired")+"   ")
+	want(vocab.KindRedelivered, topic, task(doubt, "worker-2", "locked")+"   ")
 	raw := get(t, base+"/status.json")
 	for _, secret := range []string{"SECRET", "postgres://", "E2E_ORDERS_DSN"} {
 		if strings.Contains(raw, secret) {
@@ -155,8 +156,8 @@ databases:
 		return dom[i : i+strings.Index(dom[i:], "</article>")]
 	}
 	for kind, want := range map[string][]string{
-		status.KindCompletedTaskOpen: {lost.ID, lost.ProcessInstanceID, businessKey[lost.ProcessInstanceID], "lost-completion", "worker-1", "WorkflowCompletedSideEffectTaskOpen.md"},
-		status.KindInDoubt:           {doubt.ID, doubt.ProcessInstanceID, businessKey[doubt.ProcessInstanceID], "in-doubt", "worker-2", "WorkflowIdempotencyInDoubt.md"},
+		vocab.KindCompletedTaskOpen: {lost.ID, lost.ProcessInstanceID, businessKey[lost.ProcessInstanceID], "lost-completion", "worker-1", "WorkflowCompletedSideEffectTaskOpen.md"},
+		vocab.KindInDoubt:           {doubt.ID, doubt.ProcessInstanceID, businessKey[doubt.ProcessInstanceID], "in-doubt", "worker-2", "WorkflowIdempotencyInDoubt.md"},
 	} {
 		a := article(kind)
 		for _, w := range want {
@@ -183,7 +184,7 @@ databases:
 			t.Errorf("a list of the database that is down: %s", l.Kind)
 		}
 	}
-	if got := items(r, status.KindLockExpired, topic); len(got) != 1 || got[0].ExternalTaskID != lost.ID {
+	if got := items(r, vocab.KindLockExpired, topic); len(got) != 1 || got[0].ExternalTaskID != lost.ID {
 		t.Errorf("the engine's lists went with the database: lock_expired %+v", got)
 	}
 	dom = browser.dom(t, base+"/status")

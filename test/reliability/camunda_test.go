@@ -14,6 +14,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // engineWithTasks deploys a process on the shared engine, starts three
@@ -82,7 +83,7 @@ type camundaFault struct {
 // collector lost its connection (class unreachable), which makes the
 // source down at once whatever step met it.
 func (c camundaFault) down() bool {
-	return c.step == poll.ConnectCollector || c.cause == poll.ClassUnreachable
+	return c.step == vocab.CollectorConnect || c.cause == poll.ClassUnreachable
 }
 
 // gone are the series that must go while the fault lasts: those of the
@@ -103,14 +104,14 @@ func (c camundaFault) gone() func(string) bool {
 func camundaFaults(slow time.Duration) []camundaFault {
 	return []camundaFault{
 		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "camunda", "HTTP 500 from GET /incident/count"},
-		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, poll.ConnectCollector, "HTTP 401 from GET /version"},
+		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, vocab.CollectorConnect, "HTTP 401 from GET /version"},
 		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "camunda", "HTTP 404 from GET /history/external-task-log"},
 		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: slow, Endpoint: "/external-task/count"}, "camunda", "request timeout"},
 		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "camunda", "unexpected response from GET /external-task"},
 		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "camunda", "unexpected response from GET /external-task/count"},
 		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "camunda", "unreachable"},
-		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, poll.ConnectCollector, "unreachable"},
-		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, poll.ConnectCollector, "TLS verification failed"},
+		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, vocab.CollectorConnect, "unreachable"},
+		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, vocab.CollectorConnect, "TLS verification failed"},
 	}
 }
 

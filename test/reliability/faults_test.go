@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // faultedPolls is how many collections run while a fault lasts: enough to
@@ -194,7 +194,7 @@ func (f fault) checkFaulted(t *testing.T, i int, base, p page) {
 			t.Errorf("poll %d: camunda_up %v (present %v), want %v", i, v, ok, wantUp)
 		}
 	}
-	if f.step != poll.ConnectCollector {
+	if f.step != vocab.CollectorConnect {
 		if v, ok := p.get(catalog.ExporterCollectorUp, "source", f.kind, "name", f.source, "collector", f.step); ok && v != 0 {
 			t.Errorf("poll %d: collector_up{%s} %v, want 0 or absent", i, f.step, v)
 		} else if !ok && !f.down {

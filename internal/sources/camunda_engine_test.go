@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 // Real-engine tests of the Camunda collector: a Go test worker drives
 // external tasks through every state on Camunda 7.24 and Operaton
@@ -47,6 +47,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // camExporter is a Camunda source built exactly as the binary builds it.
@@ -368,13 +369,13 @@ func (s *scenario) states(want map[string]int) {
 	s.exp.collect()
 	got := map[string]int{}
 	sum := 0
-	for _, st := range catalog.ExternalTaskStates() {
+	for _, st := range vocab.ExternalTaskStates() {
 		l := map[string]string{"engine": "e1", "topic": s.topic, "state": st}
 		v := int(s.exp.must(catalog.CamundaExternalTasks, l))
 		got[st] = v
 		sum += v
 	}
-	for _, st := range catalog.ExternalTaskStates() {
+	for _, st := range vocab.ExternalTaskStates() {
 		if got[st] != want[st] {
 			s.t.Errorf("camunda_external_tasks: got %v, want %v", got, want)
 			break
@@ -394,10 +395,10 @@ func (s *scenario) states(want map[string]int) {
 		}
 	}
 	check("sum of the six states vs open tasks", sum, engine["total"])
-	check("suspended", got[catalog.StateSuspended], engine["suspended"])
-	check("retries_exhausted vs active&noRetriesLeft", got[catalog.StateRetriesExhausted], engine["exhausted"])
-	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[catalog.StateLocked]+got[catalog.StateRetryBackoff], engine["locked"])
-	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[catalog.StateWaiting]+got[catalog.StateLockExpired], engine["fetchable"])
+	check("suspended", got[vocab.StateSuspended], engine["suspended"])
+	check("retries_exhausted vs active&noRetriesLeft", got[vocab.StateRetriesExhausted], engine["exhausted"])
+	check("locked+retry_backoff vs active&withRetriesLeft&locked", got[vocab.StateLocked]+got[vocab.StateRetryBackoff], engine["locked"])
+	check("waiting+lock_expired vs active&withRetriesLeft&notLocked", got[vocab.StateWaiting]+got[vocab.StateLockExpired], engine["fetchable"])
 }
 
 func (s *scenario) counter(name string) float64 {
@@ -720,7 +721,7 @@ func scenarioWaitingLocked(s *scenario) {
 	s.start(4)
 	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
 	collected := time.Now()
-	s.states(map[string]int{catalog.StateWaiting: 4})
+	s.states(map[string]int{vocab.StateWaiting: 4})
 	var oldest []camundatest.ExternalTask
 	s.ok(s.c.Get(s.ctx, "/external-task", url.Values{"topicName": {s.topic}, "sortBy": {"createTime"}, "sortOrder": {"asc"}, "maxResults": {"1"}}, &oldest))
 	if len(oldest) != 1 || oldest[0].CreateTime == nil {
@@ -741,7 +742,7 @@ func scenarioWaitingLocked(s *scenario) {
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	t1 := s.fetch(w1, time.Minute, 2)
 	t2 := s.fetch(w2, time.Minute, 1)
-	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 3})
+	s.states(map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 3})
 	for w, want := range map[string]float64{"w1": 2, "w2": 1} {
 		l := map[string]string{"engine": "e1", "topic": s.topic, "worker_id": w}
 		if got := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, l); got != want {
@@ -754,7 +755,7 @@ func scenarioWaitingLocked(s *scenario) {
 	for _, tk := range t1 {
 		s.ok(w1.Complete(s.ctx, tk.ID, nil))
 	}
-	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskCompletions, 2)
 	s.ok(w2.Complete(s.ctx, t2[0].ID, nil))
 	last := s.fetch(w1, time.Minute, 1)
@@ -788,14 +789,14 @@ func scenarioBackoff(s *scenario) {
 	s.start(1)
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, time.Minute, 1)[0]
-	s.states(map[string]int{catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateLocked: 1})
 	const retryTimeout = shortLock
 	s.ok(w1.Failure(s.ctx, tk.ID, 2, retryTimeout, "boom"))
 	// Engine: the failed task is still locked, by w1, with retries 2.
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: locked by w1 after failure = %d, want 1 (backoff counts as locked)", n)
 	}
-	s.states(map[string]int{catalog.StateRetryBackoff: 1})
+	s.states(map[string]int{vocab.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
 	if got, _ := s.exp.get(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w1"}); got != 0 {
 		s.t.Errorf("a task in retry backoff counts as w1's lock: %v", got)
@@ -807,19 +808,19 @@ func scenarioBackoff(s *scenario) {
 	if n := s.count("notLocked", "true", "lockExpirationBefore", camundatest.FormatTime(time.Now())); n != 1 {
 		s.t.Fatalf("engine: tasks with a past lock expiration = %d, want 1", n)
 	}
-	s.states(map[string]int{catalog.StateWaiting: 1})
+	s.states(map[string]int{vocab.StateWaiting: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	// Fetched again (by another worker) after the backoff: locked, and not a
 	// redelivery.
 	s.fetch(w2, time.Minute, 1)
-	s.states(map[string]int{catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	if v := s.exp.must(catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": s.topic, "worker_id": "w2"}); v != 1 {
 		s.t.Errorf("locked_by_worker w2 = %v, want 1", v)
 	}
 	// Fails again: back to backoff.
 	s.ok(w2.Failure(s.ctx, tk.ID, 1, shortLock, "boom again"))
-	s.states(map[string]int{catalog.StateRetryBackoff: 1})
+	s.states(map[string]int{vocab.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	if n := s.historyCount("failureLog"); n != 2 {
 		s.t.Errorf("engine failure log = %d, want 2", n)
@@ -831,14 +832,14 @@ func scenarioBackoff(s *scenario) {
 	s.ok(err)
 	sleepPast(lockExpiry(s.t, got))
 	s.fetch(w1, time.Minute, 1)
-	s.states(map[string]int{catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateLocked: 1})
 	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "boom again"))
 	after, err := s.c.ExternalTask(s.ctx, tk.ID)
 	s.ok(err)
 	if after.Retries == nil || *after.Retries != 1 || after.ErrorMessage == nil || *after.ErrorMessage != "boom again" {
 		s.t.Fatalf("engine: retries %v, message %v after the same failure", after.Retries, after.ErrorMessage)
 	}
-	s.states(map[string]int{catalog.StateRetryBackoff: 1})
+	s.states(map[string]int{vocab.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 3)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
@@ -847,16 +848,16 @@ func scenarioLapse(s *scenario) {
 	s.start(2)
 	w1, w2 := s.worker("w1"), s.worker("w2")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
 	if n := s.count("notLocked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: lapsed tasks still naming w1 = %d, want 1", n)
 	}
-	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
+	s.states(map[string]int{vocab.StateWaiting: 1, vocab.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	// Counted once however often it is seen lapsed.
-	s.states(map[string]int{catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
+	s.states(map[string]int{vocab.StateWaiting: 1, vocab.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	// Another worker fetches it (fetchAndLock takes the lapsed task and the
 	// waiting one): a redelivery for the lapsed one only.
@@ -865,7 +866,7 @@ func scenarioLapse(s *scenario) {
 	if !ids[tk.ID] {
 		s.t.Fatalf("w2 did not get the lapsed task back")
 	}
-	s.states(map[string]int{catalog.StateLocked: 2})
+	s.states(map[string]int{vocab.StateLocked: 2})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 1)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	view, ok := s.exp.views.Get("e1")
@@ -901,13 +902,13 @@ func scenarioExtendLock(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateLocked: 1})
 	s.ok(w1.ExtendLock(s.ctx, tk.ID, time.Minute))
 	sleepPast(lockExpiry(s.t, tk)) // past the original lock
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
 		s.t.Fatalf("engine: w1's extended lock = %d, want 1", n)
 	}
-	s.states(map[string]int{catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateLocked: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 }
@@ -919,16 +920,16 @@ func scenarioLateHolder(s *scenario) {
 	s.start(1)
 	w1 := s.worker("w1")
 	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateLocked: 1})
 	sleepPast(lockExpiry(s.t, tk))
-	s.states(map[string]int{catalog.StateLockExpired: 1})
+	s.states(map[string]int{vocab.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	var apiErr *camundatest.APIError
 	if err := w1.ExtendLock(s.ctx, tk.ID, time.Minute); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
 		s.t.Fatalf("engine: extendLock of a lapsed lock: %v, want HTTP 400", err)
 	}
 	s.ok(w1.Failure(s.ctx, tk.ID, 1, time.Minute, "late failure"))
-	s.states(map[string]int{catalog.StateRetryBackoff: 1})
+	s.states(map[string]int{vocab.StateRetryBackoff: 1})
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 0)
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 1)
@@ -945,7 +946,7 @@ func scenarioExhausted(s *scenario) {
 	if n := s.count("noRetriesLeft", "true", "locked", "true"); n != 1 {
 		s.t.Fatalf("engine: locked with no retries = %d, want 1", n)
 	}
-	s.states(map[string]int{catalog.StateRetriesExhausted: 2})
+	s.states(map[string]int{vocab.StateRetriesExhausted: 2})
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 2)
 	inc := map[string]string{"engine": "e1", "incident_type": "failedExternalTask", "process_definition_key": s.key, "activity_id": "task_1"}
 	n, err := s.c.Count(s.ctx, "/incident/count", url.Values{"incidentType": {"failedExternalTask"}, "processDefinitionKeyIn": {s.key}})
@@ -990,11 +991,11 @@ func scenarioSuspended(s *scenario) {
 	s.start(3)
 	w1 := s.worker("w1")
 	s.fetch(w1, time.Minute, 1)
-	s.states(map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 1})
 	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, true, true))
-	s.states(map[string]int{catalog.StateSuspended: 3})
+	s.states(map[string]int{vocab.StateSuspended: 3})
 	s.ok(s.c.SetProcessDefinitionSuspended(s.ctx, s.key, false, true))
-	s.states(map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 1})
+	s.states(map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 1})
 }
 
 // scenarioFirstSighting: an exporter that starts while tasks are already in
@@ -1008,7 +1009,7 @@ func scenarioFirstSighting(s *scenario) {
 	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock
 	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, s.creds))
 	s.exp = fresh
-	s.states(map[string]int{catalog.StateRetryBackoff: 1, catalog.StateWaiting: 1, catalog.StateLockExpired: 1})
+	s.states(map[string]int{vocab.StateRetryBackoff: 1, vocab.StateWaiting: 1, vocab.StateLockExpired: 1})
 	// Nothing is counted on a first sighting.
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 0)
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
@@ -1349,10 +1350,10 @@ func scenarioAsyncJobs(s *scenario) {
 // collectors report.
 func engineMissingEndpoints(t *testing.T, e *camundatest.Engine, creds string) {
 	for path, collector := range map[string]string{
-		"/process-definition/statistics": catalog.CollectorCamundaProcesses,
-		"/job/count":                     catalog.CollectorCamundaJobs,
-		"/history/job-log":               catalog.CollectorCamundaJobs,
-		"/external-task/topic-names":     catalog.CollectorCamunda,
+		"/process-definition/statistics": vocab.CollectorCamundaProcesses,
+		"/job/count":                     vocab.CollectorCamundaJobs,
+		"/history/job-log":               vocab.CollectorCamundaJobs,
+		"/external-task/topic-names":     vocab.CollectorCamunda,
 	} {
 		t.Run(strings.ReplaceAll(strings.Trim(path, "/"), "/", "_"), func(t *testing.T) {
 			p := startCountingProxy(t, e, path)
@@ -1361,7 +1362,7 @@ func engineMissingEndpoints(t *testing.T, e *camundatest.Engine, creds string) {
 			if v := x.must(catalog.CamundaUp, nil); v != 1 {
 				t.Fatalf("camunda_up = %v", v)
 			}
-			for _, c := range []string{catalog.CollectorCamunda, catalog.CollectorCamundaJobs, catalog.CollectorCamundaProcesses} {
+			for _, c := range []string{vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorCamundaProcesses} {
 				want := 1.0
 				if c == collector {
 					want = 0

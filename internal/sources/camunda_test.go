@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Unit tests of the Camunda collector against fakeCamunda (the engine's
@@ -24,7 +25,7 @@ func fakeExporter(t *testing.T, f *fakeCamunda, topics, extra string) *camExport
 func partitionOf(t *testing.T, e *camExporter, topic string) map[string]int {
 	t.Helper()
 	got := map[string]int{}
-	for _, st := range catalog.ExternalTaskStates() {
+	for _, st := range vocab.ExternalTaskStates() {
 		v := e.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": st})
 		if v != 0 {
 			got[st] = int(v)
@@ -56,7 +57,7 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.add(&fakeTask{id: "s1", topic: "a", suspended: true})
 	e := fakeExporter(t, f, "a, configured", "")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 8, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 8, vocab.StateSuspended: 1})
 	wantPartition(t, e, "configured", map[string]int{})
 	a := map[string]string{"topic": "a"}
 
@@ -68,7 +69,7 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.lock("t6", "w3", 10*time.Second) // will lapse and be redelivered between polls
 	f.advance(time.Second)
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 6, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 6, vocab.StateSuspended: 1})
 	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w2"}, 2)
 
 	f.failure("t3", 2, 30*time.Second, "boom")
@@ -77,8 +78,8 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.advance(15 * time.Second)     // t2 and t6 lapse
 	f.lock("t6", "w4", time.Minute) // redelivered to w4 before the next poll
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 3, catalog.StateRetryBackoff: 1,
-		catalog.StateLockExpired: 1, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 3, vocab.StateRetryBackoff: 1,
+		vocab.StateLockExpired: 1, vocab.StateRetriesExhausted: 1, vocab.StateSuspended: 1})
 	// t2 lapsed (seen), t6 lapsed unseen and was redelivered to another worker.
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 1)
@@ -108,15 +109,15 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	// Seen lapsed again: not counted again. Backoff ends: waiting, no lapse.
 	f.advance(20 * time.Second)
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 3, catalog.StateLocked: 3, catalog.StateLockExpired: 1,
-		catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 3, vocab.StateLocked: 3, vocab.StateLockExpired: 1,
+		vocab.StateRetriesExhausted: 1, vocab.StateSuspended: 1})
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 
 	// t2 is fetched again: a redelivery. t3 is fetched after its backoff: a retry, not a redelivery.
 	f.lock("t2", "w1", time.Minute)
 	f.lock("t3", "w5", time.Minute)
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 5, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 5, vocab.StateRetriesExhausted: 1, vocab.StateSuspended: 1})
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 2)
 
@@ -124,7 +125,7 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	// decrements retries) is found in the failure log: backoff, not a re-fetch.
 	f.failure("t3", 2, time.Minute, "boom")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 4, catalog.StateRetryBackoff: 1, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 4, vocab.StateRetryBackoff: 1, vocab.StateRetriesExhausted: 1, vocab.StateSuspended: 1})
 	// Without the log entry (more failures than one page, or history level
 	// below full) the same change reads as a re-fetch: the documented limit.
 	f.lock("t3", "w5", time.Minute)
@@ -133,7 +134,7 @@ func TestCamundaPartitionAndLockEvents(t *testing.T) {
 	f.task("t3").exp = new(f.now.Add(2 * time.Minute))
 	f.mu.Unlock()
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 5, catalog.StateRetriesExhausted: 1, catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 5, vocab.StateRetriesExhausted: 1, vocab.StateSuspended: 1})
 
 	// Drain everything: zeros, the topic stays; counters stay.
 	for _, id := range []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "s1"} {
@@ -170,7 +171,7 @@ func TestCamundaOldestWaitingAge(t *testing.T) {
 	if _, ok := e2.get(catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}); ok {
 		t.Fatal("oldest waiting age reported for an engine without createTime")
 	}
-	wantPartition(t, e2, "a", map[string]int{catalog.StateWaiting: 1})
+	wantPartition(t, e2, "a", map[string]int{vocab.StateWaiting: 1})
 	if n := strings.Count(e2.logs.String(), "carry no createTime"); n != 1 {
 		t.Fatalf("createTime warning logged %d times, want once:\n%s", n, e2.logs)
 	}
@@ -308,7 +309,7 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 	a := map[string]string{"topic": "a"}
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
 	wantValue(t, e, catalog.CamundaExternalTaskFailures, a, 3) // 1, then 3 in the dropped collection
-	wantPartition(t, e, "a", map[string]int{catalog.StateLockExpired: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateLockExpired: 1})
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
 }
@@ -325,9 +326,9 @@ func TestCamundaFolding(t *testing.T) {
 	f.history("c", "success", 7, time.Minute)
 	e := fakeExporter(t, f, "", "    label_value_limit: 2\n    worker_id_limit: 2\n")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 3})
-	wantPartition(t, e, "b", map[string]int{catalog.StateWaiting: 1})
-	wantPartition(t, e, "other", map[string]int{catalog.StateWaiting: 2})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 3})
+	wantPartition(t, e, "b", map[string]int{vocab.StateWaiting: 1})
+	wantPartition(t, e, "other", map[string]int{vocab.StateWaiting: 2})
 	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "c"}); ok {
 		t.Fatal("topic c is reported despite label_value_limit 2")
 	}
@@ -344,7 +345,7 @@ func TestCamundaFolding(t *testing.T) {
 	// not listed, so not watched for lapses or seen by the joins.
 	f.lock("t2", "w1", time.Minute)
 	e.collect()
-	wantPartition(t, e, "other", map[string]int{catalog.StateWaiting: 1, catalog.StateLocked: 1})
+	wantPartition(t, e, "other", map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 1})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 1)
 	if v, ok := e.views.Get("e1"); !ok || !v.Truncated {
 		t.Fatalf("view with a folded topic's lock: published %v, %+v", ok, v)
@@ -425,7 +426,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 150, catalog.StateLockExpired: 3})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 150, vocab.StateLockExpired: 3})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0)
 	f.resetRequests()
 	e.collect()
@@ -440,7 +441,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got := f.requestCount(); got != want-1 || f.requests["/history/external-task-log"] != 1 {
 		t.Fatalf("collection after a failure made %d requests, want %d: %v", got, want-1, f.requests)
 	}
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 149, catalog.StateRetryBackoff: 1, catalog.StateLockExpired: 3})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 149, vocab.StateRetryBackoff: 1, vocab.StateLockExpired: 3})
 	// Suspended tasks on few topics are listed engine-wide when that is
 	// cheaper than a count per topic, else counted per topic.
 	f.mu.Lock()
@@ -453,7 +454,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got := f.requestCount(); got != want-1+1-1 {
 		t.Fatalf("collection with a suspended task made %d requests, want %d: %v", got, want-1, f.requests)
 	}
-	wantPartition(t, e, "b", map[string]int{catalog.StateSuspended: 1})
+	wantPartition(t, e, "b", map[string]int{vocab.StateSuspended: 1})
 	f.mu.Lock()
 	for _, tk := range f.tasks[:100] {
 		tk.suspended = true
@@ -464,8 +465,8 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got := f.requestCount(); got != want-1+2-1 { // 101 suspended tasks cost more to list than 2 counts
 		t.Fatalf("collection with 101 suspended tasks made %d requests, want %d: %v", got, want, f.requests)
 	}
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 2, catalog.StateLocked: 50, catalog.StateSuspended: 100, catalog.StateLockExpired: 3})
-	wantPartition(t, e, "b", map[string]int{catalog.StateSuspended: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 50, vocab.StateSuspended: 100, vocab.StateLockExpired: 3})
+	wantPartition(t, e, "b", map[string]int{vocab.StateSuspended: 1})
 	// max_listed_tasks bounds the lists: with 10, a's locked list is one page
 	// of 11 (10 plus one to learn the list is longer) and nothing else is listed.
 	g := newFakeCamunda(t)
@@ -481,7 +482,7 @@ func TestCamundaRequestBudget(t *testing.T) {
 	if got, want := g.requests["/external-task"], 2; got != want { // locked list + oldest waiting
 		t.Fatalf("with max_listed_tasks 10: %d list requests, want %d", got, want)
 	}
-	wantPartition(t, e2, "a", map[string]int{catalog.StateWaiting: 5, catalog.StateLocked: 150})
+	wantPartition(t, e2, "a", map[string]int{vocab.StateWaiting: 5, vocab.StateLocked: 150})
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w"}, 10)
 	wantValue(t, e2, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 140)
 	if v, ok := e2.views.Get("e1"); !ok || !v.Truncated || len(v.Tasks) != 10 {
@@ -651,7 +652,7 @@ func TestCamundaRedeliveryFromHistory(t *testing.T) {
 	e := fakeExporter(t, f, "", "")
 	e.collect()
 	a := map[string]string{"topic": "a"}
-	wantPartition(t, e, "a", map[string]int{catalog.StateLocked: 4})
+	wantPartition(t, e, "a", map[string]int{vocab.StateLocked: 4})
 
 	// retry: w1 fails it (backoff 5 s) ...
 	f.failure("retry", 3, 5*time.Second, "downstream down")
@@ -669,7 +670,7 @@ func TestCamundaRedeliveryFromHistory(t *testing.T) {
 	// (gone); retry: nothing; late: lapsed, seen (one expiration).
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 3)
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
-	wantPartition(t, e, "a", map[string]int{catalog.StateRetryBackoff: 2, catalog.StateLockExpired: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateRetryBackoff: 2, vocab.StateLockExpired: 1})
 	view, _ := e.views.Get("e1")
 	redelivered := map[string]bool{}
 	for _, vt := range view.Tasks {
@@ -755,7 +756,7 @@ func TestCamundaCollectorsFailAlone(t *testing.T) {
 	if s := e.samples(catalog.CamundaJobsRetriesExhausted); len(s) != 0 {
 		t.Fatalf("job series served while their collector fails: %v", s)
 	}
-	wantPartition(t, e, "a", map[string]int{catalog.StateWaiting: 1})
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 1})
 	if !strings.Contains(e.logs.String(), "collector=camunda_jobs") || !strings.Contains(e.logs.String(), "GET /job/count: HTTP 404 Not Found") {
 		t.Fatalf("the failure does not name the collector, endpoint and status:\n%s", e.logs)
 	}

@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // statusLists are the status page's lists of the engine's last collection,
@@ -59,7 +59,7 @@ func sameStatusItems(t *testing.T, rest, db *camExporter, own func(string, map[s
 					continue
 				}
 				var at time.Time
-				if kind == status.KindRedelivered && it.Since != nil {
+				if kind == vocab.KindRedelivered && it.Since != nil {
 					at, it.Since = *it.Since, nil
 				}
 				out[kind][engineItem(it)] = at
@@ -143,20 +143,20 @@ func scenarioStatusLists(s *scenario) {
 	}
 
 	s.exp.collect()
-	want("a failed with no retries left", status.KindRetriesExhausted, item(a, "w1", catalog.StateRetriesExhausted, failedAt))
-	want("b and c held by w1", status.KindLockExpired)
+	want("a failed with no retries left", vocab.KindRetriesExhausted, item(a, "w1", vocab.StateRetriesExhausted, failedAt))
+	want("b and c held by w1", vocab.KindLockExpired)
 
 	sleepPast(lockExpiry(t, b))
 	s.exp.collect()
-	want("the locks of b and c lapsed", status.KindLockExpired,
-		item(b, "w1", catalog.StateLockExpired, lockExpiry(t, b)), item(c, "w1", catalog.StateLockExpired, lockExpiry(t, c)))
-	want("nothing redelivered yet", status.KindRedelivered)
+	want("the locks of b and c lapsed", vocab.KindLockExpired,
+		item(b, "w1", vocab.StateLockExpired, lockExpiry(t, b)), item(c, "w1", vocab.StateLockExpired, lockExpiry(t, c)))
+	want("nothing redelivered yet", vocab.KindRedelivered)
 
 	// w2 fetches b and c again: both are redelivered, neither lapsed now.
 	again := s.fetch(w2, time.Minute, 2)
 	s.exp.collect()
-	want("b and c redelivered to w2", status.KindLockExpired)
-	got := mine(status.KindRedelivered)
+	want("b and c redelivered to w2", vocab.KindLockExpired)
+	got := mine(vocab.KindRedelivered)
 	if len(got) != 2 || len(again) != 2 {
 		t.Fatalf("redelivered: %v", got)
 	}
@@ -182,7 +182,7 @@ func scenarioStatusLists(s *scenario) {
 			t.Errorf("%s with identifiers off: %+v", kind, l)
 		}
 	}
-	if l := hidden.statusLists()[status.KindRetriesExhausted]; l.Total < 1 {
+	if l := hidden.statusLists()[vocab.KindRetriesExhausted]; l.Total < 1 {
 		t.Errorf("retries_exhausted total %d with identifiers off, want at least this scenario's 1", l.Total)
 	}
 }

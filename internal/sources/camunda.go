@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"time"
@@ -14,22 +14,22 @@ import (
 // CamundaOptions are the shared parts an engine's collectors need.
 type CamundaOptions = engine.Options
 
-// CamundaEngine is one configured engine: its poll source and what must be
+// EngineSource is one configured engine: its poll source and what must be
 // closed at shutdown (the engine database's pool, in that mode).
-type CamundaEngine struct {
+type EngineSource struct {
 	Source *poll.Source
 	engine *engine.Engine
 }
 
 // Close releases the engine database's connections, if any.
-func (e *CamundaEngine) Close() { e.engine.Close() }
+func (e *EngineSource) Close() { e.engine.Close() }
 
 // NewCamundaSource builds the poll source of one configured engine: GET
 // /version as its probe (camunda_up: the engine answers), then one
 // collector per aspect of the engine (collectors/engine), each of which can
 // fail alone. key is the config key, e.g. "camunda[0]". It connects to
 // nothing.
-func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*CamundaEngine, error) {
+func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*EngineSource, error) {
 	e, err := engine.New(cfg, key, o)
 	if err != nil {
 		return nil, err
@@ -50,5 +50,5 @@ func NewCamundaSource(cfg config.Camunda, key string, o CamundaOptions) (*Camund
 		StatusItems: o.StatusItems,
 		Logger:      o.Logger,
 	})
-	return &CamundaEngine{Source: src, engine: e}, nil
+	return &EngineSource{Source: src, engine: e}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 )
 
@@ -15,7 +15,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: gen-indexes TABLES.sql ENGINE.sql")
 		os.Exit(2)
 	}
-	if err := os.WriteFile(os.Args[1], []byte(collectors.IndexSQL(collectors.DefaultRequirements())), 0o644); err != nil {
+	if err := os.WriteFile(os.Args[1], []byte(sources.IndexSQL(sources.DefaultRequirements())), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"context"
@@ -81,7 +81,7 @@ type exporter struct {
 	views *correlate.Registry
 	t     *testing.T
 	set   *poll.Set
-	db    *Database
+	db    *DatabaseSource
 	logs  *testkit.LogBuffer
 }
 

@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"context"
@@ -24,9 +24,9 @@ type TableCollector interface {
 	Requirements() pgschema.Requirements
 }
 
-// Database is one configured database: its connection and the collectors
+// DatabaseSource is one configured database: its connection and the collectors
 // of the tables it lists.
-type Database struct {
+type DatabaseSource struct {
 	DB         *pgsource.DB
 	Source     *poll.Source
 	Collectors []TableCollector
@@ -48,7 +48,7 @@ type DatabaseOptions struct {
 
 // NewDatabase wires a database's table collectors into a poll source. key is
 // the config key of the database, e.g. "databases[0]".
-func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database, error) {
+func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*DatabaseSource, error) {
 	logger, folds := orDiscard(o.Logger), o.Folds
 	if folds == nil {
 		folds = labellimit.NewStats()
@@ -96,7 +96,7 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*Database,
 		Probe: db.Probe, Collectors: pcs, Logger: logger,
 		Phase: phase, StatusItems: o.StatusItems,
 	})
-	return &Database{DB: db, Source: src, Collectors: cs}, nil
+	return &DatabaseSource{DB: db, Source: src, Collectors: cs}, nil
 }
 
 func orDiscard(l *slog.Logger) *slog.Logger {

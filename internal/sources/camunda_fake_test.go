@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 // fakeCamunda is an httptest engine for unit tests: an in-memory set of
 // external tasks, history counts, incidents and jobs with a settable clock,

@@ -1,4 +1,4 @@
-package collectors
+package sources
 
 import (
 	"encoding/base64"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // The engines of TestCamundaEngine run with basic auth on /engine-rest as
@@ -70,7 +71,7 @@ func engineBasicAuth(t *testing.T, e *camundatest.Engine) {
 	if _, ok := good.get(catalog.CamundaEngineInfo, map[string]string{"version": e.Version}); !ok {
 		t.Errorf("right credentials: no camunda_engine_info for %s", e.Version)
 	}
-	if v := good.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": catalog.StateWaiting}); v != 1 {
+	if v := good.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": vocab.StateWaiting}); v != 1 {
 		t.Errorf("right credentials: waiting = %v, want 1", v)
 	}
 	noSecrets(good)

@@ -1,0 +1,37 @@
+package vocab
+
+// Source kinds: the values of the source label of the exporter's
+// self-metrics and of the status page's sources.
+const (
+	SourceCamunda  = "camunda"
+	SourceDatabase = "database"
+)
+
+// Table kinds: the keys under databases[].tables and the kind a table's
+// requirements and status lists name.
+const (
+	TableIdempotency   = "idempotency"
+	TableProcessedJobs = "processed_jobs"
+	TableInbox         = "inbox"
+	TableOutbox        = "outbox"
+)
+
+// TableKinds returns every table kind, in the order their collectors run.
+func TableKinds() []string {
+	return []string{TableIdempotency, TableProcessedJobs, TableInbox, TableOutbox}
+}
+
+// Problem kinds: what one list of the status page holds (the kind field of
+// /status.json). Each names the items behind one alert.
+const (
+	KindOutboxPending        = "outbox_pending"
+	KindCompletedTaskOpen    = "completed_task_open"
+	KindProcessedJobTaskOpen = "processed_job_task_open"
+	KindInDoubt              = "in_doubt"
+	KindUnknownOutcome       = "unknown_outcome"
+	KindStaleInProgress      = "stale_in_progress"
+	KindRetriesExhausted     = "retries_exhausted"
+	KindLockExpired          = "lock_expired"
+	KindRedelivered          = "redelivered"
+	KindInboxWaiting         = "inbox_waiting"
+)
