@@ -244,7 +244,7 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 	if !o.disableStatus {
 		// The status page reads the same snapshots as the scrapes, through
 		// the same min_interval gate and within a scrape's budget.
-		h := status.NewHandlers(set, status.HandlerOptions{
+		h := status.NewHandlers(status.SetProvider{Set: set}, status.HandlerOptions{
 			Live: func() status.Options {
 				st := mgr.Status()
 				return status.Options{MaxItems: st.MaxItems, RunbookBaseURL: st.RunbookBaseURL}

@@ -158,7 +158,7 @@ func newCollector(e *Engine, o Options) *Collector {
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *Collector) Name() string { return nameTasks }
 
 // collectionRun is the working set of one Collect call: the state it builds
@@ -192,7 +192,7 @@ func (run *collectionRun) counter(name string, v float64, labels ...string) {
 	run.out = append(run.out, prometheus.MustNewConstMetric(run.c.descs.Get(name), prometheus.CounterValue, v, labels...))
 }
 
-// Collect implements poll.Collector.
+// Collect implements collectors.Collector.
 func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	taken := time.Now()
 	run := &collectionRun{c: c, ctx: ctx, st: c.st.clone()}

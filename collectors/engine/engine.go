@@ -9,10 +9,10 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
 // Engine is one configured Camunda 7 engine (or fork). Its poll source
@@ -111,8 +111,8 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 
 // Collectors are the engine's collectors, in the order a collection runs
 // them.
-func (e *Engine) Collectors() []poll.Collector {
-	return []poll.Collector{e.tasks, e.jobs, e.procs}
+func (e *Engine) Collectors() []collectors.Collector {
+	return []collectors.Collector{e.tasks, e.jobs, e.procs}
 }
 
 // Probe reads GET /version: the engine answers (camunda_up), its version,

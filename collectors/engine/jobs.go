@@ -136,10 +136,10 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *jobsCollector) Name() string { return nameJobs }
 
-// Collect implements poll.Collector.
+// Collect implements collectors.Collector.
 func (c *jobsCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	st := c.st.clone()
 	out, cut, err := c.collect(ctx, &st)

@@ -43,10 +43,10 @@ func newProcessesCollector(e *Engine, o Options) *processesCollector {
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *processesCollector) Name() string { return nameProcesses }
 
-// Collect implements poll.Collector. Every deployed process definition key
+// Collect implements collectors.Collector. Every deployed process definition key
 // has a series (0 without instances); keys are admitted to the label in
 // name order, so both modes fold the same keys beyond label_value_limit.
 func (c *processesCollector) Collect(ctx context.Context) (_ []prometheus.Metric, err error) {

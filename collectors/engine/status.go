@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
-	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -34,13 +34,13 @@ type exhaustedReader interface {
 // reportStatus hands the engine's lists to the collection's status sink,
 // if the page is on.
 func (run *collectionRun) reportStatus(rd *engineRead) error {
-	sink := status.FromContext(run.ctx)
+	sink := collectors.SinkFrom(run.ctx)
 	if sink == nil {
 		return nil
 	}
 	c := run.c
 	hide := !c.e.cfg.Status.ShowIdentifiers()
-	var lapsed, redelivered []status.Item
+	var lapsed, redelivered []collectors.Item
 	for _, t := range run.inflight {
 		if t.State == correlate.LockExpired {
 			lapsed = append(lapsed, run.taskItem(t, t.LockExpiration))
@@ -49,8 +49,8 @@ func (run *collectionRun) reportStatus(rd *engineRead) error {
 			redelivered = append(redelivered, run.taskItem(t, t.RedeliveredAt))
 		}
 	}
-	add := func(kind string, items []status.Item, total int, partial bool) {
-		sink.Add(status.List{Kind: kind, Engine: c.e.name, Total: total, Partial: partial, IdentifiersHidden: hide, Items: items})
+	add := func(kind string, items []collectors.Item, total int, partial bool) {
+		sink.Add(collectors.List{Kind: kind, Engine: c.e.name, Total: total, Partial: partial, IdentifiersHidden: hide, Items: items})
 	}
 	add(vocab.KindLockExpired, lapsed, len(lapsed), run.truncated)
 	add(vocab.KindRedelivered, redelivered, len(redelivered), run.truncated)
@@ -61,7 +61,7 @@ func (run *collectionRun) reportStatus(rd *engineRead) error {
 			failed += int(g.n)
 		}
 	}
-	var exhausted []status.Item
+	var exhausted []collectors.Item
 	if failed > 0 && !hide {
 		r, ok := c.reader.(exhaustedReader)
 		if !ok {
@@ -87,8 +87,8 @@ func (run *collectionRun) reportStatus(rd *engineRead) error {
 
 // taskItem is one task of the engine as the page shows it; since is when
 // its trouble started, by the engine's clock.
-func (run *collectionRun) taskItem(t correlate.Task, since time.Time) status.Item {
-	it := status.Item{Engine: run.c.e.name, Topic: t.Topic, ExternalTaskID: t.ID, ProcessInstanceID: t.ProcessInstanceID,
+func (run *collectionRun) taskItem(t correlate.Task, since time.Time) collectors.Item {
+	it := collectors.Item{Engine: run.c.e.name, Topic: t.Topic, ExternalTaskID: t.ID, ProcessInstanceID: t.ProcessInstanceID,
 		BusinessKey: t.BusinessKey, ActivityID: t.ActivityID, WorkerID: t.WorkerID, TaskState: string(t.State)}
 	if !since.IsZero() {
 		s := since.UTC()

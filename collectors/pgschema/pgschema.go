@@ -132,6 +132,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("table %s has no column %s (config key %s)", e.Table, e.Column, e.Key)
 }
 
+// FailureClass names the failure for the log and the status page
+// (internal/failure): what is missing, and the config key that names it.
+func (e *Error) FailureClass() string {
+	if e.Column == "" {
+		return "table missing (" + e.Key + ")"
+	}
+	return "column missing (" + e.Key + ")"
+}
+
 // TableColumns returns the columns of a table and their types, or ok=false
 // when the table does not exist (or the role cannot see it).
 func TableColumns(ctx context.Context, tx pgx.Tx, table string) (cols map[string]string, ok bool, err error) {

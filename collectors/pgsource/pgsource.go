@@ -25,7 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/failure"
 )
 
 // Options configures a DB.
@@ -188,7 +188,7 @@ func (db *DB) wrap(ctx context.Context, err error) error {
 	return e
 }
 
-// classify names the kind of a failure (see poll.FailureClasser): the
+// classify names the kind of a failure (see failure.Classer): the
 // collection's own deadline, a server-side timeout, the server unreachable
 // or going away, or a server error by SQLSTATE.
 func classify(ctx context.Context, err error) string {
@@ -196,22 +196,22 @@ func classify(ctx context.Context, err error) string {
 		// Whatever the driver made of it (a cancelled query, a closed
 		// connection), the collection ran out of time or was stopped.
 		if errors.Is(ctx.Err(), context.Canceled) {
-			return "cancelled"
+			return failure.Cancelled
 		}
-		return poll.ClassTimeout
+		return failure.Timeout
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "57014" && strings.Contains(pgErr.Message, "user request"):
-			return poll.ClassTimeout
+			return failure.Timeout
 		case pgErr.Code == "57014":
 			return "statement_timeout"
 		case pgErr.Code == "55P03":
 			return "lock_timeout"
 		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
 			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, cannot connect now
-			return poll.ClassUnreachable
+			return failure.Unreachable
 		case pgErr.Code == "42501":
 			return "permission denied (SQLSTATE 42501)"
 		case strings.HasPrefix(pgErr.Code, "28"):
@@ -220,11 +220,11 @@ func classify(ctx context.Context, err error) string {
 		return "SQLSTATE " + pgErr.Code
 	}
 	if errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) {
-		return poll.ClassTimeout
+		return failure.Timeout
 	}
 	var connectErr *pgconn.ConnectError
-	if poll.IsConnectionError(err) || errors.As(err, &connectErr) {
-		return poll.ClassUnreachable
+	if failure.IsConnectionError(err) || errors.As(err, &connectErr) {
+		return failure.Unreachable
 	}
 	if strings.Contains(err.Error(), "closed pool") {
 		return "closed" // Close ran: the source was removed or the exporter stops

@@ -76,7 +76,7 @@ GROUP BY 1, 2`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status),
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *Idempotency) Name() string { return "idempotency" }
 
 func (c *Idempotency) sqlActivity(withDup bool) string {
@@ -127,7 +127,7 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 	}
 }
 
-// Collect implements poll.Collector: the open records (gauges), on the
+// Collect implements collectors.Collector: the open records (gauges), on the
 // first collection that sees duplicate_count the baseline of duplicates,
 // then the recent activity (counters), in one transaction.
 func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) {

@@ -55,7 +55,7 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.SourceSystem)
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *Inbox) Name() string { return "inbox" }
 
 // Requirements says what the collector needs from its table.
@@ -86,7 +86,7 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 	}
 }
 
-// Collect implements poll.Collector.
+// Collect implements collectors.Collector.
 func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	gauges := map[string]*agg{}
 	newProcessed := map[string]float64{}

@@ -9,10 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -104,7 +104,7 @@ func NewIdempotencyJoin(o IdempotencyJoinOptions) *IdempotencyJoin {
 	}
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
 
 // sql selects the open-work and completed records of the given tasks. $1
@@ -157,7 +157,7 @@ func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
 	return req
 }
 
-// Collect implements poll.Collector: it looks the tasks of the engine's
+// Collect implements collectors.Collector: it looks the tasks of the engine's
 // view up in the table and counts the COMPLETED records whose task is open
 // and the in-progress ones whose task's lock lapsed.
 func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
@@ -175,7 +175,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 	completedOpen, inDoubt := map[string]float64{}, map[string]float64{}
 	seen := tuples{}
 	// The records behind the two gauges, for the status page.
-	items := map[string][]status.Item{}
+	items := map[string][]collectors.Item{}
 	if len(l.tasks) > 0 {
 		inProgress := map[string]bool{}
 		for _, st := range vocab.IdempotencyInProgressStatuses() {
@@ -203,7 +203,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 					kind = vocab.KindInDoubt
 				}
 				if kind != "" {
-					row := status.Item{Scope: scope, IdempotencyKey: key, Status: stored, JobReference: ref, Since: since(updated), AgeSeconds: age}
+					row := collectors.Item{Scope: scope, IdempotencyKey: key, Status: stored, JobReference: ref, Since: since(updated), AgeSeconds: age}
 					items[kind] = append(items[kind], joinItem(engine, t, row))
 				}
 				return nil
@@ -213,9 +213,9 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 			return nil, err
 		}
 	}
-	if sink := status.FromContext(ctx); sink != nil {
+	if sink := collectors.SinkFrom(ctx); sink != nil {
 		for _, kind := range []string{vocab.KindCompletedTaskOpen, vocab.KindInDoubt} {
-			sink.Add(status.List{Kind: kind, Database: c.database, Table: c.cfg.Table, Engine: engine, Total: len(items[kind]),
+			sink.Add(collectors.List{Kind: kind, Database: c.database, Table: c.cfg.Table, Engine: engine, Total: len(items[kind]),
 				Partial: view.Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, view), Items: items[kind]})
 		}
 	}
@@ -262,7 +262,7 @@ func NewProcessedJobJoin(o ProcessedJobJoinOptions) *ProcessedJobJoin {
 	}
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *ProcessedJobJoin) Name() string { return "processed_jobs_camunda" }
 
 func (c *ProcessedJobJoin) sql() string {
@@ -308,7 +308,7 @@ func (c *ProcessedJobJoin) Requirements() pgschema.Requirements {
 	return req
 }
 
-// Collect implements poll.Collector: it looks the tasks of every engine's
+// Collect implements collectors.Collector: it looks the tasks of every engine's
 // view up in the table and counts the rows whose task is still open.
 func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	lookups := make([]taskLookup, 0, len(c.engines))
@@ -326,7 +326,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	open := map[string]float64{}
 	seen := tuples{}
 	// The rows behind the gauge, per engine, for the status page.
-	items := make([][]status.Item, len(lookups))
+	items := make([][]collectors.Item, len(lookups))
 	err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
 		for i, l := range lookups {
 			if len(l.tasks) == 0 {
@@ -343,7 +343,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 				vals := c.limiter.Admit(activity)
 				seen.add(l.engine, vals[0])
 				open[tupleKey(l.engine, vals[0])]++
-				row := status.Item{JobReference: jobRef, Status: stored, Since: since(completed), AgeSeconds: age}
+				row := collectors.Item{JobReference: jobRef, Status: stored, Since: since(completed), AgeSeconds: age}
 				items[i] = append(items[i], joinItem(l.engine, t, row))
 				return nil
 			})
@@ -356,9 +356,9 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	if err != nil {
 		return nil, err
 	}
-	if sink := status.FromContext(ctx); sink != nil {
+	if sink := collectors.SinkFrom(ctx); sink != nil {
 		for i, l := range lookups {
-			sink.Add(status.List{Kind: vocab.KindProcessedJobTaskOpen, Database: c.database, Table: c.cfg.Table, Engine: l.engine,
+			sink.Add(collectors.List{Kind: vocab.KindProcessedJobTaskOpen, Database: c.database, Table: c.cfg.Table, Engine: l.engine,
 				Total: len(items[i]), Partial: views[i].Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, views[i]), Items: items[i]})
 		}
 	}

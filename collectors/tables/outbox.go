@@ -71,7 +71,7 @@ FROM %[6]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, publishedAt, createdAt,
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *Outbox) Name() string { return "outbox" }
 
 // Requirements says what the collector needs from its table.
@@ -108,7 +108,7 @@ type outboxGroup struct {
 	pending, failed agg
 }
 
-// Collect implements poll.Collector.
+// Collect implements collectors.Collector.
 func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	groups := map[string]*outboxGroup{}
 	newCreate, newPub := map[string]float64{}, map[string]float64{}

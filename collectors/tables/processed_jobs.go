@@ -47,7 +47,7 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgsc
 	return c
 }
 
-// Name implements poll.Collector.
+// Name implements collectors.Collector.
 func (c *ProcessedJobs) Name() string { return "processed_jobs" }
 
 // Requirements says what the collector needs from its table.
@@ -68,7 +68,7 @@ func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 	}
 }
 
-// Collect implements poll.Collector.
+// Collect implements collectors.Collector.
 func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	newRows := map[string]float64{}
 	seen := tuples{}

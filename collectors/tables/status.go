@@ -7,16 +7,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // The tables' lists of the status page (docs/status.md). Each list of a
 // table is one bounded query in the collector's own transaction, run only
-// when the page is on (a status.Sink in the context) and the table's
+// when the page is on (a collectors.Sink in the context) and the table's
 // identifiers are not switched off: the oldest rows of one kind of open
 // work, `ORDER BY <time> LIMIT max_items`, with the predicate of the
 // partial index the gauges already use, so it reads only open rows. Its
@@ -28,7 +28,7 @@ import (
 // statusItems are how many items a list keeps when the page is on in ctx
 // and the table's identifiers may be shown; 0 otherwise (no query).
 func statusItems(ctx context.Context, show config.SourceStatus) int {
-	if s := status.FromContext(ctx); s != nil && show.ShowIdentifiers() {
+	if s := collectors.SinkFrom(ctx); s != nil && show.ShowIdentifiers() {
 		return s.MaxItems()
 	}
 	return 0
@@ -53,19 +53,19 @@ func (q listQuery) requirement() pgschema.Query {
 // statusReport collects a collection's lists until the collection has
 // succeeded; then they go to the sink.
 type statusReport struct {
-	lists []status.List
+	lists []collectors.List
 }
 
 // add keeps a list of the table: its items if the table's identifiers may
 // be shown, its total in any case.
-func (r *statusReport) add(b *tableBase, table string, show config.SourceStatus, kind string, total float64, items []status.Item) {
-	r.lists = append(r.lists, status.List{Kind: kind, Database: b.database, Table: table, Total: int(total),
+func (r *statusReport) add(b *tableBase, table string, show config.SourceStatus, kind string, total float64, items []collectors.Item) {
+	r.lists = append(r.lists, collectors.List{Kind: kind, Database: b.database, Table: table, Total: int(total),
 		IdentifiersHidden: !show.ShowIdentifiers(), Items: items})
 }
 
 // send hands the lists to the collection's sink, if the page is on.
 func (r *statusReport) send(ctx context.Context) {
-	if sink := status.FromContext(ctx); sink != nil {
+	if sink := collectors.SinkFrom(ctx); sink != nil {
 		for _, l := range r.lists {
 			sink.Add(l)
 		}
@@ -108,7 +108,7 @@ ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(c
 
 // readStatus reads the idempotency lists; the totals are the gauges'.
 func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
-	if status.FromContext(ctx) == nil {
+	if collectors.SinkFrom(ctx) == nil {
 		return nil
 	}
 	c := p.c
@@ -124,14 +124,14 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 	totals := map[string]float64{vocab.KindStaleInProgress: stale, vocab.KindUnknownOutcome: unknown}
 	n := statusItems(ctx, c.cfg.Status)
 	for _, q := range c.idempotencyLists() {
-		var items []status.Item
+		var items []collectors.Item
 		if n > 0 {
 			var scope, key, st, ref string
 			var ts time.Time
 			var age float64
 			err := each(ctx, tx, "idempotency "+q.kind+" list query", q.sql, append([]any{n}, q.extra...),
 				[]any{&scope, &key, &st, &ref, &ts, &age}, func() error {
-					items = append(items, status.Item{Scope: scope, IdempotencyKey: key, Status: st, JobReference: ref, Since: since(ts), AgeSeconds: age})
+					items = append(items, collectors.Item{Scope: scope, IdempotencyKey: key, Status: st, JobReference: ref, Since: since(ts), AgeSeconds: age})
 					return nil
 				})
 			if err != nil {
@@ -164,7 +164,7 @@ ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteI
 
 // readInboxStatus reads the inbox lists; totals are the gauges'.
 func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[string]*agg, report *statusReport) error {
-	if status.FromContext(ctx) == nil {
+	if collectors.SinkFrom(ctx) == nil {
 		return nil
 	}
 	totals := map[string]float64{}
@@ -177,13 +177,13 @@ func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[strin
 	}
 	n := statusItems(ctx, c.cfg.Status)
 	for _, q := range c.inboxLists() {
-		var items []status.Item
+		var items []collectors.Item
 		if n > 0 {
 			var source, id, typ, st string
 			var ts time.Time
 			var age float64
 			err := each(ctx, tx, "inbox "+q.kind+" list query", q.sql, []any{n}, []any{&source, &id, &typ, &st, &ts, &age}, func() error {
-				items = append(items, status.Item{SourceSystem: source, MessageID: id, MessageType: typ, Status: st, Since: since(ts), AgeSeconds: age})
+				items = append(items, collectors.Item{SourceSystem: source, MessageID: id, MessageType: typ, Status: st, Since: since(ts), AgeSeconds: age})
 				return nil
 			})
 			if err != nil {
@@ -219,7 +219,7 @@ ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(
 
 // readOutboxStatus reads the pending list; the total is the gauges'.
 func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[string]*outboxGroup, report *statusReport) error {
-	if status.FromContext(ctx) == nil {
+	if collectors.SinkFrom(ctx) == nil {
 		return nil
 	}
 	var total float64
@@ -227,13 +227,13 @@ func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[str
 		total += g.pending.count
 	}
 	q := c.outboxList()
-	var items []status.Item
+	var items []collectors.Item
 	if n := statusItems(ctx, c.cfg.Status); n > 0 {
 		var id, aggType, evType, st string
 		var ts time.Time
 		var age float64
 		err := each(ctx, tx, "outbox pending list query", q.sql, []any{n}, []any{&id, &aggType, &evType, &st, &ts, &age}, func() error {
-			items = append(items, status.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st, Since: since(ts), AgeSeconds: age})
+			items = append(items, collectors.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st, Since: since(ts), AgeSeconds: age})
 			return nil
 		})
 		if err != nil {
@@ -248,7 +248,7 @@ func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[str
 // from the engine's view, the table's side from the row. A join's list
 // shows items only when neither the table nor the engine hides its
 // identifiers (joinHidden).
-func joinItem(engine string, t correlate.Task, row status.Item) status.Item {
+func joinItem(engine string, t correlate.Task, row collectors.Item) collectors.Item {
 	row.Engine, row.Topic, row.ExternalTaskID, row.ProcessInstanceID = engine, t.Topic, t.ID, t.ProcessInstanceID
 	row.BusinessKey, row.ActivityID, row.WorkerID, row.TaskState = t.BusinessKey, t.ActivityID, t.WorkerID, string(t.State)
 	return row

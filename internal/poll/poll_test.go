@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -72,7 +73,7 @@ func (c *clock) advance(d time.Duration) {
 func TestMinIntervalBoundsCollections(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	fc := &fakeCollector{name: "outbox", value: 1}
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collectors: []Collector{fc}, Now: clk.now})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collectors: []collectors.Collector{fc}, Now: clk.now})
 	ctx := context.Background()
 	steps := []struct {
 		advance   time.Duration
@@ -98,7 +99,7 @@ func TestMinIntervalBoundsCollections(t *testing.T) {
 
 func TestConcurrentScrapesShareOneCollection(t *testing.T) {
 	fc := &fakeCollector{name: "outbox", release: make(chan struct{})}
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []Collector{fc}})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []collectors.Collector{fc}})
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
@@ -121,7 +122,7 @@ func TestConcurrentScrapesShareOneCollection(t *testing.T) {
 func TestScrapeNeverWaitsPastDeadline(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	fc := &fakeCollector{name: "outbox", value: 1}
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Timeout: 10 * time.Second, Collectors: []Collector{fc}, Now: clk.now})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Timeout: 10 * time.Second, Collectors: []collectors.Collector{fc}, Now: clk.now})
 	first := src.Refresh(context.Background())
 
 	// The next collection hangs; the scrape must return the previous
@@ -157,7 +158,7 @@ func TestScrapeNeverWaitsPastDeadline(t *testing.T) {
 func TestFirstScrapeBeforeAnyCollectionServesNoData(t *testing.T) {
 	fc := &fakeCollector{name: "outbox", release: make(chan struct{})}
 	defer close(fc.release)
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []Collector{fc}})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []collectors.Collector{fc}})
 	set := NewSet(nil, src)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -187,7 +188,7 @@ func TestFailuresDropDataAndReportDown(t *testing.T) {
 			}
 			return nil
 		},
-		Collectors: []Collector{outbox, inbox, broken},
+		Collectors: []collectors.Collector{outbox, inbox, broken},
 	})
 	set := NewSet(nil, src)
 
@@ -235,7 +236,7 @@ func TestFailuresDropDataAndReportDown(t *testing.T) {
 func TestUpMetricsWithoutProbe(t *testing.T) {
 	upDesc := prometheus.NewDesc("camunda_up", "Up.", []string{"engine"}, nil)
 	fc := &fakeCollector{name: "camunda", err: errors.New("GET /version: HTTP 401")}
-	src := NewSource(SourceOptions{Kind: "camunda", Name: "main", MinInterval: time.Second, Collectors: []Collector{fc},
+	src := NewSource(SourceOptions{Kind: "camunda", Name: "main", MinInterval: time.Second, Collectors: []collectors.Collector{fc},
 		UpMetrics: func(up bool) []prometheus.Metric {
 			return []prometheus.Metric{prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, boolFloat(up), "main")}
 		}})
@@ -283,7 +284,7 @@ func (brokenCollector) Collect(ch chan<- prometheus.Metric) {
 func TestHandlerHonoursScrapeTimeoutAndContinuesOnError(t *testing.T) {
 	slow := &fakeCollector{name: "outbox", release: make(chan struct{})}
 	defer close(slow.release)
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []Collector{slow}})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Collectors: []collectors.Collector{slow}})
 	set := NewSet(nil, src)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(set, brokenCollector{})
@@ -348,7 +349,7 @@ func TestRepeatedFailureLogsOnceAndRecoveryIsLogged(t *testing.T) {
 	}), &slog.HandlerOptions{Level: slog.LevelInfo}))
 	clk := &clock{t: time.Unix(1000, 0)}
 	fc := &fakeCollector{name: "outbox", err: errors.New(`relation "event_outbox" does not exist`)}
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Collectors: []Collector{fc}, Logger: logger, Now: clk.now})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Collectors: []collectors.Collector{fc}, Logger: logger, Now: clk.now})
 	for i := 0; i < 5; i++ {
 		clk.advance(time.Minute)
 		src.Refresh(context.Background())
@@ -379,7 +380,7 @@ func TestLaterPhasesRefreshAfterEarlierOnes(t *testing.T) {
 	var order []string
 	mk := func(name string, phase int) *Source {
 		fc := &orderCollector{name: name, record: func(n string) { mu.Lock(); order = append(order, n); mu.Unlock() }}
-		return NewSource(SourceOptions{Kind: "x", Name: name, MinInterval: time.Minute, Collectors: []Collector{fc}, Phase: phase})
+		return NewSource(SourceOptions{Kind: "x", Name: name, MinInterval: time.Minute, Collectors: []collectors.Collector{fc}, Phase: phase})
 	}
 	set := NewSet(nil, mk("db", 1), mk("engine", 0))
 	set.Refresh(context.Background())
@@ -424,7 +425,7 @@ func TestOutageLogsOneLineAndItsEnd(t *testing.T) {
 			}
 			return nil
 		},
-		Collectors: []Collector{outbox, inbox}})
+		Collectors: []collectors.Collector{outbox, inbox}})
 	poll := func() *Snapshot { clk.advance(time.Minute); return src.Refresh(context.Background()) }
 	poll()
 	for i := 0; i < 12; i++ {
@@ -482,7 +483,7 @@ func TestCollectionTimeoutLogsOnce(t *testing.T) {
 	slow := &fakeCollector{name: "outbox", release: make(chan struct{})} // never released: waits for the deadline
 	after := &fakeCollector{name: "inbox", value: 1}
 	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: 20 * time.Millisecond, Now: clk.now, Logger: logger,
-		Collectors: []Collector{slow, after}})
+		Collectors: []collectors.Collector{slow, after}})
 	for i := 0; i < 3; i++ {
 		clk.advance(time.Minute)
 		src.Refresh(context.Background())
@@ -502,39 +503,13 @@ func TestCollectionTimeoutLogsOnce(t *testing.T) {
 	}
 }
 
-func TestFailureClass(t *testing.T) {
-	cases := []struct {
-		err  error
-		want string
-	}{
-		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, ClassUnreachable},
-		{fmt.Errorf("x: %w", io.EOF), ClassUnreachable},
-		{&net.DNSError{Err: "no such host", Name: "db"}, ClassUnreachable},
-		{fmt.Errorf("collect: %w", context.DeadlineExceeded), ClassTimeout},
-		{errors.New(`relation "x" does not exist at 10.0.0.7:5432`), `relation "x" does not exist at ADDR`},
-		{errors.New(`lost [::1]:5432 and localhost:80`), `lost ADDR and ADDR`},
-		{errors.New(`no column x (config key databases[0].tables.outbox.columns.x)`), `no column x (config key databases[0].tables.outbox.columns.x)`},
-		{fmt.Errorf("wrapped: %w", classed("HTTP 500 from GET /x")), "HTTP 500 from GET /x"},
-	}
-	for _, c := range cases {
-		if got := FailureClass(c.err); got != c.want {
-			t.Errorf("FailureClass(%v) = %q, want %q", c.err, got, c.want)
-		}
-	}
-}
-
-type classed string
-
-func (c classed) Error() string        { return "classed: " + string(c) }
-func (c classed) FailureClass() string { return string(c) }
-
 // TestCloseCancelsTheRunningCollection: Close cancels a collection in
 // flight, waits for it, keeps the last snapshot and starts no other.
 func TestCloseCancelsTheRunningCollection(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	fc := &fakeCollector{name: "outbox", value: 1}
 	logger, logs := logCapture(slog.LevelDebug)
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: time.Hour, Now: clk.now, Collectors: []Collector{fc}, Logger: logger})
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: time.Hour, Now: clk.now, Collectors: []collectors.Collector{fc}, Logger: logger})
 	first := src.Refresh(context.Background())
 	fc.release = make(chan struct{}) // the next collection hangs until cancelled
 	clk.advance(time.Minute)

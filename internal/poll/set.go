@@ -13,7 +13,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Set is every configured source, exposed as one prometheus.Collector that
@@ -81,28 +81,6 @@ func (s *Set) Refresh(ctx context.Context) {
 	}
 }
 
-// StatusSnapshots implements status.Provider: it refreshes the sources as
-// a scrape does (through the same min_interval gate, sharing a running
-// collection), within ctx, and returns what the status page needs of each
-// source's newest snapshot.
-func (s *Set) StatusSnapshots(ctx context.Context) []status.Snapshot {
-	s.Refresh(ctx)
-	out := make([]status.Snapshot, 0, len(s.sources))
-	for _, src := range s.sources {
-		st := status.Snapshot{Kind: src.kind, Name: src.name, MinInterval: src.minInterval}
-		if snap := src.Current(); snap != nil {
-			st.Collected, st.Started, st.Up, st.LastSuccess, st.Lists = true, snap.Started, snap.Up, snap.LastSuccess, snap.Status
-			for _, r := range snap.Results {
-				if r.Err != nil {
-					st.Failures = append(st.Failures, status.Failure{Collector: r.Collector, Class: status.FailureClass(r.Err)})
-				}
-			}
-		}
-		out = append(out, st)
-	}
-	return out
-}
-
 // Describe sends nothing: the set is an unchecked collector because the
 // label values of its const metrics come from data.
 func (s *Set) Describe(chan<- *prometheus.Desc) {}
@@ -128,7 +106,7 @@ func (s *Set) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(s.descSourceUp, prometheus.GaugeValue, boolFloat(snap.Up), src.kind, src.name)
 		for _, r := range snap.Results {
 			ch <- prometheus.MustNewConstMetric(s.descDuration, prometheus.GaugeValue, r.Duration.Seconds(), src.kind, src.name, r.Collector)
-			if r.Collector != ConnectCollector {
+			if r.Collector != vocab.CollectorConnect {
 				ch <- prometheus.MustNewConstMetric(s.descCollectorUp, prometheus.GaugeValue, boolFloat(r.Err == nil), src.kind, src.name, r.Collector)
 			}
 		}
@@ -152,7 +130,7 @@ func (s *Set) Collect(ch chan<- prometheus.Metric) {
 func (s *Source) collectorNames() []string {
 	names := make([]string, 0, len(s.collectors)+1)
 	if s.probe != nil {
-		names = append(names, ConnectCollector)
+		names = append(names, vocab.CollectorConnect)
 	}
 	for _, c := range s.collectors {
 		names = append(names, c.Name())

@@ -22,24 +22,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/failure"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
-
-// Collector reads one aspect of a source (one table, one engine) and returns
-// const metrics. A source calls its collectors one at a time, never
-// concurrently, so a collector may keep state between calls (watermarks,
-// counters) without locking.
-type Collector interface {
-	// Name is the value of the collector label on the exporter's self-metrics.
-	Name() string
-	// Collect reads the source once. On error the collector's metrics of
-	// this collection are discarded and its state must stay as it was.
-	Collect(ctx context.Context) ([]prometheus.Metric, error)
-}
-
-// ConnectCollector is the collector label of a source's reachability check.
-const ConnectCollector = "connect"
 
 // Source is one configured Camunda engine or database.
 type Source struct {
@@ -47,7 +33,7 @@ type Source struct {
 	minInterval time.Duration
 	timeout     time.Duration
 	probe       func(context.Context) error
-	collectors  []Collector
+	collectors  []collectors.Collector
 	upMetrics   func(up bool) []prometheus.Metric
 	phase       int
 	statusItems int
@@ -70,14 +56,14 @@ type Source struct {
 	// it starts or its class changes, at debug level while it repeats, and
 	// at info level when it ends: an outage is one line and its end another,
 	// not one line per poll. Only the collecting goroutine touches it.
-	failures map[string]*failure
+	failures map[string]*ongoing
 }
 
-// failure is an ongoing failure of one step (or of the whole source).
-type failure struct {
-	class string
-	since time.Time
-	count int
+// ongoing is an ongoing failure of one step (or of the whole source).
+type ongoing struct {
+	class, fingerprint string
+	since              time.Time
+	count              int
 }
 
 // sourceKey is the log key of failures that concern the whole source
@@ -99,7 +85,7 @@ type SourceOptions struct {
 	// nil means the source is up when every collector succeeded.
 	Probe func(context.Context) error
 	// Collectors read the source, in order.
-	Collectors []Collector
+	Collectors []collectors.Collector
 	// UpMetrics, if set, returns extra metrics reporting up/down in the
 	// source's own vocabulary (camunda_up).
 	UpMetrics func(up bool) []prometheus.Metric
@@ -108,7 +94,7 @@ type SourceOptions struct {
 	// tables join with a Camunda engine's tasks refreshes after the engine,
 	// so the join sees the engine's view of this scrape, not the last one.
 	Phase int
-	// StatusItems, when above 0, gives every collector a status.Sink in
+	// StatusItems, when above 0, gives every collector a collectors.Sink in
 	// its collection's context (lists of at most that many items) and keeps
 	// the lists of the collectors that succeeded in the snapshot, for the
 	// status page; 0 turns the page's reading off.
@@ -123,7 +109,7 @@ func NewSource(o SourceOptions) *Source {
 	s := &Source{
 		kind: o.Kind, name: o.Name, minInterval: o.MinInterval, timeout: o.Timeout,
 		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics, phase: o.Phase, statusItems: o.StatusItems,
-		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, failures: map[string]*failure{},
+		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, failures: map[string]*ongoing{},
 	}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	if s.logger == nil {
@@ -136,7 +122,7 @@ func NewSource(o SourceOptions) *Source {
 		s.timeout = 30 * time.Second
 	}
 	if s.probe != nil {
-		s.errorsTotal[ConnectCollector] = 0
+		s.errorsTotal[vocab.CollectorConnect] = 0
 	}
 	for _, c := range s.collectors {
 		s.errorsTotal[c.Name()] = 0
@@ -150,6 +136,10 @@ func (s *Source) Kind() string { return s.kind }
 // Name returns the configured source name.
 func (s *Source) Name() string { return s.name }
 
+// MinInterval returns the source's min_interval: a snapshot is at most that
+// old when a scrape or a page load asks for it.
+func (s *Source) MinInterval() time.Duration { return s.minInterval }
+
 // Snapshot is the immutable result of one collection.
 type Snapshot struct {
 	// Started is when the collection began, by the exporter clock.
@@ -159,7 +149,7 @@ type Snapshot struct {
 	// Data holds the collectors' metrics; empty when the source is down.
 	Data []prometheus.Metric
 	// Results has one entry per collector that ran (the probe first, as
-	// ConnectCollector).
+	// vocab.CollectorConnect).
 	Results []Result
 	// ErrorsTotal is the cumulative number of failed collections per
 	// collector, as of this snapshot.
@@ -168,9 +158,9 @@ type Snapshot struct {
 	LastSuccess time.Time
 	// UpMetrics are the source's own up metrics (camunda_up).
 	UpMetrics []prometheus.Metric
-	// Status holds the status page's lists of the collectors that
-	// succeeded; empty when the source is down or the page is off.
-	Status []status.List
+	// Lists are the status page's lists of the collectors that succeeded;
+	// empty when the source is down or the page is off.
+	Lists []collectors.List
 }
 
 // Result is the outcome of one collector in one collection.
@@ -255,15 +245,15 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	if s.probe != nil {
 		start := time.Now()
 		err := s.probe(ctx)
-		snap.Results = append(snap.Results, Result{ConnectCollector, err, time.Since(start)})
+		snap.Results = append(snap.Results, Result{vocab.CollectorConnect, err, time.Since(start)})
 		if err != nil {
 			snap.Up = false
 			if s.closing() {
 				return snap
 			}
-			failed[ConnectCollector] = true
+			failed[vocab.CollectorConnect] = true
 			sourceFailed = true
-			s.failed(sourceKey, ConnectCollector, err, "source unreachable; its series are dropped until it answers")
+			s.failed(sourceKey, vocab.CollectorConnect, err, "source unreachable; its series are dropped until it answers")
 		}
 	}
 	if snap.Up {
@@ -276,19 +266,19 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 				s.recovered(c.Name())
 				snap.Data = append(snap.Data, ms...)
 				if sink != nil {
-					snap.Status = append(snap.Status, sink.Lists()...)
+					snap.Lists = append(snap.Lists, sink.Lists()...)
 				}
 				continue
 			}
 			if s.closing() {
 				// Close cancelled the collection: not a finding about the
 				// source, neither logged nor counted (run discards it).
-				snap.Up, snap.Data, snap.Status = false, nil, nil
+				snap.Up, snap.Data, snap.Lists = false, nil, nil
 				return snap
 			}
 			failed[c.Name()] = true
-			class := FailureClass(err)
-			if class == ClassUnreachable {
+			class := failure.Class(err)
+			if class == failure.Unreachable {
 				// Lost during the collection: the source is down, and the
 				// remaining collectors would each wait to connect in turn.
 				snap.Up = false
@@ -311,7 +301,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 		}
 		if !snap.Up {
 			snap.Data = nil
-			snap.Status = nil
+			snap.Lists = nil
 		}
 	}
 	if !sourceFailed {
@@ -341,24 +331,25 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 func (s *Source) closing() bool { return s.base.Err() != nil }
 
 // failed logs a failure of a step under key (the step, or sourceKey) when it
-// starts or its class (FailureClass) changes, at warn level naming the
-// source, the step and the cause; a repeat of the same class is logged at
-// debug level. The error text itself may differ between polls (addresses,
-// ports, "connection reset" against "unexpected EOF"): the class decides.
+// starts or changes, at warn level naming the source, the step and the
+// cause (its class, internal/failure); a repeat is logged at debug level.
+// The error text itself may differ between polls (addresses, ports,
+// "connection reset" against "unexpected EOF"): failure.Fingerprint
+// decides what is a repeat.
 // Only the collecting goroutine calls it.
 func (s *Source) failed(key, step string, err error, msg string) {
-	class := FailureClass(err)
+	class, fingerprint := failure.Class(err), failure.Fingerprint(err)
 	f := s.failures[key]
-	if f != nil && f.class == class {
+	if f != nil && f.fingerprint == fingerprint {
 		f.count++
 		s.logger.Debug(msg, "kind", s.kind, "name", s.name, "collector", step, "cause", class, "err", err)
 		return
 	}
 	if f == nil {
-		f = &failure{since: s.now()}
+		f = &ongoing{since: s.now()}
 		s.failures[key] = f
 	}
-	f.class = class
+	f.class, f.fingerprint = class, fingerprint
 	f.count++
 	s.logger.Warn(msg, "kind", s.kind, "name", s.name, "collector", step, "cause", class, "err", err)
 }
@@ -383,17 +374,17 @@ func (s *Source) recovered(key string) {
 // statusContext gives one collector's run its own status sink, so its
 // lists are kept only if it succeeds; without the status page ctx is
 // returned as it is.
-func (s *Source) statusContext(ctx context.Context) (context.Context, *status.Sink) {
+func (s *Source) statusContext(ctx context.Context) (context.Context, *collectors.Sink) {
 	if s.statusItems <= 0 {
 		return ctx, nil
 	}
-	sink := status.NewSink(status.SourceRef{Kind: s.kind, Name: s.name}, s.statusItems)
-	return status.NewContext(ctx, sink), sink
+	sink := collectors.NewSink(collectors.SourceRef{Kind: s.kind, Name: s.name}, s.statusItems)
+	return collectors.WithSink(ctx, sink), sink
 }
 
 // safeCollect turns a collector panic into an error: one broken collector
 // must never take the exporter down.
-func (s *Source) safeCollect(ctx context.Context, c Collector) (ms []prometheus.Metric, err error) {
+func (s *Source) safeCollect(ctx context.Context, c collectors.Collector) (ms []prometheus.Metric, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("collector panicked: %v", r)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
@@ -86,7 +87,7 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*DatabaseS
 	if len(cs) > joinsFrom {
 		phase = 1
 	}
-	pcs := make([]poll.Collector, len(cs))
+	pcs := make([]collectors.Collector, len(cs))
 	for i, c := range cs {
 		pcs[i] = c
 	}

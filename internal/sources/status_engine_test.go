@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -15,14 +16,14 @@ import (
 
 // statusLists are the status page's lists of the engine's last collection,
 // by kind.
-func (e *camExporter) statusLists() map[string]status.List {
+func (e *camExporter) statusLists() map[string]collectors.List {
 	e.t.Helper()
 	snap := e.set.Sources()[0].Current()
 	if snap == nil {
 		e.t.Fatal("not collected")
 	}
-	out := map[string]status.List{}
-	for _, l := range snap.Status {
+	out := map[string]collectors.List{}
+	for _, l := range snap.Lists {
 		out[l.Kind] = l
 	}
 	return out
@@ -30,7 +31,7 @@ func (e *camExporter) statusLists() map[string]status.List {
 
 // engineItem renders an engine item without its age (the two modes take
 // the engine's time from different clocks).
-func engineItem(it status.Item) string {
+func engineItem(it collectors.Item) string {
 	since := "-"
 	if it.Since != nil {
 		since = it.Since.UTC().Format(time.RFC3339Nano)
@@ -138,7 +139,7 @@ func scenarioStatusLists(s *scenario) {
 		}
 	}
 	item := func(tk camundatest.ExternalTask, worker, state string, since time.Time) string {
-		return engineItem(status.Item{Engine: "e1", Topic: s.topic, ExternalTaskID: tk.ID, ProcessInstanceID: tk.ProcessInstanceID,
+		return engineItem(collectors.Item{Engine: "e1", Topic: s.topic, ExternalTaskID: tk.ID, ProcessInstanceID: tk.ProcessInstanceID,
 			BusinessKey: bk[tk.ProcessInstanceID], ActivityID: "task_1", WorkerID: worker, TaskState: state, Since: &since})
 	}
 

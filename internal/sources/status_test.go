@@ -7,20 +7,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 )
 
 // lists returns the status page's lists of the last collection by kind and
 // table, without collecting.
-func (e *exporter) lists() map[string]status.List {
+func (e *exporter) lists() map[string]collectors.List {
 	e.t.Helper()
 	snap := e.db.Source.Current()
 	if snap == nil {
 		e.t.Fatal("not collected")
 	}
-	out := map[string]status.List{}
-	for _, l := range snap.Status {
+	out := map[string]collectors.List{}
+	for _, l := range snap.Lists {
 		k := l.Kind + "/" + l.Table
 		if _, dup := out[k]; dup {
 			e.t.Fatalf("two %s lists", k)
@@ -32,7 +33,7 @@ func (e *exporter) lists() map[string]status.List {
 
 // wantList checks one list's total and its items, each rendered by show,
 // in order (oldest first).
-func wantList(t *testing.T, lists map[string]status.List, key string, total int, show func(status.Item) string, want ...string) {
+func wantList(t *testing.T, lists map[string]collectors.List, key string, total int, show func(collectors.Item) string, want ...string) {
 	t.Helper()
 	l, ok := lists[key]
 	if !ok {
@@ -50,7 +51,7 @@ func wantList(t *testing.T, lists map[string]status.List, key string, total int,
 }
 
 // age renders an item's time and age by the frozen database clock.
-func age(it status.Item) string {
+func age(it collectors.Item) string {
 	if it.Since == nil {
 		return "no time"
 	}
@@ -101,14 +102,14 @@ func TestStatusListsOfTheTables(t *testing.T) {
 	}})
 	e.collect()
 	lists := e.lists()
-	key := func(it status.Item) string {
+	key := func(it collectors.Item) string {
 		return strings.Join([]string{it.Scope, it.IdempotencyKey, it.Status, it.JobReference, age(it)}, " ")
 	}
 	wantList(t, lists, "stale_in_progress/workflow_idempotency_record", 3, key,
 		scopeA+" stale-1 STARTED task-s1 -1h0m0s 3600s", scopeA+" stale-2 SIDE_EFFECT_SUBMITTED  -40m0s 2400s")
 	wantList(t, lists, "unknown_outcome/workflow_idempotency_record", 2, key,
 		scopeA+" unknown-2 UNKNOWN_OUTCOME  -15m0s 900s", scopeA+" unknown-1 UNKNOWN_OUTCOME  -8m20s 500s")
-	joined := func(it status.Item) string {
+	joined := func(it collectors.Item) string {
 		return strings.Join([]string{it.Engine, it.Topic, it.ExternalTaskID, it.ProcessInstanceID, it.BusinessKey, it.WorkerID, it.TaskState,
 			it.Scope, it.IdempotencyKey, it.JobReference, it.Status, age(it)}, " ")
 	}
@@ -118,13 +119,13 @@ func TestStatusListsOfTheTables(t *testing.T) {
 		"main fulfillment.submit-command task-doubt pi-doubt  w2 locked "+scopeA+" doubt task-doubt STARTED -30s 30s")
 	wantList(t, lists, "processed_job_task_open/workflow_processed_job", 1, joined,
 		"main fulfillment.submit-command task-done pi-done order-4711 w1 lock_expired   task-done COMPLETED -1m30s 90s")
-	msg := func(it status.Item) string {
+	msg := func(it collectors.Item) string {
 		return strings.Join([]string{it.SourceSystem, it.MessageID, it.MessageType, it.Status, age(it)}, " ")
 	}
 	wantList(t, lists, "inbox_waiting/message_inbox", 2, msg,
 		"kafka m-old OrderValidated PROCESSING -11m40s 700s", "kafka m-new OrderValidated RECEIVED -20s 20s")
 	wantList(t, lists, "unknown_outcome/message_inbox", 1, msg, "rabbit m-unknown PaymentCaptured UNKNOWN_OUTCOME -5m0s 300s")
-	event := func(it status.Item) string {
+	event := func(it collectors.Item) string {
 		return strings.Join([]string{it.EventID, it.AggregateType, it.EventType, it.Status, age(it)}, " ")
 	}
 	wantList(t, lists, "outbox_pending/event_outbox", 2, event,
@@ -176,8 +177,8 @@ func TestStatusListsFollowTheCollector(t *testing.T) {
 	if _, ok := lists["inbox_waiting/message_inbox"]; ok {
 		t.Error("the failed inbox collector kept its list")
 	}
-	wantList(t, lists, "outbox_pending/event_outbox", 1, func(it status.Item) string { return it.EventID }, uuid(1))
-	snaps := e.set.StatusSnapshots(t.Context())
+	wantList(t, lists, "outbox_pending/event_outbox", 1, func(it collectors.Item) string { return it.EventID }, uuid(1))
+	snaps := status.Snapshots(t.Context(), e.set)
 	if len(snaps) != 1 || len(snaps[0].Failures) != 1 || snaps[0].Failures[0].Collector != "inbox" ||
 		snaps[0].Failures[0].Class != "column missing (databases[0].tables.inbox.columns.received_at)" {
 		t.Errorf("failures %+v", snaps[0].Failures)

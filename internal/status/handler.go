@@ -9,16 +9,23 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
 
-// Provider gives the page the sources' snapshots.
+// Provider gives the page the sources' snapshots: it refreshes the sources
+// the way a scrape does (a source collects only when its snapshot is older
+// than its min_interval, and concurrent requests share one collection),
+// waits at most until ctx ends, and returns the newest snapshots.
 type Provider interface {
-	// StatusSnapshots refreshes the sources the way a scrape does (a
-	// source collects only when its snapshot is older than its
-	// min_interval, and concurrent requests share one collection), waits
-	// at most until ctx ends, and returns the newest snapshots.
 	StatusSnapshots(ctx context.Context) []Snapshot
 }
+
+// SetProvider is the Provider of the exporter: its poll set.
+type SetProvider struct{ Set *poll.Set }
+
+// StatusSnapshots implements Provider.
+func (p SetProvider) StatusSnapshots(ctx context.Context) []Snapshot { return Snapshots(ctx, p.Set) }
 
 // HandlerOptions configure the page's handlers.
 type HandlerOptions struct {

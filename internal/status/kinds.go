@@ -1,19 +1,8 @@
 package status
 
-import "github.com/workflow-exporter/workflow-exporter/alerts/rules"
-
-// Kinds of problems, the values of List.Kind.
-const (
-	KindOutboxPending        = "outbox_pending"
-	KindCompletedTaskOpen    = "completed_task_open"
-	KindProcessedJobTaskOpen = "processed_job_task_open"
-	KindInDoubt              = "in_doubt"
-	KindUnknownOutcome       = "unknown_outcome"
-	KindStaleInProgress      = "stale_in_progress"
-	KindRetriesExhausted     = "retries_exhausted"
-	KindLockExpired          = "lock_expired"
-	KindRedelivered          = "redelivered"
-	KindInboxWaiting         = "inbox_waiting"
+import (
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // kindInfo is what the page says of a kind: its title, the alert that
@@ -26,25 +15,25 @@ type kindInfo struct {
 // first, then the lost completions and outcomes nobody can prove, then the
 // engine's own trouble and the backlogs.
 var kinds = []kindInfo{
-	{KindOutboxPending, "Oldest pending outbox events", rules.WorkflowOutboxOldestEventTooOld,
+	{vocab.KindOutboxPending, "Oldest pending outbox events", rules.WorkflowOutboxOldestEventTooOld,
 		"Consumers wait for these events: find out why the publisher does not publish them (it is stopped, or fails on the oldest)."},
-	{KindCompletedTaskOpen, "Side effect completed, Camunda task still open", rules.WorkflowCompletedSideEffectTaskOpen,
+	{vocab.KindCompletedTaskOpen, "Side effect completed, Camunda task still open", rules.WorkflowCompletedSideEffectTaskOpen,
 		"Complete the task with the stored result; do not redo the side effect."},
-	{KindProcessedJobTaskOpen, "Processed job, Camunda task still open", rules.WorkflowProcessedJobTaskOpen,
+	{vocab.KindProcessedJobTaskOpen, "Processed job, Camunda task still open", rules.WorkflowProcessedJobTaskOpen,
 		"Complete the task with the row's stored result; do not process the job again."},
-	{KindInDoubt, "In doubt: in progress, and the task's lock lapsed or moved", rules.WorkflowIdempotencyInDoubt,
+	{vocab.KindInDoubt, "In doubt: in progress, and the task's lock lapsed or moved", rules.WorkflowIdempotencyInDoubt,
 		"Reconcile with the external system by the idempotency key before any retry."},
-	{KindUnknownOutcome, "Unknown outcome", rules.WorkflowUnknownOutcomeRecords,
+	{vocab.KindUnknownOutcome, "Unknown outcome", rules.WorkflowUnknownOutcomeRecords,
 		"Ask the external system whether it happened; never retry blindly."},
-	{KindStaleInProgress, "Stuck in progress (not updated within stale_after)", rules.WorkflowIdempotencyStaleInProgress,
+	{vocab.KindStaleInProgress, "Stuck in progress (not updated within stale_after)", rules.WorkflowIdempotencyStaleInProgress,
 		"Check whether the attempt is still alive; otherwise reconcile, then resume safely."},
-	{KindRetriesExhausted, "Retries exhausted (incident)", rules.CamundaExternalTaskRetriesExhausted,
+	{vocab.KindRetriesExhausted, "Retries exhausted (incident)", rules.CamundaExternalTaskRetriesExhausted,
 		"Fix the cause, then give the task retries again; the process instance waits until then."},
-	{KindLockExpired, "Lock lapsed", rules.CamundaExternalTaskLockExpirations,
+	{vocab.KindLockExpired, "Lock lapsed", rules.CamundaExternalTaskLockExpirations,
 		"The worker did not complete within its lock: the task will run again; check its idempotency record."},
-	{KindRedelivered, "Redelivered after a lapsed lock", rules.CamundaExternalTaskDuplicateExecution,
+	{vocab.KindRedelivered, "Redelivered after a lapsed lock", rules.CamundaExternalTaskDuplicateExecution,
 		"A second attempt ran or runs: check that the idempotency record absorbed it."},
-	{KindInboxWaiting, "Oldest waiting inbox messages", rules.WorkflowInboxBacklogOld,
+	{vocab.KindInboxWaiting, "Oldest waiting inbox messages", rules.WorkflowInboxBacklogOld,
 		"Find out why the consumer does not finish them (down, stuck in PROCESSING, or a poison message)."},
 }
 

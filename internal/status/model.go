@@ -14,7 +14,11 @@
 // times; never payloads, result payloads, error messages or request hashes.
 package status
 
-import "time"
+import (
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+)
 
 // SchemaVersion is the version of the JSON schema below (docs/status.md).
 // It changes when a field changes its meaning or goes away; fields may be
@@ -70,79 +74,15 @@ type Failure struct {
 	Class     string `json:"class"`
 }
 
-// SourceRef names a source.
-type SourceRef struct {
-	Kind string `json:"kind"`
-	Name string `json:"name"`
-}
-
-// List is one kind of problem found by one source in one table or engine.
+// List is one list of the page: what a collector reported
+// (collectors.List) with what the page knows of its kind.
 type List struct {
-	Kind  string `json:"kind"`
+	collectors.List
 	Title string `json:"title"`
 	// Alert is the alert that fires for this kind; RunbookURL its runbook.
 	Alert      string `json:"alert"`
 	Severity   string `json:"severity"`
 	RunbookURL string `json:"runbook_url"`
 	// Action is the first thing to do, in one sentence.
-	Action string    `json:"action"`
-	Source SourceRef `json:"source"`
-	// Engine is the Camunda engine whose tasks the list names: the source
-	// itself for an engine's lists, the joined engine for a database's
-	// join lists (shown only while that engine is up).
-	Engine string `json:"engine,omitempty"`
-	// Database and Table name the table of a database's list.
-	Database string `json:"database,omitempty"`
-	Table    string `json:"table,omitempty"`
-	// Total is how many there are; Items shows at most MaxItems of them,
-	// oldest first, and More says Total exceeds them.
-	Total int  `json:"total"`
-	More  bool `json:"more"`
-	// Partial says Total is a lower bound: the engine held more in-flight
-	// tasks than one collection lists (max_listed_tasks, or topics beyond
-	// label_value_limit).
-	Partial bool `json:"partial,omitempty"`
-	// IdentifiersHidden says the config switched identifiers off for the
-	// table or engine (status: {identifiers: false}): Items is empty and
-	// Total still counts.
-	IdentifiersHidden bool   `json:"identifiers_hidden,omitempty"`
-	Items             []Item `json:"items"`
-}
-
-// Item is one task, record, message or event. Every field is an
-// identifier, a status or a time; fields that do not apply are left out.
-type Item struct {
-	// The Camunda side.
-	Engine            string `json:"engine,omitempty"`
-	Topic             string `json:"topic,omitempty"`
-	ExternalTaskID    string `json:"external_task_id,omitempty"`
-	ProcessInstanceID string `json:"process_instance_id,omitempty"`
-	// BusinessKey is the process instance's business key, where it has one.
-	BusinessKey string `json:"business_key,omitempty"`
-	ActivityID  string `json:"activity_id,omitempty"`
-	WorkerID    string `json:"worker_id,omitempty"`
-	// TaskState is the task's state as camunda_external_tasks names it
-	// (locked, retry_backoff, lock_expired, retries_exhausted, suspended).
-	TaskState string `json:"task_state,omitempty"`
-
-	// The worker tables.
-	Scope          string `json:"scope,omitempty"`
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
-	// JobReference is the row's reference to its task (the external task
-	// id by default).
-	JobReference  string `json:"job_reference,omitempty"`
-	SourceSystem  string `json:"source_system,omitempty"`
-	MessageID     string `json:"message_id,omitempty"`
-	MessageType   string `json:"message_type,omitempty"`
-	EventID       string `json:"event_id,omitempty"`
-	AggregateType string `json:"aggregate_type,omitempty"`
-	EventType     string `json:"event_type,omitempty"`
-	// Status is the row's stored status value.
-	Status string `json:"status,omitempty"`
-
-	// Since is when the problem started, by the source's clock (what it
-	// means per kind: docs/status.md); AgeSeconds is how long before the
-	// collection that was, by the same clock.
-	Since      *time.Time `json:"since,omitempty"`
-	AgeSeconds float64    `json:"age_seconds"`
+	Action string `json:"action"`
 }

@@ -1,10 +1,15 @@
 package status
 
 import (
+	"context"
 	"sort"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/failure"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Snapshot is one source as the page needs it: what the poll package keeps
@@ -19,7 +24,29 @@ type Snapshot struct {
 	LastSuccess time.Time
 	Failures    []Failure
 	// Lists are what the collectors that succeeded reported.
-	Lists []List
+	Lists []collectors.List
+}
+
+// Snapshots refreshes the sources of set as a scrape does (through the same
+// min_interval gate, sharing a running collection), within ctx, and
+// returns what the page needs of each source's newest snapshot.
+func Snapshots(ctx context.Context, set *poll.Set) []Snapshot {
+	set.Refresh(ctx)
+	srcs := set.Sources()
+	out := make([]Snapshot, 0, len(srcs))
+	for _, src := range srcs {
+		st := Snapshot{Kind: src.Kind(), Name: src.Name(), MinInterval: src.MinInterval()}
+		if snap := src.Current(); snap != nil {
+			st.Collected, st.Started, st.Up, st.LastSuccess, st.Lists = true, snap.Started, snap.Up, snap.LastSuccess, snap.Lists
+			for _, r := range snap.Results {
+				if r.Err != nil {
+					st.Failures = append(st.Failures, Failure{Collector: r.Collector, Class: failure.Class(r.Err)})
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // Options are the page's settings (the status: section of the config).
@@ -46,7 +73,7 @@ func Build(snaps []Snapshot, o Options, now time.Time) Report {
 	engineUp := map[string]bool{}
 	engines := map[string]bool{}
 	for _, s := range snaps {
-		if s.Kind == "camunda" {
+		if s.Kind == vocab.SourceCamunda {
 			engines[s.Name] = true
 			engineUp[s.Name] = s.Collected && s.Up
 		}
@@ -56,7 +83,8 @@ func Build(snaps []Snapshot, o Options, now time.Time) Report {
 		if !s.Collected || !s.Up {
 			continue
 		}
-		for _, l := range s.Lists {
+		for _, cl := range s.Lists {
+			l := List{List: cl}
 			if l.Engine != "" && engines[l.Engine] && !engineUp[l.Engine] {
 				continue
 			}
@@ -69,7 +97,7 @@ func Build(snaps []Snapshot, o Options, now time.Time) Report {
 				}
 			}
 			if l.Items == nil {
-				l.Items = []Item{}
+				l.Items = []collectors.Item{}
 			}
 			r.Lists = append(r.Lists, l)
 		}
@@ -77,7 +105,7 @@ func Build(snaps []Snapshot, o Options, now time.Time) Report {
 	sort.SliceStable(r.Sources, func(i, j int) bool {
 		a, b := r.Sources[i], r.Sources[j]
 		if a.Kind != b.Kind {
-			return a.Kind == "camunda"
+			return a.Kind == vocab.SourceCamunda
 		}
 		return a.Name < b.Name
 	})

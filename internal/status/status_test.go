@@ -3,25 +3,18 @@ package status
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
-	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
@@ -31,48 +24,21 @@ func at(sec float64) *time.Time {
 	return &t
 }
 
-func TestSinkOrdersCutsAndCounts(t *testing.T) {
-	s := NewSink(SourceRef{"database", "orders"}, 2)
-	s.Add(List{Kind: KindInDoubt, Total: 1, Items: []Item{
-		{IdempotencyKey: "new", Since: at(-10)}, {IdempotencyKey: "no-time"}, {IdempotencyKey: "old", Since: at(-300)}, {IdempotencyKey: "mid", Since: at(-60)},
-	}})
-	s.Add(List{Kind: KindUnknownOutcome, Total: 7, IdentifiersHidden: true, Items: []Item{{IdempotencyKey: "secret"}}})
-	s.Add(List{Kind: KindOutboxPending})
-	got := s.Lists()
-	var keys []string
-	for _, it := range got[0].Items {
-		keys = append(keys, it.IdempotencyKey)
-	}
-	if strings.Join(keys, ",") != "old,mid" || got[0].Total != 4 || !got[0].More || got[0].Source != (SourceRef{"database", "orders"}) {
-		t.Errorf("in_doubt: items %v, total %d, more %v, source %v; want the two oldest of 4 (the total is at least the items given)",
-			keys, got[0].Total, got[0].More, got[0].Source)
-	}
-	if len(got[1].Items) != 0 || got[1].Total != 7 || !got[1].More {
-		t.Errorf("hidden list kept %d items, total %d", len(got[1].Items), got[1].Total)
-	}
-	if got[2].Total != 0 || got[2].More {
-		t.Errorf("empty list: total %d, more %v", got[2].Total, got[2].More)
-	}
-	if FromContext(context.Background()) != nil || FromContext(NewContext(context.Background(), s)) != s {
-		t.Error("the sink does not travel in the context")
-	}
-}
-
 // twoSources are an engine and a database whose lists include a join with
 // the engine.
 func twoSources(engineUp bool) []Snapshot {
-	engineLists := []List{{Kind: KindLockExpired, Engine: "main", Source: SourceRef{"camunda", "main"}, Total: 1,
-		Items: []Item{{Engine: "main", ExternalTaskID: "t1", Since: at(-60), AgeSeconds: 60}}}}
+	engineLists := []collectors.List{{Kind: vocab.KindLockExpired, Engine: "main", Source: collectors.SourceRef{Kind: "camunda", Name: "main"}, Total: 1,
+		Items: []collectors.Item{{Engine: "main", ExternalTaskID: "t1", Since: at(-60), AgeSeconds: 60}}}}
 	return []Snapshot{
 		{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: true, LastSuccess: t0,
-			Lists: []List{
-				{Kind: KindOutboxPending, Source: SourceRef{"database", "orders"}, Database: "orders", Table: "event_outbox", Total: 0},
-				{Kind: KindInDoubt, Source: SourceRef{"database", "orders"}, Database: "orders", Table: "workflow_idempotency_record", Engine: "main", Total: 1,
-					Items: []Item{{Engine: "main", ExternalTaskID: "t1", IdempotencyKey: "k1", Since: at(-120), AgeSeconds: 120}}},
+			Lists: []collectors.List{
+				{Kind: vocab.KindOutboxPending, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders", Table: "event_outbox", Total: 0},
+				{Kind: vocab.KindInDoubt, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders", Table: "workflow_idempotency_record", Engine: "main", Total: 1,
+					Items: []collectors.Item{{Engine: "main", ExternalTaskID: "t1", IdempotencyKey: "k1", Since: at(-120), AgeSeconds: 120}}},
 			}},
 		{Kind: "camunda", Name: "main", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: engineUp,
 			Failures: map[bool][]Failure{false: {{Collector: "connect", Class: "connection refused"}}}[engineUp],
-			Lists:    map[bool][]List{true: engineLists}[engineUp]},
+			Lists:    map[bool][]collectors.List{true: engineLists}[engineUp]},
 		{Kind: "database", Name: "billing", MinInterval: time.Minute},
 	}
 }
@@ -104,7 +70,7 @@ func TestBuildListsNothingFromSourcesDown(t *testing.T) {
 	// that is down), and so is the join that named its tasks; the
 	// database's own lists stay.
 	r = Build(twoSources(false), Options{MaxItems: 50, RunbookBaseURL: "https://runbooks.example/wf/"}, t0)
-	if len(r.Lists) != 1 || r.Lists[0].Kind != KindOutboxPending {
+	if len(r.Lists) != 1 || r.Lists[0].Kind != vocab.KindOutboxPending {
 		t.Fatalf("with the engine down: %+v", r.Lists)
 	}
 	if r.Lists[0].RunbookURL != "https://runbooks.example/wf/WorkflowOutboxOldestEventTooOld.md" {
@@ -139,41 +105,6 @@ func TestEveryKindHasAnAlertWithARunbook(t *testing.T) {
 	}
 }
 
-// TestFailureClassNeverShowsTheErrorText: the page names a failure by its
-// class, never by its text. An error that classes itself (the camunda
-// client, collectors/pgsource) gives the same class as the log line.
-func TestFailureClassNeverShowsTheErrorText(t *testing.T) {
-	secret := "postgres://u:hunter2@db.internal:5432/orders"
-	cases := []struct {
-		err  error
-		want string
-	}{
-		{fmt.Errorf("%s: %w", secret, context.DeadlineExceeded), "timeout"},
-		{fmt.Errorf("database orders: %w", &pgschema.Error{Table: "t", Column: "c", Key: "databases[0].tables.inbox.columns.received_at"}),
-			"column missing (databases[0].tables.inbox.columns.received_at)"},
-		{fmt.Errorf("database orders: %w", &pgschema.Error{Table: "t", Key: "databases[0].tables.inbox.table"}), "table missing (databases[0].tables.inbox.table)"},
-		{fmt.Errorf("x: %w", &pgconn.PgError{Code: "42501", Message: secret}), "SQLSTATE 42501"},
-		{&camunda.APIError{Method: "GET", Endpoint: "/external-task/count", Status: 500, Message: secret}, "HTTP 500 from GET /external-task/count"},
-		{&camunda.APIError{Method: "GET", Endpoint: "/version", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, "unreachable"},
-		{&camunda.APIError{Method: "GET", Endpoint: "/version", Err: &net.DNSError{Name: "db.internal"}}, "unreachable"},
-		{&camunda.APIError{Method: "GET", Endpoint: "/version", Err: x509.UnknownAuthorityError{}}, "TLS verification failed"},
-		{classed{}, "unreachable"},
-		{errors.New(secret), "error (see the exporter's log)"},
-	}
-	for _, c := range cases {
-		got := FailureClass(c.err)
-		if got != c.want || strings.Contains(got, "hunter2") || strings.Contains(got, "db.internal") {
-			t.Errorf("FailureClass(%v) = %q, want %q", c.err, got, c.want)
-		}
-	}
-}
-
-// classed is an error that names its own class.
-type classed struct{}
-
-func (classed) Error() string        { return "dial tcp 10.0.0.1:5432: connect: connection refused" }
-func (classed) FailureClass() string { return "unreachable" }
-
 // TestRenderedPage: the HTML page shows the sources and their state, every
 // list with its title, where it comes from, its action and a runbook link
 // on every row, ages as of now, how many more exist, what was checked and
@@ -181,8 +112,8 @@ func (classed) FailureClass() string { return "unreachable" }
 // from data are escaped; there is no script.
 func TestRenderedPage(t *testing.T) {
 	snaps := twoSources(false)
-	snaps[0].Lists = append(snaps[0].Lists, List{Kind: KindUnknownOutcome, Source: SourceRef{"database", "orders"}, Database: "orders",
-		Table: "workflow_idempotency_record", Total: 5, Items: []Item{
+	snaps[0].Lists = append(snaps[0].Lists, collectors.List{Kind: vocab.KindUnknownOutcome, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders",
+		Table: "workflow_idempotency_record", Total: 5, Items: []collectors.Item{
 			{Scope: "ORDER", IdempotencyKey: `<script>alert(1)</script>`, Status: "UNKNOWN_OUTCOME", Since: at(-3600), AgeSeconds: 3600},
 			{Scope: "ORDER", IdempotencyKey: "k-2", Status: "UNKNOWN_OUTCOME", Since: at(-60), AgeSeconds: 60},
 		}})

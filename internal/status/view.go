@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"strings"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 )
 
 // The HTML page's view of a Report: what page.html renders, prepared here
@@ -45,41 +47,41 @@ type cell struct {
 // field is one column the page can show, with the item's value.
 type field struct {
 	label string
-	get   func(Item) string
+	get   func(collectors.Item) string
 }
 
 // fields are the columns in the order of the page; a list shows those any
 // of its items has.
 var fields = []field{
-	{"Engine", func(i Item) string { return i.Engine }},
-	{"Topic", func(i Item) string { return i.Topic }},
-	{"External task id", func(i Item) string { return i.ExternalTaskID }},
-	{"Process instance", func(i Item) string { return i.ProcessInstanceID }},
-	{"Business key", func(i Item) string { return i.BusinessKey }},
-	{"Activity", func(i Item) string { return i.ActivityID }},
-	{"Worker", func(i Item) string { return i.WorkerID }},
-	{"Task state", func(i Item) string { return i.TaskState }},
-	{"Scope", func(i Item) string { return i.Scope }},
-	{"Idempotency key", func(i Item) string { return i.IdempotencyKey }},
-	{"Job reference", func(i Item) string { return i.JobReference }},
-	{"Source system", func(i Item) string { return i.SourceSystem }},
-	{"Message id", func(i Item) string { return i.MessageID }},
-	{"Message type", func(i Item) string { return i.MessageType }},
-	{"Event id", func(i Item) string { return i.EventID }},
-	{"Aggregate type", func(i Item) string { return i.AggregateType }},
-	{"Event type", func(i Item) string { return i.EventType }},
-	{"Status", func(i Item) string { return i.Status }},
+	{"Engine", func(i collectors.Item) string { return i.Engine }},
+	{"Topic", func(i collectors.Item) string { return i.Topic }},
+	{"External task id", func(i collectors.Item) string { return i.ExternalTaskID }},
+	{"Process instance", func(i collectors.Item) string { return i.ProcessInstanceID }},
+	{"Business key", func(i collectors.Item) string { return i.BusinessKey }},
+	{"Activity", func(i collectors.Item) string { return i.ActivityID }},
+	{"Worker", func(i collectors.Item) string { return i.WorkerID }},
+	{"Task state", func(i collectors.Item) string { return i.TaskState }},
+	{"Scope", func(i collectors.Item) string { return i.Scope }},
+	{"Idempotency key", func(i collectors.Item) string { return i.IdempotencyKey }},
+	{"Job reference", func(i collectors.Item) string { return i.JobReference }},
+	{"Source system", func(i collectors.Item) string { return i.SourceSystem }},
+	{"Message id", func(i collectors.Item) string { return i.MessageID }},
+	{"Message type", func(i collectors.Item) string { return i.MessageType }},
+	{"Event id", func(i collectors.Item) string { return i.EventID }},
+	{"Aggregate type", func(i collectors.Item) string { return i.AggregateType }},
+	{"Event type", func(i collectors.Item) string { return i.EventType }},
+	{"Status", func(i collectors.Item) string { return i.Status }},
 }
 
 func newPageView(r Report) pageView {
 	now := r.GeneratedAt
 	v := pageView{Generated: now.Format("2006-01-02 15:04:05 MST"), SchemaVersion: r.SchemaVersion, MaxItems: r.MaxItems}
-	collected := map[SourceRef]time.Time{}
+	collected := map[collectors.SourceRef]time.Time{}
 	for _, s := range r.Sources {
 		sv := sourceView{Kind: s.Kind, Name: s.Name, State: s.State, Collected: "never", LastSuccess: "never",
 			MinInterval: (time.Duration(s.MinIntervalSeconds * float64(time.Second))).String()}
 		if s.CollectedAt != nil {
-			collected[SourceRef{s.Kind, s.Name}] = *s.CollectedAt
+			collected[collectors.SourceRef{Kind: s.Kind, Name: s.Name}] = *s.CollectedAt
 			sv.Collected = ago(now.Sub(*s.CollectedAt)) + " ago"
 		}
 		if s.LastSuccessAt != nil {

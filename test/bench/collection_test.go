@@ -45,10 +45,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -658,9 +658,9 @@ func timeQueries(b *testing.B, ctx context.Context, conn *pgx.Conn, qs []pgschem
 // of the default max_items in its context, as poll gives each collector)
 // and returns its time and the items the lists got.
 func collectWithStatus(b *testing.B, ctx context.Context, c sources.TableCollector) (time.Duration, int) {
-	sink := status.NewSink(status.SourceRef{Kind: "database", Name: "bench"}, config.DefaultStatusMaxItems)
+	sink := collectors.NewSink(collectors.SourceRef{Kind: "database", Name: "bench"}, config.DefaultStatusMaxItems)
 	start := time.Now()
-	if _, err := c.Collect(status.NewContext(ctx, sink)); err != nil {
+	if _, err := c.Collect(collectors.WithSink(ctx, sink)); err != nil {
 		b.Fatalf("%s with the status lists: %v", c.Name(), err)
 	}
 	d := time.Since(start)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -195,8 +196,8 @@ databases:
 }
 
 // items are the items of the lists of a kind, of one topic if given.
-func items(r status.Report, kind, topic string) []status.Item {
-	var out []status.Item
+func items(r status.Report, kind, topic string) []collectors.Item {
+	var out []collectors.Item
 	for _, l := range r.Lists {
 		if l.Kind != kind {
 			continue

@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/failure"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -83,7 +83,7 @@ type camundaFault struct {
 // collector lost its connection (class unreachable), which makes the
 // source down at once whatever step met it.
 func (c camundaFault) down() bool {
-	return c.step == vocab.CollectorConnect || c.cause == poll.ClassUnreachable
+	return c.step == vocab.CollectorConnect || c.cause == failure.Unreachable
 }
 
 // gone are the series that must go while the fault lasts: those of the

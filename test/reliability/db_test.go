@@ -183,13 +183,13 @@ func databaseFaults(srv *pgtest.Server) []dbFault {
 			leakSettings: []string{"statement_timeout: 5s", "lock_timeout: 10ms"},
 			make:         lockFor("message_inbox")},
 		{fault: fault{name: "table renamed while running", step: "inbox", gone: ownedBy("inbox"),
-			cause: "database orders: table message_inbox does not exist or is not visible to this role (config key databases[0].tables.inbox.table)"},
+			cause: "table missing (databases[0].tables.inbox.table)"},
 			make: func(t *testing.T, d *faultDB, f *fault) {
 				f.inject = func(t *testing.T) { d.exec(t, "ALTER TABLE message_inbox RENAME TO message_inbox_moved") }
 				f.clear = func(t *testing.T) { d.exec(t, "ALTER TABLE message_inbox_moved RENAME TO message_inbox") }
 			}},
 		{fault: fault{name: "column dropped while running", step: "outbox", gone: ownedBy("outbox"),
-			cause: "database orders: table event_outbox has no column published_at (config key databases[0].tables.outbox.columns.published_at)"},
+			cause: "column missing (databases[0].tables.outbox.columns.published_at)"},
 			make: func(t *testing.T, d *faultDB, f *fault) {
 				// Every row is unpublished, so adding the column back (and
 				// its indexes) restores the table exactly.

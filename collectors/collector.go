@@ -1,0 +1,38 @@
+// Package collectors is what a collector is: the small interface every
+// collector implements (Collector) and the lists of identifiers a collector
+// hands to the status page (Sink, List, Item). The collectors themselves
+// live in its subpackages, one per kind of source:
+//
+//   - collectors/engine: a Camunda 7 engine (or fork), read through its REST
+//     API or its own database, one collector per aspect of the engine;
+//   - collectors/tables: the worker tables of a PostgreSQL database
+//     (idempotency, processed jobs, inbox, outbox) and their Camunda joins.
+//
+// Their building blocks sit beside them: labellimit bounds label values,
+// correlate carries the engine's in-flight tasks to the joins, pgschema
+// declares what a collector needs of a table, pgsource reads PostgreSQL in
+// read-only, time-bounded transactions. Which collectors a configuration
+// asks for is decided in one place, internal/sources; internal/poll runs
+// them on behalf of scrapes.
+package collectors
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector reads one aspect of a source (one table, one aspect of an
+// engine) and returns const metrics. A source calls its collectors one at a
+// time, never concurrently, so a collector may keep state between calls
+// (watermarks, counters) without locking; it commits that state only when
+// the whole collection succeeded.
+type Collector interface {
+	// Name is the value of the collector label on the exporter's
+	// self-metrics (workflow_exporter_collector_up{collector}).
+	Name() string
+	// Collect reads the source once. On error the collector's metrics and
+	// lists of this collection are discarded and its state must stay as it
+	// was.
+	Collect(ctx context.Context) ([]prometheus.Metric, error)
+}

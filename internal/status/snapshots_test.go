@@ -1,0 +1,83 @@
+package status
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
+)
+
+// listing reports one outbox list of total items per collection, or fails
+// with err.
+type listing struct {
+	name  string
+	total int
+	err   error
+	calls atomic.Int32
+}
+
+func (l *listing) Name() string { return l.name }
+
+func (l *listing) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+	l.calls.Add(1)
+	if l.err != nil {
+		return nil, l.err
+	}
+	if sink := collectors.SinkFrom(ctx); sink != nil {
+		sink.Add(collectors.List{Kind: vocab.KindOutboxPending, Table: l.name, Total: l.total})
+	}
+	return nil, nil
+}
+
+// TestPageLoadsGoThroughTheMinIntervalGate: page loads refresh sources
+// exactly as scrapes do, so however often the page is loaded, a source
+// collects at most once per min_interval.
+func TestPageLoadsGoThroughTheMinIntervalGate(t *testing.T) {
+	now := time.Unix(1000, 0)
+	lc := &listing{name: "outbox", total: 3}
+	src := poll.NewSource(poll.SourceOptions{Kind: vocab.SourceDatabase, Name: "orders", MinInterval: 30 * time.Second,
+		Collectors: []collectors.Collector{lc}, StatusItems: 50, Now: func() time.Time { return now }})
+	set := poll.NewSet(nil, src)
+	for i, step := range []struct {
+		advance   time.Duration
+		wantCalls int32
+	}{{0, 1}, {time.Second, 1}, {28 * time.Second, 1}, {time.Second, 2}, {0, 2}} {
+		now = now.Add(step.advance)
+		snaps := Snapshots(context.Background(), set)
+		if got := lc.calls.Load(); got != step.wantCalls {
+			t.Fatalf("page load %d: %d collections, want %d", i, got, step.wantCalls)
+		}
+		if len(snaps) != 1 || !snaps[0].Collected || !snaps[0].Up || len(snaps[0].Lists) != 1 || snaps[0].Lists[0].Total != 3 ||
+			snaps[0].Lists[0].Source != (collectors.SourceRef{Kind: vocab.SourceDatabase, Name: "orders"}) || snaps[0].MinInterval != 30*time.Second {
+			t.Fatalf("page load %d: %+v", i, snaps)
+		}
+	}
+	// A scrape within the interval collects nothing either: one gate.
+	now = now.Add(time.Second)
+	src.Refresh(context.Background())
+	if got := lc.calls.Load(); got != 2 {
+		t.Fatalf("a scrape after the page loads collected again: %d collections", got)
+	}
+}
+
+// TestSnapshotsNameFailuresByClass: a failed collector is listed with the
+// class of its failure (internal/failure), never with the error's text.
+func TestSnapshotsNameFailuresByClass(t *testing.T) {
+	ok := &listing{name: "outbox", total: 1}
+	bad := &listing{name: "inbox", err: context.DeadlineExceeded}
+	src := poll.NewSource(poll.SourceOptions{Kind: vocab.SourceDatabase, Name: "orders", MinInterval: time.Minute,
+		Collectors: []collectors.Collector{ok, bad}, Probe: func(context.Context) error { return nil }, StatusItems: 5})
+	snaps := SetProvider{Set: poll.NewSet(nil, src)}.StatusSnapshots(context.Background())
+	if f := snaps[0].Failures; len(f) != 1 || f[0].Collector != "inbox" || f[0].Class != "timeout" {
+		t.Fatalf("failures %+v", f)
+	}
+	if l := snaps[0].Lists; len(l) != 1 || l[0].Table != "outbox" {
+		t.Fatalf("lists %+v, want the outbox collector's only", l)
+	}
+}
