@@ -6,11 +6,11 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
 // runCheck is the check command: it builds every source as start-up does

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
 func main() {
