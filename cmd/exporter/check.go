@@ -24,15 +24,15 @@ func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 			c()
 		}
 	}()
-	engines := make([]check.Engine, len(cfg.Camunda))
+	engines := make([]check.EngineTarget, len(cfg.Camunda))
 	for i, e := range cfg.Camunda {
 		key := fmt.Sprintf("camunda[%d]", i)
-		engines[i] = check.Engine{Config: e, Key: key}
+		engines[i] = check.EngineTarget{Config: e, Key: key}
 		engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
 		if e.Database == nil {
 			continue
 		}
-		ed := &check.EngineDatabase{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
+		ed := &check.EngineDBTarget{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
 		if db, err := engine.OpenDatabase(e, key, logger); err != nil {
 			ed.Err = err
 		} else {
@@ -45,9 +45,9 @@ func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 	for i, e := range cfg.Camunda {
 		names[i] = e.Name
 	}
-	databases := make([]check.Database, len(cfg.Databases))
+	databases := make([]check.DatabaseTarget, len(cfg.Databases))
 	for i, dbc := range cfg.Databases {
-		databases[i] = check.Database{Config: dbc}
+		databases[i] = check.DatabaseTarget{Config: dbc}
 		// A registry, even an empty one, so the Camunda joins' tables and
 		// indexes are checked too.
 		db, err := sources.NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), sources.DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})

@@ -39,8 +39,8 @@ type Report struct {
 	Warnings int // missing indexes, writable role
 }
 
-// Engine is one configured Camunda engine, built as start-up builds it.
-type Engine struct {
+// EngineTarget is one configured Camunda engine, built as start-up builds it.
+type EngineTarget struct {
 	Config config.Camunda
 	// Key is the config key, e.g. "camunda[0]".
 	Key string
@@ -49,11 +49,11 @@ type Engine struct {
 	ClientErr error
 	// Database is the engine's own database in engine-database mode, nil
 	// in REST mode.
-	Database *EngineDatabase
+	Database *EngineDBTarget
 }
 
-// EngineDatabase is an engine's database as engine-database mode opens it.
-type EngineDatabase struct {
+// EngineDBTarget is an engine's database as engine-database mode opens it.
+type EngineDBTarget struct {
 	// DB is the opened database; Err says why there is none.
 	DB  *pgsource.DB
 	Err error
@@ -64,9 +64,9 @@ type EngineDatabase struct {
 	Tables []pgschema.Requirements
 }
 
-// Database is one configured database with what its collectors (the table
+// DatabaseTarget is one configured database with what its collectors (the table
 // collectors and the Camunda joins) need from its tables.
-type Database struct {
+type DatabaseTarget struct {
 	Config config.Database
 	// DB is the opened database; Err says why there is none.
 	DB     *pgsource.DB
@@ -75,7 +75,7 @@ type Database struct {
 }
 
 // Run checks every engine and database and writes a human-readable report.
-func Run(ctx context.Context, engines []Engine, databases []Database, w io.Writer) Report {
+func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget, w io.Writer) Report {
 	var rep Report
 	for _, e := range engines {
 		checkEngine(ctx, e, w, &rep)
@@ -95,7 +95,7 @@ func Run(ctx context.Context, engines []Engine, databases []Database, w io.Write
 	return rep
 }
 
-func checkEngine(ctx context.Context, e Engine, w io.Writer, rep *Report) {
+func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
 	cfg := e.Config
 	if e.ClientErr != nil {
 		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", cfg.Name, e.Key, e.ClientErr)
@@ -134,7 +134,7 @@ func checkEngine(ctx context.Context, e Engine, w io.Writer, rep *Report) {
 // checkEngineDatabase checks camunda[].database as the first collection
 // does (tables, columns, privileges, time zone), then the index the
 // history reading relies on, and whether the role could write.
-func checkEngineDatabase(ctx context.Context, cfg config.Camunda, ed EngineDatabase, w io.Writer, rep *Report) {
+func checkEngineDatabase(ctx context.Context, cfg config.Camunda, ed EngineDBTarget, w io.Writer, rep *Report) {
 	if ed.Err != nil {
 		fmt.Fprintf(w, "    engine database: ERROR %v\n", ed.Err)
 		rep.Errors++
@@ -158,7 +158,7 @@ func checkEngineDatabase(ctx context.Context, cfg config.Camunda, ed EngineDatab
 	}
 }
 
-func checkDatabase(ctx context.Context, d Database, w io.Writer, rep *Report) {
+func checkDatabase(ctx context.Context, d DatabaseTarget, w io.Writer, rep *Report) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(d.Config.Timeout))
 	defer cancel()
 	version, user, err := whoAmI(ctx, d.DB)
