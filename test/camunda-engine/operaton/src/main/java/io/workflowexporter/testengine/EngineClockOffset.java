@@ -1,0 +1,32 @@
+package io.workflowexporter.testengine;
+
+import jakarta.annotation.PostConstruct;
+
+import org.operaton.bpm.engine.impl.util.ClockUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.stereotype.Component;
+
+/**
+ * Shifts the engine's clock (ClockUtil, which every engine timestamp and lock expiration uses) by
+ * test-engine.clock-offset-ms, so one node of a two-node test cluster runs seconds ahead of the
+ * other, as unsynchronised hosts do. The JVM's own clock (HTTP Date headers, logs) is untouched;
+ * faketime is no option, it hangs the JVM.
+ */
+@Component
+public class EngineClockOffset {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EngineClockOffset.class);
+
+  @Value("${test-engine.clock-offset-ms:0}")
+  private long offsetMillis;
+
+  @PostConstruct
+  void apply() {
+    if (offsetMillis != 0) {
+      ClockUtil.offset(offsetMillis);
+      LOG.info("engine clock offset by {} ms", offsetMillis);
+    }
+  }
+}
