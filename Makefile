@@ -102,7 +102,7 @@ alert-matrix: deps
 bench-camunda: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchcamunda
 
-## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, README tables)
+## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, the tables of docs/metrics.md and docs/database.md)
 generate:
 	$(GO) generate ./...
 
