@@ -1,7 +1,7 @@
 // Package catalog is the single source of truth for every metric the exporter
 // serves: name, type, labels and HELP text. Collectors build their descriptors
 // from it, the dashboard generator and the rule tests check their expressions
-// against it, and the README's metric table is generated from it, so a rename
+// against it, and docs/metrics.md's metric table is generated from it, so a rename
 // here cannot leave a panel or an alert pointing at nothing.
 //
 // Names and labels are a contract with the dashboards and alerts shipped in

@@ -175,8 +175,8 @@ func flatten(ps []jsonPanel) []jsonPanel {
 }
 
 // Queries returns every panel expression of every dashboard, read back from
-// the generated JSON, in dashboard and panel order. The PromQL check, the live
-// check and the README reuse it.
+// the generated JSON, in dashboard and panel order. The PromQL check and the
+// live checks reuse it.
 func Queries() ([]Query, error) {
 	ds, err := All()
 	if err != nil {

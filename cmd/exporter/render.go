@@ -47,7 +47,7 @@ func addRenderCommands(app *kingpin.Application, r *renderOptions) {
 	rc.Flag("label", "PrometheusRule: a label KEY=VALUE, e.g. the one your Prometheus's ruleSelector matches (repeatable).").PlaceHolder("KEY=VALUE").StringMapVar(&r.rulesLabels)
 
 	dc := render.Command("dashboards", "Write the Grafana dashboards, adapted by a dashboards config (datasource, selector, cluster and namespace variables), as JSON files or as ConfigMaps for the Grafana sidecar.")
-	dc.Flag("dashboards-config", "Dashboards config file (see README). Without it: the shipped dashboards.").PlaceHolder("FILE").StringVar(&r.dashboardsConfig)
+	dc.Flag("dashboards-config", "Dashboards config file (see docs/install.md). Without it: the shipped dashboards.").PlaceHolder("FILE").StringVar(&r.dashboardsConfig)
 	dc.Flag("format", "json: one <uid>.json per dashboard in the --out directory; configmap: ConfigMaps with the sidecar label in one file.").Default("json").EnumVar(&r.dashFormat, "json", "configmap")
 	dc.Flag("out", "json: the directory to write into (created if missing); configmap: the file to write, - for standard output.").StringVar(&r.dashOut)
 	dc.Flag("namespace", "ConfigMaps: metadata.namespace (empty: none).").StringVar(&r.dashNamespace)

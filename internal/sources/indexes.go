@@ -12,7 +12,7 @@ import (
 // DefaultRequirements returns the requirements of every table kind's
 // collector and join, with the default table and column names, including
 // the optional duplicate_count extension. deploy/sql/003_exporter_indexes.sql
-// and the README's index table are generated from it.
+// and the index table of docs/database.md are generated from it.
 func DefaultRequirements() []pgschema.Requirements {
 	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
 	if err != nil {

@@ -29,7 +29,7 @@ type tableKind struct {
 // tableKinds is the one list of worker table kinds, in the order their
 // collectors run: NewDatabase builds a database's collectors from it,
 // DefaultRequirements (and so deploy/sql/003_exporter_indexes.sql and the
-// README's index table) lists their indexes from it. A new kind needs its
+// index table of docs/database.md) lists their indexes from it. A new kind needs its
 // config section (config/tables.go), its collector
 // (collectors/tables), and one entry here.
 func tableKinds() []tableKind {

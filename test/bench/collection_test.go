@@ -4,7 +4,7 @@
 // named baseline in the same run on the same data. It runs only with
 // `make bench` (go test -bench); `make test` compiles it and runs nothing.
 //
-// The claim it checks (README, "How it collects"): a collection's cost grows
+// The claim it checks (docs/collection.md): a collection's cost grows
 // with the open and recent rows, not with the table's history.
 //
 // Setup: one throwaway PostgreSQL database (test/harness/pgtest); per history

@@ -21,7 +21,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -52,17 +51,12 @@ func main() {
 	fast := flag.Bool("fast", false, "render the alert rules with 1m windows and short for: durations (as the alert matrix test does), so faults notify within a minute or two")
 	control := flag.String("control", "127.0.0.1:7841", "the simulator's control endpoint (a free port if taken)")
 	flag.Parse()
-	if err := run(*bin, *control, *fast); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
+	os.Exit(interruptible(func(ctx context.Context) error { return run(ctx, *bin, *control, *fast) }))
 }
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
-func run(bin, control string, fast bool) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+func run(ctx context.Context, bin, control string, fast bool) error {
 	dir, err := os.MkdirTemp("", "workflow-demo-")
 	if err != nil {
 		return err
@@ -184,6 +178,10 @@ scrape_configs:
 	}
 	defer prom.Stop()
 
+	dashboards, err := dashboardsHint(prom.URL)
+	if err != nil {
+		return err
+	}
 	simURL := "http://" + cl.Addr().String()
 	var faults []string
 	for _, f := range sim.Faults() {
@@ -206,13 +204,14 @@ Everything runs on 127.0.0.1:
   PostgreSQL           %s
   simulator log        %s
 
+%s
 Notifications that reach the pager and ticket receivers are printed below.
 Inject a fault (lanes: orders, payments, shipping; the engine faults take no lane):
 %s
 Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
 
-`, exporterAddr, exporterAddr, prom.URL, am.URL, simURL, engine.BaseURL, dsn, logFile.Name(), strings.Join(faults, "\n"))
+`, exporterAddr, exporterAddr, prom.URL, am.URL, simURL, engine.BaseURL, dsn, logFile.Name(), dashboards, strings.Join(faults, "\n"))
 
 	select {
 	case <-ctx.Done():
@@ -223,6 +222,24 @@ docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remo
 	}
 	fmt.Println("\nstopping...")
 	return nil
+}
+
+// dashboardsHint says where the Grafana dashboards are and how to load them
+// into a Grafana of one's own (the demo runs none): their absolute path, so
+// it can be pasted into a file dialog, and the import steps.
+func dashboardsHint(prometheusURL string) (string, error) {
+	dir, err := filepath.Abs(filepath.Join("dashboards", "json"))
+	if err != nil {
+		return "", err
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("no dashboards in %s (run the demo from the repository root): %v", dir, err)
+	}
+	return fmt.Sprintf(`Grafana dashboards (%d, not started here): %s
+  In your Grafana: Dashboards > New > Import, upload each file, and choose a Prometheus data source
+  that points at %s; or provision them from deploy/grafana/provisioning (docs/dashboards.md).
+`, len(files), filepath.Join(dir, "*.json"), prometheusURL), nil
 }
 
 // workerDatabase creates the "orders" database with the reference schema,

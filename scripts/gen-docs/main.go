@@ -1,0 +1,151 @@
+// Command gen-docs rewrites the generated sections of the documentation: the
+// metric table (from the catalog) in docs/metrics.md and the index table (from
+// the collectors' requirements) in docs/database.md, so the docs cannot drift
+// from the code. Each file names the sections it holds with markers:
+//
+//	<!-- BEGIN GENERATED metrics (go generate ./scripts/gen-docs) -->
+//	<!-- END GENERATED metrics -->
+//
+// and every section must be in exactly one of the files given.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+)
+
+// sections are the generated sections by name.
+var sections = map[string]func() string{
+	"metrics": metricTable,
+	"indexes": indexTable,
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: gen-docs FILE.md...")
+		os.Exit(2)
+	}
+	docs := map[string]string{}
+	for _, path := range os.Args[1:] {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		docs[path] = string(b)
+	}
+	out, err := render(docs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for path, doc := range out {
+		if doc == docs[path] {
+			continue
+		}
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
+
+// render returns the documents with every generated section rewritten. It
+// fails unless each section is in exactly one document.
+func render(docs map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	found := map[string][]string{}
+	for path, doc := range docs {
+		for name, body := range sections {
+			if !strings.Contains(doc, beginMarker(name)) {
+				continue
+			}
+			var err error
+			if doc, err = replaceSection(doc, name, body()); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			found[name] = append(found[name], path)
+		}
+		out[path] = doc
+	}
+	for name := range sections {
+		if n := len(found[name]); n != 1 {
+			return nil, fmt.Errorf("section %q is in %d of the files %v, want exactly one", name, n, keys(docs))
+		}
+	}
+	return out, nil
+}
+
+func beginMarker(name string) string {
+	return "<!-- BEGIN GENERATED " + name + " (go generate ./scripts/gen-docs) -->\n"
+}
+
+func replaceSection(doc, name, body string) (string, error) {
+	begin := beginMarker(name)
+	end := "<!-- END GENERATED " + name + " -->"
+	i := strings.Index(doc, begin)
+	j := strings.Index(doc, end)
+	if i < 0 || j < i || strings.Count(doc, begin) != 1 {
+		return "", fmt.Errorf("the markers of section %q are missing, doubled or out of order", name)
+	}
+	return doc[:i+len(begin)] + body + doc[j:], nil
+}
+
+func keys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func metricTable() string {
+	var b strings.Builder
+	groups := []struct {
+		src   catalog.Source
+		title string
+	}{
+		{catalog.SourceCamunda, "Camunda engine (REST API or engine database), per configured engine"},
+		{catalog.SourceDatabase, "Worker tables (PostgreSQL), per configured database"},
+		{catalog.SourceExporter, "The exporter itself (plus the standard go_* and process_* metrics)"},
+	}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "\n**%s**\n\n| metric | type | labels | meaning |\n|---|---|---|---|\n", g.title)
+		for _, m := range catalog.All() {
+			if m.Source != g.src {
+				continue
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Name, m.Type, strings.Join(m.Labels, ", "), strings.ReplaceAll(m.Help, "|", "\\|"))
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func indexTable() string {
+	var b strings.Builder
+	b.WriteString("\n| table | index | why |\n|---|---|---|\n")
+	for _, r := range sources.DefaultRequirements() {
+		for _, ix := range r.Indexes {
+			cols := strings.Join(ix.Columns, ", ")
+			where := ""
+			if ix.Where != "" {
+				where = " WHERE " + strings.ReplaceAll(ix.Where, `"`, "")
+			}
+			why := ix.Why
+			switch {
+			case ix.ReferencePrimaryKey:
+				why += " (the reference schema's primary key serves it; not in 003)"
+			case ix.Requires != "":
+				why += " (created by 002 with the column it needs)"
+			}
+			fmt.Fprintf(&b, "| `%s` | `%s (%s)%s` | %s |\n", r.Table, ix.Name, cols, where, why)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+)
+
+// generated are the files gen.go's go:generate line names, relative to the
+// repository root.
+var generated = []string{"docs/metrics.md", "docs/database.md"}
+
+// TestDocsAreCurrent fails when the catalog or the index requirements
+// changed without `go generate ./scripts/gen-docs`.
+func TestDocsAreCurrent(t *testing.T) {
+	docs := map[string]string{}
+	for _, f := range generated {
+		b, err := os.ReadFile(testkit.Path(t, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = string(b)
+	}
+	want, err := render(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range generated {
+		if want[f] != docs[f] {
+			t.Errorf("%s is stale: run `go generate ./scripts/gen-docs` (or `make generate`)", f)
+		}
+	}
+}
+
+// TestGenerateLineNamesTheFiles keeps the go:generate line and the test's
+// list of files the same.
+func TestGenerateLineNamesTheFiles(t *testing.T) {
+	b, err := os.ReadFile("gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range generated {
+		if !strings.Contains(string(b), " ../../"+f) {
+			t.Errorf("gen.go's go:generate line does not name %s", f)
+		}
+	}
+}
+
+func TestRenderWantsEachSectionOnce(t *testing.T) {
+	both := beginMarker("metrics") + "<!-- END GENERATED metrics -->\n" + beginMarker("indexes") + "<!-- END GENERATED indexes -->\n"
+	if _, err := render(map[string]string{"a.md": both}); err != nil {
+		t.Errorf("both sections in one file: %v", err)
+	}
+	if _, err := render(map[string]string{"a.md": both, "b.md": both}); err == nil {
+		t.Error("a section in two files: no error")
+	}
+	if _, err := render(map[string]string{"a.md": beginMarker("metrics") + "<!-- END GENERATED metrics -->\n"}); err == nil {
+		t.Error("a section in no file: no error")
+	}
+	if _, err := render(map[string]string{"a.md": "<!-- END GENERATED metrics -->\n" + beginMarker("metrics") + beginMarker("indexes") + "<!-- END GENERATED indexes -->\n"}); err == nil {
+		t.Error("markers out of order: no error")
+	}
+}

@@ -1,3 +1,0 @@
-package main
-
-//go:generate go run . ../../README.md
