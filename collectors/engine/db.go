@@ -137,6 +137,18 @@ func (r *dbReader) read(ctx context.Context, collector string, fn func(context.C
 	return r.db.ReadOnly(ctx, fn)
 }
 
+// readNow is read for a reading that needs the database clock at the
+// start of its transaction (the engine's clock of the reading).
+func (r *dbReader) readNow(ctx context.Context, collector string, fn func(context.Context, pgx.Tx, time.Time) error) error {
+	return r.read(ctx, collector, func(ctx context.Context, tx pgx.Tx) error {
+		now, err := pgsource.Now(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, now)
+	})
+}
+
 // failed makes the next collection of the collector check again.
 func (r *dbReader) failed(collector string, err error) {
 	if err != nil {

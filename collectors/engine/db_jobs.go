@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 )
 
 // Job queries. executableJobsSQL is the engine's job query with
@@ -57,11 +55,7 @@ type jobLogRow struct {
 // admission order), and the job log entries of the request's range.
 func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
 	out := &jobsRead{}
-	err := r.read(ctx, nameJobs, func(ctx context.Context, tx pgx.Tx) error {
-		now, err := pgsource.Now(ctx, tx)
-		if err != nil {
-			return err
-		}
+	err := r.readNow(ctx, nameJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
 		out.now = now
 		groups := func(query string, args ...any) ([]jobGroup, error) {
 			rows, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[jobGroupRow], fmt.Sprintf(query, r.prefix), args...)

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 )
 
 // readTasks reads the "camunda" collector's aspects in one read-only
@@ -15,11 +13,7 @@ import (
 // its BPMN error evidence, the incidents.
 func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
 	out := &tasksRead{}
-	err := r.read(ctx, nameTasks, func(ctx context.Context, tx pgx.Tx) error {
-		now, err := pgsource.Now(ctx, tx)
-		if err != nil {
-			return err
-		}
+	err := r.readNow(ctx, nameTasks, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		out.now = now
 		nowWall := r.wall(now)
 		admitted, err := r.counts(ctx, tx, rq, nowWall, out)
