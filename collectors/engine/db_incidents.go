@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
 )
 
 // incidentsSQL groups the open incidents (act_ru_incident holds open ones
@@ -64,7 +66,7 @@ type incidentTopicRow struct {
 // reported topic, exact whatever their number.
 func (r *dbReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *tasksRead) error {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentTopicRow],
-		fmt.Sprintf(incidentTopicsSQL, r.prefix), incidentTypeFailedExternalTask)
+		fmt.Sprintf(incidentTopicsSQL, r.prefix), camunda.IncidentFailedExternalTask)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,12 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
+// What engine-database mode needs of the engine's schema, apart from the
+// reading itself (db_*.go): the tables and columns each collector reads,
+// checked before its first reading (dbReader.ready) and by `workflow-exporter
+// check` (SchemaCheck), and the timestamp indexes the history log queries
+// rely on (DatabaseRequirements, IndexSQL).
+
 // engineTables are the engine tables and columns the reader uses, and the
 // collectors that read them.
 var engineTables = []struct {

@@ -110,7 +110,7 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 	limit := func(metric string) *labellimit.Limiter {
 		return labellimit.NewLimiter(o.Folds, metric, e.cfg.LabelValueLimit)
 	}
-	c := &jobsCollector{e: e,
+	return &jobsCollector{e: e,
 		exhaustedLimit:  limit(catalog.CamundaJobsRetriesExhausted),
 		executableLimit: limit(catalog.CamundaJobsExecutable),
 		failureLimit:    limit(catalog.CamundaJobFailures),
@@ -120,7 +120,6 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 		st: jobsState{exhausted: map[string]bool{}, executable: map[string]bool{},
 			failures: map[string]float64{}, successes: map[string]float64{}},
 	}
-	return c
 }
 
 // Name implements poll.Collector.

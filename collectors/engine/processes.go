@@ -22,13 +22,17 @@ type processesCollector struct {
 	seen map[string]bool
 }
 
+// processesRequest is what the processes reading needs.
+type processesRequest struct {
+	probeRead
+}
+
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
-	c := &processesCollector{e: e,
+	return &processesCollector{e: e,
 		limit: labellimit.NewLimiter(o.Folds, catalog.CamundaProcessInstances, e.cfg.LabelValueLimit),
 		descs: catalog.NewDescs(catalog.CamundaProcessInstances),
 		seen:  map[string]bool{},
 	}
-	return c
 }
 
 // Name implements poll.Collector.

@@ -55,8 +55,3 @@ type probeRead struct {
 	// version.
 	version string
 }
-
-// processesRequest is what the processes reading needs.
-type processesRequest struct {
-	probeRead
-}

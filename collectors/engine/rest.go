@@ -3,7 +3,6 @@ package engine
 import (
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/config"
@@ -54,8 +53,10 @@ var _ reader = (*restReader)(nil)
 func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *restReader {
 	return &restReader{client: client, engine: cfg.Name, logger: logger,
 		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize),
-		noCreateTime:    &versionFlag{warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
-		noJobCreateTime: &versionFlag{warning: "jobs carry no createTime; camunda_job_oldest_executable_age_seconds is not reported for this engine version"},
+		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
+			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
+		noJobCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
+			warning: "jobs carry no createTime; camunda_job_oldest_executable_age_seconds is not reported for this engine version"},
 	}
 }
 
@@ -67,9 +68,11 @@ func (r *restReader) close() {}
 // (a made-up age would be worse than none), with one warning per version.
 // Concurrent requests of one reading set it.
 type versionFlag struct {
+	logger          *slog.Logger
+	engine, warning string
+
 	mu      sync.Mutex
 	version string
-	warning string
 }
 
 // in reports whether the flag is set for the engine version.
@@ -80,7 +83,7 @@ func (f *versionFlag) in(version string) bool {
 }
 
 // set sets the flag for the engine version, warning when it was not set.
-func (f *versionFlag) set(version string, r *restReader, err error) {
+func (f *versionFlag) set(version string, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.version == version {
@@ -88,9 +91,9 @@ func (f *versionFlag) set(version string, r *restReader, err error) {
 	}
 	f.version = version
 	if err != nil {
-		r.logger.Warn(f.warning, "engine", r.engine, "err", err)
+		f.logger.Warn(f.warning, "engine", f.engine, "err", err)
 	} else {
-		r.logger.Warn(f.warning, "engine", r.engine)
+		f.logger.Warn(f.warning, "engine", f.engine)
 	}
 }
 
@@ -106,33 +109,3 @@ const RESTListPageSize = 1000
 // docs/benchmarks.md). It decides per collection whether a state group is
 // listed engine-wide or counted topic by topic.
 const ItemsPerCountRequest = 50
-
-// farFuture is the lockExpirationBefore bound that turns the filter into
-// "has a lock expiration": combined with notLocked (expiration null or
-// before the engine database's now) it selects exactly the tasks whose lock
-// lapsed, by the engine's own clock, without the exporter sending a time.
-var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// Queries, shared by counts and lists. topic "" means every topic.
-func qTotal(t string) camunda.ExternalTaskQuery { return camunda.ExternalTaskQuery{TopicName: t} }
-
-func qSuspended(t string) camunda.ExternalTaskQuery {
-	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionSuspended}
-}
-
-func qExhausted(t string) camunda.ExternalTaskQuery {
-	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesNone}
-}
-
-func qLocked(t string) camunda.ExternalTaskQuery {
-	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockLocked}
-}
-
-func qLapsed(t string) camunda.ExternalTaskQuery {
-	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft,
-		Lock: camunda.LockNotLocked, LockExpirationBefore: farFuture}
-}
-
-func qFetchable(t string) camunda.ExternalTaskQuery {
-	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockNotLocked}
-}

@@ -64,10 +64,6 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 	return nil
 }
 
-// incidentTypeFailedExternalTask is the incident of an external task out
-// of retries; its configuration is the task's id.
-const incidentTypeFailedExternalTask = "failedExternalTask"
-
 // incidentTopics finds the oldest failedExternalTask incident of each
 // reported topic. Incidents carry no topic, only the task id (their
 // configuration): when the listed incidents hold any, the tasks with no
@@ -79,7 +75,7 @@ const incidentTypeFailedExternalTask = "failedExternalTask"
 func (x *restRead) incidentTopics(ctx context.Context) error {
 	ids := map[string]bool{}
 	for _, in := range x.inc {
-		if in.IncidentType == incidentTypeFailedExternalTask {
+		if in.IncidentType == camunda.IncidentFailedExternalTask {
 			ids[in.Configuration] = true
 		}
 	}
@@ -101,7 +97,7 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 	}
 	unresolved := false
 	for _, in := range x.inc {
-		if in.IncidentType != incidentTypeFailedExternalTask {
+		if in.IncidentType != camunda.IncidentFailedExternalTask {
 			continue
 		}
 		topic, ok := topicOf[in.Configuration]

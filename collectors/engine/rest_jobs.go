@@ -81,7 +81,7 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 			due = j.CreateTime
 		}
 		if due == nil {
-			r.noJobCreateTime.set(rq.version, r, nil)
+			r.noJobCreateTime.set(rq.version, nil)
 			continue
 		}
 		if out.oldestDue.IsZero() || due.Before(out.oldestDue) {

@@ -4,11 +4,42 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 )
+
+// farFuture is the lockExpirationBefore bound that turns the filter into
+// "has a lock expiration": combined with notLocked (expiration null or
+// before the engine database's now) it selects exactly the tasks whose lock
+// lapsed, by the engine's own clock, without the exporter sending a time.
+var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Queries, shared by counts and lists. topic "" means every topic.
+func qTotal(t string) camunda.ExternalTaskQuery { return camunda.ExternalTaskQuery{TopicName: t} }
+
+func qSuspended(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionSuspended}
+}
+
+func qExhausted(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesNone}
+}
+
+func qLocked(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockLocked}
+}
+
+func qLapsed(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft,
+		Lock: camunda.LockNotLocked, LockExpirationBefore: farFuture}
+}
+
+func qFetchable(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockNotLocked}
+}
 
 // restRead is the working set of one REST reading. Requests of one phase
 // run concurrently; each writes its own fields, or takes mu.
@@ -299,7 +330,7 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 			tasks, err := x.r.client.ListExternalTasks(ctx, qFetchable(t),
 				camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.ExternalTaskSortCreateTime, Order: camunda.Ascending}})
 			if camunda.IsStatus(err, http.StatusBadRequest) {
-				x.r.noCreateTime.set(x.rq.version, x.r, err)
+				x.r.noCreateTime.set(x.rq.version, err)
 				return nil
 			}
 			if err != nil {
@@ -309,7 +340,7 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 				return nil
 			}
 			if tasks[0].CreateTime == nil {
-				x.r.noCreateTime.set(x.rq.version, x.r, nil)
+				x.r.noCreateTime.set(x.rq.version, nil)
 				return nil
 			}
 			tr.oldest = tasks[0].CreateTime.Time

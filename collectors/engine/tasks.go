@@ -29,9 +29,10 @@ type tasksRead struct {
 	// them.
 	topics map[string]*topicRead
 	// all are the engine-wide counts, over every topic, reported or
-	// folded; read (total included) when folded, and the counts of
-	// "other" come from them (otherCounts). The tasks of folded topics are
-	// not listed.
+	// folded (the REST reader counts the total only when folded): the
+	// counts of "other" are what they leave beyond the reported topics
+	// (otherCounts). folded: topics are folded into "other" (their tasks
+	// are not listed).
 	all    topicCounts
 	folded bool
 	// truncated: the task lists did not cover every in-flight task of the
