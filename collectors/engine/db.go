@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -107,6 +108,48 @@ func (r *dbReader) wall(t time.Time) string {
 // local time of the engine's zone.
 func (r *dbReader) instant(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), r.loc)
+}
+
+// verifyZone checks that time_zone is the zone the engine writes its times
+// in: the newest deployment's time as the REST API renders it (an instant,
+// in the JVM's offset) must be the time the database holds, read in
+// time_zone.
+func (r *dbReader) verifyZone(ctx context.Context) error {
+	deps, err := r.client.ListDeployments(ctx, camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.DeploymentSortTime, Order: camunda.Descending}})
+	if err != nil {
+		return err
+	}
+	if len(deps) == 0 {
+		return nil // nothing deployed, so no task and no time to compare yet
+	}
+	dep := deps[0]
+	var held time.Time
+	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT deploy_time_ FROM `+r.prefix+`act_re_deployment WHERE id_ = $1`, dep.ID).Scan(&held)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: deployment %s, which the engine's REST API lists, is not in act_re_deployment: is this the engine's database (and schema)?", r.key, dep.ID)
+	}
+	if err != nil {
+		return err
+	}
+	want := dep.DeploymentTime.Time
+	got := r.instant(held)
+	if d := got.Sub(want); d > time.Millisecond || d < -time.Millisecond {
+		_, off := want.Zone()
+		return fmt.Errorf("%s.time_zone: the engine made deployment %s at %s by its clock (UTC offset %s), which its database holds as %s; read in %q that is %s, %s off: set time_zone to the engine JVM's time zone (its user.timezone)",
+			r.key, dep.ID, want.Format(time.RFC3339Nano), offset(off), held.Format("2006-01-02 15:04:05.999"), r.zone,
+			got.Format(time.RFC3339Nano), d.Round(time.Minute))
+	}
+	return nil
+}
+
+func offset(sec int) string {
+	sign := "+"
+	if sec < 0 {
+		sign, sec = "-", -sec
+	}
+	return fmt.Sprintf("%s%02d:%02d", sign, sec/3600, sec%3600/60)
 }
 
 // ready checks, once after the collector's last failure, the tables and
