@@ -8,12 +8,13 @@ import (
 // A reader reads a Camunda engine for the engine's collectors. There are
 // two, chosen once per engine (New): restReader (rest.go, rest_*.go) asks
 // the REST API, and dbReader (db.go, db_*.go) reads the engine's own tables
-// (camunda[].database). Both return the same facts with the same meaning
-// (raw facts: per topic, per entry, per group; which labels they get is
-// decided after the read, in one place per aspect), so every rule
-// downstream (topic admission, the state partition, the lock tracking, the
-// counters, the label limits) is one piece of code whichever way the engine
-// was read.
+// (camunda[].database). Both return the same raw facts with the same
+// meaning (per topic, per history entry, per group), and neither decides a
+// label: the topics a reading reports are chosen by topicChoice (topics.go),
+// which both call as soon as they know the topics the engine holds, and
+// every other label limit is applied after the read. So every rule (topic
+// admission, the state partition, the lock tracking, the counters, the
+// label limits) is one piece of code whichever way the engine was read.
 //
 // Every request carries the probe of its collection (probeRead): the
 // engine's clock, which is the reference time of every reading of that
