@@ -9,10 +9,11 @@ import (
 // two, chosen once per engine (New): restReader (rest.go, rest_*.go) asks
 // the REST API, and dbReader (db.go, db_*.go) reads the engine's own tables
 // (camunda[].database). Both return the same raw facts with the same
-// meaning (per topic, per history entry, per group), and neither decides a
+// meaning (per topic, per history entry, per group), and neither admits a
 // label: the topics a reading reports are chosen by topicChoice (topics.go),
 // which both call as soon as they know the topics the engine holds, and
-// every other label limit is applied after the read. So every rule (topic
+// every other label limit is applied after the read (the REST reader only
+// marks the groups beyond a list it had to cut as folded). So every rule (topic
 // admission, the state partition, the lock tracking, the counters, the
 // label limits) is one piece of code whichever way the engine was read.
 //
