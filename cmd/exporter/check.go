@@ -33,11 +33,11 @@ func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 			continue
 		}
 		ed := &check.EngineDBTarget{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
-		if db, err := engine.OpenDatabase(e, key, logger); err != nil {
+		if sc, err := engine.OpenSchemaCheck(e, key, logger); err != nil {
 			ed.Err = err
 		} else {
-			ed.DB, ed.Verify = db.DB, db.Verify
-			closers = append(closers, db.DB.Close)
+			ed.DB, ed.Verify = sc.DB, sc.Verify
+			closers = append(closers, sc.DB.Close)
 		}
 		engines[i].Database = ed
 	}

@@ -15,11 +15,12 @@ import (
 
 // Collector is the "camunda" collector of an engine: it emits the
 // external-task metrics, incidents and camunda_engine_info. It reads the
-// engine through an engineReader: the REST API (rest.go, the default) or,
-// when camunda[].database is configured, the engine's own tables
-// (enginedb.go). What it does with what it read is the same code for both:
-// the state partition (tasks.go), the lock tracking (locks.go), the counters
-// from the history log (history.go), incidents (incidents.go). The rules,
+// engine through the engine's reader (reader.go): the REST API (rest.go,
+// the default) or, when camunda[].database is configured, the engine's own
+// tables (db.go). What it does with what it read is the same code for both:
+// topic admission (topics.go), the state partition (tasks.go), the lock
+// tracking (locks.go), the counters from the history log (history.go),
+// incidents (incidents.go). The rules,
 // the request budget and what cannot be known are documented in
 // docs/camunda-states.md.
 //
@@ -28,9 +29,8 @@ import (
 // the old one only when the whole collection succeeded, so a failed
 // collection leaves the state as it was.
 type Collector struct {
-	e      *Engine
-	reader engineReader
-	views  *correlate.Registry // nil: no join
+	e     *Engine
+	views *correlate.Registry // nil: no join
 
 	topicLimit    *labellimit.Limiter // topic label of every per-topic metric
 	workerFold    *labellimit.Ranked  // worker_id per topic, admitted anew in every collection
@@ -133,11 +133,6 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors),
 		creations: map[string]int64{},
 	}
-	if e.db != nil {
-		c.reader = e.db
-	} else {
-		c.reader = e.rest
-	}
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
@@ -165,9 +160,12 @@ func (c *Collector) Name() string { return nameTasks }
 // for the next collection, the series it emits, the label limiters it
 // touched and the in-flight tasks it found for the joins.
 type collectionRun struct {
-	c         *Collector
-	ctx       context.Context
-	st        collectorState // the next state, committed on success
+	c   *Collector
+	ctx context.Context
+	st  collectorState // the next state, committed on success
+	// at is what the collection's probe read; engineNow the engine's clock
+	// the reading returned (the database's in engine-database mode).
+	at        probeRead
 	engineNow time.Time
 	out       []prometheus.Metric
 	// inflight are the listed tasks a worker touched, for the join;
@@ -212,21 +210,21 @@ func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 
 // collect reads the engine and emits every series, building the next state.
 func (run *collectionRun) collect() error {
-	c, e := run.c, run.c.e
-	now, err := e.probed()
+	e := run.c.e
+	at, err := e.probed()
 	if err != nil {
 		return err
 	}
+	run.at = at
+	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
-	rd, err := c.reader.read(run.ctx, readRequest{
-		now: now, known: run.knownTopics(), otherKnown: run.st.topics[labellimit.Other], admit: run.admitTopic,
-		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries),
-	})
+	rd, err := e.reader.readTasks(run.ctx, tasksRequest{probeRead: at, topics: run.topicChoice(),
+		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)})
 	if err != nil {
 		return err
 	}
 	run.engineNow = rd.now
-	run.gauge(catalog.CamundaEngineInfo, 1, e.name, e.version, string(camunda.DetectFlavor(e.version, e.productName)))
+	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.version, string(camunda.DetectFlavor(at.version, e.productName)))
 
 	var entries []historyEntry
 	baseline := !run.st.cursor.started
@@ -253,47 +251,13 @@ func (run *collectionRun) collect() error {
 		run.topic(topic, tr, rd, fresh, recent)
 	}
 	if run.st.topics[labellimit.Other] {
-		run.otherTopics(rd.other)
+		run.otherTopics(rd.otherCounts())
 		run.emitHistory(labellimit.Other)
 	}
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
 	return run.reportStatus(rd)
-}
-
-// knownTopics are the topics reported so far, sorted, without "other".
-func (run *collectionRun) knownTopics() []string {
-	known := make([]string, 0, len(run.st.topics))
-	for _, t := range sortedKeys(run.st.topics) {
-		if t != labellimit.Other {
-			known = append(known, t)
-		}
-	}
-	return known
-}
-
-// admitTopic admits a topic the engine holds and the collector does not
-// know yet: true gives it its own label, false folds it into "other".
-func (run *collectionRun) admitTopic(topic string) bool {
-	if run.c.topicLimit.Admit(topic)[0] == topic && topic != labellimit.Other {
-		run.st.topics[topic] = true
-		return true
-	}
-	run.st.topics[labellimit.Other] = true // remembered as the folded bucket
-	return false
-}
-
-// topicLabel is the topic label of a topic named by a history entry,
-// admitting it if it is new.
-func (run *collectionRun) topicLabel(topic string) string {
-	if run.st.topics[topic] && topic != labellimit.Other {
-		return topic
-	}
-	if run.admitTopic(topic) {
-		return topic
-	}
-	return labellimit.Other
 }
 
 // historyCut counts a history reading cut short by max_history_entries and

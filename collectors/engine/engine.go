@@ -13,6 +13,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Engine is one configured Camunda 7 engine (or fork). Its poll source
@@ -29,22 +30,21 @@ import (
 //   - "camunda_processes" (processesCollector, processes.go): running
 //     process instances per process definition.
 //
-// Each aspect reads the engine through its REST API (rest.go) or, with
-// camunda[].database, the engine's own tables (enginedb.go); the rules, the
-// request budget and what cannot be known are in docs/camunda-states.md.
+// Every aspect reads the engine through one reader, chosen here: the REST
+// API (rest.go) or, with camunda[].database, the engine's own tables
+// (db.go); the rules, the request budget and what cannot be known are in
+// docs/camunda-states.md.
 type Engine struct {
 	client *camunda.Client // GET /version and the flavor, in both modes
-	rest   *restReader     // nil in engine-database mode
-	db     *engineDBReader // nil in REST mode
+	reader reader
 	name   string
 	cfg    config.Camunda
 	logger *slog.Logger
 
-	// version and now are what the probe of the current collection read:
-	// the engine version and the engine's clock (the Date header of GET
-	// /version). The collectors run after the probe, one at a time.
-	version string
-	now     time.Time
+	// at is what the probe of the current collection read (zero before
+	// it, and after a failed one). The collectors run after the probe,
+	// one at a time.
+	at probeRead
 	// productName is cached per engine version: the telemetry product name
 	// only changes with the engine.
 	productName, productFor string
@@ -53,6 +53,15 @@ type Engine struct {
 	jobs  *jobsCollector
 	procs *processesCollector
 }
+
+// Collector names, which are also the aspects of the engine database the
+// reader checks separately: a table one collector needs and cannot read
+// fails that collector only.
+const (
+	nameTasks     = vocab.CollectorCamunda
+	nameJobs      = vocab.CollectorCamundaJobs
+	nameProcesses = vocab.CollectorCamundaProcesses
+)
 
 // Options are the shared parts an engine's collectors need.
 type Options struct {
@@ -96,12 +105,11 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	}
 	e := &Engine{client: client, name: cfg.Name, cfg: cfg, logger: logger}
 	if cfg.Database != nil {
-		if e.db, err = newEngineDBReader(cfg, key, client, logger); err != nil {
+		if e.reader, err = newDBReader(cfg, key, client, logger); err != nil {
 			return nil, err
 		}
 	} else {
-		e.rest = &restReader{client: client, engine: cfg.Name, logger: logger,
-			concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize)}
+		e.reader = newRESTReader(cfg, client, logger)
 	}
 	e.tasks = newCollector(e, o)
 	e.jobs = newJobsCollector(e, o)
@@ -120,7 +128,7 @@ func (e *Engine) Collectors() []collectors.Collector {
 // product name, which tells the forks apart, is asked once per engine
 // version.
 func (e *Engine) Probe(ctx context.Context) error {
-	e.version, e.now = "", time.Time{}
+	e.at = probeRead{}
 	v, now, err := e.client.VersionAt(ctx)
 	if err == nil {
 		err = e.learnProduct(ctx, v)
@@ -131,28 +139,21 @@ func (e *Engine) Probe(ctx context.Context) error {
 		e.tasks.views.Withdraw(e.name)
 		return err
 	}
-	e.version, e.now = v, now
-	if e.rest != nil {
-		e.rest.version = v
-	}
+	e.at = probeRead{now: now, version: v}
 	return nil
 }
 
-// probed returns the engine time of this collection's probe; a collector
-// called without one (never by a poll source) fails.
-func (e *Engine) probed() (time.Time, error) {
-	if e.now.IsZero() {
-		return time.Time{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
+// probed returns what this collection's probe read, for the collectors'
+// requests; a collector called without one (never by a poll source) fails.
+func (e *Engine) probed() (probeRead, error) {
+	if e.at.now.IsZero() {
+		return probeRead{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
 	}
-	return e.now, nil
+	return e.at, nil
 }
 
 // Close releases the engine database's connections, in engine-database mode.
-func (e *Engine) Close() {
-	if e.db != nil {
-		e.db.db.Close()
-	}
-}
+func (e *Engine) Close() { e.reader.close() }
 
 // learnProduct asks the engine for its telemetry product name, which tells
 // the forks apart, once per engine version, answer or not: the endpoint may

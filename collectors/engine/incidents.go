@@ -2,12 +2,32 @@ package engine
 
 import (
 	"sort"
+	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
 // incidentKey is one camunda_incidents series.
 type incidentKey struct{ typ, key, activity string }
+
+// incidentRead is the open incidents, grouped.
+type incidentRead struct {
+	// groups are in the order their labels are to be admitted (oldest
+	// incident first), so both readers fold the same tuples.
+	groups []incidentGroup
+	// oldest is the oldest open incident per incident type, for the types
+	// whose oldest incident is known.
+	oldest map[string]time.Time
+}
+
+// incidentGroup is one camunda_incidents series before label limits.
+type incidentGroup struct {
+	key incidentKey
+	n   int64
+	// folded: the reader already put these incidents under "other" (the
+	// REST list was cut short); they bypass the label limiter.
+	folded bool
+}
 
 // incidents emits camunda_incidents and camunda_incident_oldest_age_seconds
 // from the grouped open incidents (how each reader groups them is next to

@@ -25,9 +25,8 @@ import (
 //     (history.go): only the entries new since the previous reading, each
 //     counted once by id.
 type jobsCollector struct {
-	e      *Engine
-	reader jobsReader
-	descs  catalog.Descs
+	e     *Engine
+	descs catalog.Descs
 
 	exhaustedLimit  *labellimit.Limiter // process_definition_key of camunda_jobs_retries_exhausted
 	executableLimit *labellimit.Limiter // ... of camunda_jobs_executable
@@ -59,16 +58,9 @@ func (s jobsState) clone() jobsState {
 		cursor: s.cursor, logCuts: s.logCuts}
 }
 
-// jobsReader reads the jobs aspect of an engine (rest.go, enginedb.go).
-type jobsReader interface {
-	readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error)
-}
-
-// jobsRequest is what a jobs reader needs to know.
+// jobsRequest is what the jobs reading needs to know.
 type jobsRequest struct {
-	// now is the engine's clock as GET /version reported it (the REST
-	// reader's clock; the database reader uses the database's).
-	now time.Time
+	probeRead
 	// budget bounds the jobs listed per list (max_listed_tasks).
 	budget int
 	// log says which job log entries are wanted.
@@ -118,7 +110,7 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 	limit := func(metric string) *labellimit.Limiter {
 		return labellimit.NewLimiter(o.Folds, metric, e.cfg.LabelValueLimit)
 	}
-	c := &jobsCollector{e: e,
+	return &jobsCollector{e: e,
 		exhaustedLimit:  limit(catalog.CamundaJobsRetriesExhausted),
 		executableLimit: limit(catalog.CamundaJobsExecutable),
 		failureLimit:    limit(catalog.CamundaJobFailures),
@@ -128,12 +120,6 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 		st: jobsState{exhausted: map[string]bool{}, executable: map[string]bool{},
 			failures: map[string]float64{}, successes: map[string]float64{}},
 	}
-	if e.db != nil {
-		c.reader = e.db
-	} else {
-		c.reader = e.rest
-	}
-	return c
 }
 
 // Name implements collectors.Collector.
@@ -156,12 +142,13 @@ func (c *jobsCollector) Collect(ctx context.Context) ([]prometheus.Metric, error
 }
 
 func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prometheus.Metric, cut bool, err error) {
-	now, err := c.e.probed()
+	at, err := c.e.probed()
 	if err != nil {
 		return nil, false, err
 	}
+	now := at.now
 	window := time.Duration(c.e.cfg.LateCommitWindow)
-	rd, err := c.reader.readJobs(ctx, jobsRequest{now: now, budget: c.e.cfg.MaxListedTasks,
+	rd, err := c.e.reader.readJobs(ctx, jobsRequest{probeRead: at, budget: c.e.cfg.MaxListedTasks,
 		log: st.cursor.request(now, window, c.e.cfg.MaxHistoryEntries)})
 	if err != nil {
 		return nil, false, err

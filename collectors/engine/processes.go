@@ -14,33 +14,25 @@ import (
 // running process instances per process definition key, from one request
 // (GET /process-definition/statistics) or one GROUP BY per collection.
 type processesCollector struct {
-	e      *Engine
-	reader processesReader
-	descs  catalog.Descs
-	limit  *labellimit.Limiter // process_definition_key
+	e     *Engine
+	descs catalog.Descs
+	limit *labellimit.Limiter // process_definition_key
 	// seen are the keys reported so far: each keeps reporting (0 once its
 	// definitions are gone).
 	seen map[string]bool
 }
 
-// processesReader reads the running process instances of an engine
-// (rest.go, enginedb.go).
-type processesReader interface {
-	readProcesses(ctx context.Context) (map[string]int64, error)
+// processesRequest is what the processes reading needs.
+type processesRequest struct {
+	probeRead
 }
 
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
-	c := &processesCollector{e: e,
+	return &processesCollector{e: e,
 		limit: labellimit.NewLimiter(o.Folds, catalog.CamundaProcessInstances, e.cfg.LabelValueLimit),
 		descs: catalog.NewDescs(catalog.CamundaProcessInstances),
 		seen:  map[string]bool{},
 	}
-	if e.db != nil {
-		c.reader = e.db
-	} else {
-		c.reader = e.rest
-	}
-	return c
 }
 
 // Name implements collectors.Collector.
@@ -51,10 +43,11 @@ func (c *processesCollector) Name() string { return nameProcesses }
 // name order, so both modes fold the same keys beyond label_value_limit.
 func (c *processesCollector) Collect(ctx context.Context) (_ []prometheus.Metric, err error) {
 	defer func() { settle(err, c.limit) }()
-	if _, err := c.e.probed(); err != nil {
+	at, err := c.e.probed()
+	if err != nil {
 		return nil, err
 	}
-	perKey, err := c.reader.readProcesses(ctx)
+	perKey, err := c.e.reader.readProcesses(ctx, processesRequest{probeRead: at})
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"context"
-	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
@@ -25,15 +21,16 @@ type exhaustedTask struct {
 	suspended bool
 }
 
-// exhaustedReader lists the oldest failedExternalTask incidents with their
-// tasks, at most n; both readers implement it.
-type exhaustedReader interface {
-	exhausted(ctx context.Context, n int) ([]exhaustedTask, error)
+// exhaustedRequest asks for the oldest failedExternalTask incidents with
+// their tasks, at most max (the page's status.max_items).
+type exhaustedRequest struct {
+	probeRead
+	max int
 }
 
 // reportStatus hands the engine's lists to the collection's status sink,
 // if the page is on.
-func (run *collectionRun) reportStatus(rd *engineRead) error {
+func (run *collectionRun) reportStatus(rd *tasksRead) error {
 	sink := collectors.SinkFrom(run.ctx)
 	if sink == nil {
 		return nil
@@ -63,11 +60,7 @@ func (run *collectionRun) reportStatus(rd *engineRead) error {
 	}
 	var exhausted []collectors.Item
 	if failed > 0 && !hide {
-		r, ok := c.reader.(exhaustedReader)
-		if !ok {
-			return fmt.Errorf("camunda: the engine reader cannot list exhausted tasks")
-		}
-		tasks, err := r.exhausted(run.ctx, sink.MaxItems())
+		tasks, err := c.e.reader.readExhausted(run.ctx, exhaustedRequest{probeRead: run.at, max: sink.MaxItems()})
 		if err != nil {
 			return err
 		}
@@ -96,78 +89,4 @@ func (run *collectionRun) taskItem(t correlate.Task, since time.Time) collectors
 		it.AgeSeconds = max(0, run.engineNow.Sub(since).Seconds())
 	}
 	return it
-}
-
-// exhausted lists the oldest failedExternalTask incidents (one request),
-// then their tasks by id (one request per 100 ids: the ids travel in the
-// URL).
-func (r *restReader) exhausted(ctx context.Context, n int) ([]exhaustedTask, error) {
-	incs, err := r.client.ListIncidents(ctx, camunda.IncidentQuery{IncidentType: camunda.IncidentFailedExternalTask},
-		camunda.Page{MaxResults: min(n, r.pageSize), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(incs))
-	for _, in := range incs {
-		if in.Configuration != "" {
-			ids = append(ids, in.Configuration)
-		}
-	}
-	tasks := map[string]camunda.ExternalTask{}
-	for start := 0; start < len(ids); start += 100 {
-		batch := ids[start:min(start+100, len(ids))]
-		list, err := r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{ExternalTaskIDIn: batch},
-			camunda.Page{MaxResults: len(batch), Sort: camunda.Sort{By: camunda.ExternalTaskSortID}})
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range list {
-			tasks[t.ID] = t
-		}
-	}
-	out := make([]exhaustedTask, 0, len(incs))
-	for _, in := range incs {
-		t, ok := tasks[in.Configuration]
-		if !ok {
-			continue // resolved or deleted between the two requests
-		}
-		out = append(out, exhaustedTask{incident: in.IncidentTimestamp.Time, obs: obsOf(t), suspended: t.Suspended})
-	}
-	return out, nil
-}
-
-// exhaustedSQL is the engine-database twin of the two requests above: the
-// oldest failedExternalTask incidents (act_ru_incident holds open incidents
-// only) with their task and business key.
-const exhaustedSQL = `SELECT i.incident_timestamp_, t.id_, coalesce(t.topic_name_, ''), coalesce(t.worker_id_, ''),
-  coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), coalesce(pi.business_key_, ''), t.suspension_state_ = 2
-FROM %[1]sact_ru_incident i JOIN %[1]sact_ru_ext_task t ON t.id_ = i.configuration_
-  LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = t.proc_inst_id_
-WHERE i.incident_type_ = 'failedExternalTask'
-ORDER BY i.incident_timestamp_, i.id_
-LIMIT $1`
-
-func (r *engineDBReader) exhausted(ctx context.Context, n int) ([]exhaustedTask, error) {
-	var out []exhaustedTask
-	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, fmt.Sprintf(exhaustedSQL, r.prefix), n)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e exhaustedTask
-			var ts time.Time
-			if err := rows.Scan(&ts, &e.obs.id, &e.obs.topic, &e.obs.worker, &e.obs.pi, &e.obs.activity, &e.obs.businessKey, &e.suspended); err != nil {
-				return err
-			}
-			e.incident = r.instant(ts)
-			out = append(out, e)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: listing exhausted tasks: %w", r.key, err)
-	}
-	return out, nil
 }

@@ -9,6 +9,89 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
+// tasksRequest is what the tasks reading needs to know of the collector's
+// state.
+type tasksRequest struct {
+	probeRead
+	// topics chooses the topics the reading reports (topics.go).
+	topics topicChoice
+	// budget bounds the tasks listed (max_listed_tasks).
+	budget int
+	// history says where the previous collection's history reading ended.
+	history historyRequest
+}
+
+// tasksRead is what the tasks reading learned from an engine.
+type tasksRead struct {
+	// now is the engine's clock for this collection (ages, rule L5).
+	now time.Time
+	// topics holds every reported topic (known and newly admitted),
+	// including drained ones (all counts 0), as topicChoice.choose chose
+	// them.
+	topics map[string]*topicRead
+	// all are the engine-wide counts, over every topic, reported or
+	// folded (the REST reader counts the total only when folded): the
+	// counts of "other" are what they leave beyond the reported topics
+	// (otherCounts). folded: topics are folded into "other" (their tasks
+	// are not listed).
+	all    topicCounts
+	folded bool
+	// truncated: the task lists did not cover every in-flight task of the
+	// reported topics (max_listed_tasks); unwatched: how many they left out.
+	truncated bool
+	unwatched int64
+	// noCreateTime: the engine's tasks carry no create time, so no oldest
+	// waiting age can be reported.
+	noCreateTime bool
+	history      historyRead
+	// bpmn is the evidence of BPMN errors for the new deletion entries.
+	bpmn      bpmnEvidence
+	incidents incidentRead
+	// incidentsIncomplete: over REST, the incident list or the list of
+	// tasks with no retries left was cut by max_listed_tasks, so a topic
+	// without a resolved failedExternalTask incident may still have one.
+	incidentsIncomplete bool
+}
+
+// topicRead is one reported topic as read.
+type topicRead struct {
+	counts topicCounts
+	// oldest is the create time of the oldest fetchable task (active,
+	// retries left or null, not locked); zero when none is fetchable.
+	oldest time.Time
+	// locked and lapsed are the listed tasks behind counts.locked and
+	// counts.lapsed, sorted by id.
+	locked, lapsed []taskObs
+	// oldestIncident is the timestamp of the topic's oldest open
+	// failedExternalTask incident; zero when it has none, or when
+	// incidentsIncomplete and none was resolved.
+	oldestIncident time.Time
+}
+
+// topicCounts are the exact per-topic counts, each evaluated by the engine's
+// SQL (or the same SQL in the engine database) against the engine's clock.
+type topicCounts struct {
+	total     int64 // all open tasks of the topic
+	suspended int64 // suspended=true
+	exhausted int64 // active, noRetriesLeft (retries = 0)
+	locked    int64 // active, withRetriesLeft, locked (E > now): worker locks and backoffs
+	lapsed    int64 // active, withRetriesLeft, notLocked, lockExpirationBefore=far future (E < now)
+}
+
+func (a *topicCounts) add(b topicCounts) {
+	a.total += b.total
+	a.suspended += b.suspended
+	a.exhausted += b.exhausted
+	a.locked += b.locked
+	a.lapsed += b.lapsed
+}
+
+// fetchable is how many tasks a worker could fetch now: active, retries
+// left or null, not locked (waiting tasks and lapsed locks).
+func (a topicCounts) fetchable() int64 {
+	return a.total - a.suspended - a.exhausted - a.locked
+}
+
 // partition is one topic's state gauge values.
 type partition map[string]int64
 
@@ -17,7 +100,7 @@ type partition map[string]int64
 // lock and history counters. fresh is what the history log says each task
 // went through since the previous collection, recent the same over two
 // collections.
-func (run *collectionRun) topic(topic string, tr *topicRead, rd *engineRead, fresh, recent map[string]*taskEvidence) {
+func (run *collectionRun) topic(topic string, tr *topicRead, rd *tasksRead, fresh, recent map[string]*taskEvidence) {
 	r := run.trackListed(tr, fresh, recent)
 	p := partitionOf(tr.counts, r)
 	run.emitPartition(topic, p)
@@ -112,7 +195,7 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 // counted already. Without such evidence a task is tracked one more
 // collection, so evidence that arrives a collection late (the REST reader
 // reads the history before the lists) still finds it.
-func (run *collectionRun) trackUnlisted(rd *engineRead, evidence map[string]*taskEvidence) {
+func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*taskEvidence) {
 	listed := map[string]bool{}
 	for _, tr := range rd.topics {
 		for _, o := range tr.locked {

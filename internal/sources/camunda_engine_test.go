@@ -1426,7 +1426,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed, err := engine.OpenDatabase(cfg.Camunda[0], "camunda[0]", nil)
+	ed, err := engine.OpenSchemaCheck(cfg.Camunda[0], "camunda[0]", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+)
+
+// incidentsSQL groups the open incidents (act_ru_incident holds open ones
+// only) by type, process definition key (the definition's id when it is
+// gone) and activity, oldest first.
+const incidentsSQL = `SELECT coalesce(i.incident_type_, ''), coalesce(d.key_, i.proc_def_id_, ''), coalesce(i.activity_id_, ''),
+  count(*), min(i.incident_timestamp_)
+FROM %[1]sact_ru_incident i LEFT JOIN %[1]sact_re_procdef d ON d.id_ = i.proc_def_id_
+GROUP BY 1, 2, 3
+ORDER BY 5, 1, 2, 3`
+
+// incidentRow is a row of incidentsSQL.
+type incidentRow struct {
+	Type, Key, Activity string
+	N                   int64
+	Oldest              *time.Time
+}
+
+// incidents groups the open incidents by type, process definition key and
+// activity, oldest first: exact counts whatever their number (the REST
+// reader can list only max_listed_tasks of them).
+func (r *dbReader) incidents(ctx context.Context, tx pgx.Tx) (incidentRead, error) {
+	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentRow], fmt.Sprintf(incidentsSQL, r.prefix))
+	if err != nil {
+		return incidentRead{}, err
+	}
+	out := incidentRead{oldest: map[string]time.Time{}}
+	for _, row := range rows {
+		g := incidentGroup{key: incidentKey{typ: row.Type, key: row.Key, activity: row.Activity}, n: row.N}
+		out.groups = append(out.groups, g)
+		if row.Oldest != nil {
+			ts := r.instant(*row.Oldest)
+			if prev, ok := out.oldest[g.key.typ]; !ok || ts.Before(prev) {
+				out.oldest[g.key.typ] = ts
+			}
+		}
+	}
+	return out, nil
+}
+
+// incidentTopicsSQL is the oldest failedExternalTask incident ($1) per
+// topic: incidents joined with their task by the incident's configuration
+// (the task id).
+const incidentTopicsSQL = `SELECT t.topic_name_, min(i.incident_timestamp_)
+FROM %[1]sact_ru_incident i JOIN %[1]sact_ru_ext_task t ON t.id_ = i.configuration_
+WHERE i.incident_type_ = $1
+GROUP BY t.topic_name_`
+
+// incidentTopicRow is a row of incidentTopicsSQL.
+type incidentTopicRow struct {
+	Topic  *string
+	Oldest time.Time
+}
+
+// incidentTopics reads the oldest failedExternalTask incident of each
+// reported topic, exact whatever their number.
+func (r *dbReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *tasksRead) error {
+	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentTopicRow],
+		fmt.Sprintf(incidentTopicsSQL, r.prefix), camunda.IncidentFailedExternalTask)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if row.Topic == nil {
+			continue
+		}
+		if tr := out.topics[*row.Topic]; tr != nil {
+			tr.oldestIncident = r.instant(row.Oldest)
+		}
+	}
+	return nil
+}
+
+// exhaustedSQL is the engine-database twin of the REST reader's two
+// requests (readExhausted in rest_incidents.go): the oldest
+// failedExternalTask incidents with their task and business key.
+const exhaustedSQL = `SELECT i.incident_timestamp_, t.id_, coalesce(t.topic_name_, ''), coalesce(t.worker_id_, ''),
+  coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), coalesce(pi.business_key_, ''), t.suspension_state_ = 2
+FROM %[1]sact_ru_incident i JOIN %[1]sact_ru_ext_task t ON t.id_ = i.configuration_
+  LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = t.proc_inst_id_
+WHERE i.incident_type_ = 'failedExternalTask'
+ORDER BY i.incident_timestamp_, i.id_
+LIMIT $1`
+
+// exhaustedRow is a row of exhaustedSQL.
+type exhaustedRow struct {
+	Incident                                time.Time
+	ID, Topic, Worker, PI, Act, BusinessKey string
+	Suspended                               bool
+}
+
+// readExhausted lists the oldest failedExternalTask incidents with their
+// tasks in one query (its own short transaction).
+func (r *dbReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error) {
+	var rows []exhaustedRow
+	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		res, err := tx.Query(ctx, fmt.Sprintf(exhaustedSQL, r.prefix), rq.max)
+		if err == nil {
+			rows, err = pgx.CollectRows(res, pgx.RowToStructByPos[exhaustedRow])
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: listing exhausted tasks: %w", r.key, err)
+	}
+	out := make([]exhaustedTask, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, exhaustedTask{incident: r.instant(row.Incident), suspended: row.Suspended,
+			obs: taskObs{id: row.ID, topic: row.Topic, worker: row.Worker, pi: row.PI, activity: row.Act, businessKey: row.BusinessKey}})
+	}
+	return out, nil
+}

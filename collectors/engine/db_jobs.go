@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Job queries. executableJobsSQL is the engine's job query with
+// executable=true (Job.xml: retries left, due date null or not after now,
+// no execution or its process instance not suspended) and active=true (the
+// job not suspended), grouped by key with the oldest due time (the due
+// date, or the creation for a job without one).
+const (
+	exhaustedJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), NULL::timestamp
+FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
+WHERE j.retries_ = 0
+GROUP BY 1
+ORDER BY min(j.id_)`
+	executableJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), min(coalesce(j.duedate_, j.create_time_))
+FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
+  LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = j.process_instance_id_
+WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
+  AND (j.execution_id_ IS NULL OR pi.suspension_state_ = 1 OR pi.suspension_state_ IS NULL)
+  AND j.suspension_state_ = 1
+GROUP BY 1
+ORDER BY min(j.id_)`
+	// jobLogSQL reads the job log entries since $1, newest first; like
+	// historySQL it needs an index on timestamp_ the engine does not create.
+	jobLogSQL = `SELECT id_, timestamp_, coalesce(process_def_key_, ''), job_state_
+FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
+ORDER BY timestamp_ DESC, id_ LIMIT $2`
+)
+
+// jobGroupRow is a row of exhaustedJobsSQL and executableJobsSQL.
+type jobGroupRow struct {
+	Key    string
+	N      int64
+	Oldest *time.Time
+}
+
+// jobLogRow is a row of jobLogSQL.
+type jobLogRow struct {
+	ID        string
+	Timestamp time.Time
+	Key       string
+	State     *int32
+}
+
+// readJobs reads the jobs aspect in one read-only transaction: the jobs
+// with no retries left and the executable jobs grouped by process
+// definition key, in the order of their first job id (the REST reader's
+// admission order), and the job log entries of the request's range.
+func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
+	out := &jobsRead{}
+	err := r.readNow(ctx, nameJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
+		out.now = now
+		groups := func(query string, args ...any) ([]jobGroup, error) {
+			rows, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[jobGroupRow], fmt.Sprintf(query, r.prefix), args...)
+			var gs []jobGroup
+			for _, row := range rows {
+				if row.Oldest != nil {
+					if ts := r.instant(*row.Oldest); out.oldestDue.IsZero() || ts.Before(out.oldestDue) {
+						out.oldestDue = ts
+					}
+				}
+				gs = append(gs, jobGroup{key: row.Key, n: row.N})
+			}
+			return gs, err
+		}
+		if out.exhausted, err = groups(exhaustedJobsSQL); err != nil {
+			return err
+		}
+		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
+			return err
+		}
+		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", jobLogSQL, rq.log,
+			func(row jobLogRow) jobLogEntry {
+				return jobLogEntry{id: row.ID, key: row.Key, ts: r.instant(row.Timestamp), kind: logKindOf(row.State)}
+			})
+		return err
+	})
+	return out, err
+}

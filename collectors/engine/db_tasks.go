@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// readTasks reads the "camunda" collector's aspects in one read-only
+// transaction: the topics' counts, the in-flight tasks, the history log and
+// its BPMN error evidence, the incidents.
+func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
+	out := &tasksRead{}
+	err := r.readNow(ctx, nameTasks, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
+		out.now = now
+		nowWall := r.wall(now)
+		admitted, err := r.counts(ctx, tx, rq, nowWall, out)
+		if err != nil {
+			return err
+		}
+		if err := r.inflight(ctx, tx, rq, nowWall, admitted, out); err != nil {
+			return err
+		}
+		if out.history, err = r.history(ctx, tx, rq.history); err != nil {
+			return err
+		}
+		if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history)); err != nil {
+			return err
+		}
+		if out.incidents, err = r.incidents(ctx, tx); err != nil {
+			return err
+		}
+		return r.incidentTopics(ctx, tx, out)
+	})
+	return out, err
+}
+
+// countsSQL reads every topic's counts by state group and the create time
+// of its oldest fetchable task, by the engine's own filters (dbReader).
+const countsSQL = `SELECT topic_name_,
+  count(*),
+  count(*) FILTER (WHERE suspension_state_ = 2),
+  count(*) FILTER (WHERE suspension_state_ = 1 AND retries_ = 0),
+  count(*) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ > $1::timestamp),
+  count(*) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ < $1::timestamp),
+  min(create_time_) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0)
+                              AND (lock_exp_time_ IS NULL OR lock_exp_time_ < $1::timestamp))
+FROM %sact_ru_ext_task
+GROUP BY topic_name_
+ORDER BY topic_name_ COLLATE "C"`
+
+// topicRow is a row of countsSQL.
+type topicRow struct {
+	Topic                                       *string
+	Total, Suspended, Exhausted, Locked, Lapsed int64
+	Oldest                                      *time.Time
+}
+
+// counts reads every topic's counts and oldest fetchable task in one
+// GROUP BY, in topic name order (the order topics are admitted in), and
+// chooses the reported topics (topics.go). It returns the reported topics
+// that hold tasks.
+func (r *dbReader) counts(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWall string, out *tasksRead) ([]string, error) {
+	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], fmt.Sprintf(countsSQL, r.prefix), nowWall)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(rows))
+	for i, t := range rows {
+		if t.Topic != nil {
+			names[i] = *t.Topic
+		}
+	}
+	ch := rq.topics.choose(names)
+	out.topics, out.folded = ch.read, ch.folded
+	for i, t := range rows {
+		c := topicCounts{total: t.Total, suspended: t.Suspended, exhausted: t.Exhausted, locked: t.Locked, lapsed: t.Lapsed}
+		out.all.add(c)
+		tr := out.topics[names[i]]
+		if tr == nil {
+			continue // folded into "other"
+		}
+		tr.counts = c
+		if t.Oldest != nil {
+			tr.oldest = r.instant(*t.Oldest)
+		}
+	}
+	return ch.present, nil
+}
+
+// inflightSQL lists the locked and lapsed tasks of the topics $2 with their
+// process instance's business key, in the order the REST reader spends
+// max_listed_tasks in.
+const inflightSQL = `SELECT t.id_, t.topic_name_, coalesce(t.worker_id_, ''), t.lock_exp_time_, t.retries_,
+  coalesce(t.error_msg_, ''), coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), t.lock_exp_time_ > $1::timestamp,
+  coalesce(pi.business_key_, '')
+FROM %[1]sact_ru_ext_task t LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = t.proc_inst_id_
+WHERE t.suspension_state_ = 1 AND (t.retries_ IS NULL OR t.retries_ > 0)
+  AND t.lock_exp_time_ IS NOT NULL AND t.lock_exp_time_ <> $1::timestamp AND t.topic_name_ = ANY($2)
+ORDER BY t.topic_name_ COLLATE "C", t.lock_exp_time_ > $1::timestamp DESC, t.id_
+LIMIT $3`
+
+// inflightRow is a row of inflightSQL.
+type inflightRow struct {
+	ID, Topic, Worker string
+	Expiration        time.Time
+	Retries           *int32
+	ErrMsg, PI, Act   string
+	Locked            bool
+	BusinessKey       string
+}
+
+// inflight lists the locked and lapsed tasks of the reported topics: topic
+// by topic in name order, locked before lapsed, each by id, at most
+// max_listed_tasks, the order the REST reader spends its budget in.
+func (r *dbReader) inflight(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWall string, topics []string, out *tasksRead) error {
+	var want int64
+	for _, t := range topics {
+		want += out.topics[t].counts.locked + out.topics[t].counts.lapsed
+	}
+	if want == 0 {
+		return nil
+	}
+	rows, err := collectRows(ctx, tx, r, "listing act_ru_ext_task", pgx.RowToStructByPos[inflightRow],
+		fmt.Sprintf(inflightSQL, r.prefix), nowWall, topics, rq.budget)
+	if err != nil {
+		return err
+	}
+	for _, t := range rows {
+		o := taskObs{id: t.ID, topic: t.Topic, worker: t.Worker, exp: r.instant(t.Expiration), errMsg: t.ErrMsg,
+			pi: t.PI, activity: t.Act, businessKey: t.BusinessKey}
+		if t.Retries != nil {
+			n := int(*t.Retries)
+			o.retries = &n
+		}
+		tr := out.topics[o.topic]
+		if t.Locked {
+			tr.locked = append(tr.locked, o)
+		} else {
+			tr.lapsed = append(tr.lapsed, o)
+		}
+	}
+	if listed := int64(len(rows)); listed < want {
+		out.truncated = true
+		out.unwatched = want - listed
+	}
+	return nil
+}

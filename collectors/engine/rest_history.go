@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+)
+
+// history pages through the history log, newest first, until it reaches
+// entries older than the request's start, the end of the log, or
+// max_history_entries.
+func (x *restRead) history(ctx context.Context) error {
+	entries, cut, err := readLog(ctx, x.r.pageSize, x.rq.history,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTaskLogEntry, error) {
+			p.Sort = camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}
+			return x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{}, p)
+		},
+		func(e camunda.ExternalTaskLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
+	x.out.history.cut = cut
+	for _, e := range entries {
+		x.out.history.entries = append(x.out.history.entries, entryOf(e))
+	}
+	return err
+}
+
+// readLog pages through a history log sorted by timestamp, newest first
+// (fetch sets the sort), until it reaches entries older than the request's
+// start, the end of the log, or max_history_entries (cut). Offset paging
+// over a log that grows at its head repeats entries; they are read once.
+func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch func(context.Context, camunda.Page) ([]T, error),
+	key func(T) (string, time.Time)) (entries []T, cut bool, err error) {
+	seen := map[string]bool{}
+	// One more than max_history_entries tells a cut reading from one that
+	// ends exactly there.
+	size := min(pageSize, hr.max+1)
+	for offset := 0; ; offset += size {
+		page, err := fetch(ctx, camunda.Page{FirstResult: offset, MaxResults: size})
+		if err != nil {
+			return entries, cut, err
+		}
+		for _, e := range page {
+			id, ts := key(e)
+			if ts.Before(hr.from) {
+				return entries, false, nil
+			}
+			if seen[id] {
+				continue
+			}
+			if len(entries) == hr.max {
+				return entries, true, nil
+			}
+			seen[id] = true
+			entries = append(entries, e)
+		}
+		if len(page) < size {
+			return entries, false, nil
+		}
+	}
+}
+
+func entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
+	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time,
+		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID,
+		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
+	return h
+}
+
+// logKindOfFlags is the kind of a history log entry of the REST API, which
+// flags each entry (failureLog, successLog, deletionLog; none: a creation),
+// in both the external-task and the job log.
+func logKindOfFlags(failure, success, deletion bool) logKind {
+	switch {
+	case failure:
+		return logFailure
+	case success:
+		return logSuccess
+	case deletion:
+		return logDeletion
+	}
+	return logCreation
+}
+
+// bpmnEvidence looks up, for the deletion entries new in this reading, what
+// tells a BPMN error apart (bpmn.go), only when there are any: the error
+// catch events started around them (GET /history/activity-instance, one
+// paged request per catch event type), and per activity of the deleted
+// tasks its activity instances that completed their scope since (one paged
+// request per activity; the endpoint has no filter by instance ids that
+// every engine version applies). Each list is bounded by
+// max_history_entries.
+func (x *restRead) bpmnEvidence(ctx context.Context) error {
+	dels := newDeletions(x.out.history.entries, x.rq.history)
+	if len(dels) == 0 {
+		return nil
+	}
+	first, last := deletionSpan(dels)
+	from := first.Add(-catchWindow)
+	deleted := map[string]bool{}
+	activities := map[string]bool{}
+	for _, e := range dels {
+		deleted[e.actInst] = true
+		if e.activity != "" {
+			activities[e.activity] = true
+		}
+	}
+	list := func(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string) ([]camunda.HistoricActivityInstance, error) {
+		items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: camunda.Ascending}},
+			x.r.pageSize, x.rq.history.max,
+			func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
+				return x.r.client.ListHistoricActivityInstances(ctx, q, p)
+			})
+		return items, err
+	}
+	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(x.r.concurrency)
+	for _, typ := range []string{activityBoundaryError, activityErrorStartEvent} {
+		g.Go(func() error {
+			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from}, camunda.ActivityInstanceSortStartTime)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range items {
+				if a.ActivityType == typ && !a.StartTime.After(last.Add(catchWindow)) {
+					ev.catches = append(ev.catches, catchEvent{id: a.ID, rootPI: a.RootProcessInstanceID, start: a.StartTime.Time})
+				}
+			}
+			return err
+		})
+	}
+	for _, act := range sortedKeys(activities) {
+		g.Go(func() error {
+			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityID: act, CompleteScope: true, FinishedAfter: from}, camunda.ActivityInstanceSortEndTime)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, a := range items {
+				if a.CompleteScope && deleted[a.ID] {
+					ev.scopeCompleted[a.ID] = true
+				}
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	sort.Slice(ev.catches, func(i, j int) bool { return ev.catches[i].id < ev.catches[j].id })
+	x.out.bpmn = ev
+	return nil
+}

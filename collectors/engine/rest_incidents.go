@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+)
+
+// incidentGroups groups the listed incidents. If the list was cut short
+// (max_listed_tasks), one GET /incident/count?incidentType=T per listed
+// type puts the unlisted rest under process_definition_key and activity_id
+// "other", and what the total leaves beyond those (types that only occur
+// beyond the list, which cannot be asked for by name) goes to all three
+// labels "other", without an oldest age. Because the list is sorted oldest
+// first, the oldest incident of every listed type is in the list.
+func (x *restRead) incidentGroups(ctx context.Context) error {
+	ids := make([]string, 0, len(x.inc))
+	for _, in := range x.inc {
+		ids = append(ids, in.ProcessDefinitionID)
+	}
+	keys, err := x.r.client.ProcessDefinitionKeys(ctx, ids)
+	if err != nil {
+		return err
+	}
+	out := incidentRead{oldest: map[string]time.Time{}}
+	index := map[incidentKey]int{}
+	perType := map[string]int64{}
+	for _, in := range x.inc {
+		key := keys[in.ProcessDefinitionID]
+		if key == "" {
+			key = in.ProcessDefinitionID // definition deleted meanwhile
+		}
+		ik := incidentKey{in.IncidentType, key, in.ActivityID}
+		if i, ok := index[ik]; ok {
+			out.groups[i].n++
+		} else {
+			index[ik] = len(out.groups)
+			out.groups = append(out.groups, incidentGroup{key: ik, n: 1})
+		}
+		perType[in.IncidentType]++
+		if _, ok := out.oldest[in.IncidentType]; !ok {
+			out.oldest[in.IncidentType] = in.IncidentTimestamp.Time
+		}
+	}
+	if x.incCut {
+		rest := x.nInc - int64(len(x.inc))
+		for _, typ := range sortedKeys(perType) {
+			all, err := x.r.client.CountIncidents(ctx, camunda.IncidentQuery{IncidentType: typ})
+			if err != nil {
+				return err
+			}
+			if r := all - perType[typ]; r > 0 {
+				out.groups = append(out.groups, incidentGroup{key: incidentKey{typ, labellimit.Other, labellimit.Other}, n: r, folded: true})
+				rest -= r
+			}
+		}
+		if rest > 0 {
+			out.groups = append(out.groups, incidentGroup{key: incidentKey{labellimit.Other, labellimit.Other, labellimit.Other}, n: rest, folded: true})
+		}
+	}
+	x.out.incidents = out
+	return nil
+}
+
+// incidentTopics finds the oldest failedExternalTask incident of each
+// reported topic. Incidents carry no topic, only the task id (their
+// configuration): when the listed incidents hold any, the tasks with no
+// retries left (suspended or not: their incidents stay) are listed
+// engine-wide, by id, at most max_listed_tasks, and joined by id. The
+// incident list is sorted oldest first, so a topic's first resolved
+// incident is its oldest, as long as no earlier incident's task went
+// unlisted.
+func (x *restRead) incidentTopics(ctx context.Context) error {
+	ids := map[string]bool{}
+	for _, in := range x.inc {
+		if in.IncidentType == camunda.IncidentFailedExternalTask {
+			ids[in.Configuration] = true
+		}
+	}
+	x.out.incidentsIncomplete = x.incCut
+	if len(ids) == 0 {
+		return nil
+	}
+	tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
+		x.r.pageSize, x.rq.budget,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
+			return x.r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{Retries: camunda.RetriesNone}, p)
+		})
+	if err != nil {
+		return err
+	}
+	topicOf := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		topicOf[t.ID] = t.TopicName
+	}
+	unresolved := false
+	for _, in := range x.inc {
+		if in.IncidentType != camunda.IncidentFailedExternalTask {
+			continue
+		}
+		topic, ok := topicOf[in.Configuration]
+		if !ok {
+			// The task is beyond the list (or ended meanwhile): the
+			// incidents after it are no oldest of their topic for sure.
+			unresolved = unresolved || cut
+			continue
+		}
+		if tr := x.out.topics[topic]; tr != nil && tr.oldestIncident.IsZero() && !unresolved {
+			tr.oldestIncident = in.IncidentTimestamp.Time
+		}
+	}
+	x.out.incidentsIncomplete = x.incCut || unresolved
+	return nil
+}
+
+// readExhausted lists the oldest failedExternalTask incidents (one
+// request), then their tasks by id (one request per 100 ids: the ids travel
+// in the URL).
+func (r *restReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error) {
+	incs, err := r.client.ListIncidents(ctx, camunda.IncidentQuery{IncidentType: camunda.IncidentFailedExternalTask},
+		camunda.Page{MaxResults: min(rq.max, r.pageSize), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(incs))
+	for _, in := range incs {
+		if in.Configuration != "" {
+			ids = append(ids, in.Configuration)
+		}
+	}
+	tasks := map[string]camunda.ExternalTask{}
+	for start := 0; start < len(ids); start += 100 {
+		batch := ids[start:min(start+100, len(ids))]
+		list, err := r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{ExternalTaskIDIn: batch},
+			camunda.Page{MaxResults: len(batch), Sort: camunda.Sort{By: camunda.ExternalTaskSortID}})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range list {
+			tasks[t.ID] = t
+		}
+	}
+	out := make([]exhaustedTask, 0, len(incs))
+	for _, in := range incs {
+		t, ok := tasks[in.Configuration]
+		if !ok {
+			continue // resolved or deleted between the two requests
+		}
+		out = append(out, exhaustedTask{incident: in.IncidentTimestamp.Time, obs: obsOf(t), suspended: t.Suspended})
+	}
+	return out, nil
+}

@@ -1,0 +1,18 @@
+package engine
+
+import "context"
+
+// readProcesses reads the running process instances per process definition
+// key: one GET /process-definition/statistics, which lists every version of
+// every definition with its instance count.
+func (r *restReader) readProcesses(ctx context.Context, _ processesRequest) (map[string]int64, error) {
+	stats, err := r.client.ProcessDefinitionStatistics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, s := range stats {
+		out[s.Definition.Key] += s.Instances
+	}
+	return out, nil
+}

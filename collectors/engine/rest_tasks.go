@@ -1,0 +1,350 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+)
+
+// farFuture is the lockExpirationBefore bound that turns the filter into
+// "has a lock expiration": combined with notLocked (expiration null or
+// before the engine database's now) it selects exactly the tasks whose lock
+// lapsed, by the engine's own clock, without the exporter sending a time.
+var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Queries, shared by counts and lists. topic "" means every topic.
+func qTotal(t string) camunda.ExternalTaskQuery { return camunda.ExternalTaskQuery{TopicName: t} }
+
+func qSuspended(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionSuspended}
+}
+
+func qExhausted(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesNone}
+}
+
+func qLocked(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockLocked}
+}
+
+func qLapsed(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft,
+		Lock: camunda.LockNotLocked, LockExpirationBefore: farFuture}
+}
+
+func qFetchable(t string) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockNotLocked}
+}
+
+// restRead is the working set of one REST reading. Requests of one phase
+// run concurrently; each writes its own fields, or takes mu.
+type restRead struct {
+	r         *restReader
+	rq        tasksRequest
+	out       *tasksRead
+	present   []string // reported topics that hold open tasks now, sorted
+	isPresent map[string]bool
+
+	nInc   int64 // open incidents
+	mu     sync.Mutex
+	budget int
+	inc    []camunda.Incident
+	incCut bool
+}
+
+// readTasks reads the "camunda" collector's aspects: the topic names and
+// the topics chosen from them, then three phases of concurrent requests
+// (engine-wide counts with the history; per-topic counts with the lists;
+// the oldest waiting tasks), then the incidents' topics and the BPMN error
+// evidence.
+func (r *restReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
+	x := &restRead{r: r, rq: rq, budget: rq.budget, out: &tasksRead{now: rq.now}}
+	x.out.noCreateTime = r.noCreateTime.in(rq.version)
+	if err := x.topics(ctx); err != nil {
+		return nil, err
+	}
+	for _, phase := range []func(context.Context, *errgroup.Group){x.engineWide, x.perTopic, x.oldestWaiting} {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(r.concurrency)
+		phase(gctx, g)
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.incidentGroups(ctx); err != nil {
+		return nil, err
+	}
+	if err := x.incidentTopics(ctx); err != nil {
+		return nil, err
+	}
+	if err := x.bpmnEvidence(ctx); err != nil {
+		return nil, err
+	}
+	return x.out, nil
+}
+
+// topics reads the topic names and chooses the topics reported.
+func (x *restRead) topics(ctx context.Context) error {
+	names, err := x.r.client.TopicNames(ctx, false, false, false)
+	if err != nil {
+		return err
+	}
+	ch := x.rq.topics.choose(names)
+	x.out.topics, x.present, x.out.folded = ch.read, ch.present, ch.folded
+	x.isPresent = make(map[string]bool, len(x.present))
+	for _, t := range x.present {
+		x.isPresent[t] = true
+	}
+	return nil
+}
+
+func (x *restRead) count(ctx context.Context, q camunda.ExternalTaskQuery, dst *int64) error {
+	n, err := x.r.client.CountExternalTasks(ctx, q)
+	if err != nil {
+		return err
+	}
+	*dst = n
+	return nil
+}
+
+// engineWide: the engine-wide counts, the history, and the incident count.
+func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
+	g.Go(func() error { return x.history(ctx) })
+	counts := []struct {
+		q   camunda.ExternalTaskQuery
+		dst *int64
+	}{
+		{qSuspended(""), &x.out.all.suspended},
+		{qExhausted(""), &x.out.all.exhausted},
+		{qLocked(""), &x.out.all.locked},
+		{qLapsed(""), &x.out.all.lapsed},
+	}
+	if x.out.folded {
+		counts = append(counts, struct {
+			q   camunda.ExternalTaskQuery
+			dst *int64
+		}{qTotal(""), &x.out.all.total})
+	}
+	for _, c := range counts {
+		g.Go(func() error { return x.count(ctx, c.q, c.dst) })
+	}
+	g.Go(func() (err error) {
+		x.nInc, err = x.r.client.CountIncidents(ctx, camunda.IncidentQuery{})
+		return err
+	})
+}
+
+// perTopic: the per-topic counts and the task lists, the incident list.
+func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
+	for _, t := range x.present {
+		g.Go(func() error { return x.count(ctx, qTotal(t), &x.out.topics[t].counts.total) })
+	}
+	// Suspended and retries-exhausted tasks only need counting: listing
+	// them engine-wide wins when it takes fewer requests' worth of work.
+	for _, grp := range []struct {
+		n   int64
+		q   func(string) camunda.ExternalTaskQuery
+		dst func(*topicCounts) *int64
+	}{
+		{x.out.all.suspended, qSuspended, func(c *topicCounts) *int64 { return &c.suspended }},
+		{x.out.all.exhausted, qExhausted, func(c *topicCounts) *int64 { return &c.exhausted }},
+	} {
+		switch {
+		case grp.n == 0:
+		case x.cheaperToList(grp.n):
+			g.Go(func() error {
+				tasks, err := x.listAll(ctx, grp.q(""), grp.n)
+				for _, t := range tasks {
+					if x.isPresent[t.TopicName] {
+						*grp.dst(&x.out.topics[t.TopicName].counts)++
+					}
+				}
+				return err
+			})
+		default:
+			for _, t := range x.present {
+				g.Go(func() error { return x.count(ctx, grp.q(t), grp.dst(&x.out.topics[t].counts)) })
+			}
+		}
+	}
+	if x.out.all.locked+x.out.all.lapsed <= int64(x.budget) {
+		x.budget -= int(x.out.all.locked + x.out.all.lapsed)
+		g.Go(func() error { return x.inflightEngineWide(ctx, qLocked(""), x.out.all.locked, true) })
+		g.Go(func() error { return x.inflightEngineWide(ctx, qLapsed(""), x.out.all.lapsed, false) })
+	} else {
+		g.Go(func() error { return x.inflightPerTopic(ctx) })
+	}
+	if x.nInc > 0 {
+		g.Go(func() (err error) {
+			x.inc, x.incCut, err = camunda.Collect(ctx,
+				camunda.Page{Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}},
+				x.r.pageSize, x.rq.budget,
+				func(ctx context.Context, p camunda.Page) ([]camunda.Incident, error) {
+					return x.r.client.ListIncidents(ctx, camunda.IncidentQuery{}, p)
+				})
+			return err
+		})
+	}
+}
+
+// cheaperToList reports whether listing n tasks engine-wide costs less than
+// one count request per topic that holds tasks.
+func (x *restRead) cheaperToList(n int64) bool {
+	pages := n/int64(x.r.pageSize) + 1
+	return pages+n/ItemsPerCountRequest < int64(len(x.present))
+}
+
+// listAll lists every task matching q (n expected), by id. Tasks that come
+// and go between the pages can make the list longer than n: it is cut at
+// 2n+pageSize, which only matters for a state group that doubled within a
+// collection.
+func (x *restRead) listAll(ctx context.Context, q camunda.ExternalTaskQuery, n int64) ([]camunda.ExternalTask, error) {
+	tasks, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
+		x.r.pageSize, int(2*n)+x.r.pageSize,
+		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
+			return x.r.client.ListExternalTasks(ctx, q, p)
+		})
+	return dedupeTasks(tasks), err
+}
+
+// dedupeTasks drops repeats: offset paging over live data repeats a task
+// when one before it disappears between two pages.
+func dedupeTasks(tasks []camunda.ExternalTask) []camunda.ExternalTask {
+	seen := make(map[string]bool, len(tasks))
+	out := tasks[:0]
+	for _, t := range tasks {
+		if !seen[t.ID] {
+			seen[t.ID] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// inflightEngineWide lists the locked (or lapsed) tasks of all topics and
+// takes the per-topic counts from the list, which then agree with it
+// exactly. Tasks of folded topics are dropped (they are not tracked).
+func (x *restRead) inflightEngineWide(ctx context.Context, q camunda.ExternalTaskQuery, n int64, locked bool) error {
+	if n == 0 {
+		return nil
+	}
+	tasks, err := x.listAll(ctx, q, n)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, t := range tasks {
+		if !x.isPresent[t.TopicName] {
+			// A folded topic (counted in "other"), or a topic whose
+			// first task appeared after the topic names were read.
+			continue
+		}
+		tr := x.out.topics[t.TopicName]
+		if locked {
+			tr.counts.locked++
+			tr.locked = append(tr.locked, obsOf(t))
+		} else {
+			tr.counts.lapsed++
+			tr.lapsed = append(tr.lapsed, obsOf(t))
+		}
+	}
+	return nil
+}
+
+// inflightPerTopic is the fallback when the in-flight tasks exceed
+// max_listed_tasks: exact counts per topic, then lists topic by topic in
+// name order (locked, then lapsed), each sorted by id, until the budget is
+// spent; the same tasks stay in view from one collection to the next.
+func (x *restRead) inflightPerTopic(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(x.r.concurrency)
+	for _, t := range x.present {
+		c := &x.out.topics[t].counts
+		g.Go(func() error { return x.count(gctx, qLocked(t), &c.locked) })
+		g.Go(func() error { return x.count(gctx, qLapsed(t), &c.lapsed) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(x.r.concurrency)
+	for _, t := range x.present {
+		tr := x.out.topics[t]
+		for _, l := range []struct {
+			q   camunda.ExternalTaskQuery
+			n   int64
+			dst *[]taskObs
+		}{{qLocked(t), tr.counts.locked, &tr.locked}, {qLapsed(t), tr.counts.lapsed, &tr.lapsed}} {
+			take := min(l.n, int64(x.budget))
+			x.budget -= int(take)
+			if take < l.n {
+				x.out.truncated = true
+				x.out.unwatched += l.n - take
+			}
+			if take == 0 {
+				continue
+			}
+			g.Go(func() error {
+				tasks, cut, err := camunda.Collect(gctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
+					x.r.pageSize, int(take),
+					func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
+						return x.r.client.ListExternalTasks(ctx, l.q, p)
+					})
+				for _, tk := range dedupeTasks(tasks) {
+					*l.dst = append(*l.dst, obsOf(tk))
+				}
+				if cut {
+					// More tasks than the count a moment before: some
+					// are not watched this time.
+					x.mu.Lock()
+					x.out.truncated = true
+					x.mu.Unlock()
+				}
+				return err
+			})
+		}
+	}
+	return g.Wait()
+}
+
+// oldestWaiting reads the oldest fetchable task of each topic that has one
+// (sorting by createTime needs 7.21+, the field in the answer 7.24+).
+// Engines without createTime get no series: a made-up age would be worse
+// than none (see docs/camunda-states.md).
+func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
+	if x.out.noCreateTime {
+		return
+	}
+	for _, t := range x.present {
+		tr := x.out.topics[t]
+		if tr.counts.fetchable() <= 0 {
+			continue
+		}
+		g.Go(func() error {
+			tasks, err := x.r.client.ListExternalTasks(ctx, qFetchable(t),
+				camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.ExternalTaskSortCreateTime, Order: camunda.Ascending}})
+			if camunda.IsStatus(err, http.StatusBadRequest) {
+				x.r.noCreateTime.set(x.rq.version, err)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if len(tasks) == 0 {
+				return nil
+			}
+			if tasks[0].CreateTime == nil {
+				x.r.noCreateTime.set(x.rq.version, nil)
+				return nil
+			}
+			tr.oldest = tasks[0].CreateTime.Time
+			return nil
+		})
+	}
+}
