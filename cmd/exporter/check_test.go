@@ -15,6 +15,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
@@ -34,7 +35,7 @@ func runCheckConfig(t *testing.T, dsn, doc string) (string, check.Report) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep := runCheck(context.Background(), cfg, &out, nil)
+	rep := sources.RunCheck(context.Background(), cfg, &out, nil)
 	return out.String(), rep
 }
 
@@ -162,7 +163,7 @@ func TestCheckReportsEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep := runCheck(context.Background(), cfg, &out, nil)
+	rep := sources.RunCheck(context.Background(), cfg, &out, nil)
 	for _, want := range []string{
 		`camunda good: ok, camunda 7.24.0 at ` + engine.URL + `/engine-rest (credentials of "exporter" accepted)`,
 		"open external tasks visible to this user: 3",

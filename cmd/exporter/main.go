@@ -147,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	if o.command == "check" {
-		rep := runCheck(ctx, cfg, stdout, logger)
+		rep := sources.RunCheck(ctx, cfg, stdout, logger)
 		if rep.Errors > 0 {
 			return 1
 		}

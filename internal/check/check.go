@@ -7,7 +7,7 @@
 // and whether the exporter's role could write (it should not).
 //
 // It is handed the sources built as start-up builds them (that wiring is
-// cmd/exporter/check.go), and knows of the collectors only what they declare
+// internal/sources/check.go), and knows of the collectors only what they declare
 // they need (pgschema.Requirements).
 //
 // Index checks ask the planner, not the catalog text: for each collector

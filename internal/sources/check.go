@@ -1,4 +1,4 @@
-package main
+package sources
 
 import (
 	"context"
@@ -10,14 +10,13 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
-	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
-// runCheck is the check command: it builds every source as start-up does
+// RunCheck is the check command's wiring: it builds every source as start-up does
 // (the same client of each engine, its database in engine-database mode,
 // each database's table collectors and joins), hands what they need from
 // the engines and tables to internal/check, and closes them again.
-func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logger) check.Report {
+func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog.Logger) check.Report {
 	var closers []func()
 	defer func() {
 		for _, c := range closers {
@@ -50,7 +49,7 @@ func runCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		databases[i] = check.DatabaseTarget{Config: dbc}
 		// A registry, even an empty one, so the Camunda joins' tables and
 		// indexes are checked too.
-		db, err := sources.NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), sources.DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
+		db, err := NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
 		if err != nil {
 			databases[i].Err = err
 			continue
