@@ -7,15 +7,15 @@
 GO ?= go
 
 # Rule checks and promtool rule tests, amtool config and routing checks, then the Go routing
-# and inhibition tests of every alert (tools/alertrouting, a separate module for the
-# alertmanager library). The generator's own tests (alerts/rules: the committed rule file
-# matches alerts/config.yml, rules use only catalog metrics) run with the main module's
+# and inhibition tests of every alert (checks/alertrouting, in the separate checks module
+# for the alertmanager library). The generator's own tests (alerts/rules: the committed rule
+# file matches alerts/config.yml, rules use only catalog metrics) run with the main module's
 # `go test ./...`.
-# -mod=mod: tools/alertrouting replaces the main module with ../.., so a new requirement in the
+# -mod=mod: the checks module replaces the main module with .., so a new requirement in the
 # main go.mod would otherwise stop it with a missing go.sum entry.
 test-alerts:
 	bash alerts/test.sh
-	cd tools/alertrouting && $(GO) test -mod=mod ./...
+	cd checks && $(GO) test -mod=mod ./alertrouting/...
 
 # Regenerate only alerts/workflow-alerts.yml after changing alerts/config.yml;
 # `make generate` (go generate ./...) regenerates it along with every other generated file.

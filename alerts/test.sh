@@ -4,7 +4,7 @@
 #   - the rule file loads (promtool check rules) and the Prometheus example config with it;
 #   - every rule test in alerts/tests passes (promtool test rules);
 #   - deploy/alertmanager.yml loads (amtool check-config) and routes a few alerts as intended.
-# The Go tests cover the rest: tools/alertrouting every alert's route and inhibition, alerts/rules
+# The Go tests cover the rest: checks/alertrouting every alert's route and inhibition, alerts/rules
 # (the main module's go test) the generator and that the committed rule file is up to date.
 # Usage: alerts/test.sh   (PROMTOOL=... AMTOOL=... to use other binaries)
 set -euo pipefail

@@ -316,7 +316,7 @@ var (
 // checkExpr reports counters read without rate()/increase() over
 // $__rate_interval, and range selectors other than $__rate_interval (the one
 // exception: the one-day lookback of build_info for the scrape panels).
-// tools/promqlcheck does the same on the parsed PromQL; this textual check
+// checks/promql does the same on the parsed PromQL; this textual check
 // keeps the rule in the main module's go test.
 func checkExpr(expr string) []string {
 	var errs []string

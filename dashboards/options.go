@@ -113,7 +113,7 @@ func (o Options) Validate() error {
 }
 
 // matchersRE accepts a comma-separated list of label matchers with quoted
-// values (the Prometheus parser checks the rest in tools/promqlcheck).
+// values (the Prometheus parser checks the rest in checks/promql).
 var matchersRE = regexp.MustCompile(`^\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*)*,?\s*$`)
 
 func (o Options) clusterLabel() string {

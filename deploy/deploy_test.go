@@ -19,7 +19,7 @@ import (
 )
 
 // TestYAMLFilesParse catches a broken manifest before a user's kubectl does.
-// The Helm chart's templates are Go templates, not YAML: tools/k8scheck
+// The Helm chart's templates are Go templates, not YAML: checks/k8s
 // renders them with Helm and validates the result.
 func TestYAMLFilesParse(t *testing.T) {
 	var files []string

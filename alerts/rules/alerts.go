@@ -55,7 +55,7 @@ type Alert struct {
 // rule file. It is the one list of alert names, severities, groups and
 // runbooks: the rule generator takes each rule's severity and group from it,
 // the dashboards link the runbooks of these alerts, and the routing tests
-// (tools/alertrouting) check that the rule files hold exactly these alerts and
+// (checks/alertrouting) check that the rule files hold exactly these alerts and
 // that each reaches the receiver of its severity. A new alert is added here,
 // with its rule in this package and its runbook in docs/runbooks/.
 //

@@ -9,7 +9,7 @@
 //
 // It needs only YAML and the metric catalog, so it lives in the exporter's
 // module; the Alertmanager routing tests, which need the alertmanager
-// module, stay in tools/alertrouting.
+// module, stay in checks/alertrouting.
 package rules
 
 import (

@@ -1,4 +1,4 @@
-// Package promqlcheck parses the PromQL of the generated dashboards with the
+// Package promql parses the PromQL of the generated dashboards with the
 // Prometheus parser and checks it against the metric catalog: every series a
 // query names must be served by the exporter (catalog.KnownSeries), by its
 // standard collectors or Prometheus itself (catalog.StandardSeries), or be
@@ -6,9 +6,9 @@
 // be a label of that metric; counters are read only through rate() or
 // increase() over $__rate_interval; histogram quantiles aggregate by le.
 //
-// It is its own module because github.com/prometheus/prometheus brings many
-// dependencies the exporter must not carry.
-package promqlcheck
+// It lives in the checks module (checks/) because github.com/prometheus/prometheus
+// brings many dependencies the exporter must not carry.
+package promql
 
 import (
 	"fmt"

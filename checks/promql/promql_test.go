@@ -1,4 +1,4 @@
-package promqlcheck
+package promql
 
 import (
 	"strings"

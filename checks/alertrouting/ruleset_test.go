@@ -11,7 +11,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
-// repoRoot is the main module's directory, two levels up from this module.
+// repoRoot is the main module's directory, two levels up from this package
+// (checks/alertrouting).
 const repoRoot = "../.."
 
 // alertRule is what these tests need of a rule: read from the rule files

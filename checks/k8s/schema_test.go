@@ -1,4 +1,4 @@
-package k8scheck
+package k8s
 
 import (
 	"bytes"

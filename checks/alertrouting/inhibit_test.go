@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/alertmanager/eventrecorder"
 	"github.com/prometheus/alertmanager/inhibit"
 	"github.com/prometheus/alertmanager/provider/mem"
 	"github.com/prometheus/alertmanager/types"
@@ -31,19 +32,20 @@ func startInhibitor(t *testing.T, firing ...model.LabelSet) func(model.LabelSet)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	logger := slog.New(slog.DiscardHandler)
-	marker := types.NewMarker(prometheus.NewRegistry())
-	alerts, err := mem.NewAlerts(ctx, marker, time.Hour, nil, logger, prometheus.NewRegistry())
+	// No per-alert-name limit (0) and no feature flags (nil), as
+	// Alertmanager runs with deploy/alertmanager.yml and default flags.
+	alerts, err := mem.NewAlerts(ctx, time.Hour, 0, nil, logger, eventrecorder.NopRecorder(), prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(alerts.Close)
-	ih := inhibit.NewInhibitor(alerts, cfg.InhibitRules, marker, logger)
+	ih := inhibit.NewInhibitor(alerts, cfg.InhibitRules, logger, eventrecorder.NopRecorder())
 	go ih.Run()
 	t.Cleanup(ih.Stop)
 
 	now := time.Now()
 	for _, ls := range firing {
-		if err := alerts.Put(&types.Alert{
+		if err := alerts.Put(ctx, &types.Alert{
 			Alert:     model.Alert{Labels: ls, StartsAt: now.Add(-10 * time.Minute), EndsAt: now.Add(time.Hour)},
 			UpdatedAt: now,
 		}); err != nil {
@@ -53,7 +55,7 @@ func startInhibitor(t *testing.T, firing ...model.LabelSet) func(model.LabelSet)
 	// The inhibitor takes alerts in asynchronously: wait until its cache
 	// holds them all. A data alert that each source must mute is the probe;
 	// each case then also checks targets that must not be muted.
-	return ih.Mutes
+	return func(ls model.LabelSet) bool { return ih.Mutes(ctx, ls) }
 }
 
 // waitMuted polls until lset is muted or the deadline passes.
