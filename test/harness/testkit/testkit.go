@@ -74,7 +74,7 @@ func RepoRoot() (string, error) {
 	if !ok {
 		return "", errors.New("testkit: cannot locate own source file")
 	}
-	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		return "", fmt.Errorf("testkit: repository root not found at %s: %w", root, err)
 	}
