@@ -36,9 +36,9 @@ release:
 demo: deps build
 	$(GO) run ./test/demo -exporter $(BIN) $(if $(FAST),-fast)
 
-## run: the exporter alone against a throwaway PostgreSQL with sample rows and a small workload (no Prometheus, no Alertmanager)
+## run: the exporter alone against a throwaway PostgreSQL with sample rows and the workload simulator (no Prometheus, no Alertmanager; a Camunda engine where Java and Maven are installed)
 run: deps-run build
-	$(GO) run ./test/localrun -exporter $(BIN)
+	$(GO) run ./test/demo -exporter $(BIN) -run
 
 ## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
 test: deps test-static test-go test-pg-current test-fuzz test-alerts test-dashboards test-k8s

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,49 +27,13 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
-// countingProxy forwards to the engine and counts the requests, per path.
-type countingProxy struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	paths map[string]int
-}
-
-func newCountingProxy(engineURL string) (*countingProxy, error) {
-	target, err := url.Parse(engineURL)
-	if err != nil {
-		return nil, err
-	}
-	p := &countingProxy{paths: map[string]int{}}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-		},
-		// Enough idle connections for request_concurrency: the default
-		// keeps 2 per host and would open a new connection per request.
-		Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute},
-	}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.paths[strings.TrimPrefix(r.URL.Path, "/engine-rest")]++
-		p.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	return p, nil
-}
-
-// URL is the engine's REST root behind the proxy.
-func (p *countingProxy) URL() string { return p.srv.URL + "/engine-rest" }
-
-// take returns the requests counted since the last take, and resets.
-func (p *countingProxy) take() (int, map[string]int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out, n := p.paths, 0
-	for _, c := range out {
+// requests sums the requests of a proxy's counts.
+func requests(paths map[string]int) int {
+	n := 0
+	for _, c := range paths {
 		n += c
 	}
-	p.paths = map[string]int{}
-	return n, out
+	return n
 }
 
 // clockTick is USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100
