@@ -61,20 +61,9 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	base := "https://" + addr
 	var pages strings.Builder
 	do := func(path, user, password string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		must(t, err)
-		if user != "" {
-			req.SetBasicAuth(user, password)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return -1, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		pages.Write(b)
-		return resp.StatusCode, string(b)
+		code, body := testkit.Get(client, base+path, user, password)
+		pages.WriteString(body)
+		return code, body
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for code, _ := do("/-/healthy", webUser, webPassword); code != http.StatusOK; code, _ = do("/-/healthy", webUser, webPassword) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // backend is the server behind the proxy: it answers every path with a
@@ -24,24 +26,6 @@ func backend(t *testing.T) *httptest.Server {
 	}))
 	t.Cleanup(s.Close)
 	return s
-}
-
-// get returns the status and body of GET url, or status -1 and the error.
-func get(c *http.Client, url, user, password string) (int, string) {
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if user != "" {
-		req.SetBasicAuth(user, password)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return -1, err.Error()
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return -1, err.Error()
-	}
-	return resp.StatusCode, string(b)
 }
 
 func TestFaults(t *testing.T) {
@@ -71,7 +55,7 @@ func TestFaults(t *testing.T) {
 			if err := p.Set(tc.fault); err != nil {
 				t.Fatal(err)
 			}
-			status, body := get(c, p.URL+tc.path, "", "")
+			status, body := testkit.Get(c, p.URL+tc.path, "", "")
 			if status != tc.status || !strings.Contains(body, tc.body) {
 				t.Errorf("GET %s: %d %q, want %d with %q", tc.path, status, body, tc.status, tc.body)
 			}
@@ -107,7 +91,7 @@ func TestAuthAndTLS(t *testing.T) {
 			if err := p.Set(tc.fault); err != nil {
 				t.Fatal(err)
 			}
-			status, body := get(c, p.URL+"/version", tc.user, tc.password)
+			status, body := testkit.Get(c, p.URL+"/version", tc.user, tc.password)
 			if status != tc.status || !strings.Contains(body, tc.body) {
 				t.Errorf("%d %q, want %d with %q", status, body, tc.status, tc.body)
 			}
@@ -134,7 +118,7 @@ func TestHooks(t *testing.T) {
 		return nil
 	}})
 	c := &http.Client{Timeout: 2 * time.Second}
-	if status, body := get(c, p.URL+"/job/count", "", ""); status != 404 || strings.Contains(body, "path") {
+	if status, body := testkit.Get(c, p.URL+"/job/count", "", ""); status != 404 || strings.Contains(body, "path") {
 		t.Errorf("GET /job/count: %d %q, want the hook's 404", status, body)
 	}
 	resp, err := c.Get(p.URL + "/version")

@@ -277,15 +277,22 @@ func (p *Proxy) Set(f Fault) error {
 	if ln != nil {
 		return nil
 	}
+	return listenAgain(p.addr, p.serveOn)
+}
+
+// listenAgain listens on the address a proxy had before a Refuse (the
+// kernel may hold it a moment after the close) and serves on it.
+func listenAgain(addr string, serve func(net.Listener)) error {
 	var err error
 	for attempt := 0; attempt < 50; attempt++ {
-		if ln, err = net.Listen("tcp", p.addr); err == nil {
-			p.serveOn(ln)
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			serve(ln)
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("faultproxy: listening again on %s: %w", p.addr, err)
+	return fmt.Errorf("faultproxy: listening again on %s: %w", addr, err)
 }
 
 // Use adds a hook for every later request.

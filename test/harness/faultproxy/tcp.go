@@ -117,15 +117,7 @@ func (p *TCP) Set(kind Kind) error {
 	if kind == Refuse || ln != nil || closed {
 		return nil
 	}
-	var err error
-	for attempt := 0; attempt < 50; attempt++ {
-		if ln, err = net.Listen("tcp", p.addr); err == nil {
-			p.serveOn(ln)
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("faultproxy: listening again on %s: %w", p.addr, err)
+	return listenAgain(p.addr, p.serveOn)
 }
 
 // Close stops listening and cuts every connection.

@@ -14,29 +14,18 @@ import (
 // the path of a prometheus.yml, dir a directory it owns (data goes there).
 // Stop it with Server.Stop.
 func LaunchPrometheus(config, dir string, flags ...string) (*Server, error) {
-	return launchIn("prometheus", PrometheusBinary(), dir, func(addr string) []string {
-		return append([]string{
-			"--config.file=" + config,
-			"--storage.tsdb.path=" + filepath.Join(dir, "data"),
-			"--web.listen-address=" + addr,
-			"--web.enable-lifecycle",
-		}, flags...)
-	})
+	return launchIn("prometheus", PrometheusBinary(), dir, append([]string{"--config.file=" + config,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.enable-lifecycle"}, flags...))
 }
 
 // LaunchAlertmanager starts Alertmanager outside a test, clustering off.
 func LaunchAlertmanager(config, dir string, flags ...string) (*Server, error) {
-	return launchIn("alertmanager", AlertmanagerBinary(), dir, func(addr string) []string {
-		return append([]string{
-			"--config.file=" + config,
-			"--storage.path=" + filepath.Join(dir, "data"),
-			"--web.listen-address=" + addr,
-			"--cluster.listen-address=",
-		}, flags...)
-	})
+	return launchIn("alertmanager", AlertmanagerBinary(), dir, append([]string{"--config.file=" + config,
+		"--storage.path=" + filepath.Join(dir, "data"), "--cluster.listen-address="}, flags...))
 }
 
-func launchIn(name, bin, dir string, args func(addr string) []string) (*Server, error) {
+// launchIn starts bin in dir on a free port with args.
+func launchIn(name, bin, dir string, args []string) (*Server, error) {
 	if _, err := exec.LookPath(bin); err != nil {
 		return nil, fmt.Errorf("%s not found (apt-get install %s)", bin, debianPackage(bin))
 	}
@@ -45,7 +34,7 @@ func launchIn(name, bin, dir string, args func(addr string) []string) (*Server, 
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	return spawn(name, bin, dir, addr, args(addr))
+	return spawn(name, bin, dir, addr, append(args, "--web.listen-address="+addr))
 }
 
 // readyTimeout bounds the wait for /-/ready.

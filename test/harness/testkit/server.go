@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -46,9 +47,10 @@ type Server struct {
 	// Log is everything the process wrote (stdout and stderr).
 	Log *LogBuffer
 
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	cmd    *exec.Cmd
+	done   chan struct{}
+	exited atomic.Bool
+	err    error
 }
 
 // StartServer starts the process and waits until o.Ready answers 200 (ctx
@@ -73,6 +75,7 @@ func StartServer(ctx context.Context, o ServerOptions) (*Server, error) {
 	s.cmd = cmd
 	go func() {
 		s.err = cmd.Wait()
+		s.exited.Store(true)
 		close(s.done)
 	}()
 	if o.Ready == "" {
@@ -159,14 +162,7 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 func (s *Server) Err() error { <-s.done; return s.err }
 
 // Exited reports whether the process has ended.
-func (s *Server) Exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) Exited() bool { return s.exited.Load() }
 
 // PID is the process id.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
@@ -178,6 +174,28 @@ func Tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Get sends GET url with c, with basic auth when user is set, and returns
+// the status and body, or -1 and the error when there was no answer.
+func Get(c *http.Client, url, user, password string) (int, string) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return -1, err.Error()
+	}
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return -1, err.Error()
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return -1, err.Error()
+	}
+	return resp.StatusCode, string(b)
 }
 
 // ListenAddr returns preferred (host:port) when it is free, else a free
