@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 )
@@ -181,8 +182,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	return s, nil
 }
 
-// feedSize bounds a lane's feed without an engine: while its workers are
-// stopped, commands beyond it are dropped (counted), as a bounded queue does.
+// feedSize bounds a lane's feed without an engine: commands its workers
+// cannot keep up with are dropped beyond it (counted as feed_dropped), as a
+// bounded queue does.
 const feedSize = 1000
 
 // dbProxy is the exporter's way to a database, and the faults on it.
