@@ -179,6 +179,9 @@ func run(o options) error {
 	fmt.Fprintf(&urls, "  simulator status     %s/\n  Camunda REST         %s\n  PostgreSQL           %s\n  simulator log        %s\n", simURL, camundaURL, dsn, logFile.Name())
 	var faults []string
 	for _, f := range sim.Faults() {
+		if engineURL == "" && (f.NeedsEngine || f.Target == sim.TargetEngine) {
+			continue // refused without an engine
+		}
 		target := "orders"
 		switch f.Target {
 		case sim.TargetEngine:
