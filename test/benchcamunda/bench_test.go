@@ -18,6 +18,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // env is the running engine and server.
@@ -489,7 +490,7 @@ func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s bench-camunda: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func tail(s *syncBuffer) string {
+func tail(s *testkit.LogBuffer) string {
 	if s == nil {
 		return ""
 	}

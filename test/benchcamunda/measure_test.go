@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // requests sums the requests of a proxy's counts.
@@ -182,7 +182,7 @@ type contender struct {
 	// the exporter, its camunda_external_tasks per topic and state.
 	counts func() (map[string]groups, map[string]map[string]float64, error)
 	close  func()
-	logs   *syncBuffer
+	logs   *testkit.LogBuffer
 }
 
 const (
@@ -215,7 +215,7 @@ func newExporter(name, yamlCfg string) (*contender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v\n%s", err, yamlCfg)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	folds := labellimit.NewStats()
 	eng, err := collectors.NewCamundaSource(cfg.Camunda[0], "camunda[0]", collectors.CamundaOptions{Folds: folds, Logger: logger})
@@ -400,22 +400,4 @@ func (m *measurement) medianRequests() int {
 func (m *measurement) perCollection() cpuSample {
 	n := time.Duration(len(m.wall))
 	return cpuSample{jvm: m.cpu.jvm / n, jit: m.cpu.jit / n, gc: m.cpu.gc / n, db: m.cpu.db / n, self: m.cpu.self / n}
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
