@@ -11,7 +11,7 @@ DEMO      := bin/workflow-demo
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda alert-matrix
+.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda alert-matrix
 
 all: build
 
@@ -41,12 +41,16 @@ demo: deps build
 	$(GO) build -o $(DEMO) ./test/demo
 	$(DEMO) -exporter $(BIN) $(if $(FAST),-fast)
 
-## run: the exporter alone against a throwaway PostgreSQL with sample rows and a small workload (no Prometheus, no Alertmanager)
+## run: the exporter alone against a throwaway PostgreSQL with sample rows and the workload simulator (no Prometheus, no Alertmanager; a Camunda engine where Java and Maven are installed)
 run: deps-run build
-	$(GO) run ./test/localrun -exporter $(BIN)
+	$(GO) run ./test/demo -exporter $(BIN) -run
 
 ## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
 test: deps test-static test-go test-pg-current test-fuzz test-alerts test-dashboards test-k8s
+
+## test-unit: the fast tier, go test -short: every test that starts no PostgreSQL, JVM, Prometheus, Alertmanager, browser or exporter process (the harnesses skip the others); under a minute with a warm build cache
+test-unit:
+	$(GO) test -short -count=1 ./...
 
 # The second PostgreSQL major (Debian 12's is 15), unpacked by scripts/install-deps.sh test.
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
@@ -85,8 +89,9 @@ test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# PROMTEST_REQUIRE: a missing Prometheus, Alertmanager or Chromium binary
-# fails the end-to-end tests instead of skipping them (deps installs them).
+# PROMTEST_REQUIRE: a missing tool (Prometheus, Alertmanager, promtool,
+# Chromium) fails the tests that need it instead of skipping them (deps
+# installs them; test/harness/testkit's Tool decides).
 # STATUS_SCREENSHOTS: where the status page's browser test saves its
 # screenshots (test artifacts).
 test-go:

@@ -526,19 +526,7 @@ func sameSet(a, b []string) bool {
 // resolved: the job executor fails it until its retries run out and a
 // failedJob incident appears.
 func failingJobProcess(key string) []byte {
-	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn"
-    id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/camunda">
-  <bpmn:process id="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="reserve"/>
-    <bpmn:serviceTask id="reserve" camunda:asyncBefore="true" camunda:expression="${noSuchBean.reserve()}"/>
-    <bpmn:sequenceFlow id="f2" sourceRef="reserve" targetRef="end"/>
-    <bpmn:endEvent id="end"/>
-  </bpmn:process>
-</bpmn:definitions>
-`, key))
+	return camundatest.Chain(key, camundatest.Task{ID: "reserve", Expression: "${noSuchBean.reserve()}", Async: true})
 }
 
 func testJobs(t *testing.T, ctx context.Context, c *camunda.Client, hc *camundatest.Client) {

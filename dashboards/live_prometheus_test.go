@@ -89,9 +89,6 @@ func labelSets(labels []string) [][]string {
 // that Prometheus version and select what the catalog says the exporter
 // serves; the end-to-end test repeats it against the real exporter.
 func TestLiveCheckWithRealPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Prometheus")
-	}
 	var scrapes atomic.Int64
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := scrapes.Add(1)

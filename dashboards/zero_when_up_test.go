@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // zeroWhenUpExpr returns the expression built with zeroWhenUp of the panel
@@ -35,13 +37,7 @@ func zeroWhenUpExpr(t *testing.T, uid, title string) string {
 // nothing was seen and every source is up, the value when there is one, and
 // no result ("No data") when a source that would report it is down.
 func TestZeroWhenUpWithPromtool(t *testing.T) {
-	bin, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("PROMTEST_REQUIRE") != "" {
-			t.Fatal("promtool is not installed and PROMTEST_REQUIRE is set (apt-get install prometheus)")
-		}
-		t.Skip("promtool is not installed (apt-get install prometheus)")
-	}
+	bin := testkit.Tool(t, "promtool", "prometheus")
 	const l = `job="workflow-exporter", instance="e:7840"`
 	up := func(metric, labels string, v int) string {
 		return fmt.Sprintf("      - series: '%s{%s, %s}'\n        values: '%d'\n", metric, l, labels, v)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,54 +15,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-// exporter is the binary running with a config file the test may rewrite.
-type exporter struct {
-	cmd    *exec.Cmd
-	base   string
-	config string
-	logs   *testkit.LogBuffer
-	exited chan error
-}
-
-func runExporter(t *testing.T, bin, doc string, env []string, flags ...string) *exporter {
+func runExporter(t *testing.T, doc string, env []string, flags ...string) *exportertest.Exporter {
 	t.Helper()
-	x := &exporter{config: filepath.Join(t.TempDir(), "config.yml"), logs: &testkit.LogBuffer{}, exited: make(chan error, 1)}
-	x.write(t, doc)
-	addr := testkit.FreeAddr(t)
-	x.base = "http://" + addr
-	x.cmd = exec.Command(bin, append([]string{"--config.file", x.config, "--web.listen-address", addr}, flags...)...)
-	x.cmd.Env = append(os.Environ(), env...)
-	x.cmd.Stdout, x.cmd.Stderr = x.logs, x.logs
-	must(t, x.cmd.Start())
-	go func() { x.exited <- x.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = x.cmd.Process.Kill()
-		select {
-		case <-x.exited:
-		case <-time.After(10 * time.Second):
-		}
-	})
-	waitFor(t, x.base+"/-/healthy")
-	return x
-}
-
-func (x *exporter) write(t *testing.T, doc string) {
-	t.Helper()
-	// Written beside and renamed, as config management does: a reload
-	// never reads half a file.
-	tmp := x.config + ".tmp"
-	must(t, os.WriteFile(tmp, []byte(doc), 0o600))
-	must(t, os.Rename(tmp, x.config))
+	return exportertest.Start(t, exportertest.Options{Config: doc, Env: env, Flags: flags})
 }
 
 // scrape returns the metrics page, or "" when the scrape fails.
-func (x *exporter) scrape() string {
-	req, _ := http.NewRequest(http.MethodGet, x.base+"/metrics", nil)
+func scrape(x *exportertest.Exporter) string {
+	req, _ := http.NewRequest(http.MethodGet, x.URL+"/metrics", nil)
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "5")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -78,12 +42,12 @@ func (x *exporter) scrape() string {
 }
 
 // waitLog waits until the log holds s, past offset from.
-func (x *exporter) waitLog(t *testing.T, from int, s string) {
+func waitLog(t *testing.T, x *exportertest.Exporter, from int, s string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(x.logs.String()[from:], s) {
+	for !strings.Contains(x.Log.String()[from:], s) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the log has no %q:\n%s", s, x.logs.String()[from:])
+			t.Fatalf("the log has no %q:\n%s", s, x.Log.String()[from:])
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -108,7 +72,6 @@ func sample(page, series string) (float64, bool) {
 // query was cancelled on the server (no session of the exporter is left
 // waiting on the lock).
 func TestShutdownWithinItsBound(t *testing.T) {
-	bin := testkit.BuildExporter(t)
 	dsn := pgtest.NewDatabase(t)
 	admin := pgtest.Connect(t, dsn)
 	pgtest.ExecRepoFiles(t, admin, nil, "deploy/sql/001_reference_schema.sql")
@@ -118,10 +81,10 @@ func TestShutdownWithinItsBound(t *testing.T) {
 	defer tx.Rollback(ctx)
 	_, err = tx.Exec(ctx, "LOCK TABLE event_outbox IN ACCESS EXCLUSIVE MODE")
 	must(t, err)
-	proxy := camundatest.StartFaultProxy(t, "http://127.0.0.1:1/engine-rest", camundatest.FaultProxyOptions{})
-	must(t, proxy.Set(camundatest.Fault{Kind: camundatest.FaultHang}))
+	proxy := faultproxy.Start(t, "http://127.0.0.1:1/engine-rest", faultproxy.Options{})
+	must(t, proxy.Set(faultproxy.Fault{Kind: faultproxy.Hang}))
 	dbName := pgx.Identifier{admin.Config().Database}.Sanitize()
-	x := runExporter(t, bin, fmt.Sprintf(`
+	x := runExporter(t, fmt.Sprintf(`
 camunda:
   - {name: main, url: %q, timeout: 5m, request_timeout: 5m, min_interval: 1ms}
 databases:
@@ -130,7 +93,7 @@ databases:
 
 	scraped := make(chan int, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodGet, x.base+"/metrics", nil)
+		req, _ := http.NewRequest(http.MethodGet, x.URL+"/metrics", nil)
 		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "120")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -155,25 +118,26 @@ databases:
 	for waiting() == 0 || engineAsked == 0 {
 		engineAsked += proxy.Counts()["/version"]
 		if time.Now().After(deadline) {
-			t.Fatalf("the collections never hung:\n%s", x.logs)
+			t.Fatalf("the collections never hung:\n%s", x.Log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	from := len(x.logs.String())
+	from := len(x.Log.String())
 	start := time.Now()
-	must(t, x.cmd.Process.Signal(syscall.SIGTERM))
+	must(t, x.Signal(syscall.SIGTERM))
 	select {
-	case err := <-x.exited:
+	case <-x.Done():
 		took := time.Since(start)
+		err := x.Err()
 		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, x.logs.String()[from:])
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, x.Log.String()[from:])
 		}
 		if took > shutdownBound {
-			t.Fatalf("stopped %s after SIGTERM, the bound is %s:\n%s", took, shutdownBound, x.logs.String()[from:])
+			t.Fatalf("stopped %s after SIGTERM, the bound is %s:\n%s", took, shutdownBound, x.Log.String()[from:])
 		}
 		t.Logf("stopped %s after SIGTERM (bound %s)", took.Round(time.Millisecond), shutdownBound)
 	case <-time.After(shutdownBound + 10*time.Second):
-		t.Fatalf("still running %s after SIGTERM:\n%s", shutdownBound+10*time.Second, x.logs.String()[from:])
+		t.Fatalf("still running %s after SIGTERM:\n%s", shutdownBound+10*time.Second, x.Log.String()[from:])
 	}
 	select {
 	case code := <-scraped:
@@ -184,8 +148,8 @@ databases:
 		t.Error("the scrape waiting for the collections never got an answer")
 	}
 	for _, want := range []string{"shutting down", `msg=stopped`} {
-		if !strings.Contains(x.logs.String()[from:], want) {
-			t.Errorf("the log lacks %q:\n%s", want, x.logs.String()[from:])
+		if !strings.Contains(x.Log.String()[from:], want) {
+			t.Errorf("the log lacks %q:\n%s", want, x.Log.String()[from:])
 		}
 	}
 	deadline = time.Now().Add(5 * time.Second)
@@ -204,7 +168,6 @@ databases:
 // connections close. An invalid one is refused with the message of
 // --config.check and the running config stays.
 func TestReload(t *testing.T) {
-	bin := testkit.BuildExporter(t)
 	orders := pgtest.NewDatabase(t)
 	billing := pgtest.NewDatabase(t)
 	conn := pgtest.Connect(t, orders)
@@ -220,7 +183,7 @@ func TestReload(t *testing.T) {
 		"  - {name: billing, dsn_env: WFX_BILLING, min_interval: 1ms, tables: {inbox: {}}}\n"
 	third := "camunda: [{name: main, url: 'http://127.0.0.1:2/engine-rest', min_interval: 1ms}]\ndatabases:\n" + ordersEntry
 	invalid := "databases:\n" + ordersEntry + "  - {name: broken, dsn: 'postgres://127.0.0.1:notaport/x'}\n"
-	x := runExporter(t, bin, first, env, "--web.enable-lifecycle")
+	x := runExporter(t, first, env, "--web.enable-lifecycle")
 
 	const ordersUp = `workflow_exporter_source_up{name="orders",source="database"}`
 	const ordersErrors = `workflow_exporter_collect_errors_total{collector="outbox",name="orders",source="database"}`
@@ -240,7 +203,7 @@ func TestReload(t *testing.T) {
 				return
 			default:
 			}
-			page := x.scrape()
+			page := scrape(x)
 			up, okUp := sample(page, ordersUp)
 			errs, okErrs := sample(page, ordersErrors)
 			mu.Lock()
@@ -282,12 +245,12 @@ func TestReload(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			page := x.scrape()
+			page := scrape(x)
 			if ok(page) {
 				return page
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s never happened:\n%s\n%s", what, page, x.logs)
+				t.Fatalf("%s never happened:\n%s\n%s", what, page, x.Log)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -301,14 +264,14 @@ func TestReload(t *testing.T) {
 
 	// SIGHUP with a valid config: billing appears, main is rebuilt, orders
 	// goes on.
-	from := len(x.logs.String())
-	x.write(t, second)
+	from := len(x.Log.String())
+	x.WriteConfig(t, second)
 	moreScrapes(5)
-	must(t, x.cmd.Process.Signal(syscall.SIGHUP))
-	x.waitLog(t, from, "configuration reloaded")
+	must(t, x.Reload())
+	waitLog(t, x, from, "configuration reloaded")
 	for _, want := range []string{`kept=[database/orders]`, `added=[database/billing]`, `replaced=[camunda/main]`, `trigger=SIGHUP`} {
-		if !strings.Contains(x.logs.String()[from:], want) {
-			t.Errorf("the reload's log line lacks %s:\n%s", want, x.logs.String()[from:])
+		if !strings.Contains(x.Log.String()[from:], want) {
+			t.Errorf("the reload's log line lacks %s:\n%s", want, x.Log.String()[from:])
 		}
 	}
 	waitUntil("billing collected", func(p string) bool {
@@ -322,48 +285,48 @@ func TestReload(t *testing.T) {
 
 	// An invalid config, by SIGHUP and by POST: refused with the message of
 	// --config.check; billing and orders stay.
-	x.write(t, invalid)
-	checkCmd := exec.Command(bin, "--config.file", x.config, "--config.check")
+	x.WriteConfig(t, invalid)
+	checkCmd := exec.Command(exportertest.Build(t), "--config.file", x.ConfigFile, "--config.check")
 	checkCmd.Env = append(os.Environ(), env...)
 	check, err := checkCmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("--config.check accepts the invalid config:\n%s", check)
 	}
 	checkMsg := strings.TrimSpace(string(check))
-	from = len(x.logs.String())
-	must(t, x.cmd.Process.Signal(syscall.SIGHUP))
-	x.waitLog(t, from, "configuration reload refused")
-	if !strings.Contains(x.logs.String()[from:], fmt.Sprintf("err=%q", checkMsg)) {
-		t.Errorf("the refusal does not give --config.check's message %q:\n%s", checkMsg, x.logs.String()[from:])
+	from = len(x.Log.String())
+	must(t, x.Reload())
+	waitLog(t, x, from, "configuration reload refused")
+	if !strings.Contains(x.Log.String()[from:], fmt.Sprintf("err=%q", checkMsg)) {
+		t.Errorf("the refusal does not give --config.check's message %q:\n%s", checkMsg, x.Log.String()[from:])
 	}
-	resp, err := http.Post(x.base+"/-/reload", "", nil)
+	resp, err := http.Post(x.URL+"/-/reload", "", nil)
 	must(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), checkMsg) {
 		t.Errorf("POST /-/reload with an invalid config: %d %s, want 500 with %q", resp.StatusCode, body, checkMsg)
 	}
-	if v, ok := sample(x.scrape(), `workflow_exporter_source_up{name="billing",source="database"}`); !ok || v != 1 {
+	if v, ok := sample(scrape(x), `workflow_exporter_source_up{name="billing",source="database"}`); !ok || v != 1 {
 		t.Errorf("billing gone after a refused reload")
 	}
 	moreScrapes(5)
 
 	// POST with a valid config that drops billing: its series go and its
 	// connections close.
-	x.write(t, third)
-	from = len(x.logs.String())
-	resp, err = http.Post(x.base+"/-/reload", "", nil)
+	x.WriteConfig(t, third)
+	from = len(x.Log.String())
+	resp, err = http.Post(x.URL+"/-/reload", "", nil)
 	must(t, err)
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /-/reload: %d %s\n%s", resp.StatusCode, body, x.logs.String()[from:])
+		t.Fatalf("POST /-/reload: %d %s\n%s", resp.StatusCode, body, x.Log.String()[from:])
 	}
-	x.waitLog(t, from, "configuration reloaded")
-	if !strings.Contains(x.logs.String()[from:], `removed=[database/billing]`) || !strings.Contains(x.logs.String()[from:], `kept="[database/orders camunda/main]"`) {
-		t.Errorf("the reload's log line:\n%s", x.logs.String()[from:])
+	waitLog(t, x, from, "configuration reloaded")
+	if !strings.Contains(x.Log.String()[from:], `removed=[database/billing]`) || !strings.Contains(x.Log.String()[from:], `kept="[database/orders camunda/main]"`) {
+		t.Errorf("the reload's log line:\n%s", x.Log.String()[from:])
 	}
-	if _, ok := sample(x.scrape(), `workflow_exporter_source_up{name="billing",source="database"}`); ok {
+	if _, ok := sample(scrape(x), `workflow_exporter_source_up{name="billing",source="database"}`); ok {
 		t.Error("billing still served after it was removed")
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -373,7 +336,7 @@ func TestReload(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if resp, err := http.Get(x.base + "/-/reload"); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+	if resp, err := http.Get(x.URL + "/-/reload"); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET /-/reload: %v %v, want 405", resp.StatusCode, err)
 	}
 	moreScrapes(5)
@@ -397,9 +360,8 @@ func TestReload(t *testing.T) {
 // TestReloadNeedsTheFlag: without --web.enable-lifecycle there is no
 // /-/reload.
 func TestReloadNeedsTheFlag(t *testing.T) {
-	bin := testkit.BuildExporter(t)
-	x := runExporter(t, bin, "camunda: [{name: main, url: 'http://127.0.0.1:1/engine-rest'}]\n", nil)
-	resp, err := http.Post(x.base+"/-/reload", "", nil)
+	x := runExporter(t, "camunda: [{name: main, url: 'http://127.0.0.1:1/engine-rest'}]\n", nil)
+	resp, err := http.Post(x.URL+"/-/reload", "", nil)
 	must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestConfigCheckNamesTheKey(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
 	os.WriteFile(bad, []byte("databases:\n  - name: orders\n    dsn_env: WFX_UNSET_FOR_TEST\n    tables:\n      outbox: {columns: {created_at: 'created at'}}\n"), 0o600)
@@ -50,7 +50,7 @@ func TestConfigCheckNamesTheKey(t *testing.T) {
 // refuses at start-up, --config.check refuses too, with the same message,
 // without connecting to anything.
 func TestConfigCheckRefusesWhatStartupRefuses(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	dir := t.TempDir()
 	cases := []struct {
 		name, doc, want string
@@ -86,7 +86,7 @@ func TestConfigCheckRefusesWhatStartupRefuses(t *testing.T) {
 // that would hide the health endpoints) is refused at start-up with a message
 // naming the flag, not a Go panic.
 func TestTelemetryPathIsValidated(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	cases := []struct {
 		path string
 		want string // "" means the exporter starts and serves metrics there
@@ -101,22 +101,16 @@ func TestTelemetryPathIsValidated(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			addr := testkit.FreeAddr(t)
-			cmd := exec.CommandContext(ctx, bin, "--web.telemetry-path="+tc.path, "--web.listen-address", addr)
 			if tc.want == "" {
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				defer func() { cmd.Process.Kill(); cmd.Wait() }()
-				waitFor(t, "http://"+addr+"/-/healthy")
-				if body := get(t, "http://"+addr+tc.path, 200); !strings.Contains(body, "workflow_exporter_build_info") {
+				x := exportertest.Start(t, exportertest.Options{Binary: bin, Flags: []string{"--web.telemetry-path=" + tc.path}})
+				if body := get(t, x.URL+tc.path, 200); !strings.Contains(body, "workflow_exporter_build_info") {
 					t.Errorf("no metrics at %s", tc.path)
 				}
 				return
 			}
-			out, err := cmd.CombinedOutput()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, "--web.telemetry-path="+tc.path, "--web.listen-address", testkit.FreeAddr(t)).CombinedOutput()
 			if code := exitCode(err); code != 1 || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "goroutine ") {
 				t.Fatalf("exit %d, want 1 and %q without a stack trace:\n%s", code, tc.want, out)
 			}
@@ -140,7 +134,6 @@ func exitCode(err error) int {
 // TestServesRealDatabase starts the binary against a real database and
 // scrapes it like Prometheus does.
 func TestServesRealDatabase(t *testing.T) {
-	bin := testkit.BuildExporter(t)
 	dsn := pgtest.NewDatabase(t)
 	conn := pgtest.Connect(t, dsn)
 	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql")
@@ -149,9 +142,7 @@ func TestServesRealDatabase(t *testing.T) {
 	// The DSN carries a password the server ignores (trust auth): it must
 	// never show up in a log line.
 	secretDSN := strings.Replace(dsn, "postgres@", "postgres:hunter2-secret@", 1)
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "config.yml")
-	os.WriteFile(cfgFile, []byte(`
+	x := exportertest.Start(t, exportertest.Options{Config: `
 camunda:
   - name: nowhere
     url: http://127.0.0.1:1/engine-rest
@@ -160,32 +151,8 @@ camunda:
 databases:
   - name: orders
     dsn_env: WFX_TEST_DSN
-`), 0o600)
-	addr := testkit.FreeAddr(t)
-	cmd := exec.Command(bin, "--config.file", cfgFile, "--web.listen-address", addr, "--log.level", "debug")
-	cmd.Env = append(os.Environ(), "WFX_TEST_DSN="+secretDSN, "WFX_TEST_CAMUNDA_PW=camunda-secret-pw")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logs := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(bufio.NewReader(stderr))
-		logs <- string(b)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Error("exporter did not stop within 10s of SIGINT")
-		}
-	})
-	base := "http://" + addr
-	waitFor(t, base+"/-/healthy")
+`, Flags: []string{"--log.level", "debug"}, Env: []string{"WFX_TEST_DSN=" + secretDSN, "WFX_TEST_CAMUNDA_PW=camunda-secret-pw"}})
+	base := x.URL
 
 	body := get(t, base+"/metrics", 200)
 	for _, want := range []string{
@@ -267,13 +234,10 @@ databases:
 		}
 	}
 
-	cmd.Process.Signal(os.Interrupt)
-	var out string
-	select {
-	case out = <-logs:
-	case <-time.After(15 * time.Second):
-		t.Fatal("no logs")
+	if err := x.Stop(); err != nil {
+		t.Errorf("stopping the exporter: %v", err)
 	}
+	out := x.Log.String()
 	for _, secret := range []string{"hunter2-secret", "camunda-secret-pw"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("a credential appears in the logs:\n%s", out)
@@ -285,7 +249,7 @@ databases:
 }
 
 func TestCheckCommandAgainstRealDatabase(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "config.yml")
@@ -299,21 +263,6 @@ func TestCheckCommandAgainstRealDatabase(t *testing.T) {
 	if !strings.Contains(string(out), "outbox: table event_outbox\n    ERROR table does not exist") || !strings.Contains(string(out), "4 error(s)") {
 		t.Fatalf("unexpected report:\n%s", out)
 	}
-}
-
-func waitFor(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s not up within 20s", url)
 }
 
 func get(t *testing.T, url string, status int) string {
@@ -343,15 +292,7 @@ func grep(s, sub string) string {
 // TestStatusPageCanBeDisabled: with --web.disable-status nothing serves the
 // page, the landing page does not link it, and its path is free.
 func TestStatusPageCanBeDisabled(t *testing.T) {
-	bin := testkit.BuildExporter(t)
-	addr := testkit.FreeAddr(t)
-	cmd := exec.Command(bin, "--web.disable-status", "--web.telemetry-path=/status", "--web.listen-address", addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	base := "http://" + addr
-	waitFor(t, base+"/-/healthy")
+	base := exportertest.Start(t, exportertest.Options{Flags: []string{"--web.disable-status", "--web.telemetry-path=/status"}}).URL
 	if body := get(t, base+"/status", 200); !strings.Contains(body, "workflow_exporter_build_info") {
 		t.Errorf("/status does not serve the metrics it was given")
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
-
 	"bytes"
 	"os"
 	"os/exec"
@@ -10,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 )
 
 // goGenerateRenders returns the render commands of the //go:generate lines
@@ -39,7 +39,7 @@ func goGenerateRenders(t *testing.T) [][]string {
 // result with the committed files: what a user renders and what the
 // repository ships take one code path.
 func TestRenderWritesTheCommittedFiles(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	root, _ := filepath.Abs("../..")
 	for _, args := range goGenerateRenders(t) {
 		out := ""
@@ -96,7 +96,7 @@ func compareTree(t *testing.T, got, want string) {
 // configs: the thresholds, selector and variables arrive, the PrometheusRule
 // carries the given labels, and bad input names the key or flag.
 func TestRenderFromUserSettings(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	dir := t.TempDir()
 	alerts := filepath.Join(dir, "my-alerts.yml")
 	os.WriteFile(alerts, []byte("selector: job=\"wfx\", env=\"prod\"\noutbox:\n  oldest_age: 42m\n"), 0o600)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
-
 	"context"
 	"net"
 	"net/url"
@@ -13,25 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 )
 
 // startExporter starts the binary with a config whose only source is an
-// engine nobody listens on, waits until it serves, and returns its base URL.
-func startExporter(t *testing.T, bin string, extra ...string) string {
+// engine nobody listens on, and returns its base URL.
+func startExporter(t *testing.T, flags ...string) string {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "config.yml")
-	if err := os.WriteFile(cfg, []byte("camunda: [{name: nowhere, url: 'http://127.0.0.1:1/engine-rest'}]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := testkit.FreeAddr(t)
-	cmd := exec.Command(bin, append([]string{"--config.file", cfg, "--web.listen-address", addr}, extra...)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	base := "http://" + addr
-	waitFor(t, base+"/-/healthy")
-	return base
+	return exportertest.Start(t, exportertest.Options{Config: "camunda: [{name: nowhere, url: 'http://127.0.0.1:1/engine-rest'}]\n", Flags: flags}).URL
 }
 
 var hrefRe = regexp.MustCompile(`href="([^"]*)"`)
@@ -60,7 +48,6 @@ func landingLinks(t *testing.T, base string) []string {
 // answers 200. The profiling links appear, and work, only with
 // --web.enable-pprof.
 func TestLandingPageLinksResolve(t *testing.T) {
-	bin := testkit.BuildExporter(t)
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -70,7 +57,7 @@ func TestLandingPageLinksResolve(t *testing.T) {
 		{"pprof enabled", []string{"--web.enable-pprof"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := startExporter(t, bin, tc.flags...)
+			base := startExporter(t, tc.flags...)
 			links := landingLinks(t, base)
 			hasPprof := false
 			for _, l := range links {
@@ -97,7 +84,7 @@ func TestLandingPageLinksResolve(t *testing.T) {
 // TestStandardSelfMetrics: build_info from client_golang's version collector
 // with every label, and the metrics handler's own counters.
 func TestStandardSelfMetrics(t *testing.T) {
-	base := startExporter(t, testkit.BuildExporter(t))
+	base := startExporter(t)
 	get(t, base+"/metrics", 200)
 	body := get(t, base+"/metrics", 200)
 	buildInfo := regexp.MustCompile(`(?m)^workflow_exporter_build_info\{branch="[^"]*",goarch="[^"]+",goos="[^"]+",goversion="go[^"]+",revision="[^"]*",tags="[^"]*",version="[^"]*"\} 1$`)
@@ -117,7 +104,7 @@ func TestStandardSelfMetrics(t *testing.T) {
 // TestErrorsArePrintedOnce: whatever stops the exporter is said once, not
 // logged and printed again.
 func TestErrorsArePrintedOnce(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	dir := t.TempDir()
 	write := func(name, doc string) string {
 		p := filepath.Join(dir, name)

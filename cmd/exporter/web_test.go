@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -38,42 +39,31 @@ var protectedPaths = []string{
 // one, 200 with the right one; neither the password nor its hash shows up
 // in a log line or a page.
 func TestWebConfigTLSAndBasicAuth(t *testing.T) {
-	bin := testkit.BuildExporter(t)
+	bin := exportertest.Build(t)
 	certs := testkit.NewCertificates(t)
 	dir := t.TempDir()
 	webCfg := filepath.Join(dir, "web.yml")
 	must(t, os.WriteFile(webCfg, []byte(fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: '%s'\n",
 		certs.CertFile, certs.KeyFile, webUser, webPasswordHash)), 0o600))
+	const doc = "camunda: [{name: nowhere, url: 'http://127.0.0.1:1/engine-rest'}]\n"
 	cfg := filepath.Join(dir, "config.yml")
-	must(t, os.WriteFile(cfg, []byte("camunda: [{name: nowhere, url: 'http://127.0.0.1:1/engine-rest'}]\n"), 0o600))
+	must(t, os.WriteFile(cfg, []byte(doc), 0o600))
 	if out, err := exec.Command(bin, "--config.file", cfg, "--web.config.file", webCfg, "--config.check").CombinedOutput(); err != nil {
 		t.Fatalf("--config.check refuses the web config: %v\n%s", err, out)
 	}
-	addr := testkit.FreeAddr(t)
-	logs := &testkit.LogBuffer{}
-	cmd := exec.Command(bin, "--config.file", cfg, "--web.config.file", webCfg, "--web.listen-address", addr, "--log.level", "debug")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	must(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// NoWait: the readiness probe speaks plain HTTP; this one needs TLS and
+	// the password, so the test waits below.
+	x := exportertest.Start(t, exportertest.Options{Binary: bin, Config: doc, NoWait: true,
+		Flags: []string{"--web.config.file", webCfg, "--log.level", "debug"}})
+	logs, addr := x.Log, x.Addr
 
 	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: certs.Pool}}}
 	base := "https://" + addr
 	var pages strings.Builder
 	do := func(path, user, password string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		must(t, err)
-		if user != "" {
-			req.SetBasicAuth(user, password)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return -1, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		pages.Write(b)
-		return resp.StatusCode, string(b)
+		code, body := testkit.Get(client, base+path, user, password)
+		pages.WriteString(body)
+		return code, body
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for code, _ := do("/-/healthy", webUser, webPassword); code != http.StatusOK; code, _ = do("/-/healthy", webUser, webPassword) {
@@ -109,8 +99,9 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 			t.Errorf("plain HTTP served: %d\n%.300s", resp.StatusCode, b)
 		}
 	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	_ = cmd.Wait()
+	if err := x.Stop(); err != nil {
+		t.Errorf("stopping the exporter: %v", err)
+	}
 	all := logs.String() + pages.String()
 	if !strings.Contains(logs.String(), "TLS is enabled") {
 		t.Errorf("the log does not say TLS is on:\n%s", logs)

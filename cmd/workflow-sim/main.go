@@ -5,7 +5,7 @@
 // `make demo` runs it with everything else; see test/sim for what each
 // part does.
 //
-//	workflow-sim run --engine URL --database orders=DSN --lane orders [--lane billing@other] ...
+//	workflow-sim run [--engine URL] --database orders=DSN --lane orders [--lane billing@other] ...
 //	workflow-sim faults
 //	workflow-sim inject FAULT TARGET [--sim URL]
 //	workflow-sim clear FAULT TARGET [--sim URL]
@@ -41,7 +41,7 @@ func main() {
 	app.HelpFlag.Short('h')
 
 	run := app.Command("run", "Run the workload until interrupted.")
-	engineURL := run.Flag("engine", "Camunda REST root the workers use.").Required().String()
+	engineURL := run.Flag("engine", "Camunda REST root the workers use; without it each lane's workers take their commands from the lane's own feed and the faults that act through the engine are refused.").String()
 	engineName := run.Flag("engine-name", "The engine label of the exporter's config (written to processed-job rows).").Default("main").String()
 	dbs := run.Flag("database", "A worker database, NAME=DSN (repeatable). The simulator writes its four worker tables only.").StringMap()
 	dbEnvs := run.Flag("database-env", "A worker database whose DSN is in an environment variable, NAME=VAR (repeatable).").StringMap()

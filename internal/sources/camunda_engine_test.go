@@ -18,19 +18,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
-	"maps"
 	"math"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +40,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -521,54 +517,20 @@ func TestCamundaEngine(t *testing.T) {
 	}
 }
 
-// countingProxy forwards to the engine and counts requests per path;
-// paths in missing answer 404, as an engine without the endpoint does.
-type countingProxy struct {
-	mu      sync.Mutex
-	counts  map[string]int
-	missing map[string]bool
-	URL     string
-}
-
-// startCountingProxy starts a proxy in front of the engine.
-func startCountingProxy(t *testing.T, e *camundatest.Engine, missing ...string) *countingProxy {
+// startCountingProxy starts a proxy in front of the engine that counts
+// requests per path (Counts); paths in missing answer 404, as an engine
+// without the endpoint does.
+func startCountingProxy(t *testing.T, e *camundatest.Engine, missing ...string) *faultproxy.Proxy {
 	t.Helper()
-	target, err := url.Parse(e.BaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &countingProxy{counts: map[string]int{}, missing: map[string]bool{}}
-	for _, m := range missing {
-		p.missing[m] = true
-	}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	},
-		// A collector whose request failed cancels its other requests:
-		// not worth a log line.
-		ErrorLog: log.New(io.Discard, "", 0)}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path := strings.TrimPrefix(r.URL.Path, "/engine-rest")
-		p.mu.Lock()
-		p.counts[path]++
-		p.mu.Unlock()
-		if p.missing[path] {
+	p := faultproxy.Start(t, e.BaseURL, faultproxy.Options{})
+	p.Use(faultproxy.Hook{Request: func(w http.ResponseWriter, r *http.Request, endpoint string) bool {
+		if slices.Contains(missing, endpoint) {
 			http.NotFound(w, r)
-			return
+			return true
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL + "/engine-rest"
+		return false
+	}})
 	return p
-}
-
-func (p *countingProxy) snapshot() map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := maps.Clone(p.counts)
-	clear(p.counts)
-	return out
 }
 
 func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
@@ -577,9 +539,9 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	// requests are checked at the end.
 	x := newCamundaExporterWith(t, camundaConfig(p.URL, "", creds), false)
 	x.collect()
-	p.snapshot()
+	p.Counts()
 	x.collect() // steady state: telemetry and definition keys cached
-	got := p.snapshot()
+	got := p.Counts()
 	if v, _ := x.get(catalog.CamundaUp, nil); v != 1 {
 		t.Fatalf("camunda_up = %v; log:\n%s", v, x.logs)
 	}
@@ -677,11 +639,11 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	}
 	xs := newCamundaExporterWith(t, camundaConfig(p.URL, "", creds), true)
 	xs.collect()
-	p.snapshot()
+	p.Counts()
 	xs.collect()
-	withStatus := p.snapshot()
+	withStatus := p.Counts()
 	x.collect()
-	without := p.snapshot()
+	without := p.Counts()
 	extra := map[string]int{}
 	for path, n := range withStatus {
 		if d := n - without[path]; d != 0 {

@@ -37,22 +37,21 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 var (
@@ -120,8 +119,8 @@ type scrapeTarget struct {
 func BenchmarkScrapeFromSnapshot(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	exporterBin := goBuild(b, dir, "github.com/workflow-exporter/workflow-exporter/cmd/exporter", "workflow-exporter")
-	constBin := goBuild(b, dir, "github.com/workflow-exporter/workflow-exporter/test/bench/constserver", "constserver")
+	exporterBin := exportertest.Build(b)
+	constBin := testkit.GoBuild(b, "./test/bench/constserver")
 
 	start := time.Now()
 	seriesURL, idleURL := pgtest.NewDatabase(b), pgtest.NewDatabase(b)
@@ -147,13 +146,9 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 	}
 
 	exporter := func(name, url, minInterval string) *scrapeTarget {
-		cfg := filepath.Join(dir, name+".yml")
 		y := fmt.Sprintf("databases:\n  - name: bench\n    dsn: %q\n    min_interval: %s\n    label_value_limit: %d\n", url, minInterval, seriesLabelLimit)
-		if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		addr := freeAddr(b)
-		return startTarget(b, dir, name, addr, exporterBin, "--config.file", cfg, "--web.listen-address", addr, "--log.level", "warn")
+		x := exportertest.Start(b, exportertest.Options{Binary: exporterBin, Config: y, Flags: []string{"--log.level", "warn"}})
+		return newTarget(name, x.Server)
 	}
 	snapshot := exporter("snapshot", seriesURL, "1h")
 	collecting := exporter("collecting", seriesURL, "1ms")
@@ -176,8 +171,14 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 	if err := os.WriteFile(metricsFile, snapshot.last, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	addr := freeAddr(b)
-	baseline := startTarget(b, dir, "baseline", addr, constBin, "-metrics", metricsFile, "-listen", addr)
+	addr := testkit.FreeAddr(b)
+	constServer, err := testkit.StartServer(ctx, testkit.ServerOptions{Name: "baseline", Path: constBin, Args: []string{"-metrics", metricsFile, "-listen", addr},
+		Addr: addr, Ready: "/-/ready", ReadyTimeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = constServer.Stop() })
+	baseline := newTarget("baseline", constServer)
 	if _, err := baseline.scrape(true); err != nil {
 		b.Fatalf("baseline: %v", err)
 	}
@@ -312,76 +313,11 @@ func (t *scrapeTarget) scrape(keep bool) (time.Duration, error) {
 	return d, nil
 }
 
-// startTarget starts a child process serving HTTP on addr and waits until
-// /-/ready answers. The process is stopped (SIGTERM, then SIGKILL after
-// 10 s) when the benchmark ends.
-func startTarget(b *testing.B, dir, name, addr, bin string, args ...string) *scrapeTarget {
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		logFile.Close()
-		close(exited)
-	}()
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	t := &scrapeTarget{name: name, pid: cmd.Process.Pid, url: "http://" + addr,
+// newTarget is a scrape target for a process serving /metrics, with a
+// client of one keep-alive connection.
+func newTarget(name string, s *testkit.Server) *scrapeTarget {
+	return &scrapeTarget{name: name, pid: s.PID(), url: s.URL,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := t.client.Get(t.url + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return t
-			}
-		}
-		select {
-		case <-exited:
-			out, _ := os.ReadFile(logPath)
-			b.Fatalf("%s exited before it was ready:\n%s", name, out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			out, _ := os.ReadFile(logPath)
-			b.Fatalf("%s not ready after 30s: %v\n%s", name, err, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// goBuild compiles a main package of this module into dir.
-func goBuild(b *testing.B, dir, pkg, name string) string {
-	out := filepath.Join(dir, name)
-	if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-		b.Fatalf("go build %s: %v\n%s", pkg, err, msg)
-	}
-	return out
-}
-
-func freeAddr(b *testing.B) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // residentMemory reads VmRSS and VmHWM (peak) of a process, in MB.

@@ -16,7 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // env is the running engine and server.
@@ -25,8 +27,8 @@ type env struct {
 	dbURL    string
 	engine   *camundatest.Engine
 	direct   *camundatest.Client // straight to the engine: workload and checks, not counted
-	proxy    *countingProxy
-	conn     *pgx.Conn // the engine's database, for checks and the physical limit
+	proxy    *faultproxy.Proxy   // counts the requests
+	conn     *pgx.Conn           // the engine's database, for checks and the physical limit
 	meter    cpuMeter
 	jvmFlags []string
 	pgInfo   []string // version and settings
@@ -159,11 +161,11 @@ func setUp(b *testing.B, ctx context.Context) *env {
 	e.direct = eng.Client()
 	e.direct.HTTP = longClient()
 
-	e.proxy, err = newCountingProxy(eng.BaseURL)
+	e.proxy, err = faultproxy.New(eng.BaseURL, faultproxy.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(onCleanup(e.proxy.srv.Close))
+	b.Cleanup(onCleanup(e.proxy.Close))
 
 	e.conn, err = pgx.Connect(ctx, e.dbURL)
 	if err != nil {
@@ -220,15 +222,15 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 	}
 	sz.idle = cpuSample{jvm: (s1.jvm - s0.jvm) / 5, db: (s1.db - s0.db) / 5}
 
-	rest, err := newExporter(restMode, exporterConfig(e.proxy.URL(), ""))
+	rest, err := newExporter(restMode, exporterConfig(e.proxy.URL, ""))
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := newExporter(databaseMode, exporterConfig(e.proxy.URL(), e.dbURL))
+	db, err := newExporter(databaseMode, exporterConfig(e.proxy.URL, e.dbURL))
 	if err != nil {
 		b.Fatal(err)
 	}
-	listClient := &camundatest.Client{BaseURL: e.proxy.URL(), HTTP: longClient()}
+	listClient := &camundatest.Client{BaseURL: e.proxy.URL, HTTP: longClient()}
 	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn)}
 	defer func() {
 		for _, c := range contenders {
@@ -256,7 +258,7 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 		for i := range contenders {
 			c := contenders[(i+round)%len(contenders)]
 			m := sz.results[c.name]
-			e.proxy.take()
+			e.proxy.Counts()
 			before, err := e.meter.sample()
 			if err != nil {
 				b.Fatal(err)
@@ -265,7 +267,8 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 			err = c.collect(ctx)
 			d, self1 := time.Since(t0), selfCPU()
 			after, serr := e.meter.sample()
-			n, paths := e.proxy.take()
+			paths := e.proxy.Counts()
+			n := requests(paths)
 			if err != nil {
 				b.Fatalf("size %s, %s, round %d: %v\n%s", sz.name, c.name, round, err, tail(c.logs))
 			}
@@ -487,7 +490,7 @@ func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s bench-camunda: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func tail(s *syncBuffer) string {
+func tail(s *testkit.LogBuffer) string {
 	if s == nil {
 		return ""
 	}

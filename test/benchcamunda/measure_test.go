@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -28,51 +24,16 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-// countingProxy forwards to the engine and counts the requests, per path.
-type countingProxy struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	paths map[string]int
-}
-
-func newCountingProxy(engineURL string) (*countingProxy, error) {
-	target, err := url.Parse(engineURL)
-	if err != nil {
-		return nil, err
-	}
-	p := &countingProxy{paths: map[string]int{}}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(&url.URL{Scheme: target.Scheme, Host: target.Host})
-		},
-		// Enough idle connections for request_concurrency: the default
-		// keeps 2 per host and would open a new connection per request.
-		Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute},
-	}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.paths[strings.TrimPrefix(r.URL.Path, "/engine-rest")]++
-		p.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	return p, nil
-}
-
-// URL is the engine's REST root behind the proxy.
-func (p *countingProxy) URL() string { return p.srv.URL + "/engine-rest" }
-
-// take returns the requests counted since the last take, and resets.
-func (p *countingProxy) take() (int, map[string]int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out, n := p.paths, 0
-	for _, c := range out {
+// requests sums the requests of a proxy's counts.
+func requests(paths map[string]int) int {
+	n := 0
+	for _, c := range paths {
 		n += c
 	}
-	p.paths = map[string]int{}
-	return n, out
+	return n
 }
 
 // clockTick is USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100
@@ -221,7 +182,7 @@ type contender struct {
 	// the exporter, its camunda_external_tasks per topic and state.
 	counts func() (map[string]groups, map[string]map[string]float64, error)
 	close  func()
-	logs   *syncBuffer
+	logs   *testkit.LogBuffer
 }
 
 const (
@@ -254,7 +215,7 @@ func newExporter(name, yamlCfg string) (*contender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v\n%s", err, yamlCfg)
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	folds := labellimit.NewStats()
 	eng, err := sources.NewCamundaSource(cfg.Camunda[0], "camunda[0]", sources.CamundaOptions{Folds: folds, Logger: logger})
@@ -439,22 +400,4 @@ func (m *measurement) medianRequests() int {
 func (m *measurement) perCollection() cpuSample {
 	n := time.Duration(len(m.wall))
 	return cpuSample{jvm: m.cpu.jvm / n, jit: m.cpu.jit / n, gc: m.cpu.gc / n, db: m.cpu.db / n, self: m.cpu.self / n}
-}
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

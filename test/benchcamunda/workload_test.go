@@ -1,7 +1,6 @@
 package benchcamunda
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -54,25 +53,7 @@ func suspended(i int) bool    { return i%suspendEvery == suspendEvery-1 }
 // multiInstanceProcess is a process whose one external service task is a
 // parallel multi-instance of n: one start creates n tasks of the topic.
 func multiInstanceProcess(key, topic string, n int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn"
-    id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/benchcamunda">
-  <bpmn:process id="%[1]s" name="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="work"/>
-    <bpmn:serviceTask id="work" name="%[2]s" camunda:type="external" camunda:topic="%[2]s">
-      <bpmn:multiInstanceLoopCharacteristics>
-        <bpmn:loopCardinality>%[3]d</bpmn:loopCardinality>
-      </bpmn:multiInstanceLoopCharacteristics>
-    </bpmn:serviceTask>
-    <bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="end"/>
-    <bpmn:endEvent id="end"/>
-  </bpmn:process>
-</bpmn:definitions>
-`, key, topic, n)
-	return b.Bytes()
+	return camundatest.Chain(key, camundatest.Task{ID: "work", Topic: topic, Instances: n})
 }
 
 // addTopics deploys and drives topics from..to-1, waits until the short

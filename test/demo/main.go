@@ -7,6 +7,12 @@
 // small webhook here that prints every notification. It prints the URLs
 // and how to inject each fault, and on Ctrl-C stops everything and removes
 // its files.
+//
+// With -run it is `make run`: the exporter alone, for working on its
+// metrics. No Prometheus and Alertmanager; the database also holds sample
+// rows of every situation (sample.sql); the exporter logs to the console;
+// and where the engine cannot start (no Java or Maven) the simulator runs
+// without one, the database side only.
 package main
 
 import (
@@ -20,19 +26,19 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
@@ -47,16 +53,24 @@ exporter: {source_down_for: 30s, down_for: 30s, min_interval: 5s}
 `
 
 func main() {
-	bin := flag.String("exporter", "bin/workflow-exporter", "exporter binary")
-	fast := flag.Bool("fast", false, "render the alert rules with 1m windows and short for: durations (as the alert matrix test does), so faults notify within a minute or two")
-	control := flag.String("control", "127.0.0.1:7841", "the simulator's control endpoint (a free port if taken)")
+	var o options
+	flag.StringVar(&o.bin, "exporter", "bin/workflow-exporter", "exporter binary")
+	flag.BoolVar(&o.fast, "fast", false, "render the alert rules with 1m windows and short for: durations (as the alert matrix test does), so faults notify within a minute or two")
+	flag.StringVar(&o.control, "control", "127.0.0.1:7841", "the simulator's control endpoint (a free port if taken)")
+	flag.StringVar(&o.listen, "listen", "127.0.0.1:7840", "the exporter's listen address (a free port if taken)")
+	flag.BoolVar(&o.exporterOnly, "run", false, "make run: the exporter alone (no Prometheus, no Alertmanager), sample rows in the database, the exporter's log on the console, and no engine if it cannot start")
 	flag.Parse()
-	os.Exit(interruptible(func(ctx context.Context) error { return run(ctx, *bin, *control, *fast) }))
+	os.Exit(interruptible(func(ctx context.Context) error { return run(ctx, o) }))
+}
+
+type options struct {
+	bin, control, listen string
+	fast, exporterOnly   bool
 }
 
 func step(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
-func run(ctx context.Context, bin, control string, fast bool) error {
+func run(ctx context.Context, o options) error {
 	dir, err := os.MkdirTemp("", "workflow-demo-")
 	if err != nil {
 		return err
@@ -74,29 +88,47 @@ func run(ctx context.Context, bin, control string, fast bool) error {
 		return err
 	}
 	defer srv.Stop()
-	dsn, err := workerDatabase(ctx, srv)
+	files := []string{"deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql"}
+	if o.exporterOnly {
+		files = append(files, "test/demo/sample.sql")
+	}
+	dsn, err := workerDatabase(ctx, srv, files)
 	if err != nil {
 		return err
 	}
 
 	step("Camunda 7.24 engine (the first run builds it with Maven: about a minute, ~140 MB of downloads)")
+	engineURL := ""
 	engine, err := camundatest.Start(ctx, camundatest.Options{Flavor: camundatest.FlavorCamunda})
-	if err != nil {
+	switch {
+	case err == nil:
+		defer engine.Stop()
+		engineURL = engine.BaseURL
+		fmt.Printf("    engine %s up in %s\n", engine.Version, engine.StartupTime.Round(time.Second))
+	case o.exporterOnly:
+		fmt.Printf("    not started (%v)\n    continuing without an engine: the workload runs from the lanes' own feeds, the database side only\n", err)
+	default:
 		return err
 	}
-	defer engine.Stop()
-	fmt.Printf("    engine %s up in %s\n", engine.Version, engine.StartupTime.Round(time.Second))
 
 	step("workload simulator: lanes orders, payments, shipping")
 	lanes := []sim.Lane{{Name: "orders", Database: "orders"}, {Name: "payments", Database: "orders"}, {Name: "shipping", Database: "orders"}}
-	s, err := sim.New(ctx, sim.Config{EngineURL: engine.BaseURL, EngineName: "main", Databases: map[string]string{"orders": dsn},
-		Lanes: lanes, EngineProxy: "127.0.0.1:0", DatabaseProxies: map[string]string{"orders": "127.0.0.1:0"},
-		Logger: slog.New(slog.NewTextHandler(logFile, nil))})
+	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: map[string]string{"orders": dsn},
+		Lanes: lanes, DatabaseProxies: map[string]string{"orders": "127.0.0.1:0"},
+		Logger: slog.New(slog.NewTextHandler(logFile, nil))}
+	if engineURL != "" {
+		cfg.EngineProxy = "127.0.0.1:0"
+	}
+	s, err := sim.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	cl, err := listen(control)
+	controlAddr, err := testkit.ListenAddr(o.control)
+	if err != nil {
+		return err
+	}
+	cl, err := net.Listen("tcp", controlAddr)
 	if err != nil {
 		return err
 	}
@@ -106,112 +138,70 @@ func run(ctx context.Context, bin, control string, fast bool) error {
 	simDone := make(chan error, 1)
 	go func() { simDone <- s.Run(ctx) }()
 
-	step("exporter (%s)", bin)
-	exporterAddr, stopExporter, err := startExporter(ctx, bin, dir, s, dsn)
-	if err != nil {
-		return err
-	}
-	defer stopExporter()
-
-	step("Alertmanager with deploy/alertmanager.yml, receivers -> the webhook below")
-	hook, err := startWebhook()
-	if err != nil {
-		return err
-	}
-	defer hook.Close()
-	amCfg, err := os.ReadFile("deploy/alertmanager.yml")
-	if err != nil {
-		return err
-	}
-	amText, err := promtest.RewriteWebhookURLs(string(amCfg), "http://127.0.0.1:5001", "http://"+hook.Addr)
-	if err != nil {
-		return err
-	}
-	amDir := filepath.Join(dir, "alertmanager")
-	if err := writeFile(filepath.Join(amDir, "alertmanager.yml"), amText); err != nil {
-		return err
-	}
-	am, err := promtest.LaunchAlertmanager(filepath.Join(amDir, "alertmanager.yml"), amDir)
-	if err != nil {
-		return err
-	}
-	defer am.Stop()
-
-	what := "alerts/workflow-alerts.yml (the shipped windows: the outbox page comes about 7 minutes after the publisher stops)"
-	ruleText, err := os.ReadFile("alerts/workflow-alerts.yml")
-	if err != nil {
-		return err
-	}
-	if fast {
-		cfg, err := rules.Parse([]byte(fastAlerts))
+	step("exporter (%s)", o.bin)
+	var exporterLog io.Writer = os.Stdout
+	if !o.exporterOnly {
+		f, err := os.Create(filepath.Join(dir, "exporter.log"))
 		if err != nil {
 			return err
 		}
-		if ruleText, err = rules.Render(cfg); err != nil {
+		defer f.Close()
+		exporterLog = f
+	}
+	exporter, err := startExporter(ctx, o, dir, s, dsn, exporterLog)
+	if err != nil {
+		return err
+	}
+	defer exporter.Stop()
+
+	var urls strings.Builder
+	var dashboards string // where the Grafana dashboards are, with Prometheus
+	fmt.Fprintf(&urls, "  exporter metrics     %s/metrics\n  status page          %s/status   (which tasks and records, by their identifiers)\n", exporter.URL, exporter.URL)
+	if !o.exporterOnly {
+		alerting, err := startAlerting(o, dir, exporter.Addr)
+		if err != nil {
 			return err
 		}
-		what = "rules rendered with 1m windows (-fast): alerts within a minute or two"
-	}
-	step("Prometheus with %s", what)
-	promDir := filepath.Join(dir, "prometheus")
-	if err := writeFile(filepath.Join(promDir, "rules.yml"), string(ruleText)); err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`global:
-  scrape_interval: 5s
-  evaluation_interval: 5s
-rule_files: [rules.yml]
-alerting:
-  alertmanagers:
-    - static_configs:
-        - targets: [%q]
-scrape_configs:
-  - job_name: workflow-exporter
-    static_configs:
-      - targets: [%q]
-`, am.Addr, exporterAddr)); err != nil {
-		return err
-	}
-	prom, err := promtest.LaunchPrometheus(filepath.Join(promDir, "prometheus.yml"), promDir)
-	if err != nil {
-		return err
-	}
-	defer prom.Stop()
-
-	dashboards, err := dashboardsHint(prom.URL)
-	if err != nil {
-		return err
+		defer alerting.stop()
+		fmt.Fprintf(&urls, "  Prometheus           %s/alerts\n  Alertmanager         %s\n", alerting.prom.URL, alerting.am.URL)
+		hint, err := dashboardsHint(alerting.prom.URL)
+		if err != nil {
+			return err
+		}
+		dashboards = "\n" + hint
 	}
 	simURL := "http://" + cl.Addr().String()
+	camundaURL := engineURL
+	if camundaURL == "" {
+		camundaURL = "(not started)"
+	}
+	fmt.Fprintf(&urls, "  simulator status     %s/\n  Camunda REST         %s\n  PostgreSQL           %s\n  simulator log        %s\n", simURL, camundaURL, dsn, logFile.Name())
 	var faults []string
 	for _, f := range sim.Faults() {
+		if engineURL == "" && (f.NeedsEngine || f.Target == sim.TargetEngine) {
+			continue // refused without an engine
+		}
 		target := "orders"
 		switch f.Target {
 		case sim.TargetEngine:
 			target = ""
 		}
-		// make demo builds bin/workflow-sim next to the exporter.
+		// make demo and make run build bin/workflow-sim next to the exporter.
 		faults = append(faults, strings.TrimRight(fmt.Sprintf("    bin/workflow-sim --sim %s inject %s %s", simURL, f.Name, target), " "))
+	}
+	notifications := "Notifications that reach the pager and ticket receivers are printed below.\n"
+	if o.exporterOnly {
+		notifications = "The exporter's log follows.\n"
 	}
 	fmt.Printf(`
 Everything runs on 127.0.0.1:
-  exporter metrics     http://%s/metrics
-  status page          http://%s/status   (which tasks and records, by their identifiers)
-  Prometheus           %s/alerts
-  Alertmanager         %s
-  simulator status     %s/
-  Camunda REST         %s
-  PostgreSQL           %s
-  simulator log        %s
-
-%s
-Notifications that reach the pager and ticket receivers are printed below.
-Inject a fault (lanes: orders, payments, shipping; the engine faults take no lane):
+%s%s
+%sInject a fault (lanes: orders, payments, shipping; the engine faults take no lane):
 %s
 Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
 
-`, exporterAddr, exporterAddr, prom.URL, am.URL, simURL, engine.BaseURL, dsn, logFile.Name(), dashboards, strings.Join(faults, "\n"))
+`, urls.String(), dashboards, notifications, strings.Join(faults, "\n"))
 
 	select {
 	case <-ctx.Done():
@@ -242,9 +232,10 @@ func dashboardsHint(prometheusURL string) (string, error) {
 `, len(files), filepath.Join(dir, "*.json"), prometheusURL), nil
 }
 
-// workerDatabase creates the "orders" database with the reference schema,
-// the duplicate_count extension and the exporter's indexes.
-func workerDatabase(ctx context.Context, srv *pgtest.Server) (string, error) {
+// workerDatabase creates the "orders" database and runs the SQL files in
+// it (the reference schema, the duplicate_count extension, the exporter's
+// indexes, and for make run the sample rows).
+func workerDatabase(ctx context.Context, srv *pgtest.Server, files []string) (string, error) {
 	admin, err := pgx.Connect(ctx, srv.AdminURL)
 	if err != nil {
 		return "", err
@@ -260,7 +251,7 @@ func workerDatabase(ctx context.Context, srv *pgtest.Server) (string, error) {
 		return "", err
 	}
 	defer conn.Close(context.Background())
-	for _, f := range []string{"deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql"} {
+	for _, f := range files {
 		if err := pgtest.ExecFile(ctx, conn, f, nil); err != nil {
 			return "", err
 		}
@@ -269,68 +260,109 @@ func workerDatabase(ctx context.Context, srv *pgtest.Server) (string, error) {
 }
 
 // startExporter runs the exporter binary against the simulator's proxies
-// (so the engine and database faults act on what the exporter sees).
-func startExporter(ctx context.Context, bin, dir string, s *sim.Simulator, dsn string) (string, func(), error) {
+// (so the engine and database faults act on what the exporter sees), its
+// log to out.
+func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsn string, out io.Writer) (*exportertest.Exporter, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	u.Host = s.DatabaseProxyAddr("orders")
-	cfg := fmt.Sprintf(`camunda:
-  - name: main
-    url: http://%s/engine-rest
-    min_interval: 5s
-databases:
-  - name: orders
-    dsn_env: DEMO_ORDERS_DSN
-    min_interval: 5s
-`, s.EngineProxyAddr())
-	cfgFile := filepath.Join(dir, "exporter.yml")
-	if err := writeFile(cfgFile, cfg); err != nil {
-		return "", nil, err
+	cfg := "databases:\n  - name: orders\n    dsn_env: DEMO_ORDERS_DSN\n    min_interval: 5s\n"
+	if addr := s.EngineProxyAddr(); addr != "" {
+		cfg += fmt.Sprintf("camunda:\n  - name: main\n    url: http://%s/engine-rest\n    min_interval: 5s\n", addr)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:7840")
+	addr, err := testkit.ListenAddr(o.listen)
 	if err != nil {
-		l, err = net.Listen("tcp", "127.0.0.1:0")
+		return nil, err
+	}
+	return exportertest.Launch(ctx, exportertest.Options{Binary: o.bin, Config: cfg, Dir: dir, Addr: addr,
+		Env: []string{"DEMO_ORDERS_DSN=" + u.String()}, Output: out})
+}
+
+// alerting is Prometheus with the rules and Alertmanager with
+// deploy/alertmanager.yml, whose receivers point at a webhook that prints.
+type alerting struct {
+	prom, am *promtest.Server
+	hook     *webhook
+}
+
+func (a *alerting) stop() {
+	if a.prom != nil {
+		_ = a.prom.Stop()
+	}
+	if a.am != nil {
+		_ = a.am.Stop()
+	}
+	a.hook.Close()
+}
+
+func startAlerting(o options, dir, exporterAddr string) (_ *alerting, err error) {
+	step("Alertmanager with deploy/alertmanager.yml, receivers -> the webhook below")
+	a := &alerting{}
+	if a.hook, err = startWebhook(); err != nil {
+		return nil, err
+	}
+	defer func() {
 		if err != nil {
-			return "", nil, err
+			a.stop()
 		}
-	}
-	addr := l.Addr().String()
-	l.Close()
-	logFile, err := os.Create(filepath.Join(dir, "exporter.log"))
+	}()
+	amCfg, err := os.ReadFile("deploy/alertmanager.yml")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	cmd := exec.Command(bin, "--config.file", cfgFile, "--web.listen-address", addr)
-	cmd.Env = append(os.Environ(), "DEMO_ORDERS_DSN="+u.String())
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return "", nil, fmt.Errorf("start %s (run `make build` first): %w", bin, err)
+	amText, err := promtest.RewriteWebhookURLs(string(amCfg), "http://127.0.0.1:5001", "http://"+a.hook.Addr)
+	if err != nil {
+		return nil, err
 	}
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+	amDir := filepath.Join(dir, "alertmanager")
+	if err := writeFile(filepath.Join(amDir, "alertmanager.yml"), amText); err != nil {
+		return nil, err
+	}
+	if a.am, err = promtest.LaunchAlertmanager(filepath.Join(amDir, "alertmanager.yml"), amDir); err != nil {
+		return nil, err
+	}
+
+	what := "alerts/workflow-alerts.yml (the shipped windows: the outbox page comes about 7 minutes after the publisher stops)"
+	ruleText, err := os.ReadFile("alerts/workflow-alerts.yml")
+	if err != nil {
+		return nil, err
+	}
+	if o.fast {
+		cfg, err := rules.Parse([]byte(fastAlerts))
+		if err != nil {
+			return nil, err
 		}
-		logFile.Close()
-	}
-	for i := 0; i < 100; i++ {
-		if resp, err := http.Get("http://" + addr + "/-/ready"); err == nil {
-			resp.Body.Close()
-			return addr, stop, nil
+		if ruleText, err = rules.Render(cfg); err != nil {
+			return nil, err
 		}
-		time.Sleep(100 * time.Millisecond)
+		what = "rules rendered with 1m windows (-fast): alerts within a minute or two"
 	}
-	stop()
-	return "", nil, fmt.Errorf("the exporter did not get ready on %s (see %s)", addr, logFile.Name())
+	step("Prometheus with %s", what)
+	promDir := filepath.Join(dir, "prometheus")
+	if err := writeFile(filepath.Join(promDir, "rules.yml"), string(ruleText)); err != nil {
+		return nil, err
+	}
+	if err := writeFile(filepath.Join(promDir, "prometheus.yml"), fmt.Sprintf(`global:
+  scrape_interval: 5s
+  evaluation_interval: 5s
+rule_files: [rules.yml]
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: [%q]
+scrape_configs:
+  - job_name: workflow-exporter
+    static_configs:
+      - targets: [%q]
+`, a.am.Addr, exporterAddr)); err != nil {
+		return nil, err
+	}
+	if a.prom, err = promtest.LaunchPrometheus(filepath.Join(promDir, "prometheus.yml"), promDir); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // webhook prints each Alertmanager notification: receiver, status, alert,
@@ -377,13 +409,6 @@ func startWebhook() (*webhook, error) {
 	})}
 	go func() { _ = h.srv.Serve(l) }()
 	return h, nil
-}
-
-func listen(addr string) (net.Listener, error) {
-	if l, err := net.Listen("tcp", addr); err == nil {
-		return l, nil
-	}
-	return net.Listen("tcp", "127.0.0.1:0")
 }
 
 func writeFile(path, content string) error {

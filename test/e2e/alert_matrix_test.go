@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -177,9 +178,6 @@ func receiverFor(severity string) string {
 
 func TestAlertMatrix(t *testing.T) {
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
-	if testing.Short() {
-		t.Skip("runs the whole stack for about ten minutes")
-	}
 	laneCases, exporterCases := matrixCases()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -208,7 +206,7 @@ func TestAlertMatrix(t *testing.T) {
 	go func() { defer close(simDone); _ = s.Run(ctx) }()
 	defer func() { cancel(); <-simDone }()
 
-	exporterAddr := startExporter(t, fmt.Sprintf(`
+	exporterAddr := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
 camunda:
   - name: main
     url: http://%s/engine-rest
@@ -229,7 +227,7 @@ databases:
     dsn_env: MATRIX_BILLING_DSN
     min_interval: 1s
     late_commit_window: 1m
-`, s.EngineProxyAddr()), "MATRIX_ORDERS_DSN="+ordersDSN, "MATRIX_BILLING_DSN="+withHost(t, billingDSN, s.DatabaseProxyAddr("billing")))
+`, s.EngineProxyAddr()), Env: []string{"MATRIX_ORDERS_DSN=" + ordersDSN, "MATRIX_BILLING_DSN=" + withHost(t, billingDSN, s.DatabaseProxyAddr("billing"))}}).Addr
 
 	alerting := promtest.StartAlerting(t, promtest.AlertingOptions{Rules: promtest.GenerateRules(t, matrixAlertsConfig), Target: exporterAddr})
 	hook, prom, am := alerting.Receiver, alerting.Prometheus, alerting.Alertmanager

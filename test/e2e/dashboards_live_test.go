@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 )
@@ -24,16 +25,13 @@ import (
 // panel that shows nothing at 3 a.m. is a defect.
 func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary())
-	if testing.Short() {
-		t.Skip("starts PostgreSQL, a Camunda engine and Prometheus")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 
 	// The database: reference schema, the duplicate_count extension, the
 	// exporter's indexes and the sample rows of `make run`.
 	conn, dsn := newDatabase(t)
-	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql", "test/localrun/sample.sql")
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql", "test/demo/sample.sql")
 	// A pending event old enough for the critical page.
 	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 		VALUES (gen_random_uuid(), 'Order', 'order-old', 'OrderFulfillmentSubmitted', 'order-old', '{}', 'PENDING', now() - interval '20 minutes')`)
@@ -72,7 +70,7 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 		}
 	})
 
-	exporterAddr := startExporter(t, fmt.Sprintf(`
+	exporterAddr := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
 camunda:
   - name: main
     url: %s
@@ -83,7 +81,7 @@ databases:
     dsn_env: E2E_ORDERS_DSN
     min_interval: 1s
     late_commit_window: 2m
-`, engine.BaseURL, topic), "E2E_ORDERS_DSN="+dsn)
+`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
 outbox: {oldest_age_for: 0s}

@@ -7,10 +7,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -78,67 +75,16 @@ func newDatabase(t *testing.T) (*pgx.Conn, string) {
 	return conn, dsn
 }
 
-// startExporter builds and runs the exporter binary with the given config.
-func startExporter(t *testing.T, config string, env ...string) string {
-	t.Helper()
-	bin := testkit.BuildExporter(t)
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfgFile, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := testkit.FreeAddr(t)
-	cmd := exec.Command(bin, "--config.file", cfgFile, "--web.listen-address", addr)
-	cmd.Env = append(os.Environ(), env...)
-	logFile, err := os.Create(filepath.Join(dir, "exporter.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		logFile.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile.Name())
-			t.Logf("exporter log:\n%s", b)
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + addr + "/-/ready"); err == nil {
-			resp.Body.Close()
-			return addr
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("exporter not ready on %s", addr)
-	return ""
-}
-
 // TestOutboxStallPagesWithRealComponents: two databases, both publishing;
 // then the publisher of "orders" stops. The critical page for orders must
 // reach the pager webhook within a bound, and the draining "billing" outbox
 // must produce no notification at all.
 func TestOutboxStallPagesWithRealComponents(t *testing.T) {
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
-	if testing.Short() {
-		t.Skip("waits for a 2-minute outbox stall window")
-	}
 	ordersConn, ordersDSN := newDatabase(t)
 	billingConn, billingDSN := newDatabase(t)
 
-	exporterAddr := startExporter(t, `
+	exporterAddr := exportertest.Start(t, exportertest.Options{Config: `
 databases:
   - name: orders
     dsn_env: E2E_ORDERS_DSN
@@ -146,7 +92,7 @@ databases:
   - name: billing
     dsn_env: E2E_BILLING_DSN
     min_interval: 1s
-`, "E2E_ORDERS_DSN="+ordersDSN, "E2E_BILLING_DSN="+billingDSN)
+`, Env: []string{"E2E_ORDERS_DSN=" + ordersDSN, "E2E_BILLING_DSN=" + billingDSN}}).Addr
 
 	// The shipped rules with the outbox window at its 2m minimum and no
 	// for: delay, so the test takes minutes, not the production 7.5.

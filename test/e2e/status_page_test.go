@@ -4,22 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -33,10 +31,7 @@ import (
 // browser.screenshot). Then the database goes
 // away: the page says so and lists nothing from it as current.
 func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
-	browser := chromium(t)
-	if testing.Short() {
-		t.Skip("starts PostgreSQL, a Camunda engine and the exporter")
-	}
+	browser := browser{bin: testkit.Tool(t, "chromium", "chromium")}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	conn, dsn := newDatabase(t)
@@ -45,8 +40,8 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := startTCPProxy(t, u.Host)
-	u.Host = proxy.addr()
+	proxy := faultproxy.StartTCP(t, u.Host)
+	u.Host = proxy.Addr()
 	proxiedDSN := u.String()
 
 	engine := sharedEngine(t)
@@ -64,7 +59,7 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 		}
 		businessKey[pi.ID] = pi.BusinessKey
 	}
-	addr := startExporter(t, fmt.Sprintf(`
+	x := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
 camunda:
   - name: main
     url: %s
@@ -78,8 +73,8 @@ databases:
     dsn: postgres://exporter@127.0.0.1:%d/billing
     min_interval: 1s
     tables: {outbox: {}}
-`, engine.BaseURL, topic, deadPort(t)), "E2E_ORDERS_DSN="+proxiedDSN)
-	base := "http://" + addr
+`, engine.BaseURL, topic, deadPort(t)), Env: []string{"E2E_ORDERS_DSN=" + proxiedDSN}})
+	base := x.URL
 
 	// The two crash cases, and two tasks that are fine.
 	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
@@ -107,11 +102,11 @@ databases:
 	held := fetch(w1, 10*time.Minute)
 	record("held", "STARTED", held.ID)
 	time.Sleep(4 * time.Second) // both short locks lapse; the exporter sees the lapse
-	waitForStatus(t, base, func(r status.Report) bool { return len(items(r, vocab.KindLockExpired, topic)) == 2 })
+	waitForStatus(t, x, func(r status.Report) bool { return len(items(r, vocab.KindLockExpired, topic)) == 2 })
 	// worker-2 takes the in-doubt task over (lock: a fetch of that task).
 	ok(w2.Lock(ctx, doubt.ID, 10*time.Minute))
 
-	r := waitForStatus(t, base, func(r status.Report) bool {
+	r := waitForStatus(t, x, func(r status.Report) bool {
 		return len(items(r, vocab.KindRedelivered, topic)) == 1 && len(items(r, vocab.KindLockExpired, topic)) == 1
 	})
 	want := func(kind, topicFilter string, lines ...string) {
@@ -133,7 +128,7 @@ databases:
 	want(vocab.KindProcessedJobTaskOpen, "", task(lost, "worker-1", "lock_expired")+"   "+lost.ID)
 	want(vocab.KindLockExpired, topic, task(lost, "worker-1", "lock_expired")+"   ")
 	want(vocab.KindRedelivered, topic, task(doubt, "worker-2", "locked")+"   ")
-	raw := get(t, base+"/status.json")
+	raw := x.Get(t, "/status.json")
 	for _, secret := range []string{"SECRET", "postgres://", "E2E_ORDERS_DSN"} {
 		if strings.Contains(raw, secret) {
 			t.Errorf("/status.json shows %q", secret)
@@ -178,8 +173,8 @@ databases:
 
 	// The database goes away: the page says so, and nothing of it, not
 	// even the joins it made a moment ago, is listed as current.
-	proxy.close()
-	r = waitForStatus(t, base, func(r status.Report) bool { return source(r, "orders").State == status.StateDown })
+	proxy.Close()
+	r = waitForStatus(t, x, func(r status.Report) bool { return source(r, "orders").State == status.StateDown })
 	for _, l := range r.Lists {
 		if l.Source.Name == "orders" {
 			t.Errorf("a list of the database that is down: %s", l.Kind)
@@ -221,12 +216,12 @@ func source(r status.Report, name string) status.Source {
 }
 
 // waitForStatus polls /status.json until cond holds (30 s at most).
-func waitForStatus(t *testing.T, base string, cond func(status.Report) bool) status.Report {
+func waitForStatus(t *testing.T, x *exportertest.Exporter, cond func(status.Report) bool) status.Report {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var r status.Report
 	for {
-		raw := get(t, base+"/status.json")
+		raw := x.Get(t, "/status.json")
 		r = status.Report{}
 		if err := json.Unmarshal([]byte(raw), &r); err != nil {
 			t.Fatalf("%v\n%s", err, raw)
@@ -244,20 +239,6 @@ func waitForStatus(t *testing.T, base string, cond func(status.Report) bool) sta
 	}
 }
 
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d\n%s", url, resp.StatusCode, b)
-	}
-	return string(b)
-}
-
 // deadPort is a port nothing listens on.
 func deadPort(t *testing.T) int {
 	t.Helper()
@@ -268,72 +249,9 @@ func deadPort(t *testing.T) int {
 	return port
 }
 
-// tcpProxy forwards connections to a target until closed; close also cuts
-// the open connections, as a database that goes away does.
-type tcpProxy struct {
-	l     net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func startTCPProxy(t *testing.T, target string) *tcpProxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{l: l}
-	t.Cleanup(p.close)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *tcpProxy) addr() string { return p.l.Addr().String() }
-
-func (p *tcpProxy) close() {
-	p.l.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-// browser is Debian's headless Chromium.
+// browser is Debian's headless Chromium (testkit.Tool finds it: without it
+// the test is skipped, unless PROMTEST_REQUIRE is set, which make test sets).
 type browser struct{ bin string }
-
-// chromium finds Debian's chromium; without it the test is skipped, unless
-// PROMTEST_REQUIRE is set (make test sets it, and scripts/install-deps.sh
-// test installs chromium), which turns a missing browser into a failure.
-func chromium(t *testing.T) browser {
-	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("PROMTEST_REQUIRE") != "" {
-			t.Fatal("chromium not found and PROMTEST_REQUIRE is set: bash scripts/install-deps.sh test (apt-get install chromium)")
-		}
-		t.Skip("chromium not found (bash scripts/install-deps.sh test, or apt-get install chromium)")
-	}
-	return browser{bin: bin}
-}
 
 // run runs chromium headless with a throwaway profile and returns stdout.
 func (b browser) run(t *testing.T, args ...string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/internal/failure"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -45,7 +46,7 @@ func engineWithTasks(t testing.TB, e *camundatest.Engine) (topic, lockedID strin
 // camundaConfig is the exporter's config for the engine behind the proxy
 // (with basic auth and the proxy's CA) and for a database that joins with
 // it.
-func camundaConfig(p *camundatest.FaultProxy, topic string, requestTimeout time.Duration) string {
+func camundaConfig(p *faultproxy.Proxy, topic string, requestTimeout time.Duration) string {
 	return fmt.Sprintf(`
 camunda:
   - name: main
@@ -74,7 +75,7 @@ databases:
 // collectors keep reporting.
 type camundaFault struct {
 	name  string
-	fault camundatest.Fault
+	fault faultproxy.Fault
 	step  string
 	cause string
 }
@@ -103,15 +104,15 @@ func (c camundaFault) gone() func(string) bool {
 // slow endpoint takes (longer than request_timeout).
 func camundaFaults(slow time.Duration) []camundaFault {
 	return []camundaFault{
-		{"HTTP 500 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "camunda", "HTTP 500 from GET /incident/count"},
-		{"HTTP 401", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusUnauthorized}, vocab.CollectorConnect, "HTTP 401 from GET /version"},
-		{"HTTP 404 on one endpoint", camundatest.Fault{Kind: camundatest.FaultStatus, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "camunda", "HTTP 404 from GET /history/external-task-log"},
-		{"slower than request_timeout", camundatest.Fault{Kind: camundatest.FaultSlow, Delay: slow, Endpoint: "/external-task/count"}, "camunda", "request timeout"},
-		{"truncated JSON", camundatest.Fault{Kind: camundatest.FaultTruncate, Endpoint: "/external-task"}, "camunda", "unexpected response from GET /external-task"},
-		{"valid JSON of the wrong shape", camundatest.Fault{Kind: camundatest.FaultBody, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "camunda", "unexpected response from GET /external-task/count"},
-		{"connection reset on one endpoint", camundatest.Fault{Kind: camundatest.FaultReset, Endpoint: "/external-task/count"}, "camunda", "unreachable"},
-		{"connection refused", camundatest.Fault{Kind: camundatest.FaultRefuse}, vocab.CollectorConnect, "unreachable"},
-		{"certificate that does not verify", camundatest.Fault{Kind: camundatest.FaultBadCertificate}, vocab.CollectorConnect, "TLS verification failed"},
+		{"HTTP 500 on one endpoint", faultproxy.Fault{Kind: faultproxy.Status, Status: http.StatusInternalServerError, Endpoint: "/incident/count"}, "camunda", "HTTP 500 from GET /incident/count"},
+		{"HTTP 401", faultproxy.Fault{Kind: faultproxy.Status, Status: http.StatusUnauthorized}, vocab.CollectorConnect, "HTTP 401 from GET /version"},
+		{"HTTP 404 on one endpoint", faultproxy.Fault{Kind: faultproxy.Status, Status: http.StatusNotFound, Endpoint: "/history/external-task-log"}, "camunda", "HTTP 404 from GET /history/external-task-log"},
+		{"slower than request_timeout", faultproxy.Fault{Kind: faultproxy.Slow, Delay: slow, Endpoint: "/external-task/count"}, "camunda", "request timeout"},
+		{"truncated JSON", faultproxy.Fault{Kind: faultproxy.Truncate, Endpoint: "/external-task"}, "camunda", "unexpected response from GET /external-task"},
+		{"valid JSON of the wrong shape", faultproxy.Fault{Kind: faultproxy.Body, Body: `{"total": 3}`, Endpoint: "/external-task/count"}, "camunda", "unexpected response from GET /external-task/count"},
+		{"connection reset on one endpoint", faultproxy.Fault{Kind: faultproxy.Reset, Endpoint: "/external-task/count"}, "camunda", "unreachable"},
+		{"connection refused", faultproxy.Fault{Kind: faultproxy.Refuse}, vocab.CollectorConnect, "unreachable"},
+		{"certificate that does not verify", faultproxy.Fault{Kind: faultproxy.BadCertificate}, vocab.CollectorConnect, "TLS verification failed"},
 	}
 }
 
@@ -123,7 +124,7 @@ func TestCamundaFaults(t *testing.T) {
 	e := camundatest.Shared(t, camundatest.FlavorCamunda)
 	topic, lockedID := engineWithTasks(t, e)
 	password := fmt.Sprintf("Rel-Camunda-Pw-%d", time.Now().UnixNano())
-	proxy := camundatest.StartFaultProxy(t, e.BaseURL, camundatest.FaultProxyOptions{TLS: true, Username: "exporter", Password: password})
+	proxy := faultproxy.Start(t, e.BaseURL, faultproxy.Options{TLS: true, Username: "exporter", Password: password})
 	d := newFaultDB(t, pgtest.SharedServer(t))
 	// The side effect of the locked task is done, its completion lost: the
 	// join reports it while the engine can be read.
@@ -141,7 +142,7 @@ func TestCamundaFaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := fault{name: c.name, kind: "camunda", source: "main", step: c.step, cause: c.cause, down: c.down(), gone: c.gone(),
 				inject: func(t *testing.T) { must(t, proxy.Set(c.fault)) },
-				clear:  func(t *testing.T) { must(t, proxy.Set(camundatest.Fault{})) },
+				clear:  func(t *testing.T) { must(t, proxy.Set(faultproxy.Fault{})) },
 			}
 			r.t = t
 			f.run(t, r)

@@ -210,11 +210,7 @@ func databaseFaults(srv *pgtest.Server) []dbFault {
 // TestDatabaseFaults is the fault matrix of the database source, on a
 // PostgreSQL server of the test's own (it is stopped and started).
 func TestDatabaseFaults(t *testing.T) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := pgtest.NewServer(t)
 	out := &outputs{}
 	var secrets []string
 	for _, df := range databaseFaults(srv) {

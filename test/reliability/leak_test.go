@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
@@ -128,11 +129,7 @@ func runFaulted(t *testing.T, r *rig, f fault, n int) error {
 // descriptors, the role's PostgreSQL backends and the heap are back at
 // their baseline.
 func TestNoLeaksDatabase(t *testing.T) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := pgtest.NewServer(t)
 	n := faultedCollections()
 	for _, df := range databaseFaults(srv) {
 		t.Run(df.name, func(t *testing.T) {
@@ -197,14 +194,14 @@ func TestNoLeaksCamunda(t *testing.T) {
 	e := camundatest.Shared(t, camundatest.FlavorCamunda)
 	topic, _ := engineWithTasks(t, e)
 	password := fmt.Sprintf("Leak-Pw-%d", time.Now().UnixNano())
-	proxy := camundatest.StartFaultProxy(t, e.BaseURL, camundatest.FaultProxyOptions{TLS: true, Username: "exporter", Password: password})
+	proxy := faultproxy.Start(t, e.BaseURL, faultproxy.Options{TLS: true, Username: "exporter", Password: password})
 	d := newFaultDB(t, pgtest.SharedServer(t))
 	t.Setenv("WFX_REL_DSN", d.dsn)
 	t.Setenv("WFX_REL_CAMUNDA_PW", password)
 	n := faultedCollections()
 	// Close every idle connection on both sides of the proxy.
 	quiesce := func() {
-		must(t, proxy.Set(camundatest.Fault{}))
+		must(t, proxy.Set(faultproxy.Fault{}))
 		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 		http.DefaultClient.CloseIdleConnections()
 	}
@@ -257,7 +254,7 @@ func TestNoLeaksCamunda(t *testing.T) {
 			start := time.Now()
 			must(t, proxy.Set(c.fault))
 			each(func(r *rig) error { return runFaulted(t, r, f, n/len(rigs)) })
-			must(t, proxy.Set(camundatest.Fault{}))
+			must(t, proxy.Set(faultproxy.Fault{}))
 			t.Logf("%d faulted collections on %d exporters in %s", n/len(rigs)*len(rigs), len(rigs), time.Since(start).Round(time.Millisecond))
 			each(good)
 			settle(t, base, quiesce, nil, 0)

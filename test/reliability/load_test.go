@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
@@ -24,9 +26,6 @@ import (
 // timeout, although each engine collection takes longer than a scrape may
 // wait. LOAD_DURATION shortens or lengthens the minute.
 func TestLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a minute of load")
-	}
 	const (
 		scrapers      = 50
 		minInterval   = 2 * time.Second
@@ -38,29 +37,25 @@ func TestLoad(t *testing.T) {
 		duration = d
 	}
 
-	srv, err := pgtest.StartWith([]string{"shared_preload_libraries=pg_stat_statements"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
+	srv := pgtest.NewServer(t, "shared_preload_libraries=pg_stat_statements")
 	d := newFaultDB(t, srv)
 	d.exec(t, "CREATE EXTENSION pg_stat_statements")
 	e := camundatest.Shared(t, camundatest.FlavorCamunda)
 	topic, _ := engineWithTasks(t, e)
-	proxy := camundatest.StartFaultProxy(t, e.BaseURL, camundatest.FaultProxyOptions{})
+	proxy := faultproxy.Start(t, e.BaseURL, faultproxy.Options{})
 	// The exporter as it is deployed: the binary, built without the race
 	// detector (which would multiply its CPU time several times over and
 	// measure the detector, not the exporter).
-	x := startExporter(t, fmt.Sprintf(`
+	x := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
 camunda:
   - {name: main, url: %q, min_interval: %s, topics: [%s]}
 databases:
   - {name: orders, dsn_env: WFX_REL_DSN, min_interval: %s}
-`, proxy.URL, minInterval, topic, minInterval), "WFX_REL_DSN="+d.dsn)
-	if body := x.get(t, "/metrics"); !strings.Contains(body, `workflow_exporter_source_up{name="orders",source="database"} 1`) || !strings.Contains(body, `camunda_up{engine="main"} 1`) {
-		t.Fatalf("sources not up before the load:\n%s\n%s", body, x.logs)
+`, proxy.URL, minInterval, topic, minInterval), Env: []string{"WFX_REL_DSN=" + d.dsn}})
+	if body := x.Get(t, "/metrics"); !strings.Contains(body, `workflow_exporter_source_up{name="orders",source="database"} 1`) || !strings.Contains(body, `camunda_up{engine="main"} 1`) {
+		t.Fatalf("sources not up before the load:\n%s\n%s", body, x.Log)
 	}
-	must(t, proxy.Set(camundatest.Fault{Kind: camundatest.FaultSlow, Endpoint: "/incident/count", Delay: engineDelay}))
+	must(t, proxy.Set(faultproxy.Fault{Kind: faultproxy.Slow, Endpoint: "/incident/count", Delay: engineDelay}))
 	// Every collection of the database runs its probe once: its calls are
 	// the collections, counted by the server.
 	probeCalls := func() int64 {
@@ -99,7 +94,7 @@ databases:
 			// cores, that alone takes longer than the 500ms offset.)
 			time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond)
 			for time.Now().Before(stop) {
-				req, _ := http.NewRequest(http.MethodGet, x.url+"/metrics", nil)
+				req, _ := http.NewRequest(http.MethodGet, x.URL+"/metrics", nil)
 				req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", fmt.Sprint(scrapeTimeout.Seconds()))
 				t0 := time.Now()
 				resp, err := client.Do(req)

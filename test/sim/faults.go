@@ -42,26 +42,30 @@ type Fault struct {
 	Name        string `json:"name"`
 	Target      Target `json:"target"`
 	Description string `json:"description"`
+	// NeedsEngine: a lane fault that acts through the workers' engine (a
+	// lock that lapses, a failure or BPMN error reported, tasks left
+	// waiting), refused when the simulator runs without one.
+	NeedsEngine bool `json:"needs_engine,omitempty"`
 }
 
 // Faults is the catalogue, sorted by name.
 func Faults() []Fault {
 	fs := []Fault{
-		{FaultCrashAfterSideEffect, TargetLane, "the worker commits its side effect (record COMPLETED, outbox event, processed-job row) and crashes before completing the task, once per task: the task stays locked until its lock lapses, then another worker finds the record COMPLETED and replays the completion"},
-		{FaultSlowWorker, TargetLane, "one worker of the lane takes three lock durations between SIDE_EFFECT_SUBMITTED and COMPLETED: its lock lapses, another worker fetches the task (a redelivery: the record is in progress, so the outcome is in doubt and it backs off), and the late worker's complete is refused; the task completes from the record"},
-		{FaultUnknownOutcome, TargetLane, "the downstream service accepts the command but answers after the worker's timeout; the worker marks the record UNKNOWN_OUTCOME and backs off, and reconciliation cannot resolve it while the fault lasts"},
-		{FaultDuplicateDelivery, TargetLane, "the broker delivers every inbox message twice (the second time under a new message id); the consumer records the duplicate as IGNORED_DUPLICATE: the protection working"},
-		{FaultPublisherStopped, TargetLane, "the outbox publisher of the lane stops: events stay pending"},
-		{FaultConsumerStopped, TargetLane, "the inbox consumer of the lane stops: messages stay RECEIVED"},
-		{FaultRetriesExhausted, TargetLane, "the worker reports a failure with no retries left: the task waits for an operator (an incident)"},
-		{FaultRetryStorm, TargetLane, "the downstream service is down: the worker fails every task, with retries left and a 1 s retry timeout, so the failures come straight back"},
-		{FaultStuckInProgress, TargetLane, "the worker completes the task but its record update is lost: the idempotency record stays STARTED"},
-		{FaultIdempotencyConflict, TargetLane, "the downstream service answers 409 (same idempotency key, different request): the worker marks the record FAILED_FINAL with error code IDEMPOTENCY_CONFLICT and reports a BPMN error"},
-		{FaultBPMNError, TargetLane, "the worker rejects every task with a BPMN error (a business outcome the process models)"},
-		{FaultWorkersStopped, TargetLane, "the lane's workers stop fetching (scaled to zero, a wrong topic name, an auth failure): tasks wait"},
-		{FaultDatabaseDown, TargetDatabase, "the exporter's connections to the database are refused and cut (the simulator's proxy in front of it); the workers keep writing"},
-		{FaultEngineDown, TargetEngine, "the exporter's connections to the engine's REST API are refused (the simulator's proxy in front of it); the workers keep working"},
-		{FaultEngine500, TargetEngine, "the engine's REST API answers every request of the exporter with HTTP 500 (the simulator's proxy in front of it)"},
+		{FaultCrashAfterSideEffect, TargetLane, "the worker commits its side effect (record COMPLETED, outbox event, processed-job row) and crashes before completing the task, once per task: the task stays locked until its lock lapses, then another worker finds the record COMPLETED and replays the completion", true},
+		{FaultSlowWorker, TargetLane, "one worker of the lane takes three lock durations between SIDE_EFFECT_SUBMITTED and COMPLETED: its lock lapses, another worker fetches the task (a redelivery: the record is in progress, so the outcome is in doubt and it backs off), and the late worker's complete is refused; the task completes from the record", true},
+		{FaultUnknownOutcome, TargetLane, "the downstream service accepts the command but answers after the worker's timeout; the worker marks the record UNKNOWN_OUTCOME and backs off, and reconciliation cannot resolve it while the fault lasts", false},
+		{FaultDuplicateDelivery, TargetLane, "the broker delivers every inbox message twice (the second time under a new message id); the consumer records the duplicate as IGNORED_DUPLICATE: the protection working", false},
+		{FaultPublisherStopped, TargetLane, "the outbox publisher of the lane stops: events stay pending", false},
+		{FaultConsumerStopped, TargetLane, "the inbox consumer of the lane stops: messages stay RECEIVED", false},
+		{FaultRetriesExhausted, TargetLane, "the worker reports a failure with no retries left: the task waits for an operator (an incident)", true},
+		{FaultRetryStorm, TargetLane, "the downstream service is down: the worker fails every task, with retries left and a 1 s retry timeout, so the failures come straight back", true},
+		{FaultStuckInProgress, TargetLane, "the worker completes the task but its record update is lost: the idempotency record stays STARTED", false},
+		{FaultIdempotencyConflict, TargetLane, "the downstream service answers 409 (same idempotency key, different request): the worker marks the record FAILED_FINAL with error code IDEMPOTENCY_CONFLICT and reports a BPMN error", false},
+		{FaultBPMNError, TargetLane, "the worker rejects every task with a BPMN error (a business outcome the process models)", true},
+		{FaultWorkersStopped, TargetLane, "the lane's workers stop fetching (scaled to zero, a wrong topic name, an auth failure): tasks wait", true},
+		{FaultDatabaseDown, TargetDatabase, "the exporter's connections to the database are refused and cut (the simulator's proxy in front of it); the workers keep writing", false},
+		{FaultEngineDown, TargetEngine, "the exporter's connections to the engine's REST API are refused (the simulator's proxy in front of it); the workers keep working", false},
+		{FaultEngine500, TargetEngine, "the engine's REST API answers every request of the exporter with HTTP 500 (the simulator's proxy in front of it)", false},
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
 	return fs

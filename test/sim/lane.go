@@ -1,10 +1,11 @@
 package sim
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // A Lane is one independent workload: its own process and external-task
@@ -36,24 +37,7 @@ const SourceSystem = "sim-broker"
 // bpmn is the lane's process: start, the external task on the lane's topic
 // with a boundary event for BPMN errors, end.
 func (l Lane) bpmn() []byte {
-	return []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn"
-    id="defs_%[1]s" targetNamespace="https://github.com/workflow-exporter/workflow-sim">
-  <bpmn:process id="%[1]s" name="%[1]s" isExecutable="true" camunda:historyTimeToLive="P1D">
-    <bpmn:startEvent id="start"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="%[3]s"/>
-    <bpmn:serviceTask id="%[3]s" name="submit" camunda:type="external" camunda:topic="%[2]s"/>
-    <bpmn:boundaryEvent id="rejected" attachedToRef="%[3]s">
-      <bpmn:errorEventDefinition/>
-    </bpmn:boundaryEvent>
-    <bpmn:sequenceFlow id="f2" sourceRef="%[3]s" targetRef="end"/>
-    <bpmn:sequenceFlow id="f3" sourceRef="rejected" targetRef="end_rejected"/>
-    <bpmn:endEvent id="end"/>
-    <bpmn:endEvent id="end_rejected"/>
-  </bpmn:process>
-</bpmn:definitions>
-`, l.ProcessKey(), l.Topic(), l.ActivityID()))
+	return camundatest.Chain(l.ProcessKey(), camundatest.Task{ID: l.ActivityID(), Name: "submit", Topic: l.Topic(), CatchErrors: true})
 }
 
 // faultSet is the faults active on one lane or target.

@@ -1,14 +1,21 @@
-// Package sim is the workload simulator behind `workflow-sim` and
-// `make demo`: idempotent external-task workers, an outbox publisher, an
+// Package sim is the workload simulator behind `workflow-sim`, `make demo`
+// and `make run`: idempotent external-task workers, an outbox publisher, an
 // inbox broker and consumer, a reconciler and a fake downstream service,
 // running against a real Camunda engine and real PostgreSQL tables (the
 // reference schema of deploy/sql), healthy by default, with the failure
 // windows of at-least-once workers injectable by name (faults.go) on one
 // lane at a time.
 //
+// Without an engine (Config.EngineURL empty: make run where Java is
+// missing) each lane's workers take their commands from the lane's own feed
+// instead of the engine's external tasks and write the same rows; the
+// faults that act through the engine are refused then.
+//
 // It writes only to the databases it is given, and only to the four worker
 // tables; it never writes to the engine's database (only through the
-// engine's REST API, as a worker does).
+// engine's REST API, as a worker does). The engine and database faults act
+// on proxies in front of them (test/harness/faultproxy) that only the
+// exporter uses.
 package sim
 
 import (
@@ -22,12 +29,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 )
 
 // Config configures a Simulator.
 type Config struct {
 	// EngineURL is the REST root the workers use, e.g.
-	// http://127.0.0.1:8080/engine-rest.
+	// http://127.0.0.1:8080/engine-rest; empty: no engine (see the package
+	// comment).
 	EngineURL string
 	// EngineName is the engine label the exporter uses for this engine
 	// (written to the processed-job table's engine column).
@@ -62,15 +73,19 @@ type Config struct {
 
 // Simulator runs the workload. Create it with New, then Run.
 type Simulator struct {
-	cfg    Config
-	engine *engine
+	cfg Config
+	// engine is nil without an engine: then feeds holds each lane's
+	// commands.
+	engine *camundatest.Client
+	feeds  map[string]chan camundatest.ExternalTask
 	down   *downstream
 	pools  map[string]*pgxpool.Pool
 	lanes  map[string]Lane
 	logger *slog.Logger
 
-	engineProxy *httpProxy
-	dbProxies   map[string]*tcpProxy
+	engineProxy  *faultproxy.Proxy
+	engineFaults faultSet
+	dbProxies    map[string]*dbProxy
 
 	mu       sync.Mutex
 	faults   map[string]*faultSet // per lane
@@ -83,8 +98,8 @@ type Simulator struct {
 // starts the proxies and the downstream service. It does not start the
 // workload: Run does.
 func New(ctx context.Context, cfg Config) (*Simulator, error) {
-	if cfg.EngineURL == "" {
-		return nil, errors.New("sim: the engine URL is required")
+	if cfg.EngineURL == "" && cfg.EngineProxy != "" {
+		return nil, errors.New("sim: an engine proxy needs the engine URL")
 	}
 	if len(cfg.Lanes) == 0 {
 		return nil, errors.New("sim: at least one lane is required")
@@ -107,9 +122,14 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Simulator{cfg: cfg, engine: newEngine(cfg.EngineURL), pools: map[string]*pgxpool.Pool{},
-		lanes: map[string]Lane{}, logger: cfg.Logger, dbProxies: map[string]*tcpProxy{},
+	s := &Simulator{cfg: cfg, pools: map[string]*pgxpool.Pool{},
+		lanes: map[string]Lane{}, logger: cfg.Logger, dbProxies: map[string]*dbProxy{},
 		faults: map[string]*faultSet{}, counts: map[string]map[string]int{}, crashed: map[string]bool{}, lastLogs: map[string]string{}}
+	if cfg.EngineURL != "" {
+		s.engine = &camundatest.Client{BaseURL: strings.TrimRight(cfg.EngineURL, "/")}
+	} else {
+		s.feeds = map[string]chan camundatest.ExternalTask{}
+	}
 	fail := func(err error) (*Simulator, error) { s.Close(); return nil, err }
 	for _, l := range cfg.Lanes {
 		if !laneNameRE.MatchString(l.Name) {
@@ -124,6 +144,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		s.lanes[l.Name] = l
 		s.faults[l.Name] = &faultSet{}
 		s.counts[l.Name] = map[string]int{}
+		if s.engine == nil {
+			s.feeds[l.Name] = make(chan camundatest.ExternalTask, feedSize)
+		}
 	}
 	for name, dsn := range cfg.Databases {
 		pool, err := pgxpool.New(ctx, dsn)
@@ -141,7 +164,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	}
 	s.down = down
 	if cfg.EngineProxy != "" {
-		if s.engineProxy, err = startHTTPProxy(cfg.EngineProxy, cfg.EngineURL); err != nil {
+		if s.engineProxy, err = faultproxy.New(cfg.EngineURL, faultproxy.Options{Listen: cfg.EngineProxy}); err != nil {
 			return fail(fmt.Errorf("sim: engine proxy: %w", err))
 		}
 	}
@@ -150,13 +173,24 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		if err != nil {
 			return fail(fmt.Errorf("sim: database proxy %s: %w", name, err))
 		}
-		p, err := startTCPProxy(listen, target)
+		p, err := faultproxy.NewTCP(listen, target)
 		if err != nil {
 			return fail(fmt.Errorf("sim: database proxy %s: %w", name, err))
 		}
-		s.dbProxies[name] = p
+		s.dbProxies[name] = &dbProxy{TCP: p}
 	}
 	return s, nil
+}
+
+// feedSize bounds a lane's feed without an engine: commands its workers
+// cannot keep up with are dropped beyond it (counted as feed_dropped), as a
+// bounded queue does.
+const feedSize = 1000
+
+// dbProxy is the exporter's way to a database, and the faults on it.
+type dbProxy struct {
+	*faultproxy.TCP
+	faults faultSet
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -191,13 +225,13 @@ func (s *Simulator) EngineProxyAddr() string {
 	if s.engineProxy == nil {
 		return ""
 	}
-	return s.engineProxy.addr()
+	return s.engineProxy.Addr()
 }
 
 // DatabaseProxyAddr is the address of the exporter's proxy to a database.
 func (s *Simulator) DatabaseProxyAddr(name string) string {
 	if p := s.dbProxies[name]; p != nil {
-		return p.addr()
+		return p.Addr()
 	}
 	return ""
 }
@@ -206,8 +240,10 @@ func (s *Simulator) DatabaseProxyAddr(name string) string {
 func (s *Simulator) Run(ctx context.Context) error {
 	for _, name := range sortedNames(s.lanes) {
 		l := s.lanes[name]
-		if err := s.engine.deploy(ctx, l.ProcessKey(), l.bpmn()); err != nil {
-			return fmt.Errorf("sim: deploying lane %s: %w", l.Name, err)
+		if s.engine != nil {
+			if _, err := s.engine.Deploy(ctx, l.ProcessKey(), map[string][]byte{l.ProcessKey() + ".bpmn": l.bpmn()}); err != nil {
+				return fmt.Errorf("sim: deploying lane %s: %w", l.Name, err)
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -216,7 +252,7 @@ func (s *Simulator) Run(ctx context.Context) error {
 		db := s.pools[l.Database]
 		spawn(func() { s.startProcesses(ctx, l) })
 		for i := 1; i <= s.cfg.Workers; i++ {
-			w := &worker{s: s, lane: l, id: fmt.Sprintf("%s-w%d", l.Name, i), db: db, slowable: i == 1}
+			w := s.newWorker(l, fmt.Sprintf("%s-w%d", l.Name, i), db, i == 1)
 			spawn(func() { w.run(ctx) })
 		}
 		spawn(func() { s.publish(ctx, l, db) })
@@ -224,14 +260,29 @@ func (s *Simulator) Run(ctx context.Context) error {
 		spawn(func() { s.consume(ctx, l, db) })
 		spawn(func() { s.reconcile(ctx, l, db) })
 	}
-	s.logger.Info("workflow-sim running", "lanes", strings.Join(sortedNames(s.lanes), ","), "engine", s.cfg.EngineURL)
+	engine := s.cfg.EngineURL
+	if engine == "" {
+		engine = "none (the lanes' own feeds)"
+	}
+	s.logger.Info("workflow-sim running", "lanes", strings.Join(sortedNames(s.lanes), ","), "engine", engine)
 	wg.Wait()
 	return nil
 }
 
+// startProcesses starts a process instance of the lane per interval, or
+// without an engine puts a command on the lane's feed.
 func (s *Simulator) startProcesses(ctx context.Context, l Lane) {
 	for n := 1; ctx.Err() == nil; n++ {
-		if err := s.engine.start(ctx, l.ProcessKey(), fmt.Sprintf("%s-%06d", l.Name, n)); err != nil && ctx.Err() == nil {
+		businessKey := fmt.Sprintf("%s-%06d", l.Name, n)
+		if s.engine == nil {
+			t := camundatest.ExternalTask{ID: fmt.Sprintf("%s-task-%06d", l.Name, n), TopicName: l.Topic(), BusinessKey: &businessKey,
+				ProcessInstanceID: fmt.Sprintf("%s-command-%06d", l.Name, n), ActivityID: l.ActivityID()}
+			select {
+			case s.feeds[l.Name] <- t:
+			default:
+				s.count(l, "feed_dropped")
+			}
+		} else if _, err := s.engine.StartProcess(ctx, l.ProcessKey(), businessKey, nil); err != nil && ctx.Err() == nil {
 			s.logf(l, "starting a process: %v", err)
 		}
 		sleep(ctx, s.cfg.Interval)
@@ -241,10 +292,10 @@ func (s *Simulator) startProcesses(ctx context.Context, l Lane) {
 // Close stops the proxies and the downstream service and closes the pools.
 func (s *Simulator) Close() {
 	if s.engineProxy != nil {
-		s.engineProxy.close()
+		s.engineProxy.Close()
 	}
 	for _, p := range s.dbProxies {
-		p.close()
+		p.Close()
 	}
 	if s.down != nil {
 		s.down.stop()
@@ -276,6 +327,21 @@ func (s *Simulator) Clear(ctx context.Context, fault, target string) error {
 	return s.toggle(ctx, fault, target, false)
 }
 
+// engineFault is what the engine proxy does for the engine faults on: a
+// hang-up without an answer (engine-down, like a stopped engine behind a
+// load balancer) before an HTTP 500 as a failing engine answers
+// (engine-500).
+func (s *Simulator) engineFault() faultproxy.Fault {
+	switch {
+	case s.engineFaults.on(FaultEngineDown):
+		return faultproxy.Fault{Kind: faultproxy.Reset}
+	case s.engineFaults.on(FaultEngine500):
+		return faultproxy.Fault{Kind: faultproxy.Status, Status: 500,
+			Body: `{"type":"ProcessEngineException","message":"simulated engine failure (workflow-sim engine-500)"}`}
+	}
+	return faultproxy.Fault{}
+}
+
 // ErrCannotInject wraps the reasons a known fault cannot be injected now.
 var ErrCannotInject = errors.New("cannot inject")
 
@@ -289,11 +355,14 @@ func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) er
 		if _, ok := s.lanes[target]; !ok {
 			return fmt.Errorf("%s needs a lane: unknown lane %q (lanes: %s)", name, target, strings.Join(sortedNames(s.lanes), ", "))
 		}
-		if on {
-			// Lane faults act through the workers' engine: refuse rather
+		if on && f.NeedsEngine {
+			// The fault acts through the workers' engine: refuse rather
 			// than pretend when it is not there.
+			if s.engine == nil {
+				return fmt.Errorf("%w %s on lane %s: it acts through the workers' engine, and the simulator runs without one", ErrCannotInject, name, target)
+			}
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := s.engine.version(cctx)
+			_, err := s.engine.Version(cctx)
 			cancel()
 			if err != nil {
 				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %v", ErrCannotInject, name, target, s.cfg.EngineURL, err)
@@ -307,14 +376,21 @@ func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) er
 				ErrCannotInject, name, target, strings.Join(sortedNames(s.dbProxies), ", "), target)
 		}
 		p.faults.set(name, on)
-		if on {
-			p.cut()
+		kind := faultproxy.None
+		if p.faults.on(FaultDatabaseDown) {
+			kind = faultproxy.Reset // connections accepted and closed at once, the open ones cut
+		}
+		if err := p.Set(kind); err != nil {
+			return err
 		}
 	case TargetEngine:
 		if s.engineProxy == nil {
 			return fmt.Errorf("%w %s: no engine proxy; start workflow-sim with --engine-proxy ADDR and point the exporter at it", ErrCannotInject, name)
 		}
-		s.engineProxy.faults.set(name, on)
+		s.engineFaults.set(name, on)
+		if err := s.engineProxy.Set(s.engineFault()); err != nil {
+			return err
+		}
 	}
 	verb := "cleared"
 	if on {
@@ -367,7 +443,7 @@ func (s *Simulator) Status() Status {
 			AggregateType: l.AggregateType(), MessageType: l.MessageType(), Faults: faults, Counts: counts})
 	}
 	if s.engineProxy != nil {
-		st.EngineFaults = s.engineProxy.faults.list()
+		st.EngineFaults = s.engineFaults.list()
 	}
 	st.DatabaseFaults = map[string][]string{}
 	for name, p := range s.dbProxies {

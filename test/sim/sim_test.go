@@ -3,15 +3,14 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
+	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
@@ -38,17 +37,7 @@ func TestLookupFaultNamesTheValidOnes(t *testing.T) {
 func workerDatabase(t *testing.T) string {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, f := range []string{"001_reference_schema.sql", "002_duplicate_count_extension.sql"} {
-		if err := pgtest.ExecFile(ctx, conn, filepath.Join("..", "..", "deploy", "sql", f), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pgtest.ExecRepoFiles(t, pgtest.Connect(t, dsn), nil, "deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql")
 	return dsn
 }
 
@@ -126,5 +115,64 @@ func TestNewNamesAMissingTable(t *testing.T) {
 		Lanes: []Lane{{Name: "orders", Database: "orders"}}})
 	if err == nil || !strings.Contains(err.Error(), "table ") || !strings.Contains(err.Error(), "001_reference_schema.sql") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Without an engine (make run where Java is missing) the lanes' workers
+// take their commands from the lanes' feeds and write the same rows: records
+// completed, their events published, processed-job rows, inbox messages
+// processed. The faults that act through the engine are refused, the
+// others work.
+func TestWithoutEngine(t *testing.T) {
+	dsn := workerDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := New(ctx, Config{Databases: map[string]string{"orders": dsn}, Lanes: []Lane{{Name: "orders", Database: "orders"}},
+		Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		fault string
+		ok    bool
+	}{{FaultSlowWorker, false}, {FaultRetriesExhausted, false}, {FaultDuplicateDelivery, true}} {
+		err := s.Inject(ctx, c.fault, "orders")
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrCannotInject)) {
+			t.Errorf("inject %s without an engine: %v, want accepted %v", c.fault, err, c.ok)
+		}
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	conn := pgtest.Connect(t, dsn)
+	counts := func() (completed, published, jobs, processed, duplicates int) {
+		t.Helper()
+		err := conn.QueryRow(ctx, `SELECT
+  (SELECT count(*) FROM workflow_idempotency_record WHERE scope = 'SIM_ORDERS' AND status = 'COMPLETED'),
+  (SELECT count(*) FROM event_outbox WHERE aggregate_type = 'sim-orders' AND status = 'PUBLISHED'),
+  (SELECT count(*) FROM workflow_processed_job WHERE activity_id = 'submit-orders'),
+  (SELECT count(*) FROM message_inbox WHERE message_type = 'orders.validated' AND processing_status = 'PROCESSED'),
+  (SELECT count(*) FROM message_inbox WHERE message_type = 'orders.validated' AND processing_status = 'IGNORED_DUPLICATE')`).
+			Scan(&completed, &published, &jobs, &processed, &duplicates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, p, j, m, d := counts()
+		if c >= 3 && p >= 3 && j >= 3 && m >= 3 && d >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30s: %d records completed, %d events published, %d processed jobs, %d messages processed, %d duplicates; status %+v", c, p, j, m, d, s.Status())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

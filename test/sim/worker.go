@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
 // Idempotency record statuses, as the exporter's defaults expect them.
@@ -40,6 +42,55 @@ type worker struct {
 	db   *pgxpool.Pool
 	// slowable: slow-worker slows this worker down (the lane's first).
 	slowable bool
+	// ew calls the engine; nil without one, when feed brings the commands.
+	ew   *camundatest.Worker
+	feed <-chan camundatest.ExternalTask
+}
+
+// longPoll is how long a fetch waits for a task to arrive.
+const longPoll = 2 * time.Second
+
+func (s *Simulator) newWorker(l Lane, id string, db *pgxpool.Pool, slowable bool) *worker {
+	w := &worker{s: s, lane: l, id: id, db: db, slowable: slowable, feed: s.feeds[l.Name]}
+	if s.engine != nil {
+		// Long polling: the engine holds the request until a task arrives,
+		// so idle workers cost the engine little.
+		w.ew = &camundatest.Worker{Client: s.engine, ID: id, LongPoll: longPoll}
+	}
+	return w
+}
+
+// fetch returns the worker's next task: from the engine, or from the
+// lane's feed without one (nothing when none comes within longPoll).
+func (w *worker) fetch(ctx context.Context) ([]camundatest.ExternalTask, error) {
+	if w.ew != nil {
+		return w.ew.FetchAndLock(ctx, w.lane.Topic(), w.s.cfg.LockDuration, 1)
+	}
+	select {
+	case t := <-w.feed:
+		return []camundatest.ExternalTask{t}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(longPoll):
+		return nil, nil
+	}
+}
+
+// failure and bpmnError report how a task ended to the engine. A task from
+// the feed has no engine to report to: the rows the worker wrote are what
+// shows.
+func (w *worker) failure(ctx context.Context, t camundatest.ExternalTask, retries int, timeout time.Duration, msg string) error {
+	if w.ew == nil {
+		return nil
+	}
+	return w.ew.Failure(ctx, t.ID, retries, timeout, msg)
+}
+
+func (w *worker) bpmnError(ctx context.Context, t camundatest.ExternalTask, code, msg string) error {
+	if w.ew == nil {
+		return nil
+	}
+	return w.ew.BpmnError(ctx, t.ID, code, msg)
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -48,7 +99,7 @@ func (w *worker) run(ctx context.Context) {
 			sleep(ctx, 500*time.Millisecond)
 			continue
 		}
-		tasks, err := w.s.engine.fetchAndLock(ctx, w.id, w.lane.Topic(), w.s.cfg.LockDuration, 1)
+		tasks, err := w.fetch(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.s.logf(w.lane, "fetchAndLock: %v", err)
@@ -79,7 +130,7 @@ type command struct {
 	key, entity, hash string
 }
 
-func (w *worker) commandOf(t task) command {
+func (w *worker) commandOf(t camundatest.ExternalTask) command {
 	entity := t.ID
 	if t.BusinessKey != nil && *t.BusinessKey != "" {
 		entity = *t.BusinessKey
@@ -91,7 +142,7 @@ func (w *worker) commandOf(t task) command {
 	return command{key: key, entity: entity, hash: hex.EncodeToString(sum[:8])}
 }
 
-func (w *worker) handle(ctx context.Context, t task) error {
+func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 	f := w.s.laneFaults(w.lane.Name)
 	c := w.commandOf(t)
 	switch {
@@ -100,7 +151,7 @@ func (w *worker) handle(ctx context.Context, t task) error {
 		if err := w.upsert(ctx, t, c, stRetryable, ""); err != nil {
 			return err
 		}
-		err := w.s.engine.failure(ctx, w.id, t.ID, 100, time.Second, "downstream unavailable (503)")
+		err := w.failure(ctx, t, 100, time.Second, "downstream unavailable (503)")
 		// A storm, not a flood: about five failures a second per worker.
 		sleep(ctx, 200*time.Millisecond)
 		return err
@@ -108,12 +159,12 @@ func (w *worker) handle(ctx context.Context, t task) error {
 		if err := w.upsert(ctx, t, c, stFinal, "FATAL"); err != nil {
 			return err
 		}
-		return w.s.engine.failure(ctx, w.id, t.ID, 0, 0, "fatal: cannot map the command (no retries left)")
+		return w.failure(ctx, t, 0, 0, "fatal: cannot map the command (no retries left)")
 	case f.on(FaultBPMNError):
 		if err := w.upsert(ctx, t, c, stFinal, businessErrCode); err != nil {
 			return err
 		}
-		return w.s.engine.bpmnError(ctx, w.id, t.ID, businessErrCode, "command rejected by business rule")
+		return w.bpmnError(ctx, t, businessErrCode, "command rejected by business rule")
 	}
 
 	prev, err := w.begin(ctx, t, c)
@@ -131,13 +182,13 @@ func (w *worker) handle(ctx context.Context, t task) error {
 			// this worker got the task): the outcome is in doubt, so do
 			// not run the side effect twice; come back later.
 			w.s.count(w.lane, "in_doubt_backoffs")
-			return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), w.s.cfg.LockDuration, "command in progress in another attempt")
+			return w.failure(ctx, t, retriesOf(t), w.s.cfg.LockDuration, "command in progress in another attempt")
 		}
 	case stUnknown:
 		// Never retry blindly: reconcile first.
 		res, err := w.s.down.find(ctx, w.lane.Name, c.key)
 		if err != nil {
-			return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), 10*time.Minute, "outcome unknown, reconciliation pending")
+			return w.failure(ctx, t, retriesOf(t), 10*time.Minute, "outcome unknown, reconciliation pending")
 		}
 		if err := w.finish(ctx, t, c, res, stReconciled); err != nil {
 			return err
@@ -163,17 +214,17 @@ func (w *worker) handle(ctx context.Context, t task) error {
 		if err := w.setStatus(ctx, c, stFinal, conflictCode); err != nil {
 			return err
 		}
-		return w.s.engine.bpmnError(ctx, w.id, t.ID, conflictCode, "downstream: same idempotency key, different request")
+		return w.bpmnError(ctx, t, conflictCode, "downstream: same idempotency key, different request")
 	case errors.Is(err, context.DeadlineExceeded):
 		if err := w.setStatus(ctx, c, stUnknown, ""); err != nil {
 			return err
 		}
-		return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), 10*time.Minute, "downstream timed out: outcome unknown")
+		return w.failure(ctx, t, retriesOf(t), 10*time.Minute, "downstream timed out: outcome unknown")
 	case err != nil:
 		if err := w.setStatus(ctx, c, stRetryable, ""); err != nil {
 			return err
 		}
-		return w.s.engine.failure(ctx, w.id, t.ID, retriesOf(t), 5*time.Second, err.Error())
+		return w.failure(ctx, t, retriesOf(t), 5*time.Second, err.Error())
 	}
 	if err := w.finish(ctx, t, c, res, stCompleted); err != nil {
 		return err
@@ -186,17 +237,20 @@ func (w *worker) handle(ctx context.Context, t task) error {
 	return w.complete(ctx, t, res)
 }
 
-func retriesOf(t task) int {
+func retriesOf(t camundatest.ExternalTask) int {
 	if t.Retries != nil {
 		return *t.Retries
 	}
 	return 3
 }
 
-func (w *worker) complete(ctx context.Context, t task, result string) error {
-	err := w.s.engine.complete(ctx, w.id, t.ID, map[string]any{"result": result})
-	var ee *engineError
-	if errors.As(err, &ee) && (ee.Status == 400 || ee.Status == 404 || ee.Status == 500) {
+func (w *worker) complete(ctx context.Context, t camundatest.ExternalTask, result string) error {
+	var err error
+	if w.ew != nil {
+		err = w.ew.Complete(ctx, t.ID, map[string]any{"result": result})
+	}
+	var ae *camundatest.APIError
+	if errors.As(err, &ae) && (ae.Status == 400 || ae.Status == 404 || ae.Status == 500) {
 		// The lock moved to another worker or the task is gone: the other
 		// attempt completes it (from the record).
 		w.s.count(w.lane, "completions_refused")
@@ -219,7 +273,7 @@ type previous struct {
 
 // begin is the first short transaction: the record is created STARTED, or
 // an earlier attempt's record is found (and the duplicate attempt counted).
-func (w *worker) begin(ctx context.Context, t task, c command) (previous, error) {
+func (w *worker) begin(ctx context.Context, t camundatest.ExternalTask, c command) (previous, error) {
 	var p previous
 	err := pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO workflow_idempotency_record
@@ -274,7 +328,7 @@ WHERE scope = $1 AND idempotency_key = $2`, w.lane.Scope(), c.key, status, code)
 }
 
 // upsert writes the record in one status (the fast-failing paths).
-func (w *worker) upsert(ctx context.Context, t task, c command, status, code string) error {
+func (w *worker) upsert(ctx context.Context, t camundatest.ExternalTask, c command, status, code string) error {
 	_, err := w.db.Exec(ctx, `INSERT INTO workflow_idempotency_record
   (scope, idempotency_key, business_entity_id, process_instance_id, job_reference, status, request_hash, error_code)
 VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''))
@@ -287,7 +341,7 @@ ON CONFLICT (scope, idempotency_key) DO UPDATE SET status = excluded.status, err
 // finish is the second short transaction: the record COMPLETED (or
 // RECONCILED) with its result, the outbox event and the processed-job row,
 // all or nothing.
-func (w *worker) finish(ctx context.Context, t task, c command, result, status string) error {
+func (w *worker) finish(ctx context.Context, t camundatest.ExternalTask, c command, result, status string) error {
 	return pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
 		// A state transition guard: if another attempt finished the
 		// command meanwhile, its outbox event and processed-job row exist;

@@ -11,14 +11,13 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // TestBasicAuthAndTimeZone starts a second engine per flavor with basic auth on /engine-rest and
 // a JVM time zone west of UTC, and stops it at the end, checking the JVM is gone.
 func TestBasicAuthAndTimeZone(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a JVM")
-	}
+	testkit.SkipIfShort(t, "a JVM")
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -163,7 +163,7 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", fmt.Errorf("camundatest: %w", err)
 	}
-	unlock, err := lockFile(filepath.Join(cache, string(flavor)+".lock"))
+	unlock, err := testkit.LockFile(filepath.Join(cache, string(flavor)+".lock"))
 	if err != nil {
 		return "", fmt.Errorf("camundatest: locking the %s build: %w", flavor, err)
 	}

@@ -8,8 +8,10 @@
 // every test of one `go test` process the same engine per flavor, so the JVM start-up (10-20 s on
 // two cores) is paid once; call Main from TestMain so shared engines are stopped at exit.
 //
-// The REST helpers (Client, Worker, ExternalTaskProcess) use net/http only. Errors name the endpoint
-// and HTTP status and carry the response body.
+// The REST helpers (Client, Worker) use net/http only. Errors name the endpoint and HTTP status and
+// carry the response body. The BPMN models (Chain, ExternalTaskProcess and the fixed shapes of
+// bpmn.go) are what the tests, the Camunda benchmark and the workload simulator (test/sim) deploy;
+// the simulator drives any engine with the same Client and Worker.
 //
 // Typical use in another package's tests:
 //

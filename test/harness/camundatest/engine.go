@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // DefaultStartTimeout bounds how long Start waits for GET /engine-rest/version to answer 200.
@@ -120,7 +121,7 @@ func (e *Engine) Exited() bool {
 func (e *Engine) Stop() {
 	e.stopOnce.Do(func() {
 		if e.cmd != nil && e.cmd.Process != nil {
-			_ = killGroup(e.cmd.Process)
+			_ = testkit.KillGroup(e.cmd.Process)
 			select {
 			case <-e.exited:
 			case <-time.After(30 * time.Second):
@@ -180,23 +181,14 @@ func removeOrphanedTempDirs() {
 		if err != nil {
 			continue
 		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && !processAlive(pid) {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && !testkit.ProcessAlive(pid) {
 			_ = os.RemoveAll(d)
 		}
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, error) {
-	port, err := freePort()
+	port, err := testkit.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("camundatest: finding a free port: %w", err)
 	}
@@ -245,7 +237,7 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 	cmd := exec.Command(java, args...)
 	cmd.Dir = tmp
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	prepareCmd(cmd)
+	testkit.OwnProcessGroup(cmd)
 	e := &Engine{
 		BaseURL:  fmt.Sprintf("http://127.0.0.1:%d/engine-rest", port),
 		Flavor:   opts.Flavor,

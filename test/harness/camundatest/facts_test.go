@@ -306,7 +306,7 @@ func factFailureBackoff(t *testing.T, f *fixture) {
 	}
 	exp := lockExp(t, got)
 	within(t, "lockExpirationTime after failure", exp, before.Add(retryTimeout), after.Add(retryTimeout))
-	if details, err := f.c.ErrorDetails(f.ctx, tk.ID); err != nil || details != "camundatest: boom" {
+	if details, err := f.c.ErrorDetails(f.ctx, tk.ID); err != nil || details != w.ID+": boom" {
 		t.Errorf("GET /external-task/{id}/errorDetails = %q, %v; want the details sent", details, err)
 	}
 	if r, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task/"+tk.ID+"/errorDetails", nil, ""); err != nil || r.Status != http.StatusNotAcceptable {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 func TestExternalTaskProcessIsWellFormed(t *testing.T) {
@@ -84,9 +85,7 @@ func TestBuildNamesMissingTool(t *testing.T) {
 // TestBuildIsCached builds every flavor (a no-op when the cache is warm) and checks a second
 // Build returns the same jar at once.
 func TestBuildIsCached(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds with Maven")
-	}
+	testkit.SkipIfShort(t, "Maven")
 	for _, f := range camundatest.Flavors() {
 		start := time.Now()
 		jar, err := camundatest.Build(context.Background(), f)
@@ -109,9 +108,7 @@ func TestBuildIsCached(t *testing.T) {
 // TestStartFailureCarriesLogAndCleansUp starts an engine with a bad argument: the error must carry
 // the JVM's output and no process may be left.
 func TestStartFailureCarriesLogAndCleansUp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a JVM")
-	}
+	testkit.SkipIfShort(t, "a JVM")
 	ctx := context.Background()
 	_, err := camundatest.Start(ctx, camundatest.Options{
 		Flavor:    camundatest.FlavorCamunda,
@@ -132,9 +129,7 @@ func TestStartFailureCarriesLogAndCleansUp(t *testing.T) {
 // TestConcurrentColdBuild builds the camunda jar into an empty cache from two goroutines at once:
 // the lock file must make them share one Maven run and one jar.
 func TestConcurrentColdBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds with Maven")
-	}
+	testkit.SkipIfShort(t, "Maven")
 	cache := t.TempDir()
 	t.Setenv("CAMUNDATEST_CACHE_DIR", cache)
 	start := time.Now()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // sharedEngines is the only package-level mutable state: one engine per (flavor, credentials) for
@@ -35,9 +37,7 @@ func Shared(t testing.TB, flavor Flavor) *Engine {
 // SharedWith is Shared with options; engines are shared per set of options.
 func SharedWith(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("camundatest: real engine tests are skipped with -short")
-	}
+	testkit.SkipIfShort(t, "a Camunda engine (a JVM)")
 	if opts.Flavor == "" {
 		opts.Flavor = FlavorCamunda
 	}

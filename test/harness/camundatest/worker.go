@@ -12,6 +12,11 @@ import (
 type Worker struct {
 	Client *Client
 	ID     string // workerId sent with every call
+	// LongPoll, when set, makes FetchAndLock wait up to this long for a
+	// task to arrive (asyncResponseTimeout), so an idle worker that polls
+	// in a loop costs the engine little. Keep it below the Client's
+	// timeout.
+	LongPoll time.Duration
 }
 
 // NewWorker returns a worker with the given id on client c.
@@ -21,12 +26,16 @@ func (w *Worker) task(id, action string) string {
 	return "/external-task/" + url.PathEscape(id) + "/" + action
 }
 
-// FetchAndLock locks up to maxTasks tasks of one topic for lockDuration (no long polling).
+// FetchAndLock locks up to maxTasks tasks of one topic for lockDuration
+// (waiting up to LongPoll for one to arrive).
 func (w *Worker) FetchAndLock(ctx context.Context, topic string, lockDuration time.Duration, maxTasks int) ([]ExternalTask, error) {
 	body := map[string]any{
 		"workerId": w.ID,
 		"maxTasks": maxTasks,
 		"topics":   []map[string]any{{"topicName": topic, "lockDuration": lockDuration.Milliseconds()}},
+	}
+	if w.LongPoll > 0 {
+		body["asyncResponseTimeout"] = w.LongPoll.Milliseconds()
 	}
 	var out []ExternalTask
 	err := w.Client.Do(ctx, http.MethodPost, "/external-task/fetchAndLock", body, &out)
@@ -40,12 +49,12 @@ func (w *Worker) Complete(ctx context.Context, taskID string, vars map[string]an
 }
 
 // Failure reports a failure: the task gets retries and is locked for retryTimeout (backoff);
-// retries 0 creates a failedExternalTask incident.
+// retries 0 creates a failedExternalTask incident. The error details name the worker.
 func (w *Worker) Failure(ctx context.Context, taskID string, retries int, retryTimeout time.Duration, msg string) error {
 	return w.Client.Do(ctx, http.MethodPost, w.task(taskID, "failure"), map[string]any{
 		"workerId":     w.ID,
 		"errorMessage": msg,
-		"errorDetails": "camundatest: " + msg,
+		"errorDetails": w.ID + ": " + msg,
 		"retries":      retries,
 		"retryTimeout": retryTimeout.Milliseconds(),
 	}, nil)

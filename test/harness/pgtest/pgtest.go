@@ -13,6 +13,9 @@
 // test-pg-current). PGTEST_MAJOR, when set, is the major version the server
 // must have: a test run meant for one version cannot silently use another.
 //
+// Under -short (the fast tier) every test that asks for a database or a
+// server is skipped.
+//
 // Use it from TestMain so the server is stopped when the package's tests end:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -91,8 +94,11 @@ func StopShared() {
 }
 
 // SharedServer returns the process-wide server, starting it on first use.
+// It skips the test under -short (the fast tier starts no PostgreSQL), also
+// with TEST_DATABASE_URL: the fast tier needs no server at all.
 func SharedServer(t testing.TB) *Server {
 	t.Helper()
+	testkit.SkipIfShort(t, "PostgreSQL")
 	shared.once.Do(func() {
 		if u := os.Getenv(EnvURL); u != "" {
 			shared.srv = &Server{AdminURL: u}
@@ -183,7 +189,24 @@ func WithDatabase(rawURL, db string) string {
 	return u.String()
 }
 
-// Start initialises and starts a new server in a temporary directory.
+// NewServer starts a server of the test's own, one it may stop (Halt,
+// Resume) without disturbing other tests, with extra settings as StartWith
+// takes them; it is removed when the test ends. It skips the test under
+// -short.
+func NewServer(t testing.TB, settings ...string) *Server {
+	t.Helper()
+	testkit.SkipIfShort(t, "PostgreSQL")
+	s, err := StartWith(settings)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Start initialises and starts a new server in a temporary directory, for
+// tools that run outside a test (make demo, make run); tests use NewServer
+// or SharedServer.
 func Start() (*Server, error) { return StartWith(nil) }
 
 // StartWith is Start with extra server settings (name=value, as after

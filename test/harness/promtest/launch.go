@@ -1,77 +1,52 @@
 package promtest
 
 import (
+	"context"
 	"fmt"
-
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
-	"net"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // LaunchPrometheus starts Prometheus outside a test (make demo): config is
 // the path of a prometheus.yml, dir a directory it owns (data goes there).
 // Stop it with Server.Stop.
 func LaunchPrometheus(config, dir string, flags ...string) (*Server, error) {
-	s, err := newServer("prometheus", dir)
-	if err != nil {
-		return nil, err
-	}
-	return s, spawn(s, PrometheusBinary(), append([]string{
-		"--config.file=" + config,
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
-		"--web.listen-address=" + s.Addr,
-		"--web.enable-lifecycle",
-	}, flags...))
+	return launchIn("prometheus", PrometheusBinary(), dir, append([]string{"--config.file=" + config,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.enable-lifecycle"}, flags...))
 }
 
 // LaunchAlertmanager starts Alertmanager outside a test, clustering off.
 func LaunchAlertmanager(config, dir string, flags ...string) (*Server, error) {
-	s, err := newServer("alertmanager", dir)
-	if err != nil {
-		return nil, err
-	}
-	return s, spawn(s, AlertmanagerBinary(), append([]string{
-		"--config.file=" + config,
-		"--storage.path=" + filepath.Join(dir, "data"),
-		"--web.listen-address=" + s.Addr,
-		"--cluster.listen-address=",
-	}, flags...))
+	return launchIn("alertmanager", AlertmanagerBinary(), dir, append([]string{"--config.file=" + config,
+		"--storage.path=" + filepath.Join(dir, "data"), "--cluster.listen-address="}, flags...))
 }
 
-func newServer(name, dir string) (*Server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return &Server{Name: name, Addr: addr, URL: "http://" + addr, Dir: dir, log: &testkit.LogBuffer{}, done: make(chan struct{})}, nil
-}
-
-// spawn starts the binary in its own process group (a signal to the
-// caller's group does not reach it first, and Stop signals exactly this
-// child; the kernel kills it if the caller dies) and waits for /-/ready.
-func spawn(s *Server, bin string, args []string) error {
+// launchIn starts bin in dir on a free port with args.
+func launchIn(name, bin, dir string, args []string) (*Server, error) {
 	if _, err := exec.LookPath(bin); err != nil {
-		return fmt.Errorf("%s not found (apt-get install prometheus prometheus-alertmanager)", bin)
+		return nil, fmt.Errorf("%s not found (apt-get install %s)", bin, debianPackage(bin))
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = s.Dir
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", s.Name, err)
+	port, err := testkit.FreePort()
+	if err != nil {
+		return nil, err
 	}
-	s.cmd = cmd
-	go func() {
-		s.waitErr = cmd.Wait()
-		close(s.done)
-	}()
-	if err := s.waitReady(readyTimeout); err != nil {
-		s.Stop()
-		return fmt.Errorf("%s not ready: %w\n%s", s.Name, err, tail(s.Log(), 20))
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	return spawn(name, bin, dir, addr, append(args, "--web.listen-address="+addr))
+}
+
+// readyTimeout bounds the wait for /-/ready.
+const readyTimeout = 60 * time.Second
+
+// spawn starts the binary in dir (testkit.StartServer: its own process
+// group, killed by the kernel if the caller dies) and waits for /-/ready.
+func spawn(name, bin, dir, addr string, args []string) (*Server, error) {
+	s, err := testkit.StartServer(context.Background(), testkit.ServerOptions{Name: name, Path: bin, Args: args, Addr: addr,
+		Dir: dir, Ready: "/-/ready", ReadyTimeout: readyTimeout})
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return &Server{Server: s, Dir: dir}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 // Rules that fire at once, one per severity, plus a database outage that
@@ -36,10 +38,6 @@ const rules = `groups:
 // reaches /ticket, the info alert reaches nothing, and the page for the
 // database whose source is down is inhibited.
 func TestRuleReachesWebhookThroughShippedAlertmanagerConfig(t *testing.T) {
-	SkipIfMissing(t, PrometheusBinary(), AlertmanagerBinary())
-	if testing.Short() {
-		t.Skip("starts Prometheus and Alertmanager; about 40s")
-	}
 	a := StartAlerting(t, AlertingOptions{Rules: rules, PrometheusFlags: []string{"--rules.alert.resend-delay=1s"}})
 	hook := a.Receiver
 
@@ -50,7 +48,7 @@ func TestRuleReachesWebhookThroughShippedAlertmanagerConfig(t *testing.T) {
 			break
 		}
 		if a.Exited() {
-			t.Fatalf("a server exited early\nprometheus:\n%s\nalertmanager:\n%s", tail(a.Prometheus.Log(), 20), tail(a.Alertmanager.Log(), 20))
+			t.Fatalf("a server exited early\nprometheus:\n%s\nalertmanager:\n%s", testkit.Tail(a.Prometheus.Log.String(), 20), testkit.Tail(a.Alertmanager.Log.String(), 20))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

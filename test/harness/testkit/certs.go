@@ -30,14 +30,28 @@ type Certificates struct {
 	Server tls.Certificate
 }
 
-// NewCertificates makes a new CA and server certificate. Two calls give two
-// unrelated CAs: a client trusting one refuses the other's certificate.
+// NewCertificates makes a new CA and server certificate in a temporary
+// directory of the test. Two calls give two unrelated CAs: a client trusting
+// one refuses the other's certificate.
 func NewCertificates(t testing.TB) *Certificates {
 	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := WriteCertificates(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
+	}
+	return c
+}
+
+// WriteCertificates makes a new CA and server certificate and writes them
+// to dir (created if need be), for code that runs outside a test (a proxy
+// of the simulator).
+func WriteCertificates(dir string) (*Certificates, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	caTmpl := &x509.Certificate{
@@ -48,15 +62,15 @@ func NewCertificates(t testing.TB) *Certificates {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
@@ -68,11 +82,11 @@ func NewCertificates(t testing.TB) *Certificates {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	c := &Certificates{
 		CAFile:   filepath.Join(dir, "ca.pem"),
@@ -81,16 +95,16 @@ func NewCertificates(t testing.TB) *Certificates {
 		Pool:     x509.NewCertPool(),
 	}
 	c.Pool.AddCert(caCert)
-	write := func(path, typ string, b []byte) {
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
+	for _, f := range []struct {
+		path, typ string
+		der       []byte
+	}{{c.CAFile, "CERTIFICATE", caDER}, {c.CertFile, "CERTIFICATE", der}, {c.KeyFile, "EC PRIVATE KEY", keyDER}} {
+		if err := os.WriteFile(f.path, pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der}), 0o600); err != nil {
+			return nil, err
 		}
 	}
-	write(c.CAFile, "CERTIFICATE", caDER)
-	write(c.CertFile, "CERTIFICATE", der)
-	write(c.KeyFile, "EC PRIVATE KEY", keyDER)
 	if c.Server, err = tls.LoadX509KeyPair(c.CertFile, c.KeyFile); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return c
+	return c, nil
 }

@@ -1,8 +1,10 @@
-// Package testkit holds the small helpers that tests and the test harnesses
-// (test/harness/pgtest, test/harness/camundatest, test/harness/promtest) share: a
-// concurrency-safe log buffer, a free TCP port, the repository root, the
-// exporter binary, and gathering a collector's metrics. It imports nothing
-// of the exporter, so any package's tests may use it.
+// Package testkit holds what tests and the test harnesses (pgtest,
+// camundatest, promtest, exportertest, faultproxy) share: the fast tier's
+// one decision (SkipIfShort, Tool), a cached build of a main package
+// (GoBuild), a child process serving HTTP (StartServer), a concurrency-safe
+// log buffer, free ports, the repository root, a throwaway CA, file locks,
+// and gathering a collector's metrics. It imports nothing of the exporter,
+// so any package's tests may use it.
 package testkit
 
 import (
@@ -11,7 +13,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -91,20 +92,6 @@ func Path(t testing.TB, rel string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(root, filepath.FromSlash(rel))
-}
-
-// BuildExporter compiles the exporter binary (cmd/exporter) into a temporary
-// directory of the test and returns its path, for tests that run it as a
-// user would.
-func BuildExporter(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "workflow-exporter")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/exporter")
-	build.Dir = Path(t, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // Gather registers c alone in a pedantic registry (which checks every

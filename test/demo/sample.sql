@@ -1,5 +1,6 @@
--- Sample rows for `make run`: a little of every situation the dashboards and
--- alerts care about, with timestamps relative to now().
+-- Sample rows for `make run` and the dashboards' live test (test/e2e): a
+-- little of every situation the dashboards and alerts care about, with
+-- timestamps relative to now().
 INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, job_reference, status, error_code, created_at, updated_at, duplicate_count) VALUES
   ('ORDER_FULFILLMENT_SUBMISSION', 'order-1001:attempt-1', 'order-1001', 'pi-1', 'task-1', 'COMPLETED', NULL, now() - interval '2 hours', now() - interval '2 hours', 0),
   ('ORDER_FULFILLMENT_SUBMISSION', 'order-1002:attempt-1', 'order-1002', 'pi-2', 'task-2', 'STARTED', NULL, now() - interval '40 minutes', now() - interval '40 minutes', 0),
