@@ -55,14 +55,10 @@ test-unit:
 # The second PostgreSQL major (Debian 12's is 15), unpacked by scripts/install-deps.sh test.
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
 PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
-# The table collector tests (no Camunda engine needed).
-PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZone|NullStatus|MissingTable|UnreachableDatabase|QueriesReadOnly|JoinsAgainst|JoinByProcess|PromlintOnFullOutput
-
-## test-pg-current: the table collector tests, the check command, the PostgreSQL access layer and the database fault matrix on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
+## test-pg-current: everything that needs PostgreSQL and no Camunda engine, again on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail): the table collectors, joins, status lists and check command (internal/sources), the PostgreSQL access layer, the harness, and the database fault and leak tests. The build tag pgonly leaves out the test files that start an engine (they begin with //go:build !pgonly).
+PG_CURRENT_PACKAGES = ./internal/sources/ ./collectors/pgsource/ ./collectors/pgschema/ ./test/harness/pgtest/ ./test/reliability/
 test-pg-current:
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./collectors/pgsource/... ./internal/check/... ./test/harness/pgtest/...
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run 'TestDatabaseFaults' ./test/reliability/
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -tags pgonly $(PG_CURRENT_PACKAGES)
 
 # The fuzz targets (package:target). test-go runs their seed corpora and
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz

@@ -1,3 +1,5 @@
+//go:build !pgonly
+
 package sources
 
 // Real-engine tests of the Camunda collector: a Go test worker drives
