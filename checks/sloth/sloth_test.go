@@ -20,8 +20,8 @@ import (
 	"strings"
 	"testing"
 
-	slothv1 "github.com/slok/sloth/pkg/prometheus/api/v1"
 	"github.com/prometheus/prometheus/promql/parser"
+	slothv1 "github.com/slok/sloth/pkg/prometheus/api/v1"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/slo"
