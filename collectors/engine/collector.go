@@ -10,6 +10,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
@@ -82,7 +83,7 @@ type collectorState struct {
 	incidents map[incidentKey]bool
 	oldestInc map[string]bool
 	// durations are the duration histograms per topic label.
-	durations map[string]durationHist
+	durations map[string]histogram.Dual
 	// holders are the workers holding locks per topic label, with the
 	// time their idleness counts from (tasks.go, emitLockAges).
 	holders map[topicWorker]time.Time
@@ -137,7 +138,7 @@ func newCollector(e *Engine, o Options) *Collector {
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, durations: map[string]durationHist{}, holders: map[topicWorker]time.Time{},
+		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
 		usedCatches: map[string]time.Time{},
 	}
 	// Configured topics come first, so they are admitted before any topic
