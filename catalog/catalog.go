@@ -64,6 +64,7 @@ const (
 	CamundaExternalTaskFailures          = "camunda_external_task_failures_total"
 	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
 	CamundaExternalTaskBpmnErrors        = "camunda_external_task_bpmn_errors_total"
+	CamundaExternalTaskFailuresByError   = "camunda_external_task_failures_by_error_total"
 	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
 	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
 	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
@@ -77,6 +78,7 @@ const (
 	CamundaJobOldestExecutableAge        = "camunda_job_oldest_executable_age_seconds"
 	CamundaJobFailures                   = "camunda_job_failures_total"
 	CamundaJobSuccesses                  = "camunda_job_successes_total"
+	CamundaJobFailuresByError            = "camunda_job_failures_by_error_total"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -131,6 +133,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
 		{CamundaExternalTaskFailures, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
+		{CamundaExternalTaskFailuresByError, Counter, SourceCamunda, []string{"engine", "topic", "error"},
+			"Camunda engine (REST API or engine database): the failures of camunda_external_task_failures_total by the signature of the worker's error message (ids, long numbers, UUIDs, quoted values and timestamps masked; docs/failure-groups.md), counted from the same history log entries. The first camunda[].failure_signature_limit signatures per topic keep their own error label for the exporter's lifetime, later ones count under error=\"other\". Absent with camunda[].failure_signatures: false."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
@@ -157,6 +161,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): seconds since the oldest executable job became due (its due date, or its creation for a job without one), by the engine's clock; 0 when no job is executable. It rises while the job executor runs nothing. Over REST exact up to max_listed_tasks executable jobs, a lower bound beyond (the list cannot be sorted by creation)." + polled},
 		{CamundaJobFailures, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+		{CamundaJobFailuresByError, Counter, SourceCamunda, []string{"engine", "process_definition_key", "error"},
+			"Camunda engine (REST API or engine database): the failures of camunda_job_failures_total by the signature of the job's exception message (as for camunda_external_task_failures_by_error_total; docs/failure-groups.md); the first camunda[].failure_signature_limit signatures per key keep their own error label, later ones count under error=\"other\". Absent with camunda[].failure_signatures: false."},
 		{CamundaJobSuccesses, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
 		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},

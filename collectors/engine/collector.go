@@ -87,6 +87,9 @@ type collectorState struct {
 	// holders are the workers holding locks per topic label, with the
 	// time their idleness counts from (tasks.go, emitLockAges).
 	holders map[topicWorker]time.Time
+	// failureGroups are the failures by topic label and signature
+	// (failures.go); by is nil when failure_signatures is off.
+	failureGroups failureGroups
 	// usedCatches are the error catch events paired with a deletion entry,
 	// by id, with their start (bpmn.go).
 	usedCatches map[string]time.Time
@@ -108,6 +111,8 @@ func (s collectorState) clone() collectorState {
 		durations:    cloneHists(s.durations),
 		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
 		usedCatches:  cloneMap(s.usedCatches),
+
+		failureGroups: s.failureGroups.clone(),
 	}
 }
 
@@ -131,7 +136,7 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
-			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors),
+			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTaskFailuresByError),
 		creations: map[string]int64{},
 	}
 	c.st = collectorState{
@@ -139,7 +144,8 @@ func newCollector(e *Engine, o Options) *Collector {
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
 		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
-		usedCatches: map[string]time.Time{},
+		usedCatches:   map[string]time.Time{},
+		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -258,6 +264,7 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
+	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), e.name)...)
 	return run.reportStatus(rd)
 }
 
