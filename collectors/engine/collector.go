@@ -9,6 +9,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
@@ -226,7 +227,8 @@ func (run *collectionRun) collect() error {
 	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
 	rd, err := e.reader.readTasks(run.ctx, tasksRequest{probeRead: at, topics: run.topicChoice(),
-		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)})
+		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries),
+		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil})
 	if err != nil {
 		return err
 	}
