@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // TestEveryPanelShowsDataOnALiveStack is the dashboards' live check
@@ -90,8 +93,10 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 `)
 	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(exporterAddr, ""), promtest.Files{"rules.yml": rules, promtest.SLORulesFile: promtest.SLORules(t, promtest.LiveSLOs)})
 
-	// Let the first collections (the counters' baselines) happen.
-	time.Sleep(5 * time.Second)
+	// Let the first collections (the counters' baselines) happen: what
+	// happens before them is their baseline, not counted. Under load a
+	// collection takes seconds, so wait for them rather than a fixed time.
+	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs)
 
 	// Drive the tasks into every state, and replay both crash cases.
 	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
@@ -190,4 +195,31 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 		t.Errorf("no data: %s", r)
 	}
 	t.Logf("%d panel queries checked, %d without data", len(results), len(failed))
+}
+
+// waitForBaselines waits until each named collector of the exporter at
+// addr has succeeded once (workflow_exporter_collector_up 1).
+func waitForBaselines(t *testing.T, addr string, collectors ...string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			missing := 0
+			for _, c := range collectors {
+				if !regexp.MustCompile(`workflow_exporter_collector_up\{collector="` + regexp.QuoteMeta(c) + `",[^}]*\} 1\n`).Match(b) {
+					missing++
+				}
+			}
+			if missing == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exporter's collectors %v did not all succeed within 2 minutes (last error %v)", collectors, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
