@@ -46,6 +46,15 @@ type fakeLogEntry struct {
 	id, taskID, topic, kind, worker string
 	ts                              time.Time
 	activity, actInst, rootPI       string
+	errMsg                          string // a failure's
+}
+
+// fakeCleanable is one definition version's line of the cleanable process
+// instance report.
+type fakeCleanable struct {
+	defID, key          string
+	ttl                 *int
+	finished, cleanable int64
 }
 
 // fakeActInst is a historic activity instance.
@@ -84,6 +93,10 @@ type fakeCamunda struct {
 	jobLog    []fakeJobLogEntry
 	defs      map[string]string // id -> key
 	instances map[string]int    // definition id -> running process instances
+	// cleanable is the cleanable process instance report; cleanupJobs the
+	// history cleanup's jobs (none: the engine answers 404).
+	cleanable   []fakeCleanable
+	cleanupJobs []map[string]any
 	requests  map[string]int
 	fail      map[string]int // path -> HTTP status to answer instead
 	noCreate  bool           // answer 400 to sortBy=createTime (engines before 7.21)
@@ -203,6 +216,7 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
 	f.logLocked(t.id, t.topic, "failure", t.worker, f.now)
+	f.log[len(f.log)-1].errMsg = msg
 	if retries == 0 {
 		// Out of retries: the engine opens an incident whose
 		// configuration is the task id.
@@ -379,7 +393,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic, "workerId": e.worker,
 				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts),
-				"activityId": e.activity, "activityInstanceId": e.actInst, "rootProcessInstanceId": e.rootPI})
+				"activityId": e.activity, "activityInstanceId": e.actInst, "rootProcessInstanceId": e.rootPI, "errorMessage": e.errMsg})
 		}
 		reply(out)
 	case "/history/activity-instance":
@@ -480,6 +494,21 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			out = append(out, m)
 		}
 		reply(out)
+	case "/history/process-definition/cleanable-process-instance-report":
+		out := []map[string]any{}
+		for _, c := range page(f.cleanable, q) {
+			out = append(out, map[string]any{"processDefinitionId": c.defID, "processDefinitionKey": c.key, "historyTimeToLive": c.ttl,
+				"finishedProcessInstanceCount": c.finished, "cleanableProcessInstanceCount": c.cleanable})
+		}
+		reply(out)
+	case "/history/cleanup/configuration":
+		reply(map[string]any{"batchWindowStartTime": nil, "batchWindowEndTime": nil, "enabled": true})
+	case "/history/cleanup/jobs":
+		if len(f.cleanupJobs) == 0 {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		reply(f.cleanupJobs)
 	case "/process-definition/statistics":
 		// Every definition, with its running instances (0 without).
 		out := []map[string]any{}
