@@ -97,9 +97,9 @@ type fakeCamunda struct {
 	// history cleanup's jobs (none: the engine answers 404).
 	cleanable   []fakeCleanable
 	cleanupJobs []map[string]any
-	requests  map[string]int
-	fail      map[string]int // path -> HTTP status to answer instead
-	noCreate  bool           // answer 400 to sortBy=createTime (engines before 7.21)
+	requests    map[string]int
+	fail        map[string]int // path -> HTTP status to answer instead
+	noCreate    bool           // answer 400 to sortBy=createTime (engines before 7.21)
 	// onRequest, when set, runs at the start of every request with the
 	// engine locked (it may change the engine's data directly): what
 	// happens in the engine between two of the collector's requests.
