@@ -128,7 +128,23 @@ func (e *exporter) expect(want string, names ...string) {
 // value returns one sample's value, failing if it is absent.
 func (e *exporter) value(name string, labels map[string]string) float64 {
 	e.t.Helper()
-	for _, mf := range testkit.Gather(e.t, e.set) {
+	m := series(e.t, e.set, name, labels)
+	switch {
+	case m == nil:
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	}
+	e.t.Fatalf("no sample %s%v", name, labels)
+	return 0
+}
+
+// series returns the first series of the metric whose labels include
+// want, or nil.
+func series(t *testing.T, c prometheus.Collector, name string, want map[string]string) *dto.Metric {
+	t.Helper()
+	for _, mf := range testkit.Gather(t, c) {
 		if mf.GetName() != name {
 			continue
 		}
@@ -138,21 +154,15 @@ func (e *exporter) value(name string, labels map[string]string) float64 {
 			for _, l := range m.GetLabel() {
 				got[l.GetName()] = l.GetValue()
 			}
-			for k, v := range labels {
+			for k, v := range want {
 				if got[k] != v {
 					continue next
 				}
 			}
-			switch {
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue()
-			case m.Counter != nil:
-				return m.GetCounter().GetValue()
-			}
+			return m
 		}
 	}
-	e.t.Fatalf("no sample %s%v", name, labels)
-	return 0
+	return nil
 }
 
 const baseConfig = `
