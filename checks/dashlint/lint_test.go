@@ -3,9 +3,10 @@ package dashlint
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,7 +79,7 @@ func TestStrict(t *testing.T) {
 	for _, r := range Rules() {
 		rules[r.Name] = true
 	}
-	for _, rule := range sortedKeys(cfg.Exclusions) {
+	for _, rule := range slices.Sorted(maps.Keys(cfg.Exclusions)) {
 		re := cfg.Exclusions[rule]
 		if !rules[rule] {
 			t.Errorf(".lint excludes unknown rule %s", rule)
@@ -111,15 +112,6 @@ func TestStrict(t *testing.T) {
 	if len(cfg.Warnings) != 0 {
 		t.Errorf(".lint downgrades rules to warnings; strict mode fails on warnings anyway, use exclusions with reasons")
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // TestRulesFail proves the rules catch a broken dashboard.

@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -252,14 +254,7 @@ func (p page) family(name string) page {
 }
 
 // keys returns the series of the page, sorted.
-func (p page) keys() []string {
-	out := make([]string, 0, len(p))
-	for k := range p {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (p page) keys() []string { return slices.Sorted(maps.Keys(p)) }
 
 // logLine is one JSON log line of the exporter.
 type logLine map[string]any
