@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/checks/internal/checktest"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 )
 
@@ -23,15 +24,7 @@ var (
 
 func loadDashboard(t *testing.T, path string) Dashboard {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d Dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return d
+	return checktest.Decode[Dashboard](t, path, json.Unmarshal)
 }
 
 // TestStrict lints every committed dashboard in strict mode: any warning or
@@ -272,14 +265,7 @@ func TestStrictWithOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := dashboards.ParseOptions([]byte("datasource: Mimir\nselector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true, label: k8s_namespace}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := dashboards.Render(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := checktest.RenderDashboards(t, "datasource: Mimir\nselector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true, label: k8s_namespace}\n")
 	for _, rd := range ds {
 		var d Dashboard
 		if err := json.Unmarshal(rd.JSON, &d); err != nil {
