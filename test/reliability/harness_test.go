@@ -16,7 +16,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -37,12 +36,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	camundatest.StopShared()
-	pgtest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
 
 // outputs keeps everything the exporter showed the world in a test: log
 // lines, the errors of its collections, the pages it served.

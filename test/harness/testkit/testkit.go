@@ -22,6 +22,19 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
+// Main runs the tests, then stop (the harnesses' StopShared: shared
+// servers and engines), then exits with the tests' code. Use it in
+// TestMain when a package's tests share more than one harness:
+//
+//	func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
+func Main(m *testing.M, stop ...func()) {
+	code := m.Run()
+	for _, s := range stop {
+		s()
+	}
+	os.Exit(code)
+}
+
 // LogBuffer is an io.Writer that keeps everything written to it and may be
 // written and read concurrently: a logger's handler or a child process
 // writes while the test reads.
