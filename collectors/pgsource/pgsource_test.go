@@ -57,15 +57,8 @@ func TestBoundsAreEnforcedByTheServer(t *testing.T) {
 	}
 
 	t.Run("lock_timeout never queues behind a migration", func(t *testing.T) {
-		tx, err := admin.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if _, err := tx.Exec(ctx, "LOCK TABLE t IN ACCESS EXCLUSIVE MODE"); err != nil {
-			t.Fatal(err)
-		}
-		err = db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		lockTable(t, admin, "t")
+		err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, "SELECT count(*) FROM t")
 			return err
 		})
@@ -117,6 +110,21 @@ func TestErrorsNeverCarryThePassword(t *testing.T) {
 // (one line per outage, however the messages vary), and keeps in its chain
 // what callers test for (the server's error, pgx.ErrNoRows, the context's
 // errors) without keeping the driver's text.
+// lockTable holds an ACCESS EXCLUSIVE lock on table, as a migration does,
+// until the test ends.
+func lockTable(t *testing.T, admin *pgx.Conn, table string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFailureClasses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
@@ -129,14 +137,7 @@ func TestFailureClasses(t *testing.T) {
 			return tx.QueryRow(ctx, sql).Scan(&n)
 		})
 	}
-	tx, err := admin.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "LOCK TABLE locked IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
+	lockTable(t, admin, "locked")
 	expired, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	dead, err := Open(Options{Name: "gone", DSN: "postgres://u@127.0.0.1:1/x", StatementTimeout: time.Second, LockTimeout: time.Second, MaxConnections: 1})
