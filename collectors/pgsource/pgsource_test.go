@@ -15,22 +15,39 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func open(t *testing.T, dsn string) *DB {
+// open makes a new database with the tables of ddl and returns an admin
+// connection to it and the DB under test, with short timeouts.
+func open(t *testing.T, ddl string) (admin *pgx.Conn, db *DB) {
 	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	admin = pgtest.Connect(t, dsn)
+	pgtest.Exec(t, admin, ddl)
 	db, err := Open(Options{Name: "orders", DSN: dsn, StatementTimeout: 200 * time.Millisecond, LockTimeout: 100 * time.Millisecond, MaxConnections: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	return db
+	return admin, db
+}
+
+// lockTable holds an ACCESS EXCLUSIVE lock on table, as a migration does,
+// until the test ends.
+func lockTable(t *testing.T, admin *pgx.Conn, table string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestBoundsAreEnforcedByTheServer(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	admin := pgtest.Connect(t, dsn)
-	pgtest.Exec(t, admin, "CREATE TABLE t (id int)")
-	db := open(t, dsn)
+	admin, db := open(t, "CREATE TABLE t (id int)")
 
 	cases := []struct {
 		name string
@@ -110,27 +127,9 @@ func TestErrorsNeverCarryThePassword(t *testing.T) {
 // (one line per outage, however the messages vary), and keeps in its chain
 // what callers test for (the server's error, pgx.ErrNoRows, the context's
 // errors) without keeping the driver's text.
-// lockTable holds an ACCESS EXCLUSIVE lock on table, as a migration does,
-// until the test ends.
-func lockTable(t *testing.T, admin *pgx.Conn, table string) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := admin.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback(ctx) })
-	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestFailureClasses(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	admin := pgtest.Connect(t, dsn)
-	pgtest.Exec(t, admin, "CREATE TABLE t (id int); CREATE TABLE locked (id int)")
-	db := open(t, dsn)
+	admin, db := open(t, "CREATE TABLE t (id int); CREATE TABLE locked (id int)")
 	query := func(ctx context.Context, sql string) error {
 		return db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			var n any
