@@ -74,7 +74,7 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	}
 	a := &size{name: "A", topics: *smallFlag, built: time.Since(t0)}
 	progress("size A built in %s", a.built.Round(time.Second))
-	mustExec(b, e.conn, `VACUUM (ANALYZE)`)
+	pgtest.Exec(b, e.conn, `VACUUM (ANALYZE)`)
 	measureSize(b, ctx, e, a)
 	sizes = append(sizes, a)
 
@@ -85,7 +85,7 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	}
 	bs := &size{name: "B", topics: *topicsFlag, built: time.Since(t0)}
 	progress("size B built in %s", bs.built.Round(time.Second))
-	mustExec(b, e.conn, `VACUUM (ANALYZE)`)
+	pgtest.Exec(b, e.conn, `VACUUM (ANALYZE)`)
 	measureSize(b, ctx, e, bs)
 	sizes = append(sizes, bs)
 	ipc := measureItemsPerCount(b, ctx, e)
@@ -104,8 +104,8 @@ func BenchmarkCamundaCollection(b *testing.B) {
 
 	// C+index: the recommended index on the history's timestamp.
 	t0 = time.Now()
-	mustExec(b, e.conn, historyIndex)
-	mustExec(b, e.conn, `ANALYZE act_hi_ext_task_log`)
+	pgtest.Exec(b, e.conn, historyIndex)
+	pgtest.Exec(b, e.conn, `ANALYZE act_hi_ext_task_log`)
 	ci := &size{name: "C+index", topics: *topicsFlag, built: time.Since(t0)}
 	ci.notes = append(ci.notes, historyIndex)
 	progress("size C+index: index built in %s", ci.built.Round(100*time.Millisecond))
@@ -116,7 +116,7 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	// drift (machine load, the JVM's state) between the first and the last
 	// measurements of the same engine.
 	t0 = time.Now()
-	mustExec(b, e.conn, `DROP INDEX bench_hi_ext_task_log_timestamp`)
+	pgtest.Exec(b, e.conn, `DROP INDEX bench_hi_ext_task_log_timestamp`)
 	deleted, err := shrinkHistory(ctx, e.conn, cutoff)
 	if err != nil {
 		b.Fatalf("shrinking the history: %v", err)
@@ -145,7 +145,7 @@ func setUp(b *testing.B, ctx context.Context) *env {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mustExec(b, admin, `CREATE DATABASE camunda`)
+	pgtest.Exec(b, admin, `CREATE DATABASE camunda`)
 	admin.Close(ctx)
 	e.dbURL = pgtest.WithDatabase(pg.AdminURL, "camunda")
 
@@ -476,13 +476,6 @@ func measureItemsPerCount(b *testing.B, ctx context.Context, e *env) []ipcRow {
 		r.wall, r.cpu.jvm, r.cpu.db = r.wall/n, r.cpu.jvm/n, r.cpu.db/n
 	}
 	return rows
-}
-
-func mustExec(b *testing.B, conn *pgx.Conn, sql string) {
-	b.Helper()
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
-		b.Fatalf("%v\n%s", err, sql)
-	}
 }
 
 // progress goes to stderr so stdout carries only the report.
