@@ -76,6 +76,14 @@ func (d *testDB) setClock(offset time.Duration) {
 // at formats t0 plus seconds as a timestamptz literal argument.
 func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
 
+// atOrNull is at(*seconds), or NULL for a column when seconds is nil.
+func atOrNull(seconds *float64) any {
+	if seconds == nil {
+		return nil
+	}
+	return at(*seconds)
+}
+
 // exporter is a database source built exactly as the binary builds it.
 type exporter struct {
 	views *correlate.Registry
