@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
@@ -181,7 +183,17 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := dashboards.Failed(results)
+	// The engine runs on H2 and is read over REST: the one series only the
+	// engine-database mode serves (the engine's table sizes) has no data
+	// here; TestCamundaEngine's HistoryCleanup scenario reads it from a real
+	// engine database, and the dashboards' synthetic live check shows the
+	// panel answers.
+	var failed []dashboards.LiveResult
+	for _, r := range dashboards.Failed(results) {
+		if !strings.Contains(r.Expr, catalog.CamundaEngineTableBytes) {
+			failed = append(failed, r)
+		}
+	}
 	for _, r := range failed {
 		t.Errorf("no data: %s", r)
 	}
