@@ -1,6 +1,7 @@
 // Package testkit holds what tests and the test harnesses (pgtest,
 // camundatest, promtest, exportertest, faultproxy) share: the fast tier's
-// one decision (SkipIfShort, Tool), a cached build of a main package
+// one decision (SkipIfShort, Tool), a TestMain body that stops the shared
+// harnesses (Main), a cached build of a main package
 // (GoBuild), a child process serving HTTP (StartServer), a concurrency-safe
 // log buffer, free ports, the repository root, a throwaway CA, file locks,
 // and gathering a collector's metrics. It imports nothing of the exporter,
