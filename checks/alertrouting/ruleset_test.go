@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/checks/internal/checktest"
 )
 
 // repoRoot is the main module's directory, two levels up from this package
@@ -48,15 +49,7 @@ func loadAlerts(t *testing.T) []alertRule {
 		if strings.HasPrefix(filepath.Base(f), "slo-") {
 			continue
 		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rf ruleFile
-		if err := yaml.Unmarshal(b, &rf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, g := range rf.Groups {
+		for _, g := range checktest.Decode[ruleFile](t, f, yaml.Unmarshal).Groups {
 			for _, r := range g.Rules {
 				if r.Alert != "" {
 					out = append(out, r)

@@ -9,11 +9,14 @@ package sources
 // camunda/engine_test.go). It counts requests per endpoint.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -381,14 +384,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		// The engine sorts by timestamp, then (DISTINCT over all columns)
-		// by id.
-		sort.SliceStable(es, func(i, j int) bool {
-			if !es[i].ts.Equal(es[j].ts) {
-				return es[i].ts.After(es[j].ts)
-			}
-			return es[i].id < es[j].id
-		})
+		newestFirst(es)
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic, "workerId": e.worker,
@@ -433,12 +429,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		es := append([]fakeJobLogEntry(nil), f.jobLog...)
-		sort.SliceStable(es, func(i, j int) bool {
-			if !es[i].ts.Equal(es[j].ts) {
-				return es[i].ts.After(es[j].ts)
-			}
-			return es[i].id < es[j].id
-		})
+		newestFirst(es)
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "jobId": e.jobID, "processDefinitionKey": e.key,
@@ -512,7 +503,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	case "/process-definition/statistics":
 		// Every definition, with its running instances (0 without).
 		out := []map[string]any{}
-		for _, id := range sortedKeys(f.defs) {
+		for _, id := range slices.Sorted(maps.Keys(f.defs)) {
 			out = append(out, map[string]any{"id": id, "instances": f.instances[id], "failedJobs": 0,
 				"definition": map[string]any{"id": id, "key": f.defs[id]}})
 		}
@@ -530,13 +521,17 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+func (e fakeLogEntry) sortKey() (time.Time, string)    { return e.ts, e.id }
+func (e fakeJobLogEntry) sortKey() (time.Time, string) { return e.ts, e.id }
+
+// newestFirst sorts log entries as the engine answers sortBy=timestamp and
+// sortOrder=desc: by timestamp, then (DISTINCT over all columns) by id.
+func newestFirst[E interface{ sortKey() (time.Time, string) }](es []E) {
+	slices.SortStableFunc(es, func(a, b E) int {
+		ta, ida := a.sortKey()
+		tb, idb := b.sortKey()
+		return cmp.Or(tb.Compare(ta), strings.Compare(ida, idb))
+	})
 }
 
 func page[T any](xs []T, q map[string][]string) []T {
