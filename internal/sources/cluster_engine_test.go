@@ -4,11 +4,11 @@ package sources
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,10 +17,12 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
-// roundRobin is a load balancer in front of engine nodes: each request goes
-// to the next node. It rewrites the Date header with its own clock, as
-// nginx does.
-func roundRobin(t *testing.T, nodes ...*camundatest.Engine) string {
+// balancer is a load balancer in front of engine nodes: each request goes
+// to a node chosen at random (a strict alternation would send the same
+// request of every collection to the same node, and the nodes would never
+// disagree about one list). It rewrites the Date header with its own clock,
+// as nginx does.
+func balancer(t *testing.T, nodes ...*camundatest.Engine) string {
 	t.Helper()
 	var targets []*url.URL
 	for _, n := range nodes {
@@ -30,10 +32,9 @@ func roundRobin(t *testing.T, nodes ...*camundatest.Engine) string {
 		}
 		targets = append(targets, u)
 	}
-	var next atomic.Uint64
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			u := targets[next.Add(1)%uint64(len(targets))]
+			u := targets[rand.IntN(len(targets))]
 			r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host})
 			r.Out.URL.Path = r.In.URL.Path
 		},
@@ -67,7 +68,7 @@ func TestCamundaCluster(t *testing.T) {
 	}
 	nodeA := start("0")
 	nodeB := start("-25000")
-	lb := roundRobin(t, nodeA, nodeB)
+	lb := balancer(t, nodeA, nodeB)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
