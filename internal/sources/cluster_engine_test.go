@@ -50,7 +50,7 @@ func balancer(t *testing.T, nodes ...*camundatest.Engine) string {
 }
 
 // TestCamundaCluster: two engine nodes on one PostgreSQL behind a
-// round-robin balancer, one node's engine clock 25 s behind the other's.
+// balancer that picks a node per request, one node's engine clock 25 s behind the other's.
 // Two locks lapse once: the exporter, whose consecutive requests reach
 // both nodes, counts two lock expirations and no redelivery while the nodes
 // disagree whether the locks are held, in both modes, and the states stay
