@@ -358,3 +358,34 @@ func TestWindowsHoldFourPolls(t *testing.T) {
 		t.Fatalf("min_interval 0: err = %v", err)
 	}
 }
+
+// TestRunbooksSayImpactConfirmMitigateEscalate: every runbook states its
+// alert's severity and how soon to act, then Impact, Confirm, Mitigate and
+// Escalate, in that order (other sections may come between).
+func TestRunbooksSayImpactConfirmMitigateEscalate(t *testing.T) {
+	heading := regexp.MustCompile(`(?m)^## (\S+)`)
+	for _, a := range Alerts() {
+		b, err := os.ReadFile(testkit.Path(t, a.RunbookPath()))
+		if err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+			continue
+		}
+		s := string(b)
+		if !strings.Contains(s, "**Severity:** "+a.Severity+" ") {
+			t.Errorf("%s: the runbook does not say **Severity:** %s", a.Name, a.Severity)
+		}
+		if !regexp.MustCompile(`(?m)^\*\*Act:\*\* \S`).MatchString(s) {
+			t.Errorf("%s: the runbook does not say how soon to act (**Act:**)", a.Name)
+		}
+		var order []string
+		for _, m := range heading.FindAllStringSubmatch(s, -1) {
+			switch m[1] {
+			case "Impact", "Confirm", "Mitigate", "Escalate":
+				order = append(order, m[1])
+			}
+		}
+		if want := []string{"Impact", "Confirm", "Mitigate", "Escalate"}; !slices.Equal(order, want) {
+			t.Errorf("%s: runbook sections %v, want %v", a.Name, order, want)
+		}
+	}
+}
