@@ -299,7 +299,7 @@ func DefaultThresholds() Thresholds {
 		Idempotency: IdempotencyConfig{
 			UnknownOutcomeAge:       d("15m"),
 			UnknownOutcomeFor:       d("5m"),
-			StaleFor:                d("5m"),
+			StaleFor:                d("15m"),
 			ConflictsWindow:         d("1h"),
 			ConflictsMax:            2,
 			CompletedTaskOpenFor:    d("15m"),

@@ -36,6 +36,8 @@ func Inhibitions() []Inhibition {
 			"the processed-job table's view of the same crash, for teams without an idempotency table"},
 		{WorkflowIdempotencyInDoubt, []string{CamundaExternalTaskLockExpirations, CamundaExternalTaskDuplicateExecution}, topicLane,
 			"a worker slower than its lock lets the lock lapse and the task run again: the outcome in doubt is what to act on"},
+		{WorkflowIdempotencyInDoubt, []string{WorkflowIdempotencyStaleInProgress}, scopeLane,
+			"a record in doubt stays in progress until someone reconciles it, so it goes stale too: the in-doubt page names its task"},
 		{CamundaExternalTaskLockExpirations, []string{CamundaExternalTaskDuplicateExecution}, topicLane,
 			"a lapsed lock is why the task ran again"},
 		{CamundaExternalTaskWorkerSilent, []string{CamundaExternalTaskLockHeldTooLong}, topicLane,
