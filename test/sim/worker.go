@@ -50,6 +50,16 @@ type worker struct {
 // longPoll is how long a fetch waits for a task to arrive.
 const longPoll = 2 * time.Second
 
+// inDoubtBackoff is how many lock durations an attempt that finds a fresh
+// in-progress record (another attempt may still run) backs off. Each new
+// attempt touches the record (duplicate_count, updated_at), and the
+// exporter's join leaves a record just touched out of
+// workflow_idempotency_in_doubt for its grace (a worker may be finishing it
+// right now): attempts one lock duration apart would cut an in-doubt
+// stretch into pieces shorter than an alert's for: plus Alertmanager's
+// group_wait, more so on a loaded machine (the alert matrix's flake).
+const inDoubtBackoff = 10
+
 func (s *Simulator) newWorker(l Lane, id string, db *pgxpool.Pool, slowable bool) *worker {
 	w := &worker{s: s, lane: l, id: id, db: db, slowable: slowable, feed: s.feeds[l.Name]}
 	if s.engine != nil {
@@ -182,7 +192,7 @@ func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 			// this worker got the task): the outcome is in doubt, so do
 			// not run the side effect twice; come back later.
 			w.s.count(w.lane, "in_doubt_backoffs")
-			return w.failure(ctx, t, retriesOf(t), w.s.cfg.LockDuration, "command in progress in another attempt")
+			return w.failure(ctx, t, retriesOf(t), inDoubtBackoff*w.s.cfg.LockDuration, "command in progress in another attempt")
 		}
 	case stUnknown:
 		// Never retry blindly: reconcile first.
@@ -204,9 +214,14 @@ func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 		return err
 	}
 	if f.on(FaultSlowWorker) && w.slowable {
-		// One slow worker of the lane (a pod stuck in GC, a slow disk):
-		// the others keep the lane moving and get its redeliveries.
-		sleep(ctx, 3*w.s.cfg.LockDuration)
+		// One slow worker of the lane (a pod stuck in GC, a call without a
+		// timeout): it hangs for as long as the fault lasts, so the task's
+		// outcome stays in doubt that long, however slowly the rest of the
+		// stack observes it. The others keep the lane moving and get its
+		// redeliveries.
+		for f.on(FaultSlowWorker) && ctx.Err() == nil {
+			sleep(ctx, 500*time.Millisecond)
+		}
 	}
 	res, err := w.s.down.call(ctx, w.lane.Name, c.key, c.hash)
 	switch {
