@@ -12,9 +12,9 @@ package dashboards
 
 // The committed dashboard files are written by the exporter's own `render
 // dashboards` command, the one users run with their options (see Files).
-//go:generate go -C .. run ./cmd/exporter render dashboards --out dashboards/json
-//go:generate go -C .. run ./cmd/exporter render dashboards --out deploy/helm/workflow-exporter/files/dashboards
-//go:generate go -C .. run ./cmd/exporter render dashboards --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
+//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out dashboards/json
+//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out deploy/helm/workflow-exporter/files/dashboards
+//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
 
 import (
 	"fmt"
@@ -30,6 +30,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/text"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -159,14 +160,19 @@ type panel struct {
 	// timeseries
 	stack bool
 	min   *float64
+	// overrides: thresholds of the series a selector of the alerts config
+	// tunes (timeseries, drawn dashed like steps).
+	overrides []thresholdOverride
 }
 
 type board struct {
 	b      *dashboard.DashboardBuilder
 	nextID uint32
+	// alerts is the alerts config: thresholds and runbook links.
+	alerts rules.Config
 }
 
-func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *board {
+func newBoard(c rules.Config, uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *board {
 	b := dashboard.NewDashboardBuilder(title).
 		Uid(uid).
 		Description(description).
@@ -184,7 +190,7 @@ func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.Vari
 			KeepTime(true)).
 		Link(dashboard.NewDashboardLinkBuilder("Runbooks").
 			Type(dashboard.DashboardLinkTypeLink).
-			Url("https://github.com/workflow-exporter/workflow-exporter/tree/main/docs/runbooks").
+			Url(strings.TrimRight(c.RunbookBaseURL, "/") + "/").
 			Icon("doc").
 			TargetBlank(true))
 	b.WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).
@@ -195,7 +201,7 @@ func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.Vari
 	for _, v := range vars {
 		b.WithVariable(v)
 	}
-	return &board{b: b, nextID: 1}
+	return &board{b: b, nextID: 1, alerts: c}
 }
 
 func queryVar(name, label, query, allValue string) *dashboard.QueryVariableBuilder {
@@ -289,12 +295,12 @@ func queries(p panel, instant bool) []cog.Builder[variants.Dataquery] {
 	return out
 }
 
-func runbookLinks(alerts []string) []cog.Builder[dashboard.DashboardLink] {
+func (d *board) runbookLinks(alerts []string) []cog.Builder[dashboard.DashboardLink] {
 	out := make([]cog.Builder[dashboard.DashboardLink], 0, len(alerts))
 	for _, a := range alerts {
 		out = append(out, dashboard.NewDashboardLinkBuilder("Runbook: "+a).
 			Type(dashboard.DashboardLinkTypeLink).
-			Url(runbookURL(a)).
+			Url(d.runbookURL(a)).
 			TargetBlank(true))
 	}
 	return out
@@ -372,7 +378,7 @@ func (d *board) statBase(p panel) *stat.PanelBuilder {
 
 func (d *board) addStat(b *stat.PanelBuilder, p panel) {
 	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
+		b.Links(d.runbookLinks(p.runbooks))
 	}
 	d.b.WithPanel(b)
 }
@@ -404,6 +410,19 @@ func (d *board) series(p panel) {
 		ShowPoints(common.VisibilityModeNever).
 		SpanNulls(common.BoolOrFloat64{Bool: ptr(false)}).
 		Span(w).Height(h)
+	if len(p.steps) > 0 {
+		b.ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
+	}
+	for _, o := range p.overrides {
+		t, err := thresholds(o.steps).Build()
+		if err != nil {
+			panic(err) // steps are values and colours: cannot fail
+		}
+		b.OverrideByRegexp(o.regex, []dashboard.DynamicConfigValue{
+			{Id: "thresholds", Value: t},
+			{Id: "custom.thresholdsStyle", Value: map[string]string{"mode": string(common.GraphThresholdsStyleModeDashed)}},
+		})
+	}
 	if p.stack {
 		b.Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A"))
 	}
@@ -411,7 +430,7 @@ func (d *board) series(p panel) {
 		b.Min(*p.min)
 	}
 	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
+		b.Links(d.runbookLinks(p.runbooks))
 	}
 	d.b.WithPanel(b)
 }
@@ -439,7 +458,7 @@ func (d *board) labelTable(p panel, hide ...string) {
 		Footer(tableFooter()).
 		Span(w).Height(h)
 	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
+		b.Links(d.runbookLinks(p.runbooks))
 	}
 	d.b.WithPanel(b)
 }

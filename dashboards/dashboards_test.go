@@ -19,7 +19,11 @@ import (
 // TestGeneratedFilesUpToDate fails when the committed JSON or ConfigMap
 // differs from what the code builds.
 func TestGeneratedFilesUpToDate(t *testing.T) {
-	files, err := Files()
+	cfg, err := rules.Load(testkit.Path(t, rules.RepositoryConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +452,7 @@ func TestSelRejectsUnknownMetric(t *testing.T) {
 func TestRunbookLinks(t *testing.T) {
 	known := map[string]bool{}
 	for _, a := range rules.Alerts() {
-		known[runbookURL(a.Name)] = true
+		known[rules.RunbookURL(rules.DefaultRunbookBaseURL, a.Name)] = true
 	}
 	linked := map[string]bool{}
 	for _, d := range loadAll(t) {

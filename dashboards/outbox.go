@@ -6,8 +6,8 @@ import (
 )
 
 // outboxInbox is the workflow-outbox-inbox dashboard: a row for each table.
-func outboxInbox() *board {
-	d := newBoard(UIDOutboxInbox, "Workflow outbox and inbox",
+func outboxInbox(c rules.Config) *board {
+	d := newBoard(c, UIDOutboxInbox, "Workflow outbox and inbox",
 		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind.",
 		databaseVar())
 	outboxRow(d)
@@ -25,9 +25,9 @@ func outboxRow(d *board) {
 		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Oldest pending event", unit: "s",
-		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal (the shipped alert pages past 15m). 0 means drained.",
+		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal. Orange past outbox.stalled_window of the alerts config (the stall's age gate), red past outbox.oldest_age (WorkflowOutboxOldestEventTooOld). 0 means drained.",
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
-		steps:    []step{{300, "orange"}, {900, "red"}},
+		steps:    d.steps(d.outboxAgeSteps),
 		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Pending events", unit: "short",
 		desc:     "Outbox events not yet published and not failed.",
@@ -48,9 +48,11 @@ func outboxRow(d *board) {
 		steps:   []step{{60, "orange"}, {300, "red"}}})
 
 	d.series(panel{title: "Oldest pending event by type", unit: "s",
-		desc:     "Age of the oldest unpublished event per database, aggregate type and event type. A steady climb is a stalled publisher; a saw-tooth is a publisher that keeps up.",
-		targets:  []target{{expr: "max by (database, aggregate_type, event_type) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}} {{aggregate_type}} {{event_type}}"}},
-		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
+		desc:      "Age of the oldest unpublished event per database, aggregate type and event type. A steady climb is a stalled publisher; a saw-tooth is a publisher that keeps up. The dashed lines are the alerts' thresholds (outbox.stalled_window, outbox.oldest_age), per series where the alerts config tunes them for a selector.",
+		targets:   []target{{expr: "max by (database, aggregate_type, event_type) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: outboxAgeLegend}},
+		steps:     d.steps(d.outboxAgeSteps),
+		overrides: d.overrides(outboxAgeLegend, d.outboxAgeSteps, rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled),
+		runbooks:  []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "Pending events by type", unit: "short",
 		desc:     "Unpublished events per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},

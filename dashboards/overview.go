@@ -29,8 +29,8 @@ func exporterTargetsUp() string {
 		sel(catalog.ExporterBuildInfo) + "[1d])"
 }
 
-func overview() *board {
-	d := newBoard(UIDOverview, "Workflow overview",
+func overview(c rules.Config) *board {
+	d := newBoard(c, UIDOverview, "Workflow overview",
 		"On-call landing page of the workflow exporter: what is paging and why, which sources are down, and the trend of every backlog. Start here and follow the runbook links.",
 		engineVar(), databaseVar())
 
@@ -57,7 +57,7 @@ func overview() *board {
 	d.stat(panel{title: "Outbox oldest pending age", unit: "s", w: 3,
 		desc:     "Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. 0 means the outbox is drained. No data means the database source is down or not configured.",
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
-		steps:    []step{{300, "orange"}, {900, "red"}},
+		steps:    d.steps(d.outboxAgeSteps),
 		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
 		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
@@ -94,9 +94,11 @@ func overview() *board {
 
 	d.row("Trends")
 	d.series(panel{title: "Outbox oldest pending age", unit: "s",
-		desc:     "Oldest unpublished outbox event per database. A line that climbs steadily means the publisher is stalled; a saw-tooth means it keeps up.",
-		targets:  []target{{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}}"}},
-		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
+		desc:      "Oldest unpublished outbox event per database. A line that climbs steadily means the publisher is stalled; a saw-tooth means it keeps up.",
+		targets:   []target{{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}}"}},
+		steps:     d.steps(d.outboxAgeSteps),
+		overrides: d.overrides("{{database}}", d.outboxAgeSteps, rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled),
+		runbooks:  []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "External tasks by state", unit: "short", stack: true,
 		desc:     "Open external tasks per engine and state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended); the states partition the open tasks.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
@@ -114,7 +116,7 @@ func overview() *board {
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
 	d.row("Runbooks")
-	d.markdown("Runbooks", "Every alert of the bundle with its severity and runbook.", runbookIndex(), 24, 10)
+	d.markdown("Runbooks", "Every alert of the bundle with its severity and runbook.", d.runbookIndex(), 24, 10)
 	return d
 }
 
@@ -151,7 +153,7 @@ func (d *board) firingAlerts() {
 			Id: "links",
 			Value: []map[string]any{{
 				"title":       "Runbook for ${__value.raw}",
-				"url":         runbookURL("${__value.raw}"),
+				"url":         d.runbookURL("${__value.raw}"),
 				"targetBlank": true,
 			}},
 		}}).
@@ -163,11 +165,11 @@ func (d *board) firingAlerts() {
 		Span(24).Height(8))
 }
 
-func runbookIndex() string {
+func (d *board) runbookIndex() string {
 	var b strings.Builder
 	b.WriteString("| Alert | Severity | Runbook |\n|---|---|---|\n")
 	for _, a := range alertsPagesFirst() {
-		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, runbookURL(a.Name))
+		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, d.runbookURL(a.Name))
 	}
 	return b.String()
 }

@@ -247,3 +247,29 @@ func (c Config) validateInhibitionOrder() error {
 	}
 	return nil
 }
+
+// SelectorThreshold is the thresholds of the series one selector of an
+// alert matches (the alerts: section's selectors), for the dashboards.
+type SelectorThreshold struct {
+	Match      string // label matchers without braces
+	Thresholds Thresholds
+}
+
+// SelectorThresholds returns, in order, the selectors of the alert that set
+// thresholds, each with the config's thresholds and its set: applied. The
+// first selector that matches a series wins, as in the rules. The config
+// must be valid (Validate).
+func (c Config) SelectorThresholds(alert string) []SelectorThreshold {
+	var out []SelectorThreshold
+	for _, s := range c.Alerts[alert].Selectors {
+		if s.set == nil {
+			continue
+		}
+		t, err := c.selectorThresholds(s)
+		if err != nil {
+			panic(fmt.Sprintf("alerts/rules: %s: a selector's set: %v (Validate first)", alert, err))
+		}
+		out = append(out, SelectorThreshold{Match: s.Match, Thresholds: t})
+	}
+	return out
+}
