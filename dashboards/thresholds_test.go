@@ -11,7 +11,7 @@ import (
 func TestLegendRegex(t *testing.T) {
 	for _, c := range []struct {
 		legend, match, want string
-		ok                 bool
+		ok                  bool
 	}{
 		{outboxAgeLegend, `event_type="Order.Cancelled"`, `^.* .* Order\.Cancelled$`, true},
 		{outboxAgeLegend, `database="orders", aggregate_type=~"Quote|Order"`, `^orders (?:Quote|Order) .*$`, true},
