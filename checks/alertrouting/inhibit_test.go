@@ -328,6 +328,8 @@ func TestRootCauseMutesOnlyItsOwnLane(t *testing.T) {
 		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "crash", nil),
 		topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "slow", nil),
 		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "slow", nil),
+		// the in-doubt records of the slow topic's scope go stale too
+		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "orders", "scope": "SUBMIT", "status": "STARTED"}),
 		alert(rules.WorkflowOutboxOldestEventTooOld, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}),
 	} {
 		if !mutes(ls) {
@@ -344,6 +346,9 @@ func TestRootCauseMutesOnlyItsOwnLane(t *testing.T) {
 		topicAlert(rules.WorkflowIdempotencyInDoubt, "critical", "crash", join),
 		topicAlert(rules.WorkflowCompletedSideEffectTaskOpen, "critical", "slow", join),
 		topicAlert(rules.CamundaExternalTaskBacklogStalled, "critical", "crash", nil),
+		// stale records of another scope, or of the same scope in another database
+		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "orders", "scope": "QUOTE", "status": "STARTED"}),
+		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "billing", "scope": "SUBMIT", "status": "STARTED"}),
 		// another event type's age page
 		alert(rules.WorkflowOutboxOldestEventTooOld, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Cancelled"}),
 		alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}),
