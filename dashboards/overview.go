@@ -43,14 +43,14 @@ func overview(c rules.Config) *board {
 		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowOutboxBacklogStalled, rules.WorkflowOutboxOldestEventTooOld}})
 	d.stat(panel{title: "Side effects in doubt", unit: "short", w: 3,
-		desc:     "Idempotency records in progress whose external task's lock lapsed or moved to another worker: whether the side effect happened is unknown. Reconcile before any retry. No data means the database or the engine is down.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mEngine))}},
+		desc:     "Idempotency records in progress whose external task's lock lapsed or moved to another worker: whether the side effect happened is unknown. Reconcile before any retry. 0 needs the databases and every engine up; No data means one is down.",
+		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mEngine)))}},
 		steps:    []step{{1, "red"}},
 		drill:    UIDIdempotency,
 		runbooks: []string{rules.WorkflowIdempotencyInDoubt}})
 	d.stat(panel{title: "Side effects done, task open", unit: "short", w: 3,
-		desc:     "Idempotency records COMPLETED and processed-job rows whose external task is still open: the worker crashed after its side effect and the completion was lost. Complete the task with the stored result; never redo the side effect. No data means the database or the engine is down.",
-		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mEngine) + " or " + sel(catalog.ProcessedJobTaskOpen, mDatabase, mEngine))}},
+		desc:     "Idempotency records COMPLETED and processed-job rows whose external task is still open: the worker crashed after its side effect and the completion was lost. Complete the task with the stored result; never redo the side effect. 0 needs the databases and every engine up; No data means one is down.",
+		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mEngine) + " or " + sel(catalog.ProcessedJobTaskOpen, mDatabase, mEngine)))}},
 		steps:    []step{{1, "red"}},
 		drill:    UIDIdempotency,
 		runbooks: []string{rules.WorkflowCompletedSideEffectTaskOpen, rules.WorkflowProcessedJobTaskOpen}})
