@@ -50,6 +50,10 @@ type worker struct {
 // longPoll is how long a fetch waits for a task to arrive.
 const longPoll = 2 * time.Second
 
+// stormRetries is the retry budget of a task's first failure in a retry
+// storm: at about one failure a second per task, hours.
+const stormRetries = 10000
+
 // inDoubtBackoff is how many lock durations an attempt that finds a fresh
 // in-progress record (another attempt may still run) backs off. Each new
 // attempt touches the record (duplicate_count, updated_at), and the
@@ -161,7 +165,18 @@ func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 		if err := w.upsert(ctx, t, c, stRetryable, ""); err != nil {
 			return err
 		}
-		err := w.failure(ctx, t, 100, time.Second, "downstream unavailable (503)")
+		// Retries count down from a budget the storm does not use up in
+		// hours, as a worker's failure handler does (retries - 1): the
+		// changing count is how the engine's task list shows a failure to
+		// anyone polling it. A constant count hid some failures from the
+		// exporter between two polls, which then read the end of a retry
+		// backoff as a lapsed lock (the alert matrix's storm lane once
+		// notified CamundaExternalTaskLockExpirations).
+		retries := stormRetries
+		if t.Retries != nil {
+			retries = max(*t.Retries-1, 1)
+		}
+		err := w.failure(ctx, t, retries, time.Second, "downstream unavailable (503)")
 		// A storm, not a flood: about five failures a second per worker.
 		sleep(ctx, 200*time.Millisecond)
 		return err
