@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
 // Dashboard is one generated dashboard.
@@ -18,7 +20,7 @@ type Dashboard struct {
 }
 
 // builders lists every dashboard of the bundle in display order.
-var builders = []func() *board{overview, externalTasks, outboxInbox, idempotency, exporterHealth}
+var builders = []func(rules.Config) *board{overview, externalTasks, outboxInbox, idempotency, exporterHealth}
 
 // All builds every dashboard of the shipped bundle (Render with the zero
 // Options). It fails only on a programming error (a builder the SDK rejects).
@@ -32,7 +34,7 @@ func Render(o Options) ([]Dashboard, error) {
 	}
 	out := make([]Dashboard, 0, len(builders))
 	for _, f := range builders {
-		d, err := renderOne(f(), o)
+		d, err := renderOne(f(o.alerts()), o)
 		if err != nil {
 			return nil, err
 		}
@@ -51,10 +53,12 @@ const (
 
 // Files returns every generated dashboard file of the repository by its path
 // relative to the repository root: the dashboards' JSON (in JSONDir and in
-// the Helm chart) and the Kubernetes ConfigMap that carries them. `go
-// generate` writes them with `workflow-exporter render dashboards`.
-func Files() (map[string][]byte, error) {
-	ds, err := All()
+// the Helm chart) and the Kubernetes ConfigMap that carries them, built with
+// the repository's alerts config (alerts/config.yml, rules.RepositoryConfig).
+// `go generate` writes them with `workflow-exporter render dashboards
+// --alerts-config alerts/config.yml`.
+func Files(alerts rules.Config) (map[string][]byte, error) {
+	ds, err := Render(Options{Alerts: &alerts})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
@@ -37,6 +38,20 @@ type Options struct {
 	// chosen cluster and namespace. Both are off by default.
 	Cluster   LabelVariable `yaml:"cluster"`
 	Namespace LabelVariable `yaml:"namespace"`
+
+	// Alerts is the alerts config the rules are rendered from
+	// (`render dashboards --alerts-config`): the panels show its thresholds
+	// (per-selector ones as overrides of the series they match) and link
+	// its runbooks. Nil: the shipped defaults.
+	Alerts *rules.Config `yaml:"-"`
+}
+
+// alerts returns the alerts config the dashboards follow.
+func (o Options) alerts() rules.Config {
+	if o.Alerts != nil {
+		return *o.Alerts
+	}
+	return rules.Default()
 }
 
 // LabelVariable is an optional variable over a target label.
@@ -94,6 +109,9 @@ func (o Options) Validate() error {
 	}
 	if o.Cluster.Enabled && o.Namespace.Enabled && o.clusterLabel() == o.namespaceLabel() {
 		return fmt.Errorf("dashboards config: namespace.label: %q is the cluster label too", o.namespaceLabel())
+	}
+	if o.Alerts != nil {
+		return o.Alerts.Validate()
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ const repoRoot = "../.."
 type alertRule struct {
 	Alert       string            `yaml:"alert"`
 	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for"`
 	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
 }

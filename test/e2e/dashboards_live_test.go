@@ -80,7 +80,7 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 `), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
-outbox: {oldest_age_for: 0s}
+outbox: {stalled_for: 0s, oldest_age_for: 0s}
 idempotency: {unknown_outcome_for: 0s, completed_task_open_for: 0s, in_doubt_for: 0s, stale_for: 0s}
 camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 `)
