@@ -202,10 +202,15 @@ func laneRules(t *testing.T) []laneRule {
 	var out []laneRule
 	for _, ir := range cfg.InhibitRules {
 		var source string
+		slo := false
 		for _, m := range ir.SourceMatchers {
 			if m.Name == "alertname" && m.Type == labels.MatchEqual {
 				source = m.Value
 			}
+			slo = slo || m.Name == "alertname" && m.Type == labels.MatchRegexp && strings.HasPrefix(m.Value, "WorkflowSLO")
+		}
+		if slo {
+			continue // the SLOs' page over ticket: TestSLOPageMutesItsTicketOnly
 		}
 		if source == "" {
 			t.Errorf("inhibit rule %v: its source is not one alert by name", ir.SourceMatchers)
@@ -377,6 +382,27 @@ func TestExporterDownMutesItsAlerts(t *testing.T) {
 	} {
 		if mutes(ls) {
 			t.Errorf("%v: muted by the exporter's outage, must not be", ls)
+		}
+	}
+}
+
+// TestSLOPageMutesItsTicketOnly: the burn-rate alerts of render slos share
+// a name per objective; the page mutes the same objective's ticket, and
+// no other objective's.
+func TestSLOPageMutesItsTicketOnly(t *testing.T) {
+	const name = "WorkflowSLOPaymentTaskSuccessBudgetBurn"
+	mutes := startInhibitor(t, alert(name, "critical", model.LabelSet{"slo": "payment-task-success"}))
+	ticket := alert(name, "warning", model.LabelSet{"slo": "payment-task-success"})
+	if !waitMuted(t, mutes, ticket) {
+		t.Fatal("the objective's ticket is not muted by its page")
+	}
+	for _, other := range []model.LabelSet{
+		alert("WorkflowSLOOutboxPublishDelayBudgetBurn", "warning", model.LabelSet{"slo": "outbox-publish-delay"}),
+		alert(name, "critical", model.LabelSet{"slo": "payment-task-success"}),
+		alert("WorkflowOutboxBacklogGrowing", "warning", model.LabelSet{"database": "orders"}),
+	} {
+		if mutes(other) {
+			t.Errorf("%v muted by another objective's page", other)
 		}
 	}
 }
