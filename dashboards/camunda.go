@@ -163,8 +163,9 @@ func externalTasks(c rules.Config) *board {
 
 	d.row("History and cleanup")
 	d.series(panel{title: "Cleanable process instances", unit: "short",
-		desc:    "Finished process instances past their history time to live, still in the history, per process definition: what history cleanup has yet to remove. It should fall after every cleanup window; flat or rising across windows means cleanup is off, failing or behind. Read every history_cleanup.interval.",
-		targets: []target{{expr: sumBy(sel(catalog.CamundaHistoryCleanable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
+		desc:     "Finished process instances past their history time to live, still in the history, per process definition: what history cleanup has yet to remove. It should fall after every cleanup window; flat or rising across windows means cleanup is off, failing or behind. Read every history_cleanup.interval.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaHistoryCleanable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
+		runbooks: []string{rules.CamundaHistoryCleanupBehind}})
 	d.series(panel{title: "Finished instances in the history", unit: "short", stack: true,
 		desc: "Finished process instances the history holds, per engine, and the part of them whose definitions have no history time to live: cleanup never removes those.",
 		targets: []target{
@@ -177,7 +178,8 @@ func externalTasks(c rules.Config) *board {
 			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobs, mEngine), "engine"), legend: "jobs {{engine}}"},
 			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobsFailing, mEngine), "engine"), legend: "failing {{engine}}"},
 			{expr: "max by (engine) (" + sel(catalog.CamundaHistoryCleanupEnabled, mEngine) + ")", legend: "enabled {{engine}}"},
-		}})
+		},
+		runbooks: []string{rules.CamundaHistoryCleanupFailing}})
 	d.series(panel{title: "Largest engine tables", unit: "bytes",
 		desc:    "The engine's ten largest tables with indexes and TOAST, per engine (engine-database mode only: the REST API does not tell). History tables that keep growing are what cleanup should hold flat.",
 		targets: []target{{expr: "max by (engine, table) (" + sel(catalog.CamundaEngineTableBytes, mEngine) + ")", legend: "{{engine}} {{table}}"}}})

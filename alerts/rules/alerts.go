@@ -30,6 +30,8 @@ const (
 	CamundaExternalTaskLockHeldTooLong    = "CamundaExternalTaskLockHeldTooLong"
 	CamundaExternalTaskWorkerSilent       = "CamundaExternalTaskWorkerSilent"
 	CamundaJobExecutorStalled             = "CamundaJobExecutorStalled"
+	CamundaHistoryCleanupFailing          = "CamundaHistoryCleanupFailing"
+	CamundaHistoryCleanupBehind           = "CamundaHistoryCleanupBehind"
 	WorkflowExporterSourceDown            = "WorkflowExporterSourceDown"
 	WorkflowExporterCollectorDown         = "WorkflowExporterCollectorDown"
 	WorkflowExporterDown                  = "WorkflowExporterDown"
@@ -46,6 +48,8 @@ const (
 	GroupIdempotency = "workflow-idempotency"
 	GroupCamunda     = "camunda-external-tasks"
 	GroupCamundaJobs = "camunda-jobs"
+	// GroupCamundaHistory: history growth and the history cleanup.
+	GroupCamundaHistory = "camunda-history"
 	GroupExporter    = "workflow-exporter"
 )
 
@@ -174,6 +178,11 @@ func Alerts() []Alert {
 
 		{CamundaJobExecutorStalled, Critical, GroupCamundaJobs, DashboardExternalTask, []string{"engine"},
 			"Engine {{ $labels.engine }}: async jobs are due and the job executor runs none"},
+
+		{CamundaHistoryCleanupFailing, Warning, GroupCamundaHistory, DashboardExternalTask, []string{"engine"},
+			"Engine {{ $labels.engine }}: history cleanup jobs fail"},
+		{CamundaHistoryCleanupBehind, Warning, GroupCamundaHistory, DashboardExternalTask, []string{"engine"},
+			"Engine {{ $labels.engine }}: history cleanup does not keep up, the history grows"},
 
 		{WorkflowExporterSourceDown, Critical, GroupExporter, DashboardExporter, sourceLane,
 			"The exporter cannot read " + sourceWhere + ": the alerts on it are blind"},

@@ -206,6 +206,15 @@ type CamundaConfig struct {
 	JobExecutorStalledAge    model.Duration `yaml:"job_executor_stalled_age"`
 	JobExecutorStalledWindow model.Duration `yaml:"job_executor_stalled_window"`
 	JobExecutorStalledFor    model.Duration `yaml:"job_executor_stalled_for"`
+	// HistoryCleanupFailingFor: a history cleanup job has failed (an
+	// exception, or out of retries) this long.
+	HistoryCleanupFailingFor model.Duration `yaml:"history_cleanup_failing_for"`
+	// HistoryCleanupBehindMin and HistoryCleanupBehindWindow: the engine's
+	// cleanable process instances stayed above Min for the whole window
+	// (a day: a daily batch window brings them down at least once).
+	HistoryCleanupBehindMin    float64        `yaml:"history_cleanup_behind_min"`
+	HistoryCleanupBehindWindow model.Duration `yaml:"history_cleanup_behind_window"`
+	HistoryCleanupBehindFor    model.Duration `yaml:"history_cleanup_behind_for"`
 }
 
 // ExporterConfig tunes the alerts on the exporter itself.
@@ -330,6 +339,11 @@ func DefaultThresholds() Thresholds {
 			JobExecutorStalledAge:    d("10m"),
 			JobExecutorStalledWindow: d("10m"),
 			JobExecutorStalledFor:    d("10m"),
+
+			HistoryCleanupFailingFor:   d("1h"),
+			HistoryCleanupBehindMin:    1000,
+			HistoryCleanupBehindWindow: d("1d"),
+			HistoryCleanupBehindFor:    d("1h"),
 		},
 		Exporter: ExporterConfig{
 			SourceDownFor:           d("5m"),
@@ -400,6 +414,7 @@ func (c Thresholds) validate() error {
 		"camunda.retry_storm_window":          c.Camunda.RetryStormWindow,
 		"camunda.backlog_stalled_window":      c.Camunda.BacklogStalledWindow,
 		"camunda.job_executor_stalled_window": c.Camunda.JobExecutorStalledWindow,
+		"camunda.history_cleanup_behind_window": c.Camunda.HistoryCleanupBehindWindow,
 		"exporter.history_reads_cut_window":   c.Exporter.HistoryReadsCutWindow,
 		"exporter.label_values_folded_window": c.Exporter.LabelValuesFoldedWindow,
 	}

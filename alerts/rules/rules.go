@@ -171,7 +171,7 @@ func (r Rule) keepFiring(d model.Duration) Rule {
 // and panics.
 func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
@@ -510,6 +510,28 @@ unless %[3]s %[5]s > 0
 			sumByEngine("increase("+b.sel(catalog.CamundaJobSuccesses)+"["+dur(c.JobExecutorStalledWindow)+"])"),
 			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])")),
 			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(c.JobExecutorStalledWindow))),
+	}
+}
+
+// camundaHistory: history growth. The collector reads at most once per
+// history_cleanup.interval (10m), so the windows are hours, not minutes.
+func (b builder) camundaHistory() []Rule {
+	c := b.c.Camunda
+	sumByEngine := func(expr string) string { return "sum by (job, instance, engine) (" + expr + ")" }
+	return []Rule{
+		b.rule(CamundaHistoryCleanupFailing, c.HistoryCleanupFailingFor, fmt.Sprintf(`
+%s > 0
+`, b.sel(catalog.CamundaHistoryCleanupJobsFailing)),
+			"{{ $value | humanize }} history cleanup "+pl("job")+" of engine {{ $labels.engine }} failed its last run or "+
+				"ran out of retries. Finished process instances past their time to live stay in the history, and the engine's database grows."),
+		b.rule(CamundaHistoryCleanupBehind, c.HistoryCleanupBehindFor, fmt.Sprintf(`
+min_over_time(%[1]s[%[2]s:5m]) > %[3]s
+and on (job, instance, engine) %[4]s
+`, sumByEngine(b.sel(catalog.CamundaHistoryCleanable)), dur(c.HistoryCleanupBehindWindow), num(c.HistoryCleanupBehindMin),
+			// A whole window of readings, not the first hours after the
+			// exporter started.
+			sumByEngine(b.sel(catalog.CamundaHistoryCleanable)+" offset "+dur(c.HistoryCleanupBehindWindow))),
+			fmt.Sprintf("Engine {{ $labels.engine }} held more than %s cleanable process instances (finished, past their history time to live) at every reading of the last %s (the lowest: {{ $value | humanize }}). History cleanup is off, outside its window, failing, or slower than the engine produces history.", num(c.HistoryCleanupBehindMin), dur(c.HistoryCleanupBehindWindow))),
 	}
 }
 

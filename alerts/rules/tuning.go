@@ -40,6 +40,8 @@ func ForKeys() map[string]string {
 		CamundaExternalTaskLockHeldTooLong:    "camunda.lock_held_for",
 		CamundaExternalTaskWorkerSilent:       "camunda.worker_silent_for",
 		CamundaJobExecutorStalled:             "camunda.job_executor_stalled_for",
+		CamundaHistoryCleanupFailing:          "camunda.history_cleanup_failing_for",
+		CamundaHistoryCleanupBehind:           "camunda.history_cleanup_behind_for",
 		WorkflowExporterSourceDown:            "exporter.source_down_for",
 		WorkflowExporterCollectorDown:         "exporter.collector_down_for",
 		WorkflowExporterDown:                  "exporter.down_for",
