@@ -50,7 +50,7 @@ const (
 	GroupCamundaJobs = "camunda-jobs"
 	// GroupCamundaHistory: history growth and the history cleanup.
 	GroupCamundaHistory = "camunda-history"
-	GroupExporter    = "workflow-exporter"
+	GroupExporter       = "workflow-exporter"
 )
 
 // The dashboards the alerts link to (their uids; the dashboards package

@@ -403,20 +403,20 @@ func (c Config) Validate() error {
 // thresholds' root (outbox.stalled_window).
 func (c Thresholds) validate() error {
 	windows := map[string]model.Duration{
-		"outbox.stalled_window":               c.Outbox.StalledWindow,
-		"outbox.growing_window":               c.Outbox.GrowingWindow,
-		"inbox.stalled_window":                c.Inbox.StalledWindow,
-		"inbox.growing_window":                c.Inbox.GrowingWindow,
-		"camunda.duplicate_execution_window":  c.Camunda.DuplicateExecutionWindow,
-		"idempotency.conflicts_window":        c.Idempotency.ConflictsWindow,
-		"idempotency.duplicates_window":       c.Idempotency.DuplicatesWindow,
-		"camunda.lock_expirations_window":     c.Camunda.LockExpirationsWindow,
-		"camunda.retry_storm_window":          c.Camunda.RetryStormWindow,
-		"camunda.backlog_stalled_window":      c.Camunda.BacklogStalledWindow,
-		"camunda.job_executor_stalled_window": c.Camunda.JobExecutorStalledWindow,
+		"outbox.stalled_window":                 c.Outbox.StalledWindow,
+		"outbox.growing_window":                 c.Outbox.GrowingWindow,
+		"inbox.stalled_window":                  c.Inbox.StalledWindow,
+		"inbox.growing_window":                  c.Inbox.GrowingWindow,
+		"camunda.duplicate_execution_window":    c.Camunda.DuplicateExecutionWindow,
+		"idempotency.conflicts_window":          c.Idempotency.ConflictsWindow,
+		"idempotency.duplicates_window":         c.Idempotency.DuplicatesWindow,
+		"camunda.lock_expirations_window":       c.Camunda.LockExpirationsWindow,
+		"camunda.retry_storm_window":            c.Camunda.RetryStormWindow,
+		"camunda.backlog_stalled_window":        c.Camunda.BacklogStalledWindow,
+		"camunda.job_executor_stalled_window":   c.Camunda.JobExecutorStalledWindow,
 		"camunda.history_cleanup_behind_window": c.Camunda.HistoryCleanupBehindWindow,
-		"exporter.history_reads_cut_window":   c.Exporter.HistoryReadsCutWindow,
-		"exporter.label_values_folded_window": c.Exporter.LabelValuesFoldedWindow,
+		"exporter.history_reads_cut_window":     c.Exporter.HistoryReadsCutWindow,
+		"exporter.label_values_folded_window":   c.Exporter.LabelValuesFoldedWindow,
 	}
 	if c.Exporter.MinInterval <= 0 {
 		return fmt.Errorf("exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")
