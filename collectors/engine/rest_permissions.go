@@ -160,13 +160,22 @@ func (p *permissions) refresh(ctx context.Context) error {
 	for _, g := range []grant{readDefinition, readHistory, readInstance, readInstances} {
 		res, err := p.client.CheckAuthorization(ctx, g.permission, g.resource)
 		if err != nil {
-			if !camunda.IsStatus(err, http.StatusNotFound) && !camunda.IsStatus(err, http.StatusForbidden) {
+			switch {
+			case camunda.IsStatus(err, http.StatusUnauthorized):
+				// The engine authenticates nobody (its REST API's basic
+				// auth is off, while something in front of it may ask for
+				// credentials): it applies no authorization either. A
+				// wrong password fails the probe before any collector.
+				p.logger.Debug("camunda: the engine authenticates no user, so it applies no authorization; permissions not checked",
+					"engine", p.engine, "user", p.user)
+			case camunda.IsStatus(err, http.StatusNotFound), camunda.IsStatus(err, http.StatusForbidden):
+				// No such endpoint, or refused: enforce nothing, and say
+				// so in the log at each check.
+				p.logger.Warn("camunda: cannot check the user's permissions (GET /authorization/check); with the engine's authorization on, missing grants would read as zeros",
+					"engine", p.engine, "user", p.user, "err", err)
+			default:
 				return err
 			}
-			// The engine has no such endpoint, or refuses it: enforce
-			// nothing, and say so in the log once per check.
-			p.logger.Warn("camunda: cannot check the user's permissions (GET /authorization/check); with the engine's authorization on, missing grants would read as zeros",
-				"engine", p.engine, "user", p.user, "err", err)
 			unknown = true
 			break
 		}
