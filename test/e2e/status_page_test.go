@@ -241,6 +241,7 @@ camunda:
     url: %s
     min_interval: 1s
     topics: [%s]
+    history_cleanup: {interval: 1s} # the history panels see the instances that end during a test
 databases:
   - name: orders
     dsn_env: E2E_ORDERS_DSN
