@@ -64,6 +64,7 @@ const (
 	CamundaExternalTaskFailures          = "camunda_external_task_failures_total"
 	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
 	CamundaExternalTaskBpmnErrors        = "camunda_external_task_bpmn_errors_total"
+	CamundaExternalTasksEnded            = "camunda_external_tasks_ended_total"
 	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
 	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
 	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
@@ -119,8 +120,8 @@ func all() []Metric {
 		// Camunda engine, read over its REST API or from its database.
 		{CamundaUp, Gauge, SourceCamunda, []string{"engine"},
 			"Camunda engine: 1 when the engine answered GET /version in the last poll, 0 when it did not (every other series of the engine is then absent). Each aspect of the engine (collector camunda, camunda_jobs, camunda_processes) can fail alone: see workflow_exporter_collector_up."},
-		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor"},
-			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version and the detected flavor (camunda, operaton, cibseven)." + polled},
+		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor", "history_level"},
+			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version, the detected flavor (camunda, operaton, cibseven) and the history level the exporter reads the engine at (none, activity, audit, full, or unknown: camunda[].history_level, else the engine database's historyLevel property, else the history the REST API shows); below full some series are lower bounds or absent (docs/camunda-states.md)." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
 			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (" + strings.Join(vocab.ExternalTaskStates(), ", ") + ")." + polled},
 		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},
@@ -130,19 +131,21 @@ func all() []Metric {
 		{CamundaExternalTaskRedeliveries, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
 		{CamundaExternalTaskFailures, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
+			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it). Below history level full (no log) a lower bound: listed tasks seen with other retries or another error message than at the previous poll."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
+			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it); at history levels activity and audit each external task's activity instance that ended normally, from the activity instance history; absent at level none or unknown."},
 		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
-			"Camunda engine (REST API or engine database): seconds from an external task's creation to its successful completion, retries included, observed once per success entry of the external task history log (history cleanup and restarts never observe one twice). Not observed: tasks created before the exporter's first reading, successes the reading missed (see workflow_exporter_history_reads_cut_total); completions_total minus _count is what went unobserved. Buckets: camunda[].duration_buckets."},
+			"Camunda engine (REST API or engine database): seconds from an external task's creation to its successful completion, retries included, observed once per success entry of the external task history log (history cleanup and restarts never observe one twice). Not observed: tasks created before the exporter's first reading, successes the reading missed (see workflow_exporter_history_reads_cut_total); completions_total minus _count is what went unobserved. At history levels activity and audit the start to end of each external task's activity instance that ended normally; absent at level none or unknown. Buckets: camunda[].duration_buckets."},
 		{CamundaExternalTaskOldestLockAge, Gauge, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): seconds the longest current lock on the topic has been held by the same worker (extendLock keeps it; another worker, a failure's retry backoff or a lapse starts a new lock), by the engine's clock, counted from the first poll that saw it held: a lower bound, short by up to min_interval, and counted from the exporter's start for older locks; 0 when no worker holds a lock. Only the tasks within max_listed_tasks are watched; none for topic=\"other\"." + polled},
 		{CamundaExternalTaskWorkerIdle, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
-			"Camunda engine (REST API or engine database): seconds since this worker, which holds locks on the topic now, last completed or failed a task of the topic (external task history log), counted at most from the first poll that saw it hold a lock there (a lower bound); only workers holding locks have a series. Worker ids beyond worker_id_limit fold into worker_id=\"other\" (the longest idle of them), as in camunda_external_tasks_locked_by_worker." + polled},
+			"Camunda engine (REST API or engine database): seconds since this worker, which holds locks on the topic now, last completed or failed a task of the topic (external task history log), counted at most from the first poll that saw it hold a lock there (a lower bound); only workers holding locks have a series, and only at history level full. Worker ids beyond worker_id_limit fold into worker_id=\"other\" (the longest idle of them), as in camunda_external_tasks_locked_by_worker." + polled},
 		{CamundaExternalTaskOldestIncidentAge, Gauge, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): age in seconds of the topic's oldest open failedExternalTask incident (a task out of retries), by the engine's clock; 0 when it has none. Over REST, when more incidents or tasks out of retries exist than max_listed_tasks, a topic none of whose incidents was listed has no value; none for topic=\"other\"." + polled},
 		{CamundaExternalTaskBpmnErrors, Counter, SourceCamunda, []string{"engine", "topic"},
-			"Camunda engine (REST API or engine database): BPMN errors reported by workers, each external task history log deletion entry written since the exporter started counted once when the activity instance history shows a BPMN error: the task's activity instance completed its scope (uncaught), or an error catch event (boundaryError, errorStartEvent) started in the same root process instance within a second (caught). Deletions by cancellation, modification or an interrupting message, timer or signal are not counted; one within a second of an error caught in the same root process instance that belongs to no external task is (see docs/camunda-states.md)."},
+			"Camunda engine (REST API or engine database): BPMN errors reported by workers, each external task history log deletion entry written since the exporter started counted once when the activity instance history shows a BPMN error: the task's activity instance completed its scope (uncaught), or an error catch event (boundaryError, errorStartEvent) started in the same root process instance within a second (caught). Deletions by cancellation, modification or an interrupting message, timer or signal are not counted; one within a second of an error caught in the same root process instance that belongs to no external task is (see docs/camunda-states.md). At history levels activity and audit the same evidence against the external tasks' activity instances; absent at level none or unknown."},
+		{CamundaExternalTasksEnded, Counter, SourceCamunda, []string{"engine", "topic"},
+			"Camunda engine (REST API or engine database): open external tasks seen and then gone (completed, deleted), whatever the history level: per poll the larger of the fall of the topic's open tasks and the tasks listed in flight at the previous poll that no list holds now less the rise of its suspended and retries-exhausted tasks. A lower bound: tasks created and ended between two polls are not seen."},
 		{CamundaExternalTasksLockedByWorker, Gauge, SourceCamunda, []string{"engine", "topic", "worker_id"},
 			"Camunda engine (REST API or engine database): external tasks currently locked per worker; worker ids beyond the configured limit fold into worker_id=\"other\"." + polled},
 		{CamundaIncidents, Gauge, SourceCamunda, []string{"engine", "incident_type", "process_definition_key", "activity_id"},
@@ -156,9 +159,9 @@ func all() []Metric {
 		{CamundaJobOldestExecutableAge, Gauge, SourceCamunda, []string{"engine"},
 			"Camunda engine (REST API or engine database): seconds since the oldest executable job became due (its due date, or its creation for a job without one), by the engine's clock; 0 when no job is executable. It rises while the job executor runs nothing. Over REST exact up to max_listed_tasks executable jobs, a lower bound beyond (the list cannot be sorted by creation)." + polled},
 		{CamundaJobFailures, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
-			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it); absent below history level full (the engine writes the job log at full only)."},
 		{CamundaJobSuccesses, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
-			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it); absent below history level full (the engine writes the job log at full only)."},
 		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): running process instances of all versions of the process definition, suspended ones included, as the engine's process definition statistics count them (0 for a deployed definition without instances); keys beyond label_value_limit fold into \"other\"." + polled},
 
@@ -218,7 +221,7 @@ func all() []Metric {
 		{ExporterUnwatchedTasks, Gauge, SourceExporter, []string{"engine"},
 			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
 		{ExporterHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
-			"Exporter: collections of this engine that found more new external task history log entries than max_history_entries; the failures and completions of those intervals are undercounted."},
+			"Exporter: collections of this engine that found more new external task history log entries (below history level full: external task activity instances) than max_history_entries; the failures and completions of those intervals are undercounted."},
 		{ExporterJobHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
 			"Exporter: collections of this engine that found more new job history log entries than max_history_entries; the job failures and successes of those intervals are undercounted."},
 		// Served by client_golang's version collector
