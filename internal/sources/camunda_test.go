@@ -16,7 +16,6 @@ import (
 // Unit tests of the Camunda collector against fakeCamunda (the engine's
 // filter semantics in memory, with a settable clock).
 
-//
 // The fake keeps an external task log, so the engine it plays is at
 // history level full; the exporters read it as configured at full unless
 // extra sets another history_level (the detection and the lower levels are
