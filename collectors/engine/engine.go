@@ -38,6 +38,7 @@ type Engine struct {
 	client *camunda.Client // GET /version and the flavor, in both modes
 	reader reader
 	name   string
+	key    string // the config key, e.g. "camunda[0]"
 	cfg    config.Camunda
 	logger *slog.Logger
 
@@ -105,7 +106,7 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	e := &Engine{client: client, name: cfg.Name, cfg: cfg, logger: logger}
+	e := &Engine{client: client, name: cfg.Name, key: key, cfg: cfg, logger: logger}
 	if cfg.Database != nil {
 		if e.reader, err = newDBReader(cfg, key, client, logger); err != nil {
 			return nil, err

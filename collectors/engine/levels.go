@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
 // History levels. A Camunda 7 engine writes history by its level (the
@@ -139,25 +138,33 @@ func (e *Engine) learnLevel(ctx context.Context, version string) error {
 	return nil
 }
 
-// DetectHistoryLevel is the detection of the first collection, for
-// `workflow-exporter check`: the configured level, else the engine
-// database's property (sc, in engine-database mode), else the evidence in
-// the history over REST.
-func DetectHistoryLevel(ctx context.Context, cfg config.Camunda, e *Engine) HistoryLevelReport {
-	if err := e.learnLevel(ctx, "check"); err != nil {
+// HistoryLevel finds the history level as the first collection does (the
+// configured one, else the engine database's property, else the evidence
+// in the history over REST), for `workflow-exporter check`. With a
+// configured level it also asks the engine, so check can compare.
+func (e *Engine) HistoryLevel(ctx context.Context) HistoryLevelReport {
+	if err := e.learnLevel(ctx, e.lvl.version); err != nil {
 		return HistoryLevelReport{Level: levelUnknown.String(), Why: err.Error()}
 	}
 	f := e.lvl.found
-	return HistoryLevelReport{Level: f.level.String(), From: f.from, Why: f.why, Configured: cfg.HistoryLevel != config.HistoryLevelAuto}
+	rep := HistoryLevelReport{Level: f.level.String(), From: f.from, Why: f.why}
+	if f.from == levelFromConfig {
+		rep.From = e.key + "." + levelFromConfig
+		if d, err := e.reader.historyLevel(ctx, levelFinding{}); err == nil && d.final {
+			rep.Detected = d.level.String()
+		}
+	}
+	return rep
 }
 
-// HistoryLevelReport is a detected history level, for check.
+// HistoryLevelReport is a history level as check reports it.
 type HistoryLevelReport struct {
 	// Level is none, activity, audit, full or unknown; From where it came
 	// from; Why what it cannot tell apart, or why it is unknown.
 	Level, From, Why string
-	// Configured: camunda[].history_level set it.
-	Configured bool
+	// Detected is, with a configured level, the level the engine's
+	// database records, or full when the history shows it ("": not known).
+	Detected string
 }
 
 // Support is what a history level lets the exporter report of a metric.

@@ -1,6 +1,7 @@
 // Package check inspects every configured source the way the collectors
 // will use it. For each Camunda engine: whether it answers, its version and
-// flavor, and whether the credentials are accepted; in engine-database mode
+// flavor, whether the credentials are accepted, and its history level with
+// what it means for each metric; in engine-database mode
 // also the engine's tables, the time zone and the history index. For each
 // database, per table: whether it exists, which mapped columns are missing,
 // which recommended indexes are missing (with the CREATE INDEX statement),
@@ -28,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/config"
@@ -50,6 +52,9 @@ type EngineTarget struct {
 	// Database is the engine's own database in engine-database mode, nil
 	// in REST mode.
 	Database *EngineDBTarget
+	// HistoryLevel finds the engine's history level as the first
+	// collection does; nil: not checked.
+	HistoryLevel func(context.Context) engine.HistoryLevelReport
 }
 
 // EngineDBTarget is an engine's database as engine-database mode opens it.
@@ -124,11 +129,47 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 	} else {
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
 	}
+	if e.HistoryLevel != nil {
+		checkHistoryLevel(e.HistoryLevel(ctx), w, rep)
+	}
 	if e.Database == nil {
 		fmt.Fprintf(w, "    mode: REST API; failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)\n", e.Key)
 		return
 	}
 	checkEngineDatabase(ctx, cfg, *e.Database, w, rep)
+}
+
+// checkHistoryLevel names the engine's history level, where it came from
+// and what it means for each metric that depends on it; a level below full
+// (or unknown) is a warning, with what the detection cannot tell apart.
+func checkHistoryLevel(lv engine.HistoryLevelReport, w io.Writer, rep *Report) {
+	from := ""
+	if lv.From != "" {
+		from = " (from " + lv.From + ")"
+	}
+	fmt.Fprintf(w, "    history level: %s%s\n", lv.Level, from)
+	by := map[engine.Support][]string{}
+	for _, s := range engine.HistoryLevelSupport() {
+		by[s.At(lv.Level)] = append(by[s.At(lv.Level)], s.Metric)
+	}
+	for _, s := range []engine.Support{engine.Exact, engine.LowerBound, engine.Absent} {
+		if len(by[s]) > 0 {
+			fmt.Fprintf(w, "      %s: %s\n", s, strings.Join(by[s], ", "))
+		}
+	}
+	if lv.Detected != "" && lv.Detected != lv.Level {
+		rep.Warnings++
+		fmt.Fprintf(w, "    WARNING history_level is %s, but the engine is at %s: the series above are wrong or missing; remove the setting or correct it\n", lv.Level, lv.Detected)
+	}
+	if lv.Level == "full" {
+		return
+	}
+	rep.Warnings++
+	why := ""
+	if lv.Why != "" {
+		why = ": " + lv.Why
+	}
+	fmt.Fprintf(w, "    WARNING history level %s is below full%s. The engine writes no external task log and no job log: see the lines above and docs/camunda-states.md (History levels); CamundaExternalTaskWorkerSilent cannot fire\n", lv.Level, why)
 }
 
 // checkEngineDatabase checks camunda[].database as the first collection
