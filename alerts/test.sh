@@ -19,7 +19,7 @@ for tool in "$PROMTOOL" "$AMTOOL"; do
 done
 
 echo "== promtool check rules"
-"$PROMTOOL" check rules alerts/workflow-alerts.yml
+"$PROMTOOL" check rules alerts/workflow-alerts.yml alerts/slo-example-rules.yml
 
 echo "== promtool check config deploy/prometheus/prometheus.yml"
 "$PROMTOOL" check config deploy/prometheus/prometheus.yml

@@ -65,6 +65,7 @@ const (
 	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
 	CamundaExternalTaskBpmnErrors        = "camunda_external_task_bpmn_errors_total"
 	CamundaExternalTasksEnded            = "camunda_external_tasks_ended_total"
+	CamundaExternalTaskFailuresByError   = "camunda_external_task_failures_by_error_total"
 	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
 	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
 	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
@@ -78,6 +79,7 @@ const (
 	CamundaJobOldestExecutableAge        = "camunda_job_oldest_executable_age_seconds"
 	CamundaJobFailures                   = "camunda_job_failures_total"
 	CamundaJobSuccesses                  = "camunda_job_successes_total"
+	CamundaJobFailuresByError            = "camunda_job_failures_by_error_total"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -132,6 +134,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
 		{CamundaExternalTaskFailures, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it). Below history level full (no log) a lower bound: listed tasks seen with other retries or another error message than at the previous poll."},
+		{CamundaExternalTaskFailuresByError, Counter, SourceCamunda, []string{"engine", "topic", "error"},
+			"Camunda engine (REST API or engine database): the failures of camunda_external_task_failures_total by the signature of the worker's error message (ids, long numbers, UUIDs, quoted values and timestamps masked; docs/failure-groups.md), counted from the same history log entries. The first camunda[].failure_signature_limit signatures per topic keep their own error label for the exporter's lifetime, later ones count under error=\"other\". Absent with camunda[].failure_signatures: false, and below history level full (no log)."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it); at history levels activity and audit each external task's activity instance that ended normally, from the activity instance history; absent at level none or unknown."},
 		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
@@ -160,6 +164,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): seconds since the oldest executable job became due (its due date, or its creation for a job without one), by the engine's clock; 0 when no job is executable. It rises while the job executor runs nothing. Over REST exact up to max_listed_tasks executable jobs, a lower bound beyond (the list cannot be sorted by creation)." + polled},
 		{CamundaJobFailures, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it); absent below history level full (the engine writes the job log at full only)."},
+		{CamundaJobFailuresByError, Counter, SourceCamunda, []string{"engine", "process_definition_key", "error"},
+			"Camunda engine (REST API or engine database): the failures of camunda_job_failures_total by the signature of the job's exception message (as for camunda_external_task_failures_by_error_total; docs/failure-groups.md); the first camunda[].failure_signature_limit signatures per key keep their own error label, later ones count under error=\"other\". Absent with camunda[].failure_signatures: false, and below history level full."},
 		{CamundaJobSuccesses, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it); absent below history level full (the engine writes the job log at full only)."},
 		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},

@@ -33,8 +33,11 @@ const (
 	DefaultLateCommitWindow = 5 * time.Minute
 	DefaultLabelValueLimit  = 100
 	DefaultWorkerIDLimit    = 20
-	DefaultStaleAfter       = 15 * time.Minute
-	DefaultMaxListedTasks   = 10000
+	// DefaultFailureSignatureLimit is how many failure signatures each
+	// topic or process definition key keeps as their own error label.
+	DefaultFailureSignatureLimit = 10
+	DefaultStaleAfter            = 15 * time.Minute
+	DefaultMaxListedTasks        = 10000
 	// Engines: history log entries are written inside the engine's
 	// transactions (a completion runs the process on to its next wait
 	// state), which usually commit within seconds.
@@ -110,6 +113,15 @@ type Camunda struct {
 	// full), or auto (the default) to detect it: it decides which series
 	// the engine's history can feed (docs/camunda-states.md).
 	HistoryLevel string `yaml:"history_level"`
+	// FailureSignatures groups failures by their error message's
+	// signature (camunda_external_task_failures_by_error_total,
+	// camunda_job_failures_by_error_total, the status page's failure
+	// groups). Error messages may carry personal data: false keeps only
+	// the counts. Default true.
+	FailureSignatures *bool `yaml:"failure_signatures"`
+	// FailureSignatureLimit is how many signatures each topic or process
+	// definition key keeps; later ones count under error="other".
+	FailureSignatureLimit int `yaml:"failure_signature_limit"`
 
 	// Database, when set, reads the engine's own tables (PostgreSQL)
 	// instead of asking the REST API for external tasks, history, incidents
@@ -385,6 +397,11 @@ func (e *Camunda) applyDefaults() {
 	orDefault(&e.RequestConcurrency, DefaultRequestConcurrency)
 	orDefault(&e.LateCommitWindow, model.Duration(DefaultEngineLateCommitWindow))
 	orDefault(&e.MaxHistoryEntries, DefaultMaxHistoryEntries)
+	orDefault(&e.FailureSignatureLimit, DefaultFailureSignatureLimit)
+	if e.FailureSignatures == nil {
+		on := true
+		e.FailureSignatures = &on
+	}
 	if e.DurationBuckets == nil {
 		e.DurationBuckets = DefaultDurationBuckets()
 	}
@@ -423,6 +440,9 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	}
 	if e.LabelValueLimit < 1 {
 		add(key+".label_value_limit", "must be at least 1")
+	}
+	if e.FailureSignatureLimit < 1 || e.FailureSignatureLimit > 100 {
+		add(key+".failure_signature_limit", "must be between 1 and 100 (each is a series per topic or process definition key), got %d", e.FailureSignatureLimit)
 	}
 	if e.MaxListedTasks < 1 {
 		add(key+".max_listed_tasks", "must be at least 1")

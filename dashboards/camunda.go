@@ -91,6 +91,11 @@ func externalTasks() *board {
 			" / (" + sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic") +
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
+	d.series(panel{title: "Top failure causes", unit: "ops",
+		desc: "The five causes failing most per second: failures by topic and the signature of the worker's error message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count, workers and an example task. Absent where failure_signatures is off.",
+		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaExternalTaskFailuresByError, mEngine, mTopic), "topic", "error") + ")",
+			legend: "{{topic}}: {{error}}"}},
+		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Task duration", unit: "s",
 		desc: "External task duration, creation to successful completion (retries included), p50 and p95 per topic, from the history log. Tasks created before the exporter started are not in it.",
 		targets: []target{
@@ -140,6 +145,11 @@ func externalTasks() *board {
 			{expr: sumBy(rate(catalog.CamundaJobFailures, mEngine), "process_definition_key"), legend: "failed {{process_definition_key}}"},
 		},
 		runbooks: []string{rules.CamundaJobExecutorStalled, rules.CamundaIncidentsOpen}})
+	d.series(panel{title: "Top job failure causes", unit: "ops",
+		desc: "The five causes failing most per second: job failures by process definition and the signature of the exception message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count and an example job. Absent where failure_signatures is off.",
+		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaJobFailuresByError, mEngine), "process_definition_key", "error") + ")",
+			legend: "{{process_definition_key}}: {{error}}"}},
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 	d.series(panel{title: "Async jobs out of retries", unit: "short",
 		desc:     "Async continuations and timers with no retries left, per process definition: each has a failedJob incident.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
@@ -96,10 +97,13 @@ type collectorState struct {
 	incidents map[incidentKey]bool
 	oldestInc map[string]bool
 	// durations are the duration histograms per topic label.
-	durations map[string]durationHist
+	durations map[string]histogram.Dual
 	// holders are the workers holding locks per topic label, with the
 	// time their idleness counts from (tasks.go, emitLockAges).
 	holders map[topicWorker]time.Time
+	// failureGroups are the failures by topic label and signature
+	// (failures.go); by is nil when failure_signatures is off.
+	failureGroups failureGroups
 	// usedCatches are the error catch events paired with a deletion entry,
 	// by id, with their start (bpmn.go).
 	usedCatches map[string]time.Time
@@ -125,6 +129,8 @@ func (s collectorState) clone() collectorState {
 		durations:    cloneHists(s.durations),
 		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
 		usedCatches:  cloneMap(s.usedCatches),
+
+		failureGroups: s.failureGroups.clone(),
 	}
 }
 
@@ -148,7 +154,8 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
-			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded),
+			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded,
+			catalog.CamundaExternalTaskFailuresByError),
 		creations: map[string]int64{},
 		models:    newModels(),
 	}
@@ -156,8 +163,9 @@ func newCollector(e *Engine, o Options) *Collector {
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, durations: map[string]durationHist{}, holders: map[topicWorker]time.Time{},
+		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
 		usedCatches: map[string]time.Time{}, open: map[string]topicCounts{}, ended: map[string]float64{},
+		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -292,6 +300,7 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
+	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), e.name)...)
 	return run.reportStatus(rd)
 }
 

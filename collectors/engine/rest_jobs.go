@@ -97,6 +97,7 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 
 func jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
 	return jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time,
+		jobID: e.JobID, pi: e.ProcessInstanceID, host: e.Hostname, message: e.JobExceptionMessage,
 		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 }
 

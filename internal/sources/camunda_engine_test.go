@@ -1,3 +1,5 @@
+//go:build !pgonly
+
 package sources
 
 // Real-engine tests of the Camunda collector: a Go test worker drives
@@ -37,6 +39,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/signature"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
@@ -483,6 +486,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"LockAgeAndIdleWorker", nil, scenarioLockAge},
 		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
 		{"StatusLists", nil, scenarioStatusLists},
+		{"FailureGroups", nil, scenarioFailureGroups},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -1294,6 +1298,18 @@ func scenarioAsyncJobs(s *scenario) {
 	s.exp.collect()
 	want(catalog.CamundaJobFailures, key, 2)
 	want(catalog.CamundaJobFailures, key, float64(logCount("failureLog")))
+	// Grouped by the exception message's signature: the two failures are
+	// one cause.
+	var failures []struct{ JobExceptionMessage string }
+	s.ok(s.c.Get(s.ctx, "/history/job-log", url.Values{"processDefinitionKey": {s.key}, "failureLog": {"true"}}, &failures))
+	if len(failures) != 2 || failures[0].JobExceptionMessage == "" {
+		s.t.Fatalf("engine: job log failures %+v, want 2 with a message", failures)
+	}
+	sig := signature.Of(failures[0].JobExceptionMessage)
+	if signature.Of(failures[1].JobExceptionMessage) != sig {
+		s.t.Errorf("the engine's two messages of one failure have different signatures: %q, %q", failures[0].JobExceptionMessage, failures[1].JobExceptionMessage)
+	}
+	want(catalog.CamundaJobFailuresByError, map[string]string{"engine": "e1", "process_definition_key": s.key, "error": sig}, 2)
 	// Out of retries: not executable any more, counted as exhausted; with
 	// no executable job left on the engine, the age is 0.
 	s.ok(s.c.Do(s.ctx, http.MethodPut, "/job/"+failing+"/retries", map[string]any{"retries": 0}, nil))

@@ -1,3 +1,5 @@
+//go:build !pgonly
+
 package sources
 
 // Real-engine tests of the history levels (docs/camunda-states.md, "History
@@ -116,7 +118,7 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 	rest := newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, ""))
 	rest.twin = newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, u.databaseConfig()))
 	rest.twinOwns = func(string, map[string]string) bool { return true } // the engine is this test's alone
-	rest.collect()                                                        // baseline
+	rest.collect()                                                       // baseline
 	info := map[string]string{"engine": "e1", "history_level": level}
 	if v, found := rest.get(catalog.CamundaEngineInfo, info); !found || v != 1 {
 		t.Fatalf("camunda_engine_info%v absent; served: %v", info, rest.samples(catalog.CamundaEngineInfo))

@@ -109,6 +109,24 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	// Retries exhausted: an incident.
 	exhausted := fetch(w1, 10*time.Minute)
 	ok(w1.Failure(ctx, exhausted.ID, 0, 0, "fulfillment rejected the command"))
+	// A job that fails once (its expression names a bean that does not
+	// exist), for the job failures by cause; its instance goes at the end
+	// with the other async one.
+	failingPI, err := c.StartProcess(ctx, asyncKey, "", map[string]any{"fail": true})
+	ok(err)
+	t.Cleanup(func() {
+		if err := c.Do(context.Background(), http.MethodDelete, "/process-instance/"+failingPI.ID, nil, nil); err != nil {
+			t.Errorf("deleting the failing async process instance: %v", err)
+		}
+	})
+	var failingJobs []struct{ ID string }
+	ok(c.Get(ctx, "/job", url.Values{"processInstanceId": {failingPI.ID}}, &failingJobs))
+	if len(failingJobs) != 1 {
+		t.Fatalf("engine: %d jobs of the failing instance, want 1", len(failingJobs))
+	}
+	if resp, err := c.Raw(ctx, http.MethodPost, "/job/"+failingJobs[0].ID+"/execute", nil, ""); err != nil || resp.Status < 400 {
+		t.Fatalf("engine: the failing job did not fail: %v %v", resp, err)
+	}
 	// Crash case 1: the side effect happened and was recorded COMPLETED, the
 	// worker died before completing the task; its lock lapses.
 	lost := fetch(w1, 2*time.Second)
