@@ -200,6 +200,29 @@ func (s LevelSupport) At(level string) Support {
 	return s.None
 }
 
+// SupportAt groups the metrics of HistoryLevelSupport by what the level
+// (by name; unknown as none) lets the exporter report of them, in the
+// order Exact, LowerBound, Absent (empty groups left out).
+func SupportAt(level string) []SupportGroup {
+	by := map[Support][]string{}
+	for _, s := range HistoryLevelSupport() {
+		by[s.At(level)] = append(by[s.At(level)], s.Metric)
+	}
+	var out []SupportGroup
+	for _, s := range []Support{Exact, LowerBound, Absent} {
+		if len(by[s]) > 0 {
+			out = append(out, SupportGroup{Support: s, Metrics: by[s]})
+		}
+	}
+	return out
+}
+
+// SupportGroup is the metrics a history level supports alike.
+type SupportGroup struct {
+	Support Support  `json:"support"`
+	Metrics []string `json:"metrics"`
+}
+
 // HistoryLevelSupport is, for every metric whose source depends on the
 // history level, what each level lets the exporter report: the table of
 // docs/camunda-states.md ("History levels") and of `workflow-exporter check`.

@@ -148,14 +148,8 @@ func checkHistoryLevel(lv engine.HistoryLevelReport, w io.Writer, rep *Report) {
 		from = " (from " + lv.From + ")"
 	}
 	fmt.Fprintf(w, "    history level: %s%s\n", lv.Level, from)
-	by := map[engine.Support][]string{}
-	for _, s := range engine.HistoryLevelSupport() {
-		by[s.At(lv.Level)] = append(by[s.At(lv.Level)], s.Metric)
-	}
-	for _, s := range []engine.Support{engine.Exact, engine.LowerBound, engine.Absent} {
-		if len(by[s]) > 0 {
-			fmt.Fprintf(w, "      %s: %s\n", s, strings.Join(by[s], ", "))
-		}
+	for _, g := range engine.SupportAt(lv.Level) {
+		fmt.Fprintf(w, "      %s: %s\n", g.Support, strings.Join(g.Metrics, ", "))
 	}
 	if lv.Detected != "" && lv.Detected != lv.Level {
 		rep.Warnings++

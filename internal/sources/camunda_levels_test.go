@@ -17,11 +17,13 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -54,6 +56,7 @@ func TestCamundaHistoryLevels(t *testing.T) {
 			u.e = startCamundaEngine(t, camundatest.Options{Flavor: lv.flavor, PostgresURL: u.dbURL, TimeZone: engineTimeZone,
 				HistoryLevel: lv.level, ExtraArgs: []string{"--" + lv.flavor.PropertyPrefix() + ".job-execution.enabled=false"}})
 			levelScenario(t, u, lv.level)
+			levelCheck(t, u, lv.level)
 			levelRequestBudget(t, u, lv.level)
 			t.Logf("%s at %s: %s", lv.flavor, lv.level, time.Since(start).Round(100*time.Millisecond))
 		})
@@ -295,4 +298,105 @@ func levelRequestBudget(t *testing.T, u engineUnderTest, level string) {
 		}
 	}
 	t.Logf("history level %s: a steady collection made %v", level, got)
+}
+
+// levelCheck runs `workflow-exporter check` (RunCheck) on the engine at
+// level, in both modes, and with a configured level that differs from the
+// engine's: it names the level, where it came from and what each metric is
+// at that level, warns below full (over REST naming the missing
+// READ_HISTORY as the other explanation of an empty history), and warns
+// when the configured level is not the engine's. Then the precedence as the
+// collections apply it: the configured level wins over the engine's; in
+// engine-database mode through the role of
+// deploy/sql/camunda/002_exporter_role.sql the engine's property gives the
+// level, and without SELECT on act_ge_property the level is unknown while
+// every collector stays up.
+func levelCheck(t *testing.T, u engineUnderTest, level string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(extra string) string {
+		t.Helper()
+		cfg, err := config.Parse([]byte(camundaConfig(u.e.BaseURL, "", extra)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		RunCheck(ctx, cfg, &out, nil)
+		return out.String()
+	}
+	has := func(out, what, want string) {
+		t.Helper()
+		if !strings.Contains(out, want) {
+			t.Errorf("check (%s) at history level %s does not say %q:\n%s", what, level, want, out)
+		}
+	}
+	completions := map[string]string{"none": "absent", "activity": "exact", "audit": "exact", "full": "exact"}[level]
+	for _, m := range []struct{ name, extra, from string }{
+		{"REST", "", "(from the history the REST API shows)"},
+		{"engine database", u.databaseConfig(), "(from the engine database's act_ge_property historyLevel)"},
+	} {
+		out := run(m.extra)
+		has(out, m.name, "history level: "+level+" "+m.from)
+		// The line of the completions' support names it.
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, catalog.CamundaExternalTaskCompletions) && !strings.HasPrefix(strings.TrimSpace(line), completions+":") {
+				t.Errorf("check (%s) at history level %s: %q, want the completions %s", m.name, level, line, completions)
+			}
+		}
+		if level == "full" {
+			if strings.Contains(out, "is below full") {
+				t.Errorf("check (%s) warns of a level below full at full:\n%s", m.name, out)
+			}
+			continue
+		}
+		has(out, m.name, "WARNING history level "+level+" is below full")
+		if m.extra == "" {
+			has(out, m.name, "READ_HISTORY")
+		}
+	}
+	other := map[string]string{"none": "full", "activity": "full", "audit": "activity", "full": "audit"}[level]
+	out := run("    history_level: " + other + "\n" + u.databaseConfig())
+	has(out, "configured", "history level: "+other+" (from camunda[0].history_level)")
+	has(out, "configured", "WARNING history_level is "+other+", but the engine is at "+level)
+
+	info := func(x *camExporter, want string) {
+		t.Helper()
+		x.collect()
+		l := map[string]string{"engine": "e1", "history_level": want}
+		if v, found := x.get(catalog.CamundaEngineInfo, l); !found || v != 1 {
+			t.Errorf("camunda_engine_info%v absent on an engine at %s; served: %v; log:\n%s", l, level, x.samples(catalog.CamundaEngineInfo), x.logs)
+		}
+		for _, c := range []string{"camunda", "camunda_jobs", "camunda_processes"} {
+			if v, _ := x.get(catalog.ExporterCollectorUp, map[string]string{"collector": c}); v != 1 {
+				t.Errorf("collector %s up = %v; log:\n%s", c, v, x.logs)
+			}
+		}
+	}
+	info(newCamundaExporterWith(t, camundaConfig(u.e.BaseURL, "", "    history_level: "+other+"\n"), false), other)
+	if level != "audit" {
+		return
+	}
+	conn := pgtest.Connect(t, u.dbURL)
+	roleSQL, err := os.ReadFile(testkit.Path(t, "deploy/sql/camunda/002_exporter_role.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := "wfx_levels_" + strings.ToLower(string(u.e.Flavor))
+	if _, err := conn.Exec(ctx, strings.NewReplacer("workflow_exporter_engine", role, "change-me", "s3cret").Replace(string(roleSQL))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP OWNED BY "+role+"; DROP ROLE "+role) })
+	roleURL, err := url.Parse(u.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roleURL.User = url.UserPassword(role, "s3cret")
+	asRole := strings.Replace(u.databaseConfig(), u.dbURL, roleURL.String(), 1)
+	info(newCamundaExporterWith(t, camundaConfig(u.e.BaseURL, "", asRole), false), level)
+	if _, err := conn.Exec(ctx, "REVOKE SELECT ON "+"act_ge_property FROM "+role); err != nil {
+		t.Fatal(err)
+	}
+	info(newCamundaExporterWith(t, camundaConfig(u.e.BaseURL, "", asRole), false), "unknown")
+	has(run(asRole), "without SELECT on act_ge_property", "history level: unknown")
+	has(run(asRole), "without SELECT on act_ge_property", "GRANT SELECT ON act_ge_property")
 }
