@@ -336,6 +336,7 @@ func levelCheck(t *testing.T, u engineUnderTest, level string) {
 		{"engine database", u.databaseConfig(), "(from the engine database's act_ge_property historyLevel)"},
 	} {
 		out := run(m.extra)
+		t.Logf("check (%s) at history level %s:\n%s", m.name, level, out)
 		has(out, m.name, "history level: "+level+" "+m.from)
 		// The line of the completions' support names it.
 		for _, line := range strings.Split(out, "\n") {
@@ -397,6 +398,8 @@ func levelCheck(t *testing.T, u engineUnderTest, level string) {
 		t.Fatal(err)
 	}
 	info(newCamundaExporterWith(t, camundaConfig(u.e.BaseURL, "", asRole), false), "unknown")
-	has(run(asRole), "without SELECT on act_ge_property", "history level: unknown")
-	has(run(asRole), "without SELECT on act_ge_property", "GRANT SELECT ON act_ge_property")
+	out = run(asRole)
+	has(out, "without SELECT on act_ge_property", "history level: unknown")
+	has(out, "without SELECT on act_ge_property", "GRANT SELECT ON act_ge_property")
+	t.Logf("check without SELECT on act_ge_property:\n%s", out)
 }
