@@ -236,6 +236,8 @@ func HistoryLevelSupport() []LevelSupport {
 			"start to end of the external activity instances that ended normally"},
 		{catalog.CamundaExternalTaskFailures, LowerBound, LowerBound, LowerBound, Exact,
 			"listed tasks seen with other retries or another error message than at the previous collection"},
+		{catalog.CamundaExternalTaskFailuresByError, Absent, Absent, Absent, Exact,
+			"the error messages are in the external task log only"},
 		{catalog.CamundaExternalTasksEnded, LowerBound, LowerBound, LowerBound, LowerBound,
 			"open tasks seen and then gone; needs no history"},
 		{catalog.CamundaExternalTaskLockExpirations, LowerBound, LowerBound, LowerBound, LowerBound,
@@ -245,6 +247,7 @@ func HistoryLevelSupport() []LevelSupport {
 		{catalog.CamundaExternalTaskWorkerIdle, Absent, Absent, Absent, Exact,
 			"activity instances do not name the worker"},
 		{catalog.CamundaJobFailures, Absent, Absent, Absent, Exact, "the job log is written at full only"},
+		{catalog.CamundaJobFailuresByError, Absent, Absent, Absent, Exact, "the job log is written at full only"},
 		{catalog.CamundaJobSuccesses, Absent, Absent, Absent, Exact, "the job log is written at full only"},
 	}
 }

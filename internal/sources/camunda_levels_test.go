@@ -15,6 +15,7 @@ package sources
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -206,6 +207,7 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 	}
 	want(catalog.CamundaExternalTasksEnded, ended)
 	want(catalog.CamundaExternalTaskFailures, failures)
+	levelTopicExpression(t, ctx, rest, c, key, level)
 	jobKey := map[string]string{"engine": "e1", "process_definition_key": async}
 	idle := map[string]string{"engine": "e1", "topic": topic, "worker_id": "w1"}
 	switch level {
@@ -229,6 +231,9 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 		if _, found := rest.get(catalog.CamundaExternalTaskWorkerIdle, idle); !found {
 			t.Errorf("%s%v absent at history level full", catalog.CamundaExternalTaskWorkerIdle, idle)
 		}
+		if v, found := rest.get(catalog.CamundaExternalTaskFailuresByError, labels); !found || v != failures {
+			t.Errorf("%s%v = %v (served %v), want %v", catalog.CamundaExternalTaskFailuresByError, labels, v, found, failures)
+		}
 		if v, found := rest.get(catalog.CamundaJobSuccesses, jobKey); !found || v != 1 {
 			t.Errorf("%s%v = %v (served %v), want 1", catalog.CamundaJobSuccesses, jobKey, v, found)
 		}
@@ -236,6 +241,7 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 		absent(catalog.CamundaExternalTaskWorkerIdle, idle)
 		absent(catalog.CamundaJobSuccesses, jobKey)
 		absent(catalog.CamundaJobFailures, jobKey)
+		absent(catalog.CamundaExternalTaskFailuresByError, labels)
 		if logs := rest.logs.String(); !strings.Contains(logs, "history level "+level) {
 			t.Errorf("the log does not name history level %s:\n%s", level, logs)
 		}
@@ -402,4 +408,69 @@ func levelCheck(t *testing.T, u engineUnderTest, level string) {
 	has(out, "without SELECT on act_ge_property", "history level: unknown")
 	has(out, "without SELECT on act_ge_property", "GRANT SELECT ON act_ge_property")
 	t.Logf("check without SELECT on act_ge_property:\n%s", out)
+}
+
+// levelTopicExpression: a task whose topic is an expression
+// (camunda:topic="${dyn}"). Below full the activity instance history names
+// the element, not the topic: a task a collection listed (in flight:
+// locked) counts under the topic it was listed with, one created and completed between two
+// collections under topic="unattributed". At full the log names the topic
+// of both. ended_total counts the listed one at every level.
+func levelTopicExpression(t *testing.T, ctx context.Context, x *camExporter, c *camundatest.Client, key, level string) {
+	t.Helper()
+	expr := key + "_expr"
+	dyn := key + ".dyn"
+	if _, err := c.Deploy(ctx, expr, map[string][]byte{expr + ".bpmn": camundatest.ExternalTaskProcess(expr, "${dyn}")}); err != nil {
+		t.Fatal(err)
+	}
+	w := camundatest.NewWorker(c, "w2")
+	one := func() {
+		t.Helper()
+		if _, err := c.StartProcess(ctx, expr, "", map[string]any{"dyn": dyn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fetch := func() string {
+		t.Helper()
+		tasks, err := w.FetchAndLock(ctx, dyn, time.Minute, 1)
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("fetched %d tasks of %s (%v), want 1", len(tasks), dyn, err)
+		}
+		return tasks[0].ID
+	}
+	complete := func(id string) {
+		t.Helper()
+		if err := w.Complete(ctx, id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one()
+	listed := fetch()
+	x.collect() // lists the locked task with its resolved topic
+	complete(listed)
+	one()
+	complete(fetch()) // created and completed between two collections
+	x.collect()
+	x.collect()
+	seen := map[string]string{"engine": "e1", "topic": dyn}
+	unattributed := map[string]string{"engine": "e1", "topic": "unattributed"}
+	get := func(l map[string]string) string {
+		v, found := x.get(catalog.CamundaExternalTaskCompletions, l)
+		if !found {
+			return "absent"
+		}
+		return fmt.Sprint(v)
+	}
+	// completions by the listed topic and by unattributed
+	want := map[string][2]string{"none": {"absent", "absent"}, "activity": {"1", "1"}, "audit": {"1", "1"}, "full": {"2", "absent"}}[level]
+	wantSeen, wantUnattributed := want[0], want[1]
+	if got := get(seen); got != wantSeen {
+		t.Errorf("at %s: %s%v = %s, want %s", level, catalog.CamundaExternalTaskCompletions, seen, got, wantSeen)
+	}
+	if got := get(unattributed); got != wantUnattributed {
+		t.Errorf("at %s: %s%v = %s, want %s", level, catalog.CamundaExternalTaskCompletions, unattributed, got, wantUnattributed)
+	}
+	if v, found := x.get(catalog.CamundaExternalTasksEnded, seen); !found || v != 1 {
+		t.Errorf("at %s: %s%v = %v (served %v), want 1", level, catalog.CamundaExternalTasksEnded, seen, v, found)
+	}
 }
