@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/alerts/slo"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -159,5 +160,19 @@ func externalTasks() *board {
 	d.series(panel{title: "Running process instances", unit: "short",
 		desc:    "Running process instances per process definition key (all versions, suspended ones included), from the engine's process definition statistics.",
 		targets: []target{{expr: sumBy(sel(catalog.CamundaProcessInstances, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
+
+	// The SLOs' recording rules (workflow-exporter render slos,
+	// docs/slos.md) carry the label slo and no engine: every objective
+	// Prometheus evaluates shows, whatever the variables.
+	d.row("Service level objectives")
+	d.series(panel{title: "Error budget remaining", unit: "percentunit",
+		desc:     "Per objective, the share of the period's error budget left: 100% untouched, 0 spent, below 0 overspent. From the recording rules of workflow-exporter render slos; empty until Prometheus evaluates them.",
+		targets:  []target{{expr: "max by (slo) (" + slo.RecordBudgetRemaining + ")", legend: "{{slo}}"}},
+		runbooks: []string{slo.BudgetBurnRunbook}})
+	d.series(panel{title: "Burn rate (1h)", unit: "short", min: ptr(0.0),
+		desc: "Per objective, how fast the error budget burns over the last hour: 1 spends it exactly over the period, 14.4 (with the 5m window) pages, 3 over a day files a ticket.",
+		targets: []target{{expr: "max by (slo) (" + slo.RecordErrorRatio + "1h) / on (slo) max by (slo) (" + slo.RecordBudget + ")",
+			legend: "{{slo}}"}},
+		runbooks: []string{slo.BudgetBurnRunbook}})
 	return d
 }

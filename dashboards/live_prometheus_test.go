@@ -106,7 +106,7 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
         labels:
           severity: critical
 `
-	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules})
+	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules, promtest.SLORulesFile: promtest.SLORules(t, promtest.LiveSLOs)})
 	// Wait until Prometheus is ready, has scraped a few times and the alert fires.
 	qs, err := Queries()
 	if err != nil {

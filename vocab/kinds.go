@@ -36,4 +36,5 @@ const (
 	KindInboxWaiting         = "inbox_waiting"
 	KindTaskFailureGroups    = "task_failure_groups"
 	KindJobFailureGroups     = "job_failure_groups"
+	KindIncidentGroups       = "incident_groups"
 )

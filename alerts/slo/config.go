@@ -214,7 +214,7 @@ func (c *Config) applyDefaults() {
 		c.Selector = `job="workflow-exporter"`
 	}
 	if c.RunbookURL == "" {
-		c.RunbookURL = "https://github.com/workflow-exporter/workflow-exporter/blob/main/docs/runbooks/WorkflowSLOBudgetBurn.md"
+		c.RunbookURL = "https://github.com/workflow-exporter/workflow-exporter/blob/main/docs/runbooks/" + BudgetBurnRunbook + ".md"
 	}
 	for i := range c.SLOs {
 		if c.SLOs[i].Alert == "" {
@@ -438,3 +438,7 @@ func common(lists [][]float64) []float64 {
 	}
 	return out
 }
+
+// BudgetBurnRunbook is the runbook every burn-rate alert links by default
+// (docs/runbooks/WorkflowSLOBudgetBurn.md), whatever its alert's name.
+const BudgetBurnRunbook = "WorkflowSLOBudgetBurn"

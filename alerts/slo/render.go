@@ -22,14 +22,20 @@ import (
 //	workflow_slo:objective:ratio               the objective (0.995)
 //	workflow_slo:error_budget:ratio            1 - objective (0.005)
 //	workflow_slo:error_budget_remaining:ratio  1 - (bad share over the period / budget): 1 untouched, 0 spent, below 0 overspent
+//
+// The dashboards read them (the Camunda dashboard's row "Service level
+// objectives"), so the names are exported.
 const (
-	recordErrorRatio      = "workflow_slo:sli_error:ratio_rate"
-	recordEvents          = "workflow_slo:events:rate"
-	recordBadEvents       = "workflow_slo:bad_events:rate"
-	recordObjective       = "workflow_slo:objective:ratio"
-	recordBudget          = "workflow_slo:error_budget:ratio"
-	recordBudgetRemaining = "workflow_slo:error_budget_remaining:ratio"
+	RecordErrorRatio      = "workflow_slo:sli_error:ratio_rate"
+	RecordEvents          = "workflow_slo:events:rate"
+	RecordBadEvents       = "workflow_slo:bad_events:rate"
+	RecordObjective       = "workflow_slo:objective:ratio"
+	RecordBudget          = "workflow_slo:error_budget:ratio"
+	RecordBudgetRemaining = "workflow_slo:error_budget_remaining:ratio"
 )
+
+// RecordPrefix starts the name of every recording rule of the SLOs.
+const RecordPrefix = "workflow_slo:"
 
 // Severities of the two kinds of burn-rate alert, as the shipped alerts
 // use them (Alertmanager routes critical to the pager, warning to tickets).
@@ -107,28 +113,28 @@ func build(cfg Config) ruleFile {
 		g := ruleGroup{Name: "slo-" + o.Name}
 		labels := sortedLabels(cfg.Labels, o.Labels, map[string]string{"slo": o.Name})
 		for _, w := range cfg.windows() {
-			g.Rules = append(g.Rules, rule{Record: recordErrorRatio + w.String(), Expr: cfg.errorRatio(o, w), Labels: mapping(labels)})
+			g.Rules = append(g.Rules, rule{Record: RecordErrorRatio + w.String(), Expr: cfg.errorRatio(o, w), Labels: mapping(labels)})
 		}
 		budget := 1 - o.Objective/100
 		sel := fmt.Sprintf(`{slo=%q}`, o.Name)
 		short := cfg.windows()[0]
 		bad, total := cfg.eventRates(o, short.String())
 		g.Rules = append(g.Rules,
-			rule{Record: recordEvents + short.String(), Expr: total, Labels: mapping(labels)},
-			rule{Record: recordBadEvents + short.String(), Expr: bad, Labels: mapping(labels)},
+			rule{Record: RecordEvents + short.String(), Expr: total, Labels: mapping(labels)},
+			rule{Record: RecordBadEvents + short.String(), Expr: bad, Labels: mapping(labels)},
 			// The share over the period: the bad events of the period over
 			// all its events, summed from the shortest window's rates (a
 			// range as long as the period over the raw series would read
 			// every sample of the period at each evaluation). Sums, not a
 			// mean of shares: a busy hour weighs more than a quiet one, and
 			// a window without events (a share of 0/0) adds nothing.
-			rule{Record: recordErrorRatio + cfg.Period.String(), Labels: mapping(labels),
+			rule{Record: RecordErrorRatio + cfg.Period.String(), Labels: mapping(labels),
 				Expr: fmt.Sprintf("sum_over_time(%s%s%s[%s])\n/\nsum_over_time(%s%s%s[%s])",
-					recordBadEvents, short, sel, cfg.Period, recordEvents, short, sel, cfg.Period)},
-			rule{Record: recordObjective, Expr: formatFloat(o.Objective / 100), Labels: mapping(labels)},
-			rule{Record: recordBudget, Expr: formatFloat(budget), Labels: mapping(labels)},
-			rule{Record: recordBudgetRemaining, Labels: mapping(labels),
-				Expr: fmt.Sprintf("1 - (%s%s%s / %s)", recordErrorRatio, cfg.Period, sel, formatFloat(budget))},
+					RecordBadEvents, short, sel, cfg.Period, RecordEvents, short, sel, cfg.Period)},
+			rule{Record: RecordObjective, Expr: formatFloat(o.Objective / 100), Labels: mapping(labels)},
+			rule{Record: RecordBudget, Expr: formatFloat(budget), Labels: mapping(labels)},
+			rule{Record: RecordBudgetRemaining, Labels: mapping(labels),
+				Expr: fmt.Sprintf("1 - (%s%s%s / %s)", RecordErrorRatio, cfg.Period, sel, formatFloat(budget))},
 		)
 		for _, kind := range []struct {
 			severity string
@@ -166,7 +172,7 @@ func burnExpr(sel string, budget float64, ws []Window) string {
 	for i, w := range ws {
 		limit := formatFloat(w.Factor * budget)
 		parts[i] = fmt.Sprintf("(\n  %s%s%s > %s\nand\n  %s%s%s > %s\n)",
-			recordErrorRatio, w.Long, sel, limit, recordErrorRatio, w.Short, sel, limit)
+			RecordErrorRatio, w.Long, sel, limit, RecordErrorRatio, w.Short, sel, limit)
 	}
 	return strings.Join(parts, "\nor\n")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
@@ -248,7 +249,8 @@ func (run *collectionRun) collect() error {
 	run.at = at
 	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
-	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks}
+	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks,
+		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil}
 	// The stream the history level has (levels.go); the other cursor is
 	// reset, so a stream that starts later resumes from the collection
 	// before it.

@@ -172,3 +172,48 @@ func (g failureGroups) total() int {
 	}
 	return n
 }
+
+// incidentGroups are the open incidents grouped by type, process
+// definition key and the signature of their message, for the status
+// page's list (vocab.KindIncidentGroups): unlike the logs' failures they
+// are what is open now, rebuilt by every collection. Per type and key the
+// first limit signatures (oldest incidents first) keep their own group,
+// the rest share "other"; the example is the newest incident's process
+// instance. partial: more incidents are open than were read.
+func incidentGroups(kind, engine string, incs []incidentMessage, limit int, partial, hide bool, now time.Time) collectors.List {
+	type groupKey struct{ typ, key, sig string }
+	type tk struct{ typ, key string }
+	groups := map[groupKey]*collectors.Item{}
+	sigs := map[tk]int{}
+	var order []groupKey
+	for _, in := range incs {
+		gk := groupKey{in.typ, in.key, signature.Of(in.message)}
+		if _, ok := groups[gk]; !ok {
+			if sigs[tk{in.typ, in.key}] >= limit {
+				gk.sig = otherSignature
+			}
+		}
+		it := groups[gk]
+		if it == nil {
+			sigs[tk{in.typ, in.key}]++
+			first := in.ts.UTC()
+			it = &collectors.Item{Engine: engine, IncidentType: in.typ, ProcessDefinitionKey: in.key, ErrorSignature: gk.sig,
+				Since: &first, AgeSeconds: max(0, now.Sub(first).Seconds())}
+			groups[gk] = it
+			order = append(order, gk)
+		}
+		it.Count++
+		// The newest is the example; of two at one instant the greater
+		// process instance id, whatever order the reader returned them in.
+		if it.LastSeen == nil || in.ts.After(*it.LastSeen) || in.ts.Equal(*it.LastSeen) && in.pi > it.ProcessInstanceID {
+			last := in.ts.UTC()
+			it.LastSeen, it.ProcessInstanceID = &last, in.pi
+		}
+	}
+	l := collectors.List{Kind: kind, Engine: engine, Partial: partial, IdentifiersHidden: hide}
+	for _, gk := range order {
+		l.Items = append(l.Items, *groups[gk])
+	}
+	l.Total = len(l.Items)
+	return l
+}

@@ -90,3 +90,29 @@ func TestFailureGroupsExampleIndependentOfOrder(t *testing.T) {
 		t.Fatalf("the example of two failures at one instant depends on their order: %s, %s", a.by["p"]["x"].example, b.by["p"]["x"].example)
 	}
 }
+
+func TestIncidentGroups(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	incs := []incidentMessage{
+		{typ: "failedJob", key: "order", message: "order 4711 timed out after 30012 ms", pi: "p1", ts: at(0)},
+		{typ: "failedJob", key: "order", message: "order 4712 timed out after 30007 ms", pi: "p2", ts: at(5)},
+		{typ: "failedJob", key: "order", message: "connection refused", pi: "p3", ts: at(6)},
+		{typ: "failedJob", key: "order", message: "disk full", pi: "p4", ts: at(7)}, // beyond the limit of 2
+		{typ: "failedExternalTask", key: "order", message: "disk full", pi: "p5", ts: at(8)},
+	}
+	l := incidentGroups(vocab.KindIncidentGroups, "e1", incs, 2, true, false, at(60))
+	got := map[string]string{}
+	for _, it := range l.Items {
+		got[it.IncidentType+"/"+it.ErrorSignature] = fmt.Sprintf("%d %s %s %s %.0f", it.Count, it.Since.Format("05"), it.LastSeen.Format("05"), it.ProcessInstanceID, it.AgeSeconds)
+	}
+	want := map[string]string{
+		"failedJob/order <n> timed out after <n> ms": "2 00 05 p2 60",
+		"failedJob/connection refused":               "1 06 06 p3 54",
+		"failedJob/other":                            "1 07 07 p4 53",
+		"failedExternalTask/disk full":               "1 08 08 p5 52",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || l.Total != 4 || !l.Partial {
+		t.Fatalf("groups %v (total %d, partial %v), want %v", got, l.Total, l.Partial, want)
+	}
+}

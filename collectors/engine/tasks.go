@@ -24,6 +24,9 @@ type tasksRequest struct {
 	// (activities.go), of the activity types actTypes.
 	activities historyRequest
 	actTypes   []string
+	// incidentMessages asks for the open incidents' messages (the status
+	// page's incident groups, failures.go).
+	incidentMessages bool
 }
 
 // tasksRead is what the tasks reading learned from an engine.

@@ -64,7 +64,9 @@ func sameStatusItems(t *testing.T, rest, db *camExporter, own func(string, map[s
 			for _, it := range l.Items {
 				// Both labels, as a per-topic series has them (own also
 				// accepts the engine-wide series, which have one label).
-				if !own("", map[string]string{"engine": it.Engine, "topic": it.Topic}) {
+				// The groups of jobs and incidents name a process
+				// definition instead.
+				if !own("", map[string]string{"engine": it.Engine, "topic": it.Topic, "process_definition_key": it.ProcessDefinitionKey}) {
 					continue
 				}
 				var at time.Time
@@ -178,7 +180,7 @@ func scenarioStatusLists(s *scenario) {
 	// (docs/failure-groups.md), and only there.
 	for _, l := range s.exp.statusLists() {
 		for _, it := range l.Items {
-			if l.Kind == vocab.KindTaskFailureGroups {
+			if l.Kind == vocab.KindTaskFailureGroups || l.Kind == vocab.KindIncidentGroups {
 				it.ErrorSignature = ""
 			}
 			if strings.Contains(fmt.Sprint(it), "SECRET") {

@@ -60,6 +60,7 @@ var fields = []field{
 	{"Engine", func(i collectors.Item) string { return i.Engine }},
 	{"Topic", func(i collectors.Item) string { return i.Topic }},
 	{"Process definition", func(i collectors.Item) string { return i.ProcessDefinitionKey }},
+	{"Incident type", func(i collectors.Item) string { return i.IncidentType }},
 	{"Failure signature", func(i collectors.Item) string { return i.ErrorSignature }},
 	{"Failures", func(i collectors.Item) string { return countOrEmpty(i.Count) }},
 	{"Distinct workers", func(i collectors.Item) string { return countOrEmpty(i.DistinctWorkers) }},

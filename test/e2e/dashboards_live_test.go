@@ -88,7 +88,7 @@ outbox: {oldest_age_for: 0s}
 idempotency: {unknown_outcome_for: 0s, completed_task_open_for: 0s, in_doubt_for: 0s, stale_for: 0s}
 camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 `)
-	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(exporterAddr, ""), promtest.Files{"rules.yml": rules})
+	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(exporterAddr, ""), promtest.Files{"rules.yml": rules, promtest.SLORulesFile: promtest.SLORules(t, promtest.LiveSLOs)})
 
 	// Let the first collections (the counters' baselines) happen.
 	time.Sleep(5 * time.Second)
