@@ -242,6 +242,7 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 		absent(catalog.CamundaJobSuccesses, jobKey)
 		absent(catalog.CamundaJobFailures, jobKey)
 		absent(catalog.CamundaExternalTaskFailuresByError, labels)
+		absent(catalog.CamundaJobFailuresByError, jobKey)
 		if logs := rest.logs.String(); !strings.Contains(logs, "history level "+level) {
 			t.Errorf("the log does not name history level %s:\n%s", level, logs)
 		}
