@@ -161,6 +161,27 @@ func externalTasks() *board {
 		desc:    "Running process instances per process definition key (all versions, suspended ones included), from the engine's process definition statistics.",
 		targets: []target{{expr: sumBy(sel(catalog.CamundaProcessInstances, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
 
+	d.row("History and cleanup")
+	d.series(panel{title: "Cleanable process instances", unit: "short",
+		desc:    "Finished process instances past their history time to live, still in the history, per process definition: what history cleanup has yet to remove. It should fall after every cleanup window; flat or rising across windows means cleanup is off, failing or behind. Read every history_cleanup.interval.",
+		targets: []target{{expr: sumBy(sel(catalog.CamundaHistoryCleanable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
+	d.series(panel{title: "Finished instances in the history", unit: "short", stack: true,
+		desc: "Finished process instances the history holds, per engine, and the part of them whose definitions have no history time to live: cleanup never removes those.",
+		targets: []target{
+			{expr: sumBy(sel(catalog.CamundaHistoryFinished, mEngine), "engine"), legend: "finished {{engine}}"},
+			{expr: sumBy(sel(catalog.CamundaHistoryWithoutTTL, mEngine), "engine"), legend: "without time to live {{engine}}"},
+		}})
+	d.series(panel{title: "History cleanup jobs", unit: "short",
+		desc: "History cleanup jobs per engine, those failing (an exception, or out of retries), and whether cleanup is enabled (1) in the engine's configuration.",
+		targets: []target{
+			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobs, mEngine), "engine"), legend: "jobs {{engine}}"},
+			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobsFailing, mEngine), "engine"), legend: "failing {{engine}}"},
+			{expr: "max by (engine) (" + sel(catalog.CamundaHistoryCleanupEnabled, mEngine) + ")", legend: "enabled {{engine}}"},
+		}})
+	d.series(panel{title: "Largest engine tables", unit: "bytes",
+		desc:    "The engine's ten largest tables with indexes and TOAST, per engine (engine-database mode only: the REST API does not tell). History tables that keep growing are what cleanup should hold flat.",
+		targets: []target{{expr: "max by (engine, table) (" + sel(catalog.CamundaEngineTableBytes, mEngine) + ")", legend: "{{engine}} {{table}}"}}})
+
 	// The SLOs' recording rules (workflow-exporter render slos,
 	// docs/slos.md) carry the label slo and no engine: every objective
 	// Prometheus evaluates shows, whatever the variables.

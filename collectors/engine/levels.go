@@ -72,6 +72,10 @@ func (l historyLevel) readsTaskLog() bool { return l == levelFull }
 // tasks' outcomes.
 func (l historyLevel) readsActivities() bool { return l == levelActivity || l == levelAudit }
 
+// readsProcessHistory: the engine writes historic process instances (the
+// camunda_history collector's finished instances).
+func (l historyLevel) readsProcessHistory() bool { return l >= levelActivity }
+
 // hasOutcomes: completions, BPMN errors and durations can be reported.
 func (l historyLevel) hasOutcomes() bool { return l.readsTaskLog() || l.readsActivities() }
 
@@ -248,6 +252,9 @@ func HistoryLevelSupport() []LevelSupport {
 			"activity instances do not name the worker"},
 		{catalog.CamundaJobFailures, Absent, Absent, Absent, Exact, "the job log is written at full only"},
 		{catalog.CamundaJobFailuresByError, Absent, Absent, Absent, Exact, "the job log is written at full only"},
+		{catalog.CamundaHistoryFinished, Absent, Exact, Exact, Exact, "process instance history is written from level activity on"},
+		{catalog.CamundaHistoryCleanable, Absent, Exact, Exact, Exact, "as finished process instances"},
+		{catalog.CamundaHistoryWithoutTTL, Absent, Exact, Exact, Exact, "as finished process instances"},
 		{catalog.CamundaJobSuccesses, Absent, Absent, Absent, Exact, "the job log is written at full only"},
 	}
 }

@@ -48,6 +48,11 @@ type reader interface {
 	// catchEvents lists the error catch events (bpmn.go) that started
 	// between from and to, at most max.
 	catchEvents(ctx context.Context, from, to time.Time, max int) ([]catchEvent, error)
+	// readCleanup is the reading of "camunda_history": finished process
+	// instances per key (all, cleanable, without a time to live), the
+	// history cleanup's switch and jobs, and in engine-database mode the
+	// largest engine tables' sizes.
+	readCleanup(ctx context.Context, rq cleanupRequest) (*cleanupRead, error)
 	// close releases what the reader holds (the database's connections).
 	close()
 }

@@ -257,15 +257,18 @@ camunda:
 
 // scenario is one sequence of worker actions on its own process and topic.
 type scenario struct {
-	t      *testing.T
-	ctx    context.Context
-	e      *camundatest.Engine
-	creds  string // config lines with the exporter's credentials
-	c      *camundatest.Client
-	key    string
-	topic  string
-	exp    *camExporter
-	labels map[string]string
+	t     *testing.T
+	ctx   context.Context
+	e     *camundatest.Engine
+	creds string // config lines with the exporter's credentials
+	// dbConfig is the camunda[].database section of the engine's
+	// database ("" when the engine runs without PostgreSQL).
+	dbConfig string
+	c        *camundatest.Client
+	key      string
+	topic    string
+	exp      *camExporter
+	labels   map[string]string
 }
 
 // engineUnderTest is a started engine with what the exporter needs to
@@ -302,6 +305,7 @@ func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) [
 		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds)),
 		labels: map[string]string{"engine": "e1", "topic": topic}}
 	if u.dbURL != "" {
+		s.dbConfig = u.databaseConfig()
 		s.exp.twin = newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds+u.databaseConfig()))
 		// This scenario's topic and process, and the engine's own series
 		// but those that other scenarios change (the engine-wide age of
@@ -487,6 +491,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
 		{"StatusLists", nil, scenarioStatusLists},
 		{"FailureGroups", nil, scenarioFailureGroups},
+		{"HistoryCleanup", ttlZeroProcess, scenarioHistoryCleanup},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -500,7 +505,11 @@ func TestCamundaEngine(t *testing.T) {
 			// /job/{id}/execute).
 			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword,
 				PostgresURL: u.dbURL, TimeZone: engineTimeZone,
-				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false"}})
+				// Definitions without a history time to live deploy (the
+				// HistoryCleanup scenario has one), as on engines
+				// upgraded from before 7.20.
+				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false",
+					"--" + flavor.PropertyPrefix() + ".generic-properties.properties.enforceHistoryTimeToLive=false"}})
 			u.e, u.creds = e, credentialsConfig(t, enginePassword)
 			creds := u.creds
 			// An engine in use has history: one task created and
@@ -1469,6 +1478,11 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	r.collect()
 	if v, _ := r.get(catalog.CamundaUp, nil); v != 1 {
 		t.Fatalf("camunda_up = %v through the role of 002_exporter_role.sql; log:\n%s", v, r.logs)
+	}
+	for _, c := range []string{vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorCamundaProcesses, vocab.CollectorCamundaHistory} {
+		if v, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": c}); v != 1 {
+			t.Errorf("collector %s up = %v through the role of 002_exporter_role.sql; log:\n%s", c, v, r.logs)
+		}
 	}
 	if _, err := conn.Exec(ctx, "REVOKE SELECT ON act_ru_job FROM "+role); err != nil {
 		t.Fatal(err)

@@ -119,8 +119,11 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 		}
 		return tasks
 	}
-	rest := newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, ""))
-	rest.twin = newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, u.databaseConfig()))
+	// The history growth is read at every collection here (its interval
+	// is 10m by default).
+	every := "    history_cleanup: {interval: 1ms}\n"
+	rest := newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, every))
+	rest.twin = newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, every+u.databaseConfig()))
 	rest.twinOwns = func(string, map[string]string) bool { return true } // the engine is this test's alone
 	rest.collect()                                                       // baseline
 	info := map[string]string{"engine": "e1", "history_level": level}
@@ -223,6 +226,20 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 		want(catalog.CamundaExternalTaskBpmnErrors, bpmnErrors)
 		if n := histogramOrNone(t, rest, catalog.CamundaExternalTaskDuration, labels); n != int(completions) {
 			t.Errorf("%s%v count %d, want %v", catalog.CamundaExternalTaskDuration, labels, n, completions)
+		}
+	}
+	// Finished process instances (the camunda_history collector): from
+	// level activity on as many as the engine's own history counts; at
+	// none absent.
+	keyLabels := map[string]string{"engine": "e1", "process_definition_key": key}
+	if level == "none" {
+		absent(catalog.CamundaHistoryFinished, keyLabels)
+		absent(catalog.CamundaHistoryCleanable, keyLabels)
+	} else {
+		n, err := c.Count(ctx, "/history/process-instance/count", url.Values{"processDefinitionKey": {key}, "finished": {"true"}})
+		ok(err)
+		if v, found := rest.get(catalog.CamundaHistoryFinished, keyLabels); !found || v != float64(n) || n == 0 {
+			t.Errorf("%s%v = %v (served %v), want the engine's %d", catalog.CamundaHistoryFinished, keyLabels, v, found, n)
 		}
 	}
 	if level == "full" {
