@@ -102,6 +102,14 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 			ok(err)
 		}
 	}
+	// An exporter that starts on the fresh engine, before anything ran:
+	// over REST nothing tells the level yet (unknown, read as none); it
+	// learns the level as the history grows (checked at the end).
+	early := newCamundaExporterWith(t, camundaConfig(u.e.BaseURL, "", ""), false)
+	early.collect()
+	if v, found := early.get(catalog.CamundaEngineInfo, map[string]string{"history_level": "unknown"}); !found || v != 1 {
+		t.Errorf("on a fresh engine over REST: camunda_engine_info %v, want history_level unknown", early.samples(catalog.CamundaEngineInfo))
+	}
 	// Before the exporters start, the engine's history holds what its level
 	// writes of one running process instance with a variable: the evidence
 	// the REST mode reads the level from (none: an open task without an
@@ -232,6 +240,15 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 		if n := histogramOrNone(t, rest, catalog.CamundaExternalTaskDuration, labels); n != int(completions) {
 			t.Errorf("%s%v count %d, want %v", catalog.CamundaExternalTaskDuration, labels, n, completions)
 		}
+	}
+	// The early exporter found the level, and reads the history growth
+	// at once (not after history_cleanup.interval, 10m by default).
+	early.collect()
+	if v, found := early.get(catalog.CamundaEngineInfo, info); !found || v != 1 {
+		t.Errorf("the exporter started on the fresh engine: camunda_engine_info %v, want history_level %s", early.samples(catalog.CamundaEngineInfo), level)
+	}
+	if _, found := early.get(catalog.CamundaHistoryFinished, map[string]string{"process_definition_key": key}); found != (level != "none") {
+		t.Errorf("the exporter started on the fresh engine at %s: %s{process_definition_key=%s} served: %v", level, catalog.CamundaHistoryFinished, key, found)
 	}
 	// Finished process instances (the camunda_history collector): from
 	// level activity on as many as the engine's own history counts; at
