@@ -12,6 +12,9 @@ import (
 // version), the cleanup's configuration and its jobs. Three requests plus
 // one per further page of the report.
 func (r *restReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanupRead, error) {
+	if err := r.perms.authorized(ctx, nameHistory); err != nil {
+		return nil, err
+	}
 	report, _, err := camunda.Collect(ctx, camunda.Page{}, r.pageSize, rq.budget,
 		func(ctx context.Context, p camunda.Page) ([]camunda.CleanableReportEntry, error) {
 			return r.client.CleanableProcessInstanceReport(ctx, p)

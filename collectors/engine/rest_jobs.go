@@ -21,6 +21,9 @@ import (
 // ones: exact while every executable job is listed, a lower bound of the
 // age beyond (the list endpoint cannot sort by creation).
 func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
+	if err := r.perms.authorized(ctx, nameJobs); err != nil {
+		return nil, err
+	}
 	out := &jobsRead{now: rq.now}
 	qExhausted := camunda.JobQuery{Retries: camunda.RetriesNone}
 	qExecutable := camunda.JobQuery{Executable: true, Suspension: camunda.SuspensionActive}
