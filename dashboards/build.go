@@ -331,7 +331,7 @@ func (d *board) stat(p panel) {
 		GraphMode(common.BigValueGraphModeArea).
 		TextMode(common.BigValueTextModeAuto).
 		Span(w).Height(h)
-	d.addStat(b, p)
+	d.b.WithPanel(b)
 }
 
 // upStat adds a stat with one value per series of a 0/1 metric, shown as
@@ -351,44 +351,53 @@ func (d *board) upStat(p panel) {
 		GraphMode(common.BigValueGraphModeNone).
 		TextMode(common.BigValueTextModeValueAndName).
 		Span(w).Height(h)
-	d.addStat(b, p)
+	d.b.WithPanel(b)
 }
 
-// statBase is what every stat panel shares: identity, query, unit, the
-// explicit "No data", background colouring and the last non-null value.
-func (d *board) statBase(p panel) *stat.PanelBuilder {
-	return stat.NewPanelBuilder().
-		Id(d.id()).
+// panelBuilder is what the SDK's builders of data panels (stat,
+// timeseries, table) have in common, each method returning the builder.
+type panelBuilder[B any] interface {
+	Id(id uint32) B
+	Title(title string) B
+	Description(description string) B
+	Datasource(datasource common.DataSourceRef) B
+	Targets(targets []cog.Builder[variants.Dataquery]) B
+	Unit(unit string) B
+	NoValue(noValue string) B
+	Links(links []cog.Builder[dashboard.DashboardLink]) B
+}
+
+// dataPanel is what every data panel shares: identity, query (instant for
+// a table of label sets), unit, the explicit "No data" and the links to
+// the runbooks of its alerts.
+func dataPanel[B panelBuilder[B]](d *board, b B, p panel, instant bool) B {
+	b = b.Id(d.id()).
 		Title(p.title).
 		Description(p.desc).
 		Datasource(datasourceRef()).
-		Targets(queries(p, false)).
+		Targets(queries(p, instant)).
 		Unit(p.unit).
-		NoValue(noData).
+		NoValue(noData)
+	if len(p.runbooks) > 0 {
+		b = b.Links(runbookLinks(p.runbooks))
+	}
+	return b
+}
+
+// statBase is what every stat panel shares: a data panel with background
+// colouring and the last non-null value.
+func (d *board) statBase(p panel) *stat.PanelBuilder {
+	return dataPanel(d, stat.NewPanelBuilder(), p, false).
 		ColorMode(common.BigValueColorModeBackground).
 		Orientation(common.VizOrientationAuto).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields(""))
-}
-
-func (d *board) addStat(b *stat.PanelBuilder, p panel) {
-	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
-	}
-	d.b.WithPanel(b)
 }
 
 // series adds a time series panel with an explicit legend and tooltip (the
 // SDK's defaults are a hidden legend and an empty tooltip mode).
 func (d *board) series(p panel) {
 	w, h := size(p, 12, 8)
-	b := timeseries.NewPanelBuilder().
-		Id(d.id()).
-		Title(p.title).
-		Description(p.desc).
-		Datasource(datasourceRef()).
-		Targets(queries(p, false)).
-		Unit(p.unit).
-		NoValue(noData).
+	b := dataPanel(d, timeseries.NewPanelBuilder(), p, false).
 		Legend(common.NewVizLegendOptionsBuilder().
 			ShowLegend(true).
 			DisplayMode(common.LegendDisplayModeTable).
@@ -410,9 +419,6 @@ func (d *board) series(p panel) {
 	if p.min != nil {
 		b.Min(*p.min)
 	}
-	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
-	}
 	d.b.WithPanel(b)
 }
 
@@ -424,23 +430,13 @@ func (d *board) labelTable(p panel, hide ...string) {
 	for _, c := range hide {
 		exclude[c] = true
 	}
-	b := table.NewPanelBuilder().
-		Id(d.id()).
-		Title(p.title).
-		Description(p.desc).
-		Datasource(datasourceRef()).
-		Targets(queries(p, true)).
-		Unit(p.unit).
-		NoValue(noData).
+	b := dataPanel(d, table.NewPanelBuilder(), p, true).
 		WithTransformation(dashboard.DataTransformerConfig{
 			Id:      "organize",
 			Options: map[string]any{"excludeByName": exclude},
 		}).
 		Footer(tableFooter()).
 		Span(w).Height(h)
-	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
-	}
 	d.b.WithPanel(b)
 }
 

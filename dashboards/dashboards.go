@@ -178,19 +178,33 @@ func flatten(ps []jsonPanel) []jsonPanel {
 // the generated JSON, in dashboard and panel order. The PromQL check and the
 // live checks reuse it.
 func Queries() ([]Query, error) {
+	qs, _, err := allQueries()
+	return qs, err
+}
+
+// VariableQueries returns the query of every query variable.
+func VariableQueries() ([]VariableQuery, error) {
+	_, vs, err := allQueries()
+	return vs, err
+}
+
+// allQueries returns the panel expressions and the variable queries of
+// every dashboard, in dashboard order.
+func allQueries() ([]Query, []VariableQuery, error) {
 	ds, err := All()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Query
+	var qs []Query
+	var vs []VariableQuery
 	for _, d := range ds {
-		qs, _, err := QueriesOf(d)
+		q, v, err := QueriesOf(d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, qs...)
+		qs, vs = append(qs, q...), append(vs, v...)
 	}
-	return out, nil
+	return qs, vs, nil
 }
 
 // QueriesOf returns the panel expressions and the variable queries of one
@@ -215,27 +229,4 @@ func QueriesOf(d Dashboard) ([]Query, []VariableQuery, error) {
 		vs = append(vs, VariableQuery{Dashboard: jd.UID, Variable: v.Name, Query: q})
 	}
 	return qs, vs, nil
-}
-
-// VariableQueries returns the query of every query variable.
-func VariableQueries() ([]VariableQuery, error) {
-	ds, err := All()
-	if err != nil {
-		return nil, err
-	}
-	var out []VariableQuery
-	for _, d := range ds {
-		var jd jsonDashboard
-		if err := json.Unmarshal(d.JSON, &jd); err != nil {
-			return nil, err
-		}
-		for _, v := range jd.Templating.List {
-			if v.Type != "query" {
-				continue
-			}
-			q, _ := v.Query.(string)
-			out = append(out, VariableQuery{Dashboard: jd.UID, Variable: v.Name, Query: q})
-		}
-	}
-	return out, nil
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -24,7 +24,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range sortedKeys(files) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		got, err := os.ReadFile(testkit.Path(t, p))
 		if err != nil {
 			t.Errorf("%s: %v; run `go generate ./...`", p, err)
@@ -50,15 +50,6 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 			}
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func TestStableUIDs(t *testing.T) {

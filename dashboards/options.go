@@ -1,20 +1,15 @@
 package dashboards
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
@@ -75,16 +70,7 @@ func LoadOptions(path string) (Options, error) {
 // is named by its path, with the closest known key.
 func ParseOptions(b []byte) (Options, error) {
 	var o Options
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return Options{}, fmt.Errorf("dashboards config: %w", err)
-	}
-	if err := yamlkeys.Check(&doc, reflect.TypeOf(o), ""); err != nil {
-		return Options{}, fmt.Errorf("dashboards config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&o); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := yamlkeys.Decode(b, &o); err != nil {
 		return Options{}, fmt.Errorf("dashboards config: %w", err)
 	}
 	return o, o.Validate()

@@ -13,17 +13,12 @@
 package rules
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
@@ -246,18 +241,7 @@ func Load(path string) (Config, error) {
 // Parse decodes a config document on top of Default and validates it.
 func Parse(b []byte) (Config, error) {
 	cfg := Default()
-	// First as a node tree, so an unknown key is named by its path with the
-	// closest known key; then strictly into the struct.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return Config{}, fmt.Errorf("alerts config: %w", err)
-	}
-	if err := yamlkeys.Check(&doc, reflect.TypeOf(cfg), ""); err != nil {
-		return Config{}, fmt.Errorf("alerts config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := yamlkeys.Decode(b, &cfg); err != nil {
 		return Config{}, fmt.Errorf("alerts config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {

@@ -223,9 +223,13 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 // previous collection saw held by a worker (not a backoff) while that worker
 // reported nothing: the lock lapsed unseen and the other worker fetched the
 // task, so one redelivery, and one lock expiration unless the lapse was
-// counted already. Without such evidence a task is tracked one more
-// collection, so evidence that arrives a collection late (the REST reader
-// reads the history before the lists) still finds it.
+// counted already. Without such evidence a task is tracked maxMissed more
+// collections, so evidence that arrives a collection late (the REST reader
+// reads the history before the lists) still finds it, and so does the next
+// listing of a lock whose lapse the engine nodes behind a load balancer
+// disagree on (lapsed by the reference time, not yet by the answering
+// node's clock: in neither list, see qLapsed) and which then counts as one
+// lapse, not as a first sighting.
 func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*taskEvidence) {
 	listed := map[string]bool{}
 	for _, tr := range rd.topics {
@@ -256,7 +260,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 				run.st.expirations[prev.topic]++
 			}
 			run.st.redeliveries[prev.topic]++
-		case ev != nil && ev.ended, prev.missed > 0:
+		case ev != nil && ev.ended, prev.missed >= maxMissed:
 			// Done with it.
 		default:
 			prev.missed++
@@ -416,3 +420,7 @@ func (run *collectionRun) otherTopics(o *topicCounts) {
 	// Nothing is listed: the partition of the counts alone.
 	run.emitPartition(labellimit.Other, partitionOf(*o, readings{}))
 }
+
+// maxMissed is how many collections a tracked task may go unlisted before
+// it is forgotten.
+const maxMissed = 3

@@ -75,18 +75,9 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 		}
 	})
 
-	exporterAddr := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
-camunda:
-  - name: main
-    url: %s
-    min_interval: 1s
-    topics: [%s]
-databases:
-  - name: orders
-    dsn_env: E2E_ORDERS_DSN
-    min_interval: 1s
+	exporterAddr := exportertest.Start(t, exportertest.Options{Config: engineAndOrders(engine.BaseURL, topic, `
     late_commit_window: 2m
-`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
+`), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
 outbox: {oldest_age_for: 0s}
