@@ -38,6 +38,7 @@ type HistoricActivityInstance struct {
 	ID                    string `json:"id"`
 	ActivityID            string `json:"activityId"`
 	ActivityType          string `json:"activityType"`
+	ProcessDefinitionID   string `json:"processDefinitionId"`
 	ProcessInstanceID     string `json:"processInstanceId"`
 	RootProcessInstanceID string `json:"rootProcessInstanceId"`
 	StartTime             Time   `json:"startTime"`

@@ -38,6 +38,10 @@ func decode(body []byte, out any) error {
 		return checkEach(*v)
 	case *[]Deployment:
 		return checkEach(*v)
+	case *[]historyItem:
+		return checkEach(*v)
+	case *[]HistoricActivityInstance:
+		return checkEach(*v)
 	}
 	return nil
 }
@@ -66,6 +70,16 @@ func (i Incident) checkShape() error          { return needID(i.ID) }
 func (j Job) checkShape() error               { return needID(j.ID) }
 func (d ProcessDefinition) checkShape() error { return needID(d.ID) }
 func (d Deployment) checkShape() error        { return needID(d.ID) }
+
+func (a HistoricActivityInstance) checkShape() error {
+	if err := needID(a.ID); err != nil {
+		return err
+	}
+	if a.StartTime.IsZero() {
+		return errors.New(`no "startTime"`)
+	}
+	return nil
+}
 
 func (e ExternalTaskLogEntry) checkShape() error {
 	if err := needID(e.ID); err != nil {

@@ -2,6 +2,7 @@ package camunda
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"sync"
 )
@@ -132,4 +133,23 @@ func (c *Client) ProcessDefinitionStatistics(ctx context.Context) ([]ProcessDefi
 		return nil, err
 	}
 	return res, nil
+}
+
+// processDefinitionXML is the body of GET /process-definition/{id}/xml.
+type processDefinitionXML struct {
+	ID  string `json:"id"`
+	XML string `json:"bpmn20Xml"`
+}
+
+func (d *processDefinitionXML) checkShape() error { return needID(d.ID) }
+
+// ProcessDefinitionXML returns the BPMN 2.0 XML a process definition was
+// deployed from (the whole resource: every process of the file). A
+// definition never changes, so callers cache it by id.
+func (c *Client) ProcessDefinitionXML(ctx context.Context, id string) ([]byte, error) {
+	var res processDefinitionXML
+	if err := c.get(ctx, "/process-definition/"+url.PathEscape(id)+"/xml", nil, &res); err != nil {
+		return nil, err
+	}
+	return []byte(res.XML), nil
 }

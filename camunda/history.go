@@ -34,3 +34,36 @@ func (q HistoryLogQuery) encode(v params) {
 func (c *Client) CountExternalTaskLog(ctx context.Context, q HistoryLogQuery) (int64, error) {
 	return getCount(ctx, c, "/history/external-task-log/count", q)
 }
+
+// History lists whose first entry tells the engine's history level apart
+// (see HistoryHasEntries): the engine writes activity instances from level
+// activity on, variable instances from audit on, the external task log
+// only at full.
+const (
+	HistoryActivityInstances = "/history/activity-instance"
+	HistoryVariableInstances = "/history/variable-instance"
+	HistoryExternalTaskLog   = "/history/external-task-log"
+)
+
+// HistoryHasEntries reports whether the history list at path (one of the
+// History* lists) holds any entry the user may read: one request for at
+// most one entry. With authorization enabled, a user without READ_HISTORY
+// sees none.
+func (c *Client) HistoryHasEntries(ctx context.Context, path string) (bool, error) {
+	v := newParams()
+	if err := (Page{MaxResults: 1}).encode(v, c.maxResultsLimit); err != nil {
+		return false, c.refuse(path, err)
+	}
+	var res []historyItem
+	if err := c.get(ctx, path, v.Values, &res); err != nil {
+		return false, err
+	}
+	return len(res) > 0, nil
+}
+
+// historyItem is any history list's entry, of which only the id matters.
+type historyItem struct {
+	ID string `json:"id"`
+}
+
+func (h historyItem) checkShape() error { return needID(h.ID) }

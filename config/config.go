@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,7 +48,13 @@ const (
 	DefaultMaxHistoryEntries      = 20000
 	DefaultRequestConcurrency     = 4
 	DefaultEngineTimeZone         = "UTC"
+	// HistoryLevelAuto detects the engine's history level (camunda[].history_level).
+	HistoryLevelAuto = "auto"
 )
+
+// HistoryLevels are the values of camunda[].history_level besides auto: the
+// engine's history levels, lowest first.
+func HistoryLevels() []string { return []string{"none", "activity", "audit", "full"} }
 
 // DefaultDurationBuckets span external work from a quick call (0.1 s) to a
 // worker that holds a task for an hour, in seconds.
@@ -105,6 +112,10 @@ type Camunda struct {
 	// DurationBuckets are the upper bounds, in seconds, of the histogram
 	// of external task durations (creation to successful completion).
 	DurationBuckets []float64 `yaml:"duration_buckets"`
+	// HistoryLevel is the engine's history level (none, activity, audit,
+	// full), or auto (the default) to detect it: it decides which series
+	// the engine's history can feed (docs/camunda-states.md).
+	HistoryLevel string `yaml:"history_level"`
 	// FailureSignatures groups failures by their error message's
 	// signature (camunda_external_task_failures_by_error_total,
 	// camunda_job_failures_by_error_total, the status page's failure
@@ -420,6 +431,7 @@ func (e *Camunda) applyDefaults() {
 	if e.DurationBuckets == nil {
 		e.DurationBuckets = DefaultDurationBuckets()
 	}
+	orDefault(&e.HistoryLevel, HistoryLevelAuto)
 	if d := e.Database; d != nil {
 		orDefault(&d.TimeZone, DefaultEngineTimeZone)
 		orDefault(&d.StatementTimeout, model.Duration(DefaultStatementTimeout))
@@ -484,6 +496,9 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 			add(key+".duration_buckets", "must be positive and strictly increasing, got %v", e.DurationBuckets)
 			break
 		}
+	}
+	if e.HistoryLevel != HistoryLevelAuto && !slices.Contains(HistoryLevels(), e.HistoryLevel) {
+		add(key+".history_level", "must be %s or one of %s, got %q", HistoryLevelAuto, strings.Join(HistoryLevels(), ", "), e.HistoryLevel)
 	}
 	if d := e.Database; d != nil {
 		dk := key + ".database"

@@ -22,6 +22,9 @@ func TestDefaultsWithoutFile(t *testing.T) {
 	if time.Duration(c.Camunda[0].MinInterval) != DefaultMinInterval {
 		t.Fatalf("min_interval default not applied")
 	}
+	if c.Camunda[0].HistoryLevel != HistoryLevelAuto {
+		t.Fatalf("history_level default %q, want %q", c.Camunda[0].HistoryLevel, HistoryLevelAuto)
+	}
 }
 
 // TestShortExampleParses parses the example of docs/design.md, "Configuration".
@@ -141,6 +144,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"negative max_results_limit", "camunda: [{name: m, url: 'http://x', max_results_limit: -1}]", []string{"camunda[0].max_results_limit: must not be negative"}},
 		{"duration buckets not increasing", "camunda: [{name: m, url: 'http://x', duration_buckets: [1, 10, 5]}]", []string{"camunda[0].duration_buckets: must be positive and strictly increasing, got [1 10 5]"}},
 		{"no duration bucket", "camunda: [{name: m, url: 'http://x', duration_buckets: []}]", []string{"camunda[0].duration_buckets: must list at least one upper bound in seconds"}},
+		{"unknown history level", "camunda: [{name: m, url: 'http://x', history_level: activities}]", []string{`camunda[0].history_level: must be auto or one of none, activity, audit, full, got "activities"`}},
 		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets: must be positive and strictly increasing"}},
 	}
 	for _, tc := range cases {

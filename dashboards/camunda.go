@@ -77,13 +77,17 @@ func externalTasks(c rules.Config) *board {
 
 	d.row("Throughput, failures and duplicates")
 	d.series(panel{title: "Completions and failures", unit: "ops",
-		desc: "Completions, failures and BPMN errors reported by workers per second, by topic, from the external task history log (BPMN errors told apart from cancellations by the activity instance history).",
+		desc: "Completions, failures and BPMN errors reported by workers per second, by topic, from the external task history log (BPMN errors told apart from cancellations by the activity instance history). Below history level full (see Engines) completions and BPMN errors come from the activity instance history and failures are a lower bound; at level none only failures are shown.",
 		targets: []target{
 			{expr: sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic"), legend: "completed {{topic}}"},
 			{expr: sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic"), legend: "failed {{topic}}"},
 			{expr: sumBy(rate(catalog.CamundaExternalTaskBpmnErrors, mEngine, mTopic), "topic"), legend: "BPMN error {{topic}}"},
 		},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
+	d.series(panel{title: "Tasks ended", unit: "ops",
+		desc:     "Open tasks seen and then gone (completed or deleted) per second, by topic: the progress signal that needs no engine history, so it moves at every history level. A lower bound: tasks created and ended between two polls are not seen; Completions and failures has the exact counts where the history level allows.",
+		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTasksEnded, mEngine, mTopic), "topic"), legend: "{{topic}}"}},
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Failure ratio", unit: "percentunit", min: ptr(0.0),
 		desc: "Failures as a share of completions plus failures, by topic. A high ratio with a steady completion rate is a retry storm.",
 		targets: []target{{expr: sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") +
@@ -124,7 +128,7 @@ func externalTasks(c rules.Config) *board {
 		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestIncidentAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
 	d.labelTable(panel{title: "Engines", unit: "none",
-		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint.",
+		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint, and the history level the exporter reads it at (none, activity, audit, full, unknown): below full failures are lower bounds, idle workers and job executions are not shown, and at none completions, BPMN errors and durations neither.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},
 		"job", "instance")
 

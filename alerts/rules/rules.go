@@ -470,13 +470,19 @@ increase(%[1]s[%[2]s])
 `, failures, dur(c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio), completions),
 			fmt.Sprintf("Workers reported {{ $value | printf \"%%.0f\" }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
 
+		// Progress is any outcome the history level lets the exporter
+		// see (completions and BPMN errors from level activity on,
+		// failures at any level as a lower bound) or, at every level,
+		// open tasks seen and then gone: an absent counter never reads
+		// as "nothing moved" while the tasks drain.
 		b.rule(CamundaExternalTaskBacklogStalled, c.BacklogStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
 and ignoring (state) %[3]s > 0
 unless increase(%[4]s[%[6]s]) > 0
 unless increase(%[5]s[%[6]s]) > 0
+unless increase(%[7]s[%[6]s]) > 0
 `, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+vocab.StateWaiting+"|"+vocab.StateLockExpired+`"`),
-			completions, failures, dur(c.BacklogStalledWindow)),
+			completions, failures, dur(c.BacklogStalledWindow), b.sel(catalog.CamundaExternalTasksEnded)),
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),
 
 		b.rule(CamundaIncidentsOpen, c.IncidentsFor, fmt.Sprintf(`
@@ -502,13 +508,20 @@ func (b builder) camundaJobs() []Rule {
 	byEngine := "on (job, instance, engine)"
 	sumByEngine := func(expr string) string { return "sum by (job, instance, engine) (" + expr + ")" }
 	return []Rule{
+		// Progress is a job log entry (history level full only: the
+		// counters are absent below it) or, at every level, the runtime
+		// moving: the oldest executable job's age fell (it ran, or left)
+		// or a key's executable jobs fell within the window.
 		b.rule(CamundaJobExecutorStalled, c.JobExecutorStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
 unless %[3]s %[4]s > 0
 unless %[3]s %[5]s > 0
+unless %[3]s %[1]s < max_over_time(%[1]s[%[6]s])
+unless %[3]s %[7]s < max_over_time(%[7]s[%[6]s])
 `, b.sel(catalog.CamundaJobOldestExecutableAge), secs(c.JobExecutorStalledAge), byEngine,
 			sumByEngine("increase("+b.sel(catalog.CamundaJobSuccesses)+"["+dur(c.JobExecutorStalledWindow)+"])"),
-			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])")),
+			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])"),
+			dur(c.JobExecutorStalledWindow), b.sel(catalog.CamundaJobsExecutable)),
 			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(c.JobExecutorStalledWindow))),
 	}
 }

@@ -41,6 +41,9 @@ type historyCollector struct {
 	// what it emitted.
 	last time.Time
 	out  []prometheus.Metric
+	// level is the history level the last reading was made at: a reading
+	// at another level is not reused (levels.go).
+	level historyLevel
 }
 
 // cleanupRequest is what the history reading needs.
@@ -87,14 +90,14 @@ func (c *historyCollector) Name() string { return nameHistory }
 
 // Collect implements collectors.Collector.
 func (c *historyCollector) Collect(ctx context.Context) (_ []prometheus.Metric, err error) {
-	if !c.last.IsZero() && time.Since(c.last) < time.Duration(c.e.cfg.HistoryCleanup.Interval) {
-		return c.out, nil
-	}
-	defer func() { settle(err, c.limit) }()
 	at, err := c.e.probed()
 	if err != nil {
 		return nil, err
 	}
+	if !c.last.IsZero() && time.Since(c.last) < time.Duration(c.e.cfg.HistoryCleanup.Interval) && at.level == c.level {
+		return c.out, nil
+	}
+	defer func() { settle(err, c.limit) }()
 	rd, err := c.e.reader.readCleanup(ctx, cleanupRequest{probeRead: at, budget: c.e.cfg.MaxListedTasks,
 		statementTimeout: time.Duration(c.e.cfg.HistoryCleanup.StatementTimeout)})
 	if err != nil {
@@ -123,7 +126,13 @@ func (c *historyCollector) Collect(ctx context.Context) (_ []prometheus.Metric, 
 	gauge := func(name string, v float64, labels ...string) {
 		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(name), prometheus.GaugeValue, v, labels...))
 	}
+	// Finished process instances are history the engine writes from
+	// level activity on: at none (and unknown) there are none to count,
+	// and the series are absent, never 0 (levels.go).
 	for _, k := range sortedKeys(seen) {
+		if !at.level.readsProcessHistory() {
+			break
+		}
 		n := counts[k]
 		gauge(catalog.CamundaHistoryCleanable, float64(n.cleanable), engine, k)
 		gauge(catalog.CamundaHistoryFinished, float64(n.finished), engine, k)
@@ -137,7 +146,7 @@ func (c *historyCollector) Collect(ctx context.Context) (_ []prometheus.Metric, 
 	for _, t := range sortedKeys(rd.tableBytes) {
 		gauge(catalog.CamundaEngineTableBytes, float64(rd.tableBytes[t]), engine, t)
 	}
-	c.seen, c.out, c.last = seen, out, time.Now()
+	c.seen, c.out, c.last, c.level = seen, out, time.Now(), at.level
 	return out, nil
 }
 

@@ -55,6 +55,10 @@ type Collector struct {
 	// creationsFull remembers that the last collection met maxCreations.
 	creations     map[string]int64
 	creationsFull bool
+
+	// models are the process models read so far (models.go), for the
+	// activity stream below history level full.
+	models *models
 }
 
 // collectorState is everything a collection commits on success.
@@ -69,9 +73,19 @@ type collectorState struct {
 	// expirations and redeliveries are the lock counters per topic label.
 	expirations, redeliveries map[string]float64
 	// history holds the failure and completion counters per topic label,
-	// cursor where the history reading stands.
-	history map[string]historyCounts
-	cursor  historyCursor
+	// cursor where the external task log reading stands (history level
+	// full), actCursor where the activity stream's stands (activity,
+	// audit); the one not read is reset.
+	history   map[string]historyCounts
+	cursor    historyCursor
+	actCursor historyCursor
+	// unattributed: the activity stream counted an outcome of a task whose
+	// topic is unknown (activities.go).
+	unattributed bool
+	// open are the counts of each topic label at the last collection, and
+	// ended the tasks seen open and then gone per topic label (ended.go).
+	open  map[string]topicCounts
+	ended map[string]float64
 	// evidence is what the previous collection's fresh history entries
 	// said of each task: over REST the history is read before the lists,
 	// so a failure or completion can reach the lists one collection before
@@ -105,7 +119,11 @@ func (s collectorState) clone() collectorState {
 		expirations:  cloneMap(s.expirations),
 		redeliveries: cloneMap(s.redeliveries),
 		history:      cloneMap(s.history),
-		cursor:       s.cursor,   // advance returns a new cursor, never changes one
+		cursor:       s.cursor,    // advance returns a new cursor, never changes one
+		actCursor:    s.actCursor, // likewise
+		unattributed: s.unattributed,
+		open:         cloneMap(s.open),
+		ended:        cloneMap(s.ended),
 		evidence:     s.evidence, // replaced, never changed
 		historyCuts:  s.historyCuts,
 		incidents:    cloneMap(s.incidents),
@@ -138,15 +156,17 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
-			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTaskFailuresByError),
+			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded,
+			catalog.CamundaExternalTaskFailuresByError),
 		creations: map[string]int64{},
+		models:    newModels(),
 	}
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
 		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
-		usedCatches:   map[string]time.Time{},
+		usedCatches: map[string]time.Time{}, open: map[string]topicCounts{}, ended: map[string]float64{},
 		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
 	// Configured topics come first, so they are admitted before any topic
@@ -189,6 +209,9 @@ type collectionRun struct {
 	// activity is each worker's latest success or failure entry per topic
 	// label in this collection's fresh history entries.
 	activity map[topicWorker]time.Time
+	// vanished counts per topic the tasks the previous collection listed
+	// that no list holds now (ended.go).
+	vanished map[string]int64
 }
 
 func (run *collectionRun) gauge(name string, v float64, labels ...string) {
@@ -227,26 +250,34 @@ func (run *collectionRun) collect() error {
 	run.at = at
 	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
-	rd, err := e.reader.readTasks(run.ctx, tasksRequest{probeRead: at, topics: run.topicChoice(),
-		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries),
-		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil})
+	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks,
+		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil}
+	// The stream the history level has (levels.go); the other cursor is
+	// reset, so a stream that starts later resumes from the collection
+	// before it.
+	prev := run.c.st.engineNow
+	switch {
+	case at.level.readsTaskLog():
+		run.st.cursor, run.st.actCursor = run.st.cursor.resume(prev), historyCursor{}
+		rq.history = run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)
+	case at.level.readsActivities():
+		run.st.cursor, run.st.actCursor = historyCursor{}, run.st.actCursor.resume(prev)
+		rq.activities = run.st.actCursor.request(now, window, e.cfg.MaxHistoryEntries)
+		rq.actTypes = run.c.models.activityTypes()
+	default:
+		run.st.cursor, run.st.actCursor = historyCursor{}, historyCursor{}
+	}
+	rd, err := e.reader.readTasks(run.ctx, rq)
 	if err != nil {
 		return err
 	}
 	run.engineNow = rd.now
-	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.version, string(camunda.DetectFlavor(at.version, e.productName)))
+	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.version, string(camunda.DetectFlavor(at.version, e.productName)), at.level.String())
 
-	var entries []historyEntry
-	baseline := !run.st.cursor.started
-	run.st.cursor, entries = run.st.cursor.advance(rd.history, now, window)
-	if baseline {
-		run.trackDurations(rd.history.entries, true)
-	} else {
-		run.trackDurations(entries, false)
+	fresh, recent, err := run.history(rd, rq)
+	if err != nil {
+		return err
 	}
-	run.historyCut(rd.history.cut)
-	fresh, recent := run.countHistory(entries, rd.bpmn)
-	pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
 	run.st.evidence = fresh
 	run.trackUnlisted(rd, recent)
 
@@ -254,21 +285,70 @@ func (run *collectionRun) collect() error {
 	for _, topic := range run.knownTopics() {
 		tr := rd.topics[topic]
 		if tr == nil {
-			// Admitted from the history log this collection: its tasks
-			// came and went between two collections.
+			// Admitted from the history this collection: its tasks came
+			// and went between two collections.
 			tr = &topicRead{}
 		}
 		run.topic(topic, tr, rd, fresh, recent)
 	}
 	if run.st.topics[labellimit.Other] {
-		run.otherTopics(rd.otherCounts())
+		o := rd.otherCounts()
+		run.otherTopics(o)
+		run.ended(labellimit.Other, o, 0, rd.truncated)
 		run.emitHistory(labellimit.Other)
+	}
+	if run.st.unattributed && at.level.hasOutcomes() {
+		run.emitHistory(unattributed)
 	}
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
 	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), e.name)...)
 	return run.reportStatus(rd)
+}
+
+// history counts the fresh entries of the stream the history level has:
+// the external task log at full, the activity instances at activity and
+// audit (activities.go), nothing below. It returns what the entries say of
+// each task for the lock tracking (fresh, and over two collections recent;
+// only the log names tasks).
+func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent map[string]*taskEvidence, err error) {
+	now, window := run.at.now, time.Duration(run.c.e.cfg.LateCommitWindow)
+	switch {
+	case run.at.level.readsTaskLog():
+		var entries []historyEntry
+		baseline := rq.history.first
+		run.st.cursor, entries = run.st.cursor.advance(rd.history, now, window)
+		if baseline {
+			run.trackDurations(rd.history.entries, true)
+		} else {
+			run.trackDurations(entries, false)
+		}
+		run.historyCut(rd.history.cut)
+		fresh, recent = run.countHistory(entries, rd.bpmn)
+		pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
+	case run.at.level.readsActivities():
+		var acts []activityEntry
+		run.st.actCursor, acts = advanceCursor(run.st.actCursor, rd.activities.entries, now, window)
+		run.historyCut(rd.activities.cut)
+		var listed []string
+		for _, tr := range rd.topics {
+			for _, o := range append(append([]taskObs(nil), tr.locked...), tr.lapsed...) {
+				listed = append(listed, o.defID)
+			}
+		}
+		entries, ev, err := run.activityOutcomes(acts, listed)
+		if err != nil {
+			return nil, nil, err
+		}
+		fresh, recent = run.countHistory(entries, ev)
+		pruneCatches(run.st.usedCatches, run.st.actCursor.request(now, window, 0).from)
+	default:
+		run.historyCut(false)
+		fresh, recent = map[string]*taskEvidence{}, map[string]*taskEvidence{}
+		run.activity = map[topicWorker]time.Time{}
+	}
+	return fresh, recent, nil
 }
 
 // historyCut counts a history reading cut short by max_history_entries and

@@ -69,12 +69,13 @@ func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (o
 // log, the job log) stamped in the request's range, newest first, at most
 // max_history_entries (cut: more were there), each row of sql (a format
 // for the table prefix, with the range's start and a limit as arguments)
-// as R, converted by entry.
+// as R, converted by entry; extra are the query's further arguments ($3...).
 func readLogRange[R, E any](ctx context.Context, tx pgx.Tx, r *dbReader, table, sql string, hr historyRequest,
-	entry func(R) E) (entries []E, cut bool, err error) {
+	entry func(R) E, extra ...any) (entries []E, cut bool, err error) {
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
-	rows, err := collectRows(ctx, tx, r, "reading "+table, pgx.RowToStructByPos[R], fmt.Sprintf(sql, r.prefix), r.wall(hr.from), hr.max+1)
+	args := append([]any{r.wall(hr.from), hr.max + 1}, extra...)
+	rows, err := collectRows(ctx, tx, r, "reading "+table, pgx.RowToStructByPos[R], fmt.Sprintf(sql, r.prefix), args...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -97,7 +98,7 @@ type catchRow struct {
 // entries (bpmn.go): which of their tasks' activity instances completed
 // their scope (by primary key), and the error catch events started around
 // them (ACT_HI_ACTINST's index on START_TIME_).
-func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEntry) (bpmnEvidence, error) {
+func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEntry, max int) (bpmnEvidence, error) {
 	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
 	if len(dels) == 0 {
 		return ev, nil
@@ -115,15 +116,8 @@ func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEn
 		ev.scopeCompleted[id] = true
 	}
 	first, last := deletionSpan(dels)
-	catches, err := collectRows(ctx, tx, r, "reading act_hi_actinst", pgx.RowToStructByPos[catchRow],
-		`SELECT id_, coalesce(root_proc_inst_id_, ''), start_time_ FROM `+r.prefix+`act_hi_actinst
-WHERE act_type_ = ANY($1) AND start_time_ >= $2::timestamp AND start_time_ <= $3::timestamp
-ORDER BY id_`, []string{activityBoundaryError, activityErrorStartEvent}, r.wall(first.Add(-catchWindow)), r.wall(last.Add(catchWindow)))
-	if err != nil {
+	if ev.catches, err = r.catches(ctx, tx, first.Add(-catchWindow), last.Add(catchWindow), max); err != nil {
 		return ev, err
-	}
-	for _, c := range catches {
-		ev.catches = append(ev.catches, catchEvent{id: c.ID, rootPI: c.RootPI, start: r.instant(c.Start)})
 	}
 	return ev, nil
 }
@@ -131,3 +125,89 @@ ORDER BY id_`, []string{activityBoundaryError, activityErrorStartEvent}, r.wall(
 // actInstScopeComplete is ActivityInstanceState.SCOPE_COMPLETE in the
 // engine: an activity instance that ended its scope.
 const actInstScopeComplete = 1
+
+// activitiesSQL reads the activity instances of the types $3 that ended
+// since $1, newest first: ACT_HI_ACTINST's index on END_TIME_ (the
+// engine's ACT_IDX_HI_ACT_INST_END) serves it.
+const activitiesSQL = `SELECT id_, coalesce(act_id_, ''), coalesce(proc_def_id_, ''), coalesce(root_proc_inst_id_, ''), start_time_, end_time_,
+  coalesce(act_inst_state_, 0)
+FROM %sact_hi_actinst WHERE end_time_ >= $1::timestamp AND act_type_ = ANY($3)
+ORDER BY end_time_ DESC, id_ LIMIT $2`
+
+// activityRow is a row of activitiesSQL.
+type activityRow struct {
+	ID, Act, Def, RootPI string
+	Start, End           time.Time
+	State                int32
+}
+
+// actInstCanceled is ActivityInstanceState.CANCELED in the engine.
+const actInstCanceled = 2
+
+// activities reads the activity instances of the request's types that
+// ended in its range, newest first, at most max_history_entries.
+func (r *dbReader) activities(ctx context.Context, tx pgx.Tx, rq tasksRequest) (out activitiesRead, err error) {
+	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_actinst", activitiesSQL, rq.activities,
+		func(row activityRow) activityEntry {
+			return activityEntry{id: row.ID, activity: row.Act, defID: row.Def, rootPI: row.RootPI,
+				start: r.instant(row.Start), end: r.instant(row.End),
+				canceled: row.State == actInstCanceled, completeScope: row.State == actInstScopeComplete}
+		}, rq.actTypes)
+	return out, err
+}
+
+// catchEvents implements reader: the error catch events started between
+// from and to (ACT_HI_ACTINST's index on START_TIME_), in a transaction of
+// their own (a catch event commits with the deletion it catches, so any
+// snapshot that shows the deletion shows it).
+func (r *dbReader) catchEvents(ctx context.Context, from, to time.Time, max int) (out []catchEvent, err error) {
+	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		out, err = r.catches(ctx, tx, from, to, max)
+		return err
+	})
+	return out, err
+}
+
+// catches reads the error catch events started between from and to.
+func (r *dbReader) catches(ctx context.Context, tx pgx.Tx, from, to time.Time, max int) ([]catchEvent, error) {
+	rows, err := collectRows(ctx, tx, r, "reading act_hi_actinst", pgx.RowToStructByPos[catchRow],
+		`SELECT id_, coalesce(root_proc_inst_id_, ''), start_time_ FROM `+r.prefix+`act_hi_actinst
+WHERE act_type_ = ANY($1) AND start_time_ >= $2::timestamp AND start_time_ <= $3::timestamp
+ORDER BY id_ LIMIT $4`, []string{activityBoundaryError, activityErrorStartEvent}, r.wall(from), r.wall(to), max)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]catchEvent, 0, len(rows))
+	for _, c := range rows {
+		out = append(out, catchEvent{id: c.ID, rootPI: c.RootPI, start: r.instant(c.Start)})
+	}
+	return out, nil
+}
+
+// historyLevel implements reader: the engine's historyLevel property (the
+// id of its history level), in a transaction of its own. A role that may
+// not read act_ge_property gets an unknown level, never a failed
+// collection, and the next collection asks again.
+func (r *dbReader) historyLevel(ctx context.Context, _ levelFinding) (levelFinding, error) {
+	var value string
+	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT value_ FROM `+r.prefix+HistoryLevelTable+` WHERE name_ = 'historyLevel'`).Scan(&value)
+	})
+	if ctx.Err() != nil {
+		return levelFinding{}, ctx.Err()
+	}
+	if err != nil {
+		return levelFinding{from: levelFromProperty,
+			why: fmt.Sprintf("%s: cannot read %s%s (%v): GRANT SELECT ON %s to the exporter's role", r.key, r.prefix, HistoryLevelTable, err, HistoryLevelTable)}, nil
+	}
+	found := levelFinding{level: levelOfProperty(value), from: levelFromProperty, final: true}
+	if found.level == levelUnknown {
+		found.why = fmt.Sprintf("a custom history level (id %s): what it writes cannot be told; set camunda[].history_level", value)
+	}
+	return found, nil
+}
+
+// HistoryLevelTable holds the engine's historyLevel property. It is not
+// among the tables a collector needs (DatabaseRequirements): without it
+// the level is unknown, and nothing fails.
+const HistoryLevelTable = "act_ge_property"

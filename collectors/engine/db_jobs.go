@@ -80,6 +80,9 @@ func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, err
 		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
 			return err
 		}
+		if !rq.level.readsTaskLog() {
+			return nil // no job log below history level full
+		}
 		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", jobLogSQL, rq.log,
 			func(row jobLogRow) jobLogEntry {
 				return jobLogEntry{id: row.ID, key: row.Key, ts: r.instant(row.Timestamp), kind: logKindOf(row.State),

@@ -23,11 +23,18 @@ func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, 
 		if err := r.inflight(ctx, tx, rq, nowWall, admitted, out); err != nil {
 			return err
 		}
-		if out.history, err = r.history(ctx, tx, rq.history); err != nil {
-			return err
-		}
-		if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history)); err != nil {
-			return err
+		switch {
+		case rq.level.readsTaskLog():
+			if out.history, err = r.history(ctx, tx, rq.history); err != nil {
+				return err
+			}
+			if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history), rq.history.max); err != nil {
+				return err
+			}
+		case rq.level.readsActivities():
+			if out.activities, err = r.activities(ctx, tx, rq); err != nil {
+				return err
+			}
 		}
 		if out.incidents, err = r.incidents(ctx, tx); err != nil {
 			return err
@@ -100,7 +107,7 @@ func (r *dbReader) counts(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWa
 // max_listed_tasks in.
 const inflightSQL = `SELECT t.id_, t.topic_name_, coalesce(t.worker_id_, ''), t.lock_exp_time_, t.retries_,
   coalesce(t.error_msg_, ''), coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), t.lock_exp_time_ > $1::timestamp,
-  coalesce(pi.business_key_, '')
+  coalesce(pi.business_key_, ''), coalesce(t.act_inst_id_, ''), coalesce(t.proc_def_id_, '')
 FROM %[1]sact_ru_ext_task t LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = t.proc_inst_id_
 WHERE t.suspension_state_ = 1 AND (t.retries_ IS NULL OR t.retries_ > 0)
   AND t.lock_exp_time_ IS NOT NULL AND t.lock_exp_time_ <> $1::timestamp AND t.topic_name_ = ANY($2)
@@ -115,6 +122,7 @@ type inflightRow struct {
 	ErrMsg, PI, Act   string
 	Locked            bool
 	BusinessKey       string
+	ActInst, Def      string
 }
 
 // inflight lists the locked and lapsed tasks of the reported topics: topic
@@ -135,7 +143,7 @@ func (r *dbReader) inflight(ctx context.Context, tx pgx.Tx, rq tasksRequest, now
 	}
 	for _, t := range rows {
 		o := taskObs{id: t.ID, topic: t.Topic, worker: t.Worker, exp: r.instant(t.Expiration), errMsg: t.ErrMsg,
-			pi: t.PI, activity: t.Act, businessKey: t.BusinessKey}
+			pi: t.PI, activity: t.Act, businessKey: t.BusinessKey, actInst: t.ActInst, defID: t.Def}
 		if t.Retries != nil {
 			n := int(*t.Retries)
 			o.retries = &n

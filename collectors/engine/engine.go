@@ -38,6 +38,7 @@ type Engine struct {
 	client *camunda.Client // GET /version and the flavor, in both modes
 	reader reader
 	name   string
+	key    string // the config key, e.g. "camunda[0]"
 	cfg    config.Camunda
 	logger *slog.Logger
 
@@ -48,6 +49,8 @@ type Engine struct {
 	// productName is cached per engine version: the telemetry product name
 	// only changes with the engine.
 	productName, productFor string
+	// lvl is the history level found for the engine version (levels.go).
+	lvl levelState
 
 	tasks *Collector
 	jobs  *jobsCollector
@@ -106,7 +109,7 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	e := &Engine{client: client, name: cfg.Name, cfg: cfg, logger: logger}
+	e := &Engine{client: client, name: cfg.Name, key: key, cfg: cfg, logger: logger}
 	if cfg.Database != nil {
 		if e.reader, err = newDBReader(cfg, key, client, logger); err != nil {
 			return nil, err
@@ -136,12 +139,15 @@ func (e *Engine) Collectors() []collectors.Collector {
 // Probe reads GET /version: the engine answers (camunda_up), its version,
 // and its clock for the collectors of this collection. The telemetry
 // product name, which tells the forks apart, is asked once per engine
-// version.
+// version; the history level as learnLevel says.
 func (e *Engine) Probe(ctx context.Context) error {
 	e.at = probeRead{}
 	v, now, err := e.client.VersionAt(ctx)
 	if err == nil {
 		err = e.learnProduct(ctx, v)
+	}
+	if err == nil {
+		err = e.learnLevel(ctx, v)
 	}
 	if err != nil {
 		// The collectors do not run: the joins must not go on reporting
@@ -149,7 +155,7 @@ func (e *Engine) Probe(ctx context.Context) error {
 		e.tasks.views.Withdraw(e.name)
 		return err
 	}
-	e.at = probeRead{now: now, version: v}
+	e.at = probeRead{now: now, version: v, level: e.lvl.found.level}
 	return nil
 }
 

@@ -84,13 +84,34 @@ type historyCursor struct {
 	at time.Time
 	// seen are the ids of the entries stamped within the window before at.
 	seen map[string]struct{}
+	// resumed: the stream starts at at, a collection that read the engine
+	// at another history level (see resume).
+	resumed bool
 }
 
 func (h historyCursor) request(now time.Time, window time.Duration, max int) historyRequest {
-	if !h.started {
+	switch {
+	case !h.started:
 		return historyRequest{first: true, from: now.Add(-window), max: max}
+	case h.resumed:
+		return historyRequest{from: h.at, max: max}
 	}
 	return historyRequest{from: h.at.Add(-window), max: max, seen: h.seen}
+}
+
+// resume returns the cursor of a stream that was not read at the previous
+// collection (engine time prev; zero when there was none): when the
+// history level rises (over REST, as the evidence grows) the new stream
+// counts what happened since the previous collection, instead of starting
+// with a baseline that would drop that interval. Entries stamped before
+// prev belong to the level before (the other stream counted them, or
+// none could), so the first reading takes no late_commit_window. The
+// first collection of the exporter is a baseline, as always.
+func (h historyCursor) resume(prev time.Time) historyCursor {
+	if h.started || prev.IsZero() {
+		return h
+	}
+	return historyCursor{started: true, at: prev, resumed: true}
 }
 
 // advance returns the cursor after a reading at engine time now and the
@@ -194,30 +215,44 @@ func (run *collectionRun) countHistory(entries []historyEntry, ev bpmnEvidence) 
 		}
 	}
 	for _, e := range entries {
-		label := run.topicLabel(e.topic)
+		label := e.topic
+		if label != unattributed {
+			label = run.topicLabel(e.topic)
+		}
 		c := run.st.history[label]
+		// Entries of the activity stream (below full) name no task and
+		// no worker: they count, and say nothing to the lock tracking.
+		named := e.taskID != ""
 		switch e.kind {
 		case logFailure:
 			c.failures++
 			if run.st.failureGroups.by != nil {
 				run.st.failureGroups.observe(failure{label: label, message: e.message, worker: e.worker, id: e.taskID, process: e.pi, ts: e.ts})
 			}
-			of(e.taskID).failedBy[e.worker] = true
-			acted(label, e)
+			if named {
+				of(e.taskID).failedBy[e.worker] = true
+				acted(label, e)
+			}
 		case logSuccess:
 			c.completions++
-			ev := of(e.taskID)
-			ev.ended, ev.endedBy = true, e.worker
-			acted(label, e)
+			if named {
+				ev := of(e.taskID)
+				ev.ended, ev.endedBy = true, e.worker
+				acted(label, e)
+			}
 		case logDeletion:
-			ev := of(e.taskID)
-			ev.ended, ev.endedBy = true, e.worker
+			if named {
+				ev := of(e.taskID)
+				ev.ended, ev.endedBy = true, e.worker
+			}
 			if bpmn[e.id] {
 				// The worker reported a BPMN error: an outcome, so
 				// progress (a cancellation's entry names the holder,
 				// who did nothing).
 				c.bpmnErrors++
-				acted(label, e)
+				if named {
+					acted(label, e)
+				}
 			}
 		}
 		run.st.history[label] = c
@@ -247,10 +282,16 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 }
 
 // emitHistory emits the failure, completion and BPMN error counters and the
-// duration histogram of one topic label.
+// duration histogram of one topic label, as far as the history level
+// supports them (levels.go): failures at every level (below full what the
+// collections observed), the others from level activity on, never a 0 the
+// engine's history cannot back.
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
 	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
+	if !run.at.level.hasOutcomes() {
+		return
+	}
 	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)
 	run.counter(catalog.CamundaExternalTaskBpmnErrors, c.bpmnErrors, run.c.e.name, label)
 	run.emitDuration(label)

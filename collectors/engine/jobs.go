@@ -55,12 +55,14 @@ type jobsState struct {
 	failureGroups failureGroups
 	// logCuts counts the collections whose job log reading was cut.
 	logCuts float64
+	// at is the engine time of the last successful collection.
+	at time.Time
 }
 
 func (s jobsState) clone() jobsState {
 	return jobsState{exhausted: cloneMap(s.exhausted), executable: cloneMap(s.executable),
 		failures: cloneMap(s.failures), successes: cloneMap(s.successes),
-		cursor: s.cursor, failureGroups: s.failureGroups.clone(), logCuts: s.logCuts}
+		cursor: s.cursor, failureGroups: s.failureGroups.clone(), logCuts: s.logCuts, at: s.at}
 }
 
 // jobsRequest is what the jobs reading needs to know.
@@ -158,6 +160,13 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	}
 	now := at.now
 	window := time.Duration(c.e.cfg.LateCommitWindow)
+	// The engine writes the job log at history level full only: below it
+	// the counters are absent, and the log is not read.
+	if at.level.readsTaskLog() {
+		st.cursor = st.cursor.resume(st.at)
+	} else {
+		st.cursor = historyCursor{}
+	}
 	rd, err := c.e.reader.readJobs(ctx, jobsRequest{probeRead: at, budget: c.e.cfg.MaxListedTasks,
 		log: st.cursor.request(now, window, c.e.cfg.MaxHistoryEntries)})
 	if err != nil {
@@ -194,11 +203,16 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 		emit(catalog.CamundaJobOldestExecutableAge, prometheus.GaugeValue, age, engine)
 	}
 
-	var fresh []jobLogEntry
-	st.cursor, fresh = advanceCursor(st.cursor, rd.log, now, window)
+	st.at = now
 	if rd.logCut {
 		st.logCuts++
 	}
+	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
+	if !at.level.readsTaskLog() {
+		return out, false, nil
+	}
+	var fresh []jobLogEntry
+	st.cursor, fresh = advanceCursor(st.cursor, rd.log, now, window)
 	// Every key the log names gets both counters, at 0 until something is
 	// counted, so the first failure of a key shows in increase().
 	for _, e := range rd.log {
@@ -231,7 +245,6 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	if sink := collectors.SinkFrom(ctx); sink != nil && st.failureGroups.by != nil {
 		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
 	}
-	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 	return out, rd.logCut, nil
 }
 

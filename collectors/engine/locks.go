@@ -45,9 +45,12 @@ type taskObs struct {
 	id, topic, worker string
 	pi, activity      string // process instance and activity, for the join
 	businessKey       string // the process instance's, for the status page
-	exp               time.Time
-	retries           *int
-	errMsg            string
+	// actInst and defID are its activity instance and process definition
+	// (activities.go: the topic and the model of its activity instance).
+	actInst, defID string
+	exp            time.Time
+	retries        *int
+	errMsg         string
 	// history: what the history log says of this task since the previous
 	// collection (nil: nothing); recent: the same over the last two
 	// collections.
@@ -56,7 +59,8 @@ type taskObs struct {
 
 func obsOf(t camunda.ExternalTask) taskObs {
 	o := taskObs{id: t.ID, topic: t.TopicName, worker: t.WorkerID, retries: t.Retries, errMsg: t.ErrorMessage,
-		pi: t.ProcessInstanceID, activity: t.ActivityID, businessKey: t.BusinessKey}
+		pi: t.ProcessInstanceID, activity: t.ActivityID, businessKey: t.BusinessKey,
+		actInst: t.ActivityInstanceID, defID: t.ProcessDefinitionID}
 	if t.LockExpirationTime != nil {
 		o.exp = t.LockExpirationTime.Time
 	}
@@ -66,9 +70,11 @@ func obsOf(t camunda.ExternalTask) taskObs {
 // tracked is what the collector remembers of a task between collections.
 type tracked struct {
 	topic, worker string
-	exp           time.Time
-	retries       *int
-	errMsg        string
+	// actInst is the task's activity instance (activities.go).
+	actInst string
+	exp     time.Time
+	retries *int
+	errMsg  string
 	// backoff: the current (or, once lapsed, the last) lock was read as a
 	// failure's retry backoff, not a worker's lock.
 	backoff bool
@@ -154,7 +160,7 @@ type lockEvents struct {
 //     and re-fetch by the same worker entirely between two collections looks
 //     like this too and is not counted.)
 func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEvents) {
-	next = tracked{topic: o.topic, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	next = tracked{topic: o.topic, actInst: o.actInst, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
 	defer func() { next.redelivered = (seen && prev.redelivered) || ev.redeliveries > 0 }()
 	switch {
 	case !seen:
@@ -266,7 +272,7 @@ const (
 //     (finished backoff, or re-fetch then lapse) and is read as waiting, the
 //     counterpart of reading a first-seen locked failed task as backoff.
 func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time) (next tracked, read lapsedReading, ev lockEvents) {
-	next = tracked{topic: o.topic, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	next = tracked{topic: o.topic, actInst: o.actInst, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
 	defer func() { next.redelivered = (seen && prev.redelivered) || ev.redeliveries > 0 }()
 	switch {
 	case seen && prev.lapsed && o.exp.Equal(prev.exp) && !o.failedSince(prev):

@@ -41,6 +41,13 @@ type reader interface {
 	// readExhausted is the status page's list of the tasks out of
 	// retries: the oldest failedExternalTask incidents with their tasks.
 	readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error)
+	// historyLevel finds the engine's history level (levels.go): the
+	// database reader from the engine's historyLevel property, the REST
+	// reader from evidence in the history, starting from what prev found.
+	historyLevel(ctx context.Context, prev levelFinding) (levelFinding, error)
+	// catchEvents lists the error catch events (bpmn.go) that started
+	// between from and to, at most max.
+	catchEvents(ctx context.Context, from, to time.Time, max int) ([]catchEvent, error)
 	// readCleanup is the reading of "camunda_history": finished process
 	// instances per key (all, cleanable, without a time to live), the
 	// history cleanup's switch and jobs, and in engine-database mode the
@@ -61,4 +68,6 @@ type probeRead struct {
 	// version (a field the engine does not return) it remembers per
 	// version.
 	version string
+	// level is the history level the collection reads the engine at.
+	level historyLevel
 }

@@ -109,34 +109,21 @@ func (x *restRead) bpmnEvidence(ctx context.Context) error {
 			activities[e.activity] = true
 		}
 	}
-	list := func(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string) ([]camunda.HistoricActivityInstance, error) {
-		items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: camunda.Ascending}},
-			x.r.pageSize, x.rq.history.max,
-			func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
-				return x.r.client.ListHistoricActivityInstances(ctx, q, p)
-			})
-		return items, err
-	}
 	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.r.concurrency)
-	for _, typ := range []string{activityBoundaryError, activityErrorStartEvent} {
-		g.Go(func() error {
-			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from}, camunda.ActivityInstanceSortStartTime)
-			mu.Lock()
-			defer mu.Unlock()
-			for _, a := range items {
-				if a.ActivityType == typ && !a.StartTime.After(last.Add(catchWindow)) {
-					ev.catches = append(ev.catches, catchEvent{id: a.ID, rootPI: a.RootProcessInstanceID, start: a.StartTime.Time})
-				}
-			}
-			return err
-		})
-	}
+	g.Go(func() (err error) {
+		catches, err := x.r.catchEvents(gctx, from, last.Add(catchWindow), x.rq.history.max)
+		mu.Lock()
+		defer mu.Unlock()
+		ev.catches = catches
+		return err
+	})
 	for _, act := range sortedKeys(activities) {
 		g.Go(func() error {
-			items, err := list(gctx, camunda.HistoricActivityInstanceQuery{ActivityID: act, CompleteScope: true, FinishedAfter: from}, camunda.ActivityInstanceSortEndTime)
+			items, err := x.r.listActivities(gctx, camunda.HistoricActivityInstanceQuery{ActivityID: act, CompleteScope: true, FinishedAfter: from},
+				camunda.ActivityInstanceSortEndTime, camunda.Ascending, x.rq.history.max)
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range items {
@@ -150,7 +137,37 @@ func (x *restRead) bpmnEvidence(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	sort.Slice(ev.catches, func(i, j int) bool { return ev.catches[i].id < ev.catches[j].id })
 	x.out.bpmn = ev
 	return nil
+}
+
+// listActivities pages through the historic activity instances q selects,
+// sorted by "by", at most max.
+func (r *restReader) listActivities(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string, order camunda.SortOrder, max int) ([]camunda.HistoricActivityInstance, error) {
+	items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: order}}, r.pageSize, max,
+		func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
+			return r.client.ListHistoricActivityInstances(ctx, q, p)
+		})
+	return items, err
+}
+
+// catchEvents implements reader: one paged request per error catch event
+// type (the endpoint applies one activityType only), the events sorted by
+// id.
+func (r *restReader) catchEvents(ctx context.Context, from, to time.Time, max int) ([]catchEvent, error) {
+	var out []catchEvent
+	for _, typ := range []string{activityBoundaryError, activityErrorStartEvent} {
+		items, err := r.listActivities(ctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from},
+			camunda.ActivityInstanceSortStartTime, camunda.Ascending, max)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range items {
+			if a.ActivityType == typ && !a.StartTime.After(to) {
+				out = append(out, catchEvent{id: a.ID, rootPI: a.RootProcessInstanceID, start: a.StartTime.Time})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out, nil
 }

@@ -33,6 +33,9 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 	g.Go(func() (err error) { nExhausted, err = r.client.CountJobs(gctx, qExhausted); return err })
 	g.Go(func() (err error) { nExecutable, err = r.client.CountJobs(gctx, qExecutable); return err })
 	g.Go(func() error {
+		if !rq.level.readsTaskLog() {
+			return nil // no job log below history level full
+		}
 		entries, cut, err := readLog(gctx, r.pageSize, rq.log,
 			func(ctx context.Context, p camunda.Page) ([]camunda.JobLogEntry, error) {
 				p.Sort = camunda.Sort{By: camunda.JobLogSortTimestamp, Order: camunda.Descending}

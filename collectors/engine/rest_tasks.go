@@ -130,7 +130,12 @@ func (x *restRead) count(ctx context.Context, q camunda.ExternalTaskQuery, dst *
 
 // engineWide: the engine-wide counts, the history, and the incident count.
 func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
-	g.Go(func() error { return x.history(ctx) })
+	switch {
+	case x.rq.level.readsTaskLog():
+		g.Go(func() error { return x.history(ctx) })
+	case x.rq.level.readsActivities():
+		g.Go(func() error { return x.activities(ctx) })
+	}
 	counts := []struct {
 		q   camunda.ExternalTaskQuery
 		dst *int64

@@ -17,8 +17,13 @@ type tasksRequest struct {
 	topics topicChoice
 	// budget bounds the tasks listed (max_listed_tasks).
 	budget int
-	// history says where the previous collection's history reading ended.
+	// history says where the previous collection's history reading ended
+	// (at history level full: the external task log).
 	history historyRequest
+	// activities is the same for the activity instance stream below full
+	// (activities.go), of the activity types actTypes.
+	activities historyRequest
+	actTypes   []string
 	// incidentMessages asks for the open incidents' messages (the status
 	// page's incident groups, failures.go).
 	incidentMessages bool
@@ -47,6 +52,8 @@ type tasksRead struct {
 	// waiting age can be reported.
 	noCreateTime bool
 	history      historyRead
+	// activities are the ended activity instances below full.
+	activities activitiesRead
 	// bpmn is the evidence of BPMN errors for the new deletion entries.
 	bpmn      bpmnEvidence
 	incidents incidentRead
@@ -117,6 +124,12 @@ func (run *collectionRun) topic(topic string, tr *topicRead, rd *tasksRead, fres
 	run.st.redeliveries[topic] += float64(r.events.redeliveries)
 	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.e.name, topic)
 	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.e.name, topic)
+	if r.failures > 0 {
+		h := run.st.history[topic]
+		h.failures += float64(r.failures)
+		run.st.history[topic] = h
+	}
+	run.ended(topic, &tr.counts, run.vanished[topic], rd.truncated)
 	run.emitHistory(topic)
 }
 
@@ -130,6 +143,9 @@ type readings struct {
 	perWorker map[string]int64
 	// oldestLock is the earliest lockedSince of the locks (zero: none).
 	oldestLock time.Time
+	// failures counts, below history level full (no failure log), the
+	// tracked tasks seen failed since the previous collection.
+	failures int64
 }
 
 // trackListed classifies every listed locked and lapsed task against what
@@ -143,11 +159,22 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		r.events.expirations += e.expirations
 		r.events.redeliveries += e.redeliveries
 	}
+	// Below full, a failure is what a collection sees: a tracked task with
+	// other retries or another error message (taskObs.failedSince without
+	// a log) failed at least once since. A lower bound: tasks fetched and
+	// failed between two collections, and failures that exhaust the
+	// retries (the task leaves the lists), are not seen.
+	observeFailure := func(o taskObs, prev tracked, seen bool) {
+		if seen && !run.at.level.readsTaskLog() && o.failedSince(prev) {
+			r.failures++
+		}
+	}
 	inLocked := make(map[string]bool, len(tr.locked))
 	for _, o := range tr.locked {
 		o.history, o.recent = fresh[o.id], recent[o.id]
 		inLocked[o.id] = true
 		prev, seen := c.st.tasks[o.id]
+		observeFailure(o, prev, seen)
 		next, e := classifyLocked(o, prev, seen)
 		next.redeliveredAt = redeliveredAt(next, prev, seen, run.engineNow)
 		add(e)
@@ -177,6 +204,7 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		}
 		r.lapsedListed++
 		prev, seen := c.st.tasks[o.id]
+		observeFailure(o, prev, seen)
 		next, read, e := classifyLapsed(o, prev, seen, c.st.engineNow)
 		next.redeliveredAt = redeliveredAt(next, prev, seen, run.engineNow)
 		run.st.tasks[o.id] = next
@@ -213,9 +241,13 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 			listed[o.id] = true
 		}
 	}
+	run.vanished = map[string]int64{}
 	for id, prev := range run.c.st.tasks {
 		if listed[id] {
 			continue
+		}
+		if prev.missed == 0 {
+			run.vanished[prev.topic]++
 		}
 		ev := evidence[id]
 		switch {
@@ -300,6 +332,11 @@ func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[str
 		age = max(0, run.engineNow.Sub(r.oldestLock).Seconds())
 	}
 	run.gauge(catalog.CamundaExternalTaskOldestLockAge, age, engine, topic)
+	if !run.at.level.readsTaskLog() {
+		// Below full no history names the workers' outcomes: an idle
+		// time would only grow (levels.go).
+		return
+	}
 	idle := map[string]float64{}
 	for w := range r.perWorker {
 		k := topicWorker{topic, w}

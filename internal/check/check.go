@@ -1,6 +1,7 @@
 // Package check inspects every configured source the way the collectors
 // will use it. For each Camunda engine: whether it answers, its version and
-// flavor, and whether the credentials are accepted; in engine-database mode
+// flavor, whether the credentials are accepted, and its history level with
+// what it means for each metric; in engine-database mode
 // also the engine's tables, the time zone and the history index. For each
 // database, per table: whether it exists, which mapped columns are missing,
 // which recommended indexes are missing (with the CREATE INDEX statement),
@@ -53,6 +54,9 @@ type EngineTarget struct {
 	// Database is the engine's own database in engine-database mode, nil
 	// in REST mode.
 	Database *EngineDBTarget
+	// HistoryLevel finds the engine's history level as the first
+	// collection does; nil: not checked.
+	HistoryLevel func(context.Context) engine.HistoryLevelReport
 }
 
 // EngineDBTarget is an engine's database as engine-database mode opens it.
@@ -127,6 +131,9 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 	} else {
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
 	}
+	if e.HistoryLevel != nil {
+		checkHistoryLevel(e.HistoryLevel(ctx), w, rep)
+	}
 	if e.Database == nil && cfg.Username != "" {
 		checkPermissions(ctx, e, w, rep)
 	}
@@ -135,6 +142,33 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 		return
 	}
 	checkEngineDatabase(ctx, cfg, *e.Database, w, rep)
+}
+
+// checkHistoryLevel names the engine's history level, where it came from
+// and what it means for each metric that depends on it; a level below full
+// (or unknown) is a warning, with what the detection cannot tell apart.
+func checkHistoryLevel(lv engine.HistoryLevelReport, w io.Writer, rep *Report) {
+	from := ""
+	if lv.From != "" {
+		from = " (from " + lv.From + ")"
+	}
+	fmt.Fprintf(w, "    history level: %s%s\n", lv.Level, from)
+	for _, g := range engine.SupportAt(lv.Level) {
+		fmt.Fprintf(w, "      %s: %s\n", g.Support, strings.Join(g.Metrics, ", "))
+	}
+	if lv.Detected != "" && lv.Detected != lv.Level {
+		rep.Warnings++
+		fmt.Fprintf(w, "    WARNING history_level is %s, but the engine is at %s: the series above are wrong or missing; remove the setting or correct it\n", lv.Level, lv.Detected)
+	}
+	if lv.Level == "full" {
+		return
+	}
+	rep.Warnings++
+	why := ""
+	if lv.Why != "" {
+		why = ": " + lv.Why
+	}
+	fmt.Fprintf(w, "    WARNING history level %s is below full%s. The engine writes no external task log and no job log: see the lines above and docs/camunda-states.md (History levels); CamundaExternalTaskWorkerSilent cannot fire\n", lv.Level, why)
 }
 
 // checkEngineDatabase checks camunda[].database as the first collection

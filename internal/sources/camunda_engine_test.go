@@ -523,6 +523,13 @@ func TestCamundaEngine(t *testing.T) {
 					"--" + flavor.PropertyPrefix() + ".generic-properties.properties.enforceHistoryTimeToLive=false"}})
 			u.e, u.creds = e, credentialsConfig(t, enginePassword)
 			creds := u.creds
+			// An engine in use has history: one task created and
+			// completed before the exporters start, so REST mode finds
+			// the history level (full) from the external task log at its
+			// first collection, as engine-database mode reads it from the
+			// engine's property (a fresh engine reads as unknown over
+			// REST until its first task: TestCamundaHistoryLevels).
+			warmUpHistory(t, e)
 			t.Run("scenarios", func(t *testing.T) {
 				for _, sc := range scenarios {
 					t.Run(sc.name, func(t *testing.T) {
@@ -1510,5 +1517,29 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	logs := x.logs.String()
 	if !strings.Contains(logs, "camunda[0].database.time_zone") || !regexp.MustCompile(`UTC offset \+0[12]:00`).MatchString(logs) {
 		t.Fatalf("the error does not name time_zone and the engine's offset:\n%s", logs)
+	}
+}
+
+// warmUpHistory creates and completes one external task, so the engine's
+// external task log is not empty.
+func warmUpHistory(t *testing.T, e *camundatest.Engine) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := e.Client()
+	key := camundatest.UniqueName(t.Name() + "_warmup")
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, key)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	w := camundatest.NewWorker(c, "warmup")
+	tasks, err := w.FetchAndLock(ctx, key, time.Minute, 1)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("warm-up: fetched %d tasks (%v), want 1", len(tasks), err)
+	}
+	if err := w.Complete(ctx, tasks[0].ID, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,8 +18,15 @@ import (
 // Unit tests of the Camunda collector against fakeCamunda (the engine's
 // filter semantics in memory, with a settable clock).
 
+// The fake keeps an external task log, so the engine it plays is at
+// history level full; the exporters read it as configured at full unless
+// extra sets another history_level (the detection and the lower levels are
+// tested against real engines, camunda_engine_test.go).
 func fakeExporter(t *testing.T, f *fakeCamunda, topics, extra string) *camExporter {
 	t.Helper()
+	if !strings.Contains(extra, "history_level:") {
+		extra += "    history_level: full\n"
+	}
 	return newCamundaExporter(t, camundaConfig(f.URL(), topics, extra))
 }
 
@@ -1129,7 +1136,7 @@ func TestCamundaRequestBudgetOfJobsIncidentsAndDeletions(t *testing.T) {
 	f.add(&fakeTask{id: "a2", topic: "a"})
 	f.lock("a1", "w1", time.Hour)
 	f.lock("a2", "w1", time.Hour)
-	e := newCamundaExporterWith(t, camundaConfig(f.URL(), "", ""), false)
+	e := newCamundaExporterWith(t, camundaConfig(f.URL(), "", "    history_level: full\n"), false)
 	e.collect()
 	f.resetRequests()
 	e.collect()

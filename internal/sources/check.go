@@ -28,6 +28,12 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		key := fmt.Sprintf("camunda[%d]", i)
 		engines[i] = check.EngineTarget{Config: e, Key: key}
 		engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
+		// The history level as the first collection finds it, through
+		// the engine the collectors read (its database in that mode).
+		if eng, err := engine.New(e, key, engine.Options{Logger: logger}); err == nil {
+			closers = append(closers, eng.Close)
+			engines[i].HistoryLevel = eng.HistoryLevel
+		}
 		if e.Database == nil {
 			continue
 		}

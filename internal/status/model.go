@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 )
 
 // SchemaVersion is the version of the JSON schema below (docs/status.md).
@@ -64,6 +65,13 @@ type Source struct {
 	// Failures are the collectors that failed in the last collection, with
 	// the class of the failure (never the error's text).
 	Failures []Failure `json:"failures,omitempty"`
+	// HistoryLevel is a Camunda engine's history level as the last
+	// collection read it (camunda_engine_info's history_level: none,
+	// activity, audit, full or unknown); HistorySupport what it means for
+	// each metric that depends on it. Absent for databases and while the
+	// engine's camunda collector has not succeeded.
+	HistoryLevel   string                `json:"history_level,omitempty"`
+	HistorySupport []engine.SupportGroup `json:"history_support,omitempty"`
 }
 
 // Failure is one failed step of a collection.

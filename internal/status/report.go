@@ -2,11 +2,18 @@ package status
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/failure"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -23,6 +30,9 @@ type Snapshot struct {
 	Up          bool
 	LastSuccess time.Time
 	Failures    []Failure
+	// HistoryLevel is a Camunda engine's history_level label of
+	// camunda_engine_info in the snapshot ("": none served).
+	HistoryLevel string
 	// Lists are what the collectors that succeeded reported.
 	Lists []collectors.List
 }
@@ -43,6 +53,7 @@ func Snapshots(ctx context.Context, set *poll.Set) []Snapshot {
 					st.Failures = append(st.Failures, Failure{Collector: r.Collector, Class: failure.Class(r.Err)})
 				}
 			}
+			st.HistoryLevel = historyLevel(snap.Data)
 		}
 		out = append(out, st)
 	}
@@ -126,8 +137,32 @@ func Build(snaps []Snapshot, o Options, now time.Time) Report {
 	return r
 }
 
+// historyLevel is the history_level label of the snapshot's
+// camunda_engine_info, "" when it holds none.
+func historyLevel(data []prometheus.Metric) string {
+	want := fmt.Sprintf("fqName: %q", catalog.CamundaEngineInfo)
+	for _, m := range data {
+		if !strings.Contains(m.Desc().String(), want) {
+			continue
+		}
+		var pb dto.Metric
+		if m.Write(&pb) != nil {
+			continue
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "history_level" {
+				return l.GetValue()
+			}
+		}
+	}
+	return ""
+}
+
 func source(s Snapshot) Source {
 	out := Source{Kind: s.Kind, Name: s.Name, MinIntervalSeconds: s.MinInterval.Seconds(), Failures: s.Failures}
+	if s.HistoryLevel != "" {
+		out.HistoryLevel, out.HistorySupport = s.HistoryLevel, engine.SupportAt(s.HistoryLevel)
+	}
 	switch {
 	case !s.Collected:
 		out.State = StateNotCollected

@@ -1,14 +1,18 @@
 package status
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -79,5 +83,57 @@ func TestSnapshotsNameFailuresByClass(t *testing.T) {
 	}
 	if l := snaps[0].Lists; len(l) != 1 || l[0].Table != "outbox" {
 		t.Fatalf("lists %+v, want the outbox collector's only", l)
+	}
+}
+
+// engineInfo is a camunda collector that serves camunda_engine_info at a
+// history level.
+type engineInfo struct{ level string }
+
+func (e engineInfo) Name() string { return "camunda" }
+
+func (e engineInfo) Collect(context.Context) ([]prometheus.Metric, error) {
+	return []prometheus.Metric{prometheus.MustNewConstMetric(catalog.Desc(catalog.CamundaEngineInfo), prometheus.GaugeValue, 1,
+		"main", "7.24.0", "camunda", e.level)}, nil
+}
+
+// TestHistoryLevelOnThePage: the page names an engine's history level as
+// its last collection served it (camunda_engine_info), with what it means
+// for each metric; below full in a note on the page, at full not.
+func TestHistoryLevelOnThePage(t *testing.T) {
+	for _, level := range []string{"none", "audit", "full"} {
+		src := poll.NewSource(poll.SourceOptions{Kind: vocab.SourceCamunda, Name: "main", MinInterval: time.Minute,
+			Collectors: []collectors.Collector{engineInfo{level}}, Probe: func(context.Context) error { return nil }, StatusItems: 5})
+		snaps := SetProvider{Set: poll.NewSet(nil, src)}.StatusSnapshots(context.Background())
+		if snaps[0].HistoryLevel != level {
+			t.Fatalf("history level %q, want %q", snaps[0].HistoryLevel, level)
+		}
+		r := Build(snaps, Options{MaxItems: 5}, time.Now())
+		s := r.Sources[0]
+		support := map[engine.Support]string{}
+		for _, g := range s.HistorySupport {
+			support[g.Support] = strings.Join(g.Metrics, ",")
+		}
+		completions := map[string]engine.Support{"none": engine.Absent, "audit": engine.Exact, "full": engine.Exact}[level]
+		idle := map[string]engine.Support{"none": engine.Absent, "audit": engine.Absent, "full": engine.Exact}[level]
+		if s.HistoryLevel != level || !strings.Contains(support[completions], catalog.CamundaExternalTaskCompletions) ||
+			!strings.Contains(support[idle], catalog.CamundaExternalTaskWorkerIdle) {
+			t.Errorf("at %s: source %+v", level, s)
+		}
+		var b bytes.Buffer
+		if err := NewHandlers(nil, HandlerOptions{}).Render(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if !strings.Contains(page, `<td class="history-level">`+level+`</td>`) {
+			t.Errorf("at %s the page's sources table does not name the level:\n%s", level, page)
+		}
+		note := `runs at history level ` + level + `, below full: `
+		if got := strings.Contains(page, note); got != (level != "full") {
+			t.Errorf("at %s the page's note %q shown: %v", level, note, got)
+		}
+		if level == "audit" && !strings.Contains(page, "lower bound: "+catalog.CamundaExternalTaskFailures) {
+			t.Errorf("at audit the page does not call the failures a lower bound:\n%s", page)
+		}
 	}
 }

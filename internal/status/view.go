@@ -33,6 +33,9 @@ type sourceView struct {
 	Collected, LastSuccess string
 	MinInterval            string
 	Failures               []string
+	// History is an engine's history level; HistoryNote, below full, what
+	// it means for the metrics that depend on it.
+	History, HistoryNote string
 }
 
 type listView struct {
@@ -146,6 +149,14 @@ func newPageView(r Report) pageView {
 		}
 		for _, f := range s.Failures {
 			sv.Failures = append(sv.Failures, f.Collector+": "+f.Class)
+		}
+		sv.History = s.HistoryLevel
+		if s.HistoryLevel != "" && s.HistoryLevel != "full" {
+			var parts []string
+			for _, g := range s.HistorySupport {
+				parts = append(parts, string(g.Support)+": "+strings.Join(g.Metrics, ", "))
+			}
+			sv.HistoryNote = strings.Join(parts, "; ")
 		}
 		if !s.Up {
 			v.Unseen = append(v.Unseen, s.Kind+" "+s.Name)

@@ -1,6 +1,7 @@
 // Command gen-docs rewrites the generated sections of the documentation: the
-// metric table (from the catalog) in docs/metrics.md and the index table (from
-// the collectors' requirements) in docs/database.md, so the docs cannot drift
+// metric table (from the catalog) and the history level table (from
+// collectors/engine) in docs/metrics.md and the index table (from the
+// collectors' requirements) in docs/database.md, so the docs cannot drift
 // from the code. Each file names the sections it holds with markers:
 //
 //	<!-- BEGIN GENERATED metrics (go generate ./scripts/gen-docs) -->
@@ -15,13 +16,15 @@ import (
 	"strings"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
 // sections are the generated sections by name.
 var sections = map[string]func() string{
-	"metrics": metricTable,
-	"indexes": indexTable,
+	"metrics":        metricTable,
+	"indexes":        indexTable,
+	"history-levels": historyLevelTable,
 }
 
 func main() {
@@ -145,6 +148,19 @@ func indexTable() string {
 			}
 			fmt.Fprintf(&b, "| `%s` | `%s (%s)%s` | %s |\n", r.Table, ix.Name, cols, where, why)
 		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// historyLevelTable is, per metric whose source depends on the engine's
+// history level, what each level lets the exporter report
+// (engine.HistoryLevelSupport, also what check and the status page say).
+func historyLevelTable() string {
+	var b strings.Builder
+	b.WriteString("\n| metric | none | activity | audit | full | below full |\n|---|---|---|---|---|---|\n")
+	for _, s := range engine.HistoryLevelSupport() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", s.Metric, s.None, s.Activity, s.Audit, s.Full, s.Why)
 	}
 	b.WriteString("\n")
 	return b.String()

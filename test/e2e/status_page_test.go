@@ -128,6 +128,11 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 	if s := source(r, "billing"); s.State != status.StateDown {
 		t.Errorf("billing: %+v, want down", s)
 	}
+	// The shared engine runs at history level full (the test engines'
+	// default): the page names it, with no note of what is missing.
+	if s := source(r, "main"); s.HistoryLevel != "full" || len(s.HistorySupport) == 0 || s.HistorySupport[len(s.HistorySupport)-1].Support == "absent" {
+		t.Errorf("engine main: history level %q, support %+v, want full, nothing absent", s.HistoryLevel, s.HistorySupport)
+	}
 
 	// The browser renders the same: each crash case in its own list, with
 	// the task, the process instance, the business key and the key.
@@ -157,6 +162,9 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 				t.Errorf("the rendered %s list shows %s", kind, other)
 			}
 		}
+	}
+	if !strings.Contains(dom, `<td class="history-level">full</td>`) || strings.Contains(dom, "history-note") {
+		t.Errorf("the rendered page does not name engine main's history level full, or notes a level below full")
 	}
 	if !strings.Contains(dom, `<span class="badge state-down">down</span>`) || !strings.Contains(dom, "Not listed: database billing") {
 		t.Errorf("the rendered page does not say billing is down")

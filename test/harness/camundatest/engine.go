@@ -35,6 +35,11 @@ type Options struct {
 	StartTimeout time.Duration
 	// ExtraArgs are appended to the Spring Boot command line, e.g. "--logging.level.root=INFO".
 	ExtraArgs []string
+	// HistoryLevel, when set (none, activity, audit, full), is the engine's history level (the
+	// flavor's <PropertyPrefix>.history-level; the test engines default to full). The engine records
+	// its level in its database at the first start and refuses another one later, so each level
+	// needs a database of its own (PostgresURL, or the default H2 in memory).
+	HistoryLevel string
 	// PostgresURL, when set (postgres://user:password@host:port/db), runs the engine on that
 	// PostgreSQL database instead of H2 in memory; the engine creates its tables there.
 	PostgresURL string
@@ -231,6 +236,9 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 			return nil, err
 		}
 		args = append(args, pg...)
+	}
+	if opts.HistoryLevel != "" {
+		args = append(args, "--"+opts.Flavor.PropertyPrefix()+".history-level="+opts.HistoryLevel)
 	}
 	args = append(args, opts.ExtraArgs...)
 

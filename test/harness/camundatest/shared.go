@@ -40,7 +40,7 @@ func SharedWith(t testing.TB, opts Options) *Engine {
 	if opts.Flavor == "" {
 		opts.Flavor = FlavorCamunda
 	}
-	key := fmt.Sprintf("%s|%s|%s|%s|%q|%s|%q", opts.Flavor, opts.Username, opts.Password, opts.TimeZone, opts.ExtraArgs, opts.PostgresURL, opts.JVMArgs)
+	key := fmt.Sprintf("%s|%s|%s|%s|%q|%s|%q|%s", opts.Flavor, opts.Username, opts.Password, opts.TimeZone, opts.ExtraArgs, opts.PostgresURL, opts.JVMArgs, opts.HistoryLevel)
 	sharedEngines.mu.Lock()
 	entry := sharedEngines.entries[key]
 	if entry == nil {

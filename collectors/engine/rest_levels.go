@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+)
+
+// historyLevel finds the level from evidence in the history (the REST API
+// does not show the engine's setting): an external task log entry proves
+// full, a variable instance at least audit, an activity instance at least
+// activity. Evidence only grows, so each collection asks only what could
+// raise the level found before: at most one request at audit, two at
+// activity, three while nothing is seen, none once full. An empty history
+// also means a user without READ_HISTORY; while the engine holds external
+// tasks, an empty activity history reads as none (their activity instances
+// would be there otherwise), and with no task at all as unknown.
+func (r *restReader) historyLevel(ctx context.Context, prev levelFinding) (levelFinding, error) {
+	has := func(path string) (bool, error) {
+		ok, err := r.client.HistoryHasEntries(ctx, path)
+		if camunda.IsStatus(err, http.StatusNotFound) {
+			return false, nil // a fork without the list: no evidence
+		}
+		return ok, err
+	}
+	found := levelFinding{from: levelFromEvidence}
+	full, err := has(camunda.HistoryExternalTaskLog)
+	if err != nil {
+		return prev, err
+	}
+	if full {
+		found.level, found.final = levelFull, true
+		return found, nil
+	}
+	seen := prev.level
+	if seen < levelActivity {
+		ok, err := has(camunda.HistoryActivityInstances)
+		if err != nil {
+			return prev, err
+		}
+		if !ok {
+			n, err := r.client.CountExternalTasks(ctx, camunda.ExternalTaskQuery{})
+			if err != nil {
+				return prev, err
+			}
+			if n == 0 {
+				found.why = "the history shows nothing and the engine holds no external task: nothing ran yet, history level none, or a user without READ_HISTORY"
+				return found, nil
+			}
+			found.level = levelNone
+			found.why = "the history shows no activity instance while the engine holds external tasks: history level none, or a user without READ_HISTORY on the process definitions"
+			return found, nil
+		}
+		seen = levelActivity
+	}
+	if seen < levelAudit {
+		ok, err := has(camunda.HistoryVariableInstances)
+		if err != nil {
+			return prev, err
+		}
+		if ok {
+			seen = levelAudit
+		}
+	}
+	found.level = seen
+	found.why = "the external task log is empty: history level below full (or no external task created yet), or a user without READ_HISTORY"
+	if seen == levelActivity {
+		found.why = "the history shows activity instances but no variable instance and no external task log entry: history level activity (or audit with processes without variables), or a user without READ_HISTORY"
+	}
+	return found, nil
+}
