@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // env is one stubbed machine.
@@ -21,10 +22,12 @@ type env struct {
 	root, bin, state   string
 	log, out, pgLib    string
 	home, debianMarker string
+	// extraEnv is added to the script's environment.
+	extraEnv []string
 }
 
 // real commands the script uses, linked into the stub PATH.
-var realTools = []string{"bash", "ls", "grep", "cat", "tr", "awk", "sed", "mkdir", "mv", "rm", "dirname", "tar", "xz", "unzip", "head", "chmod"}
+var realTools = []string{"bash", "ls", "grep", "cat", "tr", "awk", "sed", "mkdir", "mv", "rm", "dirname", "tar", "xz", "unzip", "head", "chmod", "date", "tee", "flock", "sleep"}
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
@@ -64,6 +67,7 @@ func newEnv(t *testing.T) *env {
 	e.stub("go", `echo "go $*" >>"$LOG"
 [ "$1" = build ] || [ "$1" = install ] || exit 0
 grep -q "building Prometheus" "$OUT" || echo "BUILT BEFORE SAYING WHAT" >>"$LOG"
+sleep "${GO_STUB_SLEEP:-0}"
 dir=$GOBIN; prev=
 for a in "$@"; do [ "$prev" = -o ] && dir=$a; prev=$a; done
 mkdir -p "$dir"
@@ -156,6 +160,7 @@ func (e *env) run(mode string) (int, string, string) {
 	cmd := exec.Command(filepath.Join(e.bin, "bash"), filepath.Join(e.root, "scripts", "install-deps.sh"), mode)
 	cmd.Env = []string{"PATH=" + e.bin, "HOME=" + e.home, "LOG=" + e.log, "OUT=" + e.out, "STATE=" + e.state,
 		"PGLIB=" + e.pgLib, "BIN=" + e.bin, "INSTALL_DEPS_PG_LIB_DIR=" + e.pgLib, "INSTALL_DEPS_DEBIAN_VERSION_FILE=" + e.debianMarker}
+	cmd.Env = append(cmd.Env, e.extraEnv...)
 	cmd.Stderr = out
 	cmd.Stdout = out
 	code := 0
@@ -335,5 +340,41 @@ func TestBuildsTheCurrentPrometheusAndAlertmanager(t *testing.T) {
 	os.Remove(e.log)
 	if code, _, calls := e.run("test"); code != 0 || strings.Contains(calls, "go ") {
 		t.Errorf("second run: exit %d, calls:\n%s", code, calls)
+	}
+}
+
+// TestBuildsInTheBackgroundAndCurrentToolsWaits: with
+// INSTALL_DEPS_BUILD_IN_BACKGROUND (.ci/run), the script returns before the
+// build is done, and current-tools waits for it before it names the
+// binaries.
+func TestBuildsInTheBackgroundAndCurrentToolsWaits(t *testing.T) {
+	e := newEnv(t)
+	e.have("current")
+	e.extraEnv = []string{"INSTALL_DEPS_BUILD_IN_BACKGROUND=1", "GO_STUB_SLEEP=2"}
+	prom := filepath.Join(e.home, ".cache", "workflow-exporter", "prometheus-v0.316.0", "prometheus")
+	start := time.Now()
+	code, out, calls := e.run("test")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, calls)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("the script took %s: it waited for the build", took)
+	}
+	if !strings.Contains(out, "in the background") {
+		t.Errorf("the script did not say it builds in the background:\n%s", out)
+	}
+	if _, err := os.Stat(prom); err == nil {
+		t.Fatal("built before the script returned: nothing was in the background")
+	}
+	code, printed, _ := e.run("current-tools")
+	if code != 0 || !strings.Contains(printed, "waiting for the build") || !strings.Contains(printed, "prometheus "+prom+"\n") {
+		t.Errorf("current-tools: exit %d\n%s", code, printed)
+	}
+	if _, err := os.Stat(prom); err != nil {
+		t.Errorf("current-tools returned before the build was done: %v", err)
+	}
+	log, _ := os.ReadFile(filepath.Join(e.home, ".cache", "workflow-exporter", "build.log"))
+	if !strings.Contains(string(log), "built in") {
+		t.Errorf("build log:\n%s", log)
 	}
 }
