@@ -11,7 +11,7 @@ DEMO      := bin/workflow-demo
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda alert-matrix
+.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-engine-cost alert-matrix
 
 all: build
 
@@ -55,23 +55,19 @@ test-unit:
 # The second PostgreSQL major (Debian 12's is 15), unpacked by scripts/install-deps.sh test.
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
 PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
-# The table collector tests (no Camunda engine needed).
-PG_TABLE_TESTS    = Outbox|Inbox|ProcessedJobs|Idempotency|TimestampWithoutTimeZone|NullStatus|MissingTable|UnreachableDatabase|QueriesReadOnly|JoinsAgainst|JoinByProcess|PromlintOnFullOutput
-
-## test-pg-current: the table collector tests, the check command, the PostgreSQL access layer and the database fault matrix on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail)
+## test-pg-current: everything that needs PostgreSQL and no Camunda engine, again on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail): the table collectors, joins, status lists and check command (internal/sources), the PostgreSQL access layer, the harness, and the database fault and leak tests. The build tag pgonly leaves out the test files that start an engine (they begin with //go:build !pgonly).
+PG_CURRENT_PACKAGES = ./internal/sources/ ./collectors/pgsource/ ./collectors/pgschema/ ./test/harness/pgtest/ ./test/reliability/
 test-pg-current:
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run '$(PG_TABLE_TESTS)' ./collectors/...
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 ./collectors/pgsource/... ./internal/check/... ./test/harness/pgtest/...
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -run 'TestDatabaseFaults' ./test/reliability/
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -tags pgonly $(PG_CURRENT_PACKAGES)
 
 # The fuzz targets (package:target). test-go runs their seed corpora and
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
 # fuzzes each for FUZZTIME. A failure writes the input to the package's
 # testdata/fuzz/: fix the code and commit the input as a regression case.
-FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody collectors/labellimit:FuzzLimiter collectors/labellimit:FuzzRanked
+FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody collectors/labellimit:FuzzLimiter collectors/labellimit:FuzzRanked collectors/signature:FuzzOf
 FUZZTIME    ?= 5s
 
-## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding, each for FUZZTIME (5s)
+## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding and the error signatures, each for FUZZTIME (5s)
 test-fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzzing $${t##*:} in ./$${t%%:*} for $(FUZZTIME)"; \
@@ -108,6 +104,10 @@ alert-matrix: deps
 ## bench-camunda: Camunda collection cost versus engine size and history, REST and engine-database mode, against listing every task and one SQL query (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
 bench-camunda: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchcamunda
+
+## bench-engine-cost: what the exporter costs a Camunda engine under live traffic: completions per second of saturating workers without and with the exporter (REST at 30s and 5s, engine-database mode), 5 alternating rounds, and the exporter's database time (docs/benchmarks.md; about 30 minutes)
+bench-engine-cost: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchload
 
 ## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, the tables of docs/metrics.md and docs/database.md)
 generate:

@@ -3,7 +3,7 @@
 # (promtool, amtool), the current promtool and amtool that scripts/install-deps.sh test builds,
 # and Go.
 
-.PHONY: test-alerts generate-alerts
+.PHONY: test-alerts generate-alerts check-sloth
 
 GO ?= go
 
@@ -16,7 +16,19 @@ GO ?= go
 # main go.mod would otherwise stop it with a missing go.sum entry.
 test-alerts:
 	bash alerts/test.sh
-	cd checks && $(GO) test -mod=mod ./alertrouting/...
+	cd checks && $(GO) test -mod=mod ./alertrouting/... ./sloth/...
+
+# The example SLO file's Sloth spec through the sloth command itself (`sloth validate`, then
+# `sloth generate` and promtool on what it generates). Not part of make test: the command builds
+# from its own module (it cannot share the checks module's Prometheus version), several minutes
+# cold; the checks module's sloth package checks the spec against Sloth's types on every run.
+SLOTH_VERSION ?= v0.16.0
+SLOTH_BIN     ?= $(HOME)/.cache/workflow-exporter/sloth-$(SLOTH_VERSION)/sloth
+check-sloth:
+	@test -x $(SLOTH_BIN) || GOBIN=$(dir $(SLOTH_BIN)) $(GO) install github.com/slok/sloth/cmd/sloth@$(SLOTH_VERSION)
+	$(SLOTH_BIN) validate --no-log -i alerts/slo-example.sloth.yml
+	$(SLOTH_BIN) generate --no-log -i alerts/slo-example.sloth.yml -o $(CURDIR)/.tmp/sloth-rules.yml
+	promtool check rules $(CURDIR)/.tmp/sloth-rules.yml
 
 # Regenerate only alerts/workflow-alerts.yml after changing alerts/config.yml;
 # `make generate` (go generate ./...) regenerates it along with every other generated file.

@@ -30,7 +30,7 @@ check() {
 	echo "=== $flavor: $("$promtool" --version 2>&1 | head -1); $("$amtool" --version 2>&1 | head -1)"
 
 	echo "== promtool check rules"
-	"$promtool" check rules alerts/workflow-alerts.yml
+	"$promtool" check rules alerts/workflow-alerts.yml alerts/slo-example-rules.yml
 
 	echo "== promtool check config deploy/prometheus/prometheus.yml"
 	"$promtool" check config deploy/prometheus/prometheus.yml

@@ -24,10 +24,12 @@ type ExternalTaskLogEntry struct {
 	// Retries is the value the failure set (null for creation entries).
 	Retries      *int   `json:"retries"`
 	ErrorMessage string `json:"errorMessage"`
-	CreationLog  bool   `json:"creationLog"`
-	FailureLog   bool   `json:"failureLog"`
-	SuccessLog   bool   `json:"successLog"`
-	DeletionLog  bool   `json:"deletionLog"`
+	// ProcessInstanceID is the task's process instance.
+	ProcessInstanceID string `json:"processInstanceId"`
+	CreationLog       bool   `json:"creationLog"`
+	FailureLog        bool   `json:"failureLog"`
+	SuccessLog        bool   `json:"successLog"`
+	DeletionLog       bool   `json:"deletionLog"`
 }
 
 // ListExternalTaskLog returns one page of historic external-task log

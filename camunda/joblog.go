@@ -16,10 +16,15 @@ type JobLogEntry struct {
 	JobID                string `json:"jobId"`
 	ProcessDefinitionKey string `json:"processDefinitionKey"`
 	ActivityID           string `json:"activityId"`
-	CreationLog          bool   `json:"creationLog"`
-	FailureLog           bool   `json:"failureLog"`
-	SuccessLog           bool   `json:"successLog"`
-	DeletionLog          bool   `json:"deletionLog"`
+	ProcessInstanceID    string `json:"processInstanceId"`
+	// JobExceptionMessage is a failure entry's exception message.
+	JobExceptionMessage string `json:"jobExceptionMessage"`
+	// Hostname is the engine node that ran the job.
+	Hostname    string `json:"hostname"`
+	CreationLog bool   `json:"creationLog"`
+	FailureLog  bool   `json:"failureLog"`
+	SuccessLog  bool   `json:"successLog"`
+	DeletionLog bool   `json:"deletionLog"`
 }
 
 // ListJobLog returns one page of historic job log entries, all kinds. Sort

@@ -64,6 +64,7 @@ const (
 	CamundaExternalTaskFailures          = "camunda_external_task_failures_total"
 	CamundaExternalTaskCompletions       = "camunda_external_task_completions_total"
 	CamundaExternalTaskBpmnErrors        = "camunda_external_task_bpmn_errors_total"
+	CamundaExternalTaskFailuresByError   = "camunda_external_task_failures_by_error_total"
 	CamundaExternalTasksLockedByWorker   = "camunda_external_tasks_locked_by_worker"
 	CamundaExternalTaskDuration          = "camunda_external_task_duration_seconds"
 	CamundaExternalTaskOldestLockAge     = "camunda_external_task_oldest_lock_age_seconds"
@@ -77,6 +78,14 @@ const (
 	CamundaJobOldestExecutableAge        = "camunda_job_oldest_executable_age_seconds"
 	CamundaJobFailures                   = "camunda_job_failures_total"
 	CamundaJobSuccesses                  = "camunda_job_successes_total"
+	CamundaJobFailuresByError            = "camunda_job_failures_by_error_total"
+	CamundaHistoryCleanable              = "camunda_history_cleanable_process_instances"
+	CamundaHistoryFinished               = "camunda_history_finished_process_instances"
+	CamundaHistoryWithoutTTL             = "camunda_history_process_instances_without_ttl"
+	CamundaHistoryCleanupEnabled         = "camunda_history_cleanup_enabled"
+	CamundaHistoryCleanupJobs            = "camunda_history_cleanup_jobs"
+	CamundaHistoryCleanupJobsFailing     = "camunda_history_cleanup_jobs_failing"
+	CamundaEngineTableBytes              = "camunda_engine_table_bytes"
 
 	IdempotencyRecords             = "workflow_idempotency_records"
 	IdempotencyOldestRecordAge     = "workflow_idempotency_oldest_record_age_seconds"
@@ -131,6 +140,8 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): external tasks seen locked again after a lapsed lock, by the same or another worker: a duplicate execution happened."},
 		{CamundaExternalTaskFailures, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): failures reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
+		{CamundaExternalTaskFailuresByError, Counter, SourceCamunda, []string{"engine", "topic", "error"},
+			"Camunda engine (REST API or engine database): the failures of camunda_external_task_failures_total by the signature of the worker's error message (ids, long numbers, UUIDs, quoted values and timestamps masked; docs/failure-groups.md), counted from the same history log entries. The first camunda[].failure_signature_limit signatures per topic keep their own error label for the exporter's lifetime, later ones count under error=\"other\". Absent with camunda[].failure_signatures: false."},
 		{CamundaExternalTaskCompletions, Counter, SourceCamunda, []string{"engine", "topic"},
 			"Camunda engine (REST API or engine database): completions reported by workers, each external task history log entry written since the exporter started counted once (history cleanup never lowers it)."},
 		{CamundaExternalTaskDuration, Histogram, SourceCamunda, []string{"engine", "topic"},
@@ -157,6 +168,22 @@ func all() []Metric {
 			"Camunda engine (REST API or engine database): seconds since the oldest executable job became due (its due date, or its creation for a job without one), by the engine's clock; 0 when no job is executable. It rises while the job executor runs nothing. Over REST exact up to max_listed_tasks executable jobs, a lower bound beyond (the list cannot be sorted by creation)." + polled},
 		{CamundaJobFailures, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): failed job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
+		{CamundaJobFailuresByError, Counter, SourceCamunda, []string{"engine", "process_definition_key", "error"},
+			"Camunda engine (REST API or engine database): the failures of camunda_job_failures_total by the signature of the job's exception message (as for camunda_external_task_failures_by_error_total; docs/failure-groups.md); the first camunda[].failure_signature_limit signatures per key keep their own error label, later ones count under error=\"other\". Absent with camunda[].failure_signatures: false."},
+		{CamundaHistoryCleanable, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): finished process instances past their history time to live, still in the history: what history cleanup may remove now (the engine's cleanable process instance report, all versions of the key; in engine-database mode by removal time, the default removal-time-based strategy). Read at most once per camunda[].history_cleanup.interval; keys beyond label_value_limit fold into \"other\"." + polled},
+		{CamundaHistoryFinished, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): finished process instances in the history, all versions of the key (the cleanable process instance report). Read at most once per camunda[].history_cleanup.interval." + polled},
+		{CamundaHistoryWithoutTTL, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},
+			"Camunda engine (REST API or engine database): finished process instances of definition versions without a history time to live: history cleanup never removes them. Read at most once per camunda[].history_cleanup.interval." + polled},
+		{CamundaHistoryCleanupEnabled, Gauge, SourceCamunda, []string{"engine"},
+			"Camunda engine (REST API): 1 when the engine node that answered takes part in history cleanup, 0 when its configuration took it out (GET /history/cleanup/configuration, 7.17 and later; absent when the engine does not say). Behind a load balancer it is the answering node's setting. Read at most once per camunda[].history_cleanup.interval." + polled},
+		{CamundaHistoryCleanupJobs, Gauge, SourceCamunda, []string{"engine"},
+			"Camunda engine (REST API or engine database): history cleanup jobs (one per degree of parallelism once cleanup was scheduled; 0 when it never was). Read at most once per camunda[].history_cleanup.interval." + polled},
+		{CamundaHistoryCleanupJobsFailing, Gauge, SourceCamunda, []string{"engine"},
+			"Camunda engine (REST API or engine database): history cleanup jobs whose last run failed (an exception message) or that are out of retries. Read at most once per camunda[].history_cleanup.interval." + polled},
+		{CamundaEngineTableBytes, Gauge, SourceCamunda, []string{"engine", "table"},
+			"Camunda engine database (engine-database mode only): bytes of the engine's ten largest tables, indexes and TOAST included (pg_total_relation_size). Read at most once per camunda[].history_cleanup.interval." + polled},
 		{CamundaJobSuccesses, Counter, SourceCamunda, []string{"engine", "process_definition_key"},
 			"Camunda engine (REST API or engine database): successful job executions, each job history log entry written since the exporter started counted once (history cleanup never lowers it; needs history level full)."},
 		{CamundaProcessInstances, Gauge, SourceCamunda, []string{"engine", "process_definition_key"},

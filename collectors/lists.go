@@ -138,6 +138,20 @@ type Item struct {
 	// Status is the row's stored status value.
 	Status string `json:"status,omitempty"`
 
+	// A failure group (the failure_groups kinds): the signature of the
+	// error messages, how many failures it holds, when the latest was
+	// (Since is the first), how many distinct workers (job executor hosts,
+	// for jobs) reported them, and the latest failure's job (its task is
+	// ExternalTaskID) under its process definition key.
+	ErrorSignature  string     `json:"error_signature,omitempty"`
+	Count           int        `json:"count,omitempty"`
+	LastSeen        *time.Time `json:"last_seen,omitempty"`
+	DistinctWorkers int        `json:"distinct_workers,omitempty"`
+	JobID           string     `json:"job_id,omitempty"`
+	// IncidentType is an incident group's incident type.
+	IncidentType         string `json:"incident_type,omitempty"`
+	ProcessDefinitionKey string `json:"process_definition_key,omitempty"`
+
 	// Since is when the problem started, by the source's clock (what it
 	// means per kind: docs/status.md); AgeSeconds is how long before the
 	// collection that was, by the same clock.

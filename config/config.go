@@ -32,8 +32,14 @@ const (
 	DefaultLateCommitWindow = 5 * time.Minute
 	DefaultLabelValueLimit  = 100
 	DefaultWorkerIDLimit    = 20
-	DefaultStaleAfter       = 15 * time.Minute
-	DefaultMaxListedTasks   = 10000
+	// DefaultFailureSignatureLimit is how many failure signatures each
+	// topic or process definition key keeps as their own error label.
+	DefaultFailureSignatureLimit = 10
+	// History cleanup reading (camunda[].history_cleanup).
+	DefaultHistoryCleanupInterval         = 10 * time.Minute
+	DefaultHistoryCleanupStatementTimeout = 10 * time.Second
+	DefaultStaleAfter                     = 15 * time.Minute
+	DefaultMaxListedTasks                 = 10000
 	// Engines: history log entries are written inside the engine's
 	// transactions (a completion runs the process on to its next wait
 	// state), which usually commit within seconds.
@@ -99,6 +105,19 @@ type Camunda struct {
 	// DurationBuckets are the upper bounds, in seconds, of the histogram
 	// of external task durations (creation to successful completion).
 	DurationBuckets []float64 `yaml:"duration_buckets"`
+	// FailureSignatures groups failures by their error message's
+	// signature (camunda_external_task_failures_by_error_total,
+	// camunda_job_failures_by_error_total, the status page's failure
+	// groups). Error messages may carry personal data: false keeps only
+	// the counts. Default true.
+	FailureSignatures *bool `yaml:"failure_signatures"`
+	// FailureSignatureLimit is how many signatures each topic or process
+	// definition key keeps; later ones count under error="other".
+	FailureSignatureLimit int `yaml:"failure_signature_limit"`
+
+	// HistoryCleanup configures the camunda_history collector: history
+	// growth and the history cleanup.
+	HistoryCleanup HistoryCleanup `yaml:"history_cleanup"`
 
 	// Database, when set, reads the engine's own tables (PostgreSQL)
 	// instead of asking the REST API for external tasks, history, incidents
@@ -113,6 +132,23 @@ type Camunda struct {
 	// never read from the file itself.
 	Password string `yaml:"-"`
 }
+
+// HistoryCleanup configures the camunda_history collector. Its reading
+// (the cleanable process instance report, the engine's largest tables)
+// costs more as the history grows, so it has its own interval.
+type HistoryCleanup struct {
+	// Enabled: false turns the collector off. Default true.
+	Enabled *bool `yaml:"enabled"`
+	// Interval: the collector reads at most once per interval and serves
+	// its last reading in between. Default 10m.
+	Interval model.Duration `yaml:"interval"`
+	// StatementTimeout bounds the cleanable count's query in
+	// engine-database mode (below the collection's timeout). Default 10s.
+	StatementTimeout model.Duration `yaml:"statement_timeout"`
+}
+
+// On reports whether the camunda_history collector runs.
+func (h HistoryCleanup) On() bool { return h.Enabled == nil || *h.Enabled }
 
 // EngineDatabase is the database of a Camunda engine, read directly.
 type EngineDatabase struct {
@@ -374,6 +410,13 @@ func (e *Camunda) applyDefaults() {
 	orDefault(&e.RequestConcurrency, DefaultRequestConcurrency)
 	orDefault(&e.LateCommitWindow, model.Duration(DefaultEngineLateCommitWindow))
 	orDefault(&e.MaxHistoryEntries, DefaultMaxHistoryEntries)
+	orDefault(&e.FailureSignatureLimit, DefaultFailureSignatureLimit)
+	orDefault(&e.HistoryCleanup.Interval, model.Duration(DefaultHistoryCleanupInterval))
+	orDefault(&e.HistoryCleanup.StatementTimeout, model.Duration(DefaultHistoryCleanupStatementTimeout))
+	if e.FailureSignatures == nil {
+		on := true
+		e.FailureSignatures = &on
+	}
 	if e.DurationBuckets == nil {
 		e.DurationBuckets = DefaultDurationBuckets()
 	}
@@ -411,6 +454,14 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	}
 	if e.LabelValueLimit < 1 {
 		add(key+".label_value_limit", "must be at least 1")
+	}
+	positive(add, key+".history_cleanup.interval", time.Duration(e.HistoryCleanup.Interval))
+	positive(add, key+".history_cleanup.statement_timeout", time.Duration(e.HistoryCleanup.StatementTimeout))
+	if e.HistoryCleanup.StatementTimeout >= e.Timeout {
+		add(key+".history_cleanup.statement_timeout", "must be shorter than %s.timeout (%s), which bounds the whole collection", key, e.Timeout)
+	}
+	if e.FailureSignatureLimit < 1 || e.FailureSignatureLimit > 100 {
+		add(key+".failure_signature_limit", "must be between 1 and 100 (each is a series per topic or process definition key), got %d", e.FailureSignatureLimit)
 	}
 	if e.MaxListedTasks < 1 {
 		add(key+".max_listed_tasks", "must be at least 1")

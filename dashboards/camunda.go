@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/alerts/slo"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -87,6 +88,11 @@ func externalTasks() *board {
 			" / (" + sumBy(rate(catalog.CamundaExternalTaskCompletions, mEngine, mTopic), "topic") +
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
+	d.series(panel{title: "Top failure causes", unit: "ops",
+		desc: "The five causes failing most per second: failures by topic and the signature of the worker's error message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count, workers and an example task. Absent where failure_signatures is off.",
+		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaExternalTaskFailuresByError, mEngine, mTopic), "topic", "error") + ")",
+			legend: "{{topic}}: {{error}}"}},
+		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Task duration", unit: "s",
 		desc: "External task duration, creation to successful completion (retries included), p50 and p95 per topic, from the history log. Tasks created before the exporter started are not in it.",
 		targets: []target{
@@ -136,6 +142,11 @@ func externalTasks() *board {
 			{expr: sumBy(rate(catalog.CamundaJobFailures, mEngine), "process_definition_key"), legend: "failed {{process_definition_key}}"},
 		},
 		runbooks: []string{rules.CamundaJobExecutorStalled, rules.CamundaIncidentsOpen}})
+	d.series(panel{title: "Top job failure causes", unit: "ops",
+		desc: "The five causes failing most per second: job failures by process definition and the signature of the exception message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count and an example job. Absent where failure_signatures is off.",
+		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaJobFailuresByError, mEngine), "process_definition_key", "error") + ")",
+			legend: "{{process_definition_key}}: {{error}}"}},
+		runbooks: []string{rules.CamundaIncidentsOpen}})
 	d.series(panel{title: "Async jobs out of retries", unit: "short",
 		desc:     "Async continuations and timers with no retries left, per process definition: each has a failedJob incident.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsRetriesExhausted, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
@@ -145,5 +156,40 @@ func externalTasks() *board {
 	d.series(panel{title: "Running process instances", unit: "short",
 		desc:    "Running process instances per process definition key (all versions, suspended ones included), from the engine's process definition statistics.",
 		targets: []target{{expr: sumBy(sel(catalog.CamundaProcessInstances, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
+
+	d.row("History and cleanup")
+	d.series(panel{title: "Cleanable process instances", unit: "short",
+		desc:    "Finished process instances past their history time to live, still in the history, per process definition: what history cleanup has yet to remove. It should fall after every cleanup window; flat or rising across windows means cleanup is off, failing or behind. Read every history_cleanup.interval.",
+		targets: []target{{expr: sumBy(sel(catalog.CamundaHistoryCleanable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
+	d.series(panel{title: "Finished instances in the history", unit: "short", stack: true,
+		desc: "Finished process instances the history holds, per engine, and the part of them whose definitions have no history time to live: cleanup never removes those.",
+		targets: []target{
+			{expr: sumBy(sel(catalog.CamundaHistoryFinished, mEngine), "engine"), legend: "finished {{engine}}"},
+			{expr: sumBy(sel(catalog.CamundaHistoryWithoutTTL, mEngine), "engine"), legend: "without time to live {{engine}}"},
+		}})
+	d.series(panel{title: "History cleanup jobs", unit: "short",
+		desc: "History cleanup jobs per engine, those failing (an exception, or out of retries), and whether cleanup is enabled (1) in the engine's configuration.",
+		targets: []target{
+			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobs, mEngine), "engine"), legend: "jobs {{engine}}"},
+			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobsFailing, mEngine), "engine"), legend: "failing {{engine}}"},
+			{expr: "max by (engine) (" + sel(catalog.CamundaHistoryCleanupEnabled, mEngine) + ")", legend: "enabled {{engine}}"},
+		}})
+	d.series(panel{title: "Largest engine tables", unit: "bytes",
+		desc:    "The engine's ten largest tables with indexes and TOAST, per engine (engine-database mode only: the REST API does not tell). History tables that keep growing are what cleanup should hold flat.",
+		targets: []target{{expr: "max by (engine, table) (" + sel(catalog.CamundaEngineTableBytes, mEngine) + ")", legend: "{{engine}} {{table}}"}}})
+
+	// The SLOs' recording rules (workflow-exporter render slos,
+	// docs/slos.md) carry the label slo and no engine: every objective
+	// Prometheus evaluates shows, whatever the variables.
+	d.row("Service level objectives")
+	d.series(panel{title: "Error budget remaining", unit: "percentunit",
+		desc:     "Per objective, the share of the period's error budget left: 100% untouched, 0 spent, below 0 overspent. From the recording rules of workflow-exporter render slos; empty until Prometheus evaluates them.",
+		targets:  []target{{expr: "max by (slo) (" + slo.RecordBudgetRemaining + ")", legend: "{{slo}}"}},
+		runbooks: []string{slo.BudgetBurnRunbook}})
+	d.series(panel{title: "Burn rate (1h)", unit: "short", min: ptr(0.0),
+		desc: "Per objective, how fast the error budget burns over the last hour: 1 spends it exactly over the period, 14.4 (with the 5m window) pages, 3 over a day files a ticket.",
+		targets: []target{{expr: "max by (slo) (" + slo.RecordErrorRatio + "1h) / on (slo) max by (slo) (" + slo.RecordBudget + ")",
+			legend: "{{slo}}"}},
+		runbooks: []string{slo.BudgetBurnRunbook}})
 	return d
 }

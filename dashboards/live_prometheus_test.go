@@ -103,6 +103,7 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
         labels:
           severity: critical
 `
+	sloRules := promtest.SLORules(t, promtest.LiveSLOs)
 	promtest.Each(t, promtest.Flavors(t), func(t *testing.T, f promtest.Flavor) {
 		var scrapes atomic.Int64
 		exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -111,7 +112,7 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
 			fmt.Fprint(w, syntheticExposition(n))
 		}))
 		defer exporter.Close()
-		prom := f.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules})
+		prom := f.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules, promtest.SLORulesFile: sloRules})
 		// Wait until Prometheus has scraped a few times and the alert fires.
 		var failed []LiveResult
 		checked := false

@@ -28,6 +28,7 @@ const (
 	CollectorCamunda          = "camunda"           // external tasks, their history log, incidents, camunda_engine_info
 	CollectorCamundaJobs      = "camunda_jobs"      // async jobs and the job history log
 	CollectorCamundaProcesses = "camunda_processes" // running process instances
+	CollectorCamundaHistory   = "camunda_history"   // history growth and the history cleanup, at its own interval
 )
 
 // CollectorConnect is the collector label of a source's reachability check

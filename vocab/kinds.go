@@ -34,4 +34,7 @@ const (
 	KindLockExpired          = "lock_expired"
 	KindRedelivered          = "redelivered"
 	KindInboxWaiting         = "inbox_waiting"
+	KindTaskFailureGroups    = "task_failure_groups"
+	KindJobFailureGroups     = "job_failure_groups"
+	KindIncidentGroups       = "incident_groups"
 )

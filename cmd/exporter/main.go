@@ -109,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
-	if o.command == cmdRenderRules || o.command == cmdRenderDashboards {
+	if o.command == cmdRenderRules || o.command == cmdRenderDashboards || o.command == cmdRenderSLOs {
 		if err := runRender(o.command, &o.render, stdout); err != nil {
 			fmt.Fprintf(stderr, "%s\n", err)
 			return 1

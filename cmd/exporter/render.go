@@ -12,6 +12,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/alerts/slo"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 )
 
@@ -28,15 +30,19 @@ type renderOptions struct {
 	rulesLabels                                 map[string]string
 	dashFormat, dashOut, dashNamespace, folder  string
 	dashLabels                                  map[string]string
+	slosConfig, slosExporterConfig, slosFormat  string
+	slosOut, slosName, slosNamespace, service   string
+	slosLabels                                  map[string]string
 }
 
 const (
 	cmdRenderRules      = "render rules"
 	cmdRenderDashboards = "render dashboards"
+	cmdRenderSLOs       = "render slos"
 )
 
 func addRenderCommands(app *kingpin.Application, r *renderOptions) {
-	r.rulesLabels, r.dashLabels = map[string]string{}, map[string]string{}
+	r.rulesLabels, r.dashLabels, r.slosLabels = map[string]string{}, map[string]string{}, map[string]string{}
 	render := app.Command("render", "Write the alert rules or the Grafana dashboards for your settings (see `render rules --help`, `render dashboards --help`).")
 	rc := render.Command("rules", "Write the Prometheus alert rules, tuned by an alerts config (the format of alerts/config.yml; keys left out keep their default), as a rule file or a PrometheusRule.")
 	rc.Flag("alerts-config", "Alerts config file: job selector, runbook base URL, thresholds. Without it: the defaults.").PlaceHolder("FILE").StringVar(&r.alertsConfig)
@@ -53,6 +59,16 @@ func addRenderCommands(app *kingpin.Application, r *renderOptions) {
 	dc.Flag("namespace", "ConfigMaps: metadata.namespace (empty: none).").StringVar(&r.dashNamespace)
 	dc.Flag("label", "ConfigMaps: an extra label KEY=VALUE (repeatable).").PlaceHolder("KEY=VALUE").StringMapVar(&r.dashLabels)
 	dc.Flag("folder", "ConfigMaps: the Grafana folder (grafana_folder annotation).").Default("Workflow").StringVar(&r.folder)
+
+	sc := render.Command("slos", "Write recording rules and multi-window, multi-burn-rate alerts for service level objectives on the exporter's histograms and counters (docs/slos.md), as a rule file, a PrometheusRule, or a Sloth specification.")
+	sc.Flag("slos-config", "SLO file (alerts/slos.example.yml shows every key).").PlaceHolder("FILE").Required().StringVar(&r.slosConfig)
+	sc.Flag("exporter-config", "The exporter's config file, whose histogram buckets the latency thresholds must be boundaries of. Without it: the default buckets.").PlaceHolder("FILE").StringVar(&r.slosExporterConfig)
+	sc.Flag("format", "rules: a Prometheus rule file; prometheusrule: a PrometheusRule; sloth: a Sloth prometheus/v1 specification.").Default("rules").EnumVar(&r.slosFormat, "rules", "prometheusrule", "sloth")
+	sc.Flag("out", "File to write; - for standard output.").Default("-").StringVar(&r.slosOut)
+	sc.Flag("service", "Sloth: the service name.").Default("workflow-exporter").StringVar(&r.service)
+	sc.Flag("name", "PrometheusRule: metadata.name.").Default("workflow-exporter-slos").StringVar(&r.slosName)
+	sc.Flag("namespace", "PrometheusRule: metadata.namespace (empty: none).").StringVar(&r.slosNamespace)
+	sc.Flag("label", "PrometheusRule: a label KEY=VALUE (repeatable).").PlaceHolder("KEY=VALUE").StringMapVar(&r.slosLabels)
 }
 
 // runRender runs a render command. Errors name the file or flag.
@@ -114,8 +130,44 @@ func runRender(cmd string, r *renderOptions, stdout io.Writer) error {
 			}
 		}
 		return nil
+	case cmdRenderSLOs:
+		b, err := renderSLOs(r)
+		if err != nil {
+			return err
+		}
+		return writeOut(r.slosOut, b, stdout)
 	}
 	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// renderSLOs renders `render slos`: the SLO file checked against the
+// catalog and the exporter's buckets, in the format asked for.
+func renderSLOs(r *renderOptions) ([]byte, error) {
+	if err := checkLabels(r.slosLabels); err != nil {
+		return nil, err
+	}
+	var exporterCfg *config.Config
+	if r.slosExporterConfig != "" {
+		c, err := config.Load(r.slosExporterConfig)
+		if err != nil {
+			return nil, fmt.Errorf("render slos: --exporter-config: %w", err)
+		}
+		exporterCfg = c
+	}
+	cfg, err := slo.Load(r.slosConfig, slo.BucketsOf(exporterCfg))
+	if err != nil {
+		return nil, err
+	}
+	source := filepath.ToSlash(r.slosConfig)
+	switch r.slosFormat {
+	case "sloth":
+		return slo.Sloth(cfg, r.service)
+	case "prometheusrule":
+		labels := map[string]string{"app.kubernetes.io/name": "workflow-exporter", "app.kubernetes.io/component": "slos"}
+		maps.Copy(labels, r.slosLabels)
+		return slo.PrometheusRule(cfg, source, slo.Meta{Name: r.slosName, Namespace: r.slosNamespace, Labels: labels})
+	}
+	return slo.Rules(cfg, source)
 }
 
 func writeOut(path string, b []byte, stdout io.Writer) error {

@@ -19,7 +19,7 @@ func goGenerateRenders(t *testing.T) [][]string {
 	t.Helper()
 	line := regexp.MustCompile(`(?m)^//go:generate go -C \S+ run ./cmd/exporter (render .*)$`)
 	var out [][]string
-	for _, f := range []string{"../../alerts/rules/gen.go", "../../dashboards/build.go"} {
+	for _, f := range []string{"../../alerts/rules/gen.go", "../../alerts/slo/gen.go", "../../dashboards/build.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -28,8 +28,8 @@ func goGenerateRenders(t *testing.T) [][]string {
 			out = append(out, strings.Fields(m[1]))
 		}
 	}
-	if len(out) < 6 {
-		t.Fatalf("found %d render commands in the go:generate lines, want the 6 that write the rules and dashboards", len(out))
+	if len(out) < 8 {
+		t.Fatalf("found %d render commands in the go:generate lines, want the 8 that write the rules, the SLO examples and dashboards", len(out))
 	}
 	return out
 }
@@ -159,5 +159,35 @@ func TestRenderFromUserSettings(t *testing.T) {
 		if exitCode(err) <= 0 || strings.Count(out, tc.want) != 1 {
 			t.Errorf("%v: exit %d, want a failure saying once %q:\n%s", tc.args, exitCode(err), tc.want, out)
 		}
+	}
+}
+
+// TestRenderSLOsRefusesWithKeyAndLine: render slos names the key and line of
+// every mistake, and checks latency thresholds against the buckets of the
+// exporter config it is given.
+func TestRenderSLOsRefusesWithKeyAndLine(t *testing.T) {
+	bin := exportertest.Build(t)
+	dir := t.TempDir()
+	slos := filepath.Join(dir, "slos.yml")
+	if err := os.WriteFile(slos, []byte("slos:\n  - name: delay\n    objective: 99\n    indicator:\n      latency:\n        metric: workflow_outbox_publish_delay_seconds\n        threshold: 1m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exporterCfg := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(exporterCfg, []byte("databases:\n  - name: orders\n    dsn: postgres://localhost/orders\n    tables: {outbox: {publish_delay_buckets: [10, 30, 120]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		b, err := exec.Command(bin, append([]string{"render", "slos", "--slos-config", slos}, args...)...).CombinedOutput()
+		return string(b), err
+	}
+	if out, err := run(); err != nil || !strings.Contains(out, "record: workflow_slo:sli_error:ratio_rate5m") {
+		t.Fatalf("with the default buckets (60 s is one): %v\n%s", err, out)
+	}
+	out, err := run("--exporter-config", exporterCfg)
+	if err == nil || !strings.Contains(out, "slos[0].indicator.latency.threshold (line 7): 1m is not a bucket boundary of workflow_outbox_publish_delay_seconds (boundaries in seconds: [10 30 120])") {
+		t.Errorf("a threshold the configured buckets lack: %v\n%s", err, out)
+	}
+	if out, err := run("--format", "sloth"); err != nil || !strings.Contains(out, "version: prometheus/v1") {
+		t.Errorf("--format sloth: %v\n%s", err, out)
 	}
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
@@ -82,10 +84,13 @@ type collectorState struct {
 	incidents map[incidentKey]bool
 	oldestInc map[string]bool
 	// durations are the duration histograms per topic label.
-	durations map[string]durationHist
+	durations map[string]histogram.Dual
 	// holders are the workers holding locks per topic label, with the
 	// time their idleness counts from (tasks.go, emitLockAges).
 	holders map[topicWorker]time.Time
+	// failureGroups are the failures by topic label and signature
+	// (failures.go); by is nil when failure_signatures is off.
+	failureGroups failureGroups
 	// usedCatches are the error catch events paired with a deletion entry,
 	// by id, with their start (bpmn.go).
 	usedCatches map[string]time.Time
@@ -107,6 +112,8 @@ func (s collectorState) clone() collectorState {
 		durations:    cloneHists(s.durations),
 		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
 		usedCatches:  cloneMap(s.usedCatches),
+
+		failureGroups: s.failureGroups.clone(),
 	}
 }
 
@@ -130,15 +137,16 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
-			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors),
+			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTaskFailuresByError),
 		creations: map[string]int64{},
 	}
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
-		oldestInc: map[string]bool{}, durations: map[string]durationHist{}, holders: map[topicWorker]time.Time{},
-		usedCatches: map[string]time.Time{},
+		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
+		usedCatches:   map[string]time.Time{},
+		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
@@ -219,7 +227,8 @@ func (run *collectionRun) collect() error {
 	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
 	rd, err := e.reader.readTasks(run.ctx, tasksRequest{probeRead: at, topics: run.topicChoice(),
-		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)})
+		budget: e.cfg.MaxListedTasks, history: run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries),
+		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil})
 	if err != nil {
 		return err
 	}
@@ -257,6 +266,7 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
+	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), e.name)...)
 	return run.reportStatus(rd)
 }
 

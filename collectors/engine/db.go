@@ -45,6 +45,7 @@ type dbReader struct {
 	engine string
 	key    string // config key of the database section, for errors
 	prefix string // schema prefix of the table names ("" or `"schema".`)
+	schema string // the schema itself ("": the role's search path)
 	zone   string
 	loc    *time.Location
 	logger *slog.Logger
@@ -74,7 +75,7 @@ func newDBReader(cfg config.Camunda, key string, client *camunda.Client, logger 
 	if d.Schema != "" {
 		prefix = pgx.Identifier{d.Schema}.Sanitize() + "."
 	}
-	return &dbReader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix,
+	return &dbReader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix, schema: d.Schema,
 		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}}, nil
 }
 

@@ -12,7 +12,8 @@ import (
 // the one engine query whose cost would grow with the history without an
 // index (the engine creates none on TIMESTAMP_).
 const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
-  coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, '')
+  coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, ''),
+  coalesce(proc_inst_id_, ''), CASE WHEN state_ = 1 THEN coalesce(left(error_msg_, 4096), '') ELSE '' END
 FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
 
@@ -49,6 +50,7 @@ type historyRow struct {
 	TaskID, Topic, Worker string
 	State                 *int32
 	Act, ActInst, RootPI  string
+	PI, Message           string
 }
 
 // history reads the history log entries of the request's range, newest
@@ -57,7 +59,7 @@ func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (o
 	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", historySQL, hr,
 		func(row historyRow) historyEntry {
 			return historyEntry{id: row.ID, taskID: row.TaskID, topic: row.Topic, worker: row.Worker,
-				activity: row.Act, actInst: row.ActInst, rootPI: row.RootPI,
+				activity: row.Act, actInst: row.ActInst, rootPI: row.RootPI, pi: row.PI, message: row.Message,
 				ts: r.instant(row.Timestamp), kind: logKindOf(row.State)}
 		})
 	return out, err

@@ -29,7 +29,9 @@ GROUP BY 1
 ORDER BY min(j.id_)`
 	// jobLogSQL reads the job log entries since $1, newest first; like
 	// historySQL it needs an index on timestamp_ the engine does not create.
-	jobLogSQL = `SELECT id_, timestamp_, coalesce(process_def_key_, ''), job_state_
+	jobLogSQL = `SELECT id_, timestamp_, coalesce(process_def_key_, ''), job_state_,
+  coalesce(job_id_, ''), coalesce(process_instance_id_, ''), coalesce(hostname_, ''),
+  CASE WHEN job_state_ = 1 THEN coalesce(left(job_exception_msg_, 4096), '') ELSE '' END
 FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
 ORDER BY timestamp_ DESC, id_ LIMIT $2`
 )
@@ -47,6 +49,8 @@ type jobLogRow struct {
 	Timestamp time.Time
 	Key       string
 	State     *int32
+	JobID, PI string
+	Host, Msg string
 }
 
 // readJobs reads the jobs aspect in one read-only transaction: the jobs
@@ -78,7 +82,8 @@ func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, err
 		}
 		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", jobLogSQL, rq.log,
 			func(row jobLogRow) jobLogEntry {
-				return jobLogEntry{id: row.ID, key: row.Key, ts: r.instant(row.Timestamp), kind: logKindOf(row.State)}
+				return jobLogEntry{id: row.ID, key: row.Key, ts: r.instant(row.Timestamp), kind: logKindOf(row.State),
+					jobID: row.JobID, pi: row.PI, host: row.Host, message: row.Msg}
 			})
 		return err
 	})

@@ -32,6 +32,11 @@ func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, 
 		if out.incidents, err = r.incidents(ctx, tx); err != nil {
 			return err
 		}
+		if rq.incidentMessages {
+			if err := r.incidentMessages(ctx, tx, rq.budget, &out.incidents); err != nil {
+				return err
+			}
+		}
 		return r.incidentTopics(ctx, tx, out)
 	})
 	return out, err

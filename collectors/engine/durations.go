@@ -1,13 +1,10 @@
 package engine
 
 import (
-	"slices"
-	"sort"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 )
 
 // External task durations: from a task's creation to its successful
@@ -32,19 +29,10 @@ import (
 // each): tasks open at the same time beyond it are not observed.
 const maxCreations = 200000
 
-// durationHist is one topic label's histogram.
-type durationHist struct {
-	// buckets are per bucket, not cumulative; the last is +Inf.
-	buckets []uint64
-	sum     float64
-	count   uint64
-}
-
-func cloneHists(m map[string]durationHist) map[string]durationHist {
-	out := make(map[string]durationHist, len(m))
+func cloneHists(m map[string]histogram.Dual) map[string]histogram.Dual {
+	out := make(map[string]histogram.Dual, len(m))
 	for k, h := range m {
-		h.buckets = slices.Clone(h.buckets)
-		out[k] = h
+		out[k] = h.Clone()
 	}
 	return out
 }
@@ -110,15 +98,8 @@ func (run *collectionRun) trackDurations(entries []historyEntry, baseline bool) 
 
 // observeDuration adds one duration to a topic label's histogram.
 func (run *collectionRun) observeDuration(label string, seconds float64) {
-	bounds := run.c.e.cfg.DurationBuckets
 	h := run.st.durations[label]
-	if h.buckets == nil {
-		h.buckets = make([]uint64, len(bounds)+1)
-	}
-	seconds = max(0, seconds)
-	h.buckets[sort.SearchFloat64s(bounds, seconds)]++
-	h.sum += seconds
-	h.count++
+	h.Observe(run.c.e.cfg.DurationBuckets, max(0, seconds))
 	run.st.durations[label] = h
 }
 
@@ -139,18 +120,8 @@ func (c *Collector) commitCreations(l creationLedger) {
 }
 
 // emitDuration emits one topic label's histogram (empty when nothing was
-// observed).
+// observed), with classic and native buckets.
 func (run *collectionRun) emitDuration(label string) {
-	bounds := run.c.e.cfg.DurationBuckets
-	h := run.st.durations[label]
-	buckets := make(map[float64]uint64, len(bounds))
-	var cum uint64
-	for i, ub := range bounds {
-		if h.buckets != nil {
-			cum += h.buckets[i]
-		}
-		buckets[ub] = cum
-	}
-	run.out = append(run.out, prometheus.MustNewConstHistogram(run.c.descs.Get(catalog.CamundaExternalTaskDuration),
-		h.count, h.sum, buckets, run.c.e.name, label))
+	run.out = append(run.out, run.st.durations[label].MustMetric(run.c.descs.Get(catalog.CamundaExternalTaskDuration),
+		run.c.e.cfg.DurationBuckets, run.c.e.name, label))
 }

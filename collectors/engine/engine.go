@@ -52,6 +52,8 @@ type Engine struct {
 	tasks *Collector
 	jobs  *jobsCollector
 	procs *processesCollector
+	// history is nil when history_cleanup.enabled is false.
+	history *historyCollector
 }
 
 // Collector names, which are also the aspects of the engine database the
@@ -61,6 +63,7 @@ const (
 	nameTasks     = vocab.CollectorCamunda
 	nameJobs      = vocab.CollectorCamundaJobs
 	nameProcesses = vocab.CollectorCamundaProcesses
+	nameHistory   = vocab.CollectorCamundaHistory
 )
 
 // Options are the shared parts an engine's collectors need.
@@ -114,13 +117,20 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	e.tasks = newCollector(e, o)
 	e.jobs = newJobsCollector(e, o)
 	e.procs = newProcessesCollector(e, o)
+	if cfg.HistoryCleanup.On() {
+		e.history = newHistoryCollector(e, o)
+	}
 	return e, nil
 }
 
 // Collectors are the engine's collectors, in the order a collection runs
 // them.
 func (e *Engine) Collectors() []collectors.Collector {
-	return []collectors.Collector{e.tasks, e.jobs, e.procs}
+	cs := []collectors.Collector{e.tasks, e.jobs, e.procs}
+	if e.history != nil {
+		cs = append(cs, e.history)
+	}
+	return cs
 }
 
 // Probe reads GET /version: the engine answers (camunda_up), its version,

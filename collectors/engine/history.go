@@ -38,8 +38,11 @@ type historyEntry struct {
 	// activity, actInst and rootPI are the task's activity, its activity
 	// instance and root process instance (bpmn.go).
 	activity, actInst, rootPI string
-	ts                        time.Time
-	kind                      logKind
+	// pi is the task's process instance; message a failure entry's
+	// error message (failures.go).
+	pi, message string
+	ts          time.Time
+	kind        logKind
 }
 
 // historyRequest says which entries a reader must return.
@@ -196,6 +199,9 @@ func (run *collectionRun) countHistory(entries []historyEntry, ev bpmnEvidence) 
 		switch e.kind {
 		case logFailure:
 			c.failures++
+			if run.st.failureGroups.by != nil {
+				run.st.failureGroups.observe(failure{label: label, message: e.message, worker: e.worker, id: e.taskID, process: e.pi, ts: e.ts})
+			}
 			of(e.taskID).failedBy[e.worker] = true
 			acted(label, e)
 		case logSuccess:

@@ -18,6 +18,18 @@ type incidentRead struct {
 	// oldest is the oldest open incident per incident type, for the types
 	// whose oldest incident is known.
 	oldest map[string]time.Time
+	// messages are the open incidents with their messages, oldest first,
+	// at most max_listed_tasks, for the status page's incident groups
+	// (failures.go); read only when the request asks (messages).
+	messages []incidentMessage
+	// messagesCut: more incidents are open than messages holds.
+	messagesCut bool
+}
+
+// incidentMessage is one open incident as the incident groups need it.
+type incidentMessage struct {
+	typ, key, message, pi string
+	ts                    time.Time
 }
 
 // incidentGroup is one camunda_incidents series before label limits.

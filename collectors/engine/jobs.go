@@ -7,7 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // jobsCollector is the "camunda_jobs" collector of an engine: the async
@@ -48,6 +50,9 @@ type jobsState struct {
 	// failures and successes are the job log counters per key label.
 	failures, successes map[string]float64
 	cursor              historyCursor
+	// failureGroups are the failures by key label and signature
+	// (failures.go); by is nil when failure_signatures is off.
+	failureGroups failureGroups
 	// logCuts counts the collections whose job log reading was cut.
 	logCuts float64
 }
@@ -55,7 +60,7 @@ type jobsState struct {
 func (s jobsState) clone() jobsState {
 	return jobsState{exhausted: cloneMap(s.exhausted), executable: cloneMap(s.executable),
 		failures: cloneMap(s.failures), successes: cloneMap(s.successes),
-		cursor: s.cursor, logCuts: s.logCuts}
+		cursor: s.cursor, failureGroups: s.failureGroups.clone(), logCuts: s.logCuts}
 }
 
 // jobsRequest is what the jobs reading needs to know.
@@ -99,8 +104,12 @@ type jobGroup struct {
 // jobLogEntry is one job history log entry.
 type jobLogEntry struct {
 	id, key string
-	ts      time.Time
-	kind    logKind
+	// jobID, pi and host are the job, its process instance and the node
+	// that ran it; message a failure entry's exception message
+	// (failures.go).
+	jobID, pi, host, message string
+	ts                       time.Time
+	kind                     logKind
 }
 
 func (e jobLogEntry) entryID() string  { return e.id }
@@ -116,9 +125,10 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 		failureLimit:    limit(catalog.CamundaJobFailures),
 		successLimit:    limit(catalog.CamundaJobSuccesses),
 		descs: catalog.NewDescs(catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
-			catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut),
+			catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut, catalog.CamundaJobFailuresByError),
 		st: jobsState{exhausted: map[string]bool{}, executable: map[string]bool{},
-			failures: map[string]float64{}, successes: map[string]float64{}},
+			failures: map[string]float64{}, successes: map[string]float64{},
+			failureGroups: newFailureGroups(e.cfg.FailureSignatures, e.cfg.FailureSignatureLimit)},
 	}
 }
 
@@ -202,7 +212,11 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	for _, e := range fresh {
 		switch e.kind {
 		case logFailure:
-			st.failures[c.failureLimit.Admit(e.key)[0]]++
+			key := c.failureLimit.Admit(e.key)[0]
+			st.failures[key]++
+			if st.failureGroups.by != nil {
+				st.failureGroups.observe(failure{label: key, message: e.message, worker: e.host, id: e.jobID, process: e.pi, ts: e.ts})
+			}
 		case logSuccess:
 			st.successes[c.successLimit.Admit(e.key)[0]]++
 		}
@@ -212,6 +226,10 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	}
 	for _, key := range sortedKeys(st.successes) {
 		emit(catalog.CamundaJobSuccesses, prometheus.CounterValue, st.successes[key], engine, key)
+	}
+	out = append(out, st.failureGroups.metrics(c.descs.Get(catalog.CamundaJobFailuresByError), engine)...)
+	if sink := collectors.SinkFrom(ctx); sink != nil && st.failureGroups.by != nil {
+		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
 	}
 	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 	return out, rd.logCut, nil

@@ -41,6 +41,11 @@ type reader interface {
 	// readExhausted is the status page's list of the tasks out of
 	// retries: the oldest failedExternalTask incidents with their tasks.
 	readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error)
+	// readCleanup is the reading of "camunda_history": finished process
+	// instances per key (all, cleanable, without a time to live), the
+	// history cleanup's switch and jobs, and in engine-database mode the
+	// largest engine tables' sizes.
+	readCleanup(ctx context.Context, rq cleanupRequest) (*cleanupRead, error)
 	// close releases what the reader holds (the database's connections).
 	close()
 }

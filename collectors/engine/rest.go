@@ -46,12 +46,16 @@ type restReader struct {
 	// createTime (the oldest waiting age is then not reported);
 	// noJobCreateTime: the one whose jobs carry none (oldest executable age).
 	noCreateTime, noJobCreateTime *versionFlag
+	// perms are the engine's answers on the grants each collector needs
+	// (rest_permissions.go).
+	perms *permissions
 }
 
 var _ reader = (*restReader)(nil)
 
 func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *restReader {
 	return &restReader{client: client, engine: cfg.Name, logger: logger,
+		perms:       &permissions{client: client, user: cfg.Username, engine: cfg.Name, logger: logger},
 		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize),
 		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
 			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},

@@ -66,6 +66,7 @@ func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch 
 func entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
 	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time,
 		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID,
+		pi: e.ProcessInstanceID, message: e.ErrorMessage,
 		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 	return h
 }

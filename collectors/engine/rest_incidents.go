@@ -40,10 +40,15 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 			out.groups = append(out.groups, incidentGroup{key: ik, n: 1})
 		}
 		perType[in.IncidentType]++
+		if x.rq.incidentMessages {
+			out.messages = append(out.messages, incidentMessage{typ: in.IncidentType, key: key, message: in.IncidentMessage,
+				pi: in.ProcessInstanceID, ts: in.IncidentTimestamp.Time})
+		}
 		if _, ok := out.oldest[in.IncidentType]; !ok {
 			out.oldest[in.IncidentType] = in.IncidentTimestamp.Time
 		}
 	}
+	out.messagesCut = x.rq.incidentMessages && x.incCut
 	if x.incCut {
 		rest := x.nInc - int64(len(x.inc))
 		for _, typ := range sortedKeys(perType) {

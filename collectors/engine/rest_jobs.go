@@ -21,6 +21,9 @@ import (
 // ones: exact while every executable job is listed, a lower bound of the
 // age beyond (the list endpoint cannot sort by creation).
 func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
+	if err := r.perms.authorized(ctx, nameJobs); err != nil {
+		return nil, err
+	}
 	out := &jobsRead{now: rq.now}
 	qExhausted := camunda.JobQuery{Retries: camunda.RetriesNone}
 	qExecutable := camunda.JobQuery{Executable: true, Suspension: camunda.SuspensionActive}
@@ -94,6 +97,7 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 
 func jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
 	return jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time,
+		jobID: e.JobID, pi: e.ProcessInstanceID, host: e.Hostname, message: e.JobExceptionMessage,
 		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 }
 

@@ -63,6 +63,9 @@ type restRead struct {
 // the oldest waiting tasks), then the incidents' topics and the BPMN error
 // evidence.
 func (r *restReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
+	if err := r.perms.authorized(ctx, nameTasks); err != nil {
+		return nil, err
+	}
 	x := &restRead{r: r, rq: rq, budget: rq.budget, out: &tasksRead{now: rq.now}}
 	x.out.noCreateTime = r.noCreateTime.in(rq.version)
 	if err := x.topics(ctx); err != nil {

@@ -75,6 +75,11 @@ func (run *collectionRun) reportStatus(rd *tasksRead) error {
 		}
 	}
 	add(vocab.KindRetriesExhausted, exhausted, failed, false)
+	if c.st.failureGroups.by != nil {
+		sink.Add(run.st.failureGroups.list(vocab.KindTaskFailureGroups, c.e.name, true, hide, run.engineNow))
+		sink.Add(incidentGroups(vocab.KindIncidentGroups, c.e.name, rd.incidents.messages, c.e.cfg.FailureSignatureLimit,
+			rd.incidents.messagesCut, hide, run.engineNow))
+	}
 	return nil
 }
 

@@ -19,6 +19,9 @@ type tasksRequest struct {
 	budget int
 	// history says where the previous collection's history reading ended.
 	history historyRequest
+	// incidentMessages asks for the open incidents' messages (the status
+	// page's incident groups, failures.go).
+	incidentMessages bool
 }
 
 // tasksRead is what the tasks reading learned from an engine.

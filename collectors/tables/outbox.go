@@ -3,13 +3,13 @@ package tables
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
@@ -31,9 +31,7 @@ type Outbox struct {
 
 	createdTotal   map[string]float64
 	publishedTotal map[string]float64
-	delayBuckets   []uint64 // per bucket, not cumulative; last is +Inf
-	delayCount     uint64
-	delaySum       float64
+	delay          histogram.Dual
 
 	sqlGauges, sqlCreated, sqlPublished string
 }
@@ -52,7 +50,6 @@ func NewOutbox(o OutboxOptions) *Outbox {
 		known:          tuples{},
 		createdTotal:   map[string]float64{},
 		publishedTotal: map[string]float64{},
-		delayBuckets:   make([]uint64, len(o.Table.PublishDelayBuckets)+1),
 	}
 	t := pgschema.QuoteTable(o.Table.Table)
 	col := o.Table.Columns
@@ -173,10 +170,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	addCounts(c.createdTotal, newCreate)
 	addCounts(c.publishedTotal, newPub)
 	for _, d := range delays {
-		i := sort.SearchFloat64s(c.cfg.PublishDelayBuckets, d)
-		c.delayBuckets[i]++
-		c.delayCount++
-		c.delaySum += d
+		c.delay.Observe(c.cfg.PublishDelayBuckets, d)
 	}
 	return c.metrics(groups), nil
 }
@@ -198,12 +192,6 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 			c.counter(catalog.OutboxEventsPublished, c.publishedTotal[k], lv...),
 		)
 	}
-	buckets := make(map[float64]uint64, len(c.cfg.PublishDelayBuckets))
-	var cum uint64
-	for i, ub := range c.cfg.PublishDelayBuckets {
-		cum += c.delayBuckets[i]
-		buckets[ub] = cum
-	}
-	out = append(out, prometheus.MustNewConstHistogram(c.descs.Get(catalog.OutboxPublishDelay), c.delayCount, c.delaySum, buckets, c.database))
+	out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
 	return out
 }

@@ -21,6 +21,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/config"
@@ -123,6 +126,9 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 		rep.Errors++
 	} else {
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
+	}
+	if e.Database == nil && cfg.Username != "" {
+		checkPermissions(ctx, e, w, rep)
 	}
 	if e.Database == nil {
 		fmt.Fprintf(w, "    mode: REST API; failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)\n", e.Key)
@@ -265,6 +271,30 @@ func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements,
 	})
 	if err != nil {
 		fmt.Fprintf(w, "    ERROR %v\n", err)
+		rep.Errors++
+	}
+}
+
+// checkPermissions names each grant a collector lacks: with the engine's
+// authorization on, the REST API leaves out what the user may not read, and
+// the collector would report too little (the collectors fail on it too).
+func checkPermissions(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
+	missing, known, err := engine.MissingPermissions(ctx, e.Client, e.Config, nil)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "    ERROR checking the user's permissions: %v\n", err)
+		rep.Errors++
+		return
+	case !known:
+		fmt.Fprintf(w, "    WARNING the engine did not answer GET /authorization/check: with its authorization on, a missing grant reads as zeros\n")
+		rep.Warnings++
+		return
+	case len(missing) == 0:
+		fmt.Fprintf(w, "    permissions of %q: every grant the collectors need is held (or the engine's authorization is off)\n", e.Config.Username)
+		return
+	}
+	for _, c := range slices.Sorted(maps.Keys(missing)) {
+		fmt.Fprintf(w, "    ERROR collector %s: the user %q lacks %s, on every process definition (docs/production.md#permissions)\n", c, e.Config.Username, strings.Join(missing[c], "; "))
 		rep.Errors++
 	}
 }

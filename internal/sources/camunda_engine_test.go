@@ -1,3 +1,5 @@
+//go:build !pgonly
+
 package sources
 
 // Real-engine tests of the Camunda collector: a Go test worker drives
@@ -37,6 +39,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/signature"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
@@ -254,15 +257,18 @@ camunda:
 
 // scenario is one sequence of worker actions on its own process and topic.
 type scenario struct {
-	t      *testing.T
-	ctx    context.Context
-	e      *camundatest.Engine
-	creds  string // config lines with the exporter's credentials
-	c      *camundatest.Client
-	key    string
-	topic  string
-	exp    *camExporter
-	labels map[string]string
+	t     *testing.T
+	ctx   context.Context
+	e     *camundatest.Engine
+	creds string // config lines with the exporter's credentials
+	// dbConfig is the camunda[].database section of the engine's
+	// database ("" when the engine runs without PostgreSQL).
+	dbConfig string
+	c        *camundatest.Client
+	key      string
+	topic    string
+	exp      *camExporter
+	labels   map[string]string
 }
 
 // engineUnderTest is a started engine with what the exporter needs to
@@ -299,6 +305,7 @@ func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) [
 		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds)),
 		labels: map[string]string{"engine": "e1", "topic": topic}}
 	if u.dbURL != "" {
+		s.dbConfig = u.databaseConfig()
 		s.exp.twin = newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds+u.databaseConfig()))
 		// This scenario's topic and process, and the engine's own series
 		// but those that other scenarios change (the engine-wide age of
@@ -483,6 +490,8 @@ func TestCamundaEngine(t *testing.T) {
 		{"LockAgeAndIdleWorker", nil, scenarioLockAge},
 		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
 		{"StatusLists", nil, scenarioStatusLists},
+		{"FailureGroups", nil, scenarioFailureGroups},
+		{"HistoryCleanup", ttlZeroProcess, scenarioHistoryCleanup},
 	}
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
@@ -496,7 +505,11 @@ func TestCamundaEngine(t *testing.T) {
 			// /job/{id}/execute).
 			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword,
 				PostgresURL: u.dbURL, TimeZone: engineTimeZone,
-				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false"}})
+				// Definitions without a history time to live deploy (the
+				// HistoryCleanup scenario has one), as on engines
+				// upgraded from before 7.20.
+				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false",
+					"--" + flavor.PropertyPrefix() + ".generic-properties.properties.enforceHistoryTimeToLive=false"}})
 			u.e, u.creds = e, credentialsConfig(t, enginePassword)
 			creds := u.creds
 			t.Run("scenarios", func(t *testing.T) {
@@ -1294,6 +1307,18 @@ func scenarioAsyncJobs(s *scenario) {
 	s.exp.collect()
 	want(catalog.CamundaJobFailures, key, 2)
 	want(catalog.CamundaJobFailures, key, float64(logCount("failureLog")))
+	// Grouped by the exception message's signature: the two failures are
+	// one cause.
+	var failures []struct{ JobExceptionMessage string }
+	s.ok(s.c.Get(s.ctx, "/history/job-log", url.Values{"processDefinitionKey": {s.key}, "failureLog": {"true"}}, &failures))
+	if len(failures) != 2 || failures[0].JobExceptionMessage == "" {
+		s.t.Fatalf("engine: job log failures %+v, want 2 with a message", failures)
+	}
+	sig := signature.Of(failures[0].JobExceptionMessage)
+	if signature.Of(failures[1].JobExceptionMessage) != sig {
+		s.t.Errorf("the engine's two messages of one failure have different signatures: %q, %q", failures[0].JobExceptionMessage, failures[1].JobExceptionMessage)
+	}
+	want(catalog.CamundaJobFailuresByError, map[string]string{"engine": "e1", "process_definition_key": s.key, "error": sig}, 2)
 	// Out of retries: not executable any more, counted as exhausted; with
 	// no executable job left on the engine, the age is 0.
 	s.ok(s.c.Do(s.ctx, http.MethodPut, "/job/"+failing+"/retries", map[string]any{"retries": 0}, nil))
@@ -1446,6 +1471,11 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	r.collect()
 	if v, _ := r.get(catalog.CamundaUp, nil); v != 1 {
 		t.Fatalf("camunda_up = %v through the role of 002_exporter_role.sql; log:\n%s", v, r.logs)
+	}
+	for _, c := range []string{vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorCamundaProcesses, vocab.CollectorCamundaHistory} {
+		if v, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": c}); v != 1 {
+			t.Errorf("collector %s up = %v through the role of 002_exporter_role.sql; log:\n%s", c, v, r.logs)
+		}
 	}
 	if _, err := conn.Exec(ctx, "REVOKE SELECT ON act_ru_job FROM "+role); err != nil {
 		t.Fatal(err)

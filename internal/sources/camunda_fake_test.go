@@ -1,3 +1,5 @@
+//go:build !pgonly
+
 package sources
 
 // fakeCamunda is an httptest engine for unit tests: an in-memory set of

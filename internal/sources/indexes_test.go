@@ -19,14 +19,14 @@ func TestIndexFilesMatchTheCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(gen) != IndexSQL(reqs) {
-		t.Fatal("deploy/sql/003_exporter_indexes.sql is stale: run `go generate ./collectors`")
+		t.Fatal("deploy/sql/003_exporter_indexes.sql is stale: run `go generate ./internal/sources`")
 	}
 	eng, err := os.ReadFile(testkit.Path(t, "deploy/sql/camunda/001_history_timestamp_index.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(eng) != engine.IndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
-		t.Fatal("deploy/sql/camunda/001_history_timestamp_index.sql is stale: run `go generate ./collectors`")
+		t.Fatal("deploy/sql/camunda/001_history_timestamp_index.sql is stale: run `go generate ./internal/sources`")
 	}
 	// The engine-database role grants SELECT on exactly the tables the
 	// reader uses.

@@ -1,3 +1,5 @@
+//go:build !pgonly
+
 package sources
 
 import (

@@ -33,6 +33,12 @@ var kinds = []kindInfo{
 		"The worker did not complete within its lock: the task will run again; check its idempotency record."},
 	{vocab.KindRedelivered, "Redelivered after a lapsed lock", rules.CamundaExternalTaskDuplicateExecution,
 		"A second attempt ran or runs: check that the idempotency record absorbed it."},
+	{vocab.KindTaskFailureGroups, "External task failures grouped by cause", rules.CamundaExternalTaskRetryStorm,
+		"Fix the cause with the most recent and most frequent failures first; the example task shows one occurrence (docs/failure-groups.md)."},
+	{vocab.KindJobFailureGroups, "Job failures grouped by cause", rules.CamundaIncidentsOpen,
+		"Fix the cause the signature names; jobs out of retries become incidents, which need their retries set again after the fix."},
+	{vocab.KindIncidentGroups, "Open incidents grouped by cause", rules.CamundaIncidentsOpen,
+		"Fix the cause the signature names, then retry the incidents (set retries again); the example is the newest incident's process instance."},
 	{vocab.KindInboxWaiting, "Oldest waiting inbox messages", rules.WorkflowInboxBacklogOld,
 		"Find out why the consumer does not finish them (down, stuck in PROCESSING, or a poison message)."},
 }

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,19 @@ type field struct {
 var fields = []field{
 	{"Engine", func(i collectors.Item) string { return i.Engine }},
 	{"Topic", func(i collectors.Item) string { return i.Topic }},
+	{"Process definition", func(i collectors.Item) string { return i.ProcessDefinitionKey }},
+	{"Incident type", func(i collectors.Item) string { return i.IncidentType }},
+	{"Failure signature", func(i collectors.Item) string { return i.ErrorSignature }},
+	{"Failures", func(i collectors.Item) string { return countOrEmpty(i.Count) }},
+	{"Distinct workers", func(i collectors.Item) string { return countOrEmpty(i.DistinctWorkers) }},
+	{"Last seen", func(i collectors.Item) string {
+		if i.LastSeen == nil {
+			return ""
+		}
+		return i.LastSeen.UTC().Format(time.RFC3339)
+	}},
 	{"External task id", func(i collectors.Item) string { return i.ExternalTaskID }},
+	{"Job id", func(i collectors.Item) string { return i.JobID }},
 	{"Process instance", func(i collectors.Item) string { return i.ProcessInstanceID }},
 	{"Business key", func(i collectors.Item) string { return i.BusinessKey }},
 	{"Activity", func(i collectors.Item) string { return i.ActivityID }},
@@ -184,4 +197,12 @@ func ago(d time.Duration) string {
 var funcs = template.FuncMap{
 	"join":  strings.Join,
 	"lower": strings.ToLower,
+}
+
+// countOrEmpty shows a count, or nothing for items without one.
+func countOrEmpty(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }

@@ -7,5 +7,5 @@
 -- `workflow-exporter check` warns when the role could write.
 CREATE ROLE workflow_exporter_engine LOGIN PASSWORD 'change-me';
 GRANT USAGE ON SCHEMA public TO workflow_exporter_engine;
-GRANT SELECT ON act_ru_ext_task, act_hi_ext_task_log, act_hi_actinst, act_ru_incident, act_re_procdef, act_ru_execution, act_ru_job, act_hi_job_log, act_re_deployment TO workflow_exporter_engine;
+GRANT SELECT ON act_ru_ext_task, act_hi_ext_task_log, act_hi_actinst, act_ru_incident, act_re_procdef, act_ru_execution, act_ru_job, act_hi_job_log, act_re_deployment, act_hi_procinst TO workflow_exporter_engine;
 ALTER ROLE workflow_exporter_engine SET default_transaction_read_only = on;

@@ -198,7 +198,7 @@ func (f Flavor) StartAlerting(t testing.TB, o AlertingOptions) *Alerting {
 // sent to alertmanager (host:port); either may be empty.
 func PrometheusConfig(target, alertmanager string) string {
 	var b strings.Builder
-	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nrule_files: [rules.yml]\n")
+	b.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\nrule_files: [rules.yml, " + SLORulesFile + "]\n")
 	if alertmanager != "" {
 		fmt.Fprintf(&b, "alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%q]\n", alertmanager)
 	}

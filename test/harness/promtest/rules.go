@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	alertrules "github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/alerts/slo"
 )
 
 // GenerateRules returns the bundle's alert rules generated from an alerts
@@ -27,3 +28,36 @@ func GenerateRules(t testing.TB, config string) string {
 	}
 	return string(b)
 }
+
+// LiveSLOs is an objective for the dashboards' live checks: a completion
+// ratio over every topic, which any engine's series satisfy, so that the
+// dashboards' SLO panels have recording rules to read.
+const LiveSLOs = `
+slos:
+  - name: live-task-success
+    objective: 99.5
+    indicator:
+      ratio:
+        good: camunda_external_task_completions_total
+        bad: camunda_external_task_failures_total
+`
+
+// SLORules renders the SLO rule file of workflow-exporter render slos for
+// an SLO config (ratio objectives: no histogram buckets needed), for
+// StartPrometheus's Files under SLORulesFile.
+func SLORules(t testing.TB, config string) string {
+	t.Helper()
+	cfg, err := slo.Parse([]byte(config), nil)
+	if err != nil {
+		t.Fatalf("SLO rules: %v", err)
+	}
+	b, err := slo.Rules(cfg, "test")
+	if err != nil {
+		t.Fatalf("SLO rules: %v", err)
+	}
+	return string(b)
+}
+
+// SLORulesFile is the second rule file PrometheusConfig loads, when a test
+// writes it.
+const SLORulesFile = "slo-rules.yml"

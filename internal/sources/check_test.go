@@ -1,4 +1,4 @@
-package main
+package sources
 
 import (
 	"bytes"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
-	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
@@ -35,7 +34,7 @@ func runCheckConfig(t *testing.T, dsn, doc string) (string, check.Report) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep := sources.RunCheck(context.Background(), cfg, &out, nil)
+	rep := RunCheck(context.Background(), cfg, &out, nil)
 	return out.String(), rep
 }
 
@@ -163,7 +162,7 @@ func TestCheckReportsEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	rep := sources.RunCheck(context.Background(), cfg, &out, nil)
+	rep := RunCheck(context.Background(), cfg, &out, nil)
 	for _, want := range []string{
 		`camunda good: ok, camunda 7.24.0 at ` + engine.URL + `/engine-rest (credentials of "exporter" accepted)`,
 		"open external tasks visible to this user: 3",
