@@ -5,7 +5,8 @@
 # current-tools` says where). With each:
 #   - the rule file loads (promtool check rules) and the Prometheus example config with it;
 #   - every rule test in alerts/tests passes (promtool test rules);
-#   - deploy/alertmanager.yml loads (amtool check-config) and routes a few alerts as intended.
+#   - deploy/alertmanager.yml loads (amtool check-config) and routes a few alerts as intended
+#     (inhibition: checks/alertrouting, with Alertmanager's own inhibitor).
 # The Go tests cover the rest: checks/alertrouting every alert's route and inhibition, alerts/rules
 # (the main module's go test) the generator and that the committed rule file is up to date.
 # Usage: alerts/test.sh   (PROMTOOL=... AMTOOL=... to use other binaries for Debian's)
@@ -58,9 +59,13 @@ check() {
 	}
 	expect_route pager alertname=WorkflowOutboxBacklogStalled severity=critical database=orders aggregate_type=Order event_type=OrderFulfillmentSubmitted
 	expect_route pager alertname=WorkflowOutboxOldestEventTooOld severity=critical database=orders
+	expect_route pager alertname=WorkflowCompletedSideEffectTaskOpen severity=critical database=orders engine=main topic=fulfillment.submit-command scope=ORDER_FULFILLMENT_SUBMISSION
+	expect_route pager alertname=WorkflowExporterSourceDown severity=critical source=database name=orders database=orders
 	expect_route ticket alertname=CamundaExternalTaskLockExpirations severity=warning engine=main topic=fulfillment.submit-command
-	expect_route ticket alertname=WorkflowExporterSourceDown severity=warning source=database name=orders database=orders
+	expect_route ticket alertname=WorkflowExporterCollectorDown severity=warning source=camunda name=main engine=main collector=camunda_processes
+	expect_route null alertname=CamundaExternalTaskDuplicateExecution severity=info engine=main topic=fulfillment.submit-command
 	expect_route null alertname=WorkflowDuplicatePreventionSpike severity=info database=orders scope=ORDER_FULFILLMENT_SUBMISSION
+	expect_route watchdog alertname=WorkflowExporterWatchdog severity=none
 	expect_route ticket alertname=SomethingWithoutSeverity
 }
 

@@ -49,14 +49,5 @@ type HistoricActivityInstance struct {
 // ListHistoricActivityInstances returns one page of historic activity
 // instances matching q.
 func (c *Client) ListHistoricActivityInstances(ctx context.Context, q HistoricActivityInstanceQuery, p Page) ([]HistoricActivityInstance, error) {
-	v := newParams()
-	q.encode(v)
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/history/activity-instance", err)
-	}
-	var res []HistoricActivityInstance
-	if err := c.get(ctx, "/history/activity-instance", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[HistoricActivityInstance](ctx, c, "/history/activity-instance", q, p)
 }

@@ -25,18 +25,14 @@ type CleanableReportEntry struct {
 // CleanableProcessInstanceReport returns one page of the cleanable process
 // instance report, only definitions with finished instances (compact).
 func (c *Client) CleanableProcessInstanceReport(ctx context.Context, p Page) ([]CleanableReportEntry, error) {
-	const path = "/history/process-definition/cleanable-process-instance-report"
-	v := newParams()
-	v.Set("compact", "true")
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse(path, err)
-	}
-	var res []CleanableReportEntry
-	if err := c.get(ctx, path, v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[CleanableReportEntry](ctx, c, "/history/process-definition/cleanable-process-instance-report", compactReport{}, p)
 }
+
+// compactReport is the filter of the cleanable report: only definitions
+// with finished instances.
+type compactReport struct{}
+
+func (compactReport) encode(v params) { v.Set("compact", "true") }
 
 // HistoryCleanupConfiguration is GET /history/cleanup/configuration: the
 // current or next batch window (both nil: no window, cleanup runs only when

@@ -2,6 +2,7 @@ package camunda
 
 import (
 	"encoding/json"
+	"net/url"
 	"testing"
 )
 
@@ -29,5 +30,17 @@ func TestHistoryCleanupConfigurationEnabled(t *testing.T) {
 	var c HistoryCleanupConfiguration
 	if err := json.Unmarshal([]byte(`{"batchWindowStartTime":"2017-09-11T23:59:00.000+0200"}`), &c); err != nil || c.BatchWindowStartTime == nil {
 		t.Fatalf("window start not read: %v %+v", err, c)
+	}
+}
+
+func TestCleanableProcessInstanceReport(t *testing.T) {
+	got := servePage(t, "/history/process-definition/cleanable-process-instance-report",
+		`[{"processDefinitionId":"p:1:x","processDefinitionKey":"p","historyTimeToLive":null,"finishedProcessInstanceCount":3,"cleanableProcessInstanceCount":0,"tenantId":null}]`,
+		func(c *Client) ([]CleanableReportEntry, error) {
+			return c.CleanableProcessInstanceReport(ctxT(t), Page{MaxResults: 50})
+		},
+		url.Values{"compact": {"true"}, "firstResult": {"0"}, "maxResults": {"50"}})
+	if len(got) != 1 || got[0].ProcessDefinitionKey != "p" || got[0].HistoryTimeToLive != nil || got[0].FinishedCount != 3 {
+		t.Fatalf("decoded %+v", got)
 	}
 }

@@ -20,13 +20,5 @@ type Deployment struct {
 
 // ListDeployments returns one page of deployments.
 func (c *Client) ListDeployments(ctx context.Context, p Page) ([]Deployment, error) {
-	v := newParams()
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/deployment", err)
-	}
-	var res []Deployment
-	if err := c.get(ctx, "/deployment", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[Deployment](ctx, c, "/deployment", noFilter{}, p)
 }

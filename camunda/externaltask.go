@@ -86,27 +86,12 @@ type ExternalTask struct {
 
 // CountExternalTasks returns the number of external tasks matching q.
 func (c *Client) CountExternalTasks(ctx context.Context, q ExternalTaskQuery) (int64, error) {
-	v := newParams()
-	q.encode(v)
-	var res countResult
-	if err := c.get(ctx, "/external-task/count", v.Values, &res); err != nil {
-		return 0, err
-	}
-	return res.value(), nil
+	return getCount(ctx, c, "/external-task/count", q)
 }
 
 // ListExternalTasks returns one page of external tasks matching q.
 func (c *Client) ListExternalTasks(ctx context.Context, q ExternalTaskQuery, p Page) ([]ExternalTask, error) {
-	v := newParams()
-	q.encode(v)
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/external-task", err)
-	}
-	var res []ExternalTask
-	if err := c.get(ctx, "/external-task", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[ExternalTask](ctx, c, "/external-task", q, p)
 }
 
 // TopicNames returns the distinct topics of current external tasks, narrowed

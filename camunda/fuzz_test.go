@@ -40,46 +40,45 @@ func FuzzDecode(f *testing.F) {
 		if decode(body, &topics) == nil && topics == nil {
 			t.Fatalf("topic names accepted as nothing: %s", body)
 		}
-		var tasks []ExternalTask
-		if decode(body, &tasks) == nil {
-			for _, tk := range tasks {
-				if tk.ID == "" {
-					t.Fatalf("task without id accepted: %s", body)
-				}
-				for _, tm := range []*Time{tk.LockExpirationTime, tk.CreateTime} {
-					if tm != nil {
-						roundTrip(t, *tm)
-					}
+		eachDecoded(body, func(tk ExternalTask) {
+			if tk.ID == "" {
+				t.Fatalf("task without id accepted: %s", body)
+			}
+			for _, tm := range []*Time{tk.LockExpirationTime, tk.CreateTime} {
+				if tm != nil {
+					roundTrip(t, *tm)
 				}
 			}
-		}
-		var entries []ExternalTaskLogEntry
-		if decode(body, &entries) == nil {
-			for _, e := range entries {
-				if e.ID == "" || e.Timestamp.IsZero() {
-					t.Fatalf("history entry without id or timestamp accepted: %s", body)
-				}
-				roundTrip(t, e.Timestamp)
+		})
+		eachDecoded(body, func(e ExternalTaskLogEntry) {
+			if e.ID == "" || e.Timestamp.IsZero() {
+				t.Fatalf("history entry without id or timestamp accepted: %s", body)
 			}
-		}
-		var incidents []Incident
-		if decode(body, &incidents) == nil {
-			for _, in := range incidents {
-				if in.ID == "" {
-					t.Fatalf("incident without id accepted: %s", body)
-				}
-				roundTrip(t, in.IncidentTimestamp)
+			roundTrip(t, e.Timestamp)
+		})
+		eachDecoded(body, func(in Incident) {
+			if in.ID == "" {
+				t.Fatalf("incident without id accepted: %s", body)
 			}
-		}
-		var jobs []Job
-		if decode(body, &jobs) == nil {
-			for _, j := range jobs {
-				if j.ID == "" {
-					t.Fatalf("job without id accepted: %s", body)
-				}
+			roundTrip(t, in.IncidentTimestamp)
+		})
+		eachDecoded(body, func(j Job) {
+			if j.ID == "" {
+				t.Fatalf("job without id accepted: %s", body)
 			}
-		}
+		})
 	})
+}
+
+// eachDecoded decodes body as a list of T and, if the decoder accepts it,
+// checks each item.
+func eachDecoded[T any](body []byte, check func(T)) {
+	var items []T
+	if decode(body, &items) == nil {
+		for _, it := range items {
+			check(it)
+		}
+	}
 }
 
 // roundTrip checks that a date the decoder accepted is the same instant,

@@ -26,26 +26,11 @@ type HistoryLogQuery struct {
 
 func (q HistoryLogQuery) encode(v params) {
 	v.set("topicName", q.TopicName)
-	switch q.Log {
-	case LogCreation:
-		v.flag("creationLog", true)
-	case LogFailure:
-		v.flag("failureLog", true)
-	case LogSuccess:
-		v.flag("successLog", true)
-	case LogDeletion:
-		v.flag("deletionLog", true)
-	}
+	oneOf(v, q.Log, map[LogKind]string{LogCreation: "creationLog", LogFailure: "failureLog", LogSuccess: "successLog", LogDeletion: "deletionLog"})
 }
 
 // CountExternalTaskLog returns the number of historic external-task log
 // entries matching q.
 func (c *Client) CountExternalTaskLog(ctx context.Context, q HistoryLogQuery) (int64, error) {
-	v := newParams()
-	q.encode(v)
-	var res countResult
-	if err := c.get(ctx, "/history/external-task-log/count", v.Values, &res); err != nil {
-		return 0, err
-	}
-	return res.value(), nil
+	return getCount(ctx, c, "/history/external-task-log/count", q)
 }

@@ -36,14 +36,5 @@ type ExternalTaskLogEntry struct {
 // entries matching q. Sort by ExternalTaskLogSortTimestamp, descending, to
 // read the most recent entries first.
 func (c *Client) ListExternalTaskLog(ctx context.Context, q HistoryLogQuery, p Page) ([]ExternalTaskLogEntry, error) {
-	v := newParams()
-	q.encode(v)
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/history/external-task-log", err)
-	}
-	var res []ExternalTaskLogEntry
-	if err := c.get(ctx, "/history/external-task-log", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[ExternalTaskLogEntry](ctx, c, "/history/external-task-log", q, p)
 }

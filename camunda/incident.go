@@ -61,25 +61,10 @@ type Incident struct {
 
 // CountIncidents returns the number of open incidents matching q.
 func (c *Client) CountIncidents(ctx context.Context, q IncidentQuery) (int64, error) {
-	v := newParams()
-	q.encode(v)
-	var res countResult
-	if err := c.get(ctx, "/incident/count", v.Values, &res); err != nil {
-		return 0, err
-	}
-	return res.value(), nil
+	return getCount(ctx, c, "/incident/count", q)
 }
 
 // ListIncidents returns one page of open incidents matching q.
 func (c *Client) ListIncidents(ctx context.Context, q IncidentQuery, p Page) ([]Incident, error) {
-	v := newParams()
-	q.encode(v)
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/incident", err)
-	}
-	var res []Incident
-	if err := c.get(ctx, "/incident", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[Incident](ctx, c, "/incident", q, p)
 }

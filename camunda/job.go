@@ -64,25 +64,10 @@ type Job struct {
 
 // CountJobs returns the number of jobs matching q.
 func (c *Client) CountJobs(ctx context.Context, q JobQuery) (int64, error) {
-	v := newParams()
-	q.encode(v)
-	var res countResult
-	if err := c.get(ctx, "/job/count", v.Values, &res); err != nil {
-		return 0, err
-	}
-	return res.value(), nil
+	return getCount(ctx, c, "/job/count", q)
 }
 
 // ListJobs returns one page of jobs matching q.
 func (c *Client) ListJobs(ctx context.Context, q JobQuery, p Page) ([]Job, error) {
-	v := newParams()
-	q.encode(v)
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/job", err)
-	}
-	var res []Job
-	if err := c.get(ctx, "/job", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[Job](ctx, c, "/job", q, p)
 }

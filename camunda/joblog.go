@@ -31,13 +31,5 @@ type JobLogEntry struct {
 // by JobLogSortTimestamp, descending, to read the most recent entries
 // first; like the external-task log it has no timestamp filter.
 func (c *Client) ListJobLog(ctx context.Context, p Page) ([]JobLogEntry, error) {
-	v := newParams()
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
-		return nil, c.refuse("/history/job-log", err)
-	}
-	var res []JobLogEntry
-	if err := c.get(ctx, "/history/job-log", v.Values, &res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return getPage[JobLogEntry](ctx, c, "/history/job-log", noFilter{}, p)
 }

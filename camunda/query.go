@@ -1,6 +1,7 @@
 package camunda
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -107,30 +108,60 @@ const (
 )
 
 func (f LockFilter) encode(v params) {
-	switch f {
-	case LockLocked:
-		v.flag("locked", true)
-	case LockNotLocked:
-		v.flag("notLocked", true)
-	}
+	oneOf(v, f, map[LockFilter]string{LockLocked: "locked", LockNotLocked: "notLocked"})
 }
 
 func (f RetryFilter) encode(v params) {
-	switch f {
-	case RetriesLeft:
-		v.flag("withRetriesLeft", true)
-	case RetriesNone:
-		v.flag("noRetriesLeft", true)
-	}
+	oneOf(v, f, map[RetryFilter]string{RetriesLeft: "withRetriesLeft", RetriesNone: "noRetriesLeft"})
 }
 
 func (f SuspensionFilter) encode(v params) {
-	switch f {
-	case SuspensionActive:
-		v.flag("active", true)
-	case SuspensionSuspended:
-		v.flag("suspended", true)
+	oneOf(v, f, map[SuspensionFilter]string{SuspensionActive: "active", SuspensionSuspended: "suspended"})
+}
+
+// oneOf sends the flag that flags names for the enum value e; the zero
+// value ("no filter") has none and sends nothing.
+func oneOf[E comparable](v params, e E, flags map[E]string) {
+	if k, ok := flags[e]; ok {
+		v.flag(k, true)
 	}
+}
+
+// filter is a query struct (ExternalTaskQuery, JobQuery, ...): it writes
+// the filters that are set as query parameters.
+type filter interface{ encode(v params) }
+
+// noFilter is the filter of an endpoint this client reads without one.
+type noFilter struct{}
+
+func (noFilter) encode(params) {}
+
+// getCount performs GET path, a .../count endpoint, with q's filters.
+func getCount(ctx context.Context, c *Client, path string, q filter) (int64, error) {
+	v := newParams()
+	q.encode(v)
+	var res countResult
+	if err := c.get(ctx, path, v.Values, &res); err != nil {
+		return 0, err
+	}
+	return res.value(), nil
+}
+
+// getPage performs GET path, a list endpoint, with q's filters and the
+// paging of p, and decodes the page into []T. A page larger than the
+// engine's limit is refused before sending (see Page.encode). Every List*
+// call goes through here, so none can forget maxResults.
+func getPage[T any](ctx context.Context, c *Client, path string, q filter, p Page) ([]T, error) {
+	v := newParams()
+	q.encode(v)
+	if err := p.encode(v, c.maxResultsLimit); err != nil {
+		return nil, c.refuse(path, err)
+	}
+	var res []T
+	if err := c.get(ctx, path, v.Values, &res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // params builds query strings and leaves out everything unset, so an empty

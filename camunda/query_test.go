@@ -28,6 +28,23 @@ func registerAll(t *testing.T, f *fakeEngine, prefix string) {
 	}
 }
 
+// counted and listed make a Count* or List* method, given as a method
+// expression such as (*Client).CountJobs, and its arguments into a call of
+// TestQueryEncoding's table.
+func counted[Q any](count func(*Client, context.Context, Q) (int64, error), q Q) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		_, err := count(c, ctx, q)
+		return err
+	}
+}
+
+func listed[Q, T any](list func(*Client, context.Context, Q, Page) ([]T, error), q Q, p Page) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		_, err := list(c, ctx, q, p)
+		return err
+	}
+}
+
 func TestQueryEncoding(t *testing.T) {
 	cet := time.FixedZone("CET", 3600)
 	est := time.FixedZone("EST", -5*3600)
@@ -46,73 +63,52 @@ func TestQueryEncoding(t *testing.T) {
 			wantPath: "/version",
 		},
 		{
-			name: "count external tasks, no filter",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTasks(ctx, ExternalTaskQuery{})
-				return err
-			},
+			name:     "count external tasks, no filter",
+			call:     counted((*Client).CountExternalTasks, ExternalTaskQuery{}),
 			wantPath: "/external-task/count",
 		},
 		{
-			name: "count external tasks, locked with retries left, active",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTasks(ctx, ExternalTaskQuery{TopicName: "fulfillment.submit-command", Lock: LockLocked, Retries: RetriesLeft, Suspension: SuspensionActive})
-				return err
-			},
+			name:      "count external tasks, locked with retries left, active",
+			call:      counted((*Client).CountExternalTasks, ExternalTaskQuery{TopicName: "fulfillment.submit-command", Lock: LockLocked, Retries: RetriesLeft, Suspension: SuspensionActive}),
 			wantPath:  "/external-task/count",
 			wantQuery: "active=true&locked=true&topicName=fulfillment.submit-command&withRetriesLeft=true",
 		},
 		{
 			name: "count external tasks, the other half of each pair and dates with offsets",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTasks(ctx, ExternalTaskQuery{
-					WorkerID: "worker a", Lock: LockNotLocked, Retries: RetriesNone, Suspension: SuspensionSuspended,
-					LockExpirationBefore: lockBefore, LockExpirationAfter: lockAfter,
-				})
-				return err
-			},
+			call: counted((*Client).CountExternalTasks, ExternalTaskQuery{
+				WorkerID: "worker a", Lock: LockNotLocked, Retries: RetriesNone, Suspension: SuspensionSuspended,
+				LockExpirationBefore: lockBefore, LockExpirationAfter: lockAfter,
+			}),
 			wantPath: "/external-task/count",
 			wantQuery: "lockExpirationAfter=2026-01-25T07%3A00%3A00.000-0500" +
 				"&lockExpirationBefore=2026-01-25T13%3A33%3A42.165%2B0100" +
 				"&noRetriesLeft=true&notLocked=true&suspended=true&workerId=worker+a",
 		},
 		{
-			name: "list external tasks, zero page still sends maxResults",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListExternalTasks(ctx, ExternalTaskQuery{TopicName: "t"}, Page{})
-				return err
-			},
+			name:      "list external tasks, zero page still sends maxResults",
+			call:      listed((*Client).ListExternalTasks, ExternalTaskQuery{TopicName: "t"}, Page{}),
 			wantPath:  "/external-task",
 			wantQuery: "firstResult=0&maxResults=100&topicName=t",
 		},
 		{
 			name: "list external tasks, id lists and sort",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListExternalTasks(ctx, ExternalTaskQuery{
-					ExternalTaskIDIn: []string{"e1", "e2"}, ProcessInstanceIDIn: []string{"p1"}, ActivityIDIn: []string{"A", "B"},
-					TenantIDIn: []string{"t1"}, ProcessDefinitionID: "fulfillment:3:x",
-				}, Page{FirstResult: 20, MaxResults: 10, Sort: Sort{By: ExternalTaskSortCreateTime, Order: Descending}})
-				return err
-			},
+			call: listed((*Client).ListExternalTasks, ExternalTaskQuery{
+				ExternalTaskIDIn: []string{"e1", "e2"}, ProcessInstanceIDIn: []string{"p1"}, ActivityIDIn: []string{"A", "B"},
+				TenantIDIn: []string{"t1"}, ProcessDefinitionID: "fulfillment:3:x",
+			}, Page{FirstResult: 20, MaxResults: 10, Sort: Sort{By: ExternalTaskSortCreateTime, Order: Descending}}),
 			wantPath: "/external-task",
 			wantQuery: "activityIdIn=A%2CB&externalTaskIdIn=e1%2Ce2&firstResult=20&maxResults=10" +
 				"&processDefinitionId=fulfillment%3A3%3Ax&processInstanceIdIn=p1&sortBy=createTime&sortOrder=desc&tenantIdIn=t1",
 		},
 		{
-			name: "sortBy alone still sends sortOrder",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{MaxResults: 5, Sort: Sort{By: ExternalTaskSortID}})
-				return err
-			},
+			name:      "sortBy alone still sends sortOrder",
+			call:      listed((*Client).ListExternalTasks, ExternalTaskQuery{}, Page{MaxResults: 5, Sort: Sort{By: ExternalTaskSortID}}),
 			wantPath:  "/external-task",
 			wantQuery: "firstResult=0&maxResults=5&sortBy=id&sortOrder=asc",
 		},
 		{
-			name: "sortOrder alone sends neither",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{FirstResult: -3, MaxResults: 5, Sort: Sort{Order: Descending}})
-				return err
-			},
+			name:      "sortOrder alone sends neither",
+			call:      listed((*Client).ListExternalTasks, ExternalTaskQuery{}, Page{FirstResult: -3, MaxResults: 5, Sort: Sort{Order: Descending}}),
 			wantPath:  "/external-task",
 			wantQuery: "firstResult=0&maxResults=5",
 		},
@@ -140,76 +136,52 @@ func TestQueryEncoding(t *testing.T) {
 			wantQuery: "withUnlockedTasks=true",
 		},
 		{
-			name: "count incidents",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountIncidents(ctx, IncidentQuery{IncidentType: IncidentFailedExternalTask, ProcessDefinitionKeyIn: []string{"payment", "fulfillment"}, ActivityID: "CapturePayment"})
-				return err
-			},
+			name:      "count incidents",
+			call:      counted((*Client).CountIncidents, IncidentQuery{IncidentType: IncidentFailedExternalTask, ProcessDefinitionKeyIn: []string{"payment", "fulfillment"}, ActivityID: "CapturePayment"}),
 			wantPath:  "/incident/count",
 			wantQuery: "activityId=CapturePayment&incidentType=failedExternalTask&processDefinitionKeyIn=payment%2Cfulfillment",
 		},
 		{
-			name: "list incidents",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListIncidents(ctx, IncidentQuery{IncidentType: IncidentFailedJob}, Page{MaxResults: 50, Sort: Sort{By: IncidentSortTimestamp}})
-				return err
-			},
+			name:      "list incidents",
+			call:      listed((*Client).ListIncidents, IncidentQuery{IncidentType: IncidentFailedJob}, Page{MaxResults: 50, Sort: Sort{By: IncidentSortTimestamp}}),
 			wantPath:  "/incident",
 			wantQuery: "firstResult=0&incidentType=failedJob&maxResults=50&sortBy=incidentTimestamp&sortOrder=asc",
 		},
 		{
-			name: "count jobs with no retries left",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountJobs(ctx, JobQuery{Retries: RetriesNone, ProcessDefinitionKey: "fulfillment"})
-				return err
-			},
+			name:      "count jobs with no retries left",
+			call:      counted((*Client).CountJobs, JobQuery{Retries: RetriesNone, ProcessDefinitionKey: "fulfillment"}),
 			wantPath:  "/job/count",
 			wantQuery: "noRetriesLeft=true&processDefinitionKey=fulfillment",
 		},
 		{
 			name: "list jobs",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.ListJobs(ctx, JobQuery{Executable: true, WithException: true, Timers: true, Retries: RetriesLeft, Suspension: SuspensionActive, ActivityID: "ReserveStock"},
-					Page{MaxResults: 25, Sort: Sort{By: JobSortDueDate, Order: Descending}})
-				return err
-			},
+			call: listed((*Client).ListJobs, JobQuery{Executable: true, WithException: true, Timers: true, Retries: RetriesLeft, Suspension: SuspensionActive, ActivityID: "ReserveStock"},
+				Page{MaxResults: 25, Sort: Sort{By: JobSortDueDate, Order: Descending}}),
 			wantPath: "/job",
 			wantQuery: "active=true&activityId=ReserveStock&executable=true&firstResult=0&maxResults=25" +
 				"&sortBy=jobDueDate&sortOrder=desc&timers=true&withException=true&withRetriesLeft=true",
 		},
 		{
-			name: "history log, failures of a topic",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTaskLog(ctx, HistoryLogQuery{TopicName: "payment.capture", Log: LogFailure})
-				return err
-			},
+			name:      "history log, failures of a topic",
+			call:      counted((*Client).CountExternalTaskLog, HistoryLogQuery{TopicName: "payment.capture", Log: LogFailure}),
 			wantPath:  "/history/external-task-log/count",
 			wantQuery: "failureLog=true&topicName=payment.capture",
 		},
 		{
-			name: "history log, creation",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTaskLog(ctx, HistoryLogQuery{TopicName: "t", Log: LogCreation})
-				return err
-			},
+			name:      "history log, creation",
+			call:      counted((*Client).CountExternalTaskLog, HistoryLogQuery{TopicName: "t", Log: LogCreation}),
 			wantPath:  "/history/external-task-log/count",
 			wantQuery: "creationLog=true&topicName=t",
 		},
 		{
-			name: "history log, success",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTaskLog(ctx, HistoryLogQuery{TopicName: "t", Log: LogSuccess})
-				return err
-			},
+			name:      "history log, success",
+			call:      counted((*Client).CountExternalTaskLog, HistoryLogQuery{TopicName: "t", Log: LogSuccess}),
 			wantPath:  "/history/external-task-log/count",
 			wantQuery: "successLog=true&topicName=t",
 		},
 		{
-			name: "history log, deletion",
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CountExternalTaskLog(ctx, HistoryLogQuery{Log: LogDeletion})
-				return err
-			},
+			name:      "history log, deletion",
+			call:      counted((*Client).CountExternalTaskLog, HistoryLogQuery{Log: LogDeletion}),
 			wantPath:  "/history/external-task-log/count",
 			wantQuery: "deletionLog=true",
 		},

@@ -1,64 +1,38 @@
 package camunda
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
+// testPKI is a CA of testkit with its certificate and the leaves it
+// issued as files, for the client's TLSConfig.
 type testPKI struct {
-	caCert  *x509.Certificate
-	caKey   *ecdsa.PrivateKey
-	caPEM   []byte
-	caFile  string
-	dir     string
-	serial  int64
-	servers []*httptest.Server
+	ca     *testkit.CA
+	caFile string
+	dir    string
 }
 
 func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testkit.NewCA()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "workflow-exporter test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &testPKI{caCert: cert, caKey: key, dir: t.TempDir(), serial: 1}
-	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	p := &testPKI{ca: ca, dir: t.TempDir()}
 	p.caFile = filepath.Join(p.dir, "ca.pem")
-	if err := os.WriteFile(p.caFile, p.caPEM, 0o600); err != nil {
+	if err := os.WriteFile(p.caFile, ca.PEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -67,31 +41,10 @@ func newTestPKI(t *testing.T) *testPKI {
 // issue signs a leaf certificate and returns it with PEM files on disk.
 func (p *testPKI) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (tls.Certificate, string, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := p.ca.Issue(name, usage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	certFile := filepath.Join(p.dir, name+".crt")
 	keyFile := filepath.Join(p.dir, name+".key")
 	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
@@ -118,7 +71,7 @@ func (p *testPKI) server(t *testing.T, requireClientCert bool) (*httptest.Server
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert}}
 	if requireClientCert {
 		pool := x509.NewCertPool()
-		pool.AddCert(p.caCert)
+		pool.AddCert(p.ca.Cert)
 		srv.TLS.ClientCAs = pool
 		srv.TLS.ClientAuth = tls.RequireAndVerifyClientCert
 	}

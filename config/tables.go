@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -368,14 +370,7 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 }
 
 // CanonicalNames returns the canonical statuses of the map, sorted.
-func (m StatusMap) CanonicalNames() []string {
-	out := make([]string, 0, len(m))
-	for c := range m {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
-}
+func (m StatusMap) CanonicalNames() []string { return slices.Sorted(maps.Keys(m)) }
 
 // References: how a row names its Camunda external task.
 const (

@@ -25,8 +25,8 @@ func alertsPagesFirst() []rules.Alert {
 	return as
 }
 
-// runbookURL returns the address of an alert's runbook, as the shipped rules'
-// runbook_url gives it.
-func runbookURL(alert string) string {
-	return rules.RunbookURL(rules.DefaultRunbookBaseURL, alert)
+// runbookURL returns the address of an alert's runbook, as the rules'
+// runbook_url gives it: under the alerts config's runbook_base_url.
+func (d *board) runbookURL(alert string) string {
+	return rules.RunbookURL(d.alerts.RunbookBaseURL, alert)
 }

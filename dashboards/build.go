@@ -12,12 +12,14 @@ package dashboards
 
 // The committed dashboard files are written by the exporter's own `render
 // dashboards` command, the one users run with their options (see Files).
-//go:generate go -C .. run ./cmd/exporter render dashboards --out dashboards/json
-//go:generate go -C .. run ./cmd/exporter render dashboards --out deploy/helm/workflow-exporter/files/dashboards
-//go:generate go -C .. run ./cmd/exporter render dashboards --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
+//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out dashboards/json
+//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out deploy/helm/workflow-exporter/files/dashboards
+//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -30,6 +32,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/text"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -47,6 +50,12 @@ const (
 	UIDExporter     = "workflow-exporter"
 )
 
+// dashboardTitles name the dashboards in the links between them.
+var dashboardTitles = map[string]string{
+	UIDOverview: "Workflow overview", UIDExternalTask: "Camunda external tasks", UIDOutboxInbox: "Workflow outbox and inbox",
+	UIDIdempotency: "Workflow idempotency", UIDExporter: "Workflow exporter",
+}
+
 // Variable names.
 const (
 	varDatasource = "datasource"
@@ -56,17 +65,19 @@ const (
 	varDatabase   = "database"
 	varTopic      = "topic"
 	varScope      = "scope"
+	varEventType  = "event_type"
 )
 
 // Matchers on the dashboard variables. Every selector carries mJob and
 // mInstance (see sel).
 const (
-	mJob      = `job=~"$job"`
-	mInstance = `instance=~"$instance"`
-	mEngine   = `engine=~"$engine"`
-	mDatabase = `database=~"$database"`
-	mTopic    = `topic=~"$topic"`
-	mScope    = `scope=~"$scope"`
+	mJob       = `job=~"$job"`
+	mInstance  = `instance=~"$instance"`
+	mEngine    = `engine=~"$engine"`
+	mDatabase  = `database=~"$database"`
+	mTopic     = `topic=~"$topic"`
+	mScope     = `scope=~"$scope"`
+	mEventType = `event_type=~"$event_type"`
 	// The self-metrics name a source by source and name.
 	mSourceEngine   = `source="` + string(catalog.SourceCamunda) + `",name=~"$engine"`
 	mSourceDatabase = `source="` + string(catalog.SourceDatabase) + `",name=~"$database"`
@@ -159,14 +170,27 @@ type panel struct {
 	// timeseries
 	stack bool
 	min   *float64
+	// overrides: thresholds of the series a selector of the alerts config
+	// tunes (timeseries, drawn dashed like steps).
+	overrides []thresholdOverride
+	// drill is the uid of the detail dashboard a stat links to, with the
+	// time range and the variables both dashboards have carried over.
+	drill string
+	// statusPage: the stat's series carry an exporter instance, and each
+	// links that exporter's status page (a data link).
+	statusPage bool
 }
 
 type board struct {
 	b      *dashboard.DashboardBuilder
 	nextID uint32
+	// alerts is the alerts config: thresholds and runbook links.
+	alerts rules.Config
+	// vars are the names of the dashboard's variables.
+	vars []string
 }
 
-func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *board {
+func newBoard(c rules.Config, uid, title, description string, vars ...cog.Builder[dashboard.VariableModel]) *board {
 	b := dashboard.NewDashboardBuilder(title).
 		Uid(uid).
 		Description(description).
@@ -184,7 +208,7 @@ func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.Vari
 			KeepTime(true)).
 		Link(dashboard.NewDashboardLinkBuilder("Runbooks").
 			Type(dashboard.DashboardLinkTypeLink).
-			Url("https://github.com/workflow-exporter/workflow-exporter/tree/main/docs/runbooks").
+			Url(strings.TrimRight(c.RunbookBaseURL, "/") + "/").
 			Icon("doc").
 			TargetBlank(true))
 	b.WithVariable(dashboard.NewDatasourceVariableBuilder(varDatasource).
@@ -192,10 +216,14 @@ func newBoard(uid, title, description string, vars ...cog.Builder[dashboard.Vari
 		Type("prometheus"))
 	b.WithVariable(queryVar(varJob, "Job", "label_values("+catalog.ExporterBuildInfo+", job)", ".+"))
 	b.WithVariable(queryVar(varInstance, "Instance", "label_values("+catalog.ExporterBuildInfo+"{"+mJob+"}, instance)", ".+"))
+	names := []string{varJob, varInstance}
 	for _, v := range vars {
 		b.WithVariable(v)
+		if m, err := v.Build(); err == nil {
+			names = append(names, m.Name)
+		}
 	}
-	return &board{b: b, nextID: 1}
+	return &board{b: b, nextID: 1, alerts: c, vars: names}
 }
 
 func queryVar(name, label, query, allValue string) *dashboard.QueryVariableBuilder {
@@ -233,6 +261,10 @@ func topicVar() cog.Builder[dashboard.VariableModel] {
 	return queryVar(varTopic, "Topic", "label_values("+sel(catalog.CamundaExternalTasks, mEngine)+", topic)", ".*")
 }
 
+func eventTypeVar() cog.Builder[dashboard.VariableModel] {
+	return queryVar(varEventType, "Event type", "label_values("+sel(catalog.OutboxEventsPending, mDatabase)+", event_type)", ".*")
+}
+
 func scopeVar() cog.Builder[dashboard.VariableModel] {
 	return queryVar(varScope, "Scope", "label_values("+sel(catalog.IdempotencyRecords, mDatabase)+", scope)", ".*")
 }
@@ -264,6 +296,11 @@ func (d *board) build() (dashboard.Dashboard, error) {
 			for i := range p.Panel.Links {
 				p.Panel.Links[i].Placement = nil
 			}
+			if p.Panel.FieldConfig != nil {
+				for i := range p.Panel.FieldConfig.Defaults.Links {
+					p.Panel.FieldConfig.Defaults.Links[i].Placement = nil
+				}
+			}
 		}
 	}
 	return db, nil
@@ -289,12 +326,12 @@ func queries(p panel, instant bool) []cog.Builder[variants.Dataquery] {
 	return out
 }
 
-func runbookLinks(alerts []string) []cog.Builder[dashboard.DashboardLink] {
+func (d *board) runbookLinks(alerts []string) []cog.Builder[dashboard.DashboardLink] {
 	out := make([]cog.Builder[dashboard.DashboardLink], 0, len(alerts))
 	for _, a := range alerts {
 		out = append(out, dashboard.NewDashboardLinkBuilder("Runbook: "+a).
 			Type(dashboard.DashboardLinkTypeLink).
-			Url(runbookURL(a)).
+			Url(d.runbookURL(a)).
 			TargetBlank(true))
 	}
 	return out
@@ -371,10 +408,48 @@ func (d *board) statBase(p panel) *stat.PanelBuilder {
 }
 
 func (d *board) addStat(b *stat.PanelBuilder, p panel) {
-	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
+	var links []cog.Builder[dashboard.DashboardLink]
+	if p.drill != "" {
+		links = append(links, dashboard.NewDashboardLinkBuilder("Details: "+dashboardTitles[p.drill]).
+			Type(dashboard.DashboardLinkTypeLink).
+			Url(d.drillURL(p.drill)))
+	}
+	links = append(links, d.runbookLinks(p.runbooks)...)
+	if len(links) > 0 {
+		b.Links(links)
+	}
+	if p.statusPage {
+		b.DataLinks([]cog.Builder[dashboard.DashboardLink]{dashboard.NewDashboardLinkBuilder("Status page of ${__field.labels.instance}").
+			Type(dashboard.DashboardLinkTypeLink).
+			Url(d.statusPageURL()).
+			TargetBlank(true)})
 	}
 	d.b.WithPanel(b)
+}
+
+// drillURL links the detail dashboard uid with the time range and the
+// variables this dashboard and that one share (job, instance, and the lane
+// variables of rules.DashboardVariables).
+func (d *board) drillURL(uid string) string {
+	u := "/d/" + uid + "?${__url_time_range}"
+	for _, v := range d.vars {
+		if v == varJob || v == varInstance || slices.Contains(rules.DashboardVariables(uid), v) {
+			u += "&${" + v + ":queryparam}"
+		}
+	}
+	return u
+}
+
+var labelRefRE = regexp.MustCompile(`\{\{\s*\$labels\.([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+
+// statusPageURL is the status page of the exporter a series comes from: the
+// alerts config's status_page_url with its $labels read from the series,
+// or the exporter's own /status at the scraped address.
+func (d *board) statusPageURL() string {
+	if u := labelRefRE.ReplaceAllString(d.alerts.StatusPageURL, "$${__field.labels.$1}"); u != "" && !strings.Contains(u, "{{") {
+		return u
+	}
+	return "http://${__field.labels.instance}/status"
 }
 
 // series adds a time series panel with an explicit legend and tooltip (the
@@ -404,6 +479,19 @@ func (d *board) series(p panel) {
 		ShowPoints(common.VisibilityModeNever).
 		SpanNulls(common.BoolOrFloat64{Bool: ptr(false)}).
 		Span(w).Height(h)
+	if len(p.steps) > 0 {
+		b.ThresholdsStyle(common.NewGraphThresholdsStyleConfigBuilder().Mode(common.GraphThresholdsStyleModeDashed))
+	}
+	for _, o := range p.overrides {
+		t, err := thresholds(o.steps).Build()
+		if err != nil {
+			panic(err) // steps are values and colours: cannot fail
+		}
+		b.OverrideByRegexp(o.regex, []dashboard.DynamicConfigValue{
+			{Id: "thresholds", Value: t},
+			{Id: "custom.thresholdsStyle", Value: map[string]string{"mode": string(common.GraphThresholdsStyleModeDashed)}},
+		})
+	}
 	if p.stack {
 		b.Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal).Group("A"))
 	}
@@ -411,7 +499,7 @@ func (d *board) series(p panel) {
 		b.Min(*p.min)
 	}
 	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
+		b.Links(d.runbookLinks(p.runbooks))
 	}
 	d.b.WithPanel(b)
 }
@@ -439,7 +527,7 @@ func (d *board) labelTable(p panel, hide ...string) {
 		Footer(tableFooter()).
 		Span(w).Height(h)
 	if len(p.runbooks) > 0 {
-		b.Links(runbookLinks(p.runbooks))
+		b.Links(d.runbookLinks(p.runbooks))
 	}
 	d.b.WithPanel(b)
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-func externalTasks() *board {
-	d := newBoard(UIDExternalTask, "Camunda external tasks",
+func externalTasks(c rules.Config) *board {
+	d := newBoard(c, UIDExternalTask, "Camunda external tasks",
 		"External tasks of Camunda 7 (and Operaton, CIB seven) per engine and topic: backlog, locks, lapsed locks, retries, failures and incidents, as polled by the workflow exporter.",
 		engineVar(), topicVar())
 
@@ -24,7 +24,7 @@ func externalTasks() *board {
 	d.stat(panel{title: "Oldest waiting task", unit: "s",
 		desc:     "Age of the oldest task waiting to be fetched, by the engine's clock. Growing while tasks wait means no worker fetches this topic.",
 		targets:  []target{{expr: "max(" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")"}},
-		steps:    []step{{600, "orange"}, {1800, "red"}},
+		steps:    d.steps(d.waitingAgeSteps),
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.stat(panel{title: "Out of retries", unit: "short",
 		desc:     "Open external tasks with no retries left: each is an incident and waits for an operator.",
@@ -39,7 +39,7 @@ func externalTasks() *board {
 	d.stat(panel{title: "Oldest executable job", unit: "s",
 		desc:     "Since when the oldest async job that could run now has been due (its due date, or its creation without one), by the engine's clock. Growing while no job succeeds or fails means the job executor runs nothing.",
 		targets:  []target{{expr: "max(" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")"}},
-		steps:    []step{{300, "orange"}, {600, "red"}},
+		steps:    d.steps(d.jobAgeSteps),
 		runbooks: []string{rules.CamundaJobExecutorStalled}})
 	d.stat(panel{title: "Open incidents", unit: "short",
 		desc:     "Open incidents of every type on the selected engines. 0 when every selected engine is up and none has an incident; No data when an engine is down or its camunda collector fails.",
@@ -57,9 +57,11 @@ func externalTasks() *board {
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, mTopic, `state="`+vocab.StateWaiting+`"`), "engine", "topic"), legend: "{{engine}} {{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Oldest waiting task by topic", unit: "s",
-		desc:     "Age of the oldest waiting task per engine and topic; 0 when none waits.",
-		targets:  []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: "{{engine}} {{topic}}"}},
-		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
+		desc:      "Age of the oldest waiting task per engine and topic; 0 when none waits. Dashed: camunda.backlog_stalled_age of the alerts config, and that plus backlog_stalled_for (the page, if nothing completes or fails), per series where the alerts config tunes them for a selector.",
+		targets:   []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: waitingAgeLegend}},
+		steps:     d.steps(d.waitingAgeSteps),
+		overrides: d.overrides(waitingAgeLegend, d.waitingAgeSteps, rules.CamundaExternalTaskBacklogStalled),
+		runbooks:  []string{rules.CamundaExternalTaskBacklogStalled}})
 	d.series(panel{title: "Locked tasks by worker", unit: "short",
 		desc:     "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}},
@@ -128,9 +130,11 @@ func externalTasks() *board {
 
 	d.row("Async jobs")
 	d.series(panel{title: "Oldest executable job", unit: "s",
-		desc:     "Per engine, since when the oldest async job that could run now has been due (its due date, or its creation for a continuation without one); 0 when none is executable. A stopped job executor shows here first.",
-		targets:  []target{{expr: "max by (engine) (" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")", legend: "{{engine}}"}},
-		runbooks: []string{rules.CamundaJobExecutorStalled}})
+		desc:      "Per engine, since when the oldest async job that could run now has been due (its due date, or its creation for a continuation without one); 0 when none is executable. A stopped job executor shows here first.",
+		targets:   []target{{expr: "max by (engine) (" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")", legend: "{{engine}}"}},
+		steps:     d.steps(d.jobAgeSteps),
+		overrides: d.overrides("{{engine}}", d.jobAgeSteps, rules.CamundaJobExecutorStalled),
+		runbooks:  []string{rules.CamundaJobExecutorStalled}})
 	d.series(panel{title: "Executable jobs", unit: "short",
 		desc:     "Async jobs the job executor could run now (retries left, due, not suspended), per process definition. Short-lived with a healthy executor; a pile-up means it falls behind or stopped.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaJobsExecutable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
@@ -159,8 +163,9 @@ func externalTasks() *board {
 
 	d.row("History and cleanup")
 	d.series(panel{title: "Cleanable process instances", unit: "short",
-		desc:    "Finished process instances past their history time to live, still in the history, per process definition: what history cleanup has yet to remove. It should fall after every cleanup window; flat or rising across windows means cleanup is off, failing or behind. Read every history_cleanup.interval.",
-		targets: []target{{expr: sumBy(sel(catalog.CamundaHistoryCleanable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}}})
+		desc:     "Finished process instances past their history time to live, still in the history, per process definition: what history cleanup has yet to remove. It should fall after every cleanup window; flat or rising across windows means cleanup is off, failing or behind. Read every history_cleanup.interval.",
+		targets:  []target{{expr: sumBy(sel(catalog.CamundaHistoryCleanable, mEngine), "engine", "process_definition_key"), legend: "{{engine}} {{process_definition_key}}"}},
+		runbooks: []string{rules.CamundaHistoryCleanupBehind}})
 	d.series(panel{title: "Finished instances in the history", unit: "short", stack: true,
 		desc: "Finished process instances the history holds, per engine, and the part of them whose definitions have no history time to live: cleanup never removes those.",
 		targets: []target{
@@ -173,7 +178,8 @@ func externalTasks() *board {
 			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobs, mEngine), "engine"), legend: "jobs {{engine}}"},
 			{expr: sumBy(sel(catalog.CamundaHistoryCleanupJobsFailing, mEngine), "engine"), legend: "failing {{engine}}"},
 			{expr: "max by (engine) (" + sel(catalog.CamundaHistoryCleanupEnabled, mEngine) + ")", legend: "enabled {{engine}}"},
-		}})
+		},
+		runbooks: []string{rules.CamundaHistoryCleanupFailing}})
 	d.series(panel{title: "Largest engine tables", unit: "bytes",
 		desc:    "The engine's ten largest tables with indexes and TOAST, per engine (engine-database mode only: the REST API does not tell). History tables that keep growing are what cleanup should hold flat.",
 		targets: []target{{expr: "max by (engine, table) (" + sel(catalog.CamundaEngineTableBytes, mEngine) + ")", legend: "{{engine}} {{table}}"}}})

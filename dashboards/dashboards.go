@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
 // Dashboard is one generated dashboard.
@@ -18,7 +20,7 @@ type Dashboard struct {
 }
 
 // builders lists every dashboard of the bundle in display order.
-var builders = []func() *board{overview, externalTasks, outboxInbox, idempotency, exporterHealth}
+var builders = []func(rules.Config) *board{overview, externalTasks, outboxInbox, idempotency, exporterHealth}
 
 // All builds every dashboard of the shipped bundle (Render with the zero
 // Options). It fails only on a programming error (a builder the SDK rejects).
@@ -32,7 +34,7 @@ func Render(o Options) ([]Dashboard, error) {
 	}
 	out := make([]Dashboard, 0, len(builders))
 	for _, f := range builders {
-		d, err := renderOne(f(), o)
+		d, err := renderOne(f(o.alerts()), o)
 		if err != nil {
 			return nil, err
 		}
@@ -51,10 +53,12 @@ const (
 
 // Files returns every generated dashboard file of the repository by its path
 // relative to the repository root: the dashboards' JSON (in JSONDir and in
-// the Helm chart) and the Kubernetes ConfigMap that carries them. `go
-// generate` writes them with `workflow-exporter render dashboards`.
-func Files() (map[string][]byte, error) {
-	ds, err := All()
+// the Helm chart) and the Kubernetes ConfigMap that carries them, built with
+// the repository's alerts config (alerts/config.yml, rules.RepositoryConfig).
+// `go generate` writes them with `workflow-exporter render dashboards
+// --alerts-config alerts/config.yml`.
+func Files(alerts rules.Config) (map[string][]byte, error) {
+	ds, err := Render(Options{Alerts: &alerts})
 	if err != nil {
 		return nil, err
 	}
@@ -178,19 +182,33 @@ func flatten(ps []jsonPanel) []jsonPanel {
 // the generated JSON, in dashboard and panel order. The PromQL check and the
 // live checks reuse it.
 func Queries() ([]Query, error) {
+	qs, _, err := allQueries()
+	return qs, err
+}
+
+// VariableQueries returns the query of every query variable.
+func VariableQueries() ([]VariableQuery, error) {
+	_, vs, err := allQueries()
+	return vs, err
+}
+
+// allQueries returns the panel expressions and the variable queries of
+// every dashboard, in dashboard order.
+func allQueries() ([]Query, []VariableQuery, error) {
 	ds, err := All()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Query
+	var qs []Query
+	var vs []VariableQuery
 	for _, d := range ds {
-		qs, _, err := QueriesOf(d)
+		q, v, err := QueriesOf(d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, qs...)
+		qs, vs = append(qs, q...), append(vs, v...)
 	}
-	return out, nil
+	return qs, vs, nil
 }
 
 // QueriesOf returns the panel expressions and the variable queries of one
@@ -215,27 +233,4 @@ func QueriesOf(d Dashboard) ([]Query, []VariableQuery, error) {
 		vs = append(vs, VariableQuery{Dashboard: jd.UID, Variable: v.Name, Query: q})
 	}
 	return qs, vs, nil
-}
-
-// VariableQueries returns the query of every query variable.
-func VariableQueries() ([]VariableQuery, error) {
-	ds, err := All()
-	if err != nil {
-		return nil, err
-	}
-	var out []VariableQuery
-	for _, d := range ds {
-		var jd jsonDashboard
-		if err := json.Unmarshal(d.JSON, &jd); err != nil {
-			return nil, err
-		}
-		for _, v := range jd.Templating.List {
-			if v.Type != "query" {
-				continue
-			}
-			q, _ := v.Query.(string)
-			out = append(out, VariableQuery{Dashboard: jd.UID, Variable: v.Name, Query: q})
-		}
-	}
-	return out, nil
 }

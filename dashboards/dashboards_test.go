@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -20,11 +20,15 @@ import (
 // TestGeneratedFilesUpToDate fails when the committed JSON or ConfigMap
 // differs from what the code builds.
 func TestGeneratedFilesUpToDate(t *testing.T) {
-	files, err := Files()
+	cfg, err := rules.Load(testkit.Path(t, rules.RepositoryConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range sortedKeys(files) {
+	files, err := Files(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		got, err := os.ReadFile(testkit.Path(t, p))
 		if err != nil {
 			t.Errorf("%s: %v; run `go generate ./...`", p, err)
@@ -50,15 +54,6 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 			}
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func TestStableUIDs(t *testing.T) {
@@ -452,10 +447,10 @@ func TestSelRejectsUnknownMetric(t *testing.T) {
 func TestRunbookLinks(t *testing.T) {
 	known := map[string]bool{}
 	for _, a := range rules.Alerts() {
-		known[runbookURL(a.Name)] = true
+		known[rules.RunbookURL(rules.DefaultRunbookBaseURL, a.Name)] = true
 	}
 	// Every SLO's burn-rate alert (render slos) shares one runbook.
-	known[runbookURL(slo.BudgetBurnRunbook)] = true
+	known[rules.RunbookURL(rules.DefaultRunbookBaseURL, slo.BudgetBurnRunbook)] = true
 	linked := map[string]bool{}
 	for _, d := range loadAll(t) {
 		for _, p := range d.Panels {
@@ -508,14 +503,65 @@ func TestOverviewAnswersWhatIsPaging(t *testing.T) {
 		t.Error("no table of firing alerts in the first row")
 	}
 	all := strings.Join(exprs, "\n")
-	for _, want := range []string{catalog.OutboxOldestPendingAge, catalog.ExporterSourceUp, catalog.ExporterCollectorUp,
-		`status="UNKNOWN_OUTCOME"`, `state="retries_exhausted"`, catalog.CamundaExternalTaskLockExpirations} {
+	// What pages, first: the signal of every paging alert of a lane.
+	for _, want := range []string{catalog.IdempotencyInDoubt, catalog.IdempotencyCompletedTaskOpen, catalog.ProcessedJobTaskOpen,
+		catalog.OutboxOldestPendingAge, catalog.InboxOldestMessageAge, catalog.CamundaExternalTaskOldestWaitingAge,
+		catalog.CamundaJobOldestExecutableAge, catalog.ExporterSourceUp} {
 		if !strings.Contains(all, want) {
 			t.Errorf("first row of the overview does not show %s", want)
 		}
 	}
 	if top[0].FieldConfig.Defaults.NoValue != noData {
 		t.Error("stats must show No data for absent series")
+	}
+	// Each stat of it but the alert count links its detail dashboard with
+	// the time range and the shared variables.
+	for _, p := range top[1:] {
+		if p.Type != "stat" {
+			continue
+		}
+		drill := false
+		for _, l := range p.Links {
+			if strings.HasPrefix(l.URL, "/d/") {
+				drill = strings.Contains(l.URL, "${__url_time_range}") && strings.Contains(l.URL, "${job:queryparam}") && strings.Contains(l.URL, "${instance:queryparam}")
+			}
+		}
+		if !drill {
+			t.Errorf("overview stat %q links no detail dashboard with time range, job and instance: %+v", p.Title, p.Links)
+		}
+	}
+}
+
+// The overview links each exporter's status page; the outbox dashboard has
+// the event type variable the alerts' dashboard links set.
+func TestStatusPageLinkAndEventTypeVariable(t *testing.T) {
+	ds, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		switch d.UID {
+		case UIDOverview:
+			if !strings.Contains(string(d.JSON), `"url": "http://${__field.labels.instance}/status"`) {
+				t.Error("overview: no link to the exporters' status pages")
+			}
+		case UIDOutboxInbox:
+			if !strings.Contains(string(d.JSON), `"name": "event_type"`) || !strings.Contains(string(d.JSON), `event_type=~\"$event_type\"`) {
+				t.Error("outbox dashboard: no event_type variable, or no panel scoped by it")
+			}
+		}
+	}
+	for _, uid := range []string{UIDOverview, UIDExternalTask, UIDOutboxInbox, UIDIdempotency} {
+		for _, v := range rules.DashboardVariables(uid) {
+			if uid == UIDOverview {
+				continue
+			}
+			for _, d := range ds {
+				if d.UID == uid && !strings.Contains(string(d.JSON), `"name": "`+v+`"`) {
+					t.Errorf("%s: alerts link it with var-%s, but it has no such variable", uid, v)
+				}
+			}
+		}
 	}
 }
 

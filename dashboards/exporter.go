@@ -13,15 +13,15 @@ const (
 	goGoroutines          = "go_goroutines"
 )
 
-func exporterHealth() *board {
-	d := newBoard(UIDExporter, "Workflow exporter",
+func exporterHealth(c rules.Config) *board {
+	d := newBoard(c, UIDExporter, "Workflow exporter",
 		"Health of the workflow exporter itself: is it scraped, which sources and collectors fail, how long collections take, how stale the data is, and label values folded into \"other\".")
 
 	d.row("Is the data fresh?")
 	d.upStat(panel{title: "Exporter scrape", unit: "none", w: 6,
 		desc:     "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means no panel of this bundle has data.",
 		targets:  []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
-		runbooks: []string{rules.WorkflowExporterDown}})
+		runbooks: []string{rules.WorkflowExporterDown, rules.WorkflowExporterWatchdog}})
 	d.upStat(panel{title: "Sources", unit: "none", w: 9,
 		desc:     "Every configured Camunda engine and database, UP or DOWN as of the last collection. A DOWN source has no data series.",
 		targets:  []target{{expr: sel(catalog.ExporterSourceUp), legend: "{{source}} {{name}}"}},
@@ -30,16 +30,17 @@ func exporterHealth() *board {
 		desc:     "Collectors whose last collection failed; their series are absent until they succeed again.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{rules.WorkflowExporterSourceDown}})
+		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown}})
 	d.stat(panel{title: "Oldest data", unit: "s", w: 3,
 		desc:     "Time since the least recent fully successful collection over all sources. Above min_interval plus the scrape interval means some data on the other dashboards is old.",
 		targets:  []target{{expr: "max(time() - " + sel(catalog.ExporterLastSuccessfulCollect) + ")"}},
 		steps:    []step{{120, "orange"}, {600, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Label values folded", unit: "cpm", w: 3,
-		desc:    "Series folded into the label value \"other\" per minute because a metric reached its label value limit. Above 0, some topics, scopes or workers are hidden in \"other\"; raise the limit or fix the cardinality.",
-		targets: []target{{expr: "60 * " + sumBy(rate(catalog.ExporterLabelValuesFolded))}},
-		steps:   []step{{0.001, "orange"}}})
+		desc:     "Series folded into the label value \"other\" per minute because a metric reached its label value limit. Above 0, some topics, scopes or workers are hidden in \"other\"; raise the limit or fix the cardinality.",
+		targets:  []target{{expr: "60 * " + sumBy(rate(catalog.ExporterLabelValuesFolded))}},
+		steps:    []step{{0.001, "orange"}},
+		runbooks: []string{rules.WorkflowExporterLabelValuesFolded}})
 
 	d.row("Collections")
 	d.series(panel{title: "Collector up", unit: "bool", min: ptr(0.0),
@@ -58,18 +59,20 @@ func exporterHealth() *board {
 		targets:  []target{{expr: "time() - " + sel(catalog.ExporterLastSuccessfulCollect), legend: "{{source}} {{name}}"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.series(panel{title: "Label values folded by metric", unit: "ops",
-		desc:    "Series folded into \"other\" per second, by metric.",
-		targets: []target{{expr: sumBy(rate(catalog.ExporterLabelValuesFolded), "metric"), legend: "{{metric}}"}}})
+		desc:     "Series folded into \"other\" per second, by metric.",
+		targets:  []target{{expr: sumBy(rate(catalog.ExporterLabelValuesFolded), "metric"), legend: "{{metric}}"}},
+		runbooks: []string{rules.WorkflowExporterLabelValuesFolded}})
 	d.series(panel{title: "External tasks not watched", unit: "short",
 		desc:     "In-flight external tasks (locked or lock lapsed) per engine that the last collection did not list: beyond max_listed_tasks, or on topics folded into \"other\". Their lapsed locks and redeliveries are not counted and the database joins (in doubt, completed with task open) do not see them, so those numbers are lower bounds while this is above 0. Raise max_listed_tasks or label_value_limit.",
 		targets:  []target{{expr: "max by (engine) (" + sel(catalog.ExporterUnwatchedTasks) + ")", legend: "{{engine}}"}},
-		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowIdempotencyInDoubt}})
+		runbooks: []string{rules.WorkflowExporterTasksUnwatched, rules.CamundaExternalTaskLockExpirations, rules.WorkflowIdempotencyInDoubt}})
 	d.series(panel{title: "History readings cut short", unit: "short",
 		desc: "Collections per engine whose new history log entries exceeded max_history_entries: for the external task log the failures and completions of those intervals are undercounted, for the job log the job failures and successes. Above 0, raise max_history_entries or collect more often.",
 		targets: []target{
 			{expr: sumBy(increase(catalog.ExporterHistoryReadsCut), "engine"), legend: "external tasks {{engine}}"},
 			{expr: sumBy(increase(catalog.ExporterJobHistoryReadsCut), "engine"), legend: "jobs {{engine}}"},
-		}})
+		},
+		runbooks: []string{rules.WorkflowExporterHistoryReadsCut}})
 	d.labelTable(panel{title: "Build", unit: "none",
 		desc:    "Version, revision, branch, Go version and platform of each exporter instance (workflow_exporter_build_info).",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},

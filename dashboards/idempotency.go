@@ -8,8 +8,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-func idempotency() *board {
-	d := newBoard(UIDIdempotency, "Workflow idempotency",
+func idempotency(c rules.Config) *board {
+	d := newBoard(c, UIDIdempotency, "Workflow idempotency",
 		"Idempotency and processed-job tables of the external-task workers per database and scope: work in progress, stale and in-doubt records, unknown outcomes, lost completions, conflicts and duplicates absorbed.",
 		databaseVar(), scopeVar())
 

@@ -13,9 +13,9 @@ import (
 func inboxRow(d *board) {
 	d.row("Inbox")
 	d.stat(panel{title: "Oldest inbox message", unit: "s",
-		desc:     "Age of the oldest message in a non-terminal status (" + strings.Join(vocab.InboxOpenStatuses(), ", ") + "), by the database clock. The shipped alert fires past 30m.",
+		desc:     "Age of the oldest message in a non-terminal status (" + strings.Join(vocab.InboxOpenStatuses(), ", ") + "), by the database clock. Orange past inbox.stalled_window of the alerts config (the stall's age gate), red past inbox.oldest_age (WorkflowInboxBacklogOld pages).",
 		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")"}},
-		steps:    []step{{900, "orange"}, {1800, "red"}},
+		steps:    d.steps(d.inboxAgeSteps),
 		runbooks: []string{rules.WorkflowInboxBacklogOld}})
 	d.stat(panel{title: "Messages in progress", unit: "short",
 		desc:     "Inbox messages in a non-terminal status.",
@@ -42,9 +42,11 @@ func inboxRow(d *board) {
 		targets:  []target{{expr: sumBy(sel(catalog.InboxMessages, mDatabase), "database", "status"), legend: "{{database}} {{status}}"}},
 		runbooks: []string{rules.WorkflowInboxBacklogStalled, rules.WorkflowInboxBacklogGrowing, rules.WorkflowInboxBacklogOld}})
 	d.series(panel{title: "Oldest message by source and type", unit: "s",
-		desc:     "Age of the oldest non-terminal message per source system and message type.",
-		targets:  []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
-		runbooks: []string{rules.WorkflowInboxBacklogOld}})
+		desc:      "Age of the oldest non-terminal message per source system and message type. The dashed lines are the alerts' thresholds (inbox.stalled_window, inbox.oldest_age), per series where the alerts config tunes them for a selector.",
+		targets:   []target{{expr: "max by (source_system, message_type) (" + sel(catalog.InboxOldestMessageAge, mDatabase) + ")", legend: inboxAgeLegend}},
+		steps:     d.steps(d.inboxAgeSteps),
+		overrides: d.overrides(inboxAgeLegend, d.inboxAgeSteps, rules.WorkflowInboxBacklogOld, rules.WorkflowInboxBacklogStalled),
+		runbooks:  []string{rules.WorkflowInboxBacklogOld}})
 	d.series(panel{title: "Messages processed by status", unit: "ops",
 		desc:     "Inbox messages reaching a terminal status per second, by status. No processed messages while some wait: the consumer is stalled.",
 		targets:  []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}},

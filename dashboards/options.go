@@ -1,21 +1,17 @@
 package dashboards
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
-	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
@@ -42,6 +38,20 @@ type Options struct {
 	// chosen cluster and namespace. Both are off by default.
 	Cluster   LabelVariable `yaml:"cluster"`
 	Namespace LabelVariable `yaml:"namespace"`
+
+	// Alerts is the alerts config the rules are rendered from
+	// (`render dashboards --alerts-config`): the panels show its thresholds
+	// (per-selector ones as overrides of the series they match) and link
+	// its runbooks. Nil: the shipped defaults.
+	Alerts *rules.Config `yaml:"-"`
+}
+
+// alerts returns the alerts config the dashboards follow.
+func (o Options) alerts() rules.Config {
+	if o.Alerts != nil {
+		return *o.Alerts
+	}
+	return rules.Default()
 }
 
 // LabelVariable is an optional variable over a target label.
@@ -75,16 +85,7 @@ func LoadOptions(path string) (Options, error) {
 // is named by its path, with the closest known key.
 func ParseOptions(b []byte) (Options, error) {
 	var o Options
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return Options{}, fmt.Errorf("dashboards config: %w", err)
-	}
-	if err := yamlkeys.Check(&doc, reflect.TypeOf(o), ""); err != nil {
-		return Options{}, fmt.Errorf("dashboards config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&o); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := yamlkeys.Decode(b, &o); err != nil {
 		return Options{}, fmt.Errorf("dashboards config: %w", err)
 	}
 	return o, o.Validate()
@@ -108,6 +109,9 @@ func (o Options) Validate() error {
 	}
 	if o.Cluster.Enabled && o.Namespace.Enabled && o.clusterLabel() == o.namespaceLabel() {
 		return fmt.Errorf("dashboards config: namespace.label: %q is the cluster label too", o.namespaceLabel())
+	}
+	if o.Alerts != nil {
+		return o.Alerts.Validate()
 	}
 	return nil
 }

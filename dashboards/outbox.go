@@ -6,10 +6,10 @@ import (
 )
 
 // outboxInbox is the workflow-outbox-inbox dashboard: a row for each table.
-func outboxInbox() *board {
-	d := newBoard(UIDOutboxInbox, "Workflow outbox and inbox",
+func outboxInbox(c rules.Config) *board {
+	d := newBoard(c, UIDOutboxInbox, "Workflow outbox and inbox",
 		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind.",
-		databaseVar())
+		databaseVar(), eventTypeVar())
 	outboxRow(d)
 	inboxRow(d) // inbox.go
 	return d
@@ -25,22 +25,22 @@ func outboxRow(d *board) {
 		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Oldest pending event", unit: "s",
-		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal (the shipped alert pages past 15m). 0 means drained.",
-		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
-		steps:    []step{{300, "orange"}, {900, "red"}},
+		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal. Orange past outbox.stalled_window of the alerts config (the stall's age gate), red past outbox.oldest_age (WorkflowOutboxOldestEventTooOld). 0 means drained.",
+		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase, mEventType) + ")"}},
+		steps:    d.steps(d.outboxAgeSteps),
 		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Pending events", unit: "short",
 		desc:     "Outbox events not yet published and not failed.",
-		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase))}},
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase, mEventType))}},
 		runbooks: []string{rules.WorkflowOutboxBacklogStalled, rules.WorkflowOutboxBacklogGrowing}})
 	d.stat(panel{title: "Failed events", unit: "short",
 		desc:     "Outbox events in a failed or dead status: they will not be published without an operator.",
-		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase))}},
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase, mEventType))}},
 		steps:    []step{{1, "orange"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
 	d.stat(panel{title: "Publish rate", unit: "ops",
 		desc:     "Outbox events published per second. 0 while events are pending is a stalled publisher.",
-		targets:  []target{{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase))}},
+		targets:  []target{{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase, mEventType))}},
 		runbooks: []string{rules.WorkflowOutboxBacklogStalled}})
 	d.stat(panel{title: "Publish delay p95", unit: "s",
 		desc:    "95th percentile of published_at minus created_at of the events published in the rate interval.",
@@ -48,18 +48,20 @@ func outboxRow(d *board) {
 		steps:   []step{{60, "orange"}, {300, "red"}}})
 
 	d.series(panel{title: "Oldest pending event by type", unit: "s",
-		desc:     "Age of the oldest unpublished event per database, aggregate type and event type. A steady climb is a stalled publisher; a saw-tooth is a publisher that keeps up.",
-		targets:  []target{{expr: "max by (database, aggregate_type, event_type) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}} {{aggregate_type}} {{event_type}}"}},
-		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
+		desc:      "Age of the oldest unpublished event per database, aggregate type and event type. A steady climb is a stalled publisher; a saw-tooth is a publisher that keeps up. The dashed lines are the alerts' thresholds (outbox.stalled_window, outbox.oldest_age), per series where the alerts config tunes them for a selector.",
+		targets:   []target{{expr: "max by (database, aggregate_type, event_type) (" + sel(catalog.OutboxOldestPendingAge, mDatabase, mEventType) + ")", legend: outboxAgeLegend}},
+		steps:     d.steps(d.outboxAgeSteps),
+		overrides: d.overrides(outboxAgeLegend, d.outboxAgeSteps, rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled),
+		runbooks:  []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "Pending events by type", unit: "short",
 		desc:     "Unpublished events per database and event type.",
-		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsPending, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxBacklogGrowing}})
 	d.series(panel{title: "Inflow and outflow", unit: "ops",
 		desc: "Events created and published per second per database. Created above published for long is a growing backlog; published at 0 with events pending is a stalled one.",
 		targets: []target{
-			{expr: sumBy(rate(catalog.OutboxEventsCreated, mDatabase), "database"), legend: "created {{database}}"},
-			{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase), "database"), legend: "published {{database}}"},
+			{expr: sumBy(rate(catalog.OutboxEventsCreated, mDatabase, mEventType), "database"), legend: "created {{database}}"},
+			{expr: sumBy(rate(catalog.OutboxEventsPublished, mDatabase, mEventType), "database"), legend: "published {{database}}"},
 		},
 		runbooks: []string{rules.WorkflowOutboxBacklogGrowing, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "Publish delay", unit: "s",
@@ -71,9 +73,10 @@ func outboxRow(d *board) {
 		}})
 	d.series(panel{title: "Failed events by type", unit: "short",
 		desc:     "Outbox events in a failed or dead status per database and event type.",
-		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
-	d.series(panel{title: "Outbox publish failures share", unit: "percentunit", min: ptr(0.0),
-		desc:    "Failed or dead events as a share of all unpublished events (pending plus failed) per database.",
-		targets: []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + " / (" + sumBy(sel(catalog.OutboxEventsPending, mDatabase), "database") + " + " + sumBy(sel(catalog.OutboxEventsFailed, mDatabase), "database") + ")", legend: "{{database}}"}}})
+	d.series(panel{title: "Outbox publish failures", unit: "cpm", min: ptr(0.0),
+		desc:     "Events newly in a failed or dead status per minute, per database and event type (the rise of the failed count; events an operator requeues do not count against it). Above 0, the publisher keeps giving up on events of that type.",
+		targets:  []target{{expr: "60 * " + sumBy("clamp_min(deriv("+sel(catalog.OutboxEventsFailed, mDatabase, mEventType)+rateInterval+"), 0)", "database", "event_type"), legend: "{{database}} {{event_type}}"}},
+		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
 }

@@ -29,54 +29,100 @@ func exporterTargetsUp() string {
 		sel(catalog.ExporterBuildInfo) + "[1d])"
 }
 
-func overview() *board {
-	d := newBoard(UIDOverview, "Workflow overview",
+func overview(c rules.Config) *board {
+	d := newBoard(c, UIDOverview, "Workflow overview",
 		"On-call landing page of the workflow exporter: what is paging and why, which sources are down, and the trend of every backlog. Start here and follow the runbook links.",
 		engineVar(), databaseVar())
 
+	// The first row answers "what pages, where": one stat per paging
+	// signal, each linking its detail dashboard with the variables carried.
 	d.row("What is paging and why")
 	d.stat(panel{title: "Critical alerts firing", unit: "short", w: 3,
 		desc:     "Alerts of this bundle with severity critical that are firing now (they page); the table below names them with their runbooks. 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets:  []target{{expr: "count(" + criticalAlertsOfBundle + ") or vector(0)"}},
 		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowOutboxBacklogStalled, rules.WorkflowOutboxOldestEventTooOld}})
-	d.stat(panel{title: "Warning alerts firing", unit: "short", w: 3,
+	d.stat(panel{title: "Side effects in doubt", unit: "short", w: 3,
+		desc:     "Idempotency records in progress whose external task's lock lapsed or moved to another worker: whether the side effect happened is unknown. Reconcile before any retry. 0 needs the databases and every engine up; No data means one is down.",
+		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyInDoubt, mDatabase, mEngine)))}},
+		steps:    []step{{1, "red"}},
+		drill:    UIDIdempotency,
+		runbooks: []string{rules.WorkflowIdempotencyInDoubt}})
+	d.stat(panel{title: "Side effects done, task open", unit: "short", w: 3,
+		desc:     "Idempotency records COMPLETED and processed-job rows whose external task is still open: the worker crashed after its side effect and the completion was lost. Complete the task with the stored result; never redo the side effect. 0 needs the databases and every engine up; No data means one is down.",
+		targets:  []target{{expr: joinZeroWhenUp(sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mEngine) + " or " + sel(catalog.ProcessedJobTaskOpen, mDatabase, mEngine)))}},
+		steps:    []step{{1, "red"}},
+		drill:    UIDIdempotency,
+		runbooks: []string{rules.WorkflowCompletedSideEffectTaskOpen, rules.WorkflowProcessedJobTaskOpen}})
+	d.stat(panel{title: "Outbox oldest pending age", unit: "s", w: 3,
+		desc:     "Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. Orange past outbox.stalled_window, red past outbox.oldest_age of the alerts config. 0 means the outbox is drained. No data means the database source is down or not configured.",
+		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
+		steps:    d.steps(d.outboxAgeSteps),
+		drill:    UIDOutboxInbox,
+		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
+	d.stat(panel{title: "Inbox oldest message age", unit: "s", w: 3,
+		desc:     "Age of the oldest inbox message waiting or in progress (UNKNOWN_OUTCOME aside) over the selected databases. Orange past inbox.stalled_window, red past inbox.oldest_age of the alerts config (WorkflowInboxBacklogOld pages). No data means the database source is down or has no inbox.",
+		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase, `status!="`+vocab.StatusUnknownOutcome+`"`) + ")"}},
+		steps:    d.steps(d.inboxAgeSteps),
+		drill:    UIDOutboxInbox,
+		runbooks: []string{rules.WorkflowInboxBacklogOld}})
+	d.stat(panel{title: "Oldest waiting external task", unit: "s", w: 3,
+		desc:     "Age of the oldest external task waiting to be fetched on the selected engines. Orange past camunda.backlog_stalled_age, red past it plus backlog_stalled_for: a topic no worker serves pages (if nothing completes or fails on it). No data means the engine is down.",
+		targets:  []target{{expr: "max(" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine) + ")"}},
+		steps:    d.steps(d.waitingAgeSteps),
+		drill:    UIDExternalTask,
+		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
+	d.stat(panel{title: "Oldest executable job", unit: "s", w: 3,
+		desc:     "Since when the oldest async job that could run now has been due on the selected engines. Orange past camunda.job_executor_stalled_age, red past it plus job_executor_stalled_for: a job executor that runs nothing pages. No data means the engine is down.",
+		targets:  []target{{expr: "max(" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")"}},
+		steps:    d.steps(d.jobAgeSteps),
+		drill:    UIDExternalTask,
+		runbooks: []string{rules.CamundaJobExecutorStalled}})
+	d.stat(panel{title: "Sources down", unit: "short", w: 3,
+		desc:     "Camunda engines and databases the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy, and the pages on it are blind. No data here means the exporter itself is not scraped.",
+		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},
+		steps:    []step{{1, "red"}},
+		drill:    UIDExporter,
+		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterDown}})
+
+	d.firingAlerts()
+
+	d.row("What files a ticket")
+	d.stat(panel{title: "Warning alerts firing", unit: "short", w: 4,
 		desc:    "Alerts of this bundle with severity warning that are firing now (they open tickets). 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets: []target{{expr: "count(" + warningAlertsOfBundle + ") or vector(0)"}},
 		steps:   []step{{1, "orange"}}})
-	d.stat(panel{title: "Sources down", unit: "short", w: 3,
-		desc:     "Camunda engines and databases the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy. No data here means the exporter itself is not scraped.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},
-		steps:    []step{{1, "red"}},
-		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterDown}})
-	d.stat(panel{title: "Collectors failing", unit: "short", w: 3,
+	d.stat(panel{title: "Collectors failing", unit: "short", w: 4,
 		desc:     "Collectors (one per table or Camunda query) whose last collection failed. Their series are absent until they succeed again.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
 		steps:    []step{{1, "red"}},
-		runbooks: []string{rules.WorkflowExporterSourceDown}})
-	d.stat(panel{title: "Outbox oldest pending age", unit: "s", w: 3,
-		desc:     "Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. 0 means the outbox is drained. No data means the database source is down or not configured.",
-		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
-		steps:    []step{{300, "orange"}, {900, "red"}},
-		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
-	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 3,
+		drill:    UIDExporter,
+		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown}})
+	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 4,
 		desc: "Idempotency records and inbox messages in UNKNOWN_OUTCOME: the side effect may or may not have happened. Each needs reconciliation before a retry. No data means the database source is down.",
 		targets: []target{{expr: sumBy(sel(catalog.IdempotencyRecords, mDatabase, `status="`+vocab.StatusUnknownOutcome+`"`) +
 			" or " + sel(catalog.InboxMessages, mDatabase, `status="`+vocab.StatusUnknownOutcome+`"`))}},
 		steps:    []step{{1, "orange"}},
+		drill:    UIDIdempotency,
 		runbooks: []string{rules.WorkflowUnknownOutcomeRecords}})
-	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 3,
+	d.stat(panel{title: "External tasks out of retries", unit: "short", w: 4,
 		desc:     "Open external tasks with retries 0 (each is an incident in Camunda). No data means the engine is down.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine, `state="`+vocab.StateRetriesExhausted+`"`))}},
 		steps:    []step{{1, "orange"}},
+		drill:    UIDExternalTask,
 		runbooks: []string{rules.CamundaExternalTaskRetriesExhausted}})
-	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 3,
+	d.stat(panel{title: "Lock expirations", unit: "cpm", w: 4,
 		desc:     "External task locks lapsing without complete, failure or extendLock, per minute: a worker died or is slower than its lock duration, and the task will run twice.",
 		targets:  []target{{expr: "60 * " + sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine))}},
 		steps:    []step{{0.01, "orange"}},
+		drill:    UIDExternalTask,
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations}})
-
-	d.firingAlerts()
+	d.stat(panel{title: "Outbox publish failures", unit: "cpm", w: 4,
+		desc:     "Outbox events newly in a failed or dead status per minute over the selected databases (the rate at which the failed count grows). Above 0, a publisher keeps giving up on events.",
+		targets:  []target{{expr: "60 * " + sumBy("clamp_min(deriv("+sel(catalog.OutboxEventsFailed, mDatabase)+rateInterval+"), 0)")}},
+		steps:    []step{{0.01, "orange"}},
+		drill:    UIDOutboxInbox,
+		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
 
 	d.row("Sources")
 	d.upStat(panel{title: "Sources", unit: "none", w: 8,
@@ -88,15 +134,18 @@ func overview() *board {
 		targets:  []target{{expr: sel(catalog.ExporterCollectorUp), legend: "{{name}} {{collector}}"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.upStat(panel{title: "Exporter scrape", unit: "none", w: 8,
-		desc:     "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means Prometheus cannot scrape the exporter: every panel of this bundle goes blank.",
-		targets:  []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
-		runbooks: []string{rules.WorkflowExporterDown}})
+		desc:       "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means Prometheus cannot scrape the exporter: every panel of this bundle goes blank. Click an exporter for its status page: what is wrong, with the first rows of each problem.",
+		targets:    []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
+		statusPage: true,
+		runbooks:   []string{rules.WorkflowExporterDown}})
 
 	d.row("Trends")
 	d.series(panel{title: "Outbox oldest pending age", unit: "s",
-		desc:     "Oldest unpublished outbox event per database. A line that climbs steadily means the publisher is stalled; a saw-tooth means it keeps up.",
-		targets:  []target{{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}}"}},
-		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
+		desc:      "Oldest unpublished outbox event per database. A line that climbs steadily means the publisher is stalled; a saw-tooth means it keeps up.",
+		targets:   []target{{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")", legend: "{{database}}"}},
+		steps:     d.steps(d.outboxAgeSteps),
+		overrides: d.overrides("{{database}}", d.outboxAgeSteps, rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled),
+		runbooks:  []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "External tasks by state", unit: "short", stack: true,
 		desc:     "Open external tasks per engine and state (waiting, locked, retry_backoff, lock_expired, retries_exhausted, suspended); the states partition the open tasks.",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasks, mEngine), "engine", "state"), legend: "{{engine}} {{state}}"}},
@@ -114,7 +163,7 @@ func overview() *board {
 		runbooks: []string{rules.CamundaExternalTaskLockExpirations, rules.WorkflowDuplicatePreventionSpike}})
 
 	d.row("Runbooks")
-	d.markdown("Runbooks", "Every alert of the bundle with its severity and runbook.", runbookIndex(), 24, 10)
+	d.markdown("Runbooks", "Every alert of the bundle with its severity and runbook.", d.runbookIndex(), 24, 10)
 	return d
 }
 
@@ -151,7 +200,7 @@ func (d *board) firingAlerts() {
 			Id: "links",
 			Value: []map[string]any{{
 				"title":       "Runbook for ${__value.raw}",
-				"url":         runbookURL("${__value.raw}"),
+				"url":         d.runbookURL("${__value.raw}"),
 				"targetBlank": true,
 			}},
 		}}).
@@ -163,11 +212,11 @@ func (d *board) firingAlerts() {
 		Span(24).Height(8))
 }
 
-func runbookIndex() string {
+func (d *board) runbookIndex() string {
 	var b strings.Builder
 	b.WriteString("| Alert | Severity | Runbook |\n|---|---|---|\n")
 	for _, a := range alertsPagesFirst() {
-		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, runbookURL(a.Name))
+		fmt.Fprintf(&b, "| %s | %s | [%s.md](%s) |\n", a.Name, a.Severity, a.Name, d.runbookURL(a.Name))
 	}
 	return b.String()
 }

@@ -56,6 +56,7 @@ func TestZeroWhenUpWithPromtool(t *testing.T) {
 	}
 	joinUp := func(db, collectors, engine int) string { return joinUpWith(db, collectors, engine, 1) }
 	inDoubt := up("workflow_idempotency_in_doubt", `database="orders", scope="S", engine="main", topic="t"`, 2)
+	processedOpen := up("workflow_processed_job_task_open", `database="orders", engine="main", topic="t", activity_id="a"`, 1)
 	incidents := up("camunda_incidents", `engine="main", incident_type="failedExternalTask", process_definition_key="p", activity_id="a"`, 3)
 
 	cases := []struct {
@@ -69,6 +70,12 @@ func TestZeroWhenUpWithPromtool(t *testing.T) {
 		{"join: join collector failing", UIDIdempotency, "Completed, task still open", joinUp(1, 0, 1), ""},
 		{"join: exporter not scraped", UIDIdempotency, "Completed, task still open", "", ""},
 		{"join: the engine's camunda collector failing", UIDIdempotency, "In doubt", joinUpWith(1, 1, 1, 0), ""},
+		{"overview: nothing in doubt, all up", UIDOverview, "Side effects in doubt", joinUp(1, 1, 1), "0"},
+		{"overview: a record in doubt", UIDOverview, "Side effects in doubt", joinUp(1, 1, 1) + inDoubt, "2"},
+		{"overview: in doubt, engine down", UIDOverview, "Side effects in doubt", joinUp(1, 1, 0), ""},
+		{"overview: nothing done with its task open, all up", UIDOverview, "Side effects done, task open", joinUp(1, 1, 1), "0"},
+		{"overview: a processed job with its task open", UIDOverview, "Side effects done, task open", joinUp(1, 1, 1) + processedOpen, "1"},
+		{"overview: done with the task open, database down", UIDOverview, "Side effects done, task open", joinUp(0, 1, 1), ""},
 		{"incidents: none, engine up", UIDExternalTask, "Open incidents", engineUp(1, 1), "0"},
 		{"incidents: three open", UIDExternalTask, "Open incidents", engineUp(1, 1) + incidents, "3"},
 		{"incidents: engine down", UIDExternalTask, "Open incidents", engineUp(0, 1), ""},

@@ -30,8 +30,15 @@ const (
 	CamundaExternalTaskLockHeldTooLong    = "CamundaExternalTaskLockHeldTooLong"
 	CamundaExternalTaskWorkerSilent       = "CamundaExternalTaskWorkerSilent"
 	CamundaJobExecutorStalled             = "CamundaJobExecutorStalled"
+	CamundaHistoryCleanupFailing          = "CamundaHistoryCleanupFailing"
+	CamundaHistoryCleanupBehind           = "CamundaHistoryCleanupBehind"
 	WorkflowExporterSourceDown            = "WorkflowExporterSourceDown"
+	WorkflowExporterCollectorDown         = "WorkflowExporterCollectorDown"
 	WorkflowExporterDown                  = "WorkflowExporterDown"
+	WorkflowExporterTasksUnwatched        = "WorkflowExporterTasksUnwatched"
+	WorkflowExporterHistoryReadsCut       = "WorkflowExporterHistoryReadsCut"
+	WorkflowExporterLabelValuesFolded     = "WorkflowExporterLabelValuesFolded"
+	WorkflowExporterWatchdog              = "WorkflowExporterWatchdog"
 )
 
 // Rule groups of the generated rule file.
@@ -41,62 +48,161 @@ const (
 	GroupIdempotency = "workflow-idempotency"
 	GroupCamunda     = "camunda-external-tasks"
 	GroupCamundaJobs = "camunda-jobs"
-	GroupExporter    = "workflow-exporter"
+	// GroupCamundaHistory: history growth and the history cleanup.
+	GroupCamundaHistory = "camunda-history"
+	GroupExporter       = "workflow-exporter"
 )
+
+// The dashboards the alerts link to (their uids; the dashboards package
+// builds them, and its tests check that each exists and has the variables
+// DashboardVariables names).
+const (
+	DashboardOverview     = "workflow-overview"
+	DashboardExternalTask = "camunda-external-tasks"
+	DashboardOutboxInbox  = "workflow-outbox-inbox"
+	DashboardIdempotency  = "workflow-idempotency"
+	DashboardExporter     = "workflow-exporter"
+)
+
+// DashboardVariables returns the variables of a dashboard that an alert's
+// link may set from its labels, besides job and instance, which every
+// dashboard has.
+func DashboardVariables(uid string) []string {
+	switch uid {
+	case DashboardOverview:
+		return []string{"engine", "database"}
+	case DashboardExternalTask:
+		return []string{"engine", "topic"}
+	case DashboardOutboxInbox:
+		return []string{"database", "event_type"}
+	case DashboardIdempotency:
+		return []string{"database", "scope"}
+	}
+	return nil
+}
 
 // Alert is one alert of the bundle.
 type Alert struct {
 	Name     string
-	Severity string // Critical, Warning or Info
+	Severity string // Critical, Warning, Info, or None (the watchdog)
 	Group    string // its rule group in the generated rule file
+	// Dashboard is the uid of the dashboard whose link the alert carries
+	// (dashboard_url), with the variables of Lane it has set; "" for none.
+	Dashboard string
+	// Lane names the labels that tie a firing alert to the place it is
+	// about (a topic of an engine, an event type of a database's outbox,
+	// an idempotency scope): the labels its summary names, its dashboard
+	// link sets, Alertmanager groups by and an inhibition compares. Some
+	// alerts carry only some of them (WorkflowUnknownOutcomeRecords: a
+	// scope, or an inbox's source system and message type).
+	Lane []string
+	// Summary is the alert's one line, templated with the Lane labels only
+	// (never $value), so a pager's title says where.
+	Summary string
 }
 
+var (
+	outboxLane  = []string{"database", "aggregate_type", "event_type"}
+	inboxLane   = []string{"database", "source_system", "message_type"}
+	scopeLane   = []string{"database", "scope"}
+	topicLane   = []string{"engine", "topic"}
+	joinLane    = []string{"database", "scope", "engine", "topic"}
+	sourceLane  = []string{"source", "name", "database", "engine", "collector"}
+	outboxWhere = "Outbox {{ $labels.aggregate_type }}/{{ $labels.event_type }} of database {{ $labels.database }}: "
+	inboxWhere  = "Inbox {{ $labels.source_system }}/{{ $labels.message_type }} of database {{ $labels.database }}: "
+	scopeWhere  = "Idempotency scope {{ $labels.scope }} of database {{ $labels.database }}: "
+	topicWhere  = "Topic {{ $labels.topic }} of engine {{ $labels.engine }}: "
+	sourceWhere = "{{ $labels.source }} {{ $labels.name }}{{ with $labels.collector }} (collector {{ . }}){{ end }}"
+)
+
 // Alerts returns every alert of the bundle, in the order of the generated
-// rule file. It is the one list of alert names, severities, groups and
-// runbooks: the rule generator takes each rule's severity and group from it,
-// the dashboards link the runbooks of these alerts, and the routing tests
-// (checks/alertrouting) check that the rule files hold exactly these alerts and
-// that each reaches the receiver of its severity. A new alert is added here,
-// with its rule in this package and its runbook in docs/runbooks/.
+// rule file. It is the one list of alert names, severities, groups,
+// dashboards and runbooks: the rule generator takes each rule's severity,
+// group and summary from it, the dashboards link the runbooks of these
+// alerts, and the routing tests (checks/alertrouting) check that the rule
+// files hold exactly these alerts and that each reaches the receiver of its
+// severity. A new alert is added here, with its rule in this package and
+// its runbook in docs/runbooks/. docs/alerts.md gives the reason for each
+// severity.
 //
 // The slice is a fresh copy on each call.
 func Alerts() []Alert {
 	return []Alert{
-		{WorkflowOutboxBacklogStalled, Critical, GroupOutbox},
-		{WorkflowOutboxOldestEventTooOld, Critical, GroupOutbox},
-		{WorkflowOutboxEventsFailed, Warning, GroupOutbox},
-		{WorkflowOutboxBacklogGrowing, Warning, GroupOutbox},
+		{WorkflowOutboxBacklogStalled, Critical, GroupOutbox, DashboardOutboxInbox, outboxLane,
+			outboxWhere + "events wait and none is published"},
+		{WorkflowOutboxOldestEventTooOld, Critical, GroupOutbox, DashboardOutboxInbox, outboxLane,
+			outboxWhere + "the oldest pending event is older than consumers tolerate"},
+		{WorkflowOutboxEventsFailed, Warning, GroupOutbox, DashboardOutboxInbox, outboxLane,
+			outboxWhere + "events in a failed status will not be published without help"},
+		{WorkflowOutboxBacklogGrowing, Warning, GroupOutbox, DashboardOutboxInbox, outboxLane,
+			outboxWhere + "the publisher falls behind"},
 
-		{WorkflowInboxBacklogStalled, Warning, GroupInbox},
-		{WorkflowInboxBacklogGrowing, Warning, GroupInbox},
-		{WorkflowInboxBacklogOld, Warning, GroupInbox},
+		{WorkflowInboxBacklogStalled, Warning, GroupInbox, DashboardOutboxInbox, inboxLane,
+			inboxWhere + "messages wait and none is processed"},
+		{WorkflowInboxBacklogGrowing, Warning, GroupInbox, DashboardOutboxInbox, inboxLane,
+			inboxWhere + "the consumer falls behind"},
+		{WorkflowInboxBacklogOld, Critical, GroupInbox, DashboardOutboxInbox, inboxLane,
+			inboxWhere + "messages have waited too long to be processed"},
 
-		{WorkflowUnknownOutcomeRecords, Warning, GroupIdempotency},
-		{WorkflowIdempotencyStaleInProgress, Warning, GroupIdempotency},
-		{WorkflowIdempotencyConflicts, Warning, GroupIdempotency},
-		{WorkflowCompletedSideEffectTaskOpen, Warning, GroupIdempotency},
-		{WorkflowIdempotencyInDoubt, Warning, GroupIdempotency},
-		{WorkflowProcessedJobTaskOpen, Warning, GroupIdempotency},
-		{WorkflowDuplicatePreventionSpike, Info, GroupIdempotency},
+		{WorkflowUnknownOutcomeRecords, Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
+			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }} of database {{ $labels.database }}: unknown outcomes wait for reconciliation"},
+		{WorkflowIdempotencyStaleInProgress, Warning, GroupIdempotency, DashboardIdempotency, scopeLane,
+			scopeWhere + "records stuck in {{ $labels.status }}"},
+		{WorkflowIdempotencyConflicts, Warning, GroupIdempotency, DashboardIdempotency, scopeLane,
+			scopeWhere + "one key is reused for different requests"},
+		{WorkflowCompletedSideEffectTaskOpen, Critical, GroupIdempotency, DashboardIdempotency, joinLane,
+			topicWhere + "side effects done (scope {{ $labels.scope }}, database {{ $labels.database }}), their tasks still open"},
+		{WorkflowIdempotencyInDoubt, Critical, GroupIdempotency, DashboardIdempotency, joinLane,
+			topicWhere + "side effects in progress (scope {{ $labels.scope }}, database {{ $labels.database }}) lost their lock: outcome in doubt"},
+		{WorkflowProcessedJobTaskOpen, Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
+			topicWhere + "jobs recorded as processed (activity {{ $labels.activity_id }}, database {{ $labels.database }}), their tasks still open"},
+		{WorkflowDuplicatePreventionSpike, Info, GroupIdempotency, DashboardIdempotency, scopeLane,
+			scopeWhere + "duplicates absorbed rise above their baseline"},
 
-		{CamundaExternalTaskRetriesExhausted, Warning, GroupCamunda},
-		{CamundaExternalTaskLockExpirations, Warning, GroupCamunda},
-		{CamundaExternalTaskDuplicateExecution, Warning, GroupCamunda},
-		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda},
-		{CamundaExternalTaskBacklogStalled, Warning, GroupCamunda},
-		{CamundaIncidentsOpen, Warning, GroupCamunda},
-		{CamundaExternalTaskLockHeldTooLong, Warning, GroupCamunda},
-		{CamundaExternalTaskWorkerSilent, Warning, GroupCamunda},
+		{CamundaExternalTaskRetriesExhausted, Warning, GroupCamunda, DashboardExternalTask, topicLane,
+			topicWhere + "tasks out of retries wait for an operator"},
+		{CamundaExternalTaskLockExpirations, Warning, GroupCamunda, DashboardExternalTask, topicLane,
+			topicWhere + "task locks lapse before the workers finish"},
+		{CamundaExternalTaskDuplicateExecution, Info, GroupCamunda, DashboardExternalTask, topicLane,
+			topicWhere + "tasks ran again after their locks lapsed"},
+		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda, DashboardExternalTask, topicLane,
+			topicWhere + "workers fail most tasks and the retries come back"},
+		{CamundaExternalTaskBacklogStalled, Critical, GroupCamunda, DashboardExternalTask, topicLane,
+			topicWhere + "tasks wait and no worker completes or fails any"},
+		{CamundaIncidentsOpen, Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "process_definition_key", "activity_id", "incident_type"},
+			"Engine {{ $labels.engine }}: {{ $labels.incident_type }} incidents open at {{ $labels.process_definition_key }}/{{ $labels.activity_id }}"},
+		{CamundaExternalTaskLockHeldTooLong, Warning, GroupCamunda, DashboardExternalTask, topicLane,
+			topicWhere + "a worker has held a task's lock far longer than normal"},
+		{CamundaExternalTaskWorkerSilent, Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "topic", "worker_id"},
+			topicWhere + "worker {{ $labels.worker_id }} holds locks and finishes nothing"},
 
-		{CamundaJobExecutorStalled, Warning, GroupCamundaJobs},
+		{CamundaJobExecutorStalled, Critical, GroupCamundaJobs, DashboardExternalTask, []string{"engine"},
+			"Engine {{ $labels.engine }}: async jobs are due and the job executor runs none"},
 
-		{WorkflowExporterSourceDown, Warning, GroupExporter},
-		{WorkflowExporterDown, Warning, GroupExporter},
+		{CamundaHistoryCleanupFailing, Warning, GroupCamundaHistory, DashboardExternalTask, []string{"engine"},
+			"Engine {{ $labels.engine }}: history cleanup jobs fail"},
+		{CamundaHistoryCleanupBehind, Warning, GroupCamundaHistory, DashboardExternalTask, []string{"engine"},
+			"Engine {{ $labels.engine }}: history cleanup does not keep up, the history grows"},
+
+		{WorkflowExporterSourceDown, Critical, GroupExporter, DashboardExporter, sourceLane,
+			"The exporter cannot read " + sourceWhere + ": the alerts on it are blind"},
+		{WorkflowExporterCollectorDown, Warning, GroupExporter, DashboardExporter, sourceLane,
+			"The exporter cannot read " + sourceWhere + ": no paging alert reads it, its series are missing"},
+		{WorkflowExporterDown, Critical, GroupExporter, DashboardExporter, []string{"job", "instance"},
+			"Prometheus cannot scrape the workflow exporter{{ with $labels.instance }} {{ . }}{{ end }}: every workflow alert is blind"},
+		{WorkflowExporterTasksUnwatched, Warning, GroupExporter, DashboardExporter, []string{"engine"},
+			"Engine {{ $labels.engine }}: in-flight external tasks beyond the exporter's lists go unwatched"},
+		{WorkflowExporterHistoryReadsCut, Warning, GroupExporter, DashboardExporter, []string{"engine"},
+			"Engine {{ $labels.engine }}: the exporter reads less history than is written, failures and completions are undercounted"},
+		{WorkflowExporterLabelValuesFolded, Warning, GroupExporter, DashboardExporter, []string{"metric"},
+			"Metric {{ $labels.metric }}: label values fold into \"other\", per-label alerts undercount"},
+		{WorkflowExporterWatchdog, None, GroupExporter, "", nil,
+			"Always firing: the alerting path of the workflow exporter's rules works"},
 	}
 }
 
 // Severities returns the severities an alert may have, most urgent first.
-func Severities() []string { return []string{Critical, Warning, Info} }
+func Severities() []string { return []string{Critical, Warning, Info, None} }
 
 // Lookup returns the alert of the given name.
 func Lookup(name string) (Alert, bool) {

@@ -13,12 +13,8 @@
 package rules
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"reflect"
 	"strings"
 	"time"
 
@@ -36,14 +32,84 @@ type Config struct {
 	// exporter's scrape job (WorkflowExporterDown). Empty selects all jobs.
 	Selector string `yaml:"selector"`
 	// RunbookBaseURL is the prefix of every runbook_url; the alert name and
-	// ".md" are appended.
+	// ".md" are appended. Default: this repository's runbooks at the
+	// released tag (DefaultRunbookBaseURL).
 	RunbookBaseURL string `yaml:"runbook_base_url"`
+	// DashboardBaseURL is Grafana's address: every alert with a dashboard
+	// carries a dashboard_url annotation under it, the alert's labels set as
+	// the dashboard's variables. Empty: no dashboard_url.
+	DashboardBaseURL string `yaml:"dashboard_base_url"`
+	// StatusPageURL is the exporter's status page as on-call reaches it,
+	// e.g. https://workflow-exporter.example.com/status or
+	// http://{{ $labels.instance }}/status (a template over the alert's
+	// labels); set, every alert but the watchdog carries it as the
+	// status_page_url annotation. Empty: none.
+	StatusPageURL string `yaml:"status_page_url"`
 
+	// Thresholds are every window, age, count and `for` of the rules.
+	Thresholds `yaml:",inline"`
+
+	// Alerts tunes single alerts by name: on or off, severity, extra
+	// labels, and thresholds for the series a selector matches.
+	Alerts map[string]AlertConfig `yaml:"alerts"`
+}
+
+// Thresholds are the windows, ages, counts and for: durations of the rules,
+// by the area they watch.
+type Thresholds struct {
 	Outbox      OutboxConfig      `yaml:"outbox"`
 	Inbox       InboxConfig       `yaml:"inbox"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	Camunda     CamundaConfig     `yaml:"camunda"`
 	Exporter    ExporterConfig    `yaml:"exporter"`
+}
+
+// AlertConfig tunes one alert.
+type AlertConfig struct {
+	// Enabled false leaves the alert out of the rule file.
+	Enabled *bool `yaml:"enabled"`
+	// Severity replaces the alert's severity (critical, warning, info),
+	// and with it the receiver it reaches.
+	Severity string `yaml:"severity"`
+	// Labels are added to the alert (team, service, ...), for routing.
+	Labels map[string]string `yaml:"labels"`
+	// Selectors give the series a selector matches their own thresholds,
+	// labels or severity; the first selector that matches a series wins,
+	// series no selector matches keep the alert's.
+	Selectors []SelectorConfig `yaml:"selectors"`
+}
+
+// SelectorConfig is one per-selector override of an alert.
+type SelectorConfig struct {
+	// Match is a list of label matchers without braces, on labels the
+	// alert carries (its Lane), e.g. topic="billing.charge".
+	Match string `yaml:"match"`
+	// Set holds the thresholds this selector changes, in the sections of
+	// the config, e.g. {camunda: {backlog_stalled_age: 30m}}; keys left out
+	// keep the config's values.
+	Set Thresholds `yaml:"set"`
+	// Severity and Labels replace the alert's (Labels are added to them).
+	Severity string            `yaml:"severity"`
+	Labels   map[string]string `yaml:"labels"`
+
+	// set is Set as written (only the keys given), and thresholds the
+	// config's thresholds with it applied.
+	set        *yaml.Node
+	thresholds Thresholds
+}
+
+// UnmarshalYAML keeps the set node, so only the keys it names change.
+func (s *SelectorConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain SelectorConfig
+	if err := n.Decode((*plain)(s)); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "set" {
+			s.set = n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // OutboxConfig tunes the outbox alerts.
@@ -105,9 +171,12 @@ type IdempotencyConfig struct {
 
 // CamundaConfig tunes the Camunda alerts.
 type CamundaConfig struct {
-	RetriesExhaustedFor    model.Duration `yaml:"retries_exhausted_for"`
-	LockExpirationsWindow  model.Duration `yaml:"lock_expirations_window"`
-	LockExpirationsMax     float64        `yaml:"lock_expirations_max"`
+	RetriesExhaustedFor   model.Duration `yaml:"retries_exhausted_for"`
+	LockExpirationsWindow model.Duration `yaml:"lock_expirations_window"`
+	LockExpirationsMax    float64        `yaml:"lock_expirations_max"`
+	// LockExpirationsFor is never shorter than the for: of the alerts
+	// that inhibit it (the crash and in-doubt alerts of the same topic).
+	LockExpirationsFor     model.Duration `yaml:"lock_expirations_for"`
 	RetryStormWindow       model.Duration `yaml:"retry_storm_window"`
 	RetryStormMinFailures  float64        `yaml:"retry_storm_min_failures"`
 	RetryStormFailureRatio float64        `yaml:"retry_storm_failure_ratio"`
@@ -121,6 +190,7 @@ type CamundaConfig struct {
 	// than Max of them: the duplicate execution happened.
 	DuplicateExecutionWindow model.Duration `yaml:"duplicate_execution_window"`
 	DuplicateExecutionMax    float64        `yaml:"duplicate_execution_max"`
+	DuplicateExecutionFor    model.Duration `yaml:"duplicate_execution_for"`
 	// LockHeldAge: a worker has held one external task's lock (through
 	// extendLock) longer than this.
 	LockHeldAge model.Duration `yaml:"lock_held_age"`
@@ -136,12 +206,32 @@ type CamundaConfig struct {
 	JobExecutorStalledAge    model.Duration `yaml:"job_executor_stalled_age"`
 	JobExecutorStalledWindow model.Duration `yaml:"job_executor_stalled_window"`
 	JobExecutorStalledFor    model.Duration `yaml:"job_executor_stalled_for"`
+	// HistoryCleanupFailingFor: a history cleanup job has failed (an
+	// exception, or out of retries) this long.
+	HistoryCleanupFailingFor model.Duration `yaml:"history_cleanup_failing_for"`
+	// HistoryCleanupBehindMin and HistoryCleanupBehindWindow: the engine's
+	// cleanable process instances stayed above Min for the whole window
+	// (a day: a daily batch window brings them down at least once).
+	HistoryCleanupBehindMin    float64        `yaml:"history_cleanup_behind_min"`
+	HistoryCleanupBehindWindow model.Duration `yaml:"history_cleanup_behind_window"`
+	HistoryCleanupBehindFor    model.Duration `yaml:"history_cleanup_behind_for"`
 }
 
 // ExporterConfig tunes the alerts on the exporter itself.
 type ExporterConfig struct {
 	SourceDownFor model.Duration `yaml:"source_down_for"`
-	DownFor       model.Duration `yaml:"down_for"`
+	// CollectorDownFor: a collector no paging alert reads fails this long.
+	CollectorDownFor model.Duration `yaml:"collector_down_for"`
+	DownFor          model.Duration `yaml:"down_for"`
+	// UnwatchedTasksFor: in-flight external tasks beyond the exporter's
+	// lists this long (their lapses and redeliveries go unseen).
+	UnwatchedTasksFor model.Duration `yaml:"unwatched_tasks_for"`
+	// HistoryReadsCutWindow: a collection read less of the history log
+	// than was written within this window.
+	HistoryReadsCutWindow model.Duration `yaml:"history_reads_cut_window"`
+	// LabelValuesFoldedWindow: label values folded into "other" within
+	// this window.
+	LabelValuesFoldedWindow model.Duration `yaml:"label_values_folded_window"`
 	// MinInterval is the exporter's min_interval (and the scrape interval)
 	// the rules are written for: every rate/increase window must hold at
 	// least windowPolls polls of it.
@@ -160,14 +250,37 @@ func d(s string) model.Duration {
 	return v
 }
 
-// DefaultRunbookBaseURL is where the runbooks of this repository are served.
-const DefaultRunbookBaseURL = "https://github.com/workflow-exporter/workflow-exporter/blob/main/docs/runbooks"
+// RepositoryURL is where this repository is published.
+const RepositoryURL = "https://github.com/workflow-exporter/workflow-exporter"
+
+// RunbookRef is the git ref the default runbook links point at: the tag of
+// the released version (v plus VERSION) once CHANGELOG.md dates its
+// section, "main" while it is unreleased, so a released rule file links
+// the runbooks of its own release. TestRunbookRefFollowsTheRelease holds
+// it to VERSION and CHANGELOG.md.
+const RunbookRef = "main"
+
+// DefaultRunbookBaseURL is where the runbooks of this release are served.
+const DefaultRunbookBaseURL = RepositoryURL + "/blob/" + RunbookRef + "/" + RunbookDir
+
+// DefaultDashboardBaseURL is Grafana's address in this repository's
+// compose setup and Grafana's default port; set dashboard_base_url to
+// yours.
+const DefaultDashboardBaseURL = "http://localhost:3000"
 
 // Default returns the shipped thresholds; docs/alerts.md gives the reasoning.
 func Default() Config {
 	return Config{
-		Selector:       `job="workflow-exporter"`,
-		RunbookBaseURL: DefaultRunbookBaseURL,
+		Selector:         `job="workflow-exporter"`,
+		RunbookBaseURL:   DefaultRunbookBaseURL,
+		DashboardBaseURL: DefaultDashboardBaseURL,
+		Thresholds:       DefaultThresholds(),
+	}
+}
+
+// DefaultThresholds returns the shipped thresholds.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
 		Outbox: OutboxConfig{
 			StalledWindow:      d("5m"),
 			StalledFor:         d("2m"),
@@ -191,7 +304,7 @@ func Default() Config {
 		Idempotency: IdempotencyConfig{
 			UnknownOutcomeAge:       d("15m"),
 			UnknownOutcomeFor:       d("5m"),
-			StaleFor:                d("5m"),
+			StaleFor:                d("15m"),
 			ConflictsWindow:         d("1h"),
 			ConflictsMax:            2,
 			CompletedTaskOpenFor:    d("15m"),
@@ -207,28 +320,39 @@ func Default() Config {
 			RetriesExhaustedFor:      d("5m"),
 			LockExpirationsWindow:    d("30m"),
 			LockExpirationsMax:       2,
+			LockExpirationsFor:       d("15m"),
 			RetryStormWindow:         d("10m"),
 			RetryStormMinFailures:    30,
 			RetryStormFailureRatio:   0.5,
 			RetryStormFor:            d("10m"),
 			BacklogStalledAge:        d("10m"),
 			BacklogStalledWindow:     d("10m"),
-			BacklogStalledFor:        d("5m"),
+			BacklogStalledFor:        d("10m"),
 			IncidentsFor:             d("5m"),
 			DuplicateExecutionWindow: d("30m"),
 			DuplicateExecutionMax:    0,
+			DuplicateExecutionFor:    d("15m"),
 			LockHeldAge:              d("1h"),
 			LockHeldFor:              d("5m"),
 			WorkerSilentAge:          d("20m"),
 			WorkerSilentFor:          d("5m"),
 			JobExecutorStalledAge:    d("10m"),
 			JobExecutorStalledWindow: d("10m"),
-			JobExecutorStalledFor:    d("5m"),
+			JobExecutorStalledFor:    d("10m"),
+
+			HistoryCleanupFailingFor:   d("1h"),
+			HistoryCleanupBehindMin:    1000,
+			HistoryCleanupBehindWindow: d("1d"),
+			HistoryCleanupBehindFor:    d("1h"),
 		},
 		Exporter: ExporterConfig{
-			SourceDownFor: d("5m"),
-			DownFor:       d("5m"),
-			MinInterval:   d("30s"),
+			SourceDownFor:           d("5m"),
+			CollectorDownFor:        d("15m"),
+			DownFor:                 d("5m"),
+			UnwatchedTasksFor:       d("15m"),
+			HistoryReadsCutWindow:   d("1h"),
+			LabelValuesFoldedWindow: d("1h"),
+			MinInterval:             d("30s"),
 		},
 	}
 }
@@ -246,18 +370,7 @@ func Load(path string) (Config, error) {
 // Parse decodes a config document on top of Default and validates it.
 func Parse(b []byte) (Config, error) {
 	cfg := Default()
-	// First as a node tree, so an unknown key is named by its path with the
-	// closest known key; then strictly into the struct.
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return Config{}, fmt.Errorf("alerts config: %w", err)
-	}
-	if err := yamlkeys.Check(&doc, reflect.TypeOf(cfg), ""); err != nil {
-		return Config{}, fmt.Errorf("alerts config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := yamlkeys.Decode(b, &cfg); err != nil {
 		return Config{}, fmt.Errorf("alerts config: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -274,26 +387,44 @@ func (c Config) Validate() error {
 	if c.RunbookBaseURL == "" {
 		return fmt.Errorf("alerts config: runbook_base_url: must not be empty")
 	}
+	if u := c.DashboardBaseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return fmt.Errorf("alerts config: dashboard_base_url: must be an http:// or https:// URL (Grafana's address), got %q", u)
+	}
+	if err := c.Thresholds.validate(); err != nil {
+		return fmt.Errorf("alerts config: %w", err)
+	}
+	if err := c.validateAlerts(); err != nil {
+		return err
+	}
+	return c.validateInhibitionOrder()
+}
+
+// validate checks the thresholds; its errors name the key from the
+// thresholds' root (outbox.stalled_window).
+func (c Thresholds) validate() error {
 	windows := map[string]model.Duration{
-		"outbox.stalled_window":               c.Outbox.StalledWindow,
-		"outbox.growing_window":               c.Outbox.GrowingWindow,
-		"inbox.stalled_window":                c.Inbox.StalledWindow,
-		"inbox.growing_window":                c.Inbox.GrowingWindow,
-		"camunda.duplicate_execution_window":  c.Camunda.DuplicateExecutionWindow,
-		"idempotency.conflicts_window":        c.Idempotency.ConflictsWindow,
-		"idempotency.duplicates_window":       c.Idempotency.DuplicatesWindow,
-		"camunda.lock_expirations_window":     c.Camunda.LockExpirationsWindow,
-		"camunda.retry_storm_window":          c.Camunda.RetryStormWindow,
-		"camunda.backlog_stalled_window":      c.Camunda.BacklogStalledWindow,
-		"camunda.job_executor_stalled_window": c.Camunda.JobExecutorStalledWindow,
+		"outbox.stalled_window":                 c.Outbox.StalledWindow,
+		"outbox.growing_window":                 c.Outbox.GrowingWindow,
+		"inbox.stalled_window":                  c.Inbox.StalledWindow,
+		"inbox.growing_window":                  c.Inbox.GrowingWindow,
+		"camunda.duplicate_execution_window":    c.Camunda.DuplicateExecutionWindow,
+		"idempotency.conflicts_window":          c.Idempotency.ConflictsWindow,
+		"idempotency.duplicates_window":         c.Idempotency.DuplicatesWindow,
+		"camunda.lock_expirations_window":       c.Camunda.LockExpirationsWindow,
+		"camunda.retry_storm_window":            c.Camunda.RetryStormWindow,
+		"camunda.backlog_stalled_window":        c.Camunda.BacklogStalledWindow,
+		"camunda.job_executor_stalled_window":   c.Camunda.JobExecutorStalledWindow,
+		"camunda.history_cleanup_behind_window": c.Camunda.HistoryCleanupBehindWindow,
+		"exporter.history_reads_cut_window":     c.Exporter.HistoryReadsCutWindow,
+		"exporter.label_values_folded_window":   c.Exporter.LabelValuesFoldedWindow,
 	}
 	if c.Exporter.MinInterval <= 0 {
-		return fmt.Errorf("alerts config: exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")
+		return fmt.Errorf("exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")
 	}
 	minWindow := windowPolls * time.Duration(c.Exporter.MinInterval)
 	for k, v := range windows {
 		if time.Duration(v) < minWindow {
-			return fmt.Errorf("alerts config: %s: %s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", k, v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)
+			return fmt.Errorf("%s: %s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", k, v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)
 		}
 	}
 	positive := map[string]model.Duration{
@@ -307,20 +438,20 @@ func (c Config) Validate() error {
 	}
 	for k, v := range positive {
 		if v <= 0 {
-			return fmt.Errorf("alerts config: %s: must be positive", k)
+			return fmt.Errorf("%s: must be positive", k)
 		}
 	}
 	if k := c.Outbox.KeepFiringFor; k < 0 || (k > 0 && k <= c.Exporter.SourceDownFor) {
-		return fmt.Errorf("alerts config: outbox.keep_firing_for: %s must be 0 (off) or longer than exporter.source_down_for %s, so a database outage cannot resolve an outbox page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
+		return fmt.Errorf("outbox.keep_firing_for: %s must be 0 (off) or longer than exporter.source_down_for %s, so a database outage cannot resolve an outbox page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
 	}
 	if c.Idempotency.DuplicatesBaseline <= c.Idempotency.DuplicatesWindow {
-		return fmt.Errorf("alerts config: idempotency.duplicates_baseline: %s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)
+		return fmt.Errorf("idempotency.duplicates_baseline: %s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)
 	}
 	if c.Idempotency.DuplicatesFactor <= 1 {
-		return fmt.Errorf("alerts config: idempotency.duplicates_factor: must be above 1 (a rise against the baseline)")
+		return fmt.Errorf("idempotency.duplicates_factor: must be above 1 (a rise against the baseline)")
 	}
 	if r := c.Camunda.RetryStormFailureRatio; r <= 0 || r >= 1 {
-		return fmt.Errorf("alerts config: camunda.retry_storm_failure_ratio: must be between 0 and 1, got %v", r)
+		return fmt.Errorf("camunda.retry_storm_failure_ratio: must be between 0 and 1, got %v", r)
 	}
 	for k, v := range map[string]float64{
 		"outbox.growing_min_increase":      c.Outbox.GrowingMinIncrease,
@@ -332,7 +463,7 @@ func (c Config) Validate() error {
 		"camunda.retry_storm_min_failures": c.Camunda.RetryStormMinFailures,
 	} {
 		if v < 0 {
-			return fmt.Errorf("alerts config: %s: must not be negative", k)
+			return fmt.Errorf("%s: must not be negative", k)
 		}
 	}
 	return nil

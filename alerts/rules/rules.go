@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,11 +39,13 @@ type Rule struct {
 	Annotations   map[string]string `yaml:"annotations"`
 }
 
-// Severities, as in the monitoring mixins.
+// Severities, as in the monitoring mixins: critical pages, warning opens a
+// ticket, info is recorded and sent nowhere, none is the watchdog's.
 const (
 	Critical = "critical"
 	Warning  = "warning"
 	Info     = "info"
+	None     = "none"
 )
 
 // RepositoryConfig is the alerts config the repository's committed rule
@@ -67,8 +70,12 @@ func header(command, source string) string {
 	return h + "# Reasoning for every threshold: docs/alerts.md. Runbooks: docs/runbooks/<AlertName>.md.\n"
 }
 
-// builder holds the config while the rules are written.
-type builder struct{ c Config }
+// builder holds the config while the rules are written, and the matchers
+// of a selector of the alerts config that every metric selector gets too.
+type builder struct {
+	c     Config
+	extra []string
+}
 
 // targetUp is the series Prometheus itself writes for every scrape target;
 // it is not the exporter's, so it is not in the catalog.
@@ -81,11 +88,12 @@ func (b builder) sel(metric string, matchers ...string) string {
 	if !catalog.KnownSeries(metric) && !catalog.StandardSeries(metric) {
 		panic(fmt.Sprintf("alerts/rules: series %q is not in the catalog", metric))
 	}
-	ms := make([]string, 0, len(matchers)+1)
+	ms := make([]string, 0, len(matchers)+len(b.extra)+1)
 	if b.c.Selector != "" {
 		ms = append(ms, b.c.Selector)
 	}
 	ms = append(ms, matchers...)
+	ms = append(ms, b.extra...)
 	if len(ms) == 0 {
 		return metric
 	}
@@ -100,22 +108,54 @@ func secs(v model.Duration) string {
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// rule returns the rule of the named alert; its severity comes from Alerts().
-func (b builder) rule(name string, forDur model.Duration, expr, summary, description string) Rule {
+// rule returns the rule of the named alert; its severity and summary come
+// from Alerts(), its links from the config.
+func (b builder) rule(name string, forDur model.Duration, expr, description string) Rule {
+	a := mustLookup(name)
 	r := Rule{
 		Alert:  name,
 		Expr:   strings.TrimSpace(expr),
-		Labels: map[string]string{"severity": mustLookup(name).Severity},
+		Labels: map[string]string{"severity": a.Severity},
 		Annotations: map[string]string{
-			"summary":     summary,
+			"summary":     a.Summary,
 			"description": description,
 			"runbook_url": RunbookURL(b.c.RunbookBaseURL, name),
 		},
+	}
+	if u := b.dashboardURL(a); u != "" {
+		r.Annotations["dashboard_url"] = u
+	}
+	if b.c.StatusPageURL != "" && a.Severity != None {
+		r.Annotations["status_page_url"] = b.c.StatusPageURL
 	}
 	if forDur > 0 {
 		r.For = dur(forDur)
 	}
 	return r
+}
+
+// dashboardURL is the alert's dashboard in Grafana with the variables set
+// from the alert's labels: job, instance, and those of its lane the
+// dashboard has ("" without a dashboard or dashboard_base_url).
+func (b builder) dashboardURL(a Alert) string {
+	if a.Dashboard == "" || b.c.DashboardBaseURL == "" {
+		return ""
+	}
+	vars := []string{"job", "instance"}
+	for _, v := range DashboardVariables(a.Dashboard) {
+		if slices.Contains(a.Lane, v) {
+			vars = append(vars, v)
+		}
+	}
+	var q strings.Builder
+	for i, v := range vars {
+		sep := "&"
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&q, "{{ with $labels.%[1]s }}%[2]svar-%[1]s={{ . | urlquery }}{{ end }}", v, sep)
+	}
+	return strings.TrimRight(b.c.DashboardBaseURL, "/") + "/d/" + a.Dashboard + "?" + q.String()
 }
 
 // keepFiring sets keep_firing_for (0 leaves it out).
@@ -126,35 +166,92 @@ func (r Rule) keepFiring(d model.Duration) Rule {
 	return r
 }
 
-// Build returns the rule file for the config: the rule of every alert of
-// Alerts(), in its order and rule group. A listed alert without a rule, or a
-// rule of an alert not listed, is a programming error and panics.
-func Build(c Config) File {
-	b := builder{c}
+// all returns the rule of every alert of Alerts(), by name. A listed alert
+// without a rule, or a rule of an alert not listed, is a programming error
+// and panics.
+func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
+		if _, ok := Lookup(r.Alert); !ok {
+			panic(fmt.Sprintf("alerts/rules: rule %s is not in Alerts()", r.Alert))
+		}
 		built[r.Alert] = r
 	}
-	var f File
 	for _, a := range Alerts() {
-		r, ok := built[a.Name]
-		if !ok {
+		if _, ok := built[a.Name]; !ok {
 			panic(fmt.Sprintf("alerts/rules: alert %s has no rule", a.Name))
 		}
-		delete(built, a.Name)
+	}
+	return built
+}
+
+// Build returns the rule file for the config: the rules of every alert of
+// Alerts() the config leaves on, in its order and rule group, tuned by the
+// alerts: section. The config must be valid (Validate).
+func Build(c Config) File {
+	base := builder{c: c}.all()
+	var f File
+	for _, a := range Alerts() {
+		ac := c.Alerts[a.Name]
+		if ac.Enabled != nil && !*ac.Enabled {
+			continue
+		}
 		if n := len(f.Groups); n == 0 || f.Groups[n-1].Name != a.Group {
 			f.Groups = append(f.Groups, Group{Name: a.Group})
 		}
 		g := &f.Groups[len(f.Groups)-1]
-		g.Rules = append(g.Rules, r)
-	}
-	for name := range built {
-		panic(fmt.Sprintf("alerts/rules: rule %s is not in Alerts()", name))
+		g.Rules = append(g.Rules, c.tuned(base[a.Name], ac)...)
 	}
 	return f
+}
+
+// tuned applies an alert's config to its rule: the alert's severity and
+// labels, and one rule more per selector, built with the selector's
+// thresholds and its matchers on every series. A series belongs to the
+// first selector that matches it; the alert's own rule keeps the series no
+// selector matches (`unless on (<the selector's labels>) <series>{<selector>}`
+// over the first series of its expression).
+func (c Config) tuned(r Rule, ac AlertConfig) []Rule {
+	anchor := anchorOf(r.Expr)
+	var out []Rule
+	var earlier []string
+	for _, s := range ac.Selectors {
+		t, err := c.selectorThresholds(s)
+		if err != nil {
+			panic(fmt.Sprintf("alerts/rules: %s: a selector's set: %v (Validate first)", r.Alert, err))
+		}
+		cs := c
+		cs.Thresholds = t
+		sr := builder{c: cs, extra: []string{s.Match}}.all()[r.Alert]
+		sr.Expr = unlessAny(sr.Expr, earlier)
+		out = append(out, relabel(relabel(sr, ac.Severity, ac.Labels), s.Severity, s.Labels))
+		ls, _ := matcherLabels(s.Match)
+		earlier = append(earlier, "on ("+strings.Join(ls, ", ")+") "+builder{c: c}.sel(anchor, s.Match))
+	}
+	r.Expr = unlessAny(r.Expr, earlier)
+	return append([]Rule{relabel(r, ac.Severity, ac.Labels)}, out...)
+}
+
+// unlessAny removes from expr the series of any of the clauses.
+func unlessAny(expr string, clauses []string) string {
+	if len(clauses) == 0 {
+		return expr
+	}
+	return "(\n" + expr + "\n)\nunless " + strings.Join(clauses, "\nunless ")
+}
+
+// relabel returns r with the severity (if set) and the labels added.
+func relabel(r Rule, severity string, labels map[string]string) Rule {
+	ls := maps.Clone(r.Labels)
+	maps.Copy(ls, labels)
+	if severity != "" {
+		ls["severity"] = severity
+	}
+	r.Labels = ls
+	return r
 }
 
 // Render returns the rule file of the repository's config: RenderFrom with
@@ -231,21 +328,18 @@ func (b builder) outbox() []Rule {
 and %[2]s > %[3]s
 unless increase(%[4]s[%[5]s]) > 0
 `, pending, age, secs(o.StalledWindow), published, dur(o.StalledWindow)),
-			"Outbox events are waiting and none has been published: the outbox publisher is stalled.",
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))).
 			keepFiring(o.KeepFiringFor),
 
 		b.rule(WorkflowOutboxOldestEventTooOld, o.OldestAgeFor, fmt.Sprintf(`
 %[1]s > %[2]s
 `, age, secs(o.OldestAge)),
-			"The oldest unpublished outbox event is older than the delivery delay consumers can tolerate.",
 			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))).
 			keepFiring(o.KeepFiringFor),
 
 		b.rule(WorkflowOutboxEventsFailed, o.FailedFor, fmt.Sprintf(`
 %[1]s > 0
 `, b.sel(catalog.OutboxEventsFailed)),
-			"Outbox events are in a failed or dead status: they will not be published without help.",
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" in a failed or dead status. Consumers will not see them until someone repairs and requeues them.", what)),
 
 		b.rule(WorkflowOutboxBacklogGrowing, o.GrowingFor, fmt.Sprintf(`
@@ -254,7 +348,6 @@ and delta(%[1]s[%[2]s]) > %[3]s
 and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
 and increase(%[5]s[%[6]s]) > 0
 `, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published, dur(o.StalledWindow)),
-			"The outbox publisher is publishing but falls behind the rate events are created.",
 			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} now pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
 	}
 }
@@ -278,7 +371,6 @@ func (b builder) inbox() []Rule {
 and %[2]s > %[3]s
 unless %[4]s > 0
 `, waiting, oldest, secs(in.StalledWindow), processed(in.StalledWindow)),
-			"Inbox messages are waiting and none has been processed: the inbox consumer is stalled.",
 			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s waiting; the oldest has waited over %s and no message of this type was processed in the last %s. Check the consumer.", what, dur(in.StalledWindow), dur(in.StalledWindow))),
 
 		b.rule(WorkflowInboxBacklogGrowing, in.GrowingFor, fmt.Sprintf(`
@@ -286,13 +378,11 @@ unless %[4]s > 0
 and %[1]s - %[2]s > %[3]s
 and %[4]s > 0
 `, waiting, waitingBefore, num(in.GrowingMinIncrease), processed(in.StalledWindow)),
-			"The inbox consumer is processing but falls behind the rate messages arrive.",
 			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s waiting, more than %s more than %s ago. The consumer is working (it processed messages within the last %s) but too slow.", what, num(in.GrowingMinIncrease), dur(in.GrowingWindow), dur(in.StalledWindow))),
 
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
 `, b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`), secs(in.OldestAge)),
-			"Inbox messages have waited too long to be processed.",
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
 	}
 }
@@ -314,38 +404,32 @@ or
 )
 `, b.sel(catalog.IdempotencyRecords, uo), b.sel(catalog.IdempotencyOldestRecordAge, uo),
 			b.sel(catalog.InboxMessages, uo), b.sel(catalog.InboxOldestMessageAge, uo), secs(i.UnknownOutcomeAge)),
-			"Side effects with an unknown outcome are waiting for reconciliation.",
 			fmt.Sprintf("{{ $value | humanize }} "+pl("record")+" in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) in UNKNOWN_OUTCOME; the oldest was not touched for over %s. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
 
 		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(vocab.IdempotencyInProgressStatuses(), "|")+`"`)),
-			"Idempotency records are stuck in progress past the stale threshold.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
 		b.rule(WorkflowIdempotencyConflicts, 0, fmt.Sprintf(`
 round(increase(%s[%s])) > %s
 `, b.sel(catalog.IdempotencyConflicts), dur(i.ConflictsWindow), num(i.ConflictsMax)),
-			"The same idempotency key is being reused for different requests.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} idempotency conflicts (same key, different request) in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s (threshold %s). The key is probably not deterministic or the request changed between retries.", dur(i.ConflictsWindow), num(i.ConflictsMax))),
 
 		b.rule(WorkflowCompletedSideEffectTaskOpen, i.CompletedTaskOpenFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.IdempotencyCompletedTaskOpen)),
-			"Side effects are completed but their Camunda tasks are still open.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} COMPLETED while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not redo the side effect."),
 
 		b.rule(WorkflowIdempotencyInDoubt, i.InDoubtFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.IdempotencyInDoubt)),
-			"In-progress side effects lost their Camunda task lock: their outcome is in doubt.",
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(vocab.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.ProcessedJobTaskOpen)),
-			"Jobs are recorded as processed but their Camunda tasks are still open.",
-			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
+			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
 
 		b.rule(WorkflowDuplicatePreventionSpike, i.DuplicatesFor, fmt.Sprintf(`
 round(increase(%[1]s[%[2]s])) > %[3]s
@@ -353,7 +437,6 @@ and rate(%[1]s[%[2]s]) > %[4]s * rate(%[1]s[%[5]s] offset %[2]s)
 and %[1]s offset %[6]s
 `, dup, dur(i.DuplicatesWindow), num(i.DuplicatesMin), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline),
 			dur(i.DuplicatesBaseline+i.DuplicatesWindow)),
-			"Duplicate executions prevented by the idempotency table are rising above their baseline.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} duplicate attempts were absorbed in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s, more than %s times the average of the previous %s. The protection works; find out why duplicates are rising.", dur(i.DuplicatesWindow), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline))),
 	}
 }
@@ -367,19 +450,16 @@ func (b builder) camunda() []Rule {
 		b.rule(CamundaExternalTaskRetriesExhausted, c.RetriesExhaustedFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.CamundaExternalTasks, `state="`+vocab.StateRetriesExhausted+`"`)),
-			"External tasks ran out of retries and wait for an operator.",
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
-		b.rule(CamundaExternalTaskLockExpirations, 0, fmt.Sprintf(`
+		b.rule(CamundaExternalTaskLockExpirations, c.LockExpirationsFor, fmt.Sprintf(`
 round(increase(%s[%s])) > %s
 `, b.sel(catalog.CamundaExternalTaskLockExpirations), dur(c.LockExpirationsWindow), num(c.LockExpirationsMax)),
-			"External task locks lapse before the worker completes: duplicate executions are likely.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
 
-		b.rule(CamundaExternalTaskDuplicateExecution, 0, fmt.Sprintf(`
+		b.rule(CamundaExternalTaskDuplicateExecution, c.DuplicateExecutionFor, fmt.Sprintf(`
 round(increase(%s[%s])) > %s
 `, b.sel(catalog.CamundaExternalTaskRedeliveries), dur(c.DuplicateExecutionWindow), num(c.DuplicateExecutionMax)),
-			"External tasks were executed again after their lock lapsed: a duplicate execution happened.",
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external "+pl("task")+" on %s locked again after a lapsed lock in the last %s: another worker ran the same task while the first may still have run it. Check that the idempotency records absorbed it.", what, dur(c.DuplicateExecutionWindow))),
 
 		b.rule(CamundaExternalTaskRetryStorm, c.RetryStormFor, fmt.Sprintf(`
@@ -388,7 +468,6 @@ and
 increase(%[1]s[%[2]s])
   > %[4]s * (increase(%[1]s[%[2]s]) + (increase(%[5]s[%[2]s]) or increase(%[1]s[%[2]s]) * 0))
 `, failures, dur(c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio), completions),
-			"Workers fail most external tasks and the failures keep coming back as retries.",
 			fmt.Sprintf("Workers reported {{ $value | printf \"%%.0f\" }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
 
 		b.rule(CamundaExternalTaskBacklogStalled, c.BacklogStalledFor, fmt.Sprintf(`
@@ -398,25 +477,21 @@ unless increase(%[4]s[%[6]s]) > 0
 unless increase(%[5]s[%[6]s]) > 0
 `, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+vocab.StateWaiting+"|"+vocab.StateLockExpired+`"`),
 			completions, failures, dur(c.BacklogStalledWindow)),
-			"External tasks are waiting and no worker completes or fails any of them.",
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),
 
 		b.rule(CamundaIncidentsOpen, c.IncidentsFor, fmt.Sprintf(`
 %s > 0
 `, b.sel(catalog.CamundaIncidents, `incident_type!="failedExternalTask"`)),
-			"Camunda incidents are open and need an operator.",
 			"{{ $value | humanize }} open {{ $labels.incident_type }} "+pl("incident")+" on engine {{ $labels.engine }} for activity {{ $labels.activity_id }} of process {{ $labels.process_definition_key }}."),
 
 		b.rule(CamundaExternalTaskLockHeldTooLong, c.LockHeldFor, fmt.Sprintf(`
 %s > %s
 `, b.sel(catalog.CamundaExternalTaskOldestLockAge), secs(c.LockHeldAge)),
-			"A worker has held an external task's lock far longer than normal.",
 			fmt.Sprintf("The longest lock on %s has been held by the same worker for {{ $value | humanizeDuration }} (threshold %s), extended or not. The worker may hang in a call that never returns while it keeps the task from everyone else.", what, dur(c.LockHeldAge))),
 
 		b.rule(CamundaExternalTaskWorkerSilent, c.WorkerSilentFor, fmt.Sprintf(`
 %s > %s
 `, b.sel(catalog.CamundaExternalTaskWorkerIdle), secs(c.WorkerSilentAge)),
-			"A worker holds external task locks and has completed or failed nothing for a long time.",
 			fmt.Sprintf("Worker {{ $labels.worker_id }} holds locks on %s and has completed or failed no task of it for {{ $value | humanizeDuration }} (threshold %s). It has stopped making progress while its locks keep the tasks from other workers.", what, dur(c.WorkerSilentAge))),
 	}
 }
@@ -434,8 +509,29 @@ unless %[3]s %[5]s > 0
 `, b.sel(catalog.CamundaJobOldestExecutableAge), secs(c.JobExecutorStalledAge), byEngine,
 			sumByEngine("increase("+b.sel(catalog.CamundaJobSuccesses)+"["+dur(c.JobExecutorStalledWindow)+"])"),
 			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])")),
-			"Async jobs are due and the job executor runs none of them.",
 			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(c.JobExecutorStalledWindow))),
+	}
+}
+
+// camundaHistory: history growth. The collector reads at most once per
+// history_cleanup.interval (10m), so the windows are hours, not minutes.
+func (b builder) camundaHistory() []Rule {
+	c := b.c.Camunda
+	sumByEngine := func(expr string) string { return "sum by (job, instance, engine) (" + expr + ")" }
+	return []Rule{
+		b.rule(CamundaHistoryCleanupFailing, c.HistoryCleanupFailingFor, fmt.Sprintf(`
+%s > 0
+`, b.sel(catalog.CamundaHistoryCleanupJobsFailing)),
+			"{{ $value | humanize }} history cleanup "+pl("job")+" of engine {{ $labels.engine }} failed its last run or "+
+				"ran out of retries. Finished process instances past their time to live stay in the history, and the engine's database grows."),
+		b.rule(CamundaHistoryCleanupBehind, c.HistoryCleanupBehindFor, fmt.Sprintf(`
+min_over_time(%[1]s[%[2]s:5m]) > %[3]s
+and on (job, instance, engine) %[4]s
+`, sumByEngine(b.sel(catalog.CamundaHistoryCleanable)), dur(c.HistoryCleanupBehindWindow), num(c.HistoryCleanupBehindMin),
+			// A whole window of readings, not the first hours after the
+			// exporter started.
+			sumByEngine(b.sel(catalog.CamundaHistoryCleanable)+" offset "+dur(c.HistoryCleanupBehindWindow))),
+			fmt.Sprintf("Engine {{ $labels.engine }} held more than %s cleanable process instances (finished, past their history time to live) at every reading of the last %s (the lowest: {{ $value | humanize }}). History cleanup is off, outside its window, failing, or slower than the engine produces history.", num(c.HistoryCleanupBehindMin), dur(c.HistoryCleanupBehindWindow))),
 	}
 }
 
@@ -445,32 +541,74 @@ func pl(word string) string { return word + "{{ if ne $value 1.0 }}s{{ end }}" }
 
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) + "%" }
 
+// CollectorsBehindPages are the collectors whose series a paging alert
+// reads (the outbox and inbox tables, the two Camunda joins, the engine's
+// external tasks and async jobs). One of them failing blinds a page, so
+// WorkflowExporterSourceDown (critical) covers it; any other collector
+// failing is WorkflowExporterCollectorDown (a ticket). A whole source down
+// blinds every page on it and is always WorkflowExporterSourceDown.
+func CollectorsBehindPages() []string {
+	return []string{vocab.TableOutbox, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
+}
+
 func (b builder) exporter() []Rule {
 	e := b.c.Exporter
 	sourceUp := func(src catalog.Source) string {
 		return b.sel(catalog.ExporterSourceUp, `source="`+string(src)+`"`)
 	}
-	collectorUp := func(src catalog.Source) string {
-		return b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`)
+	behindPages := `collector=~"` + strings.Join(CollectorsBehindPages(), "|") + `"`
+	notBehindPages := `collector!~"` + strings.Join(CollectorsBehindPages(), "|") + `"`
+	collectorUp := func(src catalog.Source, which string) string {
+		return b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`, which)
+	}
+	// down: the collectors of both kinds of source that fail, named
+	// database or engine like the data alerts of the source.
+	down := func(which string) string {
+		return fmt.Sprintf(`label_replace(%[1]s == 0 unless ignoring (collector) %[2]s == 0, "database", "$1", "name", "(.*)")
+or
+label_replace(%[3]s == 0 unless ignoring (collector) %[4]s == 0, "engine", "$1", "name", "(.*)")`,
+			collectorUp(catalog.SourceDatabase, which), sourceUp(catalog.SourceDatabase), collectorUp(catalog.SourceCamunda, which), sourceUp(catalog.SourceCamunda))
 	}
 	up := b.sel(targetUp)
+	cutWindow, foldWindow := dur(e.HistoryReadsCutWindow), dur(e.LabelValuesFoldedWindow)
 	return []Rule{
 		b.rule(WorkflowExporterSourceDown, e.SourceDownFor, fmt.Sprintf(`
 label_replace(%[1]s == 0, "database", "$1", "name", "(.*)")
 or
 label_replace(%[2]s == 0, "engine", "$1", "name", "(.*)")
 or
-label_replace(%[3]s == 0 unless ignoring (collector) %[1]s == 0, "database", "$1", "name", "(.*)")
-or
-label_replace(%[4]s == 0 unless ignoring (collector) %[2]s == 0, "engine", "$1", "name", "(.*)")
-`, sourceUp(catalog.SourceDatabase), sourceUp(catalog.SourceCamunda), collectorUp(catalog.SourceDatabase), collectorUp(catalog.SourceCamunda)),
-			"The exporter cannot read one of its sources: alerts on that source's data cannot fire.",
-			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent and the alerts on them stay silent. This is not all clear."),
+%[3]s
+`, sourceUp(catalog.SourceDatabase), sourceUp(catalog.SourceCamunda), down(behindPages)),
+			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent and the alerts on them, paging ones among them, stay silent. This is not all clear."),
+
+		b.rule(WorkflowExporterCollectorDown, e.CollectorDownFor, fmt.Sprintf(`
+%s
+`, down(notBehindPages)),
+			"The workflow exporter's collector {{ $labels.collector }} of {{ $labels.source }} source {{ $labels.name }} fails: its series are absent and the tickets on them stay silent; no paging alert reads them."),
 
 		b.rule(WorkflowExporterDown, e.DownFor, fmt.Sprintf(`
 %[1]s == 0 or absent(%[1]s)
 `, up),
-			"Prometheus cannot scrape the workflow exporter: no workflow alert can fire.",
 			"Prometheus cannot scrape the workflow exporter {{ if $labels.instance }}{{ $labels.instance }}{{ else }}(Prometheus has no target for the job){{ end }}. Outbox, inbox, idempotency and Camunda alerts are all blind until it is back."),
+
+		b.rule(WorkflowExporterTasksUnwatched, e.UnwatchedTasksFor, fmt.Sprintf(`
+%s > 0
+`, b.sel(catalog.ExporterUnwatchedTasks)),
+			"{{ $value | humanize }} in-flight external "+pl("task")+" of engine {{ $labels.engine }} "+"{{ if ne $value 1.0 }}were{{ else }}was{{ end }}"+" not listed by the exporter's last poll (beyond max_listed_tasks, or on topics folded into \"other\"): their lapsed locks and redeliveries go uncounted and the database joins do not see them. Raise the engine's max_listed_tasks or label_value_limit."),
+
+		b.rule(WorkflowExporterHistoryReadsCut, 0, fmt.Sprintf(`
+round(increase(%[1]s[%[3]s])) > 0
+or
+round(increase(%[2]s[%[3]s])) > 0
+`, b.sel(catalog.ExporterHistoryReadsCut), b.sel(catalog.ExporterJobHistoryReadsCut), cutWindow),
+			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} collections of engine {{ $labels.engine }} in the last %s found more new history log entries than they may read: failures, completions or job executions of those intervals are undercounted, and the alerts on them may stay silent. Raise the engine's max_history_entries or lower its min_interval.", cutWindow)),
+
+		b.rule(WorkflowExporterLabelValuesFolded, 0, fmt.Sprintf(`
+round(increase(%s[%s])) > 0
+`, b.sel(catalog.ExporterLabelValuesFolded), foldWindow),
+			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} series of {{ $labels.metric }} were folded into the label value \"other\" in the last %s: the values beyond the label value limit share one series, and an alert per topic, scope or type undercounts them. Raise label_value_limit of the source, or find the label that grows without bound.", foldWindow)),
+
+		b.rule(WorkflowExporterWatchdog, 0, "vector(1)",
+			"This alert always fires. Route it to a dead man's switch that raises an alarm when its notifications stop: then Prometheus, the rules or Alertmanager are broken, and no other alert can reach anyone."),
 	}
 }

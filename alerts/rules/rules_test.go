@@ -66,7 +66,14 @@ var (
 	matcherRe     = regexp.MustCompile(`([a-z_][a-z0-9_]*)\s*(?:=~|!~|!=|=)`)
 	labelsRefRe   = regexp.MustCompile(`\$labels\.([a-z_][a-z0-9_]*)`)
 	replaceDestRe = regexp.MustCompile(`,\s*"([a-z_][a-z0-9_]*)",\s*"\$1"`)
+	quotedRe      = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 )
+
+// metricsOf returns the metric names of an expression, outside its quoted
+// strings (a matcher's value may read like a metric name).
+func metricsOf(expr string) []string {
+	return metricToken.FindAllString(quotedRe.ReplaceAllString(expr, `""`), -1)
+}
 
 func labelsOf(name string) ([]string, bool) {
 	if m, ok := catalog.Lookup(name); ok {
@@ -85,8 +92,8 @@ func TestRulesUseOnlyCatalogMetricsAndLabels(t *testing.T) {
 	for _, g := range Build(Default()).Groups {
 		for _, r := range g.Rules {
 			allowed := map[string]bool{"job": true, "instance": true}
-			metrics := metricToken.FindAllString(r.Expr, -1)
-			if len(metrics) == 0 {
+			metrics := metricsOf(r.Expr)
+			if len(metrics) == 0 && r.Alert != WorkflowExporterWatchdog {
 				t.Errorf("%s: names no metric", r.Alert)
 			}
 			for _, m := range metrics {
@@ -124,19 +131,33 @@ func TestRulesUseOnlyCatalogMetricsAndLabels(t *testing.T) {
 	}
 }
 
+// TestEveryRuleIsComplete: a known severity; a summary that says where
+// (it names labels of the alert's lane, never its value); a templated
+// description; a dashboard link for every alert with a dashboard.
 func TestEveryRuleIsComplete(t *testing.T) {
 	for _, g := range Build(Default()).Groups {
 		for _, r := range g.Rules {
-			switch r.Labels["severity"] {
-			case Critical, Warning, Info:
-			default:
+			a := mustLookup(r.Alert)
+			if !slices.Contains(Severities(), r.Labels["severity"]) {
 				t.Errorf("%s: severity %q", r.Alert, r.Labels["severity"])
 			}
-			if strings.Contains(r.Annotations["summary"], "{{") {
-				t.Errorf("%s: summary must be static, got %q", r.Alert, r.Annotations["summary"])
+			sum := r.Annotations["summary"]
+			if strings.Contains(sum, "$value") {
+				t.Errorf("%s: the summary must not print the value (it changes, and the pager's title with it): %q", r.Alert, sum)
 			}
-			if !strings.Contains(r.Annotations["description"], "{{") {
+			for _, m := range labelsRefRe.FindAllStringSubmatch(sum, -1) {
+				if !slices.Contains(a.Lane, m[1]) && m[1] != "status" {
+					t.Errorf("%s: the summary names $labels.%s, which is not of its lane %v", r.Alert, m[1], a.Lane)
+				}
+			}
+			if a.Severity != None && !strings.Contains(sum, "$labels.") {
+				t.Errorf("%s: the summary names no label: %q", r.Alert, sum)
+			}
+			if a.Severity != None && !strings.Contains(r.Annotations["description"], "{{") {
 				t.Errorf("%s: description should be templated", r.Alert)
+			}
+			if got := r.Annotations["dashboard_url"]; (a.Dashboard != "") != (got != "") {
+				t.Errorf("%s: dashboard %q, dashboard_url %q", r.Alert, a.Dashboard, got)
 			}
 			for k, v := range r.Annotations {
 				if strings.Contains(v, "%!") {
@@ -191,9 +212,10 @@ outbox:
 	// every metric selector carries the matchers, including bare ones like up
 	for _, g := range f.Groups {
 		for _, r := range g.Rules {
-			for _, m := range metricToken.FindAllStringIndex(r.Expr, -1) {
-				if m[1] >= len(r.Expr) || r.Expr[m[1]] != '{' {
-					t.Errorf("%s: %s without the selector in %q", r.Alert, r.Expr[m[0]:m[1]], r.Expr)
+			expr := quotedRe.ReplaceAllString(r.Expr, `""`)
+			for _, m := range metricToken.FindAllStringIndex(expr, -1) {
+				if m[1] >= len(expr) || expr[m[1]] != '{' {
+					t.Errorf("%s: %s without the selector in %q", r.Alert, expr[m[0]:m[1]], r.Expr)
 				}
 			}
 		}
@@ -265,7 +287,7 @@ func TestSelRejectsUnknownMetric(t *testing.T) {
 			t.Error("sel accepted a metric outside the catalog")
 		}
 	}()
-	builder{Default()}.sel("workflow_not_in_catalog")
+	builder{c: Default()}.sel("workflow_not_in_catalog")
 }
 
 // TestAlertsListIsTheRuleFile checks the one list of alerts: names unique,
@@ -294,17 +316,20 @@ func TestAlertsListIsTheRuleFile(t *testing.T) {
 			t.Errorf("%s: runbook missing: %v", a.Name, err)
 		}
 	}
-	var got []Alert
+	var got, want []string
 	for _, g := range Build(Default()).Groups {
 		for _, r := range g.Rules {
-			got = append(got, Alert{Name: r.Alert, Severity: r.Labels["severity"], Group: g.Name})
+			got = append(got, r.Alert+"/"+r.Labels["severity"]+"/"+g.Name)
 			if want := RunbookURL(DefaultRunbookBaseURL, r.Alert); r.Annotations["runbook_url"] != want {
 				t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
 			}
 		}
 	}
-	if !slices.Equal(got, as) {
-		t.Errorf("built rules\n%v\ndiffer from Alerts()\n%v", got, as)
+	for _, a := range as {
+		want = append(want, a.Name+"/"+a.Severity+"/"+a.Group)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("built rules\n%v\ndiffer from Alerts()\n%v", got, want)
 	}
 }
 
@@ -331,5 +356,36 @@ func TestWindowsHoldFourPolls(t *testing.T) {
 	}
 	if _, err := Parse([]byte("exporter: {min_interval: 0s}\n")); err == nil || !strings.Contains(err.Error(), "exporter.min_interval") {
 		t.Fatalf("min_interval 0: err = %v", err)
+	}
+}
+
+// TestRunbooksSayImpactConfirmMitigateEscalate: every runbook states its
+// alert's severity and how soon to act, then Impact, Confirm, Mitigate and
+// Escalate, in that order (other sections may come between).
+func TestRunbooksSayImpactConfirmMitigateEscalate(t *testing.T) {
+	heading := regexp.MustCompile(`(?m)^## (\S+)`)
+	for _, a := range Alerts() {
+		b, err := os.ReadFile(testkit.Path(t, a.RunbookPath()))
+		if err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+			continue
+		}
+		s := string(b)
+		if !strings.Contains(s, "**Severity:** "+a.Severity+" ") {
+			t.Errorf("%s: the runbook does not say **Severity:** %s", a.Name, a.Severity)
+		}
+		if !regexp.MustCompile(`(?m)^\*\*Act:\*\* \S`).MatchString(s) {
+			t.Errorf("%s: the runbook does not say how soon to act (**Act:**)", a.Name)
+		}
+		var order []string
+		for _, m := range heading.FindAllStringSubmatch(s, -1) {
+			switch m[1] {
+			case "Impact", "Confirm", "Mitigate", "Escalate":
+				order = append(order, m[1])
+			}
+		}
+		if want := []string{"Impact", "Confirm", "Mitigate", "Escalate"}; !slices.Equal(order, want) {
+			t.Errorf("%s: runbook sections %v, want %v", a.Name, order, want)
+		}
 	}
 }

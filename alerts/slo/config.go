@@ -19,13 +19,10 @@
 package slo
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -145,21 +142,13 @@ func Load(path string, b Buckets) (Config, error) {
 // Parse reads and validates an SLO file's contents. Every error names the
 // key and the line.
 func Parse(data []byte, b Buckets) (Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Config{}, fmt.Errorf("slos config: %w", err)
-	}
 	var cfg Config
-	if err := yamlkeys.Check(&doc, reflect.TypeOf(cfg), ""); err != nil {
-		return Config{}, fmt.Errorf("slos config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	doc, err := yamlkeys.Decode(data, &cfg)
+	if err != nil {
 		return Config{}, fmt.Errorf("slos config: %w", err)
 	}
 	cfg.applyDefaults()
-	if err := cfg.validate(b, func(key string) int { return lineOf(&doc, key) }); err != nil {
+	if err := cfg.validate(b, func(key string) int { return lineOf(doc, key) }); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

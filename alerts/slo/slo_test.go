@@ -2,7 +2,6 @@ package slo
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,13 +13,21 @@ import (
 
 const example = "alerts/slos.example.yml"
 
-// TestExampleFilesAreCurrent: the committed rules and Sloth spec are what
-// the example SLO file renders to (go generate ./alerts/slo rewrites them).
-func TestExampleFilesAreCurrent(t *testing.T) {
+// loadExample loads the example SLO file, on histograms with the default
+// buckets.
+func loadExample(t *testing.T) Config {
+	t.Helper()
 	cfg, err := Load(testkit.Path(t, example), BucketsOf(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// TestExampleFilesAreCurrent: the committed rules and Sloth spec are what
+// the example SLO file renders to (go generate ./alerts/slo rewrites them).
+func TestExampleFilesAreCurrent(t *testing.T) {
+	cfg := loadExample(t)
 	rules, err := Rules(cfg, example)
 	if err != nil {
 		t.Fatal(err)
@@ -112,11 +119,7 @@ func TestBucketsFromTheExporterConfig(t *testing.T) {
 // (factor times the budget), the severities, and the labels; the rule file
 // is valid YAML with one group per objective.
 func TestRulesOfTheExample(t *testing.T) {
-	cfg, err := Load(testkit.Path(t, example), BucketsOf(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Rules(cfg, example)
+	b, err := Rules(loadExample(t), example)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,10 +195,7 @@ func TestSlothRefusesWhatItCannotCarry(t *testing.T) {
 
 // TestPrometheusRule wraps the same groups.
 func TestPrometheusRule(t *testing.T) {
-	cfg, err := Load(filepath.Join(testkit.Path(t, example)), BucketsOf(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := loadExample(t)
 	b, err := PrometheusRule(cfg, example, Meta{Name: "slos", Namespace: "monitoring", Labels: map[string]string{"release": "kps"}})
 	if err != nil {
 		t.Fatal(err)

@@ -3,15 +3,20 @@ package alertrouting
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/alertmanager/eventrecorder"
 	"github.com/prometheus/alertmanager/inhibit"
+	"github.com/prometheus/alertmanager/pkg/labels"
 	"github.com/prometheus/alertmanager/provider/mem"
 	"github.com/prometheus/alertmanager/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
+
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
 // exporterLabels are the target labels every alert of one exporter carries.
@@ -177,6 +182,227 @@ func TestCollectorDownMutesNothing(t *testing.T) {
 	} {
 		if mutes(ls) {
 			t.Errorf("%v: muted by a single failing collector, must not be", ls)
+		}
+	}
+}
+
+// laneRule is one of deploy/alertmanager.yml's inhibit rules between the
+// alerts of a lane, read back as rules.Inhibitions() states them.
+type laneRule struct {
+	source  string
+	targets []string
+	equal   []string
+}
+
+// laneRules returns the inhibit rules whose source is not an outage, with
+// the alerts of the rule files their target matchers select.
+func laneRules(t *testing.T) []laneRule {
+	t.Helper()
+	cfg := loadAlertmanager(t)
+	var out []laneRule
+	for _, ir := range cfg.InhibitRules {
+		var source string
+		slo := false
+		for _, m := range ir.SourceMatchers {
+			if m.Name == "alertname" && m.Type == labels.MatchEqual {
+				source = m.Value
+			}
+			slo = slo || m.Name == "alertname" && m.Type == labels.MatchRegexp && strings.HasPrefix(m.Value, "WorkflowSLO")
+		}
+		if slo {
+			continue // the SLOs' page over ticket: TestSLOPageMutesItsTicketOnly
+		}
+		if source == "" {
+			t.Errorf("inhibit rule %v: its source is not one alert by name", ir.SourceMatchers)
+			continue
+		}
+		if source == rules.WorkflowExporterDown || source == rules.WorkflowExporterSourceDown {
+			continue // the outages: tested below by Alertmanager's inhibitor
+		}
+		lr := laneRule{source: source, equal: slices.Sorted(slices.Values(ir.Equal))}
+		for _, r := range loadAlerts(t) {
+			if labels.Matchers(ir.TargetMatchers).Matches(model.LabelSet{"alertname": model.LabelValue(r.Alert)}) {
+				lr.targets = append(lr.targets, r.Alert)
+			}
+		}
+		out = append(out, lr)
+	}
+	return out
+}
+
+// TestLaneInhibitionsAreTheRulesList: the inhibit rules between the alerts
+// of a lane are exactly rules.Inhibitions(): the same roots, the same
+// consequences, compared on the same lane labels. A root has one rule per
+// set of lane labels it compares (WorkflowIdempotencyInDoubt: the topic's
+// lock alerts, and the scope's stale records).
+func TestLaneInhibitionsAreTheRulesList(t *testing.T) {
+	key := func(source string, equal []string) string {
+		return source + " equal " + strings.Join(slices.Sorted(slices.Values(equal)), ",")
+	}
+	got := map[string]laneRule{}
+	for _, lr := range laneRules(t) {
+		k := key(lr.source, lr.equal)
+		if _, dup := got[k]; dup {
+			t.Errorf("%s: two inhibit rules; keep one per root cause and lane", k)
+		}
+		got[k] = lr
+	}
+	for _, in := range rules.Inhibitions() {
+		k := key(in.Source, in.Equal)
+		lr, ok := got[k]
+		if !ok {
+			t.Errorf("%s: no inhibit rule in deploy/alertmanager.yml for rules.Inhibitions()", k)
+			continue
+		}
+		delete(got, k)
+		if want := slices.Sorted(slices.Values(in.Targets)); !slices.Equal(lr.targets, want) {
+			t.Errorf("%s mutes %v, rules.Inhibitions() says %v", in.Source, lr.targets, want)
+		}
+		if want := slices.Sorted(slices.Values(in.Equal)); !slices.Equal(lr.equal, want) {
+			t.Errorf("%s: equal %v, rules.Inhibitions() says %v", in.Source, lr.equal, want)
+		}
+	}
+	for s := range got {
+		t.Errorf("%s: inhibit rule not in rules.Inhibitions()", s)
+	}
+}
+
+// forOf returns the for: of every rule of each alert of the rule files.
+func forOf(t *testing.T) map[string][]time.Duration {
+	t.Helper()
+	out := map[string][]time.Duration{}
+	for _, r := range loadAlerts(t) {
+		var d time.Duration
+		if r.For != "" {
+			md, err := model.ParseDuration(r.For)
+			if err != nil {
+				t.Fatalf("%s: for %q: %v", r.Alert, r.For, err)
+			}
+			d = time.Duration(md)
+		}
+		out[r.Alert] = append(out[r.Alert], d)
+	}
+	return out
+}
+
+// TestConsequenceWaitsAtLeastAsLongAsItsRoot is the static check of the
+// shipped files: inhibition only mutes a consequence whose root cause is
+// already firing when the consequence's notification is due, so no
+// consequence's for: is shorter than its root's (today's crash: the lock and
+// duplicate alerts must not fire at once while the lost completion waits).
+func TestConsequenceWaitsAtLeastAsLongAsItsRoot(t *testing.T) {
+	fors := forOf(t)
+	for _, lr := range laneRules(t) {
+		if len(fors[lr.source]) == 0 {
+			t.Errorf("%s: inhibits, but is in no rule file", lr.source)
+			continue
+		}
+		root := slices.Max(fors[lr.source])
+		for _, target := range lr.targets {
+			if c := slices.Min(fors[target]); c < root {
+				t.Errorf("%s waits %s, shorter than %s of its root cause %s: it would notify before the root fires and mutes it", target, c, root, lr.source)
+			}
+		}
+	}
+}
+
+// topicAlert is an alert of a topic of engine main.
+func topicAlert(name, severity, topic string, extra model.LabelSet) model.LabelSet {
+	ls := model.LabelSet{"engine": "main", "topic": model.LabelValue(topic)}
+	for k, v := range extra {
+		ls[k] = v
+	}
+	return alert(name, severity, ls)
+}
+
+// A worker crash after its side effect: the lost completion mutes the
+// processed-job, lapsed-lock and redelivery alerts of its topic and not of
+// another topic, and not another topic's root either.
+func TestRootCauseMutesOnlyItsOwnLane(t *testing.T) {
+	join := model.LabelSet{"database": "orders", "scope": "SUBMIT"}
+	mutes := startInhibitor(t,
+		topicAlert(rules.WorkflowCompletedSideEffectTaskOpen, "critical", "crash", join),
+		topicAlert(rules.WorkflowIdempotencyInDoubt, "critical", "slow", join),
+		alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}))
+	lock := topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "crash", nil)
+	if !waitMuted(t, mutes, lock) {
+		t.Fatal("the lapsed locks of the crashed topic are not muted by its lost completion")
+	}
+	for _, ls := range []model.LabelSet{
+		topicAlert(rules.WorkflowProcessedJobTaskOpen, "critical", "crash", model.LabelSet{"database": "orders", "activity_id": "submit"}),
+		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "crash", nil),
+		topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "slow", nil),
+		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "slow", nil),
+		// the in-doubt records of the slow topic's scope go stale too
+		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "orders", "scope": "SUBMIT", "status": "STARTED"}),
+		alert(rules.WorkflowOutboxOldestEventTooOld, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}),
+	} {
+		if !mutes(ls) {
+			t.Errorf("%v: not muted by its lane's root cause", ls)
+		}
+	}
+	for _, ls := range []model.LabelSet{
+		// the same alerts on a topic with no root cause firing
+		topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "other", nil),
+		topicAlert(rules.WorkflowProcessedJobTaskOpen, "critical", "other", model.LabelSet{"database": "orders", "activity_id": "submit"}),
+		// the same topic name on another engine
+		alert(rules.CamundaExternalTaskLockExpirations, "warning", model.LabelSet{"engine": "second", "topic": "crash"}),
+		// roots of other lanes, and the roots themselves
+		topicAlert(rules.WorkflowIdempotencyInDoubt, "critical", "crash", join),
+		topicAlert(rules.WorkflowCompletedSideEffectTaskOpen, "critical", "slow", join),
+		topicAlert(rules.CamundaExternalTaskBacklogStalled, "critical", "crash", nil),
+		// stale records of another scope, or of the same scope in another database
+		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "orders", "scope": "QUOTE", "status": "STARTED"}),
+		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "billing", "scope": "SUBMIT", "status": "STARTED"}),
+		// another event type's age page
+		alert(rules.WorkflowOutboxOldestEventTooOld, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Cancelled"}),
+		alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}),
+	} {
+		if mutes(ls) {
+			t.Errorf("%v: muted, but no root cause of its own lane fires", ls)
+		}
+	}
+}
+
+// An exporter Prometheus cannot scrape mutes every alert of the bundle from
+// it, not another exporter's, not the watchdog, not other rules' alerts.
+func TestExporterDownMutesItsAlerts(t *testing.T) {
+	mutes := startInhibitor(t, alert(rules.WorkflowExporterDown, "critical", nil))
+	stall := alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "E"})
+	if !waitMuted(t, mutes, stall) {
+		t.Fatal("the outbox page of an exporter that is down is not muted")
+	}
+	other := alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders"})
+	other["instance"] = "exporter-b:7840"
+	for _, ls := range []model.LabelSet{
+		other,
+		alert(rules.WorkflowExporterDown, "critical", nil),
+		{"alertname": model.LabelValue(rules.WorkflowExporterWatchdog), "severity": "none"},
+		alert("KubePodCrashLooping", "warning", nil),
+	} {
+		if mutes(ls) {
+			t.Errorf("%v: muted by the exporter's outage, must not be", ls)
+		}
+	}
+}
+
+// TestSLOPageMutesItsTicketOnly: the burn-rate alerts of render slos share
+// a name per objective; the page mutes the same objective's ticket, and
+// no other objective's.
+func TestSLOPageMutesItsTicketOnly(t *testing.T) {
+	const name = "WorkflowSLOPaymentTaskSuccessBudgetBurn"
+	mutes := startInhibitor(t, alert(name, "critical", model.LabelSet{"slo": "payment-task-success"}))
+	ticket := alert(name, "warning", model.LabelSet{"slo": "payment-task-success"})
+	if !waitMuted(t, mutes, ticket) {
+		t.Fatal("the objective's ticket is not muted by its page")
+	}
+	for _, other := range []model.LabelSet{
+		alert("WorkflowSLOOutboxPublishDelayBudgetBurn", "warning", model.LabelSet{"slo": "outbox-publish-delay"}),
+		alert(name, "critical", model.LabelSet{"slo": "payment-task-success"}),
+		alert("WorkflowOutboxBacklogGrowing", "warning", model.LabelSet{"database": "orders"}),
+	} {
+		if mutes(other) {
+			t.Errorf("%v muted by another objective's page", other)
 		}
 	}
 }

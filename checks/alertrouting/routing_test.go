@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/prometheus/alertmanager/config"
 	"github.com/prometheus/alertmanager/dispatch"
@@ -21,12 +22,18 @@ func loadAlertmanager(t *testing.T) *config.Config {
 	return cfg
 }
 
-// receiverFor is what each severity must reach.
+// receiverFor is what each severity must reach (none is the watchdog's,
+// which its own route takes by name).
 var receiverFor = map[string]string{
 	rules.Critical: "pager",
 	rules.Warning:  "ticket",
 	rules.Info:     "null",
+	rules.None:     "watchdog",
 }
+
+// groupBy is what every route groups by: the alert and the labels of its
+// lane, so one lane's incident is one notification and two lanes are two.
+var groupBy = []model.LabelName{"alertname", "database", "engine", "topic", "scope", "aggregate_type", "source_system"}
 
 func TestEverySeverityHasAReceiver(t *testing.T) {
 	for _, s := range rules.Severities() {
@@ -69,16 +76,15 @@ func TestEveryAlertReachesItsReceiver(t *testing.T) {
 		if got := rs[0].RouteOpts.Receiver; got != want {
 			t.Errorf("%s (severity %s): routed to %q, want %q", r.Alert, sev, got, want)
 		}
-		wantGroup := []model.LabelName{"alertname", "database", "engine"}
-		if got := sortedGroupBy(rs[0]); !reflect.DeepEqual(got, wantGroup) {
-			t.Errorf("%s: grouped by %v, want %v", r.Alert, got, wantGroup)
+		if got := sortedGroupBy(rs[0]); !reflect.DeepEqual(got, groupBy) {
+			t.Errorf("%s: grouped by %v, want %v", r.Alert, got, groupBy)
 		}
 	}
 }
 
 func sortedGroupBy(r *dispatch.Route) []model.LabelName {
 	var out []model.LabelName
-	for _, l := range []model.LabelName{"alertname", "database", "engine"} {
+	for _, l := range groupBy {
 		if _, ok := r.RouteOpts.GroupBy[l]; ok {
 			out = append(out, l)
 		}
@@ -129,9 +135,23 @@ func TestReceiversExist(t *testing.T) {
 	for _, r := range cfg.Receivers {
 		names[r.Name] = true
 	}
-	for _, want := range []string{"pager", "ticket", "null"} {
+	for _, want := range []string{"pager", "ticket", "null", "watchdog"} {
 		if !names[want] {
 			t.Errorf("receiver %q missing", want)
 		}
+	}
+}
+
+// The watchdog's notifications are the dead man's switch's heartbeat: sent
+// at once and repeated every minute, whatever its severity label says.
+func TestWatchdogHeartbeatsEveryMinute(t *testing.T) {
+	cfg := loadAlertmanager(t)
+	rs := route(cfg, model.LabelSet{"alertname": model.LabelValue(rules.WorkflowExporterWatchdog), "severity": "critical"})
+	if len(rs) != 1 || rs[0].RouteOpts.Receiver != "watchdog" {
+		t.Fatalf("the watchdog routed to %v, want only watchdog", rs)
+	}
+	o := rs[0].RouteOpts
+	if o.GroupWait != 0 || o.GroupInterval > time.Minute || o.RepeatInterval > time.Minute {
+		t.Errorf("watchdog route: group_wait %s, group_interval %s, repeat_interval %s; want 0s, at most 1m, at most 1m", o.GroupWait, o.GroupInterval, o.RepeatInterval)
 	}
 }

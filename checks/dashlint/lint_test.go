@@ -3,14 +3,16 @@ package dashlint
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/checks/internal/checktest"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 )
 
@@ -22,15 +24,7 @@ var (
 
 func loadDashboard(t *testing.T, path string) Dashboard {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d Dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return d
+	return checktest.Decode[Dashboard](t, path, json.Unmarshal)
 }
 
 // TestStrict lints every committed dashboard in strict mode: any warning or
@@ -78,7 +72,7 @@ func TestStrict(t *testing.T) {
 	for _, r := range Rules() {
 		rules[r.Name] = true
 	}
-	for _, rule := range sortedKeys(cfg.Exclusions) {
+	for _, rule := range slices.Sorted(maps.Keys(cfg.Exclusions)) {
 		re := cfg.Exclusions[rule]
 		if !rules[rule] {
 			t.Errorf(".lint excludes unknown rule %s", rule)
@@ -111,15 +105,6 @@ func TestStrict(t *testing.T) {
 	if len(cfg.Warnings) != 0 {
 		t.Errorf(".lint downgrades rules to warnings; strict mode fails on warnings anyway, use exclusions with reasons")
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // TestRulesFail proves the rules catch a broken dashboard.
@@ -280,14 +265,7 @@ func TestStrictWithOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := dashboards.ParseOptions([]byte("datasource: Mimir\nselector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true, label: k8s_namespace}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := dashboards.Render(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := checktest.RenderDashboards(t, "datasource: Mimir\nselector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true, label: k8s_namespace}\n")
 	for _, rd := range ds {
 		var d Dashboard
 		if err := json.Unmarshal(rd.JSON, &d); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workflow-exporter/workflow-exporter/checks/internal/checktest"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
 )
 
@@ -14,13 +15,7 @@ var panelOpts = Options{RequireMatchers: []string{"job", "instance"}}
 // (That every catalog metric is on some panel is a test of the dashboards
 // package itself, so the main module's go test runs it.)
 func TestDashboardQueries(t *testing.T) {
-	qs, err := dashboards.Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(qs) == 0 {
-		t.Fatal("no queries")
-	}
+	qs := nonEmpty(t, "queries", dashboards.Queries)
 	for _, q := range qs {
 		for _, p := range CheckExpr(q.Expr, panelOpts) {
 			t.Errorf("%s / %q / %s: %s\n\t%s", q.Dashboard, q.Panel, q.RefID, p, q.Expr)
@@ -29,15 +24,21 @@ func TestDashboardQueries(t *testing.T) {
 	t.Logf("%d panel queries checked", len(qs))
 }
 
-func TestVariableQueries(t *testing.T) {
-	vs, err := dashboards.VariableQueries()
+// nonEmpty returns what list returns, failing on an error or nothing.
+func nonEmpty[T any](t *testing.T, what string, list func() ([]T, error)) []T {
+	t.Helper()
+	xs, err := list()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) == 0 {
-		t.Fatal("no variable queries")
+	if len(xs) == 0 {
+		t.Fatalf("no %s", what)
 	}
-	for _, v := range vs {
+	return xs
+}
+
+func TestVariableQueries(t *testing.T) {
+	for _, v := range nonEmpty(t, "variable queries", dashboards.VariableQueries) {
 		for _, p := range CheckVariableQuery(v.Query, Options{}) {
 			t.Errorf("%s / $%s: %s\n\t%s", v.Dashboard, v.Variable, p, v.Query)
 		}
@@ -103,14 +104,7 @@ func TestSubstitute(t *testing.T) {
 // variable query still parses and every selector carries job, instance,
 // cluster and namespace.
 func TestDashboardQueriesWithClusterAndNamespace(t *testing.T) {
-	o, err := dashboards.ParseOptions([]byte("selector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := dashboards.Render(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := checktest.RenderDashboards(t, "selector: env=\"prod\"\ncluster: {enabled: true}\nnamespace: {enabled: true}\n")
 	opts := Options{RequireMatchers: []string{"job", "instance", "cluster", "namespace"}, TargetLabels: []string{"cluster", "namespace", "env"}}
 	varOpts := Options{TargetLabels: opts.TargetLabels}
 	n := 0

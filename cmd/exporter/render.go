@@ -54,6 +54,7 @@ func addRenderCommands(app *kingpin.Application, r *renderOptions) {
 
 	dc := render.Command("dashboards", "Write the Grafana dashboards, adapted by a dashboards config (datasource, selector, cluster and namespace variables), as JSON files or as ConfigMaps for the Grafana sidecar.")
 	dc.Flag("dashboards-config", "Dashboards config file (see docs/install.md). Without it: the shipped dashboards.").PlaceHolder("FILE").StringVar(&r.dashboardsConfig)
+	dc.Flag("alerts-config", "Alerts config file (the one the rules are rendered from): the panels show its thresholds and link its runbooks. Without it: the defaults.").PlaceHolder("FILE").StringVar(&r.alertsConfig)
 	dc.Flag("format", "json: one <uid>.json per dashboard in the --out directory; configmap: ConfigMaps with the sidecar label in one file.").Default("json").EnumVar(&r.dashFormat, "json", "configmap")
 	dc.Flag("out", "json: the directory to write into (created if missing); configmap: the file to write, - for standard output.").StringVar(&r.dashOut)
 	dc.Flag("namespace", "ConfigMaps: metadata.namespace (empty: none).").StringVar(&r.dashNamespace)
@@ -109,6 +110,13 @@ func runRender(cmd string, r *renderOptions, stdout io.Writer) error {
 			if o, err = dashboards.LoadOptions(r.dashboardsConfig); err != nil {
 				return err
 			}
+		}
+		if r.alertsConfig != "" {
+			cfg, err := rules.Load(r.alertsConfig)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.alertsConfig, err)
+			}
+			o.Alerts = &cfg
 		}
 		ds, err := dashboards.Render(o)
 		if err != nil {

@@ -31,12 +31,13 @@ import (
 //
 // What the collector lists each collection (bounded by max_listed_tasks in
 // total, sorted by id so the same tasks stay in view):
-//   - per topic, the locked tasks: active, withRetriesLeft, locked
-//     (the engine's SQL: E > now, the engine database's clock);
+//   - per topic, the locked tasks: active, withRetriesLeft, locked (the
+//     engine's SQL: E > now, the answering node's clock) and E after the
+//     collection's reference time (over REST; see qLocked);
 //   - per topic, the lapsed tasks: active, withRetriesLeft, notLocked and
-//     lockExpirationBefore a far-future date (E not null and E < now, again
-//     by the engine database's clock; tasks never locked have E null and are
-//     excluded).
+//     lockExpirationBefore the reference time plus a margin (E not null and
+//     E < now; tasks never locked have E null and are excluded).
+//   In engine-database mode both compare with the database's clock.
 // A task is tracked while it shows up in one of these lists.
 
 // taskObs is one listed task as the collector saw it.
@@ -131,9 +132,11 @@ type lockEvents struct {
 //  2. Seen lapsed (prev.lapsed): a failure since (failedSince) by the late
 //     holder: backoff, no redelivery; by another worker (the history log
 //     names it, and the task now belongs to it): that worker fetched the
-//     task after the lapse and failed it, one redelivery, backoff.
-//     Otherwise it was locked again (by the same or another worker): one
-//     redelivery, locked.
+//     task after the lapse and failed it, one redelivery, backoff. The
+//     same lock (worker and E unchanged) read as held again: no event, it
+//     stays lapsed (engine nodes whose clocks differ; a lapsed lock cannot
+//     be extended, and a new fetch sets a new E). Otherwise it was locked
+//     again (by the same or another worker): one redelivery, locked.
 //  3. Failed since (failedSince: in the failure log, or R or M changed):
 //     retry_backoff. If the history log says another worker failed it while
 //     the worker of prev's lock (not a backoff) reported nothing (handover),
@@ -157,10 +160,17 @@ func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEv
 	case !seen:
 		next.backoff = o.retries != nil
 	case prev.lapsed:
-		if o.failedSince(prev) {
+		switch {
+		case o.failedSince(prev):
 			next.backoff = true
 			handover(o, prev, &next, &ev)
-		} else {
+		case o.exp.Equal(prev.exp) && o.worker == prev.worker:
+			// The same lock, read as held again: behind a load
+			// balancer, a node whose clock runs behind still holds it.
+			// No redelivery; it stays lapsed, so that the next lapsed
+			// reading is no second expiration.
+			next.lapsed = true
+		default:
 			ev.redeliveries = 1
 		}
 	case o.failedSince(prev):

@@ -114,3 +114,18 @@ func TestSameLock(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyLockedSameLockAfterLapse: rule 2's same lock read as held
+// again (engine nodes whose clocks differ): no redelivery, and it stays
+// lapsed, so the next lapsed reading of it counts no second expiration.
+func TestClassifyLockedSameLockAfterLapse(t *testing.T) {
+	prev := tracked{worker: "w1", exp: e1, lapsed: true}
+	next, ev := classifyLocked(obs("w1", e1, nil, ""), prev, true)
+	if ev != (lockEvents{}) || !next.lapsed || next.backoff {
+		t.Fatalf("events %+v, lapsed %v, backoff %v; want none, true, false", ev, next.lapsed, next.backoff)
+	}
+	again, read, ev := classifyLapsed(obs("w1", e1, nil, ""), next, true, tBase)
+	if ev != (lockEvents{}) || read != readExpired || !again.lapsed {
+		t.Fatalf("lapsed again: events %+v, read %v; want none, lock_expired", ev, read)
+	}
+}

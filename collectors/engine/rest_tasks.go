@@ -11,12 +11,6 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 )
 
-// farFuture is the lockExpirationBefore bound that turns the filter into
-// "has a lock expiration": combined with notLocked (expiration null or
-// before the engine database's now) it selects exactly the tasks whose lock
-// lapsed, by the engine's own clock, without the exporter sending a time.
-var farFuture = time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Queries, shared by counts and lists. topic "" means every topic.
 func qTotal(t string) camunda.ExternalTaskQuery { return camunda.ExternalTaskQuery{TopicName: t} }
 
@@ -28,14 +22,33 @@ func qExhausted(t string) camunda.ExternalTaskQuery {
 	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesNone}
 }
 
-func qLocked(t string) camunda.ExternalTaskQuery {
-	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockLocked}
+// qLocked and qLapsed split the tasks with a lock expiration E by the
+// engine's own filters (locked: E > now, notLocked: E < now, by the clock
+// of the node that answers), each bounded by the collection's reference
+// time at (the probe's Date header, truncated to the second): locked also
+// needs E > at, lapsed E < at + lapsedMargin. On one node the bounds change
+// nothing (its now lies between at and at + lapsedMargin while the
+// collection runs). Behind a load balancer, nodes whose clocks differ
+// answer the requests of one collection: without the bounds a node that
+// runs behind would call a lock held that another called lapsed, from one
+// collection to the next, and each flip would read as a lapse or a
+// redelivery. With them, once the reference time passed E no node calls
+// the lock held again (classifyLocked's rule 2 absorbs the second of
+// truncation).
+func qLocked(t string, at time.Time) camunda.ExternalTaskQuery {
+	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockLocked,
+		LockExpirationAfter: at}
 }
 
-func qLapsed(t string) camunda.ExternalTaskQuery {
+func qLapsed(t string, at time.Time) camunda.ExternalTaskQuery {
 	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft,
-		Lock: camunda.LockNotLocked, LockExpirationBefore: farFuture}
+		Lock: camunda.LockNotLocked, LockExpirationBefore: at.Add(lapsedMargin)}
 }
+
+// lapsedMargin bounds how far past the reference time a node's clock may
+// be for the lapsed filter to be its own: the Date header's truncation (a
+// second) and the longest collection.
+const lapsedMargin = 2 * time.Minute
 
 func qFetchable(t string) camunda.ExternalTaskQuery {
 	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockNotLocked}
@@ -124,8 +137,8 @@ func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 	}{
 		{qSuspended(""), &x.out.all.suspended},
 		{qExhausted(""), &x.out.all.exhausted},
-		{qLocked(""), &x.out.all.locked},
-		{qLapsed(""), &x.out.all.lapsed},
+		{qLocked("", x.rq.now), &x.out.all.locked},
+		{qLapsed("", x.rq.now), &x.out.all.lapsed},
 	}
 	if x.out.folded {
 		counts = append(counts, struct {
@@ -177,8 +190,8 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 	}
 	if x.out.all.locked+x.out.all.lapsed <= int64(x.budget) {
 		x.budget -= int(x.out.all.locked + x.out.all.lapsed)
-		g.Go(func() error { return x.inflightEngineWide(ctx, qLocked(""), x.out.all.locked, true) })
-		g.Go(func() error { return x.inflightEngineWide(ctx, qLapsed(""), x.out.all.lapsed, false) })
+		g.Go(func() error { return x.inflightEngineWide(ctx, qLocked("", x.rq.now), x.out.all.locked, true) })
+		g.Go(func() error { return x.inflightEngineWide(ctx, qLapsed("", x.rq.now), x.out.all.lapsed, false) })
 	} else {
 		g.Go(func() error { return x.inflightPerTopic(ctx) })
 	}
@@ -269,8 +282,8 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 	g.SetLimit(x.r.concurrency)
 	for _, t := range x.present {
 		c := &x.out.topics[t].counts
-		g.Go(func() error { return x.count(gctx, qLocked(t), &c.locked) })
-		g.Go(func() error { return x.count(gctx, qLapsed(t), &c.lapsed) })
+		g.Go(func() error { return x.count(gctx, qLocked(t, x.rq.now), &c.locked) })
+		g.Go(func() error { return x.count(gctx, qLapsed(t, x.rq.now), &c.lapsed) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -283,7 +296,7 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 			q   camunda.ExternalTaskQuery
 			n   int64
 			dst *[]taskObs
-		}{{qLocked(t), tr.counts.locked, &tr.locked}, {qLapsed(t), tr.counts.lapsed, &tr.lapsed}} {
+		}{{qLocked(t, x.rq.now), tr.counts.locked, &tr.locked}, {qLapsed(t, x.rq.now), tr.counts.lapsed, &tr.lapsed}} {
 			take := min(l.n, int64(x.budget))
 			x.budget -= int(take)
 			if take < l.n {

@@ -195,9 +195,14 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 // previous collection saw held by a worker (not a backoff) while that worker
 // reported nothing: the lock lapsed unseen and the other worker fetched the
 // task, so one redelivery, and one lock expiration unless the lapse was
-// counted already. Without such evidence a task is tracked one more
-// collection, so evidence that arrives a collection late (the REST reader
-// reads the history before the lists) still finds it.
+// counted already. Without such evidence a task is tracked maxMissed more
+// collections, so evidence that arrives a collection late (the REST reader
+// reads the history before the lists) still finds it; and as long as its
+// lock expiration lies within lapsedMargin of the reference time: engine
+// nodes behind a load balancer whose clocks differ may leave such a task
+// out of both lists (lapsed by the reference time, not yet by the answering
+// node's clock, see qLapsed), and its next listing must count as the lapse
+// of the lock the collector saw, not as a first sighting.
 func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*taskEvidence) {
 	listed := map[string]bool{}
 	for _, tr := range rd.topics {
@@ -224,7 +229,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 				run.st.expirations[prev.topic]++
 			}
 			run.st.redeliveries[prev.topic]++
-		case ev != nil && ev.ended, prev.missed > 0:
+		case ev != nil && ev.ended, prev.missed >= maxMissed && !prev.exp.After(run.engineNow.Add(-lapsedMargin)):
 			// Done with it.
 		default:
 			prev.missed++
@@ -379,3 +384,7 @@ func (run *collectionRun) otherTopics(o *topicCounts) {
 	// Nothing is listed: the partition of the counts alone.
 	run.emitPartition(labellimit.Other, partitionOf(*o, readings{}))
 }
+
+// maxMissed is how many collections a tracked task may go unlisted before
+// it is forgotten.
+const maxMissed = 3

@@ -15,22 +15,39 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func open(t *testing.T, dsn string) *DB {
+// open makes a new database with the tables of ddl and returns an admin
+// connection to it and the DB under test, with short timeouts.
+func open(t *testing.T, ddl string) (admin *pgx.Conn, db *DB) {
 	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	admin = pgtest.Connect(t, dsn)
+	pgtest.Exec(t, admin, ddl)
 	db, err := Open(Options{Name: "orders", DSN: dsn, StatementTimeout: 200 * time.Millisecond, LockTimeout: 100 * time.Millisecond, MaxConnections: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	return db
+	return admin, db
+}
+
+// lockTable holds an ACCESS EXCLUSIVE lock on table, as a migration does,
+// until the test ends.
+func lockTable(t *testing.T, admin *pgx.Conn, table string) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+table+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestBoundsAreEnforcedByTheServer(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	admin := pgtest.Connect(t, dsn)
-	pgtest.Exec(t, admin, "CREATE TABLE t (id int)")
-	db := open(t, dsn)
+	admin, db := open(t, "CREATE TABLE t (id int)")
 
 	cases := []struct {
 		name string
@@ -57,15 +74,8 @@ func TestBoundsAreEnforcedByTheServer(t *testing.T) {
 	}
 
 	t.Run("lock_timeout never queues behind a migration", func(t *testing.T) {
-		tx, err := admin.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if _, err := tx.Exec(ctx, "LOCK TABLE t IN ACCESS EXCLUSIVE MODE"); err != nil {
-			t.Fatal(err)
-		}
-		err = db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		lockTable(t, admin, "t")
+		err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, "SELECT count(*) FROM t")
 			return err
 		})
@@ -118,25 +128,15 @@ func TestErrorsNeverCarryThePassword(t *testing.T) {
 // what callers test for (the server's error, pgx.ErrNoRows, the context's
 // errors) without keeping the driver's text.
 func TestFailureClasses(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	admin := pgtest.Connect(t, dsn)
-	pgtest.Exec(t, admin, "CREATE TABLE t (id int); CREATE TABLE locked (id int)")
-	db := open(t, dsn)
+	admin, db := open(t, "CREATE TABLE t (id int); CREATE TABLE locked (id int)")
 	query := func(ctx context.Context, sql string) error {
 		return db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 			var n any
 			return tx.QueryRow(ctx, sql).Scan(&n)
 		})
 	}
-	tx, err := admin.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "LOCK TABLE locked IN ACCESS EXCLUSIVE MODE"); err != nil {
-		t.Fatal(err)
-	}
+	lockTable(t, admin, "locked")
 	expired, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	dead, err := Open(Options{Name: "gone", DSN: "postgres://u@127.0.0.1:1/x", StatementTimeout: time.Second, LockTimeout: time.Second, MaxConnections: 1})

@@ -232,7 +232,10 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 }
 
 // ProcessedJobJoin serves workflow_processed_job_task_open: rows a worker
-// wrote as processed whose external task the engine still holds open.
+// wrote as processed whose external task the engine still holds open, by
+// the task's topic (from the engine's view, so the alert names the lane
+// and can be inhibited by the idempotency join's alert of the same topic)
+// and the row's activity.
 type ProcessedJobJoin struct {
 	tableBase
 	cfg     config.ProcessedJobTable
@@ -240,7 +243,7 @@ type ProcessedJobJoin struct {
 	engines []string
 	now     func() time.Time
 
-	known tuples // engine, activity
+	known tuples // engine, topic, activity
 }
 
 // ProcessedJobJoinOptions configures a ProcessedJobJoin; it joins with
@@ -340,9 +343,9 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 				if !ok {
 					return nil
 				}
-				vals := c.limiter.Admit(activity)
-				seen.add(l.engine, vals[0])
-				open[tupleKey(l.engine, vals[0])]++
+				vals := c.limiter.Admit(t.Topic, activity)
+				seen.add(l.engine, vals[0], vals[1])
+				open[tupleKey(l.engine, vals[0], vals[1])]++
 				row := collectors.Item{JobReference: jobRef, Status: stored, Since: since(completed), AgeSeconds: age}
 				items[i] = append(items[i], joinItem(l.engine, t, row))
 				return nil
@@ -365,7 +368,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	c.known.merge(seen)
 	var out []prometheus.Metric
 	for _, v := range c.known.sorted() {
-		out = append(out, c.gauge(catalog.ProcessedJobTaskOpen, open[tupleKey(v...)], c.database, v[0], v[1]))
+		out = append(out, c.gauge(catalog.ProcessedJobTaskOpen, open[tupleKey(v...)], c.database, v[0], v[1], v[2]))
 	}
 	return out, nil
 }

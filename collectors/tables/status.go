@@ -50,6 +50,26 @@ func (q listQuery) requirement() pgschema.Query {
 	return pgschema.Query{Name: "status_" + q.kind, SQL: q.sql, Args: append([]any{exampleLimit}, q.extra...)}
 }
 
+// read runs the query for the first n items (none when n is 0: the page
+// is off or the table's identifiers hidden). dest are a row's leading
+// columns, which item makes an item of; read scans the trailing
+// ageColumns into the item's Since and AgeSeconds.
+func (q listQuery) read(ctx context.Context, tx pgx.Tx, what string, n int, dest []any, item func() collectors.Item) ([]collectors.Item, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	var items []collectors.Item
+	var ts time.Time
+	var age float64
+	err := each(ctx, tx, what, q.sql, append([]any{n}, q.extra...), append(dest, &ts, &age), func() error {
+		it := item()
+		it.Since, it.AgeSeconds = since(ts), age
+		items = append(items, it)
+		return nil
+	})
+	return items, err
+}
+
 // statusReport collects a collection's lists until the collection has
 // succeeded; then they go to the sink.
 type statusReport struct {
@@ -124,19 +144,12 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 	totals := map[string]float64{vocab.KindStaleInProgress: stale, vocab.KindUnknownOutcome: unknown}
 	n := statusItems(ctx, c.cfg.Status)
 	for _, q := range c.idempotencyLists() {
-		var items []collectors.Item
-		if n > 0 {
-			var scope, key, st, ref string
-			var ts time.Time
-			var age float64
-			err := each(ctx, tx, "idempotency "+q.kind+" list query", q.sql, append([]any{n}, q.extra...),
-				[]any{&scope, &key, &st, &ref, &ts, &age}, func() error {
-					items = append(items, collectors.Item{Scope: scope, IdempotencyKey: key, Status: st, JobReference: ref, Since: since(ts), AgeSeconds: age})
-					return nil
-				})
-			if err != nil {
-				return err
-			}
+		var scope, key, st, ref string
+		items, err := q.read(ctx, tx, "idempotency "+q.kind+" list query", n, []any{&scope, &key, &st, &ref}, func() collectors.Item {
+			return collectors.Item{Scope: scope, IdempotencyKey: key, Status: st, JobReference: ref}
+		})
+		if err != nil {
+			return err
 		}
 		p.status.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, totals[q.kind], items)
 	}
@@ -177,18 +190,12 @@ func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[strin
 	}
 	n := statusItems(ctx, c.cfg.Status)
 	for _, q := range c.inboxLists() {
-		var items []collectors.Item
-		if n > 0 {
-			var source, id, typ, st string
-			var ts time.Time
-			var age float64
-			err := each(ctx, tx, "inbox "+q.kind+" list query", q.sql, []any{n}, []any{&source, &id, &typ, &st, &ts, &age}, func() error {
-				items = append(items, collectors.Item{SourceSystem: source, MessageID: id, MessageType: typ, Status: st, Since: since(ts), AgeSeconds: age})
-				return nil
-			})
-			if err != nil {
-				return err
-			}
+		var source, id, typ, st string
+		items, err := q.read(ctx, tx, "inbox "+q.kind+" list query", n, []any{&source, &id, &typ, &st}, func() collectors.Item {
+			return collectors.Item{SourceSystem: source, MessageID: id, MessageType: typ, Status: st}
+		})
+		if err != nil {
+			return err
 		}
 		report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, totals[q.kind], items)
 	}
@@ -227,18 +234,12 @@ func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[str
 		total += g.pending.count
 	}
 	q := c.outboxList()
-	var items []collectors.Item
-	if n := statusItems(ctx, c.cfg.Status); n > 0 {
-		var id, aggType, evType, st string
-		var ts time.Time
-		var age float64
-		err := each(ctx, tx, "outbox pending list query", q.sql, []any{n}, []any{&id, &aggType, &evType, &st, &ts, &age}, func() error {
-			items = append(items, collectors.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st, Since: since(ts), AgeSeconds: age})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	var id, aggType, evType, st string
+	items, err := q.read(ctx, tx, "outbox pending list query", statusItems(ctx, c.cfg.Status), []any{&id, &aggType, &evType, &st}, func() collectors.Item {
+		return collectors.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st}
+	})
+	if err != nil {
+		return err
 	}
 	report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, total, items)
 	return nil

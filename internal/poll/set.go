@@ -62,10 +62,10 @@ func (s *Set) Refresh(ctx context.Context) {
 	phases := map[int][]*Source{}
 	var order []int
 	for _, src := range s.Sources() {
-		if _, ok := phases[src.phase]; !ok {
-			order = append(order, src.phase)
+		if _, ok := phases[src.o.Phase]; !ok {
+			order = append(order, src.o.Phase)
 		}
-		phases[src.phase] = append(phases[src.phase], src)
+		phases[src.o.Phase] = append(phases[src.o.Phase], src)
 	}
 	sort.Ints(order)
 	for _, p := range order {
@@ -96,22 +96,22 @@ func (s *Set) Collect(ch chan<- prometheus.Metric) {
 			if snap != nil {
 				v = snap.ErrorsTotal[name]
 			}
-			ch <- prometheus.MustNewConstMetric(s.descErrors, prometheus.CounterValue, v, src.kind, src.name, name)
+			ch <- prometheus.MustNewConstMetric(s.descErrors, prometheus.CounterValue, v, src.Kind(), src.Name(), name)
 		}
 		if snap == nil {
 			// The first collection is still running: no data yet rather
 			// than a guess.
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(s.descSourceUp, prometheus.GaugeValue, boolFloat(snap.Up), src.kind, src.name)
+		ch <- prometheus.MustNewConstMetric(s.descSourceUp, prometheus.GaugeValue, boolFloat(snap.Up), src.Kind(), src.Name())
 		for _, r := range snap.Results {
-			ch <- prometheus.MustNewConstMetric(s.descDuration, prometheus.GaugeValue, r.Duration.Seconds(), src.kind, src.name, r.Collector)
+			ch <- prometheus.MustNewConstMetric(s.descDuration, prometheus.GaugeValue, r.Duration.Seconds(), src.Kind(), src.Name(), r.Collector)
 			if r.Collector != vocab.CollectorConnect {
-				ch <- prometheus.MustNewConstMetric(s.descCollectorUp, prometheus.GaugeValue, boolFloat(r.Err == nil), src.kind, src.name, r.Collector)
+				ch <- prometheus.MustNewConstMetric(s.descCollectorUp, prometheus.GaugeValue, boolFloat(r.Err == nil), src.Kind(), src.Name(), r.Collector)
 			}
 		}
 		if !snap.LastSuccess.IsZero() {
-			ch <- prometheus.MustNewConstMetric(s.descLastSuccess, prometheus.GaugeValue, float64(snap.LastSuccess.UnixNano())/1e9, src.kind, src.name)
+			ch <- prometheus.MustNewConstMetric(s.descLastSuccess, prometheus.GaugeValue, float64(snap.LastSuccess.UnixNano())/1e9, src.Kind(), src.Name())
 		}
 		for _, m := range snap.UpMetrics {
 			ch <- m
@@ -128,11 +128,11 @@ func (s *Set) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (s *Source) collectorNames() []string {
-	names := make([]string, 0, len(s.collectors)+1)
-	if s.probe != nil {
+	names := make([]string, 0, len(s.o.Collectors)+1)
+	if s.o.Probe != nil {
 		names = append(names, vocab.CollectorConnect)
 	}
-	for _, c := range s.collectors {
+	for _, c := range s.o.Collectors {
 		names = append(names, c.Name())
 	}
 	sort.Strings(names)

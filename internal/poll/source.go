@@ -29,16 +29,8 @@ import (
 
 // Source is one configured Camunda engine or database.
 type Source struct {
-	kind, name  string
-	minInterval time.Duration
-	timeout     time.Duration
-	probe       func(context.Context) error
-	collectors  []collectors.Collector
-	upMetrics   func(up bool) []prometheus.Metric
-	phase       int
-	statusItems int
-	logger      *slog.Logger
-	now         func() time.Time
+	// o is the configuration as given, with the defaults filled in.
+	o SourceOptions
 
 	// base is the parent of every collection's context; Close cancels it.
 	base   context.Context
@@ -106,39 +98,35 @@ type SourceOptions struct {
 
 // NewSource returns a source that has not collected yet.
 func NewSource(o SourceOptions) *Source {
-	s := &Source{
-		kind: o.Kind, name: o.Name, minInterval: o.MinInterval, timeout: o.Timeout,
-		probe: o.Probe, collectors: o.Collectors, upMetrics: o.UpMetrics, phase: o.Phase, statusItems: o.StatusItems,
-		logger: o.Logger, now: o.Now, errorsTotal: map[string]float64{}, failures: map[string]*ongoing{},
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	s := &Source{o: o, errorsTotal: map[string]float64{}, failures: map[string]*ongoing{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
-	if s.logger == nil {
-		s.logger = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.timeout <= 0 {
-		s.timeout = 30 * time.Second
-	}
-	if s.probe != nil {
+	if o.Probe != nil {
 		s.errorsTotal[vocab.CollectorConnect] = 0
 	}
-	for _, c := range s.collectors {
+	for _, c := range o.Collectors {
 		s.errorsTotal[c.Name()] = 0
 	}
 	return s
 }
 
 // Kind returns the source kind ("camunda" or "database").
-func (s *Source) Kind() string { return s.kind }
+func (s *Source) Kind() string { return s.o.Kind }
 
 // Name returns the configured source name.
-func (s *Source) Name() string { return s.name }
+func (s *Source) Name() string { return s.o.Name }
 
 // MinInterval returns the source's min_interval: a snapshot is at most that
 // old when a scrape or a page load asks for it.
-func (s *Source) MinInterval() time.Duration { return s.minInterval }
+func (s *Source) MinInterval() time.Duration { return s.o.MinInterval }
 
 // Snapshot is the immutable result of one collection.
 type Snapshot struct {
@@ -184,7 +172,7 @@ func (s *Source) Current() *Snapshot {
 // next scrape benefits from it.
 func (s *Source) Refresh(ctx context.Context) *Snapshot {
 	s.mu.Lock()
-	if s.closed || (s.snap != nil && s.now().Sub(s.snap.Started) < s.minInterval) {
+	if s.closed || (s.snap != nil && s.o.Now().Sub(s.snap.Started) < s.o.MinInterval) {
 		snap := s.snap
 		s.mu.Unlock()
 		return snap
@@ -224,7 +212,7 @@ func (s *Source) Close(ctx context.Context) {
 
 func (s *Source) run(done chan struct{}) {
 	defer close(done)
-	ctx, cancel := context.WithTimeout(s.base, s.timeout)
+	ctx, cancel := context.WithTimeout(s.base, s.o.Timeout)
 	defer cancel()
 	snap := s.collect(ctx)
 	s.mu.Lock()
@@ -237,14 +225,14 @@ func (s *Source) run(done chan struct{}) {
 }
 
 func (s *Source) collect(ctx context.Context) *Snapshot {
-	snap := &Snapshot{Started: s.now(), Up: true}
+	snap := &Snapshot{Started: s.o.Now(), Up: true}
 	failed := map[string]bool{}
 	// sourceFailed says a failure of the whole source was seen in this
 	// collection; without one, an ongoing source failure has ended.
 	sourceFailed := false
-	if s.probe != nil {
+	if s.o.Probe != nil {
 		start := time.Now()
-		err := s.probe(ctx)
+		err := s.o.Probe(ctx)
 		snap.Results = append(snap.Results, Result{vocab.CollectorConnect, err, time.Since(start)})
 		if err != nil {
 			snap.Up = false
@@ -257,7 +245,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 		}
 	}
 	if snap.Up {
-		for _, c := range s.collectors {
+		for _, c := range s.o.Collectors {
 			start := time.Now()
 			cctx, sink := s.statusContext(ctx)
 			ms, err := s.safeCollect(cctx, c)
@@ -296,7 +284,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 			s.failed(c.Name(), c.Name(), err, "collector failed; its series are dropped until it succeeds")
 		}
 		// Without a probe the source is up only if every collector succeeded.
-		if s.probe == nil && len(failed) > 0 {
+		if s.o.Probe == nil && len(failed) > 0 {
 			snap.Up = false
 		}
 		if !snap.Up {
@@ -307,8 +295,8 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	if !sourceFailed {
 		s.recovered(sourceKey)
 	}
-	if s.upMetrics != nil {
-		snap.UpMetrics = s.upMetrics(snap.Up)
+	if s.o.UpMetrics != nil {
+		snap.UpMetrics = s.o.UpMetrics(snap.Up)
 	}
 
 	s.mu.Lock()
@@ -342,16 +330,16 @@ func (s *Source) failed(key, step string, err error, msg string) {
 	f := s.failures[key]
 	if f != nil && f.fingerprint == fingerprint {
 		f.count++
-		s.logger.Debug(msg, "kind", s.kind, "name", s.name, "collector", step, "cause", class, "err", err)
+		s.o.Logger.Debug(msg, "kind", s.o.Kind, "name", s.o.Name, "collector", step, "cause", class, "err", err)
 		return
 	}
 	if f == nil {
-		f = &ongoing{since: s.now()}
+		f = &ongoing{since: s.o.Now()}
 		s.failures[key] = f
 	}
 	f.class, f.fingerprint = class, fingerprint
 	f.count++
-	s.logger.Warn(msg, "kind", s.kind, "name", s.name, "collector", step, "cause", class, "err", err)
+	s.o.Logger.Warn(msg, "kind", s.o.Kind, "name", s.o.Name, "collector", step, "cause", class, "err", err)
 }
 
 // recovered logs the end of an ongoing failure under key at info level,
@@ -363,22 +351,22 @@ func (s *Source) recovered(key string) {
 	}
 	delete(s.failures, key)
 	if key == sourceKey {
-		s.logger.Info("source recovered", "kind", s.kind, "name", s.name, "cause", f.class,
-			"failed_for", s.now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
+		s.o.Logger.Info("source recovered", "kind", s.o.Kind, "name", s.o.Name, "cause", f.class,
+			"failed_for", s.o.Now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
 		return
 	}
-	s.logger.Info("collector recovered", "kind", s.kind, "name", s.name, "collector", key, "cause", f.class,
-		"failed_for", s.now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
+	s.o.Logger.Info("collector recovered", "kind", s.o.Kind, "name", s.o.Name, "collector", key, "cause", f.class,
+		"failed_for", s.o.Now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
 }
 
 // statusContext gives one collector's run its own status sink, so its
 // lists are kept only if it succeeds; without the status page ctx is
 // returned as it is.
 func (s *Source) statusContext(ctx context.Context) (context.Context, *collectors.Sink) {
-	if s.statusItems <= 0 {
+	if s.o.StatusItems <= 0 {
 		return ctx, nil
 	}
-	sink := collectors.NewSink(collectors.SourceRef{Kind: s.kind, Name: s.name}, s.statusItems)
+	sink := collectors.NewSink(collectors.SourceRef{Kind: s.o.Kind, Name: s.o.Name}, s.o.StatusItems)
 	return collectors.WithSink(ctx, sink), sink
 }
 

@@ -330,6 +330,17 @@ func (s *scenario) start(n int) {
 
 func (s *scenario) worker(id string) *camundatest.Worker { return camundatest.NewWorker(s.c, id) }
 
+// lockOne starts one instance and has a worker named id fetch and lock its
+// task for lock; the exporter sees it locked.
+func (s *scenario) lockOne(id string, lock time.Duration) (*camundatest.Worker, camundatest.ExternalTask) {
+	s.t.Helper()
+	s.start(1)
+	w := s.worker(id)
+	tk := s.fetch(w, lock, 1)[0]
+	s.states(map[string]int{vocab.StateLocked: 1})
+	return w, tk
+}
+
 func (s *scenario) fetch(w *camundatest.Worker, lock time.Duration, n int) []camundatest.ExternalTask {
 	s.t.Helper()
 	tasks, err := w.FetchAndLock(s.ctx, s.topic, lock, n)
@@ -761,10 +772,8 @@ func filterTopic(ss []sample, topic string) []sample {
 }
 
 func scenarioBackoff(s *scenario) {
-	s.start(1)
-	w1, w2 := s.worker("w1"), s.worker("w2")
-	tk := s.fetch(w1, time.Minute, 1)[0]
-	s.states(map[string]int{vocab.StateLocked: 1})
+	w1, tk := s.lockOne("w1", time.Minute)
+	w2 := s.worker("w2")
 	const retryTimeout = shortLock
 	s.ok(w1.Failure(s.ctx, tk.ID, 2, retryTimeout, "boom"))
 	// Engine: the failed task is still locked, by w1, with retries 2.
@@ -874,10 +883,7 @@ func scenarioLapse(s *scenario) {
 }
 
 func scenarioExtendLock(s *scenario) {
-	s.start(1)
-	w1 := s.worker("w1")
-	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{vocab.StateLocked: 1})
+	w1, tk := s.lockOne("w1", shortLock)
 	s.ok(w1.ExtendLock(s.ctx, tk.ID, time.Minute))
 	sleepPast(lockExpiry(s.t, tk)) // past the original lock
 	if n := s.count("locked", "true", "workerId", "w1"); n != 1 {
@@ -892,10 +898,7 @@ func scenarioExtendLock(s *scenario) {
 // that lapsed cannot be extended, but its holder may still report failure
 // (or complete): that is a failure, not a redelivery.
 func scenarioLateHolder(s *scenario) {
-	s.start(1)
-	w1 := s.worker("w1")
-	tk := s.fetch(w1, shortLock, 1)[0]
-	s.states(map[string]int{vocab.StateLocked: 1})
+	w1, tk := s.lockOne("w1", shortLock)
 	sleepPast(lockExpiry(s.t, tk))
 	s.states(map[string]int{vocab.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)

@@ -9,11 +9,14 @@ package sources
 // camunda/engine_test.go). It counts requests per endpoint.
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +49,15 @@ type fakeLogEntry struct {
 	id, taskID, topic, kind, worker string
 	ts                              time.Time
 	activity, actInst, rootPI       string
+	errMsg                          string // a failure's
+}
+
+// fakeCleanable is one definition version's line of the cleanable process
+// instance report.
+type fakeCleanable struct {
+	defID, key          string
+	ttl                 *int
+	finished, cleanable int64
 }
 
 // fakeActInst is a historic activity instance.
@@ -84,9 +96,13 @@ type fakeCamunda struct {
 	jobLog    []fakeJobLogEntry
 	defs      map[string]string // id -> key
 	instances map[string]int    // definition id -> running process instances
-	requests  map[string]int
-	fail      map[string]int // path -> HTTP status to answer instead
-	noCreate  bool           // answer 400 to sortBy=createTime (engines before 7.21)
+	// cleanable is the cleanable process instance report; cleanupJobs the
+	// history cleanup's jobs (none: the engine answers 404).
+	cleanable   []fakeCleanable
+	cleanupJobs []map[string]any
+	requests    map[string]int
+	fail        map[string]int // path -> HTTP status to answer instead
+	noCreate    bool           // answer 400 to sortBy=createTime (engines before 7.21)
 	// onRequest, when set, runs at the start of every request with the
 	// engine locked (it may change the engine's data directly): what
 	// happens in the engine between two of the collector's requests.
@@ -203,6 +219,7 @@ func (f *fakeCamunda) failure(id string, retries int, timeout time.Duration, msg
 	e := f.now.Add(timeout)
 	t.exp, t.retries, t.errMsg = &e, &retries, msg
 	f.logLocked(t.id, t.topic, "failure", t.worker, f.now)
+	f.log[len(f.log)-1].errMsg = msg
 	if retries == 0 {
 		// Out of retries: the engine opens an incident whose
 		// configuration is the task id.
@@ -367,19 +384,12 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		// The engine sorts by timestamp, then (DISTINCT over all columns)
-		// by id.
-		sort.SliceStable(es, func(i, j int) bool {
-			if !es[i].ts.Equal(es[j].ts) {
-				return es[i].ts.After(es[j].ts)
-			}
-			return es[i].id < es[j].id
-		})
+		newestFirst(es)
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "externalTaskId": e.taskID, "topicName": e.topic, "workerId": e.worker,
 				e.kind + "Log": true, "timestamp": camunda.FormatTime(e.ts),
-				"activityId": e.activity, "activityInstanceId": e.actInst, "rootProcessInstanceId": e.rootPI})
+				"activityId": e.activity, "activityInstanceId": e.actInst, "rootProcessInstanceId": e.rootPI, "errorMessage": e.errMsg})
 		}
 		reply(out)
 	case "/history/activity-instance":
@@ -419,12 +429,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		es := append([]fakeJobLogEntry(nil), f.jobLog...)
-		sort.SliceStable(es, func(i, j int) bool {
-			if !es[i].ts.Equal(es[j].ts) {
-				return es[i].ts.After(es[j].ts)
-			}
-			return es[i].id < es[j].id
-		})
+		newestFirst(es)
 		out := []map[string]any{}
 		for _, e := range page(es, q) {
 			out = append(out, map[string]any{"id": e.id, "jobId": e.jobID, "processDefinitionKey": e.key,
@@ -480,10 +485,25 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			out = append(out, m)
 		}
 		reply(out)
+	case "/history/process-definition/cleanable-process-instance-report":
+		out := []map[string]any{}
+		for _, c := range page(f.cleanable, q) {
+			out = append(out, map[string]any{"processDefinitionId": c.defID, "processDefinitionKey": c.key, "historyTimeToLive": c.ttl,
+				"finishedProcessInstanceCount": c.finished, "cleanableProcessInstanceCount": c.cleanable})
+		}
+		reply(out)
+	case "/history/cleanup/configuration":
+		reply(map[string]any{"batchWindowStartTime": nil, "batchWindowEndTime": nil, "enabled": true})
+	case "/history/cleanup/jobs":
+		if len(f.cleanupJobs) == 0 {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		reply(f.cleanupJobs)
 	case "/process-definition/statistics":
 		// Every definition, with its running instances (0 without).
 		out := []map[string]any{}
-		for _, id := range sortedKeys(f.defs) {
+		for _, id := range slices.Sorted(maps.Keys(f.defs)) {
 			out = append(out, map[string]any{"id": id, "instances": f.instances[id], "failedJobs": 0,
 				"definition": map[string]any{"id": id, "key": f.defs[id]}})
 		}
@@ -501,13 +521,17 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+func (e fakeLogEntry) sortKey() (time.Time, string)    { return e.ts, e.id }
+func (e fakeJobLogEntry) sortKey() (time.Time, string) { return e.ts, e.id }
+
+// newestFirst sorts log entries as the engine answers sortBy=timestamp and
+// sortOrder=desc: by timestamp, then (DISTINCT over all columns) by id.
+func newestFirst[E interface{ sortKey() (time.Time, string) }](es []E) {
+	slices.SortStableFunc(es, func(a, b E) int {
+		ta, ida := a.sortKey()
+		tb, idb := b.sortKey()
+		return cmp.Or(tb.Compare(ta), strings.Compare(ida, idb))
+	})
 }
 
 func page[T any](xs []T, q map[string][]string) []T {

@@ -424,10 +424,14 @@ func TestCamundaRequestBudget(t *testing.T) {
 	// + camunda_jobs: 2 job counts (no retries left, executable), 1 job
 	//   log page = 3 (no job, so no job list)
 	// + camunda_processes: 1 process definition statistics
-	want := 3 + 6 + 2 + 2 + 2 + 3 + 1
+	// + camunda_history, once per history_cleanup.interval: 1 page of the
+	//   cleanable report, the cleanup's configuration and its jobs = 3
+	const history = 3
+	want := 3 + 6 + 2 + 2 + 2 + 3 + 1 + history
 	if got != want {
 		t.Fatalf("first collection made %d requests, want %d: %v", got, want, f.requests)
 	}
+	want -= history // read again only after history_cleanup.interval
 	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2, vocab.StateLocked: 150, vocab.StateLockExpired: 3})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0)
 	f.resetRequests()
@@ -519,11 +523,17 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.incidents = []fakeIncident{{id: "i1", typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)}}
 	f.jobs = []fakeJob{{id: "j1", defID: "p:1:x", defKey: "p", retries: 0}}
 	f.addJob(fakeJob{id: "j2", defID: "p:1:x", defKey: "p", retries: 3})
+	f.cleanable = []fakeCleanable{{defID: "p:1:x", key: "p", ttl: new(0), finished: 3, cleanable: 2}}
+	f.cleanupJobs = []map[string]any{{"id": "hc1", "retries": 3, "exceptionMessage": nil}}
 	e := fakeExporter(t, f, "", "")
 	e.collect()
 	f.executeJob("j2", false)
+	f.failure("t1", 2, time.Minute, "order 4711 timed out")
 	e.collect()
 	served := expectCatalogFamilies(t, lintAndGather(t, e.set))
+	// Only engine-database mode can tell the engine's table sizes
+	// (TestCamundaEngine's HistoryCleanup scenario reads them).
+	served[catalog.CamundaEngineTableBytes] = true
 	for _, m := range catalog.All() {
 		if m.Source == catalog.SourceCamunda && !served[m.Name] {
 			t.Errorf("catalog metric %s is not served", m.Name)
@@ -606,18 +616,9 @@ func TestCamundaWorkerIDsPerCollection(t *testing.T) {
 		f.add(&fakeTask{id: fmt.Sprint("t", i), topic: "a"})
 	}
 	e := fakeExporter(t, f, "", "    worker_id_limit: 2\n")
-	byWorker := func() map[string]float64 {
-		out := map[string]float64{}
-		for _, s := range e.samples(catalog.CamundaExternalTasksLockedByWorker) {
-			out[s.labels["worker_id"]] = s.value
-		}
-		return out
-	}
 	want := func(w map[string]float64) {
 		t.Helper()
-		if got := byWorker(); fmt.Sprint(got) != fmt.Sprint(w) {
-			t.Fatalf("locked_by_worker %v, want %v", got, w)
-		}
+		e.wantByWorker(catalog.CamundaExternalTasksLockedByWorker, w)
 	}
 	folded := map[string]string{"metric": catalog.CamundaExternalTasksLockedByWorker}
 	f.lock("t0", "p1", time.Minute)
@@ -872,35 +873,32 @@ func TestCamundaJobsBeyondTheList(t *testing.T) {
 	wantValue(t, e, catalog.CamundaJobOldestExecutableAge, map[string]string{"engine": "e1"}, 180) // j2; j4 (5 minutes) is not listed
 }
 
+// wantByWorker fails unless the metric's samples are want, by worker_id.
+func (e *camExporter) wantByWorker(name string, want map[string]float64) {
+	e.t.Helper()
+	got := map[string]float64{}
+	for _, s := range e.samples(name) {
+		got[s.labels["worker_id"]] = s.value
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		e.t.Fatalf("%s by worker_id %v, want %v", name, got, want)
+	}
+}
+
 // histogram returns the count, sum and cumulative buckets of one histogram
 // series whose labels include want.
 func histogram(t *testing.T, e *camExporter, name string, want map[string]string) (count uint64, sum float64, buckets map[float64]uint64) {
 	t.Helper()
-	for _, mf := range testkit.Gather(t, e.set) {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue next
-				}
-			}
-			h := m.GetHistogram()
-			buckets = map[float64]uint64{}
-			for _, b := range h.GetBucket() {
-				buckets[b.GetUpperBound()] = b.GetCumulativeCount()
-			}
-			return h.GetSampleCount(), h.GetSampleSum(), buckets
-		}
+	m := series(t, e.set, name, want)
+	if m == nil {
+		t.Fatalf("no histogram %s%v; log:\n%s", name, want, e.logs)
 	}
-	t.Fatalf("no histogram %s%v; log:\n%s", name, want, e.logs)
-	return
+	h := m.GetHistogram()
+	buckets = map[float64]uint64{}
+	for _, b := range h.GetBucket() {
+		buckets[b.GetUpperBound()] = b.GetCumulativeCount()
+	}
+	return h.GetSampleCount(), h.GetSampleSum(), buckets
 }
 
 // camunda_external_task_duration_seconds: creation to success from the
@@ -971,18 +969,9 @@ func TestCamundaLockAgeAndIdleWorkers(t *testing.T) {
 	e := fakeExporter(t, f, "", "    worker_id_limit: 1\n")
 	e.collect()
 	a := map[string]string{"topic": "a"}
-	idle := func() map[string]float64 {
-		out := map[string]float64{}
-		for _, s := range e.samples(catalog.CamundaExternalTaskWorkerIdle) {
-			out[s.labels["worker_id"]] = s.value
-		}
-		return out
-	}
 	wantIdle := func(want map[string]float64) {
 		t.Helper()
-		if got := idle(); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("worker idle %v, want %v", got, want)
-		}
+		e.wantByWorker(catalog.CamundaExternalTaskWorkerIdle, want)
 	}
 	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 0)
 	wantIdle(map[string]float64{})

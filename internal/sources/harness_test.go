@@ -76,6 +76,14 @@ func (d *testDB) setClock(offset time.Duration) {
 // at formats t0 plus seconds as a timestamptz literal argument.
 func at(seconds float64) time.Time { return t0.Add(time.Duration(seconds * float64(time.Second))) }
 
+// atOrNull is at(*seconds), or NULL for a column when seconds is nil.
+func atOrNull(seconds *float64) any {
+	if seconds == nil {
+		return nil
+	}
+	return at(*seconds)
+}
+
 // exporter is a database source built exactly as the binary builds it.
 type exporter struct {
 	views *correlate.Registry
@@ -128,7 +136,23 @@ func (e *exporter) expect(want string, names ...string) {
 // value returns one sample's value, failing if it is absent.
 func (e *exporter) value(name string, labels map[string]string) float64 {
 	e.t.Helper()
-	for _, mf := range testkit.Gather(e.t, e.set) {
+	m := series(e.t, e.set, name, labels)
+	switch {
+	case m == nil:
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	}
+	e.t.Fatalf("no sample %s%v", name, labels)
+	return 0
+}
+
+// series returns the first series of the metric whose labels include
+// want, or nil.
+func series(t *testing.T, c prometheus.Collector, name string, want map[string]string) *dto.Metric {
+	t.Helper()
+	for _, mf := range testkit.Gather(t, c) {
 		if mf.GetName() != name {
 			continue
 		}
@@ -138,21 +162,15 @@ func (e *exporter) value(name string, labels map[string]string) float64 {
 			for _, l := range m.GetLabel() {
 				got[l.GetName()] = l.GetValue()
 			}
-			for k, v := range labels {
+			for k, v := range want {
 				if got[k] != v {
 					continue next
 				}
 			}
-			switch {
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue()
-			case m.Counter != nil:
-				return m.GetCounter().GetValue()
-			}
+			return m
 		}
 	}
-	e.t.Fatalf("no sample %s%v", name, labels)
-	return 0
+	return nil
 }
 
 const baseConfig = `

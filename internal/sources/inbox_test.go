@@ -18,14 +18,10 @@ type inboxRow struct {
 func (d *testDB) upsertInbox(rows ...inboxRow) {
 	d.t.Helper()
 	for _, r := range rows {
-		var processed any
-		if r.processed != nil {
-			processed = at(*r.processed)
-		}
 		d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
 			VALUES ($1, $2, $3, 'c', $4, $5, $6)
 			ON CONFLICT (source_system, message_id) DO UPDATE SET processing_status = EXCLUDED.processing_status, processed_at = EXCLUDED.processed_at`,
-			r.source, r.id, r.typ, r.status, at(r.received), processed)
+			r.source, r.id, r.typ, r.status, at(r.received), atOrNull(r.processed))
 	}
 }
 

@@ -60,7 +60,7 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 	e.expect(helpHeader(catalog.IdempotencyCompletedTaskOpen)+
 		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="`+scopeA+`",topic="fulfillment.submit-command"} 0`+"\n"+
 		helpHeader(catalog.ProcessedJobTaskOpen)+
-		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main"} 0`+"\n",
+		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main",topic="fulfillment.submit-command"} 0`+"\n",
 		catalog.IdempotencyCompletedTaskOpen, catalog.ProcessedJobTaskOpen)
 
 	// Engine down: the view is withdrawn and the joins report nothing, not 0.
@@ -106,6 +106,28 @@ func TestJoinByProcessInstanceAndActivity(t *testing.T) {
 	e.expectJoins(1, 1, 1)
 }
 
+// TestProcessedJobJoinNamesTheTasksTopic: the processed-job table has no
+// topic column; the join takes the topic from the engine's view of the
+// task, so the alert names the topic (and the idempotency join's alert of
+// the same topic can inhibit it). One activity on two topics is two series.
+func TestProcessedJobJoinNamesTheTasksTopic(t *testing.T) {
+	d := newTestDB(t, false)
+	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', 't1', 'pi', 'submit', 'w', 'COMPLETED', $1), ('main', 't2', 'pi', 'submit', 'w', 'COMPLETED', $1),
+		       ('main', 't3', 'pi', 'submit', 'w', 'COMPLETED', $1)`, at(-100))
+	e := d.newExporter(joinConfig)
+	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
+		{ID: "t1", Topic: "orders.submit", State: correlate.LockExpired},
+		{ID: "t2", Topic: "orders.submit", State: correlate.Locked},
+		{ID: "t3", Topic: "billing.submit", State: correlate.RetryBackoff},
+	}})
+	e.collect()
+	e.expect(helpHeader(catalog.ProcessedJobTaskOpen)+
+		`workflow_processed_job_task_open{activity_id="submit",database="orders",engine="main",topic="billing.submit"} 1`+"\n"+
+		`workflow_processed_job_task_open{activity_id="submit",database="orders",engine="main",topic="orders.submit"} 2`+"\n",
+		catalog.ProcessedJobTaskOpen)
+}
+
 // expectJoins compares the three join series of scope A on topic
 // fulfillment.submit-command and activity submitFulfillment of engine main.
 func (e *exporter) expectJoins(completedTaskOpen, inDoubt, processedJobTaskOpen int) {
@@ -114,6 +136,6 @@ func (e *exporter) expectJoins(completedTaskOpen, inDoubt, processedJobTaskOpen 
 	e.expect(fmt.Sprintf("%s%s{%s} %d\n%s%s{%s} %d\n%s%s{%s} %d\n",
 		helpHeader(catalog.IdempotencyCompletedTaskOpen), catalog.IdempotencyCompletedTaskOpen, lv, completedTaskOpen,
 		helpHeader(catalog.IdempotencyInDoubt), catalog.IdempotencyInDoubt, lv, inDoubt,
-		helpHeader(catalog.ProcessedJobTaskOpen), catalog.ProcessedJobTaskOpen, `activity_id="submitFulfillment",database="orders",engine="main"`, processedJobTaskOpen),
+		helpHeader(catalog.ProcessedJobTaskOpen), catalog.ProcessedJobTaskOpen, `activity_id="submitFulfillment",database="orders",engine="main",topic="fulfillment.submit-command"`, processedJobTaskOpen),
 		catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
 }

@@ -21,12 +21,8 @@ func pub(s float64) *float64 { return &s }
 func (d *testDB) insertOutbox(rows ...outboxRow) {
 	d.t.Helper()
 	for _, r := range rows {
-		var published any
-		if r.published != nil {
-			published = at(*r.published)
-		}
 		d.exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
-			VALUES ($1::uuid, $2, 'agg-1', $3, $1::text, '{}', $4, $5, $6)`, r.id, r.agg, r.typ, r.status, at(r.created), published)
+			VALUES ($1::uuid, $2, 'agg-1', $3, $1::text, '{}', $4, $5, $6)`, r.id, r.agg, r.typ, r.status, at(r.created), atOrNull(r.published))
 	}
 }
 

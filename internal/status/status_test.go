@@ -61,7 +61,7 @@ func TestBuildListsNothingFromSourcesDown(t *testing.T) {
 		t.Errorf("sources %v", states)
 	}
 	l := r.Lists[1]
-	if l.Alert != rules.WorkflowIdempotencyInDoubt || l.Severity != rules.Warning || l.Action == "" ||
+	if a, _ := rules.Lookup(rules.WorkflowIdempotencyInDoubt); l.Alert != a.Name || l.Severity != a.Severity || l.Action == "" ||
 		l.RunbookURL != rules.DefaultRunbookBaseURL+"/WorkflowIdempotencyInDoubt.md" {
 		t.Errorf("in_doubt list: %+v", l)
 	}
@@ -218,5 +218,46 @@ func TestHandlers(t *testing.T) {
 				t.Errorf("JSON: %v %+v", err, r)
 			}
 		}
+	}
+}
+
+// A long list leads with its groups (count and oldest per scope, topic,
+// type or worker) and a few examples each; every row stays one click away.
+func TestPageGroupsAListWithAFewExamplesEach(t *testing.T) {
+	var items []collectors.Item
+	for i := range 8 {
+		scope := "ORDER"
+		if i%4 == 3 {
+			scope = "QUOTE"
+		}
+		items = append(items, collectors.Item{Scope: scope, IdempotencyKey: "k-" + string(rune('a'+i)), Status: "UNKNOWN_OUTCOME",
+			Since: at(-float64(3600 - 60*i)), AgeSeconds: float64(3600 - 60*i)})
+	}
+	snaps := []Snapshot{{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: true, LastSuccess: t0,
+		Lists: []collectors.List{{Kind: vocab.KindUnknownOutcome, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders",
+			Table: "workflow_idempotency_record", Total: 8, Items: items}}}}
+	var b bytes.Buffer
+	if err := NewHandlers(nil, HandlerOptions{}).Render(&b, Build(snaps, Options{MaxItems: 50}, t0)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<tr><td>scope ORDER</td><td>6</td><td>1h 0m</td></tr>`,
+		`<tr><td>scope QUOTE</td><td>2</td><td>57m 0s</td></tr>`,
+		`<h4 class="group">scope ORDER <span class="count">6</span></h4>`,
+		`<p class="more">3 of 6 shown.</p>`,
+		`<details><summary>All 8 listed</summary>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	// Unfolded: 3 examples of ORDER and both of QUOTE; folded: all 8.
+	before, _, _ := strings.Cut(page, "<details>")
+	if n := strings.Count(before, `<td data-label="Idempotency key">`); n != 5 {
+		t.Errorf("%d rows unfolded, want 5 (3 + 2 examples)", n)
+	}
+	if n := strings.Count(page, `<td data-label="Idempotency key">`); n != 13 {
+		t.Errorf("%d rows in all, want 13 (5 examples + 8 folded)", n)
 	}
 }

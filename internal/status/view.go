@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"html/template"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,49 @@ type listView struct {
 	Where   string
 	Columns []string
 	Rows    [][]cell
+	// Groups lead the list: its items by aggregate and event type, topic,
+	// scope, source and message type, worker, each with a few examples;
+	// Hidden says the groups' examples leave rows out (then the page
+	// offers every row, folded).
+	Groups []groupView
+	Hidden bool
+}
+
+// groupView is the listed items that share where they are.
+type groupView struct {
+	Name     string
+	Count    int
+	Oldest   string
+	Examples [][]cell
+}
+
+// examplesPerGroup is how many items of a group the page shows unfolded.
+const examplesPerGroup = 3
+
+// groupOf names the group of an item: the fields that say where it is.
+func groupOf(i collectors.Item) string {
+	var parts []string
+	add := func(label string, vals ...string) {
+		var set []string
+		for _, v := range vals {
+			if v != "" {
+				set = append(set, v)
+			}
+		}
+		if len(set) > 0 {
+			parts = append(parts, label+" "+strings.Join(set, "/"))
+		}
+	}
+	add("aggregate/event type", i.AggregateType, i.EventType)
+	add("source/message type", i.SourceSystem, i.MessageType)
+	add("topic", i.Topic)
+	add("scope", i.Scope)
+	add("activity", i.ActivityID)
+	add("worker", i.WorkerID)
+	if len(parts) == 0 {
+		return "all"
+	}
+	return strings.Join(parts, " · ")
 }
 
 type cell struct {
@@ -160,6 +204,19 @@ func newPageView(r Report) pageView {
 				row = append(row, cell{Label: f.label, Value: f.get(it)})
 			}
 			lv.Rows = append(lv.Rows, row)
+			// Items come oldest first: a group's first is its oldest.
+			g := groupOf(it)
+			k := slices.IndexFunc(lv.Groups, func(gv groupView) bool { return gv.Name == g })
+			if k < 0 {
+				lv.Groups = append(lv.Groups, groupView{Name: g, Oldest: since.Value})
+				k = len(lv.Groups) - 1
+			}
+			lv.Groups[k].Count++
+			if len(lv.Groups[k].Examples) < examplesPerGroup {
+				lv.Groups[k].Examples = append(lv.Groups[k].Examples, row)
+			} else {
+				lv.Hidden = true
+			}
 		}
 		v.Problems = append(v.Problems, lv)
 	}

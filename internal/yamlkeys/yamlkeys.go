@@ -10,14 +10,38 @@
 package yamlkeys
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
+
+// Decode decodes the YAML document data into v, a pointer to a struct
+// (decoded on top of what it holds): first as a node tree, which it
+// checks (Check) so that an unknown key is named by its path with the
+// closest known key, then strictly (KnownFields). It returns the node tree
+// for callers that name lines of their own. An empty document leaves v as
+// it is.
+func Decode(data []byte, v any) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if err := Check(&doc, reflect.TypeOf(v).Elem(), ""); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return &doc, nil
+}
 
 // Check walks doc (a document node, or the value node itself) alongside type
 // t and returns one error per unknown key, joined, or nil. prefix is put in

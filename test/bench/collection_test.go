@@ -302,11 +302,11 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 	dbs := map[int]*sources.DatabaseSource{}
 	for _, size := range p.all() {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
-			mustExec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
+			pgtest.Exec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
 			if err := pgtest.ExecFile(ctx, admin, testkit.Path(b, "deploy/sql/001_reference_schema.sql"), nil); err != nil {
 				b.Fatal(err)
 			}
-			mustExec(b, admin, "RESET search_path")
+			pgtest.Exec(b, admin, "RESET search_path")
 		}
 		db := newExporter(b, url, exporterSchema(size), p.tablesAt(size))
 		defer db.DB.Close()
@@ -320,7 +320,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 				if ix.ReferencePrimaryKey || ix.Requires != "" {
 					continue
 				}
-				mustExec(b, admin, ix.CreateStatement(req.Table))
+				pgtest.Exec(b, admin, ix.CreateStatement(req.Table))
 			}
 		}
 	}
@@ -332,10 +332,10 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
 			for _, t := range p.tablesAt(size) {
 				for _, q := range liveSQL[t.collector] {
-					mustExec(b, admin, inSchema(q, schema))
+					pgtest.Exec(b, admin, inSchema(q, schema))
 				}
 				vstart := time.Now()
-				mustExec(b, admin, "VACUUM (ANALYZE) "+schema+"."+t.table)
+				pgtest.Exec(b, admin, "VACUUM (ANALYZE) "+schema+"."+t.table)
 				vacuumed = append(vacuumed, timing{size, t.collector, schema, time.Since(vstart)})
 			}
 		}
@@ -888,13 +888,6 @@ func parseSizes(name, s string, emptyOK bool) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-func mustExec(b *testing.B, conn *pgx.Conn, sql string) {
-	b.Helper()
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
-		b.Fatalf("%v\n%s", err, sql)
-	}
 }
 
 // progress goes to stderr so stdout carries only the report.

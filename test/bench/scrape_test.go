@@ -138,9 +138,9 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 			r := strings.NewReplacer("{scopes}", strconv.Itoa(seriesScopes), "{inbox}", strconv.Itoa(seriesInboxKinds),
 				"{outbox}", strconv.Itoa(seriesOutboxKinds), "{jobs}", strconv.Itoa(seriesJobKinds))
 			for _, q := range seriesSQL {
-				mustExec(b, conn, r.Replace(q))
+				pgtest.Exec(b, conn, r.Replace(q))
 			}
-			mustExec(b, conn, "VACUUM (ANALYZE)")
+			pgtest.Exec(b, conn, "VACUUM (ANALYZE)")
 		}
 		conn.Close(ctx)
 	}

@@ -67,27 +67,32 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	loadBefore := loadAverage()
 
 	var sizes []*size
+	// measure measures the engine as it stands as a size (name, topics,
+	// built in built, notes on how) and keeps it for the report.
+	measure := func(name string, topics int, built time.Duration, notes ...string) {
+		s := &size{name: name, topics: topics, built: built, notes: notes}
+		measureSize(b, ctx, e, s)
+		sizes = append(sizes, s)
+	}
 	// A: the small engine.
 	t0 := time.Now()
 	if err := addTopics(ctx, e.direct, 0, *smallFlag); err != nil {
 		b.Fatalf("building size A: %v\n%s", err, e.engine.LogTail(4000))
 	}
-	a := &size{name: "A", topics: *smallFlag, built: time.Since(t0)}
-	progress("size A built in %s", a.built.Round(time.Second))
-	mustExec(b, e.conn, `VACUUM (ANALYZE)`)
-	measureSize(b, ctx, e, a)
-	sizes = append(sizes, a)
+	built := time.Since(t0)
+	progress("size A built in %s", built.Round(time.Second))
+	pgtest.Exec(b, e.conn, `VACUUM (ANALYZE)`)
+	measure("A", *smallFlag, built)
 
 	// B: the same engine with more topics.
 	t0 = time.Now()
 	if err := addTopics(ctx, e.direct, *smallFlag, *topicsFlag); err != nil {
 		b.Fatalf("building size B: %v\n%s", err, e.engine.LogTail(4000))
 	}
-	bs := &size{name: "B", topics: *topicsFlag, built: time.Since(t0)}
-	progress("size B built in %s", bs.built.Round(time.Second))
-	mustExec(b, e.conn, `VACUUM (ANALYZE)`)
-	measureSize(b, ctx, e, bs)
-	sizes = append(sizes, bs)
+	built = time.Since(t0)
+	progress("size B built in %s", built.Round(time.Second))
+	pgtest.Exec(b, e.conn, `VACUUM (ANALYZE)`)
+	measure("B", *topicsFlag, built)
 	ipc := measureItemsPerCount(b, ctx, e)
 
 	// C: B with the history grown by SQL.
@@ -96,36 +101,30 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	if err != nil {
 		b.Fatalf("growing the history: %v", err)
 	}
-	c := &size{name: "C", topics: *topicsFlag, built: time.Since(t0)}
-	c.notes = append(c.notes, fmt.Sprintf("%d history rows inserted by SQL, then VACUUM (ANALYZE)", inserted))
-	progress("size C: %d history rows inserted and vacuumed in %s", inserted, c.built.Round(time.Second))
-	measureSize(b, ctx, e, c)
-	sizes = append(sizes, c)
+	built = time.Since(t0)
+	progress("size C: %d history rows inserted and vacuumed in %s", inserted, built.Round(time.Second))
+	measure("C", *topicsFlag, built, fmt.Sprintf("%d history rows inserted by SQL, then VACUUM (ANALYZE)", inserted))
 
 	// C+index: the recommended index on the history's timestamp.
 	t0 = time.Now()
-	mustExec(b, e.conn, historyIndex)
-	mustExec(b, e.conn, `ANALYZE act_hi_ext_task_log`)
-	ci := &size{name: "C+index", topics: *topicsFlag, built: time.Since(t0)}
-	ci.notes = append(ci.notes, historyIndex)
-	progress("size C+index: index built in %s", ci.built.Round(100*time.Millisecond))
-	measureSize(b, ctx, e, ci)
-	sizes = append(sizes, ci)
+	pgtest.Exec(b, e.conn, historyIndex)
+	pgtest.Exec(b, e.conn, `ANALYZE act_hi_ext_task_log`)
+	built = time.Since(t0)
+	progress("size C+index: index built in %s", built.Round(100*time.Millisecond))
+	measure("C+index", *topicsFlag, built, historyIndex)
 
 	// B again: the synthetic history and the index removed, a control for
 	// drift (machine load, the JVM's state) between the first and the last
 	// measurements of the same engine.
 	t0 = time.Now()
-	mustExec(b, e.conn, `DROP INDEX bench_hi_ext_task_log_timestamp`)
+	pgtest.Exec(b, e.conn, `DROP INDEX bench_hi_ext_task_log_timestamp`)
 	deleted, err := shrinkHistory(ctx, e.conn, cutoff)
 	if err != nil {
 		b.Fatalf("shrinking the history: %v", err)
 	}
-	again := &size{name: "B again", topics: *topicsFlag, built: time.Since(t0)}
-	again.notes = append(again.notes, fmt.Sprintf("index dropped, %d synthetic history rows deleted, then VACUUM (FULL, ANALYZE)", deleted))
-	progress("size B again: %d rows deleted and table rewritten in %s", deleted, again.built.Round(time.Second))
-	measureSize(b, ctx, e, again)
-	sizes = append(sizes, again)
+	built = time.Since(t0)
+	progress("size B again: %d rows deleted and table rewritten in %s", deleted, built.Round(time.Second))
+	measure("B again", *topicsFlag, built, fmt.Sprintf("index dropped, %d synthetic history rows deleted, then VACUUM (FULL, ANALYZE)", deleted))
 
 	loadAfter := loadAverage()
 	report(e, sizes, ipc, loadBefore, loadAfter, time.Since(runStart))
@@ -145,7 +144,7 @@ func setUp(b *testing.B, ctx context.Context) *env {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mustExec(b, admin, `CREATE DATABASE camunda`)
+	pgtest.Exec(b, admin, `CREATE DATABASE camunda`)
 	admin.Close(ctx)
 	e.dbURL = pgtest.WithDatabase(pg.AdminURL, "camunda")
 
@@ -476,13 +475,6 @@ func measureItemsPerCount(b *testing.B, ctx context.Context, e *env) []ipcRow {
 		r.wall, r.cpu.jvm, r.cpu.db = r.wall/n, r.cpu.jvm/n, r.cpu.db/n
 	}
 	return rows
-}
-
-func mustExec(b *testing.B, conn *pgx.Conn, sql string) {
-	b.Helper()
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
-		b.Fatalf("%v\n%s", err, sql)
-	}
 }
 
 // progress goes to stderr so stdout carries only the report.

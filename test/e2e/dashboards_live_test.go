@@ -76,21 +76,12 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 		}
 	})
 
-	exporterAddr := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
-camunda:
-  - name: main
-    url: %s
-    min_interval: 1s
-    topics: [%s]
-databases:
-  - name: orders
-    dsn_env: E2E_ORDERS_DSN
-    min_interval: 1s
+	exporterAddr := exportertest.Start(t, exportertest.Options{Config: engineAndOrders(engine.BaseURL, topic, `
     late_commit_window: 2m
-`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
+`), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
-outbox: {oldest_age_for: 0s}
+outbox: {stalled_for: 0s, oldest_age_for: 0s}
 idempotency: {unknown_outcome_for: 0s, completed_task_open_for: 0s, in_doubt_for: 0s, stale_for: 0s}
 camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 `)

@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,14 +19,10 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	camundatest.StopShared()
-	pgtest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
 
 // outboxWorkload writes like a worker and a publisher: an event every
 // 500 ms, published within a second while the publisher runs.

@@ -59,21 +59,12 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 		}
 		businessKey[pi.ID] = pi.BusinessKey
 	}
-	x := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
-camunda:
-  - name: main
-    url: %s
-    min_interval: 1s
-    topics: [%s]
-databases:
-  - name: orders
-    dsn_env: E2E_ORDERS_DSN
-    min_interval: 1s
+	x := exportertest.Start(t, exportertest.Options{Config: engineAndOrders(engine.BaseURL, topic, fmt.Sprintf(`
   - name: billing
     dsn: postgres://exporter@127.0.0.1:%d/billing
     min_interval: 1s
     tables: {outbox: {}}
-`, engine.BaseURL, topic, deadPort(t)), Env: []string{"E2E_ORDERS_DSN=" + proxiedDSN}})
+`, deadPort(t))), Env: []string{"E2E_ORDERS_DSN=" + proxiedDSN}})
 	base := x.URL
 
 	// The two crash cases, and two tasks that are fine.
@@ -237,6 +228,24 @@ func waitForStatus(t *testing.T, x *exportertest.Exporter, cond func(status.Repo
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// engineAndOrders is an exporter config with the engine at engineURL
+// (topic configured) and the orders database from $E2E_ORDERS_DSN, both
+// polled every second; more follows the orders entry (more of its keys, or
+// more databases).
+func engineAndOrders(engineURL, topic, more string) string {
+	return fmt.Sprintf(`
+camunda:
+  - name: main
+    url: %s
+    min_interval: 1s
+    topics: [%s]
+databases:
+  - name: orders
+    dsn_env: E2E_ORDERS_DSN
+    min_interval: 1s
+`, engineURL, topic) + strings.TrimPrefix(more, "\n")
 }
 
 // deadPort is a port nothing listens on.

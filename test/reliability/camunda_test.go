@@ -118,22 +118,41 @@ func camundaFaults(slow time.Duration) []camundaFault {
 	}
 }
 
+// camundaBehindProxy is what the Camunda fault and leak tests start: the
+// shared Camunda engine with tasks of topic (one locked, lockedID), a TLS
+// proxy in front of it that wants basic auth with password, and a fault
+// database. The exporter's config (camundaConfig) finds the database's DSN
+// in $WFX_REL_DSN and the password in $WFX_REL_CAMUNDA_PW.
+type camundaBehindProxy struct {
+	topic, lockedID, password string
+	proxy                     *faultproxy.Proxy
+	db                        *faultDB
+}
+
+func startCamundaBehindProxy(t *testing.T) camundaBehindProxy {
+	t.Helper()
+	e := camundatest.Shared(t, camundatest.FlavorCamunda)
+	var s camundaBehindProxy
+	s.topic, s.lockedID = engineWithTasks(t, e)
+	s.password = fmt.Sprintf("Rel-Camunda-Pw-%d", time.Now().UnixNano())
+	s.proxy = faultproxy.Start(t, e.BaseURL, faultproxy.Options{TLS: true, Username: "exporter", Password: s.password})
+	s.db = newFaultDB(t, pgtest.SharedServer(t))
+	t.Setenv("WFX_REL_DSN", s.db.dsn)
+	t.Setenv("WFX_REL_CAMUNDA_PW", s.password)
+	return s
+}
+
 // TestCamundaFaults is the fault matrix of the Camunda source: a real
 // engine behind a proxy that injects what the engine cannot be made to do
 // on demand. A database joins with the engine: while the engine cannot be
 // read, the join's series go too, and the database's own stay.
 func TestCamundaFaults(t *testing.T) {
-	e := camundatest.Shared(t, camundatest.FlavorCamunda)
-	topic, lockedID := engineWithTasks(t, e)
-	password := fmt.Sprintf("Rel-Camunda-Pw-%d", time.Now().UnixNano())
-	proxy := faultproxy.Start(t, e.BaseURL, faultproxy.Options{TLS: true, Username: "exporter", Password: password})
-	d := newFaultDB(t, pgtest.SharedServer(t))
+	s := startCamundaBehindProxy(t)
+	topic, lockedID, password, proxy, d := s.topic, s.lockedID, s.password, s.proxy, s.db
 	// The side effect of the locked task is done, its completion lost: the
 	// join reports it while the engine can be read.
 	d.exec(t, fmt.Sprintf(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 		VALUES ('payment', 'k9', 'e9', '%s', 'COMPLETED', now() - interval '1 minute')`, lockedID))
-	t.Setenv("WFX_REL_DSN", d.dsn)
-	t.Setenv("WFX_REL_CAMUNDA_PW", password)
 	out := &outputs{}
 	r := newRig(t, camundaConfig(proxy, topic, time.Second), out)
 	base := r.collect()

@@ -13,9 +13,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,12 +36,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	camundatest.StopShared()
-	pgtest.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
 
 // outputs keeps everything the exporter showed the world in a test: log
 // lines, the errors of its collections, the pages it served.
@@ -252,14 +248,7 @@ func (p page) family(name string) page {
 }
 
 // keys returns the series of the page, sorted.
-func (p page) keys() []string {
-	out := make([]string, 0, len(p))
-	for k := range p {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (p page) keys() []string { return slices.Sorted(maps.Keys(p)) }
 
 // logLine is one JSON log line of the exporter.
 type logLine map[string]any

@@ -8,22 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 // TestNoLeaksCamunda: the same for every kind of the Camunda matrix:
 // faultedCollections faulted collections of each kind, spread over
 // camundaLeakRigs exporters collecting side by side.
 func TestNoLeaksCamunda(t *testing.T) {
-	e := camundatest.Shared(t, camundatest.FlavorCamunda)
-	topic, _ := engineWithTasks(t, e)
-	password := fmt.Sprintf("Leak-Pw-%d", time.Now().UnixNano())
-	proxy := faultproxy.Start(t, e.BaseURL, faultproxy.Options{TLS: true, Username: "exporter", Password: password})
-	d := newFaultDB(t, pgtest.SharedServer(t))
-	t.Setenv("WFX_REL_DSN", d.dsn)
-	t.Setenv("WFX_REL_CAMUNDA_PW", password)
+	s := startCamundaBehindProxy(t)
+	topic, proxy := s.topic, s.proxy
 	n := faultedCollections()
 	// Close every idle connection on both sides of the proxy.
 	quiesce := func() {

@@ -9,6 +9,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// failed says whether err is an error, and logs it as one of what unless
+// the simulator is stopping (ctx done: the error is the stop's).
+func (s *Simulator) failed(ctx context.Context, l Lane, what string, err error) bool {
+	if err != nil && ctx.Err() == nil {
+		s.logf(l, "%s: %v", what, err)
+	}
+	return err != nil
+}
+
 // publish is the lane's outbox publisher: it marks the lane's pending
 // events published (as a publisher does after the broker confirmed them),
 // unless publisher-stopped is on.
@@ -20,10 +29,7 @@ func (s *Simulator) publish(ctx context.Context, l Lane, db *pgxpool.Pool) {
 		}
 		tag, err := db.Exec(ctx, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now()
 WHERE published_at IS NULL AND status = 'PENDING' AND aggregate_type = $1`, l.AggregateType())
-		if err != nil {
-			if ctx.Err() == nil {
-				s.logf(l, "outbox publisher: %v", err)
-			}
+		if s.failed(ctx, l, "outbox publisher", err) {
 			continue
 		}
 		s.add(l, "published", int(tag.RowsAffected()))
@@ -40,12 +46,9 @@ func (s *Simulator) deliver(ctx context.Context, l Lane, db *pgxpool.Pool) {
 			copies = 2
 		}
 		for i := 0; i < copies; i++ {
-			if _, err := db.Exec(ctx, `INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status)
-VALUES ($1, gen_random_uuid()::text, $2, $3, 'RECEIVED')`, SourceSystem, l.MessageType(), fmt.Sprintf("%s-msg-%d", l.Name, n)); err != nil {
-				if ctx.Err() == nil {
-					s.logf(l, "broker: %v", err)
-				}
-			}
+			_, err := db.Exec(ctx, `INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status)
+VALUES ($1, gen_random_uuid()::text, $2, $3, 'RECEIVED')`, SourceSystem, l.MessageType(), fmt.Sprintf("%s-msg-%d", l.Name, n))
+			s.failed(ctx, l, "broker", err)
 		}
 	}
 }
@@ -67,10 +70,7 @@ WHERE (source_system, message_id) IN (
   WHERE message_type = $1 AND processing_status = 'RECEIVED'
   ORDER BY received_at LIMIT 20 FOR UPDATE SKIP LOCKED)
 RETURNING message_id, correlation_key`, l.MessageType())
-		if err != nil {
-			if ctx.Err() == nil {
-				s.logf(l, "inbox consumer: %v", err)
-			}
+		if s.failed(ctx, l, "inbox consumer", err) {
 			continue
 		}
 		type msg struct{ id, corr string }
@@ -91,10 +91,7 @@ RETURNING message_id, correlation_key`, l.MessageType())
         AND o.message_id <> $1 AND o.processing_status = 'PROCESSED') THEN 'IGNORED_DUPLICATE' ELSE 'PROCESSED' END,
   processed_at = now()
 WHERE source_system = $4 AND message_id = $1`, m.id, l.MessageType(), m.corr, SourceSystem)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.logf(l, "inbox consumer: %v", err)
-				}
+			if s.failed(ctx, l, "inbox consumer", err) {
 				continue
 			}
 			s.add(l, "messages", int(tag.RowsAffected()))

@@ -50,6 +50,20 @@ type worker struct {
 // longPoll is how long a fetch waits for a task to arrive.
 const longPoll = 2 * time.Second
 
+// stormRetries is the retry budget of a task's first failure in a retry
+// storm: at about one failure a second per task, hours.
+const stormRetries = 10000
+
+// inDoubtBackoff is how many lock durations an attempt that finds a fresh
+// in-progress record (another attempt may still run) backs off. Each new
+// attempt touches the record (duplicate_count, updated_at), and the
+// exporter's join leaves a record just touched out of
+// workflow_idempotency_in_doubt for its grace (a worker may be finishing it
+// right now): attempts one lock duration apart would cut an in-doubt
+// stretch into pieces shorter than an alert's for: plus Alertmanager's
+// group_wait, more so on a loaded machine (the alert matrix's flake).
+const inDoubtBackoff = 10
+
 func (s *Simulator) newWorker(l Lane, id string, db *pgxpool.Pool, slowable bool) *worker {
 	w := &worker{s: s, lane: l, id: id, db: db, slowable: slowable, feed: s.feeds[l.Name]}
 	if s.engine != nil {
@@ -151,7 +165,18 @@ func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 		if err := w.upsert(ctx, t, c, stRetryable, ""); err != nil {
 			return err
 		}
-		err := w.failure(ctx, t, 100, time.Second, "downstream unavailable (503)")
+		// Retries count down from a budget the storm does not use up in
+		// hours, as a worker's failure handler does (retries - 1): the
+		// changing count is how the engine's task list shows a failure to
+		// anyone polling it. A constant count hid some failures from the
+		// exporter between two polls, which then read the end of a retry
+		// backoff as a lapsed lock (the alert matrix's storm lane once
+		// notified CamundaExternalTaskLockExpirations).
+		retries := stormRetries
+		if t.Retries != nil {
+			retries = max(*t.Retries-1, 1)
+		}
+		err := w.failure(ctx, t, retries, time.Second, "downstream unavailable (503)")
 		// A storm, not a flood: about five failures a second per worker.
 		sleep(ctx, 200*time.Millisecond)
 		return err
@@ -182,7 +207,7 @@ func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 			// this worker got the task): the outcome is in doubt, so do
 			// not run the side effect twice; come back later.
 			w.s.count(w.lane, "in_doubt_backoffs")
-			return w.failure(ctx, t, retriesOf(t), w.s.cfg.LockDuration, "command in progress in another attempt")
+			return w.failure(ctx, t, retriesOf(t), inDoubtBackoff*w.s.cfg.LockDuration, "command in progress in another attempt")
 		}
 	case stUnknown:
 		// Never retry blindly: reconcile first.
@@ -204,9 +229,14 @@ func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
 		return err
 	}
 	if f.on(FaultSlowWorker) && w.slowable {
-		// One slow worker of the lane (a pod stuck in GC, a slow disk):
-		// the others keep the lane moving and get its redeliveries.
-		sleep(ctx, 3*w.s.cfg.LockDuration)
+		// One slow worker of the lane (a pod stuck in GC, a call without a
+		// timeout): it hangs for as long as the fault lasts, so the task's
+		// outcome stays in doubt that long, however slowly the rest of the
+		// stack observes it. The others keep the lane moving and get its
+		// redeliveries.
+		for f.on(FaultSlowWorker) && ctx.Err() == nil {
+			sleep(ctx, 500*time.Millisecond)
+		}
 	}
 	res, err := w.s.down.call(ctx, w.lane.Name, c.key, c.hash)
 	switch {

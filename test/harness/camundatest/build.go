@@ -94,7 +94,12 @@ func requireTool(name, what string) (string, error) {
 	return p, nil
 }
 
-// SourceHash hashes the flavor name, pom.xml and every file under src/ (paths and contents).
+// sharedDir is test/camunda-engine/shared beside a flavor's project: the Java sources of every
+// flavor, which its pom copies in with the engine's package prefix filled in.
+func sharedDir(src string) string { return filepath.Join(filepath.Dir(src), "shared") }
+
+// SourceHash hashes the flavor name, pom.xml, every file under src/ and every shared source
+// (paths and contents).
 func SourceHash(flavor Flavor) (string, error) {
 	dir, err := SourceDir(flavor)
 	if err != nil {
@@ -102,21 +107,23 @@ func SourceHash(flavor Flavor) (string, error) {
 	}
 	var files []string
 	files = append(files, "pom.xml")
-	err = filepath.WalkDir(filepath.Join(dir, "src"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(dir, p)
+	for _, tree := range []string{filepath.Join(dir, "src"), sharedDir(dir)} {
+		err = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			files = append(files, filepath.ToSlash(rel))
+			if d.Type().IsRegular() {
+				rel, err := filepath.Rel(dir, p) // ../shared/... for the shared sources
+				if err != nil {
+					return err
+				}
+				files = append(files, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("camundatest: hashing %s: %w", tree, err)
 		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("camundatest: hashing %s: %w", dir, err)
 	}
 	sort.Strings(files)
 	h := sha256.New()
@@ -134,8 +141,8 @@ func SourceHash(flavor Flavor) (string, error) {
 
 // Build returns the path of the flavor's executable jar, building it with Maven when the cache has
 // none for the current pom and sources. Concurrent builds (goroutines or `go test` processes) are
-// serialised with a lock file; the build runs in a scratch copy of the project so it never touches
-// test/camunda-engine/<flavor>/target.
+// serialised with a lock file; the build runs in a scratch copy of the project and the shared
+// sources so it never touches test/camunda-engine/<flavor>/target.
 func Build(ctx context.Context, flavor Flavor) (string, error) {
 	if _, err := requireTool("java", "Java 17"); err != nil {
 		return "", err
@@ -177,14 +184,19 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 		return "", fmt.Errorf("camundatest: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if err := copyTree(src, work, "target"); err != nil {
+	// The pom reads ../shared: the copies stand side by side as in test/camunda-engine.
+	project := filepath.Join(work, string(flavor))
+	if err := copyTree(src, project, "target"); err != nil {
 		return "", fmt.Errorf("camundatest: copying %s: %w", src, err)
+	}
+	if err := copyTree(sharedDir(src), sharedDir(project)); err != nil {
+		return "", fmt.Errorf("camundatest: copying %s: %w", sharedDir(src), err)
 	}
 	args := []string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}
 	args = append(args, strings.Fields(os.Getenv("CAMUNDATEST_MVN_ARGS"))...)
 	args = append(args, "package")
 	cmd := exec.CommandContext(ctx, mvn, args...)
-	cmd.Dir = work
+	cmd.Dir = project
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -192,7 +204,7 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 		return "", fmt.Errorf("camundatest: building the %s engine (mvn %s in a copy of %s) failed after %s: %w\n--- Maven output (tail) ---\n%s",
 			flavor, strings.Join(args, " "), src, time.Since(start).Round(time.Second), err, tail(out.Bytes(), 6000))
 	}
-	built := filepath.Join(work, "target", "test-engine.jar")
+	built := filepath.Join(project, "target", "test-engine.jar")
 	if !fileExists(built) {
 		return "", fmt.Errorf("camundatest: Maven built no %s\n%s", built, tail(out.Bytes(), 4000))
 	}

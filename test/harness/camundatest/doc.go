@@ -2,8 +2,9 @@
 // integration tests, with nothing mocked.
 //
 // The engines are small Spring Boot applications with the engine's REST starter and an in-memory H2
-// database; their Maven projects live in test/camunda-engine/<flavor>. Build compiles a flavor's jar
-// once and caches it under <repo>/.cache/camunda-engine, keyed by a hash of the pom and sources.
+// database; their Maven projects live in test/camunda-engine/<flavor>, their Java sources, shared,
+// in test/camunda-engine/shared. Build compiles a flavor's jar once and caches it under
+// <repo>/.cache/camunda-engine, keyed by a hash of the pom and sources.
 // Start runs the jar on a free 127.0.0.1 port and waits for GET /engine-rest/version. Shared gives
 // every test of one `go test` process the same engine per flavor, so the JVM start-up (10-20 s on
 // two cores) is paid once; call Main from TestMain so shared engines are stopped at exit.

@@ -183,6 +183,16 @@ func (f *fixture) fetchOne(w *camundatest.Worker, lock time.Duration) camundates
 
 func (f *fixture) worker(id string) *camundatest.Worker { return camundatest.NewWorker(f.c, id) }
 
+// lockOne deploys the process, starts one instance and has a worker named
+// id fetch and lock its task for lock.
+func (f *fixture) lockOne(id string, lock time.Duration) (*camundatest.Worker, camundatest.ExternalTask) {
+	f.t.Helper()
+	f.deploy(1)
+	f.start(1)
+	w := f.worker(id)
+	return w, f.fetchOne(w, lock)
+}
+
 func (f *fixture) wantCount(want int, kv ...string) {
 	f.t.Helper()
 	if got := f.count(kv...); got != want {
@@ -284,10 +294,7 @@ func truncate(b []byte, n int) string {
 }
 
 func factFailureBackoff(t *testing.T, f *fixture) {
-	f.deploy(1)
-	f.start(1)
-	w := f.worker("w-backoff")
-	tk := f.fetchOne(w, time.Minute)
+	w, tk := f.lockOne("w-backoff", time.Minute)
 	if tk.Retries != nil {
 		t.Errorf("fetched task retries = %d, want null before any failure", *tk.Retries)
 	}
@@ -502,9 +509,7 @@ func factAfterLapse(t *testing.T, f *fixture) {
 }
 
 func factDateFormat(t *testing.T, f *fixture) {
-	f.deploy(1)
-	f.start(1)
-	tk := f.fetchOne(f.worker("w-date"), time.Minute)
+	_, tk := f.lockOne("w-date", time.Minute)
 	if s := str(tk.LockExpirationTime); len(s) != len("2006-01-02T15:04:05.000-0700") {
 		t.Errorf("lockExpirationTime %q is not in yyyy-MM-dd'T'HH:mm:ss.SSSZ", s)
 	}
@@ -584,10 +589,7 @@ func (f *fixture) historyCount(kind string) int {
 }
 
 func factHistoryLog(t *testing.T, f *fixture) {
-	f.deploy(1)
-	f.start(1)
-	w := f.worker("w-hist")
-	tk := f.fetchOne(w, time.Minute)
+	w, tk := f.lockOne("w-hist", time.Minute)
 	if err := w.Failure(f.ctx, tk.ID, 1, 0, "first try failed"); err != nil {
 		t.Fatal(err)
 	}
@@ -703,10 +705,7 @@ func factSuspended(t *testing.T, f *fixture) {
 }
 
 func factExtendLock(t *testing.T, f *fixture) {
-	f.deploy(1)
-	f.start(1)
-	w := f.worker("w-extend")
-	tk := f.fetchOne(w, 10*time.Second)
+	w, tk := f.lockOne("w-extend", 10*time.Second)
 	old := lockExp(t, f.task(tk.ID))
 	before := time.Now()
 	if err := w.ExtendLock(f.ctx, tk.ID, time.Minute); err != nil {
@@ -726,10 +725,7 @@ func factExtendLock(t *testing.T, f *fixture) {
 }
 
 func factUnlock(t *testing.T, f *fixture) {
-	f.deploy(1)
-	f.start(1)
-	w := f.worker("w-unlock")
-	tk := f.fetchOne(w, time.Minute)
+	w, tk := f.lockOne("w-unlock", time.Minute)
 	if err := w.Unlock(f.ctx, tk.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -745,10 +741,7 @@ func factUnlock(t *testing.T, f *fixture) {
 }
 
 func factBpmnError(t *testing.T, f *fixture) {
-	f.deploy(1)
-	f.start(1)
-	w := f.worker("w-bpmn")
-	tk := f.fetchOne(w, time.Minute)
+	w, tk := f.lockOne("w-bpmn", time.Minute)
 	if err := w.BpmnError(f.ctx, tk.ID, "BUSINESS_RULE", "rejected"); err != nil {
 		t.Fatal(err)
 	}

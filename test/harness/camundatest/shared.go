@@ -3,7 +3,6 @@ package camundatest
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 
@@ -80,8 +79,4 @@ func StopShared() {
 // Main runs the tests and stops the shared engines before exiting. Use it in TestMain:
 //
 //	func TestMain(m *testing.M) { camundatest.Main(m) }
-func Main(m *testing.M) {
-	code := m.Run()
-	StopShared()
-	os.Exit(code)
-}
+func Main(m *testing.M) { testkit.Main(m, StopShared) }

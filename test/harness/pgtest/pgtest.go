@@ -79,11 +79,7 @@ var shared struct {
 }
 
 // Main runs the tests and stops the shared server afterwards.
-func Main(m *testing.M) {
-	code := m.Run()
-	StopShared()
-	os.Exit(code)
-}
+func Main(m *testing.M) { testkit.Main(m, StopShared) }
 
 // StopShared stops the shared server, if one was started. Main calls it;
 // call it yourself when TestMain also has other harnesses to stop.

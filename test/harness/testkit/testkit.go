@@ -1,6 +1,7 @@
 // Package testkit holds what tests and the test harnesses (pgtest,
 // camundatest, promtest, exportertest, faultproxy) share: the fast tier's
-// one decision (SkipIfShort, Tool), a cached build of a main package
+// one decision (SkipIfShort, Tool), a TestMain body that stops the shared
+// harnesses (Main), a cached build of a main package
 // (GoBuild), a child process serving HTTP (StartServer), a concurrency-safe
 // log buffer, free ports, the repository root, a throwaway CA, file locks,
 // and gathering a collector's metrics. It imports nothing of the exporter,
@@ -21,6 +22,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
+
+// Main runs the tests, then stop (the harnesses' StopShared: shared
+// servers and engines), then exits with the tests' code. Use it in
+// TestMain when a package's tests share more than one harness:
+//
+//	func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
+func Main(m *testing.M, stop ...func()) {
+	code := m.Run()
+	for _, s := range stop {
+		s()
+	}
+	os.Exit(code)
+}
 
 // LogBuffer is an io.Writer that keeps everything written to it and may be
 // written and read concurrently: a logger's handler or a child process

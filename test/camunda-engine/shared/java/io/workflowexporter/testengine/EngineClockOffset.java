@@ -2,7 +2,7 @@ package io.workflowexporter.testengine;
 
 import jakarta.annotation.PostConstruct;
 
-import org.camunda.bpm.engine.impl.util.ClockUtil;
+import @engine.package@.engine.impl.util.ClockUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;

@@ -2,15 +2,15 @@ package io.workflowexporter.testengine;
 
 import java.util.Map;
 
-import org.camunda.bpm.engine.rest.security.auth.ProcessEngineAuthenticationFilter;
-import org.camunda.bpm.engine.rest.security.auth.impl.HttpBasicAuthenticationProvider;
+import @engine.package@.engine.rest.security.auth.ProcessEngineAuthenticationFilter;
+import @engine.package@.engine.rest.security.auth.impl.HttpBasicAuthenticationProvider;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 
-/** Camunda 7 engine with the REST API for the exporter's integration tests. */
+/** Camunda 7 or Operaton engine with the REST API for the exporter's integration tests. */
 @SpringBootApplication
 public class TestEngineApplication {
 
