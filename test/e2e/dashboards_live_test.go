@@ -76,9 +76,23 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 		}
 	})
 
-	exporterAddr := exportertest.Start(t, exportertest.Options{Config: engineAndOrders(engine.BaseURL, topic, `
+	// The history is read every second, not once per the default
+	// history_cleanup.interval: the history panels show the instances this
+	// test finishes, and a first reading taken before any of them finished
+	// (it has no process definition key to report) is not kept for minutes.
+	exporterAddr := exportertest.Start(t, exportertest.Options{Config: fmt.Sprintf(`
+camunda:
+  - name: main
+    url: %s
+    min_interval: 1s
+    topics: [%s]
+    history_cleanup: {interval: 1s}
+databases:
+  - name: orders
+    dsn_env: E2E_ORDERS_DSN
+    min_interval: 1s
     late_commit_window: 2m
-`), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
+`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
 outbox: {stalled_for: 0s, oldest_age_for: 0s}
