@@ -3,6 +3,8 @@
 #          --build-arg BRANCH=main -t workflow-exporter .
 # Run:   docker run -p 7840:7840 -v $PWD/config.yml:/etc/workflow-exporter/config.yml \
 #          -e ORDERS_DATABASE_URL=postgres://... workflow-exporter
+# The workload simulator (cmd/workflow-sim; deploy/compose runs it):
+#        docker build --target workflow-sim -t workflow-sim .
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -18,6 +20,15 @@ ARG BUILD_USER
 ARG BUILD_DATE
 RUN bash scripts/release.sh build /out/workflow-exporter && /out/workflow-exporter --version
 
+FROM build AS build-sim
+RUN CGO_ENABLED=0 go build -o /out/workflow-sim ./cmd/workflow-sim
+
+FROM gcr.io/distroless/static-debian12:nonroot AS workflow-sim
+COPY --from=build-sim /out/workflow-sim /usr/local/bin/workflow-sim
+USER 65532:65532
+ENTRYPOINT ["/usr/local/bin/workflow-sim"]
+
+# The exporter: the last stage, what a plain docker build builds.
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION
 ARG REVISION

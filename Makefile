@@ -74,12 +74,12 @@ test-fuzz:
 		$(GO) test -run '^$$' -fuzz "^$${t##*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
 	done
 
-## test-k8s: render the Helm chart with Helm and validate it and deploy/kubernetes against the Kubernetes and prometheus-operator schemas (checks/k8s, in the separate checks module)
+## test-k8s: render the Helm chart with Helm and validate it and deploy/kubernetes against the Kubernetes and prometheus-operator schemas, Prometheus scraping the exporter as the ServiceMonitor says (checks/k8s), and deploy/compose against the Compose schema (checks/compose), in the separate checks module
 # -mod=mod: the checks module replaces the main module with .., so a new
 # requirement in the main go.mod would otherwise stop it with a missing
 # go.sum entry (alerts/alerts.mk does the same).
 test-k8s:
-	cd checks && $(GO) test -mod=mod -count=1 ./k8s/...
+	cd checks && $(GO) test -mod=mod -count=1 ./k8s/... ./compose/...
 
 test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi

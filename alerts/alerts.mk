@@ -1,16 +1,17 @@
 # Alerting bundle targets; included from the top-level Makefile (paths are relative to the
 # repository root). Needs the Debian packages prometheus and prometheus-alertmanager
-# (promtool, amtool) and Go.
+# (promtool, amtool), the current promtool and amtool that scripts/install-deps.sh test builds,
+# and Go.
 
 .PHONY: test-alerts generate-alerts check-sloth
 
 GO ?= go
 
-# Rule checks and promtool rule tests, amtool config and routing checks, then the Go routing
-# and inhibition tests of every alert (checks/alertrouting, in the separate checks module
-# for the alertmanager library). The generator's own tests (alerts/rules: the committed rule
-# file matches alerts/config.yml, rules use only catalog metrics) run with the main module's
-# `go test ./...`.
+# Rule checks and promtool rule tests, amtool config and routing checks (with Debian's tools and
+# the current ones), then the Go routing and inhibition tests of every alert
+# (checks/alertrouting, in the separate checks module for the alertmanager library). The
+# generator's own tests (alerts/rules: the committed rule file matches alerts/config.yml, rules
+# use only catalog metrics) run with the main module's `go test ./...`.
 # -mod=mod: the checks module replaces the main module with .., so a new requirement in the
 # main go.mod would otherwise stop it with a missing go.sum entry.
 test-alerts:

@@ -82,21 +82,18 @@ func labelSets(labels []string) [][]string {
 	return sets
 }
 
-// TestLiveCheckWithRealPrometheus starts the Prometheus server of the machine
-// (Debian's 2.42, as the end-to-end test uses) scraping a fake exporter that
-// serves every catalog metric, with one always-firing alert of the bundle, and
-// requires every panel query to return data. It proves the queries parse in
-// that Prometheus version and select what the catalog says the exporter
-// serves; the end-to-end test repeats it against the real exporter.
+// TestLiveCheckWithRealPrometheus starts the Prometheus server of each
+// flavor (Debian's 2.42, as the end-to-end test uses, and the current 3.x)
+// scraping a fake exporter that serves every catalog metric, with one
+// always-firing alert of the bundle, and requires every panel query to
+// return data. It proves the queries parse in those Prometheus versions and
+// select what the catalog says the exporter serves; the end-to-end test
+// repeats it against the real exporter.
 func TestLiveCheckWithRealPrometheus(t *testing.T) {
-	var scrapes atomic.Int64
-	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := scrapes.Add(1)
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprint(w, syntheticExposition(n))
-	}))
-	defer exporter.Close()
-
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
 	rules := `groups:
   - name: dashboard-test
     interval: 1s
@@ -106,36 +103,42 @@ func TestLiveCheckWithRealPrometheus(t *testing.T) {
         labels:
           severity: critical
 `
-	prom := promtest.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules, promtest.SLORulesFile: promtest.SLORules(t, promtest.LiveSLOs)})
-	// Wait until Prometheus is ready, has scraped a few times and the alert fires.
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var failed []LiveResult
-	checked := false
-	client := &http.Client{Timeout: 10 * time.Second}
-	for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(time.Second)
-		if scrapes.Load() < 4 {
-			continue
+	sloRules := promtest.SLORules(t, promtest.LiveSLOs)
+	promtest.Each(t, promtest.Flavors(t), func(t *testing.T, f promtest.Flavor) {
+		var scrapes atomic.Int64
+		exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := scrapes.Add(1)
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			fmt.Fprint(w, syntheticExposition(n))
+		}))
+		defer exporter.Close()
+		prom := f.StartPrometheus(t, promtest.PrometheusConfig(strings.TrimPrefix(exporter.URL, "http://"), ""), promtest.Files{"rules.yml": rules, promtest.SLORulesFile: sloRules})
+		// Wait until Prometheus has scraped a few times and the alert fires.
+		var failed []LiveResult
+		checked := false
+		client := &http.Client{Timeout: 10 * time.Second}
+		for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); {
+			time.Sleep(time.Second)
+			if scrapes.Load() < 4 {
+				continue
+			}
+			rs, err := LiveCheck(t.Context(), client, prom.URL, "1m", qs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked = true
+			failed = Failed(rs)
+			if len(failed) == 0 {
+				break
+			}
 		}
-		rs, err := LiveCheck(t.Context(), client, prom.URL, "1m", qs)
-		if err != nil {
-			t.Fatal(err)
+		if !checked {
+			t.Fatalf("Prometheus scraped the fake exporter only %d times in time; nothing was checked", scrapes.Load())
 		}
-		checked = true
-		failed = Failed(rs)
-		if len(failed) == 0 {
-			break
+		sort.Slice(failed, func(i, j int) bool { return failed[i].String() < failed[j].String() })
+		for _, r := range failed {
+			t.Errorf("no data: %s", r)
 		}
-	}
-	if !checked {
-		t.Fatalf("Prometheus scraped the fake exporter only %d times in time; nothing was checked", scrapes.Load())
-	}
-	sort.Slice(failed, func(i, j int) bool { return failed[i].String() < failed[j].String() })
-	for _, f := range failed {
-		t.Errorf("no data: %s", f)
-	}
-	t.Logf("%d of %d panel queries returned data from Prometheus after %d scrapes", len(qs)-len(failed), len(qs), scrapes.Load())
+		t.Logf("%d of %d panel queries returned data from Prometheus after %d scrapes", len(qs)-len(failed), len(qs), scrapes.Load())
+	})
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 )
 
 // zeroWhenUpExpr returns the expression built with zeroWhenUp of the panel
@@ -33,11 +33,12 @@ func zeroWhenUpExpr(t *testing.T, uid, title string) string {
 }
 
 // TestZeroWhenUpWithPromtool evaluates the stats built with zeroWhenUp in
-// Prometheus's own engine (promtool test rules, promql_expr_test): 0 when
+// Prometheus's own engine (promtool test rules, promql_expr_test), with
+// the promtool of each flavor (Debian's 2.42 and the current 3.x): 0 when
 // nothing was seen and every source is up, the value when there is one, and
 // no result ("No data") when a source that would report it is down.
 func TestZeroWhenUpWithPromtool(t *testing.T) {
-	bin := testkit.Tool(t, "promtool", "prometheus")
+	flavors := promtest.Flavors(t)
 	const l = `job="workflow-exporter", instance="e:7840"`
 	up := func(metric, labels string, v int) string {
 		return fmt.Sprintf("      - series: '%s{%s, %s}'\n        values: '%d'\n", metric, l, labels, v)
@@ -98,8 +99,10 @@ func TestZeroWhenUpWithPromtool(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(bin, "test", "rules", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool test rules: %v\n%s\ntest file:\n%s", err, out, b.String())
-	}
+	promtest.Each(t, flavors, func(t *testing.T, f promtest.Flavor) {
+		out, err := exec.Command(f.Tool(t, f.Promtool), "test", "rules", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("promtool test rules: %v\n%s\ntest file:\n%s", err, out, b.String())
+		}
+	})
 }

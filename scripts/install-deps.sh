@@ -12,9 +12,26 @@
 #                                  table collector tests run on (make
 #                                  test-pg-current), unpacked from Maven Central's
 #                                  embedded PostgreSQL binaries into
-#                                  .cache/postgresql/; also what `make demo` needs
+#                                  .cache/postgresql/; and the current
+#                                  Prometheus and Alertmanager the tests run
+#                                  beside Debian's, built from their Go
+#                                  modules into a cache outside the clone
+#                                  (below); also what `make demo` needs
 #   scripts/install-deps.sh pg-current-bindir
 #                                  prints where that PostgreSQL's bin/ is
+#   scripts/install-deps.sh current-tools
+#                                  prints "NAME PATH" for each of those
+#                                  binaries (prometheus, promtool,
+#                                  alertmanager, amtool): where the tests
+#                                  (test/harness/promtest, alerts/test.sh)
+#                                  find them; while a build of them is under
+#                                  way, it waits for it first
+#
+# INSTALL_DEPS_BUILD_IN_BACKGROUND=1 (what .ci/run sets): the build of the
+# current Prometheus and Alertmanager goes on in the background after the
+# script returns, so the tests start at once and only those that need the
+# binaries wait for them (through current-tools). Cold, the build takes
+# minutes (about 14 on 2 busy cores); cached, nothing.
 #
 # It never disturbs the host: before installing it says exactly which Debian
 # packages apt will install (dependencies included), and afterwards it stops
@@ -33,6 +50,28 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 PG_CURRENT_VERSION=18.7.0
 pg_current_dir=$root/.cache/postgresql/$PG_CURRENT_VERSION
 
+# The current Prometheus and Alertmanager of the tests (test/harness/promtest's
+# "current" flavor; Debian 12's are 2.42 and 0.25), built with Go and kept
+# in ${XDG_CACHE_HOME:-$HOME/.cache}/workflow-exporter/, one directory per
+# version, so a machine that keeps its home builds them once:
+#   - prometheus and promtool at the version checks/go.mod requires (the
+#     one the checks use as a library), built in the checks module with
+#     the remove_all_sd tag (static, file and HTTP discovery only: the
+#     tests need no other, and the build compiles a fifth fewer packages);
+#   - alertmanager and amtool from Alertmanager's own module at the version
+#     below: cmd/alertmanager cannot build from checks/go.mod (see
+#     checks/tools.go), and from v0.32 on its module lacks the web UI the
+#     command embeds.
+ALERTMANAGER_CURRENT_VERSION=v0.31.1
+tools_cache=${XDG_CACHE_HOME:-$HOME/.cache}/workflow-exporter
+prometheus_current_version=$(awk '$1 == "github.com/prometheus/prometheus" { print $2; exit }' "$root/checks/go.mod" 2>/dev/null || true)
+prometheus_current_dir=$tools_cache/prometheus-${prometheus_current_version:-unknown}
+alertmanager_current_dir=$tools_cache/alertmanager-$ALERTMANAGER_CURRENT_VERSION
+# Held (flock) while they build; current-tools waits on it. The log is the
+# last build's.
+build_lock=$tools_cache/build.lock
+build_log=$tools_cache/build.log
+
 # For the script's own test (scripts/installdeps): where Debian's marker
 # file and PostgreSQL binaries are.
 debian_version_file=${INSTALL_DEPS_DEBIAN_VERSION_FILE:-/etc/debian_version}
@@ -44,8 +83,28 @@ pg-current-bindir)
   echo "$pg_current_dir/bin"
   exit 0
   ;;
+current-tools)
+  if [ -z "$prometheus_current_version" ]; then
+    echo "no github.com/prometheus/prometheus requirement in $root/checks/go.mod" >&2
+    exit 1
+  fi
+  if [ -e "$build_lock" ] && command -v flock >/dev/null 2>&1; then
+    exec 8<"$build_lock"
+    if ! flock -n -s 8; then
+      echo "waiting for the build of the current Prometheus and Alertmanager (log: $build_log)" >&2
+      flock -s 8
+    fi
+    exec 8<&-
+  fi
+  for t in prometheus promtool; do echo "$t $prometheus_current_dir/$t"; done
+  for t in alertmanager amtool; do echo "$t $alertmanager_current_dir/$t"; done
+  if [ -s "$build_log" ] && ! { [ -x "$prometheus_current_dir/prometheus" ] && [ -x "$alertmanager_current_dir/alertmanager" ]; }; then
+    echo "the current Prometheus and Alertmanager are not built; the last build's log: $build_log" >&2
+  fi
+  exit 0
+  ;;
 *)
-  echo "usage: $0 run|test|pg-current-bindir" >&2
+  echo "usage: $0 run|test|pg-current-bindir|current-tools" >&2
   exit 2
   ;;
 esac
@@ -115,8 +174,81 @@ install_pg_current() {
   bash -euo pipefail -c "$cmds"
 }
 
+# The commands that build the current Prometheus (first line) and
+# Alertmanager (second); printed where they cannot run, run where they can.
+# The version stamps are what --version and the *_build_info metrics report
+# (module v0.316.0 is Prometheus 3.16.0). Each builds into DIR.tmp and
+# renames it: an interrupted build leaves no half directory behind.
+current_commands() {
+  local v=${prometheus_current_version#v0.} p=github.com/prometheus
+  local release=$((10#${v%%.*} / 100)).$((10#${v%%.*} % 100)).${v#*.}
+  cat <<EOF
+rm -rf "$prometheus_current_dir.tmp" && cd "$root/checks" && go build -mod=mod -tags remove_all_sd -ldflags "-X $p/common/version.Version=$release" -o "$prometheus_current_dir.tmp/" $p/prometheus/cmd/prometheus $p/prometheus/cmd/promtool && mv "$prometheus_current_dir.tmp" "$prometheus_current_dir"
+rm -rf "$alertmanager_current_dir.tmp" && cd / && GOBIN="$alertmanager_current_dir.tmp" GOFLAGS= go install -ldflags "-X $p/common/version.Version=${ALERTMANAGER_CURRENT_VERSION#v}" $p/alertmanager/cmd/alertmanager@$ALERTMANAGER_CURRENT_VERSION $p/alertmanager/cmd/amtool@$ALERTMANAGER_CURRENT_VERSION && mv "$alertmanager_current_dir.tmp" "$alertmanager_current_dir"
+EOF
+}
+
+have_prometheus_current() { [ -x "$prometheus_current_dir/prometheus" ] && [ -x "$prometheus_current_dir/promtool" ]; }
+have_alertmanager_current() { [ -x "$alertmanager_current_dir/alertmanager" ] && [ -x "$alertmanager_current_dir/amtool" ]; }
+
+install_current() {
+  [ "$mode" = test ] || return 0
+  have_prometheus_current && have_alertmanager_current && return 0
+  if [ -z "$prometheus_current_version" ]; then
+    echo "no github.com/prometheus/prometheus requirement in $root/checks/go.mod: cannot build the current Prometheus" >&2
+    return 1
+  fi
+  mkdir -p "$tools_cache"
+  # One build at a time, whoever starts it: the lock is taken here and held
+  # by the build (fd 9), in the foreground or the background.
+  exec 9>"$build_lock"
+  if [ -n "${INSTALL_DEPS_BUILD_IN_BACKGROUND:-}" ]; then
+    if ! lock -n 9; then
+      echo "the current Prometheus and Alertmanager are being built (log: $build_log); the tests that need them wait for it" >&2
+      exec 9>&-
+      return 0
+    fi
+  else
+    lock 9
+  fi
+  if have_prometheus_current && have_alertmanager_current; then
+    exec 9>&-
+    return 0
+  fi
+  local cmds
+  cmds=$(current_commands)
+  have_prometheus_current && cmds=$(sed 1d <<<"$cmds")
+  have_alertmanager_current && cmds=$(sed '$d' <<<"$cmds")
+  if [ -n "${INSTALL_DEPS_BUILD_IN_BACKGROUND:-}" ]; then
+    echo "building Prometheus $prometheus_current_version (prometheus, promtool) and Alertmanager $ALERTMANAGER_CURRENT_VERSION (alertmanager, amtool) with Go into $tools_cache in the background (log: $build_log; minutes the first time); the tests that need them wait for it; nothing else outside the repository and Go's caches changes" >&2
+    sed 's/^/+ /' <<<"$cmds" >&2
+    (run_builds "$cmds") >"$build_log" 2>&1 </dev/null &
+    exec 9>&-
+    return 0
+  fi
+  echo "building Prometheus $prometheus_current_version (prometheus, promtool) and Alertmanager $ALERTMANAGER_CURRENT_VERSION (alertmanager, amtool) with Go into $tools_cache (minutes the first time); nothing else outside the repository and Go's caches changes" >&2
+  sed 's/^/+ /' <<<"$cmds" >&2
+  run_builds "$cmds" 2>&1 | tee "$build_log" >&2
+  exec 9>&-
+}
+
+# lock is flock where there is one (util-linux; elsewhere builds are not
+# serialised).
+lock() { if command -v flock >/dev/null 2>&1; then flock "$@"; fi; }
+
+# run_builds runs the build commands, one per line, timing each.
+run_builds() {
+  local cmd start
+  while IFS= read -r cmd; do
+    start=$(date +%s)
+    bash -euo pipefail -c "$cmd" </dev/null
+    echo "built in $(($(date +%s) - start))s: ${cmd##* && mv }" >&2
+  done <<<"$1"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   install_pg_current
+  install_current
   exit 0
 fi
 
@@ -143,6 +275,7 @@ if [ -r "$debian_version_file" ] && [ "$(id -u)" = 0 ]; then
     fi
   done
   install_pg_current
+  install_current
   exit 0
 fi
 
@@ -158,4 +291,8 @@ platform=$(pg_current_platform) && [ "$mode" = test ] && [ ! -x "$pg_current_dir
   echo "then fetch PostgreSQL $PG_CURRENT_VERSION for the table collector tests:" >&2
   pg_current_commands "$platform" >&2
 }
+if [ "$mode" = test ] && [ -n "$prometheus_current_version" ] && ! { have_prometheus_current && have_alertmanager_current; }; then
+  echo "then build the current Prometheus and Alertmanager of the tests:" >&2
+  current_commands >&2
+fi
 exit 1

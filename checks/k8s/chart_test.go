@@ -13,7 +13,9 @@ import (
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	release "helm.sh/helm/v4/pkg/release/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/config"
@@ -29,6 +31,21 @@ const (
 // Helm's default capabilities) with the values on top of values.yaml.
 func render(t *testing.T, releaseName string, vals map[string]any) []object {
 	t.Helper()
+	r, err := renderRelease(t, releaseName, vals)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	objs, err := parseManifests("helm template "+releaseName, []byte(r.Manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// renderRelease is render's release (manifest and NOTES.txt), or Helm's
+// error: values that values.schema.json refuses, or a template's fail.
+func renderRelease(t *testing.T, releaseName string, vals map[string]any) (*release.Release, error) {
+	t.Helper()
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -40,17 +57,13 @@ func render(t *testing.T, releaseName string, vals map[string]any) []object {
 	in.Namespace = "monitoring"
 	rel, err := in.Run(ch, vals)
 	if err != nil {
-		t.Fatalf("helm template: %v", err)
+		return nil, err
 	}
 	r, ok := rel.(*release.Release)
 	if !ok {
 		t.Fatalf("helm returned a %T", rel)
 	}
-	objs, err := parseManifests("helm template "+releaseName, []byte(r.Manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
+	return r, nil
 }
 
 func values(t *testing.T, doc string) map[string]any {
@@ -99,7 +112,7 @@ func TestChartDefaults(t *testing.T) {
 	objs := render(t, "wfx", nil)
 	validateAll(t, objs)
 	k := kinds(objs)
-	for kind, n := range map[string]int{"Deployment": 1, "Service": 1, "ServiceMonitor": 1, "PrometheusRule": 1, "ConfigMap": 1 + 5} {
+	for kind, n := range map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ServiceMonitor": 1, "PrometheusRule": 1, "ConfigMap": 1 + 5} {
 		if len(k[kind]) != n {
 			t.Errorf("%d %s, want %d", len(k[kind]), kind, n)
 		}
@@ -110,14 +123,20 @@ func TestChartDefaults(t *testing.T) {
 	checkWiring(t, objs)
 	checkRules(t, k["PrometheusRule"][0], nil)
 	checkDashboards(t, k["ConfigMap"], "grafana_dashboard", "1")
+	if sa := k["ServiceAccount"][0]; sa.Object["automountServiceAccountToken"] != false {
+		t.Errorf("the ServiceAccount mounts a token: automountServiceAccountToken %v", sa.Object["automountServiceAccountToken"])
+	}
 
 	// The exporter's config in the ConfigMap is valid, and every variable
 	// it reads comes from a Secret.
-	dep := k["Deployment"][0]
-	c := container(t, dep)
+	ps := podSpec(t, k["Deployment"][0])
+	if ps.ServiceAccountName != k["ServiceAccount"][0].GetName() || ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
+		t.Errorf("the pod runs as ServiceAccount %q, automount %v; want the chart's, no token", ps.ServiceAccountName, ps.AutomountServiceAccountToken)
+	}
+	c := ps.Containers[0]
 	env := map[string]bool{}
 	for _, e := range c.Env {
-		if e.ValueFrom.SecretKeyRef.Name == "" || e.ValueFrom.SecretKeyRef.Key == "" {
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name == "" || e.ValueFrom.SecretKeyRef.Key == "" {
 			t.Errorf("env %s does not come from a Secret", e.Name)
 		}
 		env[e.Name] = true
@@ -139,9 +158,61 @@ func TestChartDefaults(t *testing.T) {
 	}
 }
 
+// TestChartNotes: NOTES.txt names the Secrets the exporter reads and the
+// command that reaches it, and warns when the ServiceMonitor has no label a
+// Prometheus could select it by.
+func TestChartNotes(t *testing.T) {
+	r, err := renderRelease(t, "wfx", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"$ORDERS_DATABASE_URL <- Secret workflow-exporter-secrets, key orders-dsn",
+		"port-forward svc/wfx-workflow-exporter 7840", "http://127.0.0.1:7840/status", "set serviceMonitor.additionalLabels"} {
+		if !strings.Contains(r.Info.Notes, want) {
+			t.Errorf("NOTES.txt lacks %q:\n%s", want, r.Info.Notes)
+		}
+	}
+	r, err = renderRelease(t, "wfx", values(t, "web: {tls: {enabled: true, secretName: tls}}\nserviceMonitor: {additionalLabels: {release: kps}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Info.Notes, "https://127.0.0.1:7840/metrics") || strings.Contains(r.Info.Notes, "serviceMonitor.additionalLabels") {
+		t.Errorf("NOTES.txt with TLS and a selectable ServiceMonitor:\n%s", r.Info.Notes)
+	}
+}
+
+// TestValuesSchema: values.schema.json accepts the chart's own values
+// (every other test renders them) and makes Helm refuse a value of the
+// wrong type and a misspelt key.
+func TestValuesSchema(t *testing.T) {
+	if _, err := renderRelease(t, "wfx", nil); err != nil {
+		t.Fatalf("the default values: %v", err)
+	}
+	for name, doc := range map[string]string{
+		"replicas not a number":  "replicas: one\n",
+		"port not a number":      "service: {port: http}\n",
+		"label value not a text": "commonLabels: {team: {name: x}}\n",
+		"misspelt key":           "serviceMonitor: {intervall: 30s}\n",
+		"bad duration":           "serviceMonitor: {interval: 30 seconds}\n",
+		"password, not a hash":   "web: {basicAuthUsers: {prometheus: secret}}\n",
+		"unknown section":        "servicemonitor: {enabled: false}\n",
+	} {
+		_, err := renderRelease(t, "wfx", values(t, doc))
+		if err == nil || !strings.Contains(err.Error(), "schema") {
+			t.Errorf("%s (%q): Helm accepted it or failed for another reason: %v", name, doc, err)
+		}
+	}
+	// A template's own check: TLS without its Secret.
+	if _, err := renderRelease(t, "wfx", values(t, "web: {tls: {enabled: true}}\n")); err == nil || !strings.Contains(err.Error(), "web.tls.secretName") {
+		t.Errorf("TLS without a Secret: %v", err)
+	}
+}
+
 // TestChartOptions renders the chart with the options switched: everything
-// off, mounted secrets, extra labels, another release name, and rules
-// rendered from a user's alerts config.
+// off, mounted secrets, extra labels, environment and volumes, another
+// ServiceAccount, the Service's type, TLS and basic auth on the exporter
+// and the ServiceMonitor that scrapes it that way from another namespace,
+// another release name, and rules rendered from a user's alerts config.
 func TestChartOptions(t *testing.T) {
 	off := render(t, "off", values(t, "serviceMonitor: {enabled: false}\nprometheusRule: {enabled: false}\ndashboards: {enabled: false}\n"))
 	validateAll(t, off)
@@ -166,8 +237,28 @@ secretEnv: []
 secretMounts:
   - {name: db, secretName: orders-db, mountPath: /etc/workflow-exporter/secrets}
 extraArgs: [--log.level=debug]
-serviceMonitor: {additionalLabels: {release: kube-prometheus-stack}, interval: 1m, scrapeTimeout: 20s}
-prometheusRule: {additionalLabels: {release: kube-prometheus-stack}}
+extraEnv: [{name: TZ, value: UTC}]
+extraVolumes: [{name: scratch, emptyDir: {}}]
+extraVolumeMounts: [{name: scratch, mountPath: /tmp}]
+commonLabels: {team: payments}
+serviceAccount: {create: false, name: shared-reader}
+podSecurityContext: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001}
+readinessProbe: {httpGet: {path: /-/ready, port: metrics}, periodSeconds: 5}
+service: {type: NodePort, annotations: {example.com/scrape: "false"}, labels: {tier: monitoring}}
+web:
+  tls: {enabled: true, secretName: exporter-tls}
+  basicAuthUsers: {prometheus: $2y$10$0000000000000000000000000000000000000000000000000000a}
+serviceMonitor:
+  namespace: observability
+  additionalLabels: {release: kube-prometheus-stack}
+  interval: 1m
+  scrapeTimeout: 20s
+  path: /metrics
+  tlsConfig: {ca: {secret: {name: exporter-tls, key: ca.crt}}, serverName: payments-workflow-exporter.monitoring.svc}
+  basicAuth: {username: {name: scrape, key: user}, password: {name: scrape, key: password}}
+  relabelings: [{targetLabel: cluster, replacement: eu-1}]
+  metricRelabelings: [{sourceLabels: [__name__], regex: go_.*, action: drop}]
+prometheusRule: {namespace: observability, additionalLabels: {release: kube-prometheus-stack}}
 dashboards: {label: grafana_dashboard_workflow, labelValue: "yes", namespace: grafana, folder: Ops}
 resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 128Mi}}
 `))
@@ -176,13 +267,65 @@ resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 128Mi}}
 	checkWiring(t, on)
 	checkDashboards(t, k["ConfigMap"], "grafana_dashboard_workflow", "yes")
 	for _, kind := range []string{"ServiceMonitor", "PrometheusRule"} {
-		if k[kind][0].GetLabels()["release"] != "kube-prometheus-stack" {
-			t.Errorf("%s lacks the additional label", kind)
+		if k[kind][0].GetLabels()["release"] != "kube-prometheus-stack" || k[kind][0].GetNamespace() != "observability" {
+			t.Errorf("%s lacks the additional label or its namespace: %v in %q", kind, k[kind][0].GetLabels(), k[kind][0].GetNamespace())
 		}
 	}
-	c := container(t, k["Deployment"][0])
+	for _, o := range on {
+		if o.obj.GetLabels()["team"] != "payments" {
+			t.Errorf("%s lacks the common label", o.source)
+		}
+	}
+	if len(k["ServiceAccount"]) != 0 {
+		t.Errorf("serviceAccount.create false, yet %d ServiceAccounts", len(k["ServiceAccount"]))
+	}
+	ps := podSpec(t, k["Deployment"][0])
+	c := ps.Containers[0]
 	if c.Image != "registry.example/workflow-exporter:0.1.0" || !slices.Contains(c.Args, "--log.level=debug") {
 		t.Errorf("image %s, args %v", c.Image, c.Args)
+	}
+	if ps.ServiceAccountName != "shared-reader" || *ps.SecurityContext.RunAsUser != 10001 {
+		t.Errorf("ServiceAccount %q, runAsUser %d", ps.ServiceAccountName, *ps.SecurityContext.RunAsUser)
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != "TZ" || len(ps.Volumes) != 4 || c.VolumeMounts[len(c.VolumeMounts)-1].MountPath != "/tmp" {
+		t.Errorf("extra env %v, volumes %v, mounts %v", c.Env, ps.Volumes, c.VolumeMounts)
+	}
+	// Basic auth on: the probes knock on the port (an httpGet would get 401),
+	// keeping their timings.
+	if p := c.ReadinessProbe; p.TCPSocket == nil || p.HTTPGet != nil || p.PeriodSeconds != 5 || c.LivenessProbe.TCPSocket == nil {
+		t.Errorf("probes with basic auth: readiness %+v, liveness %+v", p, c.LivenessProbe)
+	}
+	if !slices.Contains(c.Args, "--web.config.file=/etc/workflow-exporter/web-config.yml") {
+		t.Errorf("args %v lack the web config", c.Args)
+	}
+	webConfig := ""
+	for _, cm := range k["ConfigMap"] {
+		if v, ok, _ := unstructured.NestedString(cm.Object, "data", "web-config.yml"); ok {
+			webConfig = v
+		}
+	}
+	for _, want := range []string{"cert_file: /etc/workflow-exporter/tls/tls.crt", "key_file: /etc/workflow-exporter/tls/tls.key", "prometheus: $2y$10$"} {
+		if !strings.Contains(webConfig, want) {
+			t.Errorf("web-config.yml lacks %q:\n%s", want, webConfig)
+		}
+	}
+	svc := k["Service"][0]
+	if typ, _, _ := unstructured.NestedString(svc.Object, "spec", "type"); typ != "NodePort" || svc.GetAnnotations()["example.com/scrape"] != "false" || svc.GetLabels()["tier"] != "monitoring" {
+		t.Errorf("Service type %q, annotations %v, labels %v", typ, svc.GetAnnotations(), svc.GetLabels())
+	}
+	sm := serviceMonitor(t, k["ServiceMonitor"][0])
+	ep := sm.Spec.Endpoints[0]
+	if !slices.Equal(sm.Spec.NamespaceSelector.MatchNames, []string{"monitoring"}) || ep.Scheme.String() != "https" || ep.TLSConfig == nil ||
+		ep.BasicAuth == nil || ep.BasicAuth.Password.Name != "scrape" || len(ep.RelabelConfigs) != 1 || len(ep.MetricRelabelConfigs) != 1 {
+		t.Errorf("the ServiceMonitor from another namespace, over TLS with basic auth: %+v", sm.Spec)
+	}
+
+	// TLS alone: the probes ask over HTTPS.
+	c = podSpec(t, kinds(render(t, "wfx", values(t, "web: {tls: {enabled: true, secretName: exporter-tls}}\n")))["Deployment"][0]).Containers[0]
+	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+		if p.HTTPGet == nil || p.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+			t.Errorf("probe with TLS: %+v", p)
+		}
 	}
 
 	// A user's rules through --set-file prometheusRule.rules=...
@@ -194,6 +337,36 @@ resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 128Mi}}
 // TestPlainManifests validates deploy/kubernetes/*.yaml and checks that they
 // fit together like the chart's.
 func TestPlainManifests(t *testing.T) {
+	objs := plainManifests(t)
+	validateAll(t, objs)
+	checkWiring(t, objs)
+	k := kinds(objs)
+	// Secrets are the user's (the file's comment says how to create one):
+	// a Secret of placeholder values here would be applied as is.
+	if len(k["Secret"]) != 0 {
+		t.Errorf("deploy/kubernetes creates %d Secrets", len(k["Secret"]))
+	}
+	ps := podSpec(t, k["Deployment"][0])
+	if len(k["ServiceAccount"]) != 1 || k["ServiceAccount"][0].Object["automountServiceAccountToken"] != false ||
+		ps.ServiceAccountName != k["ServiceAccount"][0].GetName() || ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
+		t.Errorf("the pod's ServiceAccount %q mounts a token, or is not the file's", ps.ServiceAccountName)
+	}
+	if len(k["PrometheusRule"]) != 1 {
+		t.Fatalf("%d PrometheusRules in deploy/kubernetes", len(k["PrometheusRule"]))
+	}
+	checkRules(t, k["PrometheusRule"][0], nil)
+	var dashCMs []*unstructured.Unstructured
+	for _, cm := range k["ConfigMap"] {
+		if cm.GetLabels()["grafana_dashboard"] != "" {
+			dashCMs = append(dashCMs, cm)
+		}
+	}
+	checkDashboards(t, dashCMs, "grafana_dashboard", "1")
+}
+
+// plainManifests are the objects of deploy/kubernetes/*.yaml.
+func plainManifests(t *testing.T) []object {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "deploy", "kubernetes", "*.yaml"))
 	if err != nil || len(files) < 4 {
 		t.Fatalf("deploy/kubernetes: %v %v", files, err)
@@ -210,48 +383,21 @@ func TestPlainManifests(t *testing.T) {
 		}
 		objs = append(objs, os...)
 	}
-	validateAll(t, objs)
-	checkWiring(t, objs)
-	k := kinds(objs)
-	if len(k["PrometheusRule"]) != 1 {
-		t.Fatalf("%d PrometheusRules in deploy/kubernetes", len(k["PrometheusRule"]))
-	}
-	checkRules(t, k["PrometheusRule"][0], nil)
-	var dashCMs []*unstructured.Unstructured
-	for _, cm := range k["ConfigMap"] {
-		if cm.GetLabels()["grafana_dashboard"] != "" {
-			dashCMs = append(dashCMs, cm)
-		}
-	}
-	checkDashboards(t, dashCMs, "grafana_dashboard", "1")
+	return objs
 }
 
-type containerSpec struct {
-	Image string   `json:"image"`
-	Args  []string `json:"args"`
-	Env   []struct {
-		Name      string `json:"name"`
-		ValueFrom struct {
-			SecretKeyRef struct{ Name, Key string } `json:"secretKeyRef"`
-		} `json:"valueFrom"`
-	} `json:"env"`
-	Ports []struct {
-		Name string `json:"name"`
-	} `json:"ports"`
-}
-
-func container(t *testing.T, dep *unstructured.Unstructured) containerSpec {
+// podSpec is the Deployment's pod, with its one container.
+func podSpec(t *testing.T, dep *unstructured.Unstructured) corev1.PodSpec {
 	t.Helper()
-	cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
-	if len(cs) != 1 {
-		t.Fatalf("%d containers", len(cs))
-	}
-	b, _ := json.Marshal(cs[0])
-	var c containerSpec
-	if err := json.Unmarshal(b, &c); err != nil {
+	var pod corev1.PodTemplateSpec
+	tmpl, _, _ := unstructured.NestedMap(dep.Object, "spec", "template")
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &pod); err != nil {
 		t.Fatal(err)
 	}
-	return c
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(pod.Spec.Containers))
+	}
+	return pod.Spec
 }
 
 // checkWiring: the Deployment's selector picks its pods, the Service
@@ -365,7 +511,7 @@ func checkDashboards(t *testing.T, cms []*unstructured.Unstructured, label, valu
 }
 
 // TestChartVersionIsTheRelease: the chart's version and appVersion are the
-// VERSION file's.
+// VERSION file's, and so is the plain manifests' image tag.
 func TestChartVersionIsTheRelease(t *testing.T) {
 	v, err := os.ReadFile(filepath.Join(root, "VERSION"))
 	if err != nil {
@@ -378,5 +524,10 @@ func TestChartVersionIsTheRelease(t *testing.T) {
 	want := strings.TrimSpace(string(v))
 	if ch.Metadata.Version != want || ch.Metadata.AppVersion != want {
 		t.Errorf("Chart.yaml version %s, appVersion %s; VERSION is %s", ch.Metadata.Version, ch.Metadata.AppVersion, want)
+	}
+	for _, dep := range kinds(plainManifests(t))["Deployment"] {
+		if img := podSpec(t, dep).Containers[0].Image; img != "workflow-exporter:"+want {
+			t.Errorf("deploy/kubernetes runs %s, want workflow-exporter:%s", img, want)
+		}
 	}
 }

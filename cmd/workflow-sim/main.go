@@ -10,6 +10,11 @@
 //	workflow-sim inject FAULT TARGET [--sim URL]
 //	workflow-sim clear FAULT TARGET [--sim URL]
 //	workflow-sim status [--sim URL]
+//	workflow-sim webhook [--listen ADDR]
+//
+// webhook is a receiver for Alertmanager's webhook notifications that prints
+// each alert (the compose stack's notifications service; make demo prints
+// the same way).
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
@@ -63,6 +69,8 @@ func main() {
 	clearFault := clear.Arg("fault", "Fault name.").Required().String()
 	clearTarget := clear.Arg("target", "Lane or database.").String()
 	app.Command("status", "Print a running simulator's status.")
+	webhook := app.Command("webhook", "Receive Alertmanager's webhook notifications and print each alert, until interrupted.")
+	webhookListen := webhook.Flag("listen", "Address to listen on; deploy/alertmanager.yml sends to 127.0.0.1:5001 (/pager, /ticket).").Default("127.0.0.1:5001").String()
 
 	cmd := kingpin.MustParse(app.Parse(os.Args[1:]))
 	var err error
@@ -78,6 +86,8 @@ func main() {
 		err = control(*sim1, http.MethodDelete, *clearFault, *clearTarget)
 	case "status":
 		err = status(*sim1)
+	case webhook.FullCommand():
+		err = printNotifications(*webhookListen)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "workflow-sim:", err)
@@ -194,6 +204,24 @@ func control(base, method, fault, target string) error {
 	if resp.StatusCode != http.StatusNoContent {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("%s", strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// printNotifications serves promtest.Printer on listen until SIGINT or
+// SIGTERM.
+func printNotifications(listen string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: &promtest.Printer{W: os.Stdout}, ReadHeaderTimeout: 5 * time.Second}
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	fmt.Fprintf(os.Stderr, "printing Alertmanager's notifications sent to http://%s/<receiver>\n", l.Addr())
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
 	return nil
 }

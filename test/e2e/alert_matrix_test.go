@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,7 +30,10 @@ import (
 // in Alertmanager, inhibited (or, info, routed nowhere), and nothing else may
 // fire for that lane. Faults on several lanes at once are one notification
 // each. Before any fault, a healthy stretch of several rule windows must
-// notify nothing but the Watchdog's dead man's switch.
+// notify nothing but the Watchdog's dead man's switch. Two alerting stacks
+// watch the one exporter at once, Prometheus and Alertmanager in both
+// tested versions (test/harness/promtest's flavors), and each must do all
+// of it.
 //
 // To keep the test minutes long, not hours, the rules are rendered through
 // the generator (alerts/rules) from matrixAlertsConfig: 1m windows (the
@@ -305,9 +309,21 @@ databases:
     late_commit_window: 1m
 `, s.EngineProxyAddr()), Env: []string{"MATRIX_ORDERS_DSN=" + ordersDSN, "MATRIX_BILLING_DSN=" + withHost(t, billingDSN, s.DatabaseProxyAddr("billing"))}}).Addr
 
-	alerting := promtest.StartAlerting(t, promtest.AlertingOptions{Rules: promtest.GenerateRules(t, matrixAlertsConfig), Target: exporterAddr})
-	hook, prom, am := alerting.Receiver, alerting.Prometheus, alerting.Alertmanager
-	watch := &matrixWatch{am: am.URL, seen: map[string]*seenInAM{}}
+	// One alerting stack of each flavor (Debian's 2.42 and 0.25, the
+	// current 3.x and 0.31), both watching the one exporter: each fault is
+	// injected once and every stack must notify it, once.
+	stacks := promtest.StartAlertingEach(t, promtest.AlertingOptions{Rules: promtest.GenerateRules(t, matrixAlertsConfig), Target: exporterAddr})
+	// What each stack's subtests keep between the phases (each stack's
+	// own goroutine writes its own).
+	type stackRun struct {
+		watch *matrixWatch
+		posts int
+		took  map[string]time.Duration
+	}
+	runs := map[*promtest.Alerting]*stackRun{}
+	for _, a := range stacks {
+		runs[a] = &stackRun{watch: &matrixWatch{am: a.Alertmanager.URL, seen: map[string]*seenInAM{}}, took: map[string]time.Duration{}}
+	}
 
 	// Phase 0: healthy. Every lane's workload runs, no fault, for three
 	// times the longest rule window: nothing may notify but the Watchdog,
@@ -316,29 +332,29 @@ databases:
 	healthy := 3*window + 30*time.Second // + the ticket receiver's group_wait
 	t.Logf("healthy stretch: %s with the workload on and no fault", healthy)
 	time.Sleep(healthy)
-	watchdog := 0
-	for _, n := range hook.Notifications() {
-		if n.Receiver == "watchdog" && n.Labels["alertname"] == rules.WorkflowExporterWatchdog {
-			watchdog++
-			continue
+	eachStack(t, "healthy", stacks, func(t *testing.T, a *promtest.Alerting) {
+		watchdog := 0
+		for _, n := range a.Receiver.Notifications() {
+			if n.Receiver == "watchdog" && n.Labels["alertname"] == rules.WorkflowExporterWatchdog {
+				watchdog++
+				continue
+			}
+			t.Errorf("healthy stretch notified %s: %v", n.Receiver, n.Labels)
 		}
-		t.Errorf("healthy stretch notified %s: %v", n.Receiver, n.Labels)
-	}
-	if watchdog == 0 {
-		t.Errorf("healthy stretch: the Watchdog never reached its receiver")
-	}
+		if watchdog == 0 {
+			t.Errorf("healthy stretch: the Watchdog never reached its receiver")
+		}
+		runs[a].posts = lastPost(a.Receiver)
+	})
 	if t.Failed() {
 		t.Logf("simulator log:\n%s", simLog.String())
 		t.FailNow()
 	}
-	if st := s.Status(); true {
-		for _, l := range st.Lanes {
-			if l.Counts["completed"] == 0 {
-				t.Fatalf("lane %s completed no task in the healthy stretch: %+v", l.Name, l)
-			}
+	for _, l := range s.Status().Lanes {
+		if l.Counts["completed"] == 0 {
+			t.Fatalf("lane %s completed no task in the healthy stretch: %+v", l.Name, l)
 		}
 	}
-	healthyPosts := lastPost(hook)
 
 	// Phase 1: every lane fault at once, each on its own lane.
 	injected := map[string]time.Time{}
@@ -351,19 +367,22 @@ databases:
 		}
 		injected[c.target] = time.Now()
 	}
-	took := waitForMatrix(t, hook, watch, laneCases, injected, 4*time.Minute)
-	// The duplicate delivery is visible in the metrics, and is not an
-	// alert: the protection is working.
-	if v := promQuery(t, prom.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[3m]))`); v <= 0 {
-		t.Errorf("duplicate-delivery: no IGNORED_DUPLICATE messages counted (got %v)", v)
-	}
-	// So is a BPMN error: a business outcome the process models, counted
-	// per topic, never an incident or a failure.
-	if v := promQuery(t, prom.URL, `sum(increase(camunda_external_task_bpmn_errors_total{topic="sim.bpmnerror"}[3m]))`); v <= 0 {
-		t.Errorf("bpmn-error: no BPMN errors counted on topic sim.bpmnerror (got %v)", v)
-	}
-	checkOneNotificationPerFault(t, hook, watch, laneCases, healthyPosts)
-	phase1Posts := lastPost(hook)
+	eachStack(t, "lane-faults", stacks, func(t *testing.T, a *promtest.Alerting) {
+		r := runs[a]
+		maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, laneCases, injected, 4*time.Minute))
+		// The duplicate delivery is visible in the metrics, and is not an
+		// alert: the protection is working.
+		if v := promQuery(t, a.Prometheus.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[3m]))`); v <= 0 {
+			t.Errorf("duplicate-delivery: no IGNORED_DUPLICATE messages counted (got %v)", v)
+		}
+		// So is a BPMN error: a business outcome the process models, counted
+		// per topic, never an incident or a failure.
+		if v := promQuery(t, a.Prometheus.URL, `sum(increase(camunda_external_task_bpmn_errors_total{topic="sim.bpmnerror"}[3m]))`); v <= 0 {
+			t.Errorf("bpmn-error: no BPMN errors counted on topic sim.bpmnerror (got %v)", v)
+		}
+		checkOneNotificationPerFault(t, a.Receiver, r.watch, laneCases, r.posts)
+		r.posts = lastPost(a.Receiver)
+	})
 
 	// Phase 2: the exporter loses a database and the engine. Each outage is
 	// one page; it may mute every lane of its source, by design.
@@ -373,62 +392,75 @@ databases:
 		}
 		injected[c.target] = time.Now()
 	}
-	for k, v := range waitForMatrix(t, hook, watch, exporterCases, injected, 3*time.Minute) {
-		took[k] = v
-	}
-	checkOneNotificationPerFault(t, hook, watch, exporterCases, phase1Posts)
+	eachStack(t, "exporter-faults", stacks, func(t *testing.T, a *promtest.Alerting) {
+		r := runs[a]
+		maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, exporterCases, injected, 3*time.Minute))
+		checkOneNotificationPerFault(t, a.Receiver, r.watch, exporterCases, r.posts)
 
-	// Every alert Alertmanager holds is of the bundle and routed to the
-	// receiver of its severity.
-	for _, a := range alertmanagerAlerts(t, am.URL) {
-		al, ok := rules.Lookup(a.Labels["alertname"])
-		if !ok {
-			t.Errorf("Alertmanager holds an alert not of the bundle: %v", a.Labels)
-			continue
-		}
-		if len(a.Receivers) != 1 || a.Receivers[0].Name != receiverFor(al.Severity) {
-			t.Errorf("%s (severity %s) routed to %+v, want %s", al.Name, al.Severity, a.Receivers, receiverFor(al.Severity))
-		}
-	}
-
-	// The measured times, as docs/alerts.md quotes them: per fault, the
-	// alerts firing, the one notified and when.
-	var b strings.Builder
-	b.WriteString("\n| failure window | fault | alerts firing (Alertmanager) | notified | receiver | injection to notification |\n|---|---|---|---|---|---|\n")
-	for _, c := range append(laneCases, exporterCases...) {
-		if c.fault == "" {
-			continue
-		}
-		var firing []string
-		for _, a := range c.alerts {
-			switch st := watch.seen[c.target+"/"+a]; {
-			case a == c.notify:
-				firing = append(firing, "`"+a+"`")
-			case st != nil && st.inhibited:
-				firing = append(firing, "`"+a+"` (inhibited)")
-			default:
-				al, _ := rules.Lookup(a)
-				firing = append(firing, "`"+a+"` ("+al.Severity+")")
+		// Every alert Alertmanager holds is of the bundle and routed to the
+		// receiver of its severity.
+		for _, am := range alertmanagerAlerts(t, a.Alertmanager.URL) {
+			al, ok := rules.Lookup(am.Labels["alertname"])
+			if !ok {
+				t.Errorf("Alertmanager holds an alert not of the bundle: %v", am.Labels)
+				continue
+			}
+			if len(am.Receivers) != 1 || am.Receivers[0].Name != receiverFor(al.Severity) {
+				t.Errorf("%s (severity %s) routed to %+v, want %s", al.Name, al.Severity, am.Receivers, receiverFor(al.Severity))
 			}
 		}
-		if c.notify == "" {
-			fmt.Fprintf(&b, "| %s | `%s` | none (by design) | none | | |\n", c.window, c.fault)
-			continue
+	})
+
+	// The measured times, as docs/alerts.md quotes them: per stack and
+	// fault, the alerts firing, the one notified and when.
+	for _, a := range stacks {
+		r := runs[a]
+		var b strings.Builder
+		b.WriteString("\n| failure window | fault | alerts firing (Alertmanager) | notified | receiver | injection to notification |\n|---|---|---|---|---|---|\n")
+		for _, c := range append(laneCases, exporterCases...) {
+			if c.fault == "" {
+				continue
+			}
+			var firing []string
+			for _, name := range c.alerts {
+				switch st := r.watch.seen[c.target+"/"+name]; {
+				case name == c.notify:
+					firing = append(firing, "`"+name+"`")
+				case st != nil && st.inhibited:
+					firing = append(firing, "`"+name+"` (inhibited)")
+				default:
+					al, _ := rules.Lookup(name)
+					firing = append(firing, "`"+name+"` ("+al.Severity+")")
+				}
+			}
+			if c.notify == "" {
+				fmt.Fprintf(&b, "| %s | `%s` | none (by design) | none | | |\n", c.window, c.fault)
+				continue
+			}
+			al, _ := rules.Lookup(c.notify)
+			fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | %s | %s |\n", c.window, c.fault, strings.Join(firing, ", "), c.notify,
+				receiverFor(al.Severity), r.took[c.target].Round(time.Second))
 		}
-		al, _ := rules.Lookup(c.notify)
-		fmt.Fprintf(&b, "| %s | `%s` | %s | `%s` | %s | %s |\n", c.window, c.fault, strings.Join(firing, ", "), c.notify,
-			receiverFor(al.Severity), took[c.target].Round(time.Second))
+		t.Logf("alert matrix, %s stack (rules rendered from matrixAlertsConfig; scrape and evaluation every 1s; exporter min_interval 1s; worker lock 20s; shipped Alertmanager routing and inhibition):%s", a.Flavor.Name, b.String())
+		if t.Failed() {
+			t.Logf("notifications (%s):", a.Flavor.Name)
+			for _, n := range a.Receiver.Notifications() {
+				if n.Receiver != "watchdog" {
+					t.Logf("  #%d %s %s %s %v", n.Post, n.At.Format(time.TimeOnly), n.Receiver, n.Status, n.Labels)
+				}
+			}
+		}
 	}
-	t.Logf("alert matrix (rules rendered from matrixAlertsConfig; scrape and evaluation every 1s; exporter min_interval 1s; worker lock 20s; shipped Alertmanager routing and inhibition):%s", b.String())
 	if t.Failed() {
-		t.Logf("notifications:")
-		for _, n := range hook.Notifications() {
-			if n.Receiver != "watchdog" {
-				t.Logf("  #%d %s %s %s %v", n.Post, n.At.Format(time.TimeOnly), n.Receiver, n.Status, n.Labels)
-			}
-		}
 		t.Logf("simulator log:\n%s", simLog.String())
 	}
+}
+
+// eachStack runs fn on every stack at once (promtest.Each) as the subtests
+// PHASE/debian and PHASE/current.
+func eachStack(t *testing.T, phase string, stacks []*promtest.Alerting, fn func(t *testing.T, a *promtest.Alerting)) {
+	t.Helper()
+	t.Run(phase, func(t *testing.T) { promtest.Each(t, stacks, fn) })
 }
 
 // lastPost is the number of the last webhook request the receiver got.

@@ -1,7 +1,8 @@
 // Package e2e runs the whole alerting path with real components: PostgreSQL,
-// the exporter binary, Debian's Prometheus evaluating the shipped rules, and
-// Debian's Alertmanager with deploy/alertmanager.yml delivering to a webhook
-// receiver in the test.
+// the exporter binary, Prometheus evaluating the shipped rules, and
+// Alertmanager with deploy/alertmanager.yml delivering to a webhook receiver
+// in the test: Debian's, and where a test says so, the current releases
+// beside them (test/harness/promtest's flavors).
 package e2e
 
 import (
@@ -73,7 +74,8 @@ func newDatabase(t *testing.T) (*pgx.Conn, string) {
 // TestOutboxStallPagesWithRealComponents: two databases, both publishing;
 // then the publisher of "orders" stops. The critical page for orders must
 // reach the pager webhook within a bound, and the draining "billing" outbox
-// must produce no notification at all.
+// must produce no notification at all: on the alerting stack of each
+// flavor, both watching the one exporter.
 func TestOutboxStallPagesWithRealComponents(t *testing.T) {
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
 	ordersConn, ordersDSN := newDatabase(t)
@@ -91,7 +93,7 @@ databases:
 
 	// The shipped rules with the outbox window at its 2m minimum and no
 	// for: delay, so the test takes minutes, not the production 7.5.
-	a := promtest.StartAlerting(t, promtest.AlertingOptions{
+	stacks := promtest.StartAlertingEach(t, promtest.AlertingOptions{
 		Rules:  promtest.GenerateRules(t, "outbox: {stalled_window: 2m, stalled_for: 0s}\n"),
 		Target: exporterAddr,
 	})
@@ -113,8 +115,10 @@ databases:
 	orders.setPublishing(false)
 	stall := time.Now()
 
-	page := a.AwaitPage(t, stall, 4*time.Minute)
-	promtest.ExpectOnlyOutboxStallPage(t, a, page, stall, map[string]string{
-		"alertname": "WorkflowOutboxBacklogStalled", "severity": "critical", "database": "orders",
-		"aggregate_type": "Order", "event_type": "OrderFulfillmentSubmitted"})
+	promtest.Each(t, stacks, func(t *testing.T, a *promtest.Alerting) {
+		page := a.AwaitPage(t, stall, 4*time.Minute)
+		promtest.ExpectOnlyOutboxStallPage(t, a, page, stall, map[string]string{
+			"alertname": "WorkflowOutboxBacklogStalled", "severity": "critical", "database": "orders",
+			"aggregate_type": "Order", "event_type": "OrderFulfillmentSubmitted"})
+	})
 }

@@ -3,6 +3,7 @@ package promtest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,18 +43,32 @@ type Receiver struct {
 	posts int
 }
 
-// ServeHTTP implements http.Handler for Alertmanager's webhook payload.
-func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var msg struct {
+// webhookMessage is the part of Alertmanager's webhook payload the
+// receivers read.
+type webhookMessage struct {
+	Status      string            `json:"status"`
+	GroupLabels map[string]string `json:"groupLabels"`
+	Alerts      []struct {
 		Status      string            `json:"status"`
-		GroupLabels map[string]string `json:"groupLabels"`
-		Alerts      []struct {
-			Status string            `json:"status"`
-			Labels map[string]string `json:"labels"`
-		} `json:"alerts"`
-	}
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"alerts"`
+}
+
+// decodeWebhook reads the payload, answering 400 when it is not one.
+func decodeWebhook(w http.ResponseWriter, req *http.Request) (webhookMessage, bool) {
+	var msg webhookMessage
 	if err := json.NewDecoder(req.Body).Decode(&msg); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return msg, false
+	}
+	return msg, true
+}
+
+// ServeHTTP implements http.Handler for Alertmanager's webhook payload.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	msg, ok := decodeWebhook(w, req)
+	if !ok {
 		return
 	}
 	now := time.Now()
@@ -63,6 +78,39 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	for _, a := range msg.Alerts {
 		r.got = append(r.got, Notification{Receiver: strings.TrimPrefix(req.URL.Path, "/"), At: now, Status: a.Status, Labels: a.Labels,
 			Post: r.posts, PostStatus: msg.Status, GroupLabels: msg.GroupLabels})
+	}
+}
+
+// Printer is a webhook receiver for Alertmanager that prints every alert
+// of every notification to W, a few lines each: time, receiver (the
+// webhook's path), status, alert name, severity, the other labels, summary
+// and runbook. make demo prints with it, and `workflow-sim webhook` (the
+// compose stack's notifications service).
+type Printer struct {
+	W  io.Writer
+	mu sync.Mutex
+}
+
+// ServeHTTP implements http.Handler for Alertmanager's webhook payload.
+func (p *Printer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	msg, ok := decodeWebhook(w, req)
+	if !ok {
+		return
+	}
+	receiver := strings.TrimPrefix(req.URL.Path, "/")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range msg.Alerts {
+		var ls []string
+		for k, v := range a.Labels {
+			if k != "alertname" && k != "severity" {
+				ls = append(ls, k+"="+v)
+			}
+		}
+		sort.Strings(ls)
+		fmt.Fprintf(p.W, "[%s] %-6s %-8s %s (%s) %s\n        %s\n        runbook: %s\n", time.Now().Format("15:04:05"),
+			receiver, strings.ToUpper(a.Status), a.Labels["alertname"], a.Labels["severity"], strings.Join(ls, " "),
+			a.Annotations["summary"], a.Annotations["runbook_url"])
 	}
 }
 
@@ -121,14 +169,27 @@ type AlertingOptions struct {
 type Alerting struct {
 	Prometheus, Alertmanager *Server
 	Receiver                 *Receiver
+	// Flavor is the flavor of both binaries.
+	Flavor Flavor
 }
 
-// StartAlerting starts Alertmanager and Prometheus; both stop when the test
-// ends. It skips the test when either binary is missing (see SkipIfMissing).
+// FlavorName implements Flavored.
+func (a *Alerting) FlavorName() string { return a.Flavor.Name }
+
+// StartAlerting starts Debian's Alertmanager and Prometheus; both stop when
+// the test ends. It skips the test when either binary is missing (see
+// SkipIfMissing).
 func StartAlerting(t testing.TB, o AlertingOptions) *Alerting {
 	t.Helper()
-	SkipIfMissing(t, PrometheusBinary(), AlertmanagerBinary())
-	a := &Alerting{Receiver: &Receiver{}}
+	return Debian().StartAlerting(t, o)
+}
+
+// StartAlerting starts this flavor's Alertmanager and Prometheus (see the
+// package's StartAlerting).
+func (f Flavor) StartAlerting(t testing.TB, o AlertingOptions) *Alerting {
+	t.Helper()
+	f.need(t, f.Prometheus, f.Alertmanager)
+	a := &Alerting{Receiver: &Receiver{}, Flavor: f}
 	hook := httptest.NewServer(a.Receiver)
 	t.Cleanup(hook.Close)
 	amConfig, err := os.ReadFile(testkit.Path(t, "deploy/alertmanager.yml"))
@@ -139,8 +200,8 @@ func StartAlerting(t testing.TB, o AlertingOptions) *Alerting {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Alertmanager = StartAlertmanager(t, cfg)
-	a.Prometheus = StartPrometheus(t, PrometheusConfig(o.Target, a.Alertmanager.Addr), Files{"rules.yml": o.Rules}, o.PrometheusFlags...)
+	a.Alertmanager = f.StartAlertmanager(t, cfg)
+	a.Prometheus = f.StartPrometheus(t, PrometheusConfig(o.Target, a.Alertmanager.Addr), Files{"rules.yml": o.Rules}, o.PrometheusFlags...)
 	return a
 }
 

@@ -34,7 +34,12 @@ func launchIn(name, bin, dir string, args []string) (*Server, error) {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	return spawn(name, bin, dir, addr, append(args, "--web.listen-address="+addr))
+	s, err := spawn(name, bin, dir, addr, append(args, "--web.listen-address="+addr))
+	if err != nil {
+		return nil, err
+	}
+	s.Flavor = Debian()
+	return s, nil
 }
 
 // readyTimeout bounds the wait for /-/ready.

@@ -1,14 +1,18 @@
-// Package promtest runs Debian's Prometheus and Alertmanager binaries as child
+// Package promtest runs Prometheus and Alertmanager binaries as child
 // processes for end-to-end tests: each on a free 127.0.0.1 port, with a
 // throwaway data directory and the configuration the test gives, waited for
 // until /-/ready answers, and stopped and cleaned up when the test ends.
 //
 // It is the harness of the alerting end-to-end tests (test/e2e, and
-// StartAlerting here): the exporter and PostgreSQL are wired in by the caller; this package knows nothing of
-// them. The binaries come from the Debian packages prometheus and
-// prometheus-alertmanager (/usr/bin/prometheus, /usr/bin/prometheus-alertmanager);
-// PROMTEST_PROMETHEUS and PROMTEST_ALERTMANAGER override the paths. Under
-// -short the Start functions skip the test (testkit.Tool).
+// StartAlerting here): the exporter and PostgreSQL are wired in by the
+// caller; this package knows nothing of them. Two flavors of the binaries
+// are known (Flavor): Debian 12's packages (/usr/bin/prometheus,
+// /usr/bin/prometheus-alertmanager; PROMTEST_PROMETHEUS and
+// PROMTEST_ALERTMANAGER override the paths), which the package-level Start
+// functions run, and the current releases that scripts/install-deps.sh
+// builds. StartPrometheusEach, StartAlertingEach and Each run a check on
+// both at once. Under -short the Start functions skip the test
+// (testkit.Tool).
 package promtest
 
 import (
@@ -64,7 +68,12 @@ type Server struct {
 	*testkit.Server
 	// Dir holds the config files and the data directory.
 	Dir string
+	// Flavor is the flavor of the binary (Debian's for Launch...).
+	Flavor Flavor
 }
+
+// FlavorName implements Flavored.
+func (s *Server) FlavorName() string { return s.Flavor.Name }
 
 // Files are extra files written next to the configuration (rule files,
 // templates), by name relative to Dir.
@@ -76,29 +85,22 @@ type Files map[string]string
 // "--rules.alert.resend-delay=1s").
 func StartPrometheus(t testing.TB, config string, files Files, flags ...string) *Server {
 	t.Helper()
-	return launch(t, PrometheusBinary(), "prometheus", config, files, append([]string{
-		"--storage.tsdb.path=data",
-		"--web.enable-lifecycle",
-	}, flags...))
+	return Debian().StartPrometheus(t, config, files, flags...)
 }
 
 // StartAlertmanager starts Alertmanager with the given alertmanager.yml
 // content, clustering disabled.
 func StartAlertmanager(t testing.TB, config string, flags ...string) *Server {
 	t.Helper()
-	return launch(t, AlertmanagerBinary(), "alertmanager", config, nil, append([]string{
-		"--storage.path=data",
-		"--cluster.listen-address=", // no gossip port, no peers
-	}, flags...))
+	return Debian().StartAlertmanager(t, config, flags...)
 }
 
 // launch writes <name>.yml and the files into a fresh directory, and starts
-// bin there on a free port with the config, the listen address, info
-// logging and args; it is stopped when the test ends. It skips the test
-// under -short and when bin is missing (SkipIfMissing).
-func launch(t testing.TB, bin, name, config string, files Files, args []string) *Server {
+// bin (of flavor f, whose Start method has checked it is there) there on a
+// free port with the config, the listen address, info logging and args; it
+// is stopped when the test ends.
+func launch(t testing.TB, f Flavor, bin, name, config string, files Files, args []string) *Server {
 	t.Helper()
-	SkipIfMissing(t, bin)
 	dir := t.TempDir()
 	files = maps.Clone(files)
 	if files == nil {
@@ -123,10 +125,11 @@ func launch(t testing.TB, bin, name, config string, files Files, args []string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Flavor = f
 	t.Cleanup(func() {
 		_ = s.Stop()
 		if t.Failed() {
-			t.Logf("%s log (tail):\n%s", name, testkit.Tail(s.Log.String(), 40))
+			t.Logf("%s (%s) log (tail):\n%s", name, f.Name, testkit.Tail(s.Log.String(), 40))
 		}
 	})
 	return s

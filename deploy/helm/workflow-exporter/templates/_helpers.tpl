@@ -22,4 +22,44 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "workflow-exporter.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "workflow-exporter.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* The exporter's web config (--web.config.file): empty unless TLS or basic auth is on. */ -}}
+{{- define "workflow-exporter.webConfig" -}}
+{{- if .Values.web.tls.enabled }}
+tls_server_config:
+  cert_file: /etc/workflow-exporter/tls/tls.crt
+  key_file: /etc/workflow-exporter/tls/tls.key
+{{- end }}
+{{- with .Values.web.basicAuthUsers }}
+basic_auth_users:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{- /* A probe of values.yaml made to fit the web config: HTTPS with TLS on,
+the port alone (tcpSocket) with basic auth on, since the exporter answers 401
+without credentials. */ -}}
+{{- define "workflow-exporter.probe" -}}
+{{- $probe := deepCopy .probe -}}
+{{- with $probe.httpGet -}}
+{{- if $.root.Values.web.basicAuthUsers -}}
+{{- $_ := set $probe "tcpSocket" (dict "port" .port) -}}
+{{- $_ := unset $probe "httpGet" -}}
+{{- else if $.root.Values.web.tls.enabled -}}
+{{- $_ := set . "scheme" "HTTPS" -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $probe -}}
 {{- end -}}
