@@ -94,7 +94,7 @@ func (c camundaFault) down() bool {
 // join's, which must not report from an engine it cannot read.
 func (c camundaFault) gone() func(string) bool {
 	if c.down() {
-		return ownedBy("camunda", "camunda_jobs", "camunda_processes", "idempotency_camunda")
+		return ownedBy("camunda", "camunda_jobs", "camunda_processes", "camunda_history", "idempotency_camunda")
 	}
 	if c.step == "camunda" {
 		return ownedBy("camunda", "idempotency_camunda")

@@ -52,12 +52,17 @@ func ownedBy(collectors ...string) func(string) bool {
 				catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 				catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 				catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
-				catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors)
+				catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded,
+				catalog.CamundaExternalTaskFailuresByError)
 		case "camunda_jobs":
 			fams = append(fams, catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
-				catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut)
+				catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut, catalog.CamundaJobFailuresByError)
 		case "camunda_processes":
 			fams = append(fams, catalog.CamundaProcessInstances)
+		case "camunda_history":
+			fams = append(fams, catalog.CamundaHistoryCleanable, catalog.CamundaHistoryFinished, catalog.CamundaHistoryWithoutTTL,
+				catalog.CamundaHistoryCleanupEnabled, catalog.CamundaHistoryCleanupJobs, catalog.CamundaHistoryCleanupJobsFailing,
+				catalog.CamundaEngineTableBytes)
 		default:
 			panic("ownedBy: unknown collector " + c)
 		}

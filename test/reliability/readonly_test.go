@@ -59,7 +59,7 @@ databases:
 	if v, _ := p.get(catalog.IdempotencyCompletedTaskOpen, "database", "orders", "engine", "main", "scope", "payment", "topic", topic); v != 1 {
 		t.Errorf("idempotency join through the exporter role: %v, want 1", v)
 	}
-	if v, _ := p.get(catalog.ProcessedJobTaskOpen, "database", "orders", "engine", "main", "activity_id", "task_1"); v != 1 {
+	if v, _ := p.get(catalog.ProcessedJobTaskOpen, "database", "orders", "engine", "main", "activity_id", "task_1", "topic", topic); v != 1 {
 		t.Errorf("processed-job join through the exporter role: %v, want 1\n%v", v, p.family(catalog.ProcessedJobTaskOpen))
 	}
 
