@@ -162,17 +162,6 @@ func (g failureGroups) list(kind, engine string, topics, hide bool, now time.Tim
 	return l
 }
 
-// total is the number of failures counted.
-func (g failureGroups) total() int {
-	n := 0
-	for _, sigs := range g.by {
-		for _, fg := range sigs {
-			n += int(fg.count)
-		}
-	}
-	return n
-}
-
 // incidentGroups are the open incidents grouped by type, process
 // definition key and the signature of their message, for the status
 // page's list (vocab.KindIncidentGroups): unlike the logs' failures they
