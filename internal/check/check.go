@@ -131,17 +131,36 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 	} else {
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
 	}
+	level := ""
 	if e.HistoryLevel != nil {
-		checkHistoryLevel(e.HistoryLevel(ctx), w, rep)
+		lv := e.HistoryLevel(ctx)
+		checkHistoryLevel(lv, w, rep)
+		level = lv.Level
 	}
 	if e.Database == nil && cfg.Username != "" {
 		checkPermissions(ctx, e, w, rep)
 	}
 	if e.Database == nil {
-		fmt.Fprintf(w, "    mode: REST API; failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)\n", e.Key)
+		fmt.Fprintf(w, "    mode: REST API; %s\n", restHistoryReading(level, e.Key))
 		return
 	}
 	checkEngineDatabase(ctx, cfg, *e.Database, w, rep)
+}
+
+// restHistoryReading says what the REST reader reads of the history at
+// level, and what keeps that reading cheap: the external task log at full
+// (and when check has no level to go by), the activity instance history at
+// activity and audit, nothing at none or while the level is unknown.
+func restHistoryReading(level, key string) string {
+	switch level {
+	case "none":
+		return "no history is read at level none: completions, BPMN errors and durations are absent, failures a lower bound observed at runtime"
+	case "unknown":
+		return fmt.Sprintf("no history is read while the history level is unknown: completions, BPMN errors and durations are absent (set %s.history_level)", key)
+	case "activity", "audit":
+		return "completions, BPMN errors and durations come from the activity instance history by end time, which the engine's own index on act_hi_actinst (end_time_) keeps cheap; failures are a lower bound observed at runtime"
+	}
+	return fmt.Sprintf("failures and completions come from the history log sorted by timestamp, which stays cheap only with an index on act_hi_ext_task_log (timestamp_) in the engine's database (deploy/sql/camunda/001_history_timestamp_index.sql; configure %s.database to have it checked)", key)
 }
 
 // checkHistoryLevel names the engine's history level, where it came from

@@ -390,6 +390,12 @@ func levelCheck(t *testing.T, u engineUnderTest, level string) {
 				t.Errorf("check (%s) at history level %s: %q, want the completions %s", m.name, level, line, completions)
 			}
 		}
+		if m.extra == "" {
+			// The REST mode line names the history the level has.
+			mode := map[string]string{"none": "no history is read at level none", "activity": "activity instance history by end time",
+				"audit": "activity instance history by end time", "full": "history log sorted by timestamp"}[level]
+			has(out, m.name, mode)
+		}
 		if level == "full" {
 			if strings.Contains(out, "is below full") {
 				t.Errorf("check (%s) warns of a level below full at full:\n%s", m.name, out)
