@@ -462,12 +462,16 @@ round(increase(%s[%s])) > %s
 `, b.sel(catalog.CamundaExternalTaskRedeliveries), dur(c.DuplicateExecutionWindow), num(c.DuplicateExecutionMax)),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external "+pl("task")+" on %s locked again after a lapsed lock in the last %s: another worker ran the same task while the first may still have run it. Check that the idempotency records absorbed it.", what, dur(c.DuplicateExecutionWindow))),
 
+		// The outcomes other than failures are the completions; at
+		// history level none, which has no completions series, the open
+		// tasks seen and then gone (ended_total, which exists at every
+		// level): failures alone are not a storm.
 		b.rule(CamundaExternalTaskRetryStorm, c.RetryStormFor, fmt.Sprintf(`
 round(increase(%[1]s[%[2]s])) > %[3]s
 and
 increase(%[1]s[%[2]s])
-  > %[4]s * (increase(%[1]s[%[2]s]) + (increase(%[5]s[%[2]s]) or increase(%[1]s[%[2]s]) * 0))
-`, failures, dur(c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio), completions),
+  > %[4]s * (increase(%[1]s[%[2]s]) + (increase(%[5]s[%[2]s]) or increase(%[6]s[%[2]s]) or increase(%[1]s[%[2]s]) * 0))
+`, failures, dur(c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio), completions, b.sel(catalog.CamundaExternalTasksEnded)),
 			fmt.Sprintf("Workers reported {{ $value | printf \"%%.0f\" }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
 
 		// Progress is any outcome the history level lets the exporter
