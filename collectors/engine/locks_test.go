@@ -129,3 +129,25 @@ func TestClassifyLockedSameLockAfterLapse(t *testing.T) {
 		t.Fatalf("lapsed again: events %+v, read %v; want none, lock_expired", ev, read)
 	}
 }
+
+// A task missing from both lists counts as ended unless its lock expired
+// within lapsedMargin before the reference time (a node behind may still
+// call it locked).
+func TestMayBeSkewed(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		exp  time.Time
+		want bool
+	}{
+		{"no lock", time.Time{}, false},
+		{"held beyond now (a completion)", now.Add(time.Minute), false},
+		{"expired just now", now, true},
+		{"expired 25s ago", now.Add(-25 * time.Second), true},
+		{"expired beyond the margin", now.Add(-lapsedMargin - time.Second), false},
+	} {
+		if got := mayBeSkewed(tracked{exp: tc.exp}, now); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -246,7 +246,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 		if listed[id] {
 			continue
 		}
-		if prev.missed == 0 {
+		if prev.missed == 0 && !mayBeSkewed(prev, run.engineNow) {
 			run.vanished[prev.topic]++
 		}
 		ev := evidence[id]
@@ -268,6 +268,16 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 			run.st.tasks[id] = prev
 		}
 	}
+}
+
+// mayBeSkewed: a task's lock expired by the reference time now but within
+// lapsedMargin of it, so behind a load balancer a node whose clock runs
+// behind may still call it locked, and the task is in neither list while it
+// is open (qLocked, qLapsed). Such a task is not counted as ended when it
+// first goes unlisted (ended.go): a lower bound rather than an end that did
+// not happen, which would hide a stalled backlog.
+func mayBeSkewed(t tracked, now time.Time) bool {
+	return !t.exp.After(now) && t.exp.After(now.Add(-lapsedMargin))
 }
 
 // partitionOf splits a topic's exact counts into the six states by the

@@ -122,6 +122,11 @@ func TestCamundaCluster(t *testing.T) {
 		if v := state(x, "lock_expired"); v != 2 {
 			t.Errorf("%s mode: %v lapsed, want 2", mode, v)
 		}
+		// No task ended: one missing from both lists while the nodes
+		// disagree is not an end.
+		if v := x.must(catalog.CamundaExternalTasksEnded, labels); v != 0 {
+			t.Errorf("%s mode: %v tasks ended, want 0 (none did)", mode, v)
+		}
 	}
 	// Fetched again (by any node: every clock says lapsed now): two
 	// redeliveries.
