@@ -10,12 +10,14 @@ import (
 const (
 	ResourceProcessDefinition = 6
 	ResourceProcessInstance   = 8
+	ResourceTenant            = 2
 )
 
 // resourceNames are the engine's names of the resource types.
 var resourceNames = map[int]string{
 	ResourceProcessDefinition: "ProcessDefinition",
 	ResourceProcessInstance:   "ProcessInstance",
+	ResourceTenant:            "Tenant",
 }
 
 // AuthorizationCheck is GET /authorization/check's answer.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -217,4 +218,50 @@ func MissingPermissions(ctx context.Context, client *camunda.Client, cfg config.
 		}
 	}
 	return missing, !p.unknown, nil
+}
+
+// TenantMembership is what `check` can tell of the user's tenants. With
+// the REST API's authentication on, the engine's tenant check (on by
+// default, whether or not authorization is) shows a user only the data of
+// the tenants it is a member of, and of no tenant: the tasks, jobs,
+// incidents and history of the others read as zeros, silently, unless the
+// user is a Camunda administrator or the tenant check is off.
+type TenantMembership struct {
+	// Known: the user may list the engine's tenants (READ on TENANT, or
+	// the engine's authorization off); else nothing below is known.
+	Known bool
+	// Tenants are the engine's tenants; NotMember those the user is not a
+	// member of, directly or through a group.
+	Tenants, NotMember []string
+}
+
+// TenantMembershipOf lists the engine's tenants and those the configured
+// user is not a member of, for `workflow-exporter check`. Without a
+// username the REST API authenticates no one, and no tenant check applies.
+func TenantMembershipOf(ctx context.Context, client *camunda.Client, cfg config.Camunda) (TenantMembership, error) {
+	if cfg.Username == "" {
+		return TenantMembership{Known: true}, nil
+	}
+	chk, err := client.CheckAuthorization(ctx, "READ", camunda.ResourceTenant)
+	if ctx.Err() != nil {
+		return TenantMembership{}, ctx.Err()
+	}
+	if err != nil || !chk.Authorized {
+		return TenantMembership{}, nil
+	}
+	all, err := client.TenantIDs(ctx, camunda.TenantQuery{})
+	if err != nil {
+		return TenantMembership{}, err
+	}
+	member, err := client.TenantIDs(ctx, camunda.TenantQuery{UserMember: cfg.Username})
+	if err != nil {
+		return TenantMembership{}, err
+	}
+	tm := TenantMembership{Known: true, Tenants: all}
+	for _, t := range all {
+		if !slices.Contains(member, t) {
+			tm.NotMember = append(tm.NotMember, t)
+		}
+	}
+	return tm, nil
 }

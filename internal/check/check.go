@@ -139,6 +139,7 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 	}
 	if e.Database == nil && cfg.Username != "" {
 		checkPermissions(ctx, e, w, rep)
+		checkTenants(ctx, e, w, rep)
 	}
 	if e.Database == nil {
 		fmt.Fprintf(w, "    mode: REST API; %s\n", restHistoryReading(level, e.Key))
@@ -349,5 +350,26 @@ func checkPermissions(ctx context.Context, e EngineTarget, w io.Writer, rep *Rep
 	for _, c := range slices.Sorted(maps.Keys(missing)) {
 		fmt.Fprintf(w, "    ERROR collector %s: the user %q lacks %s, on every process definition (docs/production.md#permissions)\n", c, e.Config.Username, strings.Join(missing[c], "; "))
 		rep.Errors++
+	}
+}
+
+// checkTenants names the tenants the user is not a member of: their data
+// reads as zeros under the engine's tenant check (engine.TenantMembership).
+// Not knowing is a note, not a warning: most engines have no tenants, and
+// listing them needs a grant the collectors do not.
+func checkTenants(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
+	tm, err := engine.TenantMembershipOf(ctx, e.Client, e.Config)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "    ERROR listing the engine's tenants (GET /tenant): %v\n", err)
+		rep.Errors++
+	case !tm.Known:
+		fmt.Fprintf(w, "    tenants: not checked (listing them needs READ on TENANT); with tenants and the engine's tenant check on, the user sees only the data of its tenants\n")
+	case len(tm.NotMember) > 0:
+		fmt.Fprintf(w, "    WARNING the user %q is not a member of tenant %s (of %d): unless it is a Camunda administrator or the engine's tenant check is off, their tasks, jobs, incidents and history read as zeros (docs/production.md#permissions)\n",
+			e.Config.Username, strings.Join(tm.NotMember, ", "), len(tm.Tenants))
+		rep.Warnings++
+	case len(tm.Tenants) > 0:
+		fmt.Fprintf(w, "    tenants: the user %q is a member of every tenant (%s)\n", e.Config.Username, strings.Join(tm.Tenants, ", "))
 	}
 }

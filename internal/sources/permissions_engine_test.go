@@ -102,6 +102,9 @@ func TestCamundaPermissions(t *testing.T) {
 	if rep.Errors < 3 || strings.Contains(out.String(), "collector camunda_processes") {
 		t.Errorf("check: %d errors, want 3 (camunda_processes needs no READ_HISTORY):\n%s", rep.Errors, out.String())
 	}
+	if !strings.Contains(out.String(), "tenants: not checked (listing them needs READ on TENANT)") {
+		t.Errorf("check without READ on TENANT does not say the tenants were not checked:\n%s", out.String())
+	}
 
 	// Granted: the next collection is up (a baseline), and completions
 	// after it count.
@@ -134,5 +137,47 @@ func TestCamundaPermissions(t *testing.T) {
 	RunCheck(ctx, cfg, &out, nil)
 	if !strings.Contains(out.String(), `permissions of "monitor": every grant the collectors need is held`) {
 		t.Errorf("check after the grant:\n%s", out.String())
+	}
+
+	// Tenants: the monitoring user, a member of acme only, does not see
+	// the task of globex's instance (the engine's tenant check, on by
+	// default, filters silently); check names globex. A member of both,
+	// the user sees it.
+	for _, tenant := range []string{"acme", "globex"} {
+		ok(admin.Do(ctx, http.MethodPost, "/tenant/create", map[string]any{"id": tenant, "name": tenant}, nil))
+	}
+	ok(admin.Do(ctx, http.MethodPut, "/tenant/acme/user-members/"+user, nil, nil))
+	allow(2, "READ")
+	_, err = admin.DeployForTenant(ctx, key, "globex", map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)})
+	ok(err)
+	_, err = admin.StartProcessForTenant(ctx, key, "globex")
+	ok(err)
+	open := func() float64 {
+		t.Helper()
+		x.collect()
+		var n float64
+		for _, s := range vocab.ExternalTaskStates() {
+			n += x.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": s})
+		}
+		return n
+	}
+	engineOpen, err := admin.Count(ctx, "/external-task/count", url.Values{"topicName": {topic}})
+	ok(err)
+	if got := open(); engineOpen != 2 || got != 1 {
+		t.Errorf("member of acme only: %v open tasks read, the engine holds %d; want 1 of 2 (globex's is filtered)", got, engineOpen)
+	}
+	out.Reset()
+	rep = RunCheck(ctx, cfg, &out, nil)
+	if want := `WARNING the user "monitor" is not a member of tenant globex (of 2)`; !strings.Contains(out.String(), want) || rep.Warnings == 0 {
+		t.Errorf("check does not say %q (%d warnings):\n%s", want, rep.Warnings, out.String())
+	}
+	ok(admin.Do(ctx, http.MethodPut, "/tenant/globex/user-members/"+user, nil, nil))
+	if got := open(); got != 2 {
+		t.Errorf("member of both tenants: %v open tasks read, want 2", got)
+	}
+	out.Reset()
+	RunCheck(ctx, cfg, &out, nil)
+	if want := `tenants: the user "monitor" is a member of every tenant (acme, globex)`; !strings.Contains(out.String(), want) {
+		t.Errorf("check does not say %q:\n%s", want, out.String())
 	}
 }

@@ -294,9 +294,18 @@ type ProcessDefinition struct {
 // Deploy posts the BPMN files (file name -> content) as one deployment with duplicate filtering
 // (deploy-changed-only), so deploying the same content again creates no new version.
 func (c *Client) Deploy(ctx context.Context, name string, files map[string][]byte) (Deployment, error) {
+	return c.DeployForTenant(ctx, name, "", files)
+}
+
+// DeployForTenant is Deploy for a tenant: the definitions belong to it
+// ("" deploys for no tenant, as Deploy does).
+func (c *Client) DeployForTenant(ctx context.Context, name, tenant string, files map[string][]byte) (Deployment, error) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	fields := [][2]string{{"deployment-name", name}, {"enable-duplicate-filtering", "true"}, {"deploy-changed-only", "true"}}
+	if tenant != "" {
+		fields = append(fields, [2]string{"tenant-id", tenant})
+	}
 	for _, f := range fields {
 		if err := mw.WriteField(f[0], f[1]); err != nil {
 			return Deployment{}, err
@@ -346,6 +355,15 @@ func (c *Client) StartProcess(ctx context.Context, key, businessKey string, vars
 	}
 	var pi ProcessInstance
 	err := c.Do(ctx, http.MethodPost, "/process-definition/key/"+url.PathEscape(key)+"/start", body, &pi)
+	return pi, err
+}
+
+// StartProcessForTenant starts the latest version of the tenant's process
+// definition of key.
+func (c *Client) StartProcessForTenant(ctx context.Context, key, tenant string) (ProcessInstance, error) {
+	var pi ProcessInstance
+	err := c.Do(ctx, http.MethodPost, "/process-definition/key/"+url.PathEscape(key)+"/tenant-id/"+url.PathEscape(tenant)+"/start",
+		map[string]any{}, &pi)
 	return pi, err
 }
 
