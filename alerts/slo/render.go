@@ -2,9 +2,10 @@ package slo
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,12 +137,7 @@ func (c Config) windows() []model.Duration {
 	for _, w := range append(append([]Window(nil), c.PageWindows...), c.TicketWindows...) {
 		seen[w.Long], seen[w.Short] = true, true
 	}
-	out := make([]model.Duration, 0, len(seen))
-	for d := range seen {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // burnExpr fires when, for any pair of windows, the error ratio over both
