@@ -4,22 +4,15 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
-
-var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-
-func at(sec float64) *time.Time {
-	t := t0.Add(time.Duration(sec * float64(time.Second)))
-	return &t
-}
 
 func TestSinkOrdersCutsAndCounts(t *testing.T) {
 	s := NewSink(SourceRef{"database", "orders"}, 2)
 	s.Add(List{Kind: vocab.KindInDoubt, Total: 1, Items: []Item{
-		{IdempotencyKey: "new", Since: at(-10)}, {IdempotencyKey: "no-time"}, {IdempotencyKey: "old", Since: at(-300)}, {IdempotencyKey: "mid", Since: at(-60)},
+		{IdempotencyKey: "new", Since: testkit.At(-10)}, {IdempotencyKey: "no-time"}, {IdempotencyKey: "old", Since: testkit.At(-300)}, {IdempotencyKey: "mid", Since: testkit.At(-60)},
 	}})
 	s.Add(List{Kind: vocab.KindUnknownOutcome, Total: 7, IdentifiersHidden: true, Items: []Item{{IdempotencyKey: "secret"}}})
 	s.Add(List{Kind: vocab.KindOutboxPending})

@@ -391,17 +391,36 @@ func (d *board) upStat(p panel) {
 	d.addStat(b, p)
 }
 
-// statBase is what every stat panel shares: identity, query, unit, the
-// explicit "No data", background colouring and the last non-null value.
-func (d *board) statBase(p panel) *stat.PanelBuilder {
-	return stat.NewPanelBuilder().
-		Id(d.id()).
+// queryBuilder is what the SDK's builders of the panels that show queries
+// (stat, time series, table) have in common, each returning itself.
+type queryBuilder[B any] interface {
+	Id(id uint32) B
+	Title(title string) B
+	Description(description string) B
+	Datasource(datasource common.DataSourceRef) B
+	Targets(targets []cog.Builder[variants.Dataquery]) B
+	Unit(unit string) B
+	NoValue(noValue string) B
+}
+
+// queryPanel sets what every panel of queries shares: its identity, title
+// and description, the data source, the queries (instant ones for a
+// table), the unit, and the explicit "No data" that keeps an absent series
+// from looking like 0.
+func queryPanel[B queryBuilder[B]](d *board, b B, p panel, instant bool) B {
+	return b.Id(d.id()).
 		Title(p.title).
 		Description(p.desc).
 		Datasource(datasourceRef()).
-		Targets(queries(p, false)).
+		Targets(queries(p, instant)).
 		Unit(p.unit).
-		NoValue(noData).
+		NoValue(noData)
+}
+
+// statBase is what every stat panel shares: a panel of queries with
+// background colouring and the last non-null value.
+func (d *board) statBase(p panel) *stat.PanelBuilder {
+	return queryPanel(d, stat.NewPanelBuilder(), p, false).
 		ColorMode(common.BigValueColorModeBackground).
 		Orientation(common.VizOrientationAuto).
 		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false).Fields(""))
@@ -456,14 +475,7 @@ func (d *board) statusPageURL() string {
 // SDK's defaults are a hidden legend and an empty tooltip mode).
 func (d *board) series(p panel) {
 	w, h := size(p, 12, 8)
-	b := timeseries.NewPanelBuilder().
-		Id(d.id()).
-		Title(p.title).
-		Description(p.desc).
-		Datasource(datasourceRef()).
-		Targets(queries(p, false)).
-		Unit(p.unit).
-		NoValue(noData).
+	b := queryPanel(d, timeseries.NewPanelBuilder(), p, false).
 		Legend(common.NewVizLegendOptionsBuilder().
 			ShowLegend(true).
 			DisplayMode(common.LegendDisplayModeTable).
@@ -512,14 +524,7 @@ func (d *board) labelTable(p panel, hide ...string) {
 	for _, c := range hide {
 		exclude[c] = true
 	}
-	b := table.NewPanelBuilder().
-		Id(d.id()).
-		Title(p.title).
-		Description(p.desc).
-		Datasource(datasourceRef()).
-		Targets(queries(p, true)).
-		Unit(p.unit).
-		NoValue(noData).
+	b := queryPanel(d, table.NewPanelBuilder(), p, true).
 		WithTransformation(dashboard.DataTransformerConfig{
 			Id:      "organize",
 			Options: map[string]any{"excludeByName": exclude},

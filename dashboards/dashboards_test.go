@@ -131,6 +131,17 @@ type fullPanel struct {
 	} `json:"fieldConfig"`
 }
 
+// mustQueries returns every panel query of every dashboard (Queries); the
+// test fails when the dashboards cannot be rendered.
+func mustQueries(t *testing.T) []Query {
+	t.Helper()
+	qs, err := Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
+}
+
 func loadAll(t *testing.T) []fullDashboard {
 	t.Helper()
 	ds, err := All()
@@ -342,10 +353,7 @@ func checkExpr(expr string) []string {
 }
 
 func TestCountersThroughRate(t *testing.T) {
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := mustQueries(t)
 	if len(qs) < 50 {
 		t.Fatalf("only %d queries; the dashboards lost panels", len(qs))
 	}
@@ -395,10 +403,7 @@ func metricsOnNoPanel(qs []Query) []string {
 // or a gap in the dashboards. Every panel selector carries the job and
 // instance matchers (sel), so a metric a panel shows appears as name{.
 func TestEveryCatalogMetricIsOnAPanel(t *testing.T) {
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := mustQueries(t)
 	for _, name := range metricsOnNoPanel(qs) {
 		t.Errorf("catalog metric %s is on no panel", name)
 	}
@@ -416,7 +421,7 @@ func TestEveryCatalogMetricIsOnAPanel(t *testing.T) {
 }
 
 func TestHistogramQuantileShape(t *testing.T) {
-	qs, _ := Queries()
+	qs := mustQueries(t)
 	n := 0
 	for _, q := range qs {
 		if !strings.Contains(q.Expr, "histogram_quantile") {
@@ -597,10 +602,7 @@ func TestConfigMap(t *testing.T) {
 }
 
 func TestQueriesListEveryTarget(t *testing.T) {
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := mustQueries(t)
 	perDashboard := map[string]int{}
 	for _, q := range qs {
 		if q.Dashboard == "" || q.Panel == "" || q.RefID == "" || q.Expr == "" {

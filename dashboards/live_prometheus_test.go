@@ -90,10 +90,7 @@ func labelSets(labels []string) [][]string {
 // select what the catalog says the exporter serves; the end-to-end test
 // repeats it against the real exporter.
 func TestLiveCheckWithRealPrometheus(t *testing.T) {
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := mustQueries(t)
 	rules := `groups:
   - name: dashboard-test
     interval: 1s

@@ -100,10 +100,7 @@ func TestLiveCheckReportsEmptyAndFailingQueries(t *testing.T) {
 // fake: with every metric present, every query must come back OK, so the
 // substitution leaves no variable behind.
 func TestLiveCheckAllDashboardQueries(t *testing.T) {
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := mustQueries(t)
 	// Every series a query can name: the catalog's names match as substrings.
 	srv, _ := fakePrometheus(t, []string{"workflow_", "camunda_", "ALERTS", "up{", "process_", "go_"})
 	rs, err := LiveCheck(context.Background(), srv.Client(), srv.URL, "30s", qs)

@@ -16,10 +16,7 @@ import (
 // as committed, with the variables at "All".
 func zeroWhenUpExpr(t *testing.T, uid, title string) string {
 	t.Helper()
-	qs, err := Queries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := mustQueries(t)
 	var found []string
 	for _, q := range qs {
 		if q.Dashboard == uid && q.Panel == title && strings.Contains(q.Expr, " or (0 * (min(") {

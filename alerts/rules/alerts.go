@@ -115,6 +115,20 @@ var (
 	sourceWhere = "{{ $labels.source }} {{ $labels.name }}{{ with $labels.collector }} (collector {{ . }}){{ end }}"
 )
 
+// area is what the alerts about one kind of place share: their rule group,
+// their dashboard, their lane and the opening of their summary, which names
+// the place.
+type area struct {
+	group, dashboard string
+	lane             []string
+	where            string
+}
+
+// alert is one alert of the area; summary goes on from the area's opening.
+func (a area) alert(name, severity, summary string) Alert {
+	return Alert{name, severity, a.group, a.dashboard, a.lane, a.where + summary}
+}
+
 // Alerts returns every alert of the bundle, in the order of the generated
 // rule file. It is the one list of alert names, severities, groups,
 // dashboards and runbooks: the rule generator takes each rule's severity,
@@ -127,73 +141,59 @@ var (
 //
 // The slice is a fresh copy on each call.
 func Alerts() []Alert {
+	engineLane := []string{"engine"}
+	engineWhere := "Engine {{ $labels.engine }}: "
+	outbox := area{GroupOutbox, DashboardOutboxInbox, outboxLane, outboxWhere}
+	inbox := area{GroupInbox, DashboardOutboxInbox, inboxLane, inboxWhere}
+	scope := area{GroupIdempotency, DashboardIdempotency, scopeLane, scopeWhere}
+	join := area{GroupIdempotency, DashboardIdempotency, joinLane, topicWhere}
+	topic := area{GroupCamunda, DashboardExternalTask, topicLane, topicWhere}
+	history := area{GroupCamundaHistory, DashboardExternalTask, engineLane, engineWhere}
+	source := area{GroupExporter, DashboardExporter, sourceLane, "The exporter cannot read " + sourceWhere + ": "}
+	exporterEngine := area{GroupExporter, DashboardExporter, engineLane, engineWhere}
 	return []Alert{
-		{WorkflowOutboxBacklogStalled, Critical, GroupOutbox, DashboardOutboxInbox, outboxLane,
-			outboxWhere + "events wait and none is published"},
-		{WorkflowOutboxOldestEventTooOld, Critical, GroupOutbox, DashboardOutboxInbox, outboxLane,
-			outboxWhere + "the oldest pending event is older than consumers tolerate"},
-		{WorkflowOutboxEventsFailed, Warning, GroupOutbox, DashboardOutboxInbox, outboxLane,
-			outboxWhere + "events in a failed status will not be published without help"},
-		{WorkflowOutboxBacklogGrowing, Warning, GroupOutbox, DashboardOutboxInbox, outboxLane,
-			outboxWhere + "the publisher falls behind"},
+		outbox.alert(WorkflowOutboxBacklogStalled, Critical, "events wait and none is published"),
+		outbox.alert(WorkflowOutboxOldestEventTooOld, Critical, "the oldest pending event is older than consumers tolerate"),
+		outbox.alert(WorkflowOutboxEventsFailed, Warning, "events in a failed status will not be published without help"),
+		outbox.alert(WorkflowOutboxBacklogGrowing, Warning, "the publisher falls behind"),
 
-		{WorkflowInboxBacklogStalled, Warning, GroupInbox, DashboardOutboxInbox, inboxLane,
-			inboxWhere + "messages wait and none is processed"},
-		{WorkflowInboxBacklogGrowing, Warning, GroupInbox, DashboardOutboxInbox, inboxLane,
-			inboxWhere + "the consumer falls behind"},
-		{WorkflowInboxBacklogOld, Critical, GroupInbox, DashboardOutboxInbox, inboxLane,
-			inboxWhere + "messages have waited too long to be processed"},
+		inbox.alert(WorkflowInboxBacklogStalled, Warning, "messages wait and none is processed"),
+		inbox.alert(WorkflowInboxBacklogGrowing, Warning, "the consumer falls behind"),
+		inbox.alert(WorkflowInboxBacklogOld, Critical, "messages have waited too long to be processed"),
 
 		{WorkflowUnknownOutcomeRecords, Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
 			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }} of database {{ $labels.database }}: unknown outcomes wait for reconciliation"},
-		{WorkflowIdempotencyStaleInProgress, Warning, GroupIdempotency, DashboardIdempotency, scopeLane,
-			scopeWhere + "records stuck in {{ $labels.status }}"},
-		{WorkflowIdempotencyConflicts, Warning, GroupIdempotency, DashboardIdempotency, scopeLane,
-			scopeWhere + "one key is reused for different requests"},
-		{WorkflowCompletedSideEffectTaskOpen, Critical, GroupIdempotency, DashboardIdempotency, joinLane,
-			topicWhere + "side effects done (scope {{ $labels.scope }}, database {{ $labels.database }}), their tasks still open"},
-		{WorkflowIdempotencyInDoubt, Critical, GroupIdempotency, DashboardIdempotency, joinLane,
-			topicWhere + "side effects in progress (scope {{ $labels.scope }}, database {{ $labels.database }}) lost their lock: outcome in doubt"},
+		scope.alert(WorkflowIdempotencyStaleInProgress, Warning, "records stuck in {{ $labels.status }}"),
+		scope.alert(WorkflowIdempotencyConflicts, Warning, "one key is reused for different requests"),
+		join.alert(WorkflowCompletedSideEffectTaskOpen, Critical, "side effects done (scope {{ $labels.scope }}, database {{ $labels.database }}), their tasks still open"),
+		join.alert(WorkflowIdempotencyInDoubt, Critical, "side effects in progress (scope {{ $labels.scope }}, database {{ $labels.database }}) lost their lock: outcome in doubt"),
 		{WorkflowProcessedJobTaskOpen, Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
 			topicWhere + "jobs recorded as processed (activity {{ $labels.activity_id }}, database {{ $labels.database }}), their tasks still open"},
-		{WorkflowDuplicatePreventionSpike, Info, GroupIdempotency, DashboardIdempotency, scopeLane,
-			scopeWhere + "duplicates absorbed rise above their baseline"},
+		scope.alert(WorkflowDuplicatePreventionSpike, Info, "duplicates absorbed rise above their baseline"),
 
-		{CamundaExternalTaskRetriesExhausted, Warning, GroupCamunda, DashboardExternalTask, topicLane,
-			topicWhere + "tasks out of retries wait for an operator"},
-		{CamundaExternalTaskLockExpirations, Warning, GroupCamunda, DashboardExternalTask, topicLane,
-			topicWhere + "task locks lapse before the workers finish"},
-		{CamundaExternalTaskDuplicateExecution, Info, GroupCamunda, DashboardExternalTask, topicLane,
-			topicWhere + "tasks ran again after their locks lapsed"},
-		{CamundaExternalTaskRetryStorm, Warning, GroupCamunda, DashboardExternalTask, topicLane,
-			topicWhere + "workers fail most tasks and the retries come back"},
-		{CamundaExternalTaskBacklogStalled, Critical, GroupCamunda, DashboardExternalTask, topicLane,
-			topicWhere + "tasks wait and no worker completes or fails any"},
+		topic.alert(CamundaExternalTaskRetriesExhausted, Warning, "tasks out of retries wait for an operator"),
+		topic.alert(CamundaExternalTaskLockExpirations, Warning, "task locks lapse before the workers finish"),
+		topic.alert(CamundaExternalTaskDuplicateExecution, Info, "tasks ran again after their locks lapsed"),
+		topic.alert(CamundaExternalTaskRetryStorm, Warning, "workers fail most tasks and the retries come back"),
+		topic.alert(CamundaExternalTaskBacklogStalled, Critical, "tasks wait and no worker completes or fails any"),
 		{CamundaIncidentsOpen, Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "process_definition_key", "activity_id", "incident_type"},
-			"Engine {{ $labels.engine }}: {{ $labels.incident_type }} incidents open at {{ $labels.process_definition_key }}/{{ $labels.activity_id }}"},
-		{CamundaExternalTaskLockHeldTooLong, Warning, GroupCamunda, DashboardExternalTask, topicLane,
-			topicWhere + "a worker has held a task's lock far longer than normal"},
+			engineWhere + "{{ $labels.incident_type }} incidents open at {{ $labels.process_definition_key }}/{{ $labels.activity_id }}"},
+		topic.alert(CamundaExternalTaskLockHeldTooLong, Warning, "a worker has held a task's lock far longer than normal"),
 		{CamundaExternalTaskWorkerSilent, Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "topic", "worker_id"},
 			topicWhere + "worker {{ $labels.worker_id }} holds locks and finishes nothing"},
 
-		{CamundaJobExecutorStalled, Critical, GroupCamundaJobs, DashboardExternalTask, []string{"engine"},
-			"Engine {{ $labels.engine }}: async jobs are due and the job executor runs none"},
+		{CamundaJobExecutorStalled, Critical, GroupCamundaJobs, DashboardExternalTask, engineLane,
+			engineWhere + "async jobs are due and the job executor runs none"},
 
-		{CamundaHistoryCleanupFailing, Warning, GroupCamundaHistory, DashboardExternalTask, []string{"engine"},
-			"Engine {{ $labels.engine }}: history cleanup jobs fail"},
-		{CamundaHistoryCleanupBehind, Warning, GroupCamundaHistory, DashboardExternalTask, []string{"engine"},
-			"Engine {{ $labels.engine }}: history cleanup does not keep up, the history grows"},
+		history.alert(CamundaHistoryCleanupFailing, Warning, "history cleanup jobs fail"),
+		history.alert(CamundaHistoryCleanupBehind, Warning, "history cleanup does not keep up, the history grows"),
 
-		{WorkflowExporterSourceDown, Critical, GroupExporter, DashboardExporter, sourceLane,
-			"The exporter cannot read " + sourceWhere + ": the alerts on it are blind"},
-		{WorkflowExporterCollectorDown, Warning, GroupExporter, DashboardExporter, sourceLane,
-			"The exporter cannot read " + sourceWhere + ": no paging alert reads it, its series are missing"},
+		source.alert(WorkflowExporterSourceDown, Critical, "the alerts on it are blind"),
+		source.alert(WorkflowExporterCollectorDown, Warning, "no paging alert reads it, its series are missing"),
 		{WorkflowExporterDown, Critical, GroupExporter, DashboardExporter, []string{"job", "instance"},
 			"Prometheus cannot scrape the workflow exporter{{ with $labels.instance }} {{ . }}{{ end }}: every workflow alert is blind"},
-		{WorkflowExporterTasksUnwatched, Warning, GroupExporter, DashboardExporter, []string{"engine"},
-			"Engine {{ $labels.engine }}: in-flight external tasks beyond the exporter's lists go unwatched"},
-		{WorkflowExporterHistoryReadsCut, Warning, GroupExporter, DashboardExporter, []string{"engine"},
-			"Engine {{ $labels.engine }}: the exporter reads less history than is written, failures and completions are undercounted"},
+		exporterEngine.alert(WorkflowExporterTasksUnwatched, Warning, "in-flight external tasks beyond the exporter's lists go unwatched"),
+		exporterEngine.alert(WorkflowExporterHistoryReadsCut, Warning, "the exporter reads less history than is written, failures and completions are undercounted"),
 		{WorkflowExporterLabelValuesFolded, Warning, GroupExporter, DashboardExporter, []string{"metric"},
 			"Metric {{ $labels.metric }}: label values fold into \"other\", per-label alerts undercount"},
 		{WorkflowExporterWatchdog, None, GroupExporter, "", nil,

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,22 +9,17 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-// File is a Prometheus rule file.
-type File struct {
-	Groups []Group `yaml:"groups"`
-}
+// File is a Prometheus rule file of alerting rules.
+type File = rulefile.File[Rule]
 
 // Group is a rule group.
-type Group struct {
-	Name  string `yaml:"name"`
-	Rules []Rule `yaml:"rules"`
-}
+type Group = rulefile.Group[Rule]
 
 // Rule is one alerting rule. Field order is the order in the YAML.
 type Rule struct {
@@ -265,24 +259,11 @@ func RenderFrom(c Config, source string) ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return encode(header("render rules", source), Build(c))
+	return rulefile.Encode(header("render rules", source), Build(c))
 }
 
 // ObjectMeta names a PrometheusRule.
-type ObjectMeta struct {
-	Name      string            `yaml:"name"`
-	Namespace string            `yaml:"namespace,omitempty"`
-	Labels    map[string]string `yaml:"labels,omitempty"`
-}
-
-// prometheusRule is the prometheus-operator's PrometheusRule resource; its
-// spec is the rule file's content.
-type prometheusRule struct {
-	APIVersion string     `yaml:"apiVersion"`
-	Kind       string     `yaml:"kind"`
-	Metadata   ObjectMeta `yaml:"metadata"`
-	Spec       File       `yaml:"spec"`
-}
+type ObjectMeta = rulefile.ObjectMeta
 
 // RenderPrometheusRule returns the rules as a PrometheusRule manifest for
 // the Prometheus Operator: the same groups as RenderFrom, under spec.
@@ -290,29 +271,7 @@ func RenderPrometheusRule(c Config, source string, m ObjectMeta) ([]byte, error)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if m.Name == "" {
-		return nil, fmt.Errorf("PrometheusRule: the name must not be empty")
-	}
-	return encode(header("render rules --format prometheusrule", source), prometheusRule{
-		APIVersion: "monitoring.coreos.com/v1",
-		Kind:       "PrometheusRule",
-		Metadata:   m,
-		Spec:       Build(c),
-	})
-}
-
-func encode(head string, v any) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(head)
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return rulefile.EncodePrometheusRule(header("render rules --format prometheusrule", source), m, Build(c))
 }
 
 func (b builder) outbox() []Rule {

@@ -21,11 +21,11 @@ package slo
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -284,7 +284,7 @@ func (c *Config) validate(b Buckets, lineOf func(key string) int) error {
 }
 
 func checkLabels(labels map[string]string, key string, add func(string, string, ...any)) {
-	for _, k := range slices.Sorted(mapKeys(labels)) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if !labelRE.MatchString(k) || k == "slo" || k == "severity" || k == "__name__" {
 			add(key, "label %q is not a label name a rule may set (slo and severity are the generator's)", k)
 		}
@@ -347,19 +347,9 @@ func metricOf(name string, t catalog.Type, key string, add func(string, string, 
 
 // checkMatchers requires every matcher's label to be one of the metric's.
 func checkMatchers(matchers map[string]string, m catalog.Metric, key string, add func(string, string, ...any)) {
-	for _, k := range slices.Sorted(mapKeys(matchers)) {
+	for _, k := range slices.Sorted(maps.Keys(matchers)) {
 		if !slices.Contains(m.Labels, k) {
 			add(key, "%s has no label %q (its labels: %s)", m.Name, k, strings.Join(m.Labels, ", "))
-		}
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }
@@ -377,15 +367,12 @@ func camel(s string) string {
 func sortedLabels(ms ...map[string]string) [][2]string {
 	all := map[string]string{}
 	for _, m := range ms {
-		for k, v := range m {
-			all[k] = v
-		}
+		maps.Copy(all, m)
 	}
 	out := make([][2]string, 0, len(all))
-	for k, v := range all {
-		out = append(out, [2]string{k, v})
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		out = append(out, [2]string{k, all[k]})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
 }
 

@@ -4,7 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,12 +33,7 @@ func BenchmarkHistoryCount(b *testing.B) {
 			b.Skipf("the Camunda engine jar (built by the test engines, make deps): %v", err)
 		}
 		defer zr.Close()
-		f, err := zr.Open("org/camunda/bpm/engine/db/create/activiti.postgres.create." + name + ".sql")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		s, err := io.ReadAll(f)
+		s, err := fs.ReadFile(zr, "org/camunda/bpm/engine/db/create/activiti.postgres.create."+name+".sql")
 		if err != nil {
 			b.Fatal(err)
 		}

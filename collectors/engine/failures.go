@@ -112,15 +112,20 @@ func (g failureGroups) observe(f failure) {
 	if f.ts.Before(fg.first) {
 		fg.first = f.ts
 	}
-	// The latest failure is the example; of two at the same instant the
-	// greater id, so that the order a reader returns them in (the REST
-	// API sorts by time alone) does not matter.
-	if fg.example == "" || f.ts.After(fg.last) || f.ts.Equal(fg.last) && f.id > fg.example {
+	if fg.example == "" || replacesExample(f.ts, f.id, fg.last, fg.example) {
 		fg.last, fg.example, fg.exampleProcess = f.ts, f.id, f.process
 	}
 	if _, ok := fg.workers[f.worker]; f.worker != "" && !ok && len(fg.workers) < maxGroupWorkers {
 		fg.workers[f.worker] = struct{}{}
 	}
+}
+
+// replacesExample: an entry at ts with id replaces a group's example, the
+// entry at last with id example. The latest is the example; of two at the
+// same instant the greater id, so that the order a reader returns them in
+// (the REST API sorts by time alone) does not matter.
+func replacesExample(ts time.Time, id string, last time.Time, example string) bool {
+	return ts.After(last) || ts.Equal(last) && id > example
 }
 
 // metrics are one counter per label and signature, with labels (the
@@ -192,9 +197,7 @@ func incidentGroups(kind, engine string, incs []incidentMessage, limit int, part
 			order = append(order, gk)
 		}
 		it.Count++
-		// The newest is the example; of two at one instant the greater
-		// process instance id, whatever order the reader returned them in.
-		if it.LastSeen == nil || in.ts.After(*it.LastSeen) || in.ts.Equal(*it.LastSeen) && in.pi > it.ProcessInstanceID {
+		if it.LastSeen == nil || replacesExample(in.ts, in.pi, *it.LastSeen, it.ProcessInstanceID) {
 			last := in.ts.UTC()
 			it.LastSeen, it.ProcessInstanceID = &last, in.pi
 		}

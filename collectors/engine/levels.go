@@ -227,34 +227,52 @@ type SupportGroup struct {
 	Metrics []string `json:"metrics"`
 }
 
+// levelSource is where a metric's values come from, as its support at
+// none, activity, audit and full: the source decides all four, so the
+// metrics read from one source share its row.
+type levelSource [4]Support
+
+// of is the source's support for one metric; why says where its values
+// come from below full.
+func (src levelSource) of(metric, why string) LevelSupport {
+	return LevelSupport{Metric: metric, None: src[0], Activity: src[1], Audit: src[2], Full: src[3], Why: why}
+}
+
 // HistoryLevelSupport is, for every metric whose source depends on the
 // history level, what each level lets the exporter report: the table of
 // docs/camunda-states.md ("History levels") and of `workflow-exporter check`.
 func HistoryLevelSupport() []LevelSupport {
+	var (
+		// instances: the process and activity instance history, written
+		// from level activity on.
+		instances = levelSource{Absent, Exact, Exact, Exact}
+		// logs: the external task log and the job log, written at full only.
+		logs = levelSource{Absent, Absent, Absent, Exact}
+		// observedBelowFull: what the collections observe, exact from the
+		// external task log at full.
+		observedBelowFull = levelSource{LowerBound, LowerBound, LowerBound, Exact}
+		// observed: what the collections observe, at every level.
+		observed = levelSource{LowerBound, LowerBound, LowerBound, LowerBound}
+	)
+	const (
+		jobLog             = "the job log is written at full only"
+		asFinishedInstance = "as finished process instances"
+	)
 	return []LevelSupport{
-		{catalog.CamundaExternalTaskCompletions, Absent, Exact, Exact, Exact,
-			"the external activity instances that ended normally (activity instance history)"},
-		{catalog.CamundaExternalTaskBpmnErrors, Absent, Exact, Exact, Exact,
-			"the external activity instances that completed their scope or were canceled by a caught error"},
-		{catalog.CamundaExternalTaskDuration, Absent, Exact, Exact, Exact,
-			"start to end of the external activity instances that ended normally"},
-		{catalog.CamundaExternalTaskFailures, LowerBound, LowerBound, LowerBound, Exact,
-			"listed tasks seen with other retries or another error message than at the previous collection"},
-		{catalog.CamundaExternalTaskFailuresByError, Absent, Absent, Absent, Exact,
-			"the error messages are in the external task log only"},
-		{catalog.CamundaExternalTasksEnded, LowerBound, LowerBound, LowerBound, LowerBound,
-			"open tasks seen and then gone; needs no history"},
-		{catalog.CamundaExternalTaskLockExpirations, LowerBound, LowerBound, LowerBound, LowerBound,
-			"without the log, a lapse only the log shows (another worker completing or failing the task) is not counted"},
-		{catalog.CamundaExternalTaskRedeliveries, LowerBound, LowerBound, LowerBound, LowerBound,
-			"as lock expirations"},
-		{catalog.CamundaExternalTaskWorkerIdle, Absent, Absent, Absent, Exact,
-			"activity instances do not name the worker"},
-		{catalog.CamundaJobFailures, Absent, Absent, Absent, Exact, "the job log is written at full only"},
-		{catalog.CamundaJobFailuresByError, Absent, Absent, Absent, Exact, "the job log is written at full only"},
-		{catalog.CamundaHistoryFinished, Absent, Exact, Exact, Exact, "process instance history is written from level activity on"},
-		{catalog.CamundaHistoryCleanable, Absent, Exact, Exact, Exact, "as finished process instances"},
-		{catalog.CamundaHistoryWithoutTTL, Absent, Exact, Exact, Exact, "as finished process instances"},
-		{catalog.CamundaJobSuccesses, Absent, Absent, Absent, Exact, "the job log is written at full only"},
+		instances.of(catalog.CamundaExternalTaskCompletions, "the external activity instances that ended normally (activity instance history)"),
+		instances.of(catalog.CamundaExternalTaskBpmnErrors, "the external activity instances that completed their scope or were canceled by a caught error"),
+		instances.of(catalog.CamundaExternalTaskDuration, "start to end of the external activity instances that ended normally"),
+		observedBelowFull.of(catalog.CamundaExternalTaskFailures, "listed tasks seen with other retries or another error message than at the previous collection"),
+		logs.of(catalog.CamundaExternalTaskFailuresByError, "the error messages are in the external task log only"),
+		observed.of(catalog.CamundaExternalTasksEnded, "open tasks seen and then gone; needs no history"),
+		observed.of(catalog.CamundaExternalTaskLockExpirations, "without the log, a lapse only the log shows (another worker completing or failing the task) is not counted"),
+		observed.of(catalog.CamundaExternalTaskRedeliveries, "as lock expirations"),
+		logs.of(catalog.CamundaExternalTaskWorkerIdle, "activity instances do not name the worker"),
+		logs.of(catalog.CamundaJobFailures, jobLog),
+		logs.of(catalog.CamundaJobFailuresByError, jobLog),
+		instances.of(catalog.CamundaHistoryFinished, "process instance history is written from level activity on"),
+		instances.of(catalog.CamundaHistoryCleanable, asFinishedInstance),
+		instances.of(catalog.CamundaHistoryWithoutTTL, asFinishedInstance),
+		logs.of(catalog.CamundaJobSuccesses, jobLog),
 	}
 }

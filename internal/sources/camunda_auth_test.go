@@ -46,12 +46,7 @@ func engineBasicAuth(t *testing.T, e *camundatest.Engine) {
 	key := camundatest.UniqueName(t.Name())
 	topic := key + ".topic"
 	c := e.Client()
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	startTasks(t, ctx, c, key, topic, 1)
 	secrets := []string{enginePassword, wrongPassword,
 		base64.StdEncoding.EncodeToString([]byte(engineUser + ":" + enginePassword)),
 		base64.StdEncoding.EncodeToString([]byte(engineUser + ":" + wrongPassword))}

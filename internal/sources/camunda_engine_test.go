@@ -287,6 +287,21 @@ func (u engineUnderTest) databaseConfig() string {
 	return fmt.Sprintf("    database:\n      dsn: %s\n      time_zone: %s\n", u.dbURL, u.tzName)
 }
 
+// startTasks deploys the external task process of key on topic
+// (camundatest.ExternalTaskProcess) and starts n instances of it: n open
+// tasks on topic.
+func startTasks(t *testing.T, ctx context.Context, c *camundatest.Client, key, topic string, n int) {
+	t.Helper()
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) []byte) *scenario {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

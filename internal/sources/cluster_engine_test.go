@@ -75,14 +75,7 @@ func TestCamundaCluster(t *testing.T) {
 	c := nodeA.Client()
 	key := camundatest.UniqueName(t.Name())
 	topic := key + ".topic"
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	startTasks(t, ctx, c, key, topic, 3)
 	creds := credentialsConfig(t, enginePassword)
 	rest := newCamundaExporter(t, camundaConfig(lb, topic, creds))
 	db := newCamundaExporter(t, camundaConfig(lb, topic, creds+engineUnderTest{dbURL: dbURL, tzName: engineTimeZone}.databaseConfig()))

@@ -32,14 +32,7 @@ func TestCamundaPermissions(t *testing.T) {
 	admin := e.Client()
 	key := camundatest.UniqueName(t.Name())
 	topic := key + ".topic"
-	if _, err := admin.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := admin.StartProcess(ctx, key, "", nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	startTasks(t, ctx, admin, key, topic, 3)
 	// The monitoring user: READ on every process definition and process
 	// instance, no READ_HISTORY.
 	const user, password = "monitor", "Mon1tor-s3cret"

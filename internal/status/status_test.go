@@ -17,24 +17,20 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-var t0 = time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
-
-func at(sec float64) *time.Time {
-	t := t0.Add(time.Duration(sec * float64(time.Second)))
-	return &t
-}
+// t0 is the tests' clock (testkit.At counts from it).
+var t0 = testkit.Epoch()
 
 // twoSources are an engine and a database whose lists include a join with
 // the engine.
 func twoSources(engineUp bool) []Snapshot {
 	engineLists := []collectors.List{{Kind: vocab.KindLockExpired, Engine: "main", Source: collectors.SourceRef{Kind: "camunda", Name: "main"}, Total: 1,
-		Items: []collectors.Item{{Engine: "main", ExternalTaskID: "t1", Since: at(-60), AgeSeconds: 60}}}}
+		Items: []collectors.Item{{Engine: "main", ExternalTaskID: "t1", Since: testkit.At(-60), AgeSeconds: 60}}}}
 	return []Snapshot{
 		{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: true, LastSuccess: t0,
 			Lists: []collectors.List{
 				{Kind: vocab.KindOutboxPending, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders", Table: "event_outbox", Total: 0},
 				{Kind: vocab.KindInDoubt, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders", Table: "workflow_idempotency_record", Engine: "main", Total: 1,
-					Items: []collectors.Item{{Engine: "main", ExternalTaskID: "t1", IdempotencyKey: "k1", Since: at(-120), AgeSeconds: 120}}},
+					Items: []collectors.Item{{Engine: "main", ExternalTaskID: "t1", IdempotencyKey: "k1", Since: testkit.At(-120), AgeSeconds: 120}}},
 			}},
 		{Kind: "camunda", Name: "main", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: engineUp,
 			Failures: map[bool][]Failure{false: {{Collector: "connect", Class: "connection refused"}}}[engineUp],
@@ -114,8 +110,8 @@ func TestRenderedPage(t *testing.T) {
 	snaps := twoSources(false)
 	snaps[0].Lists = append(snaps[0].Lists, collectors.List{Kind: vocab.KindUnknownOutcome, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders",
 		Table: "workflow_idempotency_record", Total: 5, Items: []collectors.Item{
-			{Scope: "ORDER", IdempotencyKey: `<script>alert(1)</script>`, Status: "UNKNOWN_OUTCOME", Since: at(-3600), AgeSeconds: 3600},
-			{Scope: "ORDER", IdempotencyKey: "k-2", Status: "UNKNOWN_OUTCOME", Since: at(-60), AgeSeconds: 60},
+			{Scope: "ORDER", IdempotencyKey: `<script>alert(1)</script>`, Status: "UNKNOWN_OUTCOME", Since: testkit.At(-3600), AgeSeconds: 3600},
+			{Scope: "ORDER", IdempotencyKey: "k-2", Status: "UNKNOWN_OUTCOME", Since: testkit.At(-60), AgeSeconds: 60},
 		}})
 	snaps[0].Lists[1].Items = nil // in doubt: never shown with the engine down anyway
 	r := Build(snaps, Options{MaxItems: 2}, t0.Add(90*time.Second))
@@ -231,7 +227,7 @@ func TestPageGroupsAListWithAFewExamplesEach(t *testing.T) {
 			scope = "QUOTE"
 		}
 		items = append(items, collectors.Item{Scope: scope, IdempotencyKey: "k-" + string(rune('a'+i)), Status: "UNKNOWN_OUTCOME",
-			Since: at(-float64(3600 - 60*i)), AgeSeconds: float64(3600 - 60*i)})
+			Since: testkit.At(-float64(3600 - 60*i)), AgeSeconds: float64(3600 - 60*i)})
 	}
 	snaps := []Snapshot{{Kind: "database", Name: "orders", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: true, LastSuccess: t0,
 		Lists: []collectors.List{{Kind: vocab.KindUnknownOutcome, Source: collectors.SourceRef{Kind: "database", Name: "orders"}, Database: "orders",

@@ -106,6 +106,20 @@ func keys(m map[string]string) []string {
 	return ks
 }
 
+// markdownTable is a Markdown table: the header row, its rule, and one line
+// per row, the cells as given.
+func markdownTable(header []string, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|" + strings.Repeat("---|", len(header)) + "\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// code is a cell's text as inline code.
+func code(s string) string { return "`" + s + "`" }
+
 func metricTable() string {
 	var b strings.Builder
 	groups := []struct {
@@ -117,21 +131,19 @@ func metricTable() string {
 		{catalog.SourceExporter, "The exporter itself (plus the standard go_* and process_* metrics)"},
 	}
 	for _, g := range groups {
-		fmt.Fprintf(&b, "\n**%s**\n\n| metric | type | labels | meaning |\n|---|---|---|---|\n", g.title)
+		var rows [][]string
 		for _, m := range catalog.All() {
-			if m.Source != g.src {
-				continue
+			if m.Source == g.src {
+				rows = append(rows, []string{code(m.Name), string(m.Type), strings.Join(m.Labels, ", "), strings.ReplaceAll(m.Help, "|", "\\|")})
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Name, m.Type, strings.Join(m.Labels, ", "), strings.ReplaceAll(m.Help, "|", "\\|"))
 		}
+		b.WriteString("\n**" + g.title + "**\n\n" + markdownTable([]string{"metric", "type", "labels", "meaning"}, rows))
 	}
-	b.WriteString("\n")
-	return b.String()
+	return b.String() + "\n"
 }
 
 func indexTable() string {
-	var b strings.Builder
-	b.WriteString("\n| table | index | why |\n|---|---|---|\n")
+	var rows [][]string
 	for _, r := range sources.DefaultRequirements() {
 		for _, ix := range r.Indexes {
 			cols := strings.Join(ix.Columns, ", ")
@@ -146,22 +158,19 @@ func indexTable() string {
 			case ix.Requires != "":
 				why += " (created by 002 with the column it needs)"
 			}
-			fmt.Fprintf(&b, "| `%s` | `%s (%s)%s` | %s |\n", r.Table, ix.Name, cols, where, why)
+			rows = append(rows, []string{code(r.Table), code(ix.Name + " (" + cols + ")" + where), why})
 		}
 	}
-	b.WriteString("\n")
-	return b.String()
+	return "\n" + markdownTable([]string{"table", "index", "why"}, rows) + "\n"
 }
 
 // historyLevelTable is, per metric whose source depends on the engine's
 // history level, what each level lets the exporter report
 // (engine.HistoryLevelSupport, also what check and the status page say).
 func historyLevelTable() string {
-	var b strings.Builder
-	b.WriteString("\n| metric | none | activity | audit | full | below full |\n|---|---|---|---|---|---|\n")
+	var rows [][]string
 	for _, s := range engine.HistoryLevelSupport() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", s.Metric, s.None, s.Activity, s.Audit, s.Full, s.Why)
+		rows = append(rows, []string{code(s.Metric), string(s.None), string(s.Activity), string(s.Audit), string(s.Full), s.Why})
 	}
-	b.WriteString("\n")
-	return b.String()
+	return "\n" + markdownTable([]string{"metric", "none", "activity", "audit", "full", "below full"}, rows) + "\n"
 }

@@ -2,6 +2,7 @@ package benchcamunda
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,19 +49,17 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	fmt.Fprintf(w, "run time: %s in all (engine start %s); per contender and size: the median wall time of %d timed collections, CPU their sum / %d; before them at least %d untimed rounds, more (at most %d) while the engine's JIT compiler took over %.0f%% of its CPU in a round\n\n",
 		total.Round(time.Second), e.engine.StartupTime.Round(time.Second), *samplesFlag, *samplesFlag, *warmupFlag, *maxWarmupFlag, jitSettled*100)
 
-	fmt.Fprintln(w, "Workload (the same per-topic mix at every size):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| size | topics | open tasks | suspended topics | history rows | act_hi_ext_task_log MB | open incidents | built in |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	tableHead(w, "Workload (the same per-topic mix at every size):",
+		"| size | topics | open tasks | suspended topics | history rows | act_hi_ext_task_log MB | open incidents | built in |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range sizes {
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %.0f | %d | %s |\n", s.name, s.topics, s.open, s.topics/suspendEvery,
 			s.history, s.historyMB, s.incidents, s.built.Round(100*time.Millisecond))
 	}
 	fmt.Fprintln(w)
 	states := []string{"waiting", "locked", "retry_backoff", "lock_expired", "retries_exhausted", "suspended"}
-	fmt.Fprintln(w, "camunda_external_tasks of the REST mode's last collection, summed over topics:")
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| size | %s | sum |\n|---|%s---:|\n", strings.Join(states, " | "), strings.Repeat("---:|", len(states)))
+	tableHead(w, "camunda_external_tasks of the REST mode's last collection, summed over topics:",
+		"| size | "+strings.Join(states, " | ")+" | sum |", "|---|"+strings.Repeat("---:|", len(states))+"---:|")
 	for _, s := range sizes {
 		var sum float64
 		fmt.Fprintf(w, "| %s |", s.name)
@@ -72,10 +71,9 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintln(w, "Per collection (engine CPU: the engine's JVM; DB CPU: the PostgreSQL server, all its processes; client CPU: the Go process, i.e. the exporter's collector or the baseline's client, plus the counting proxy; x: the list-everything baseline's figure divided by this one, wall time and engine+DB CPU):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| size | contender | wall ms (median) | wall ms (min-max) | HTTP requests | engine CPU ms | of which JIT / GC | DB CPU ms | engine+DB CPU ms | client CPU ms | wall x | CPU x | counts vs engine tables |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	tableHead(w, "Per collection (engine CPU: the engine's JVM; DB CPU: the PostgreSQL server, all its processes; client CPU: the Go process, i.e. the exporter's collector or the baseline's client, plus the counting proxy; x: the list-everything baseline's figure divided by this one, wall time and engine+DB CPU):",
+		"| size | contender | wall ms (median) | wall ms (min-max) | HTTP requests | engine CPU ms | of which JIT / GC | DB CPU ms | engine+DB CPU ms | client CPU ms | wall x | CPU x | counts vs engine tables |",
+		"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, s := range sizes {
 		base := s.results[listAll]
 		bw, bc := ms(base.medianWall()), ms(base.perCollection().jvm+base.perCollection().db)
@@ -89,10 +87,9 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Warm-up rounds, machine load while measuring each size, and the engine's and server's idle consumption over 5 s before (background in the CPU columns):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| size | warm-up rounds | load average before | load average after | idle engine CPU ms/s | idle DB CPU ms/s |")
-	fmt.Fprintln(w, "|---|---:|---|---|---:|---:|")
+	tableHead(w, "Warm-up rounds, machine load while measuring each size, and the engine's and server's idle consumption over 5 s before (background in the CPU columns):",
+		"| size | warm-up rounds | load average before | load average after | idle engine CPU ms/s | idle DB CPU ms/s |",
+		"|---|---:|---|---|---:|---:|")
 	for _, s := range sizes {
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %.1f | %.1f |\n", s.name, s.warmups, s.load[0], s.load[1], ms(s.idle.jvm), ms(s.idle.db))
 	}
@@ -103,15 +100,12 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 		by[s.name] = s
 	}
 	growth := func(title, from string, to ...string) {
-		fmt.Fprintln(w, title)
-		fmt.Fprintln(w)
 		head, line := "| contender |", "|---|"
 		for _, t := range to {
 			head += fmt.Sprintf(" wall %s/%s | CPU %s/%s | requests %s/%s |", t, from, t, from, t, from)
 			line += "---:|---:|---:|"
 		}
-		fmt.Fprintln(w, head)
-		fmt.Fprintln(w, line)
+		tableHead(w, title, head, line)
 		for _, name := range []string{restMode, databaseMode, listAll, physical} {
 			a := by[from].results[name]
 			fmt.Fprintf(w, "| %s |", name)
@@ -129,8 +123,6 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	growth(fmt.Sprintf("Growth with the history, B to C (history %d to %d rows, the same open tasks), without and with the index on timestamp_; \"B again\" is B measured once more at the end (drift):",
 		by["B"].history, by["C"].history), "B", "C", "C+index", "B again")
 
-	fmt.Fprintln(w, "REST mode's requests per path (the last timed collection):")
-	fmt.Fprintln(w)
 	var paths []string
 	seen := map[string]bool{}
 	for _, s := range sizes {
@@ -142,11 +134,11 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 		}
 	}
 	sort.Strings(paths)
-	fmt.Fprint(w, "| path |")
+	head := "| path |"
 	for _, s := range sizes {
-		fmt.Fprintf(w, " %s |", s.name)
+		head += " " + s.name + " |"
 	}
-	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---:|", len(sizes)))
+	tableHead(w, "REST mode's requests per path (the last timed collection):", head, "|---|"+strings.Repeat("---:|", len(sizes)))
 	for _, p := range paths {
 		fmt.Fprintf(w, "| `%s` |", p)
 		for _, s := range sizes {
@@ -156,9 +148,9 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintf(w, "Items per count request (size B, straight to the engine, one request at a time; %d rounds of one count per topic and 10 pages per list shape, after one untimed round). items per count = 1000 x count's cost / (page's cost - count's cost): listing that many tasks costs as much as one count; the collector assumes 50 (engine.ItemsPerCountRequest):\n\n", *ipcFlag)
-	fmt.Fprintln(w, "| request | n | wall ms | engine CPU ms | DB CPU ms | engine+DB CPU ms | items per count (CPU) | items per count (wall) |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	tableHead(w, fmt.Sprintf("Items per count request (size B, straight to the engine, one request at a time; %d rounds of one count per topic and 10 pages per list shape, after one untimed round). items per count = 1000 x count's cost / (page's cost - count's cost): listing that many tasks costs as much as one count; the collector assumes 50 (engine.ItemsPerCountRequest):", *ipcFlag),
+		"| request | n | wall ms | engine CPU ms | DB CPU ms | engine+DB CPU ms | items per count (CPU) | items per count (wall) |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|")
 	count := ipc[0]
 	cc, cw := ms(count.cpu.jvm+count.cpu.db), ms(count.wall)
 	for _, r := range ipc {
@@ -171,10 +163,9 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintln(w, "Targets of the issue:")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| target | measured | |")
-	fmt.Fprintln(w, "|---|---:|---|")
+	tableHead(w, "Targets of the issue:",
+		"| target | measured | |",
+		"|---|---:|---|")
 	for _, b := range []string{"B", "B again"} {
 		rb := by[b].results[restMode]
 		bCPU := rb.perCollection().jvm + rb.perCollection().db
@@ -205,6 +196,15 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// tableHead writes the start of a table of the report: its caption, a blank
+// line, the header row and the row of alignments under it.
+func tableHead(w io.Writer, caption, header, rule string) {
+	fmt.Fprintln(w, caption)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, header)
+	fmt.Fprintln(w, rule)
 }
 
 func itemsPerCount(items int, count, page float64) string {

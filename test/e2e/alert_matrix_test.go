@@ -358,15 +358,7 @@ databases:
 
 	// Phase 1: every lane fault at once, each on its own lane.
 	injected := map[string]time.Time{}
-	for _, c := range laneCases {
-		if c.fault == "" {
-			continue
-		}
-		if err := s.Inject(ctx, c.fault, c.target); err != nil {
-			t.Fatal(err)
-		}
-		injected[c.target] = time.Now()
-	}
+	injectFaults(ctx, t, s, laneCases, injected)
 	eachStack(t, "lane-faults", stacks, func(t *testing.T, a *promtest.Alerting) {
 		r := runs[a]
 		maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, laneCases, injected, 4*time.Minute))
@@ -386,12 +378,7 @@ databases:
 
 	// Phase 2: the exporter loses a database and the engine. Each outage is
 	// one page; it may mute every lane of its source, by design.
-	for _, c := range exporterCases {
-		if err := s.Inject(ctx, c.fault, c.target); err != nil {
-			t.Fatal(err)
-		}
-		injected[c.target] = time.Now()
-	}
+	injectFaults(ctx, t, s, exporterCases, injected)
 	eachStack(t, "exporter-faults", stacks, func(t *testing.T, a *promtest.Alerting) {
 		r := runs[a]
 		maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, exporterCases, injected, 3*time.Minute))
@@ -453,6 +440,22 @@ databases:
 	}
 	if t.Failed() {
 		t.Logf("simulator log:\n%s", simLog.String())
+	}
+}
+
+// injectFaults injects the fault of every case that has one and notes
+// when, by target, in injected: the start of each case's wait for its
+// notification.
+func injectFaults(ctx context.Context, t *testing.T, s *sim.Simulator, cases []matrixCase, injected map[string]time.Time) {
+	t.Helper()
+	for _, c := range cases {
+		if c.fault == "" {
+			continue
+		}
+		if err := s.Inject(ctx, c.fault, c.target); err != nil {
+			t.Fatal(err)
+		}
+		injected[c.target] = time.Now()
 	}
 }
 

@@ -4,7 +4,8 @@
 // harnesses (Main), a cached build of a main package
 // (GoBuild), a child process serving HTTP (StartServer), a concurrency-safe
 // log buffer, free ports, the repository root, a throwaway CA, file locks,
-// and gathering a collector's metrics. It imports nothing of the exporter,
+// gathering a collector's metrics, and the unit tests' fixed clock (Epoch,
+// At). It imports nothing of the exporter,
 // so any package's tests may use it.
 package testkit
 
