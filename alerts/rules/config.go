@@ -220,6 +220,10 @@ type CamundaConfig struct {
 // ExporterConfig tunes the alerts on the exporter itself.
 type ExporterConfig struct {
 	SourceDownFor model.Duration `yaml:"source_down_for"`
+	// StaleAfter: a source whose last fully successful collection is this
+	// old while its snapshot still says up (a collection that hangs)
+	// counts as down.
+	StaleAfter model.Duration `yaml:"stale_after"`
 	// CollectorDownFor: a collector no paging alert reads fails this long.
 	CollectorDownFor model.Duration `yaml:"collector_down_for"`
 	DownFor          model.Duration `yaml:"down_for"`
@@ -347,6 +351,7 @@ func DefaultThresholds() Thresholds {
 		},
 		Exporter: ExporterConfig{
 			SourceDownFor:           d("5m"),
+			StaleAfter:              d("10m"),
 			CollectorDownFor:        d("15m"),
 			DownFor:                 d("5m"),
 			UnwatchedTasksFor:       d("15m"),
@@ -417,6 +422,7 @@ func (c Thresholds) validate() error {
 		"camunda.history_cleanup_behind_window": c.Camunda.HistoryCleanupBehindWindow,
 		"exporter.history_reads_cut_window":     c.Exporter.HistoryReadsCutWindow,
 		"exporter.label_values_folded_window":   c.Exporter.LabelValuesFoldedWindow,
+		"exporter.stale_after":                  c.Exporter.StaleAfter,
 	}
 	if c.Exporter.MinInterval <= 0 {
 		return fmt.Errorf("exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")

@@ -545,6 +545,15 @@ or
 label_replace(%[3]s == 0 unless ignoring (collector) %[4]s == 0, "engine", "$1", "name", "(.*)")`,
 			collectorUp(catalog.SourceDatabase, which), sourceUp(catalog.SourceDatabase), collectorUp(catalog.SourceCamunda, which), sourceUp(catalog.SourceCamunda))
 	}
+	// stale: a source whose snapshot still says up, every collector up,
+	// while its last fully successful collection is older than
+	// stale_after: a collection that hangs (the exporter serves the last
+	// snapshot meanwhile), which would otherwise read as all clear.
+	stale := func(src catalog.Source, lane string) string {
+		return fmt.Sprintf(`label_replace(time() - %[1]s > %[2]s unless on (job, instance, source, name) %[3]s == 0 unless on (job, instance, source, name) %[4]s == 0, "%[5]s", "$1", "name", "(.*)")`,
+			b.sel(catalog.ExporterLastSuccessfulCollect, `source="`+string(src)+`"`), secs(e.StaleAfter),
+			sourceUp(src), b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`), lane)
+	}
 	up := b.sel(targetUp)
 	cutWindow, foldWindow := dur(e.HistoryReadsCutWindow), dur(e.LabelValuesFoldedWindow)
 	return []Rule{
@@ -554,8 +563,12 @@ or
 label_replace(%[2]s == 0, "engine", "$1", "name", "(.*)")
 or
 %[3]s
-`, sourceUp(catalog.SourceDatabase), sourceUp(catalog.SourceCamunda), down(behindPages)),
-			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent and the alerts on them, paging ones among them, stay silent. This is not all clear."),
+or
+%[4]s
+or
+%[5]s
+`, sourceUp(catalog.SourceDatabase), sourceUp(catalog.SourceCamunda), down(behindPages), stale(catalog.SourceDatabase, "database"), stale(catalog.SourceCamunda, "engine")),
+			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent, or (no collector failing) have not been refreshed for "+dur(e.StaleAfter)+" or more, and the alerts on them, paging ones among them, stay silent. This is not all clear."),
 
 		b.rule(WorkflowExporterCollectorDown, e.CollectorDownFor, fmt.Sprintf(`
 %s
