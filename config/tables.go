@@ -105,22 +105,39 @@ func checkTable(key, table string, add func(string, string, ...any)) {
 	}
 }
 
-func checkColumns(key string, cols map[string]*string, required map[string]bool, add func(string, string, ...any)) {
-	names := make([]string, 0, len(cols))
-	for k := range cols {
-		names = append(names, k)
+// column is one configurable column of a table kind: its key under
+// columns:, where the config holds it (nil: an optional column left out),
+// its default ("" for none) and whether it must name a column.
+type column struct {
+	key      string
+	value    *string
+	def      string
+	required bool
+}
+
+// defaultColumns fills in the defaults of the columns left empty.
+func defaultColumns(cols []column) {
+	for _, c := range cols {
+		if c.value != nil {
+			def(c.value, c.def)
+		}
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		v := cols[k]
-		if v == nil {
+}
+
+// checkColumns reports, by key in name order, a required column left empty
+// and a value that is no column name.
+func checkColumns(key string, cols []column, add func(string, string, ...any)) {
+	cols = slices.Clone(cols)
+	slices.SortFunc(cols, func(a, b column) int { return strings.Compare(a.key, b.key) })
+	for _, c := range cols {
+		if c.value == nil {
 			continue
 		}
-		switch {
-		case *v == "" && required[k]:
-			add(key+".columns."+k, "must not be empty")
-		case *v != "" && !validIdent(*v, false):
-			add(key+".columns."+k, "%q is not a column name (letters, digits, _)", *v)
+		switch v := *c.value; {
+		case v == "" && c.required:
+			add(key+".columns."+c.key, "must not be empty")
+		case v != "" && !validIdent(v, false):
+			add(key+".columns."+c.key, "%q is not a column name (letters, digits, _)", v)
 		}
 	}
 }
@@ -168,16 +185,23 @@ type IdempotencyTable struct {
 // columns.duplicate_count is not set.
 const DefaultDuplicateCountColumn = "duplicate_count"
 
+// columns are the idempotency table's columns: activity_id has no
+// default (the reference table names the activity unless
+// camunda.reference is process_instance_activity), duplicate_count is
+// looked for when left out (DefaultDuplicateCountColumn).
+func (t *IdempotencyTable) columns() []column {
+	c := &t.Columns
+	return []column{
+		{"scope", &c.Scope, "scope", true}, {"key", &c.Key, "idempotency_key", true}, {"status", &c.Status, "status", true},
+		{"updated_at", &c.UpdatedAt, "updated_at", true}, {"error_code", &c.ErrorCode, "error_code", true},
+		{"job_reference", &c.JobReference, "job_reference", true}, {"process_instance_id", &c.ProcessInstanceID, "process_instance_id", true},
+		{"activity_id", &c.ActivityID, "", false}, {"duplicate_count", c.DuplicateCount, "", true},
+	}
+}
+
 func (t *IdempotencyTable) applyDefaults() {
 	def(&t.Table, "workflow_idempotency_record")
-	c := &t.Columns
-	def(&c.Scope, "scope")
-	def(&c.Key, "idempotency_key")
-	def(&c.Status, "status")
-	def(&c.UpdatedAt, "updated_at")
-	def(&c.ErrorCode, "error_code")
-	def(&c.JobReference, "job_reference")
-	def(&c.ProcessInstanceID, "process_instance_id")
+	defaultColumns(t.columns())
 	t.Camunda.applyDefaults()
 	t.Statuses.applyDefaults(vocab.IdempotencyStatuses())
 	orDefault(&t.StaleAfter, model.Duration(DefaultStaleAfter))
@@ -188,22 +212,12 @@ func (t *IdempotencyTable) applyDefaults() {
 
 func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)) {
 	checkTable(key, t.Table, add)
-	c := t.Columns
-	checkColumns(key, map[string]*string{
-		"scope": &c.Scope, "key": &c.Key, "status": &c.Status, "updated_at": &c.UpdatedAt,
-		"error_code": &c.ErrorCode, "job_reference": &c.JobReference, "duplicate_count": c.DuplicateCount,
-	}, map[string]bool{"scope": true, "key": true, "status": true, "updated_at": true, "error_code": true, "job_reference": true, "duplicate_count": true}, add)
+	checkColumns(key, t.columns(), add)
 	t.Statuses.validate(key+".statuses", vocab.IdempotencyStatuses(), add)
 	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
 	t.Camunda.validate(key+".camunda", add)
 	if t.Camunda.Reference == ReferenceProcessInstanceActivity && t.Columns.ActivityID == "" {
 		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the reference table has none)", ReferenceProcessInstanceActivity)
-	}
-	if t.Columns.ActivityID != "" && !validIdent(t.Columns.ActivityID, false) {
-		add(key+".columns.activity_id", "%q is not a column name (letters, digits, _)", t.Columns.ActivityID)
-	}
-	if !validIdent(t.Columns.ProcessInstanceID, false) {
-		add(key+".columns.process_instance_id", "%q is not a column name (letters, digits, _)", t.Columns.ProcessInstanceID)
 	}
 }
 
@@ -237,25 +251,24 @@ type ProcessedJobTable struct {
 	Status SourceStatus `yaml:"status"`
 }
 
+func (t *ProcessedJobTable) columns() []column {
+	c := &t.Columns
+	return []column{
+		{"engine", &c.Engine, "engine", true}, {"job_reference", &c.JobReference, "job_reference", true},
+		{"activity_id", &c.ActivityID, "activity_id", true}, {"status", &c.Status, "status", true},
+		{"completed_at", &c.CompletedAt, "completed_at", true}, {"process_instance", &c.ProcessInstance, "process_instance", true},
+	}
+}
+
 func (t *ProcessedJobTable) applyDefaults() {
 	def(&t.Table, "workflow_processed_job")
-	c := &t.Columns
-	def(&c.Engine, "engine")
-	def(&c.JobReference, "job_reference")
-	def(&c.ActivityID, "activity_id")
-	def(&c.Status, "status")
-	def(&c.CompletedAt, "completed_at")
-	def(&c.ProcessInstance, "process_instance")
+	defaultColumns(t.columns())
 	t.Camunda.applyDefaults()
 }
 
 func (t *ProcessedJobTable) validate(key string, add func(string, string, ...any)) {
 	checkTable(key, t.Table, add)
-	c := t.Columns
-	checkColumns(key, map[string]*string{
-		"engine": &c.Engine, "job_reference": &c.JobReference, "activity_id": &c.ActivityID,
-		"status": &c.Status, "completed_at": &c.CompletedAt, "process_instance": &c.ProcessInstance,
-	}, map[string]bool{"engine": true, "job_reference": true, "activity_id": true, "status": true, "completed_at": true, "process_instance": true}, add)
+	checkColumns(key, t.columns(), add)
 	t.Camunda.validate(key+".camunda", add)
 }
 
@@ -278,25 +291,24 @@ type InboxTable struct {
 	Status SourceStatus `yaml:"status"`
 }
 
+func (t *InboxTable) columns() []column {
+	c := &t.Columns
+	return []column{
+		{"source_system", &c.SourceSystem, "source_system", true}, {"message_id", &c.MessageID, "message_id", true},
+		{"message_type", &c.MessageType, "message_type", true}, {"status", &c.Status, "processing_status", true},
+		{"received_at", &c.ReceivedAt, "received_at", true}, {"processed_at", &c.ProcessedAt, "processed_at", true},
+	}
+}
+
 func (t *InboxTable) applyDefaults() {
 	def(&t.Table, "message_inbox")
-	c := &t.Columns
-	def(&c.SourceSystem, "source_system")
-	def(&c.MessageID, "message_id")
-	def(&c.MessageType, "message_type")
-	def(&c.Status, "processing_status")
-	def(&c.ReceivedAt, "received_at")
-	def(&c.ProcessedAt, "processed_at")
+	defaultColumns(t.columns())
 	t.Statuses.applyDefaults(vocab.InboxStatuses())
 }
 
 func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
 	checkTable(key, t.Table, add)
-	c := t.Columns
-	checkColumns(key, map[string]*string{
-		"source_system": &c.SourceSystem, "message_id": &c.MessageID, "message_type": &c.MessageType,
-		"status": &c.Status, "received_at": &c.ReceivedAt, "processed_at": &c.ProcessedAt,
-	}, map[string]bool{"source_system": true, "message_id": true, "message_type": true, "status": true, "received_at": true, "processed_at": true}, add)
+	checkColumns(key, t.columns(), add)
 	t.Statuses.validate(key+".statuses", vocab.InboxStatuses(), add)
 }
 
@@ -332,15 +344,18 @@ func DefaultPublishDelayBuckets() []float64 {
 	return []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
 }
 
+func (t *OutboxTable) columns() []column {
+	c := &t.Columns
+	return []column{
+		{"event_id", &c.EventID, "event_id", true}, {"aggregate_type", &c.AggregateType, "aggregate_type", true},
+		{"event_type", &c.EventType, "event_type", true}, {"status", &c.Status, "status", true},
+		{"created_at", &c.CreatedAt, "created_at", true}, {"published_at", &c.PublishedAt, "published_at", true},
+	}
+}
+
 func (t *OutboxTable) applyDefaults() {
 	def(&t.Table, "event_outbox")
-	c := &t.Columns
-	def(&c.EventID, "event_id")
-	def(&c.AggregateType, "aggregate_type")
-	def(&c.EventType, "event_type")
-	def(&c.Status, "status")
-	def(&c.CreatedAt, "created_at")
-	def(&c.PublishedAt, "published_at")
+	defaultColumns(t.columns())
 	if t.FailedStatuses == nil {
 		t.FailedStatuses = []string{"FAILED", "DEAD"}
 	}
@@ -351,11 +366,7 @@ func (t *OutboxTable) applyDefaults() {
 
 func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 	checkTable(key, t.Table, add)
-	c := t.Columns
-	checkColumns(key, map[string]*string{
-		"event_id": &c.EventID, "aggregate_type": &c.AggregateType, "event_type": &c.EventType,
-		"status": &c.Status, "created_at": &c.CreatedAt, "published_at": &c.PublishedAt,
-	}, map[string]bool{"event_id": true, "aggregate_type": true, "event_type": true, "status": true, "created_at": true, "published_at": true}, add)
+	checkColumns(key, t.columns(), add)
 	for i, b := range t.PublishDelayBuckets {
 		if b <= 0 || (i > 0 && b <= t.PublishDelayBuckets[i-1]) {
 			add(key+".publish_delay_buckets", "must be positive and strictly increasing, got %v", t.PublishDelayBuckets)
