@@ -251,7 +251,8 @@ func (run *collectionRun) collect() error {
 	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
 	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks,
-		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil}
+		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil,
+		recentLapses: run.recentLapses()}
 	// The stream the history level has (levels.go); the other cursor is
 	// reset, so a stream that starts later resumes from the collection
 	// before it.
@@ -305,6 +306,19 @@ func (run *collectionRun) collect() error {
 	run.incidents(rd.incidents)
 	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), e.name)...)
 	return run.reportStatus(rd)
+}
+
+// recentLapses are the tracked tasks whose lock expired within
+// lapsedMargin before this collection's reference time, sorted.
+func (run *collectionRun) recentLapses() []string {
+	var ids []string
+	for id, t := range run.c.st.tasks {
+		if mayBeSkewed(t, run.at.now) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // history counts the fresh entries of the stream the history level has:

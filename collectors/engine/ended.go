@@ -13,9 +13,9 @@ import "github.com/workflow-exporter/workflow-exporter/catalog"
 //     suspended and retries-exhausted tasks (where a listed task goes
 //     without ending); not while a list is cut by max_listed_tasks, when
 //     a listed task may only have moved beyond the cut, and not for a
-//     task whose lock expired within lapsedMargin before the reference
-//     time (mayBeSkewed: behind a load balancer it may be in neither list
-//     while open).
+//     task the engine says is still open (tasksRead.stillOpen: behind a
+//     load balancer whose nodes' clocks differ, a lock that just lapsed
+//     may be in neither list).
 //
 // So it counts at least every listed task that ended, and moves whenever
 // a topic's open tasks fall. It is a lower bound: tasks created and ended

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -225,22 +224,26 @@ func MissingPermissions(ctx context.Context, client *camunda.Client, cfg config.
 // default, whether or not authorization is) shows a user only the data of
 // the tenants it is a member of, and of no tenant: the tasks, jobs,
 // incidents and history of the others read as zeros, silently, unless the
-// user is a Camunda administrator or the tenant check is off.
+// user is a Camunda administrator or the tenant check is off. The engine
+// hides those tenants from the user's tenant list too (measured on Camunda
+// 7.24), so the exporter cannot name the tenants the user misses; it
+// names those the user is a member of, and tells when the list shows more
+// (the tenant check is off).
 type TenantMembership struct {
-	// Known: the user may list the engine's tenants (READ on TENANT, or
-	// the engine's authorization off); else nothing below is known.
+	// Known: the user may list tenants (READ on TENANT, or the engine's
+	// authorization off); else nothing below is known.
 	Known bool
-	// Tenants are the engine's tenants; NotMember those the user is not a
-	// member of, directly or through a group.
-	Tenants, NotMember []string
+	// Listed are the tenants the engine lists to the user; Member those
+	// the user is a member of, directly or through a group.
+	Listed, Member []string
 }
 
-// TenantMembershipOf lists the engine's tenants and those the configured
-// user is not a member of, for `workflow-exporter check`. Without a
-// username the REST API authenticates no one, and no tenant check applies.
+// TenantMembershipOf reads the configured user's tenants, for
+// `workflow-exporter check`. Without a username the REST API authenticates
+// no one, and no tenant check applies.
 func TenantMembershipOf(ctx context.Context, client *camunda.Client, cfg config.Camunda) (TenantMembership, error) {
 	if cfg.Username == "" {
-		return TenantMembership{Known: true}, nil
+		return TenantMembership{}, nil
 	}
 	chk, err := client.CheckAuthorization(ctx, "READ", camunda.ResourceTenant)
 	if ctx.Err() != nil {
@@ -249,7 +252,7 @@ func TenantMembershipOf(ctx context.Context, client *camunda.Client, cfg config.
 	if err != nil || !chk.Authorized {
 		return TenantMembership{}, nil
 	}
-	all, err := client.TenantIDs(ctx, camunda.TenantQuery{})
+	listed, err := client.TenantIDs(ctx, camunda.TenantQuery{})
 	if err != nil {
 		return TenantMembership{}, err
 	}
@@ -257,11 +260,5 @@ func TenantMembershipOf(ctx context.Context, client *camunda.Client, cfg config.
 	if err != nil {
 		return TenantMembership{}, err
 	}
-	tm := TenantMembership{Known: true, Tenants: all}
-	for _, t := range all {
-		if !slices.Contains(member, t) {
-			tm.NotMember = append(tm.NotMember, t)
-		}
-	}
-	return tm, nil
+	return TenantMembership{Known: true, Listed: listed, Member: member}, nil
 }

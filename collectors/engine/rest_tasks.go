@@ -92,6 +92,9 @@ func (r *restReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead
 			return nil, err
 		}
 	}
+	if err := x.stillOpen(ctx); err != nil {
+		return nil, err
+	}
 	if err := x.incidentGroups(ctx); err != nil {
 		return nil, err
 	}
@@ -369,3 +372,40 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 		})
 	}
 }
+
+// stillOpen asks which of the recent lapses (tasksRequest.recentLapses)
+// that no list holds the engine still has, in requests of up to
+// stillOpenBatch ids: usually none, or a few tasks that ended soon after
+// their lock lapsed.
+func (x *restRead) stillOpen(ctx context.Context) error {
+	listed := map[string]bool{}
+	for _, tr := range x.out.topics {
+		for _, o := range append(append([]taskObs(nil), tr.locked...), tr.lapsed...) {
+			listed[o.id] = true
+		}
+	}
+	var missing []string
+	for _, id := range x.rq.recentLapses {
+		if !listed[id] {
+			missing = append(missing, id)
+		}
+	}
+	for len(missing) > 0 {
+		batch := missing[:min(len(missing), stillOpenBatch)]
+		missing = missing[len(batch):]
+		tasks, err := x.r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{ExternalTaskIDIn: batch}, camunda.Page{MaxResults: len(batch)})
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			if x.out.stillOpen == nil {
+				x.out.stillOpen = map[string]bool{}
+			}
+			x.out.stillOpen[t.ID] = true
+		}
+	}
+	return nil
+}
+
+// stillOpenBatch bounds the ids of one stillOpen request (a URL's length).
+const stillOpenBatch = 50

@@ -27,6 +27,10 @@ type tasksRequest struct {
 	// incidentMessages asks for the open incidents' messages (the status
 	// page's incident groups, failures.go).
 	incidentMessages bool
+	// recentLapses are the tracked tasks whose lock expired within
+	// lapsedMargin before the reference time (mayBeSkewed): the REST
+	// reader asks whether those no list holds are still open.
+	recentLapses []string
 }
 
 // tasksRead is what the tasks reading learned from an engine.
@@ -61,6 +65,10 @@ type tasksRead struct {
 	// tasks with no retries left was cut by max_listed_tasks, so a topic
 	// without a resolved failedExternalTask incident may still have one.
 	incidentsIncomplete bool
+	// stillOpen are the recentLapses no list holds that the engine still
+	// has (REST only: behind a load balancer a node whose clock runs
+	// behind calls such a lock held, and the task is in neither list).
+	stillOpen map[string]bool
 }
 
 // topicRead is one reported topic as read.
@@ -246,7 +254,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 		if listed[id] {
 			continue
 		}
-		if prev.missed == 0 && !mayBeSkewed(prev, run.engineNow) {
+		if prev.missed == 0 && !rd.stillOpen[id] {
 			run.vanished[prev.topic]++
 		}
 		ev := evidence[id]
@@ -273,9 +281,10 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 // mayBeSkewed: a task's lock expired by the reference time now but within
 // lapsedMargin of it, so behind a load balancer a node whose clock runs
 // behind may still call it locked, and the task is in neither list while it
-// is open (qLocked, qLapsed). Such a task is not counted as ended when it
-// first goes unlisted (ended.go): a lower bound rather than an end that did
-// not happen, which would hide a stalled backlog.
+// is open (qLocked, qLapsed). The REST reader asks the engine whether such
+// a task that no list holds is still open (tasksRequest.recentLapses), so
+// that it is not counted as ended (ended.go): an end that did not happen
+// would hide a stalled backlog.
 func mayBeSkewed(t tracked, now time.Time) bool {
 	return !t.exp.After(now) && t.exp.After(now.Add(-lapsedMargin))
 }

@@ -353,23 +353,31 @@ func checkPermissions(ctx context.Context, e EngineTarget, w io.Writer, rep *Rep
 	}
 }
 
-// checkTenants names the tenants the user is not a member of: their data
-// reads as zeros under the engine's tenant check (engine.TenantMembership).
-// Not knowing is a note, not a warning: most engines have no tenants, and
-// listing them needs a grant the collectors do not.
+// checkTenants says which tenants the user sees (engine.TenantMembership):
+// the engine hides the others, and their data, from it. Notes, not
+// warnings: most engines have no tenants, and the exporter cannot see the
+// tenants the user misses.
 func checkTenants(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
 	tm, err := engine.TenantMembershipOf(ctx, e.Client, e.Config)
+	user := e.Config.Username
 	switch {
 	case err != nil:
 		fmt.Fprintf(w, "    ERROR listing the engine's tenants (GET /tenant): %v\n", err)
 		rep.Errors++
 	case !tm.Known:
-		fmt.Fprintf(w, "    tenants: not checked (listing them needs READ on TENANT); with tenants and the engine's tenant check on, the user sees only the data of its tenants\n")
-	case len(tm.NotMember) > 0:
-		fmt.Fprintf(w, "    WARNING the user %q is not a member of tenant %s (of %d): unless it is a Camunda administrator or the engine's tenant check is off, their tasks, jobs, incidents and history read as zeros (docs/production.md#permissions)\n",
-			e.Config.Username, strings.Join(tm.NotMember, ", "), len(tm.Tenants))
-		rep.Warnings++
-	case len(tm.Tenants) > 0:
-		fmt.Fprintf(w, "    tenants: the user %q is a member of every tenant (%s)\n", e.Config.Username, strings.Join(tm.Tenants, ", "))
+		fmt.Fprintf(w, "    tenants: not checked (listing them needs READ on TENANT); with tenants and the engine's tenant check on, the user sees only the data of the tenants it is a member of\n")
+	case len(tm.Listed) > len(tm.Member):
+		fmt.Fprintf(w, "    tenants: the engine lists tenants %s to %q, a member of %s: its tenant check is off, the user sees every tenant's data\n",
+			strings.Join(tm.Listed, ", "), user, orNone(tm.Member))
+	default:
+		fmt.Fprintf(w, "    tenants: %q is a member of %s; with the engine's tenant check on (the default) it sees only their data and data without a tenant, and the engine hides the other tenants from this list too: if the engine serves other tenants, make the user a member of each, or a Camunda administrator (docs/production.md#permissions)\n",
+			user, orNone(tm.Member))
 	}
+}
+
+func orNone(ids []string) string {
+	if len(ids) == 0 {
+		return "no tenant"
+	}
+	return "tenant " + strings.Join(ids, ", ")
 }
