@@ -380,8 +380,10 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 func (x *restRead) stillOpen(ctx context.Context) error {
 	listed := map[string]bool{}
 	for _, tr := range x.out.topics {
-		for _, o := range append(append([]taskObs(nil), tr.locked...), tr.lapsed...) {
-			listed[o.id] = true
+		for _, list := range [][]taskObs{tr.locked, tr.lapsed} {
+			for _, o := range list {
+				listed[o.id] = true
+			}
 		}
 	}
 	var missing []string
