@@ -305,7 +305,40 @@ func (s *Server) Halt() error {
 	return nil
 }
 
-// Resume starts a server stopped by Halt again, on the same port.
+// Crash stops a server started by Start at once (pg_ctl stop -m
+// immediate: every backend exits without cleaning up, as after kill -9 of
+// the postmaster) and keeps its data; Resume starts it again, with crash
+// recovery. Unlike Halt it never lets a statement waiting for a lock run:
+// under a fast stop the lock holder's session may end, releasing its
+// locks, a moment before the waiter is told to end, and a short statement
+// then completes normally. A test that needs the stop to strike a waiting
+// statement uses Crash.
+//
+// The server runs with synchronous_commit off, so Crash checkpoints first:
+// what was committed before the crash survives it, as on a server that
+// syncs its commits.
+func (s *Server) Crash() error {
+	if !s.owned {
+		return errors.New("pgtest: Crash needs a server started by Start, not " + EnvURL)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.AdminURL)
+	if err != nil {
+		return fmt.Errorf("pgtest: Crash: connect: %w", err)
+	}
+	_, err = conn.Exec(ctx, "CHECKPOINT")
+	_ = conn.Close(ctx)
+	if err != nil {
+		return fmt.Errorf("pgtest: Crash: CHECKPOINT: %w", err)
+	}
+	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", "immediate", "-w", "-t", "60", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop -m immediate: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a server stopped by Halt or Crash again, on the same port.
 func (s *Server) Resume() error {
 	if !s.owned {
 		return errors.New("pgtest: Resume needs a server started by Start, not " + EnvURL)
