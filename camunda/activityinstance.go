@@ -45,6 +45,7 @@ type HistoricActivityInstance struct {
 	EndTime               *Time  `json:"endTime"`
 	Canceled              bool   `json:"canceled"`
 	CompleteScope         bool   `json:"completeScope"`
+	TenantID              string `json:"tenantId"`
 }
 
 // ListHistoricActivityInstances returns one page of historic activity

@@ -30,6 +30,8 @@ type ExternalTaskLogEntry struct {
 	FailureLog        bool   `json:"failureLog"`
 	SuccessLog        bool   `json:"successLog"`
 	DeletionLog       bool   `json:"deletionLog"`
+	// TenantID is the task's tenant ("" for none).
+	TenantID string `json:"tenantId"`
 }
 
 // ListExternalTaskLog returns one page of historic external-task log

@@ -11,6 +11,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -291,9 +292,43 @@ func MustGet(name string) Metric {
 // theirs in Descs, built once.
 func Desc(name string) *prometheus.Desc { return MustGet(name).Desc() }
 
+// TenantLabel is the label camunda[].tenant_label adds to the engine's
+// per-topic series (Tenanted), before topic: the tenant of the tasks, ""
+// for tasks without one.
+const TenantLabel = "tenant"
+
+// Tenanted reports whether camunda[].tenant_label breaks the family down by
+// tenant: the engine's per-topic series, whose tasks each belong to one
+// tenant or none.
+func (m Metric) Tenanted() bool {
+	return m.Source == SourceCamunda && slices.Contains(m.Labels, "topic")
+}
+
+// WithTenant returns the metric with TenantLabel before its topic label, as
+// the engine serves it with camunda[].tenant_label on; a family that is not
+// Tenanted is returned as it is.
+func (m Metric) WithTenant() Metric {
+	i := slices.Index(m.Labels, "topic")
+	if !m.Tenanted() || i < 0 {
+		return m
+	}
+	m.Labels = slices.Insert(slices.Clone(m.Labels), i, TenantLabel)
+	return m
+}
+
 // Descs holds the descriptors of some catalog metrics, built once when a
 // collector is constructed and looked up for every series it emits.
 type Descs map[string]*prometheus.Desc
+
+// NewTenantDescs is NewDescs with the tenant label on every Tenanted
+// family (camunda[].tenant_label).
+func NewTenantDescs(names ...string) Descs {
+	d := make(Descs, len(names))
+	for _, n := range names {
+		d[n] = MustGet(n).WithTenant().Desc()
+	}
+	return d
+}
 
 // NewDescs returns the descriptors of the named metrics; it panics on a name
 // that is not in the catalog (see MustGet).

@@ -126,6 +126,12 @@ type Camunda struct {
 	// definition key keeps; later ones count under error="other".
 	FailureSignatureLimit int `yaml:"failure_signature_limit"`
 
+	// TenantLabel breaks the per-topic external-task series down by
+	// tenant: a tenant label before topic ("" for tasks without a tenant),
+	// the (tenant, topic) pairs bounded by label_value_limit. Off by
+	// default: most engines serve one tenant or none.
+	TenantLabel bool `yaml:"tenant_label"`
+
 	// HistoryCleanup configures the camunda_history collector: history
 	// growth and the history cleanup.
 	HistoryCleanup HistoryCleanup `yaml:"history_cleanup"`

@@ -42,8 +42,10 @@ const unattributed = "unattributed"
 // activityEntry is one ended activity instance of an external task type.
 type activityEntry struct {
 	id, activity, defID, rootPI string
-	start, end                  time.Time
-	canceled, completeScope     bool
+	// tenant is the activity instance's tenant ("" for none).
+	tenant                  string
+	start, end              time.Time
+	canceled, completeScope bool
 }
 
 func (e activityEntry) entryID() string  { return e.id }
@@ -100,7 +102,7 @@ func (x *restRead) activities(ctx context.Context) error {
 				continue
 			}
 			seen[a.ID] = true
-			all = append(all, activityEntry{id: a.ID, activity: a.ActivityID, defID: a.ProcessDefinitionID, rootPI: a.RootProcessInstanceID,
+			all = append(all, activityEntry{id: a.ID, activity: a.ActivityID, defID: a.ProcessDefinitionID, rootPI: a.RootProcessInstanceID, tenant: a.TenantID,
 				start: a.StartTime.Time, end: a.EndTime.Time, canceled: a.Canceled, completeScope: a.CompleteScope})
 		}
 	}
@@ -159,6 +161,8 @@ func (run *collectionRun) activityOutcomes(fresh []activityEntry, listed []strin
 		switch topic := topicOf[e.id]; {
 		case topic != "":
 			h.topic = run.topicLabel(topic)
+		case el.topic != "" && c.e.cfg.TenantLabel:
+			h.topic = run.topicLabel(tenantKey(e.tenant, el.topic))
 		case el.topic != "":
 			h.topic = run.topicLabel(el.topic)
 		default:

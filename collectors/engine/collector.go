@@ -39,8 +39,11 @@ type Collector struct {
 	workerFold    *labellimit.Ranked  // worker_id per topic, admitted anew in every collection
 	incidentLimit *labellimit.Limiter // (incident_type, process_definition_key, activity_id)
 
-	// descs are the descriptors of every metric the collector emits.
-	descs catalog.Descs
+	// descs are the descriptors of every metric the collector emits;
+	// tenanted the families whose topic key becomes the tenant and topic
+	// labels (tenant_label on, tenants.go).
+	descs    catalog.Descs
+	tenanted map[string]bool
 
 	st collectorState
 
@@ -151,15 +154,21 @@ func newCollector(e *Engine, o Options) *Collector {
 		topicLimit:    labellimit.NewLimiter(o.Folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
 		workerFold:    labellimit.NewRanked(o.Folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
 		incidentLimit: labellimit.NewLimiter(o.Folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
-		descs: catalog.NewDescs(catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
+		descs: newDescs(cfg.TenantLabel, catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
 			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded,
 			catalog.CamundaExternalTaskFailuresByError),
+		tenanted:  map[string]bool{},
 		creations: map[string]int64{},
 		models:    newModels(),
+	}
+	if cfg.TenantLabel {
+		for name := range c.descs {
+			c.tenanted[name] = catalog.MustGet(name).Tenanted()
+		}
 	}
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
@@ -172,6 +181,10 @@ func newCollector(e *Engine, o Options) *Collector {
 	// Configured topics come first, so they are admitted before any topic
 	// discovered in the engine.
 	for _, t := range cfg.Topics {
+		if cfg.TenantLabel {
+			// A configured topic is reported for tasks without a tenant.
+			t = tenantKey("", t)
+		}
 		if c.topicLimit.Admit(t)[0] == t && t != labellimit.Other {
 			c.st.topics[t] = true
 		} else {
@@ -215,11 +228,11 @@ type collectionRun struct {
 }
 
 func (run *collectionRun) gauge(name string, v float64, labels ...string) {
-	run.out = append(run.out, prometheus.MustNewConstMetric(run.c.descs.Get(name), prometheus.GaugeValue, v, labels...))
+	run.out = append(run.out, prometheus.MustNewConstMetric(run.c.descs.Get(name), prometheus.GaugeValue, v, run.c.topicLabels(name, labels)...))
 }
 
 func (run *collectionRun) counter(name string, v float64, labels ...string) {
-	run.out = append(run.out, prometheus.MustNewConstMetric(run.c.descs.Get(name), prometheus.CounterValue, v, labels...))
+	run.out = append(run.out, prometheus.MustNewConstMetric(run.c.descs.Get(name), prometheus.CounterValue, v, run.c.topicLabels(name, labels)...))
 }
 
 // Collect implements collectors.Collector.
@@ -304,7 +317,9 @@ func (run *collectionRun) collect() error {
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.incidents)
-	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), e.name)...)
+	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), func(key string) []string {
+		return run.c.topicLabels(catalog.CamundaExternalTaskFailuresByError, []string{e.name, key})
+	})...)
 	return run.reportStatus(rd)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,6 +56,9 @@ type dbReader struct {
 	// with another zone is caught).
 	verified    map[string]bool
 	zoneChecked bool
+	// tenants: tenant_label is on, and the readings key topics by tenant
+	// (keyed).
+	tenants bool
 }
 
 func newDBReader(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*dbReader, error) {
@@ -76,7 +80,22 @@ func newDBReader(cfg config.Camunda, key string, client *camunda.Client, logger 
 		prefix = pgx.Identifier{d.Schema}.Sanitize() + "."
 	}
 	return &dbReader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix, schema: d.Schema,
-		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}}, nil
+		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}, tenants: cfg.TenantLabel}, nil
+}
+
+// topicColumn matches a topic column of the readings' SQL, with its table
+// alias if any.
+var topicColumn = regexp.MustCompile(`\b([a-z]+\.)?topic_name_\b`)
+
+// keyed returns a reading's SQL with every topic column read as the topic
+// key (tenants.go) when tenant_label is on: the tenant, chr(31), the topic.
+// GROUP BY and ORDER BY then work on the keys, in the order the REST
+// reader's keys sort in.
+func (r *dbReader) keyed(sql string) string {
+	if !r.tenants {
+		return sql
+	}
+	return topicColumn.ReplaceAllString(sql, `(coalesce(${1}tenant_id_, '') || chr(31) || ${1}topic_name_)`)
 }
 
 var _ reader = (*dbReader)(nil)

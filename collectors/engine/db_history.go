@@ -56,7 +56,7 @@ type historyRow struct {
 // history reads the history log entries of the request's range, newest
 // first, at most max_history_entries.
 func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (out historyRead, err error) {
-	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", historySQL, hr,
+	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", r.keyed(historySQL), hr,
 		func(row historyRow) historyEntry {
 			return historyEntry{id: row.ID, taskID: row.TaskID, topic: row.Topic, worker: row.Worker,
 				activity: row.Act, actInst: row.ActInst, rootPI: row.RootPI, pi: row.PI, message: row.Message,
@@ -130,7 +130,7 @@ const actInstScopeComplete = 1
 // since $1, newest first: ACT_HI_ACTINST's index on END_TIME_ (the
 // engine's ACT_IDX_HI_ACT_INST_END) serves it.
 const activitiesSQL = `SELECT id_, coalesce(act_id_, ''), coalesce(proc_def_id_, ''), coalesce(root_proc_inst_id_, ''), start_time_, end_time_,
-  coalesce(act_inst_state_, 0)
+  coalesce(act_inst_state_, 0), coalesce(tenant_id_, '')
 FROM %sact_hi_actinst WHERE end_time_ >= $1::timestamp AND act_type_ = ANY($3)
 ORDER BY end_time_ DESC, id_ LIMIT $2`
 
@@ -139,6 +139,7 @@ type activityRow struct {
 	ID, Act, Def, RootPI string
 	Start, End           time.Time
 	State                int32
+	Tenant               string
 }
 
 // actInstCanceled is ActivityInstanceState.CANCELED in the engine.
@@ -149,7 +150,7 @@ const actInstCanceled = 2
 func (r *dbReader) activities(ctx context.Context, tx pgx.Tx, rq tasksRequest) (out activitiesRead, err error) {
 	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_actinst", activitiesSQL, rq.activities,
 		func(row activityRow) activityEntry {
-			return activityEntry{id: row.ID, activity: row.Act, defID: row.Def, rootPI: row.RootPI,
+			return activityEntry{id: row.ID, activity: row.Act, defID: row.Def, rootPI: row.RootPI, tenant: row.Tenant,
 				start: r.instant(row.Start), end: r.instant(row.End),
 				canceled: row.State == actInstCanceled, completeScope: row.State == actInstScopeComplete}
 		}, rq.actTypes)

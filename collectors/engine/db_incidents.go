@@ -96,7 +96,7 @@ type incidentTopicRow struct {
 // reported topic, exact whatever their number.
 func (r *dbReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *tasksRead) error {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentTopicRow],
-		fmt.Sprintf(incidentTopicsSQL, r.prefix), camunda.IncidentFailedExternalTask)
+		r.keyed(fmt.Sprintf(incidentTopicsSQL, r.prefix)), camunda.IncidentFailedExternalTask)
 	if err != nil {
 		return err
 	}

@@ -28,9 +28,9 @@ var engineTables = []struct {
 	columns []string
 	readBy  []string
 }{
-	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_", "act_inst_id_", "proc_def_id_"}, []string{nameTasks}},
-	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_", "act_id_", "act_inst_id_", "root_proc_inst_id_", "proc_inst_id_", "error_msg_"}, []string{nameTasks}},
-	{"act_hi_actinst", []string{"id_", "act_id_", "act_type_", "act_inst_state_", "proc_def_id_", "start_time_", "end_time_", "root_proc_inst_id_"}, []string{nameTasks}},
+	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_", "act_inst_id_", "proc_def_id_", "tenant_id_"}, []string{nameTasks}},
+	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_", "act_id_", "act_inst_id_", "root_proc_inst_id_", "proc_inst_id_", "error_msg_", "tenant_id_"}, []string{nameTasks}},
+	{"act_hi_actinst", []string{"id_", "act_id_", "act_type_", "act_inst_state_", "proc_def_id_", "start_time_", "end_time_", "root_proc_inst_id_", "tenant_id_"}, []string{nameTasks}},
 	{"act_ru_incident", []string{"id_", "incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_", "incident_msg_", "proc_inst_id_"}, []string{nameTasks}},
 	{"act_re_procdef", []string{"id_", "key_", "history_ttl_"}, []string{nameTasks, nameJobs, nameProcesses, nameHistory}},
 	// business_key_: the process instance's, joined to the in-flight tasks

@@ -75,7 +75,7 @@ type topicRow struct {
 // chooses the reported topics (topics.go). It returns the reported topics
 // that hold tasks.
 func (r *dbReader) counts(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWall string, out *tasksRead) ([]string, error) {
-	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], fmt.Sprintf(countsSQL, r.prefix), nowWall)
+	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix)), nowWall)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (r *dbReader) inflight(ctx context.Context, tx pgx.Tx, rq tasksRequest, now
 		return nil
 	}
 	rows, err := collectRows(ctx, tx, r, "listing act_ru_ext_task", pgx.RowToStructByPos[inflightRow],
-		fmt.Sprintf(inflightSQL, r.prefix), nowWall, topics, rq.budget)
+		r.keyed(fmt.Sprintf(inflightSQL, r.prefix)), nowWall, topics, rq.budget)
 	if err != nil {
 		return err
 	}

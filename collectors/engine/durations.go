@@ -123,5 +123,5 @@ func (c *Collector) commitCreations(l creationLedger) {
 // observed), with classic and native buckets.
 func (run *collectionRun) emitDuration(label string) {
 	run.out = append(run.out, run.st.durations[label].MustMetric(run.c.descs.Get(catalog.CamundaExternalTaskDuration),
-		run.c.e.cfg.DurationBuckets, run.c.e.name, label))
+		run.c.e.cfg.DurationBuckets, run.c.topicLabels(catalog.CamundaExternalTaskDuration, []string{run.c.e.name, label})...))
 }

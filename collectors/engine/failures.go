@@ -128,13 +128,13 @@ func replacesExample(ts time.Time, id string, last time.Time, example string) bo
 	return ts.After(last) || ts.Equal(last) && id > example
 }
 
-// metrics are one counter per label and signature, with labels (the
-// engine first) before the label and the signature.
-func (g failureGroups) metrics(desc *prometheus.Desc, engine string) []prometheus.Metric {
+// metrics are one counter per label and signature: the label values of
+// labels(label) (the engine, the label) and the signature.
+func (g failureGroups) metrics(desc *prometheus.Desc, labels func(label string) []string) []prometheus.Metric {
 	var out []prometheus.Metric
 	for _, label := range sortedKeys(g.by) {
 		for _, sig := range sortedKeys(g.by[label]) {
-			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, g.by[label][sig].count, engine, label, sig))
+			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, g.by[label][sig].count, append(labels(label), sig)...))
 		}
 	}
 	return out
@@ -156,7 +156,7 @@ func (g failureGroups) list(kind, engine string, topics, hide bool, now time.Tim
 			it := collectors.Item{Engine: engine, ErrorSignature: sig, Count: int(fg.count), Since: &first, LastSeen: &last,
 				AgeSeconds: max(0, now.Sub(first).Seconds()), DistinctWorkers: len(fg.workers), ProcessInstanceID: fg.exampleProcess}
 			if topics {
-				it.Topic, it.ExternalTaskID = label, fg.example
+				it.Topic, it.ExternalTaskID = plainTopic(label), fg.example
 			} else {
 				it.ProcessDefinitionKey, it.JobID = label, fg.example
 			}

@@ -33,7 +33,7 @@ func TestFailureGroupsAdmitTheFirstSignaturesPerLabel(t *testing.T) {
 	}
 	desc := prometheus.NewDesc("x", "x", []string{"engine", "topic", "error"}, nil)
 	got := map[string]float64{}
-	for _, m := range g.metrics(desc, "e1") {
+	for _, m := range g.metrics(desc, func(k string) []string { return []string{"e1", k} }) {
 		var d dto.Metric
 		if err := m.Write(&d); err != nil {
 			t.Fatal(err)
@@ -74,7 +74,7 @@ func TestFailureGroupsCloneAndOff(t *testing.T) {
 		t.Fatalf("the original changed with its clone: %+v", g.by)
 	}
 	off := false
-	if g := newFailureGroups(&off, 10); g.by != nil || g.clone().by != nil || len(g.metrics(nil, "e1")) != 0 {
+	if g := newFailureGroups(&off, 10); g.by != nil || g.clone().by != nil || len(g.metrics(nil, func(k string) []string { return []string{"e1", k} })) != 0 {
 		t.Fatal("failure_signatures: false still groups")
 	}
 }

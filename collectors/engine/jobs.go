@@ -241,7 +241,7 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	for _, key := range sortedKeys(st.successes) {
 		emit(catalog.CamundaJobSuccesses, prometheus.CounterValue, st.successes[key], engine, key)
 	}
-	out = append(out, st.failureGroups.metrics(c.descs.Get(catalog.CamundaJobFailuresByError), engine)...)
+	out = append(out, st.failureGroups.metrics(c.descs.Get(catalog.CamundaJobFailuresByError), func(key string) []string { return []string{engine, key} })...)
 	if sink := collectors.SinkFrom(ctx); sink != nil && st.failureGroups.by != nil {
 		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
 	}

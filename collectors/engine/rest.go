@@ -49,6 +49,11 @@ type restReader struct {
 	// perms are the engine's answers on the grants each collector needs
 	// (rest_permissions.go).
 	perms *permissions
+	// tenants: tenant_label is on (rest_tenants.go); seen are the tenants
+	// the readings met in tasks and history, beside those of the deployed
+	// definitions.
+	tenants bool
+	seen    *tenantSet
 }
 
 var _ reader = (*restReader)(nil)
@@ -57,6 +62,7 @@ func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logg
 	return &restReader{client: client, engine: cfg.Name, logger: logger,
 		perms:       &permissions{client: client, user: cfg.Username, engine: cfg.Name, logger: logger},
 		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize),
+		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
 		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
 			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
 		noJobCreateTime: &versionFlag{logger: logger, engine: cfg.Name,

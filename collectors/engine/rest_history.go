@@ -23,7 +23,7 @@ func (x *restRead) history(ctx context.Context) error {
 		func(e camunda.ExternalTaskLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
 	x.out.history.cut = cut
 	for _, e := range entries {
-		x.out.history.entries = append(x.out.history.entries, entryOf(e))
+		x.out.history.entries = append(x.out.history.entries, x.entryOf(e))
 	}
 	return err
 }
@@ -63,8 +63,8 @@ func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch 
 	}
 }
 
-func entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
-	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: e.TopicName, worker: e.WorkerID, ts: e.Timestamp.Time,
+func (x *restRead) entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
+	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: x.keyOf(e.TenantID, e.TopicName), worker: e.WorkerID, ts: e.Timestamp.Time,
 		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID,
 		pi: e.ProcessInstanceID, message: e.ErrorMessage,
 		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}

@@ -98,7 +98,7 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 	}
 	topicOf := make(map[string]string, len(tasks))
 	for _, t := range tasks {
-		topicOf[t.ID] = t.TopicName
+		topicOf[t.ID] = x.keyOf(t.TenantID, t.TopicName)
 	}
 	unresolved := false
 	for _, in := range x.inc {

@@ -62,6 +62,9 @@ type restRead struct {
 	out       *tasksRead
 	present   []string // reported topics that hold open tasks now, sorted
 	isPresent map[string]bool
+	// tenantIDs are the known tenants, sorted (tenant_label on:
+	// rest_tenants.go).
+	tenantIDs []string
 
 	nInc   int64 // open incidents
 	mu     sync.Mutex
@@ -113,11 +116,20 @@ func (x *restRead) topics(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var totals map[string]int64
+	if x.r.tenants {
+		if names, totals, err = x.tenantTopics(ctx, names); err != nil {
+			return err
+		}
+	}
 	ch := x.rq.topics.choose(names)
 	x.out.topics, x.present, x.out.folded = ch.read, ch.present, ch.folded
 	x.isPresent = make(map[string]bool, len(x.present))
 	for _, t := range x.present {
 		x.isPresent[t] = true
+		if totals != nil {
+			x.out.topics[t].counts.total = totals[t]
+		}
 	}
 	return nil
 }
@@ -165,8 +177,10 @@ func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 
 // perTopic: the per-topic counts and the task lists, the incident list.
 func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
-	for _, t := range x.present {
-		g.Go(func() error { return x.count(ctx, qTotal(t), &x.out.topics[t].counts.total) })
+	if !x.r.tenants { // with tenants, topics counted the totals
+		for _, t := range x.present {
+			g.Go(func() error { return x.count(ctx, qTotal(t), &x.out.topics[t].counts.total) })
+		}
 	}
 	// Suspended and retries-exhausted tasks only need counting: listing
 	// them engine-wide wins when it takes fewer requests' worth of work.
@@ -184,15 +198,15 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 			g.Go(func() error {
 				tasks, err := x.listAll(ctx, grp.q(""), grp.n)
 				for _, t := range tasks {
-					if x.isPresent[t.TopicName] {
-						*grp.dst(&x.out.topics[t.TopicName].counts)++
+					if k := x.keyOf(t.TenantID, t.TopicName); x.isPresent[k] {
+						*grp.dst(&x.out.topics[k].counts)++
 					}
 				}
 				return err
 			})
 		default:
 			for _, t := range x.present {
-				g.Go(func() error { return x.count(ctx, grp.q(t), grp.dst(&x.out.topics[t].counts)) })
+				g.Go(func() error { return x.countKey(ctx, t, grp.q, grp.dst(&x.out.topics[t].counts)) })
 			}
 		}
 	}
@@ -264,18 +278,19 @@ func (x *restRead) inflightEngineWide(ctx context.Context, q camunda.ExternalTas
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, t := range tasks {
-		if !x.isPresent[t.TopicName] {
+		k := x.keyOf(t.TenantID, t.TopicName)
+		if !x.isPresent[k] {
 			// A folded topic (counted in "other"), or a topic whose
 			// first task appeared after the topic names were read.
 			continue
 		}
-		tr := x.out.topics[t.TopicName]
+		tr := x.out.topics[k]
 		if locked {
 			tr.counts.locked++
-			tr.locked = append(tr.locked, obsOf(t))
+			tr.locked = append(tr.locked, x.obs(t))
 		} else {
 			tr.counts.lapsed++
-			tr.lapsed = append(tr.lapsed, obsOf(t))
+			tr.lapsed = append(tr.lapsed, x.obs(t))
 		}
 	}
 	return nil
@@ -290,8 +305,8 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 	g.SetLimit(x.r.concurrency)
 	for _, t := range x.present {
 		c := &x.out.topics[t].counts
-		g.Go(func() error { return x.count(gctx, qLocked(t, x.rq.now), &c.locked) })
-		g.Go(func() error { return x.count(gctx, qLapsed(t, x.rq.now), &c.lapsed) })
+		g.Go(func() error { return x.countKey(gctx, t, x.qLocked, &c.locked) })
+		g.Go(func() error { return x.countKey(gctx, t, x.qLapsed, &c.lapsed) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -301,10 +316,10 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 	for _, t := range x.present {
 		tr := x.out.topics[t]
 		for _, l := range []struct {
-			q   camunda.ExternalTaskQuery
+			q   func(string) camunda.ExternalTaskQuery
 			n   int64
 			dst *[]taskObs
-		}{{qLocked(t, x.rq.now), tr.counts.locked, &tr.locked}, {qLapsed(t, x.rq.now), tr.counts.lapsed, &tr.lapsed}} {
+		}{{x.qLocked, tr.counts.locked, &tr.locked}, {x.qLapsed, tr.counts.lapsed, &tr.lapsed}} {
 			take := min(l.n, int64(x.budget))
 			x.budget -= int(take)
 			if take < l.n {
@@ -315,13 +330,9 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 				continue
 			}
 			g.Go(func() error {
-				tasks, cut, err := camunda.Collect(gctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
-					x.r.pageSize, int(take),
-					func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
-						return x.r.client.ListExternalTasks(ctx, l.q, p)
-					})
-				for _, tk := range dedupeTasks(tasks) {
-					*l.dst = append(*l.dst, obsOf(tk))
+				tasks, cut, err := x.listKey(gctx, t, l.q, int(take))
+				for _, tk := range tasks {
+					*l.dst = append(*l.dst, x.obs(tk))
 				}
 				if cut {
 					// More tasks than the count a moment before: some
@@ -351,8 +362,7 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 			continue
 		}
 		g.Go(func() error {
-			tasks, err := x.r.client.ListExternalTasks(ctx, qFetchable(t),
-				camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.ExternalTaskSortCreateTime, Order: camunda.Ascending}})
+			tasks, err := x.oldestFetchable(ctx, t, tr)
 			if camunda.IsStatus(err, http.StatusBadRequest) {
 				x.r.noCreateTime.set(x.rq.version, err)
 				return nil

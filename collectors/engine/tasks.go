@@ -76,7 +76,10 @@ type topicRead struct {
 	counts topicCounts
 	// oldest is the create time of the oldest fetchable task (active,
 	// retries left or null, not locked); zero when none is fetchable.
-	oldest time.Time
+	// oldestUnknown: the REST reader could not find it (the topic's tasks
+	// without a tenant, rest_tenants.go), and no age is reported.
+	oldest        time.Time
+	oldestUnknown bool
 	// locked and lapsed are the listed tasks behind counts.locked and
 	// counts.lapsed, sorted by id.
 	locked, lapsed []taskObs
@@ -386,6 +389,9 @@ type topicWorker struct{ topic, worker string }
 // emitOldestWaiting emits the age of the oldest fetchable task (active,
 // retries left or null, not locked), which includes lapsed locks.
 func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
+	if tr.oldestUnknown && tr.counts.fetchable() > 0 {
+		return
+	}
 	age := 0.0
 	if tr.counts.fetchable() > 0 && !tr.oldest.IsZero() {
 		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
@@ -409,7 +415,7 @@ func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomp
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
-	return correlate.Task{ID: o.id, Topic: o.topic, WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
+	return correlate.Task{ID: o.id, Topic: plainTopic(o.topic), WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
 		BusinessKey: o.businessKey, State: s, LockExpiration: o.exp, Redelivered: t.redelivered, RedeliveredAt: t.redeliveredAt}
 }
 

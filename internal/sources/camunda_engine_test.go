@@ -555,6 +555,7 @@ func TestCamundaEngine(t *testing.T) {
 			})
 			// With the engine full of the scenarios' leftovers: the request
 			// budget of docs/camunda-states.md, counted at a proxy.
+			t.Run("Tenants", func(t *testing.T) { engineTenants(t, u) })
 			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, creds) })
 			t.Run("MissingEndpoints", func(t *testing.T) { engineMissingEndpoints(t, e, creds) })
 			t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+)
+
+// With camunda[].tenant_label on, the collector breaks its per-topic series
+// down by tenant without a second kind of state: every map keyed by topic
+// label (the counts, the tracked tasks, the counters, the admission) is
+// keyed by a topic key instead, tenantKey(tenant, topic), which the readers
+// build where they read a topic (the engine database in SQL, with the same
+// separator), and which the series split into their tenant and topic labels
+// as they are emitted (topicLabels). label_value_limit then bounds the
+// (tenant, topic) pairs; beyond it they fold into the one key "other",
+// served as tenant="other", topic="other". Keys without the separator (the
+// configured topics, "unattributed") belong to no tenant.
+
+// tenantSep separates the tenant from the topic in a topic key: a control
+// character no topic name or tenant id holds. The engine-database reader
+// writes it as chr(31).
+const tenantSep = "\x1f"
+
+// tenantKey is the topic key of a topic of a tenant ("" for tasks without
+// one).
+func tenantKey(tenant, topic string) string { return tenant + tenantSep + topic }
+
+// splitKey returns the tenant and the topic of a topic key.
+func splitKey(key string) (tenant, topic string) {
+	if key == labellimit.Other {
+		return labellimit.Other, labellimit.Other
+	}
+	if t, topic, ok := strings.Cut(key, tenantSep); ok {
+		return t, topic
+	}
+	return "", key
+}
+
+// plainTopic returns the topic of a topic key: what the joins and the
+// status page call the topic.
+func plainTopic(key string) string {
+	_, topic := splitKey(key)
+	return topic
+}
+
+// topicLabels are the label values of a per-topic series, the engine and
+// the topic key first: with tenant_label, the key becomes the tenant and
+// topic labels.
+func (c *Collector) topicLabels(name string, labels []string) []string {
+	if !c.tenanted[name] || len(labels) < 2 {
+		return labels
+	}
+	tenant, topic := splitKey(labels[1])
+	out := make([]string, 0, len(labels)+1)
+	out = append(out, labels[0], tenant, topic)
+	return append(out, labels[2:]...)
+}
+
+// newDescs builds the collector's descriptors: with tenant_label on, the
+// tenanted families carry the tenant label (catalog.NewTenantDescs).
+func newDescs(tenants bool, names ...string) catalog.Descs {
+	if tenants {
+		return catalog.NewTenantDescs(names...)
+	}
+	return catalog.NewDescs(names...)
+}
