@@ -364,14 +364,19 @@ func (m Metric) SeriesNames() []string {
 // KnownSeries reports whether name is a series the exporter serves (a family
 // name or a histogram's _bucket/_sum/_count).
 func KnownSeries(name string) bool {
+	_, ok := FamilyOf(name)
+	return ok
+}
+
+// FamilyOf returns the metric whose series name is (the family itself, or
+// a histogram's _bucket, _sum or _count).
+func FamilyOf(series string) (Metric, bool) {
 	for _, m := range all() {
-		for _, s := range m.SeriesNames() {
-			if s == name {
-				return true
-			}
+		if slices.Contains(m.SeriesNames(), series) {
+			return m, true
 		}
 	}
-	return false
+	return Metric{}, false
 }
 
 // StandardSeries reports whether name is served by the standard collectors the

@@ -62,6 +62,7 @@ const (
 	varJob        = "job"
 	varInstance   = "instance"
 	varEngine     = "engine"
+	varTenant     = "tenant"
 	varDatabase   = "database"
 	varTopic      = "topic"
 	varScope      = "scope"
@@ -71,9 +72,13 @@ const (
 // Matchers on the dashboard variables. Every selector carries mJob and
 // mInstance (see sel).
 const (
-	mJob       = `job=~"$job"`
-	mInstance  = `instance=~"$instance"`
-	mEngine    = `engine=~"$engine"`
+	mJob      = `job=~"$job"`
+	mInstance = `instance=~"$instance"`
+	mEngine   = `engine=~"$engine"`
+	// mTenant is added by sel to every series with the tenant label
+	// (camunda[].tenant_label): its All value ".*" also matches the series
+	// of engines without the label.
+	mTenant    = `tenant=~"$tenant"`
 	mDatabase  = `database=~"$database"`
 	mTopic     = `topic=~"$topic"`
 	mScope     = `scope=~"$scope"`
@@ -92,6 +97,9 @@ func sel(series string, matchers ...string) string {
 		panic(fmt.Sprintf("dashboards: series %q is not in the catalog", series))
 	}
 	ms := append([]string{mJob, mInstance}, matchers...)
+	if m, ok := catalog.FamilyOf(series); ok && m.Tenanted() {
+		ms = append(ms, mTenant)
+	}
 	return series + "{" + strings.Join(ms, ",") + "}"
 }
 
@@ -250,6 +258,13 @@ func queryVar(name, label, query, allValue string) *dashboard.QueryVariableBuild
 // be selected.
 func engineVar() cog.Builder[dashboard.VariableModel] {
 	return queryVar(varEngine, "Engine", "label_values("+sel(catalog.CamundaUp)+", engine)", ".*")
+}
+
+// tenantVar lists the tenants of the selected engines' tasks; without
+// camunda[].tenant_label it holds All alone, which matches every series.
+func tenantVar() cog.Builder[dashboard.VariableModel] {
+	// Not sel: the variable's own query must not depend on it.
+	return queryVar(varTenant, "Tenant", "label_values("+catalog.CamundaExternalTasks+"{"+mJob+","+mInstance+","+mEngine+"}, tenant)", ".*")
 }
 
 func databaseVar() cog.Builder[dashboard.VariableModel] {

@@ -10,7 +10,7 @@ import (
 func externalTasks(c rules.Config) *board {
 	d := newBoard(c, UIDExternalTask, "Camunda external tasks",
 		"External tasks of Camunda 7 (and Operaton, CIB seven) per engine and topic: backlog, locks, lapsed locks, retries, failures and incidents, as polled by the workflow exporter.",
-		engineVar(), topicVar())
+		engineVar(), tenantVar(), topicVar())
 
 	d.row("Summary")
 	d.stat(panel{title: "Engines down", unit: "short",

@@ -42,11 +42,18 @@ var (
 // intervalVariables are Grafana's interval macros, replaced by RateInterval.
 var intervalVariables = map[string]bool{"__rate_interval": true, "__interval": true, "__range": true, "__auto": true}
 
+// optionalLabels are the variables whose label a series may lack: tenant,
+// which engines without camunda[].tenant_label do not serve. Substitute
+// gives them the dashboards' All value ".*", which Grafana sends and which
+// matches a missing label; ".+" would not.
+var optionalLabels = map[string]bool{varTenant: true}
+
 // Substitute replaces Grafana's variables in expr the way a dashboard with
 // every variable at "All" would: interval macros ($__rate_interval,
 // $__interval, $__range) by interval, every other variable by the regular
-// expression ".+". The dashboards use variables only inside =~ matchers, so
-// the result selects everything the exporter serves.
+// expression ".+" (".*" for optionalLabels). The dashboards use variables
+// only inside =~ matchers, so the result selects everything the exporter
+// serves, and a label a query needs must be there.
 func Substitute(expr, interval string) string {
 	return grafanaVariable.ReplaceAllStringFunc(expr, func(m string) string {
 		sub := grafanaVariable.FindStringSubmatch(m)
@@ -56,6 +63,9 @@ func Substitute(expr, interval string) string {
 		}
 		if intervalVariables[name] {
 			return interval
+		}
+		if optionalLabels[name] {
+			return ".*"
 		}
 		return ".+"
 	})

@@ -32,7 +32,7 @@ func exporterTargetsUp() string {
 func overview(c rules.Config) *board {
 	d := newBoard(c, UIDOverview, "Workflow overview",
 		"On-call landing page of the workflow exporter: what is paging and why, which sources are down, and the trend of every backlog. Start here and follow the runbook links.",
-		engineVar(), databaseVar())
+		engineVar(), tenantVar(), databaseVar())
 
 	// The first row answers "what pages, where": one stat per paging
 	// signal, each linking its detail dashboard with the variables carried.
