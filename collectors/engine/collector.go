@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -323,17 +324,17 @@ func (run *collectionRun) collect() error {
 	return run.reportStatus(rd)
 }
 
-// recentLapses are the tracked tasks whose lock expired within
-// lapsedMargin before this collection's reference time, sorted.
-func (run *collectionRun) recentLapses() []string {
-	var ids []string
+// recentLapses are the tracked tasks whose lock expires within
+// lapsedMargin of this collection's reference time (mayBeSkewed), by id.
+func (run *collectionRun) recentLapses() []lapse {
+	var out []lapse
 	for id, t := range run.c.st.tasks {
 		if mayBeSkewed(t, run.at.now) {
-			ids = append(ids, id)
+			out = append(out, lapse{id: id, exp: t.exp})
 		}
 	}
-	slices.Sort(ids)
-	return ids
+	slices.SortFunc(out, func(a, b lapse) int { return strings.Compare(a.id, b.id) })
+	return out
 }
 
 // history counts the fresh entries of the stream the history level has:

@@ -141,7 +141,8 @@ func TestMayBeSkewed(t *testing.T) {
 		want bool
 	}{
 		{"no lock", time.Time{}, false},
-		{"held beyond now (a completion)", now.Add(time.Minute), false},
+		{"expiring within the margin", now.Add(time.Minute), true},
+		{"expiring beyond the margin", now.Add(lapsedMargin + time.Second), false},
 		{"expired just now", now, true},
 		{"expired 25s ago", now.Add(-25 * time.Second), true},
 		{"expired beyond the margin", now.Add(-lapsedMargin - time.Second), false},

@@ -65,6 +65,8 @@ type restRead struct {
 	// tenantIDs are the known tenants, sorted (tenant_label on:
 	// rest_tenants.go).
 	tenantIDs []string
+	// started is when the reading started, by the exporter's clock.
+	started time.Time
 
 	nInc   int64 // open incidents
 	mu     sync.Mutex
@@ -82,7 +84,7 @@ func (r *restReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead
 	if err := r.perms.authorized(ctx, nameTasks); err != nil {
 		return nil, err
 	}
-	x := &restRead{r: r, rq: rq, budget: rq.budget, out: &tasksRead{now: rq.now}}
+	x := &restRead{r: r, rq: rq, budget: rq.budget, out: &tasksRead{now: rq.now}, started: time.Now()}
 	x.out.noCreateTime = r.noCreateTime.in(rq.version)
 	if err := x.topics(ctx); err != nil {
 		return nil, err
@@ -396,10 +398,16 @@ func (x *restRead) stillOpen(ctx context.Context) error {
 			}
 		}
 	}
+	// A lock expiring after the reference time can have been called
+	// lapsed only by a node whose clock had passed it when it answered: at
+	// most the time this reading took, and the second the reference time
+	// was truncated by, after it. Asking for later ones would ask for
+	// every completed task.
+	horizon := x.rq.now.Add(time.Since(x.started) + time.Second)
 	var missing []string
-	for _, id := range x.rq.recentLapses {
-		if !listed[id] {
-			missing = append(missing, id)
+	for _, l := range x.rq.recentLapses {
+		if !listed[l.id] && !l.exp.After(horizon) {
+			missing = append(missing, l.id)
 		}
 	}
 	for len(missing) > 0 {

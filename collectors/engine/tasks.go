@@ -27,10 +27,17 @@ type tasksRequest struct {
 	// incidentMessages asks for the open incidents' messages (the status
 	// page's incident groups, failures.go).
 	incidentMessages bool
-	// recentLapses are the tracked tasks whose lock expired within
-	// lapsedMargin before the reference time (mayBeSkewed): the REST
-	// reader asks whether those no list holds are still open.
-	recentLapses []string
+	// recentLapses are the tracked tasks whose lock expires within
+	// lapsedMargin of the reference time (mayBeSkewed): the REST reader
+	// asks whether those no list holds, and whose lock a node may call
+	// lapsed by then, are still open.
+	recentLapses []lapse
+}
+
+// lapse is a tracked task and the expiration of its lock.
+type lapse struct {
+	id  string
+	exp time.Time
 }
 
 // tasksRead is what the tasks reading learned from an engine.
@@ -281,15 +288,20 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 	}
 }
 
-// mayBeSkewed: a task's lock expired by the reference time now but within
-// lapsedMargin of it, so behind a load balancer a node whose clock runs
-// behind may still call it locked, and the task is in neither list while it
-// is open (qLocked, qLapsed). The REST reader asks the engine whether such
-// a task that no list holds is still open (tasksRequest.recentLapses), so
-// that it is not counted as ended (ended.go): an end that did not happen
-// would hide a stalled backlog.
+// mayBeSkewed: a task's lock expires within lapsedMargin of the reference
+// time now, so behind a load balancer whose nodes' clocks differ the task
+// may be in neither list while it is open (qLocked, qLapsed): expired by
+// now, a node whose clock runs behind still calls it locked; expiring just
+// after now, the locked list's bound (E > now) leaves it out while a node
+// whose clock has passed E by the time it answers (the collection takes
+// time, the reference time is truncated to the second) leaves it out of
+// the lapsed list. The REST reader asks the engine whether such a task
+// that no list holds is still open (tasksRequest.recentLapses, narrowed to
+// what its own elapsed time allows: restRead.stillOpen), so that it is not
+// counted as ended (ended.go): an end that did not happen would hide a
+// stalled backlog.
 func mayBeSkewed(t tracked, now time.Time) bool {
-	return !t.exp.After(now) && t.exp.After(now.Add(-lapsedMargin))
+	return !t.exp.IsZero() && t.exp.After(now.Add(-lapsedMargin)) && !t.exp.After(now.Add(lapsedMargin))
 }
 
 // partitionOf splits a topic's exact counts into the six states by the
