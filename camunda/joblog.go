@@ -25,6 +25,7 @@ type JobLogEntry struct {
 	FailureLog  bool   `json:"failureLog"`
 	SuccessLog  bool   `json:"successLog"`
 	DeletionLog bool   `json:"deletionLog"`
+	TenantID    string `json:"tenantId"`
 }
 
 // ListJobLog returns one page of historic job log entries, all kinds. Sort

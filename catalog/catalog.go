@@ -293,23 +293,38 @@ func MustGet(name string) Metric {
 func Desc(name string) *prometheus.Desc { return MustGet(name).Desc() }
 
 // TenantLabel is the label camunda[].tenant_label adds to the engine's
-// per-topic series (Tenanted), before topic: the tenant of the tasks, ""
-// for tasks without one.
+// series per topic or process definition key (Tenanted), before that
+// label: the tenant of the tasks, jobs, incidents or process definitions,
+// "" for those without one.
 const TenantLabel = "tenant"
 
-// Tenanted reports whether camunda[].tenant_label breaks the family down by
-// tenant: the engine's per-topic series, whose tasks each belong to one
-// tenant or none.
-func (m Metric) Tenanted() bool {
-	return m.Source == SourceCamunda && slices.Contains(m.Labels, "topic")
+// TenantKeyIndex is the index of the label a tenant breaks down (topic or
+// process_definition_key) in an engine family's labels, -1 for a family
+// camunda[].tenant_label leaves alone.
+func (m Metric) TenantKeyIndex() int {
+	if m.Source != SourceCamunda {
+		return -1
+	}
+	for i, l := range m.Labels {
+		if l == "topic" || l == "process_definition_key" {
+			return i
+		}
+	}
+	return -1
 }
 
-// WithTenant returns the metric with TenantLabel before its topic label, as
-// the engine serves it with camunda[].tenant_label on; a family that is not
-// Tenanted is returned as it is.
+// Tenanted reports whether camunda[].tenant_label breaks the family down by
+// tenant: the engine's series per topic or process definition key, each of
+// whose tasks, jobs, incidents or definitions belongs to one tenant or
+// none.
+func (m Metric) Tenanted() bool { return m.TenantKeyIndex() >= 0 }
+
+// WithTenant returns the metric with TenantLabel before the label it breaks
+// down, as the engine serves it with camunda[].tenant_label on; a family
+// that is not Tenanted is returned as it is.
 func (m Metric) WithTenant() Metric {
-	i := slices.Index(m.Labels, "topic")
-	if !m.Tenanted() || i < 0 {
+	i := m.TenantKeyIndex()
+	if i < 0 {
 		return m
 	}
 	m.Labels = slices.Insert(slices.Clone(m.Labels), i, TenantLabel)

@@ -31,9 +31,10 @@ import (
 // engine-database mode the count runs under its own statement timeout. It
 // fails alone.
 type historyCollector struct {
-	e     *Engine
-	descs catalog.Descs
-	limit *labellimit.Limiter // process_definition_key
+	e        *Engine
+	descs    catalog.Descs
+	tenanted tenantLabels
+	limit    *labellimit.Limiter // process_definition_key
 	// seen are the keys reported so far: each keeps reporting (0 once its
 	// instances are gone).
 	seen map[string]bool
@@ -75,13 +76,17 @@ type finishedCounts struct {
 	finished, cleanable, withoutTTL int64
 }
 
+// historyFamilies are the families the history collector emits.
+var historyFamilies = []string{catalog.CamundaHistoryCleanable, catalog.CamundaHistoryFinished, catalog.CamundaHistoryWithoutTTL,
+	catalog.CamundaHistoryCleanupEnabled, catalog.CamundaHistoryCleanupJobs, catalog.CamundaHistoryCleanupJobsFailing,
+	catalog.CamundaEngineTableBytes}
+
 func newHistoryCollector(e *Engine, o Options) *historyCollector {
 	return &historyCollector{e: e,
-		limit: labellimit.NewLimiter(o.Folds, catalog.CamundaHistoryCleanable, e.cfg.LabelValueLimit),
-		descs: catalog.NewDescs(catalog.CamundaHistoryCleanable, catalog.CamundaHistoryFinished, catalog.CamundaHistoryWithoutTTL,
-			catalog.CamundaHistoryCleanupEnabled, catalog.CamundaHistoryCleanupJobs, catalog.CamundaHistoryCleanupJobsFailing,
-			catalog.CamundaEngineTableBytes),
-		seen: map[string]bool{},
+		limit:    labellimit.NewLimiter(o.Folds, catalog.CamundaHistoryCleanable, e.cfg.LabelValueLimit),
+		descs:    newDescs(e.cfg.TenantLabel, historyFamilies...),
+		tenanted: newTenantLabels(e.cfg.TenantLabel, historyFamilies...),
+		seen:     map[string]bool{},
 	}
 }
 
@@ -124,7 +129,7 @@ func (c *historyCollector) Collect(ctx context.Context) (_ []prometheus.Metric, 
 	engine := c.e.name
 	var out []prometheus.Metric
 	gauge := func(name string, v float64, labels ...string) {
-		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(name), prometheus.GaugeValue, v, labels...))
+		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(name), prometheus.GaugeValue, v, c.tenanted.of(name, labels)...))
 	}
 	// Finished process instances are history the engine writes from
 	// level activity on: at none (and unknown) there are none to count,

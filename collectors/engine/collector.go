@@ -44,7 +44,7 @@ type Collector struct {
 	// tenanted the families whose topic key becomes the tenant and topic
 	// labels (tenant_label on, tenants.go).
 	descs    catalog.Descs
-	tenanted map[string]bool
+	tenanted tenantLabels
 
 	st collectorState
 
@@ -162,15 +162,10 @@ func newCollector(e *Engine, o Options) *Collector {
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
 			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded,
 			catalog.CamundaExternalTaskFailuresByError),
-		tenanted:  map[string]bool{},
 		creations: map[string]int64{},
 		models:    newModels(),
 	}
-	if cfg.TenantLabel {
-		for name := range c.descs {
-			c.tenanted[name] = catalog.MustGet(name).Tenanted()
-		}
-	}
+	c.tenanted = newTenantLabels(cfg.TenantLabel, slices.Collect(maps.Keys(c.descs))...)
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},

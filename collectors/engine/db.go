@@ -84,18 +84,37 @@ func newDBReader(cfg config.Camunda, key string, client *camunda.Client, logger 
 }
 
 // topicColumn matches a topic column of the readings' SQL, with its table
-// alias if any.
-var topicColumn = regexp.MustCompile(`\b([a-z]+\.)?topic_name_\b`)
+// alias if any; definitionKeyColumn a process definition's key (alias d).
+var (
+	topicColumn         = regexp.MustCompile(`\b([a-z]+\.)?topic_name_\b`)
+	definitionKeyColumn = regexp.MustCompile(`\b(d\.)key_\b`)
+)
 
 // keyed returns a reading's SQL with every topic column read as the topic
 // key (tenants.go) when tenant_label is on: the tenant, chr(31), the topic.
 // GROUP BY and ORDER BY then work on the keys, in the order the REST
 // reader's keys sort in.
-func (r *dbReader) keyed(sql string) string {
+func (r *dbReader) keyed(sql string) string { return r.keyedBy(topicColumn, sql) }
+
+// keyedBy is keyed for the columns col matches (its first group: the
+// table alias, whose tenant_id_ is the tenant).
+func (r *dbReader) keyedBy(col *regexp.Regexp, sql string) string {
 	if !r.tenants {
 		return sql
 	}
-	return topicColumn.ReplaceAllString(sql, `(coalesce(${1}tenant_id_, '') || chr(31) || ${1}topic_name_)`)
+	return col.ReplaceAllStringFunc(sql, func(m string) string {
+		alias := col.FindStringSubmatch(m)[1]
+		return "(coalesce(" + alias + "tenant_id_, '') || chr(31) || " + m + ")"
+	})
+}
+
+// keyOf is the key of a topic or process definition key of tenant read
+// in Go: the topic or key itself without tenant_label.
+func (r *dbReader) keyOf(tenant, k string) string {
+	if !r.tenants {
+		return k
+	}
+	return tenantKey(tenant, k)
 }
 
 var _ reader = (*dbReader)(nil)

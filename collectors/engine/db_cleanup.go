@@ -59,7 +59,7 @@ func (r *dbReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanup
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", rq.statementTimeout.Milliseconds())); err != nil {
 			return fmt.Errorf("%s: setting the history count's statement timeout: %w", r.key, err)
 		}
-		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], fmt.Sprintf(cleanableSQL, r.prefix), r.wall(now))
+		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(cleanableSQL, r.prefix)), r.wall(now))
 		if err != nil {
 			return err
 		}

@@ -13,17 +13,17 @@ import (
 // incidentsSQL groups the open incidents (act_ru_incident holds open ones
 // only) by type, process definition key (the definition's id when it is
 // gone) and activity, oldest first.
-const incidentsSQL = `SELECT coalesce(i.incident_type_, ''), coalesce(d.key_, i.proc_def_id_, ''), coalesce(i.activity_id_, ''),
+const incidentsSQL = `SELECT coalesce(i.incident_type_, ''), coalesce(i.tenant_id_, ''), coalesce(d.key_, i.proc_def_id_, ''), coalesce(i.activity_id_, ''),
   count(*), min(i.incident_timestamp_)
 FROM %[1]sact_ru_incident i LEFT JOIN %[1]sact_re_procdef d ON d.id_ = i.proc_def_id_
-GROUP BY 1, 2, 3
-ORDER BY 5, 1, 2, 3`
+GROUP BY 1, 2, 3, 4
+ORDER BY 6, 1, 3, 4, 2`
 
 // incidentRow is a row of incidentsSQL.
 type incidentRow struct {
-	Type, Key, Activity string
-	N                   int64
-	Oldest              *time.Time
+	Type, Tenant, Key, Activity string
+	N                           int64
+	Oldest                      *time.Time
 }
 
 // incidents groups the open incidents by type, process definition key and
@@ -36,7 +36,7 @@ func (r *dbReader) incidents(ctx context.Context, tx pgx.Tx) (incidentRead, erro
 	}
 	out := incidentRead{oldest: map[string]time.Time{}}
 	for _, row := range rows {
-		g := incidentGroup{key: incidentKey{typ: row.Type, key: row.Key, activity: row.Activity}, n: row.N}
+		g := incidentGroup{key: incidentKey{typ: row.Type, key: r.keyOf(row.Tenant, row.Key), activity: row.Activity}, n: row.N}
 		out.groups = append(out.groups, g)
 		if row.Oldest != nil {
 			ts := r.instant(*row.Oldest)

@@ -14,22 +14,22 @@ import (
 // job not suspended), grouped by key with the oldest due time (the due
 // date, or the creation for a job without one).
 const (
-	exhaustedJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), NULL::timestamp
+	exhaustedJobsSQL = `SELECT coalesce(j.tenant_id_, ''), coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), NULL::timestamp
 FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
 WHERE j.retries_ = 0
-GROUP BY 1
+GROUP BY 1, 2
 ORDER BY min(j.id_)`
-	executableJobsSQL = `SELECT coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), min(coalesce(j.duedate_, j.create_time_))
+	executableJobsSQL = `SELECT coalesce(j.tenant_id_, ''), coalesce(nullif(j.process_def_key_, ''), d.key_, ''), count(*), min(coalesce(j.duedate_, j.create_time_))
 FROM %[1]sact_ru_job j LEFT JOIN %[1]sact_re_procdef d ON d.id_ = j.process_def_id_
   LEFT JOIN %[1]sact_ru_execution pi ON pi.id_ = j.process_instance_id_
 WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
   AND (j.execution_id_ IS NULL OR pi.suspension_state_ = 1 OR pi.suspension_state_ IS NULL)
   AND j.suspension_state_ = 1
-GROUP BY 1
+GROUP BY 1, 2
 ORDER BY min(j.id_)`
 	// jobLogSQL reads the job log entries since $1, newest first; like
 	// historySQL it needs an index on timestamp_ the engine does not create.
-	jobLogSQL = `SELECT id_, timestamp_, coalesce(process_def_key_, ''), job_state_,
+	jobLogSQL = `SELECT id_, timestamp_, coalesce(tenant_id_, ''), coalesce(process_def_key_, ''), job_state_,
   coalesce(job_id_, ''), coalesce(process_instance_id_, ''), coalesce(hostname_, ''),
   CASE WHEN job_state_ = 1 THEN coalesce(left(job_exception_msg_, 4096), '') ELSE '' END
 FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
@@ -38,6 +38,7 @@ ORDER BY timestamp_ DESC, id_ LIMIT $2`
 
 // jobGroupRow is a row of exhaustedJobsSQL and executableJobsSQL.
 type jobGroupRow struct {
+	Tenant string
 	Key    string
 	N      int64
 	Oldest *time.Time
@@ -47,6 +48,7 @@ type jobGroupRow struct {
 type jobLogRow struct {
 	ID        string
 	Timestamp time.Time
+	Tenant    string
 	Key       string
 	State     *int32
 	JobID, PI string
@@ -70,7 +72,7 @@ func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, err
 						out.oldestDue = ts
 					}
 				}
-				gs = append(gs, jobGroup{key: row.Key, n: row.N})
+				gs = append(gs, jobGroup{key: r.keyOf(row.Tenant, row.Key), n: row.N})
 			}
 			return gs, err
 		}
@@ -85,7 +87,7 @@ func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, err
 		}
 		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", jobLogSQL, rq.log,
 			func(row jobLogRow) jobLogEntry {
-				return jobLogEntry{id: row.ID, key: row.Key, ts: r.instant(row.Timestamp), kind: logKindOf(row.State),
+				return jobLogEntry{id: row.ID, key: r.keyOf(row.Tenant, row.Key), ts: r.instant(row.Timestamp), kind: logKindOf(row.State),
 					jobID: row.JobID, pi: row.PI, host: row.Host, message: row.Msg}
 			})
 		return err

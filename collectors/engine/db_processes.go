@@ -25,7 +25,7 @@ type processesRow struct {
 func (r *dbReader) readProcesses(ctx context.Context, _ processesRequest) (map[string]int64, error) {
 	out := map[string]int64{}
 	err := r.read(ctx, nameProcesses, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := collectRows(ctx, tx, r, "reading act_ru_execution", pgx.RowToStructByPos[processesRow], fmt.Sprintf(processInstancesSQL, r.prefix))
+		rows, err := collectRows(ctx, tx, r, "reading act_ru_execution", pgx.RowToStructByPos[processesRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(processInstancesSQL, r.prefix)))
 		for _, row := range rows {
 			out[row.Key] += row.N
 		}

@@ -31,14 +31,14 @@ var engineTables = []struct {
 	{"act_ru_ext_task", []string{"id_", "topic_name_", "worker_id_", "lock_exp_time_", "create_time_", "retries_", "error_msg_", "suspension_state_", "proc_inst_id_", "act_id_", "act_inst_id_", "proc_def_id_", "tenant_id_"}, []string{nameTasks}},
 	{"act_hi_ext_task_log", []string{"id_", "timestamp_", "ext_task_id_", "topic_name_", "worker_id_", "state_", "act_id_", "act_inst_id_", "root_proc_inst_id_", "proc_inst_id_", "error_msg_", "tenant_id_"}, []string{nameTasks}},
 	{"act_hi_actinst", []string{"id_", "act_id_", "act_type_", "act_inst_state_", "proc_def_id_", "start_time_", "end_time_", "root_proc_inst_id_", "tenant_id_"}, []string{nameTasks}},
-	{"act_ru_incident", []string{"id_", "incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_", "incident_msg_", "proc_inst_id_"}, []string{nameTasks}},
-	{"act_re_procdef", []string{"id_", "key_", "history_ttl_"}, []string{nameTasks, nameJobs, nameProcesses, nameHistory}},
+	{"act_ru_incident", []string{"id_", "incident_type_", "proc_def_id_", "activity_id_", "incident_timestamp_", "configuration_", "incident_msg_", "proc_inst_id_", "tenant_id_"}, []string{nameTasks}},
+	{"act_re_procdef", []string{"id_", "key_", "history_ttl_", "tenant_id_"}, []string{nameTasks, nameJobs, nameProcesses, nameHistory}},
 	// business_key_: the process instance's, joined to the in-flight tasks
 	// as the engine's own external task query joins it (for the status
 	// page).
 	{"act_ru_execution", []string{"id_", "proc_inst_id_", "proc_def_id_", "suspension_state_", "business_key_"}, []string{nameTasks, nameJobs, nameProcesses}},
-	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_", "duedate_", "create_time_", "suspension_state_", "execution_id_", "process_instance_id_", "handler_type_", "exception_msg_"}, []string{nameJobs, nameHistory}},
-	{"act_hi_job_log", []string{"id_", "timestamp_", "process_def_key_", "job_state_", "job_id_", "process_instance_id_", "hostname_", "job_exception_msg_"}, []string{nameJobs}},
+	{"act_ru_job", []string{"id_", "retries_", "process_def_key_", "process_def_id_", "duedate_", "create_time_", "suspension_state_", "execution_id_", "process_instance_id_", "handler_type_", "exception_msg_", "tenant_id_"}, []string{nameJobs, nameHistory}},
+	{"act_hi_job_log", []string{"id_", "timestamp_", "process_def_key_", "job_state_", "job_id_", "process_instance_id_", "hostname_", "job_exception_msg_", "tenant_id_"}, []string{nameJobs}},
 	{"act_re_deployment", []string{"id_", "deploy_time_"}, []string{nameTasks, nameJobs, nameProcesses, nameHistory}},
 	// The history aspect: the cleanable count and the cleanup's jobs.
 	{"act_hi_procinst", []string{"proc_def_id_", "end_time_", "removal_time_"}, []string{nameHistory}},

@@ -27,8 +27,9 @@ import (
 //     (history.go): only the entries new since the previous reading, each
 //     counted once by id.
 type jobsCollector struct {
-	e     *Engine
-	descs catalog.Descs
+	e        *Engine
+	descs    catalog.Descs
+	tenanted tenantLabels
 
 	exhaustedLimit  *labellimit.Limiter // process_definition_key of camunda_jobs_retries_exhausted
 	executableLimit *labellimit.Limiter // ... of camunda_jobs_executable
@@ -117,6 +118,10 @@ type jobLogEntry struct {
 func (e jobLogEntry) entryID() string  { return e.id }
 func (e jobLogEntry) stamp() time.Time { return e.ts }
 
+// jobFamilies are the families the jobs collector emits.
+var jobFamilies = []string{catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
+	catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut, catalog.CamundaJobFailuresByError}
+
 func newJobsCollector(e *Engine, o Options) *jobsCollector {
 	limit := func(metric string) *labellimit.Limiter {
 		return labellimit.NewLimiter(o.Folds, metric, e.cfg.LabelValueLimit)
@@ -126,8 +131,8 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 		executableLimit: limit(catalog.CamundaJobsExecutable),
 		failureLimit:    limit(catalog.CamundaJobFailures),
 		successLimit:    limit(catalog.CamundaJobSuccesses),
-		descs: catalog.NewDescs(catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
-			catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut, catalog.CamundaJobFailuresByError),
+		descs:           newDescs(e.cfg.TenantLabel, jobFamilies...),
+		tenanted:        newTenantLabels(e.cfg.TenantLabel, jobFamilies...),
 		st: jobsState{exhausted: map[string]bool{}, executable: map[string]bool{},
 			failures: map[string]float64{}, successes: map[string]float64{},
 			failureGroups: newFailureGroups(e.cfg.FailureSignatures, e.cfg.FailureSignatureLimit)},
@@ -174,7 +179,7 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	}
 	engine := c.e.name
 	emit := func(name string, t prometheus.ValueType, v float64, labels ...string) {
-		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(name), t, v, labels...))
+		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(name), t, v, c.tenanted.of(name, labels)...))
 	}
 	// The gauges per key: keys beyond label_value_limit fold into "other";
 	// keys seen once keep reporting 0.
@@ -241,7 +246,9 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	for _, key := range sortedKeys(st.successes) {
 		emit(catalog.CamundaJobSuccesses, prometheus.CounterValue, st.successes[key], engine, key)
 	}
-	out = append(out, st.failureGroups.metrics(c.descs.Get(catalog.CamundaJobFailuresByError), func(key string) []string { return []string{engine, key} })...)
+	out = append(out, st.failureGroups.metrics(c.descs.Get(catalog.CamundaJobFailuresByError), func(key string) []string {
+		return c.tenanted.of(catalog.CamundaJobFailuresByError, []string{engine, key})
+	})...)
 	if sink := collectors.SinkFrom(ctx); sink != nil && st.failureGroups.by != nil {
 		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
 	}

@@ -14,9 +14,10 @@ import (
 // running process instances per process definition key, from one request
 // (GET /process-definition/statistics) or one GROUP BY per collection.
 type processesCollector struct {
-	e     *Engine
-	descs catalog.Descs
-	limit *labellimit.Limiter // process_definition_key
+	e        *Engine
+	descs    catalog.Descs
+	tenanted tenantLabels
+	limit    *labellimit.Limiter // process_definition_key
 	// seen are the keys reported so far: each keeps reporting (0 once its
 	// definitions are gone).
 	seen map[string]bool
@@ -29,9 +30,10 @@ type processesRequest struct {
 
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
 	return &processesCollector{e: e,
-		limit: labellimit.NewLimiter(o.Folds, catalog.CamundaProcessInstances, e.cfg.LabelValueLimit),
-		descs: catalog.NewDescs(catalog.CamundaProcessInstances),
-		seen:  map[string]bool{},
+		limit:    labellimit.NewLimiter(o.Folds, catalog.CamundaProcessInstances, e.cfg.LabelValueLimit),
+		descs:    newDescs(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
+		tenanted: newTenantLabels(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
+		seen:     map[string]bool{},
 	}
 }
 
@@ -66,7 +68,8 @@ func (c *processesCollector) Collect(ctx context.Context) (_ []prometheus.Metric
 	}
 	var out []prometheus.Metric
 	for _, k := range sortedKeys(seen) {
-		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(catalog.CamundaProcessInstances), prometheus.GaugeValue, float64(counts[k]), c.e.name, k))
+		out = append(out, prometheus.MustNewConstMetric(c.descs.Get(catalog.CamundaProcessInstances), prometheus.GaugeValue, float64(counts[k]),
+			c.tenanted.of(catalog.CamundaProcessInstances, []string{c.e.name, k})...))
 	}
 	c.seen = seen
 	return out, nil

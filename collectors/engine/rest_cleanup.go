@@ -24,13 +24,14 @@ func (r *restReader) readCleanup(ctx context.Context, rq cleanupRequest) (*clean
 	}
 	out := &cleanupRead{perKey: map[string]finishedCounts{}}
 	for _, e := range report {
-		n := out.perKey[e.ProcessDefinitionKey]
+		k := r.keyOf(e.TenantID, e.ProcessDefinitionKey)
+		n := out.perKey[k]
 		n.finished += e.FinishedCount
 		n.cleanable += e.CleanableCount
 		if e.HistoryTimeToLive == nil {
 			n.withoutTTL += e.FinishedCount
 		}
-		out.perKey[e.ProcessDefinitionKey] = n
+		out.perKey[k] = n
 	}
 	if err := readCleanupState(ctx, r.client, out); err != nil {
 		return nil, err

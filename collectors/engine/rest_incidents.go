@@ -32,6 +32,7 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 		if key == "" {
 			key = in.ProcessDefinitionID // definition deleted meanwhile
 		}
+		key = x.keyOf(in.TenantID, key)
 		ik := incidentKey{in.IncidentType, key, in.ActivityID}
 		if i, ok := index[ik]; ok {
 			out.groups[i].n++

@@ -44,7 +44,7 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 			func(e camunda.JobLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
 		out.logCut = cut
 		for _, e := range entries {
-			out.log = append(out.log, jobLogEntryOf(e))
+			out.log = append(out.log, r.jobLogEntryOf(e))
 		}
 		return err
 	})
@@ -98,8 +98,8 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 	return out, nil
 }
 
-func jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
-	return jobLogEntry{id: e.ID, key: e.ProcessDefinitionKey, ts: e.Timestamp.Time,
+func (r *restReader) jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
+	return jobLogEntry{id: e.ID, key: r.keyOf(e.TenantID, e.ProcessDefinitionKey), ts: e.Timestamp.Time,
 		jobID: e.JobID, pi: e.ProcessInstanceID, host: e.Hostname, message: e.JobExceptionMessage,
 		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 }
@@ -124,6 +124,7 @@ func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64)
 		if key == "" {
 			key = keys[j.ProcessDefinitionID]
 		}
+		key = r.keyOf(j.TenantID, key)
 		if i, ok := index[key]; ok {
 			out[i].n++
 		} else {

@@ -15,7 +15,7 @@ func (r *restReader) readProcesses(ctx context.Context, _ processesRequest) (map
 	}
 	out := map[string]int64{}
 	for _, s := range stats {
-		out[s.Definition.Key] += s.Instances
+		out[r.keyOf(s.Definition.TenantID, s.Definition.Key)] += s.Instances
 	}
 	return out, nil
 }

@@ -42,14 +42,18 @@ func (s *tenantSet) list() []string {
 
 // keyOf is the topic key of a task or history entry of tenant on topic:
 // the topic itself without tenant_label.
-func (x *restRead) keyOf(tenant, topic string) string {
-	if !x.r.tenants {
-		return topic
+func (x *restRead) keyOf(tenant, topic string) string { return x.r.keyOf(tenant, topic) }
+
+// keyOf is the key of a topic or process definition key of tenant: the
+// topic or key itself without tenant_label.
+func (r *restReader) keyOf(tenant, k string) string {
+	if !r.tenants {
+		return k
 	}
 	if tenant != "" {
-		x.r.seen.add(tenant)
+		r.seen.add(tenant)
 	}
-	return tenantKey(tenant, topic)
+	return tenantKey(tenant, k)
 }
 
 // obs is a listed task as the lock tracking sees it, under its topic key.

@@ -86,7 +86,7 @@ func (run *collectionRun) reportStatus(rd *tasksRead) error {
 // taskItem is one task of the engine as the page shows it; since is when
 // its trouble started, by the engine's clock.
 func (run *collectionRun) taskItem(t correlate.Task, since time.Time) collectors.Item {
-	it := collectors.Item{Engine: run.c.e.name, Topic: plainTopic(t.Topic), ExternalTaskID: t.ID, ProcessInstanceID: t.ProcessInstanceID,
+	it := collectors.Item{Engine: run.c.e.name, Topic: plainKey(t.Topic), ExternalTaskID: t.ID, ProcessInstanceID: t.ProcessInstanceID,
 		BusinessKey: t.BusinessKey, ActivityID: t.ActivityID, WorkerID: t.WorkerID, TaskState: string(t.State)}
 	if !since.IsZero() {
 		s := since.UTC()

@@ -38,27 +38,50 @@ func splitKey(key string) (tenant, topic string) {
 	return "", key
 }
 
-// plainTopic returns the topic of a topic key: what the joins and the
-// status page call the topic.
-func plainTopic(key string) string {
+// plainKey returns the topic (or process definition key) of a key: what
+// the joins and the status page call it.
+func plainKey(key string) string {
 	_, topic := splitKey(key)
 	return topic
 }
 
-// topicLabels are the label values of a per-topic series, the engine and
-// the topic key first: with tenant_label, the key becomes the tenant and
-// topic labels.
-func (c *Collector) topicLabels(name string, labels []string) []string {
-	if !c.tenanted[name] || len(labels) < 2 {
-		return labels
+// tenantLabels are the tenanted families a collector emits (none with
+// tenant_label off), each with the index of its keyed label (topic or
+// process_definition_key, catalog.Metric.TenantKeyIndex).
+type tenantLabels map[string]int
+
+func newTenantLabels(on bool, names ...string) tenantLabels {
+	t := tenantLabels{}
+	if on {
+		for _, n := range names {
+			if i := catalog.MustGet(n).TenantKeyIndex(); i >= 0 {
+				t[n] = i
+			}
+		}
 	}
-	tenant, topic := splitKey(labels[1])
-	out := make([]string, 0, len(labels)+1)
-	out = append(out, labels[0], tenant, topic)
-	return append(out, labels[2:]...)
+	return t
 }
 
-// newDescs builds the collector's descriptors: with tenant_label on, the
+// of returns the label values of a series of the family name: for a
+// tenanted family its keyed value becomes the tenant and the value.
+func (t tenantLabels) of(name string, values []string) []string {
+	i, ok := t[name]
+	if !ok || i >= len(values) {
+		return values
+	}
+	tenant, v := splitKey(values[i])
+	out := make([]string, 0, len(values)+1)
+	out = append(out, values[:i]...)
+	out = append(out, tenant, v)
+	return append(out, values[i+1:]...)
+}
+
+// topicLabels are the label values of a series of the collector.
+func (c *Collector) topicLabels(name string, labels []string) []string {
+	return c.tenanted.of(name, labels)
+}
+
+// newDescs builds a collector's descriptors: with tenant_label on, the
 // tenanted families carry the tenant label (catalog.NewTenantDescs).
 func newDescs(tenants bool, names ...string) catalog.Descs {
 	if tenants {

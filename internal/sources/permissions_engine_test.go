@@ -143,7 +143,7 @@ func TestCamundaPermissions(t *testing.T) {
 	allow(2, "READ")
 	_, err = admin.DeployForTenant(ctx, key, "globex", map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)})
 	ok(err)
-	_, err = admin.StartProcessForTenant(ctx, key, "globex")
+	_, err = admin.StartProcessForTenant(ctx, key, "globex", nil)
 	ok(err)
 	open := func() float64 {
 		t.Helper()

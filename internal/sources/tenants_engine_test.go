@@ -31,21 +31,27 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 			t.Fatal(err)
 		}
 		for range n {
-			var err error
-			if tenant == "" {
-				_, err = c.StartProcess(ctx, key, "", nil)
-			} else {
-				_, err = c.StartProcessForTenant(ctx, key, tenant)
-			}
-			if err != nil {
+			if _, err := c.StartProcessForTenant(ctx, key, tenant, nil); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	// Async jobs (the job executor is off: they stay executable) for acme
+	// and without a tenant.
+	jobKey := key + "_async"
+	for _, tenant := range []string{"acme", ""} {
+		if _, err := c.DeployForTenant(ctx, jobKey, tenant, map[string][]byte{jobKey + ".bpmn": camundatest.AsyncProcess(jobKey)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.StartProcessForTenant(ctx, jobKey, tenant, map[string]any{"fail": false}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	modes := map[string]string{"REST": "", "engine database": u.databaseConfig()}
 	exporters := map[string]*camExporter{}
 	for mode, extra := range modes {
-		exporters[mode] = newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, u.creds+extra+"    tenant_label: true\n"))
+		exporters[mode] = newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic,
+			u.creds+extra+"    tenant_label: true\n    history_cleanup:\n      interval: 1ms\n"))
 	}
 	plain := newCamundaExporter(t, camundaConfig(u.e.BaseURL, topic, u.creds))
 	for _, x := range exporters {
@@ -63,28 +69,36 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 	if len(tasks) != 6 {
 		t.Fatalf("fetched %d tasks, want 6", len(tasks))
 	}
+	// acme's and the tenantless one's complete two and one of them (their
+	// process instances end); one of globex's fails out of retries (an
+	// incident).
 	completed := map[string]int{"acme": 2, "": 1}
-	done := map[string]int{}
+	done, failedGlobex := map[string]int{}, false
 	for _, tk := range tasks {
 		tenant := ""
 		if tk.TenantID != nil {
 			tenant = *tk.TenantID
 		}
-		if done[tenant] < completed[tenant] {
+		switch {
+		case done[tenant] < completed[tenant]:
 			if err := w.Complete(ctx, tk.ID, nil); err != nil {
 				t.Fatal(err)
 			}
 			done[tenant]++
+		case tenant == "globex" && !failedGlobex:
+			if err := w.Failure(ctx, tk.ID, 0, 0, "globex gateway down"); err != nil {
+				t.Fatal(err)
+			}
+			failedGlobex = true
 		}
 	}
 	// Then one more task waits for acme and one without a tenant: the
 	// oldest waiting task of the tasks without a tenant is one the REST
 	// API cannot select (rest_tenants.go).
-	if _, err := c.StartProcessForTenant(ctx, key, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
-		t.Fatal(err)
+	for _, tenant := range []string{"acme", ""} {
+		if _, err := c.StartProcessForTenant(ctx, key, tenant, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	waiting := map[string]float64{"acme": 1, "globex": 0, "": 1}
 	// Over REST the engine's clock is the Date header, truncated to the
@@ -132,6 +146,9 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 				return m
 			}
 			wantLocked := float64(n - completed[tenant])
+			if tenant == "globex" {
+				wantLocked-- // out of retries
+			}
 			if got := x.must(catalog.CamundaExternalTasks, labels("state", vocab.StateLocked)); got != wantLocked {
 				t.Errorf("%s: tenant %q: %v locked, want %v", mode, tenant, got, wantLocked)
 			}
@@ -152,6 +169,32 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 				}
 			}
 			sumLocked += wantLocked
+		}
+		// The series per process definition key: running instances per
+		// tenant (the task process: started less completed, plus the
+		// waiting ones; the async one), finished ones, executable jobs,
+		// the incident.
+		perKey := []struct {
+			name, key, tenant string
+			want              float64
+		}{
+			{catalog.CamundaProcessInstances, key, "acme", 2}, {catalog.CamundaProcessInstances, key, "globex", 2},
+			{catalog.CamundaProcessInstances, key, "", 1},
+			{catalog.CamundaProcessInstances, jobKey, "acme", 1}, {catalog.CamundaProcessInstances, jobKey, "", 1},
+			{catalog.CamundaHistoryFinished, key, "acme", 2}, {catalog.CamundaHistoryFinished, key, "", 1},
+			{catalog.CamundaJobsExecutable, jobKey, "acme", 1}, {catalog.CamundaJobsExecutable, jobKey, "", 1},
+		}
+		for _, pk := range perKey {
+			got, ok := x.get(pk.name, map[string]string{catalog.TenantLabel: pk.tenant, "process_definition_key": pk.key})
+			if !ok || got != pk.want {
+				t.Errorf("%s: %s{tenant=%q, process_definition_key=%s} = %v (served %v), want %v", mode, pk.name, pk.tenant, pk.key, got, ok, pk.want)
+			}
+		}
+		if got, _ := x.get(catalog.CamundaIncidents, map[string]string{catalog.TenantLabel: "globex", "process_definition_key": key}); got != 1 {
+			t.Errorf("%s: %v incidents of globex, want 1", mode, got)
+		}
+		if got, ok := x.get(catalog.CamundaIncidents, map[string]string{catalog.TenantLabel: "acme", "process_definition_key": key}); ok && got != 0 {
+			t.Errorf("%s: %v incidents of acme, want none", mode, got)
 		}
 		if got := plain.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": vocab.StateLocked}); got != sumLocked {
 			t.Errorf("without tenant_label: %v locked, want the tenants' sum %v", got, sumLocked)

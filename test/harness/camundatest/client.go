@@ -359,11 +359,14 @@ func (c *Client) StartProcess(ctx context.Context, key, businessKey string, vars
 }
 
 // StartProcessForTenant starts the latest version of the tenant's process
-// definition of key.
-func (c *Client) StartProcessForTenant(ctx context.Context, key, tenant string) (ProcessInstance, error) {
+// definition of key ("": of no tenant, as StartProcess). vars may be nil.
+func (c *Client) StartProcessForTenant(ctx context.Context, key, tenant string, vars map[string]any) (ProcessInstance, error) {
+	if tenant == "" {
+		return c.StartProcess(ctx, key, "", vars)
+	}
 	var pi ProcessInstance
 	err := c.Do(ctx, http.MethodPost, "/process-definition/key/"+url.PathEscape(key)+"/tenant-id/"+url.PathEscape(tenant)+"/start",
-		map[string]any{}, &pi)
+		map[string]any{"variables": variables(vars)}, &pi)
 	return pi, err
 }
 
