@@ -134,7 +134,12 @@ func metricTable() string {
 		var rows [][]string
 		for _, m := range catalog.All() {
 			if m.Source == g.src {
-				rows = append(rows, []string{code(m.Name), string(m.Type), strings.Join(m.Labels, ", "), strings.ReplaceAll(m.Help, "|", "\\|")})
+				labels := strings.Join(m.Labels, ", ")
+				if m.Tenanted() {
+					labels = strings.Join(m.WithTenant().Labels, ", ")
+					labels = strings.Replace(labels, catalog.TenantLabel, "["+catalog.TenantLabel+"]", 1)
+				}
+				rows = append(rows, []string{code(m.Name), string(m.Type), labels, strings.ReplaceAll(m.Help, "|", "\\|")})
 			}
 		}
 		b.WriteString("\n**" + g.title + "**\n\n" + markdownTable([]string{"metric", "type", "labels", "meaning"}, rows))
