@@ -35,6 +35,7 @@ type fakeTask struct {
 	suspended         bool
 	created           time.Time
 	defID, activity   string
+	tenant            string // "": none
 }
 
 type fakeIncident struct {
@@ -95,6 +96,8 @@ type fakeCamunda struct {
 	jobs      []fakeJob
 	jobLog    []fakeJobLogEntry
 	defs      map[string]string // id -> key
+	// defTenants are the definitions' tenants (absent: none).
+	defTenants map[string]string
 	instances map[string]int    // definition id -> running process instances
 	// cleanable is the cleanable process instance report; cleanupJobs the
 	// history cleanup's jobs (none: the engine answers 404).
@@ -113,7 +116,7 @@ func newFakeCamunda(t *testing.T) *fakeCamunda {
 	f := &fakeCamunda{
 		now:     time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
 		version: "7.24.0",
-		defs:    map[string]string{}, instances: map[string]int{}, requests: map[string]int{}, fail: map[string]int{},
+		defs:    map[string]string{}, defTenants: map[string]string{}, instances: map[string]int{}, requests: map[string]int{}, fail: map[string]int{},
 	}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
@@ -358,6 +361,9 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			if t.errMsg != "" {
 				m["errorMessage"] = t.errMsg
 			}
+			if t.tenant != "" {
+				m["tenantId"] = t.tenant
+			}
 			if t.exp != nil {
 				m["lockExpirationTime"] = camunda.FormatTime(*t.exp)
 			}
@@ -505,7 +511,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		for _, id := range slices.Sorted(maps.Keys(f.defs)) {
 			out = append(out, map[string]any{"id": id, "instances": f.instances[id], "failedJobs": 0,
-				"definition": map[string]any{"id": id, "key": f.defs[id]}})
+				"definition": map[string]any{"id": id, "key": f.defs[id], "tenantId": f.defTenants[id]}})
 		}
 		reply(out)
 	case "/process-definition":
@@ -573,10 +579,16 @@ func (f *fakeCamunda) filterTasks(w http.ResponseWriter, q map[string][]string) 
 			panic(err)
 		}
 	}
+	var tenants []string
+	if s := get(q, "tenantIdIn"); s != "" {
+		tenants = strings.Split(s, ",")
+	}
 	out := []*fakeTask{}
 	for _, t := range f.tasks {
 		locked := t.exp != nil && t.exp.After(f.now)
 		switch {
+		case tenants != nil && !slices.Contains(tenants, t.tenant):
+			continue
 		case get(q, "topicName") != "" && get(q, "topicName") != t.topic,
 			get(q, "workerId") != "" && get(q, "workerId") != t.worker,
 			is("locked") && !locked,

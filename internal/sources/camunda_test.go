@@ -1218,3 +1218,118 @@ func TestCamundaJobLogCut(t *testing.T) {
 		t.Fatalf("no warning logged:\n%s", e.logs)
 	}
 }
+
+// TestCamundaRequestBudgetWithTenants checks the budget per tenant of
+// docs/camunda-states.md against an exporter without tenant_label on the
+// same engine, and what the REST reader makes of tasks without a tenant,
+// which the external task query cannot select: counts by subtraction,
+// lists filtered, in the engine-wide lists and topic by topic.
+func TestCamundaRequestBudgetWithTenants(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.mu.Lock()
+	for _, d := range []struct{ id, tenant string }{{"p:1:acme", "acme"}, {"p:1:globex", "globex"}, {"p:1", ""}} {
+		f.defs[d.id] = "p"
+		if d.tenant != "" {
+			f.defTenants[d.id] = d.tenant
+		}
+	}
+	f.mu.Unlock()
+	// Topic a: 3 tasks of acme, 2 of globex, 1 of none; topic b: 1 of acme.
+	n := 0
+	add := func(topic, tenant string, k int) {
+		for range k {
+			n++
+			def := "p:1"
+			if tenant != "" {
+				def += ":" + tenant
+			}
+			f.add(&fakeTask{id: fmt.Sprintf("t%02d", n), topic: topic, tenant: tenant, defID: def})
+			f.advance(time.Second) // created one after another
+		}
+	}
+	add("a", "acme", 3)
+	add("a", "globex", 2)
+	add("a", "", 1)
+	add("b", "acme", 1)
+	plain := fakeExporter(t, f, "", "")
+	tenants := fakeExporter(t, f, "", "    tenant_label: true\n")
+	steady := func(x *camExporter) map[string]int {
+		x.collect()
+		f.resetRequests()
+		x.collect()
+		return maps.Clone(f.requests)
+	}
+	p, q := steady(plain), steady(tenants)
+	// P = 2 topics, N = 2 tenants: P x N more totals; W' = 4 keys with a
+	// fetchable task against W = 2 topics: 2 more oldest-task lists (the
+	// key of no tenant finds its task on the first page); 1 definition
+	// statistics for the tenants.
+	for path, more := range map[string]int{"/external-task/count": 2 * 2, "/external-task": 4 - 2, "/process-definition/statistics": 1} {
+		if q[path]-p[path] != more {
+			t.Errorf("%s: %d requests with tenant_label, %d without, want %d more", path, q[path], p[path], more)
+		}
+	}
+	total := func(m map[string]int) (s int) {
+		for _, v := range m {
+			s += v
+		}
+		return s
+	}
+	if total(q)-total(p) != 2*2+2+1 {
+		t.Errorf("tenant_label costs %d more requests (%v against %v), want P x N + (W' - W) + 1 = 7", total(q)-total(p), q, p)
+	}
+	state := func(x *camExporter, tenant, topic, st string) float64 {
+		t.Helper()
+		return x.must(catalog.CamundaExternalTasks, map[string]string{catalog.TenantLabel: tenant, "topic": topic, "state": st})
+	}
+	for _, c := range []struct {
+		tenant, topic string
+		waiting       float64
+		age           float64 // the oldest waiting task's, by the fake's clock
+	}{{"acme", "a", 3, 7}, {"globex", "a", 2, 4}, {"", "a", 1, 2}, {"acme", "b", 1, 1}} {
+		if got := state(tenants, c.tenant, c.topic, vocab.StateWaiting); got != c.waiting {
+			t.Errorf("tenant %q topic %s: %v waiting, want %v", c.tenant, c.topic, got, c.waiting)
+		}
+		labels := map[string]string{catalog.TenantLabel: c.tenant, "topic": c.topic}
+		if got := tenants.must(catalog.CamundaExternalTaskOldestWaitingAge, labels); got != c.age {
+			t.Errorf("tenant %q topic %s: oldest waiting %vs, want %vs", c.tenant, c.topic, got, c.age)
+		}
+	}
+	if _, ok := tenants.get(catalog.CamundaExternalTasks, map[string]string{catalog.TenantLabel: "globex", "topic": "b"}); ok {
+		t.Error("a key without tasks is reported: (globex, b)")
+	}
+
+	// Locks: two of acme's on a by w1, the tenantless task by w2. Within
+	// max_listed_tasks the lists are engine-wide; with 2 they go key by
+	// key, and the key of no tenant lists a's tasks (acme's first, by id)
+	// and keeps its own.
+	f.lock("t01", "w1", time.Hour)
+	f.lock("t02", "w1", time.Hour)
+	f.lock("t06", "w2", time.Hour)
+	cut := fakeExporter(t, f, "", "    tenant_label: true\n    max_listed_tasks: 2\n")
+	for name, x := range map[string]*camExporter{"engine-wide lists": tenants, "lists per key": cut} {
+		x.collect()
+		for _, c := range []struct {
+			tenant   string
+			locked   float64
+			worker   string
+			byWorker float64
+			waiting  float64
+		}{{"acme", 2, "w1", 2, 1}, {"globex", 0, "w1", 0, 2}, {"", 1, "w2", 1, 0}} {
+			if got := state(x, c.tenant, "a", vocab.StateLocked); got != c.locked {
+				t.Errorf("%s: tenant %q: %v locked, want %v", name, c.tenant, got, c.locked)
+			}
+			if got := state(x, c.tenant, "a", vocab.StateWaiting); got != c.waiting {
+				t.Errorf("%s: tenant %q: %v waiting, want %v", name, c.tenant, got, c.waiting)
+			}
+			// With lists per key the budget of 2 goes to the key of no
+			// tenant (its key sorts first) and one of acme's.
+			if name == "engine-wide lists" || c.tenant == "" {
+				got, _ := x.get(catalog.CamundaExternalTasksLockedByWorker, map[string]string{catalog.TenantLabel: c.tenant, "topic": "a", "worker_id": c.worker})
+				if got != c.byWorker {
+					t.Errorf("%s: tenant %q: %v locked by %s, want %v", name, c.tenant, got, c.worker, c.byWorker)
+				}
+			}
+		}
+	}
+}
