@@ -98,7 +98,7 @@ type fakeCamunda struct {
 	defs      map[string]string // id -> key
 	// defTenants are the definitions' tenants (absent: none).
 	defTenants map[string]string
-	instances map[string]int    // definition id -> running process instances
+	instances  map[string]int // definition id -> running process instances
 	// cleanable is the cleanable process instance report; cleanupJobs the
 	// history cleanup's jobs (none: the engine answers 404).
 	cleanable   []fakeCleanable
