@@ -295,12 +295,16 @@ func (s *Server) Stop() {
 // Halt stops a server started by Start as an administrator would (pg_ctl
 // stop -m fast: sessions are terminated, running statements end with an
 // error) and keeps its data, so Resume can start it again on the same port.
-func (s *Server) Halt() error {
+func (s *Server) Halt() error { return s.stop("Halt", "fast") }
+
+// stop runs pg_ctl stop in mode for op (Halt, Crash) on a server of the
+// test's own.
+func (s *Server) stop(op, mode string) error {
 	if !s.owned {
-		return errors.New("pgtest: Halt needs a server started by Start, not " + EnvURL)
+		return errors.New("pgtest: " + op + " needs a server started by Start, not " + EnvURL)
 	}
-	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
-		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", mode, "-w", "-t", "60", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop -m %s: %v\n%s", mode, err, out)
 	}
 	return nil
 }
@@ -319,7 +323,7 @@ func (s *Server) Halt() error {
 // syncs its commits.
 func (s *Server) Crash() error {
 	if !s.owned {
-		return errors.New("pgtest: Crash needs a server started by Start, not " + EnvURL)
+		return s.stop("Crash", "immediate") // its error
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -332,10 +336,7 @@ func (s *Server) Crash() error {
 	if err != nil {
 		return fmt.Errorf("pgtest: Crash: CHECKPOINT: %w", err)
 	}
-	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", "immediate", "-w", "-t", "60", "stop"); err != nil {
-		return fmt.Errorf("pg_ctl stop -m immediate: %v\n%s", err, out)
-	}
-	return nil
+	return s.stop("Crash", "immediate")
 }
 
 // Resume starts a server stopped by Halt or Crash again, on the same port.
