@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
 // Alert names. Each names its runbook too: docs/runbooks/<name>.md.
@@ -70,9 +72,9 @@ const (
 func DashboardVariables(uid string) []string {
 	switch uid {
 	case DashboardOverview:
-		return []string{"engine", "database"}
+		return []string{"engine", catalog.TenantLabel, "database"}
 	case DashboardExternalTask:
-		return []string{"engine", "topic"}
+		return []string{"engine", catalog.TenantLabel, "topic"}
 	case DashboardOutboxInbox:
 		return []string{"database", "event_type"}
 	case DashboardIdempotency:

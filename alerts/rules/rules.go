@@ -129,15 +129,18 @@ func (b builder) rule(name string, forDur model.Duration, expr, description stri
 }
 
 // dashboardURL is the alert's dashboard in Grafana with the variables set
-// from the alert's labels: job, instance, and those of its lane the
-// dashboard has ("" without a dashboard or dashboard_base_url).
+// from the alert's labels: job, instance, those of its lane the dashboard
+// has, and the tenant where the series carry one (camunda[].tenant_label;
+// it is no lane label, so that an alert on a table, which has no tenant,
+// still inhibits the engine's alerts of its topic) ("" without a dashboard
+// or dashboard_base_url).
 func (b builder) dashboardURL(a Alert) string {
 	if a.Dashboard == "" || b.c.DashboardBaseURL == "" {
 		return ""
 	}
 	vars := []string{"job", "instance"}
 	for _, v := range DashboardVariables(a.Dashboard) {
-		if slices.Contains(a.Lane, v) {
+		if slices.Contains(a.Lane, v) || v == catalog.TenantLabel && tenanted(a.Lane) {
 			vars = append(vars, v)
 		}
 	}
@@ -150,6 +153,13 @@ func (b builder) dashboardURL(a Alert) string {
 		fmt.Fprintf(&q, "{{ with $labels.%[1]s }}%[2]svar-%[1]s={{ . | urlquery }}{{ end }}", v, sep)
 	}
 	return strings.TrimRight(b.c.DashboardBaseURL, "/") + "/d/" + a.Dashboard + "?" + q.String()
+}
+
+// tenanted: an alert of the lane is about series a tenant breaks down (a
+// topic's, a process definition key's), which carry the tenant label with
+// camunda[].tenant_label.
+func tenanted(lane []string) bool {
+	return slices.Contains(lane, "topic") || slices.Contains(lane, "process_definition_key")
 }
 
 // keepFiring sets keep_firing_for (0 leaves it out).

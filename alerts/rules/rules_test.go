@@ -75,9 +75,11 @@ func metricsOf(expr string) []string {
 	return metricToken.FindAllString(quotedRe.ReplaceAllString(expr, `""`), -1)
 }
 
+// labelsOf are the labels a metric may have: with the tenant of
+// camunda[].tenant_label.
 func labelsOf(name string) ([]string, bool) {
 	if m, ok := catalog.Lookup(name); ok {
-		return m.Labels, true
+		return m.WithTenant().Labels, true
 	}
 	if catalog.StandardSeries(name) {
 		return nil, true

@@ -171,7 +171,7 @@ func TestInhibitionsCompareLaneLabels(t *testing.T) {
 
 func TestDashboardURLSetsTheLanesVariables(t *testing.T) {
 	rs := rulesOf(Build(mustParse(t, "dashboard_base_url: https://grafana.example.com/\nstatus_page_url: 'http://{{ $labels.instance }}/status'\n")), CamundaExternalTaskBacklogStalled)
-	want := `https://grafana.example.com/d/camunda-external-tasks?{{ with $labels.job }}var-job={{ . | urlquery }}{{ end }}{{ with $labels.instance }}&var-instance={{ . | urlquery }}{{ end }}{{ with $labels.engine }}&var-engine={{ . | urlquery }}{{ end }}{{ with $labels.topic }}&var-topic={{ . | urlquery }}{{ end }}`
+	want := `https://grafana.example.com/d/camunda-external-tasks?{{ with $labels.job }}var-job={{ . | urlquery }}{{ end }}{{ with $labels.instance }}&var-instance={{ . | urlquery }}{{ end }}{{ with $labels.engine }}&var-engine={{ . | urlquery }}{{ end }}{{ with $labels.tenant }}&var-tenant={{ . | urlquery }}{{ end }}{{ with $labels.topic }}&var-topic={{ . | urlquery }}{{ end }}`
 	if got := rs[0].Annotations["dashboard_url"]; got != want {
 		t.Errorf("dashboard_url\n%s\nwant\n%s", got, want)
 	}
