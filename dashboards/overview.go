@@ -29,6 +29,14 @@ func exporterTargetsUp() string {
 		sel(catalog.ExporterBuildInfo) + "[1d])"
 }
 
+// ageStat is a stat of the overview's first row: the age of the oldest
+// item of series (the max over the selection), with the alerts config's
+// thresholds, linking its detail dashboard.
+func (d *board) ageStat(title, desc, series string, steps []step, drill string, runbooks ...string) {
+	d.stat(panel{title: title, unit: "s", w: 3, desc: desc, targets: []target{{expr: "max(" + series + ")"}},
+		steps: steps, drill: drill, runbooks: runbooks})
+}
+
 func overview(c rules.Config) *board {
 	d := newBoard(c, UIDOverview, "Workflow overview",
 		"On-call landing page of the workflow exporter: what is paging and why, which sources are down, and the trend of every backlog. Start here and follow the runbook links.",
@@ -54,30 +62,18 @@ func overview(c rules.Config) *board {
 		steps:    []step{{1, "red"}},
 		drill:    UIDIdempotency,
 		runbooks: []string{rules.WorkflowCompletedSideEffectTaskOpen, rules.WorkflowProcessedJobTaskOpen}})
-	d.stat(panel{title: "Outbox oldest pending age", unit: "s", w: 3,
-		desc:     "Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. Orange past outbox.stalled_window, red past outbox.oldest_age of the alerts config. 0 means the outbox is drained. No data means the database source is down or not configured.",
-		targets:  []target{{expr: "max(" + sel(catalog.OutboxOldestPendingAge, mDatabase) + ")"}},
-		steps:    d.steps(d.outboxAgeSteps),
-		drill:    UIDOutboxInbox,
-		runbooks: []string{rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled}})
-	d.stat(panel{title: "Inbox oldest message age", unit: "s", w: 3,
-		desc:     "Age of the oldest inbox message waiting or in progress (UNKNOWN_OUTCOME aside) over the selected databases. Orange past inbox.stalled_window, red past inbox.oldest_age of the alerts config (WorkflowInboxBacklogOld pages). No data means the database source is down or has no inbox.",
-		targets:  []target{{expr: "max(" + sel(catalog.InboxOldestMessageAge, mDatabase, `status!="`+vocab.StatusUnknownOutcome+`"`) + ")"}},
-		steps:    d.steps(d.inboxAgeSteps),
-		drill:    UIDOutboxInbox,
-		runbooks: []string{rules.WorkflowInboxBacklogOld}})
-	d.stat(panel{title: "Oldest waiting external task", unit: "s", w: 3,
-		desc:     "Age of the oldest external task waiting to be fetched on the selected engines. Orange past camunda.backlog_stalled_age, red past it plus backlog_stalled_for: a topic no worker serves pages (if nothing completes or fails on it). No data means the engine is down.",
-		targets:  []target{{expr: "max(" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine) + ")"}},
-		steps:    d.steps(d.waitingAgeSteps),
-		drill:    UIDExternalTask,
-		runbooks: []string{rules.CamundaExternalTaskBacklogStalled}})
-	d.stat(panel{title: "Oldest executable job", unit: "s", w: 3,
-		desc:     "Since when the oldest async job that could run now has been due on the selected engines. Orange past camunda.job_executor_stalled_age, red past it plus job_executor_stalled_for: a job executor that runs nothing pages. No data means the engine is down.",
-		targets:  []target{{expr: "max(" + sel(catalog.CamundaJobOldestExecutableAge, mEngine) + ")"}},
-		steps:    d.steps(d.jobAgeSteps),
-		drill:    UIDExternalTask,
-		runbooks: []string{rules.CamundaJobExecutorStalled}})
+	d.ageStat("Outbox oldest pending age",
+		"Age of the oldest unpublished outbox event over the selected databases, by the database clock: the paging signal. Orange past outbox.stalled_window, red past outbox.oldest_age of the alerts config. 0 means the outbox is drained. No data means the database source is down or not configured.",
+		sel(catalog.OutboxOldestPendingAge, mDatabase), d.steps(d.outboxAgeSteps), UIDOutboxInbox, rules.WorkflowOutboxOldestEventTooOld, rules.WorkflowOutboxBacklogStalled)
+	d.ageStat("Inbox oldest message age",
+		"Age of the oldest inbox message waiting or in progress (UNKNOWN_OUTCOME aside) over the selected databases. Orange past inbox.stalled_window, red past inbox.oldest_age of the alerts config (WorkflowInboxBacklogOld pages). No data means the database source is down or has no inbox.",
+		sel(catalog.InboxOldestMessageAge, mDatabase, `status!="`+vocab.StatusUnknownOutcome+`"`), d.steps(d.inboxAgeSteps), UIDOutboxInbox, rules.WorkflowInboxBacklogOld)
+	d.ageStat("Oldest waiting external task",
+		"Age of the oldest external task waiting to be fetched on the selected engines. Orange past camunda.backlog_stalled_age, red past it plus backlog_stalled_for: a topic no worker serves pages (if nothing completes or fails on it). No data means the engine is down.",
+		sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine), d.steps(d.waitingAgeSteps), UIDExternalTask, rules.CamundaExternalTaskBacklogStalled)
+	d.ageStat("Oldest executable job",
+		"Since when the oldest async job that could run now has been due on the selected engines. Orange past camunda.job_executor_stalled_age, red past it plus job_executor_stalled_for: a job executor that runs nothing pages. No data means the engine is down.",
+		sel(catalog.CamundaJobOldestExecutableAge, mEngine), d.steps(d.jobAgeSteps), UIDExternalTask, rules.CamundaJobExecutorStalled)
 	d.stat(panel{title: "Sources down", unit: "short", w: 3,
 		desc:     "Camunda engines and databases the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy, and the pages on it are blind. No data here means the exporter itself is not scraped.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},

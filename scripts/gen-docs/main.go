@@ -120,29 +120,36 @@ func markdownTable(header []string, rows [][]string) string {
 // code is a cell's text as inline code.
 func code(s string) string { return "`" + s + "`" }
 
+// metricSections are the metric table's sections, by source, in order.
+var metricSections = []catalog.Source{catalog.SourceCamunda, catalog.SourceDatabase, catalog.SourceExporter}
+
+// sectionTitles are their titles.
+var sectionTitles = map[catalog.Source]string{
+	catalog.SourceCamunda:  "Camunda engine (REST API or engine database), per configured engine",
+	catalog.SourceDatabase: "Worker tables (PostgreSQL), per configured database",
+	catalog.SourceExporter: "The exporter itself (plus the standard go_* and process_* metrics)",
+}
+
+// labelsCell lists a metric's labels; the tenant of camunda[].tenant_label,
+// there only when it is on, in brackets.
+func labelsCell(m catalog.Metric) string {
+	if !m.Tenanted() {
+		return strings.Join(m.Labels, ", ")
+	}
+	labels := strings.Join(m.WithTenant().Labels, ", ")
+	return strings.Replace(labels, catalog.TenantLabel, "["+catalog.TenantLabel+"]", 1)
+}
+
 func metricTable() string {
 	var b strings.Builder
-	groups := []struct {
-		src   catalog.Source
-		title string
-	}{
-		{catalog.SourceCamunda, "Camunda engine (REST API or engine database), per configured engine"},
-		{catalog.SourceDatabase, "Worker tables (PostgreSQL), per configured database"},
-		{catalog.SourceExporter, "The exporter itself (plus the standard go_* and process_* metrics)"},
-	}
-	for _, g := range groups {
+	for _, src := range metricSections {
 		var rows [][]string
 		for _, m := range catalog.All() {
-			if m.Source == g.src {
-				labels := strings.Join(m.Labels, ", ")
-				if m.Tenanted() {
-					labels = strings.Join(m.WithTenant().Labels, ", ")
-					labels = strings.Replace(labels, catalog.TenantLabel, "["+catalog.TenantLabel+"]", 1)
-				}
-				rows = append(rows, []string{code(m.Name), string(m.Type), labels, strings.ReplaceAll(m.Help, "|", "\\|")})
+			if m.Source == src {
+				rows = append(rows, []string{code(m.Name), string(m.Type), labelsCell(m), strings.ReplaceAll(m.Help, "|", "\\|")})
 			}
 		}
-		b.WriteString("\n**" + g.title + "**\n\n" + markdownTable([]string{"metric", "type", "labels", "meaning"}, rows))
+		b.WriteString("\n**" + sectionTitles[src] + "**\n\n" + markdownTable([]string{"metric", "type", "labels", "meaning"}, rows))
 	}
 	return b.String() + "\n"
 }
