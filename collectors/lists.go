@@ -111,7 +111,10 @@ type List struct {
 // identifier, a status or a time; fields that do not apply are left out.
 type Item struct {
 	// The Camunda side.
-	Engine            string `json:"engine,omitempty"`
+	Engine string `json:"engine,omitempty"`
+	// Tenant is the tenant of the task, job or incident with
+	// camunda[].tenant_label, where it has one.
+	Tenant            string `json:"tenant,omitempty"`
 	Topic             string `json:"topic,omitempty"`
 	ExternalTaskID    string `json:"external_task_id,omitempty"`
 	ProcessInstanceID string `json:"process_instance_id,omitempty"`

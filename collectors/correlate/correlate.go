@@ -29,8 +29,11 @@ const (
 
 // Task is one external task the engine holds open and a worker has touched.
 type Task struct {
-	ID                string
-	Topic             string
+	ID    string
+	Topic string
+	// Tenant is the task's tenant with camunda[].tenant_label ("" without
+	// it, or for a task of no tenant); the joins go by topic alone.
+	Tenant            string
 	WorkerID          string
 	ProcessInstanceID string
 	ActivityID        string

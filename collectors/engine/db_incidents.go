@@ -134,7 +134,7 @@ type exhaustedRow struct {
 func (r *dbReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error) {
 	var rows []exhaustedRow
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		res, err := tx.Query(ctx, fmt.Sprintf(exhaustedSQL, r.prefix), rq.max)
+		res, err := tx.Query(ctx, r.keyed(fmt.Sprintf(exhaustedSQL, r.prefix)), rq.max)
 		if err == nil {
 			rows, err = pgx.CollectRows(res, pgx.RowToStructByPos[exhaustedRow])
 		}

@@ -155,10 +155,12 @@ func (g failureGroups) list(kind, engine string, topics, hide bool, now time.Tim
 			first, last := fg.first.UTC(), fg.last.UTC()
 			it := collectors.Item{Engine: engine, ErrorSignature: sig, Count: int(fg.count), Since: &first, LastSeen: &last,
 				AgeSeconds: max(0, now.Sub(first).Seconds()), DistinctWorkers: len(fg.workers), ProcessInstanceID: fg.exampleProcess}
+			tenant, key := splitKey(label)
+			it.Tenant = tenant
 			if topics {
-				it.Topic, it.ExternalTaskID = plainKey(label), fg.example
+				it.Topic, it.ExternalTaskID = key, fg.example
 			} else {
-				it.ProcessDefinitionKey, it.JobID = plainKey(label), fg.example
+				it.ProcessDefinitionKey, it.JobID = key, fg.example
 			}
 			l.Items = append(l.Items, it)
 		}
@@ -191,7 +193,7 @@ func incidentGroups(kind, engine string, incs []incidentMessage, limit int, part
 		if it == nil {
 			sigs[tk{in.typ, in.key}]++
 			first := in.ts.UTC()
-			it = &collectors.Item{Engine: engine, IncidentType: in.typ, ProcessDefinitionKey: plainKey(in.key), ErrorSignature: gk.sig,
+			it = &collectors.Item{Engine: engine, IncidentType: in.typ, Tenant: tenantOfKey(in.key), ProcessDefinitionKey: plainKey(in.key), ErrorSignature: gk.sig,
 				Since: &first, AgeSeconds: max(0, now.Sub(first).Seconds())}
 			groups[gk] = it
 			order = append(order, gk)

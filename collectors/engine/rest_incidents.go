@@ -154,7 +154,9 @@ func (r *restReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]
 		if !ok {
 			continue // resolved or deleted between the two requests
 		}
-		out = append(out, exhaustedTask{incident: in.IncidentTimestamp.Time, obs: obsOf(t), suspended: t.Suspended})
+		o := obsOf(t)
+		o.topic = r.keyOf(t.TenantID, t.TopicName)
+		out = append(out, exhaustedTask{incident: in.IncidentTimestamp.Time, obs: o, suspended: t.Suspended})
 	}
 	return out, nil
 }

@@ -65,7 +65,8 @@ func (run *collectionRun) reportStatus(rd *tasksRead) error {
 			return err
 		}
 		for _, t := range tasks {
-			it := run.taskItem(correlate.Task{ID: t.obs.id, Topic: t.obs.topic, WorkerID: t.obs.worker,
+			tenant, topic := splitKey(t.obs.topic)
+			it := run.taskItem(correlate.Task{ID: t.obs.id, Topic: topic, Tenant: tenant, WorkerID: t.obs.worker,
 				ProcessInstanceID: t.obs.pi, ActivityID: t.obs.activity, BusinessKey: t.obs.businessKey}, t.incident)
 			it.TaskState = vocab.StateRetriesExhausted
 			if t.suspended {
@@ -86,7 +87,7 @@ func (run *collectionRun) reportStatus(rd *tasksRead) error {
 // taskItem is one task of the engine as the page shows it; since is when
 // its trouble started, by the engine's clock.
 func (run *collectionRun) taskItem(t correlate.Task, since time.Time) collectors.Item {
-	it := collectors.Item{Engine: run.c.e.name, Topic: plainKey(t.Topic), ExternalTaskID: t.ID, ProcessInstanceID: t.ProcessInstanceID,
+	it := collectors.Item{Engine: run.c.e.name, Tenant: t.Tenant, Topic: t.Topic, ExternalTaskID: t.ID, ProcessInstanceID: t.ProcessInstanceID,
 		BusinessKey: t.BusinessKey, ActivityID: t.ActivityID, WorkerID: t.WorkerID, TaskState: string(t.State)}
 	if !since.IsZero() {
 		s := since.UTC()

@@ -427,7 +427,8 @@ func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomp
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
-	return correlate.Task{ID: o.id, Topic: plainKey(o.topic), WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
+	tenant, topic := splitKey(o.topic)
+	return correlate.Task{ID: o.id, Topic: topic, Tenant: tenant, WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
 		BusinessKey: o.businessKey, State: s, LockExpiration: o.exp, Redelivered: t.redelivered, RedeliveredAt: t.redeliveredAt}
 }
 

@@ -38,6 +38,12 @@ func splitKey(key string) (tenant, topic string) {
 	return "", key
 }
 
+// tenantOfKey returns the tenant of a key ("" for none).
+func tenantOfKey(key string) string {
+	tenant, _ := splitKey(key)
+	return tenant
+}
+
 // plainKey returns the topic (or process definition key) of a key: what
 // the joins and the status page call it.
 func plainKey(key string) string {

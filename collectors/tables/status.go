@@ -250,7 +250,7 @@ func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[str
 // shows items only when neither the table nor the engine hides its
 // identifiers (joinHidden).
 func joinItem(engine string, t correlate.Task, row collectors.Item) collectors.Item {
-	row.Engine, row.Topic, row.ExternalTaskID, row.ProcessInstanceID = engine, t.Topic, t.ID, t.ProcessInstanceID
+	row.Engine, row.Tenant, row.Topic, row.ExternalTaskID, row.ProcessInstanceID = engine, t.Tenant, t.Topic, t.ID, t.ProcessInstanceID
 	row.BusinessKey, row.ActivityID, row.WorkerID, row.TaskState = t.BusinessKey, t.ActivityID, t.WorkerID, string(t.State)
 	return row
 }

@@ -196,6 +196,21 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 		if got, ok := x.get(catalog.CamundaIncidents, map[string]string{catalog.TenantLabel: "acme", "process_definition_key": key}); ok && got != 0 {
 			t.Errorf("%s: %v incidents of acme, want none", mode, got)
 		}
+		// The status page names the tenant of the task out of retries and
+		// of the locked ones.
+		lists := x.statusLists()
+		tenantsOf := func(kind string) map[string]int {
+			out := map[string]int{}
+			for _, it := range lists[kind].Items {
+				if it.Topic == topic {
+					out[it.Tenant]++
+				}
+			}
+			return out
+		}
+		if got := tenantsOf(vocab.KindRetriesExhausted); !maps.Equal(got, map[string]int{"globex": 1}) {
+			t.Errorf("%s: the status page's tasks out of retries by tenant: %v, want globex 1", mode, got)
+		}
 		if got := plain.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": vocab.StateLocked}); got != sumLocked {
 			t.Errorf("without tenant_label: %v locked, want the tenants' sum %v", got, sumLocked)
 		}

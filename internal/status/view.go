@@ -78,6 +78,7 @@ func groupOf(i collectors.Item) string {
 	}
 	add("aggregate/event type", i.AggregateType, i.EventType)
 	add("source/message type", i.SourceSystem, i.MessageType)
+	add("tenant", i.Tenant)
 	add("topic", i.Topic)
 	add("scope", i.Scope)
 	add("activity", i.ActivityID)
@@ -102,6 +103,7 @@ type field struct {
 // of its items has.
 var fields = []field{
 	{"Engine", func(i collectors.Item) string { return i.Engine }},
+	{"Tenant", func(i collectors.Item) string { return i.Tenant }},
 	{"Topic", func(i collectors.Item) string { return i.Topic }},
 	{"Process definition", func(i collectors.Item) string { return i.ProcessDefinitionKey }},
 	{"Incident type", func(i collectors.Item) string { return i.IncidentType }},
