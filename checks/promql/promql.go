@@ -64,7 +64,8 @@ const alerts = "ALERTS"
 var targetLabels = []string{"job", "instance"}
 
 // labelsOf returns the labels a series can carry, or nil when it is unknown
-// (standard series: no label check).
+// (standard series: no label check); the engine's series per topic or key
+// can carry the tenant (camunda[].tenant_label).
 func labelsOf(series string) ([]string, bool) {
 	if series == alerts {
 		return nil, false
@@ -85,7 +86,7 @@ func labelsOf(series string) ([]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	return append(append(append([]string{}, m.Labels...), targetLabels...), extra...), true
+	return append(append(append([]string{}, m.WithTenant().Labels...), targetLabels...), extra...), true
 }
 
 func isCounterSeries(series string) bool {
