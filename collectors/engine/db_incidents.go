@@ -50,7 +50,7 @@ func (r *dbReader) incidents(ctx context.Context, tx pgx.Tx) (incidentRead, erro
 
 // incidentMessagesSQL lists the open incidents with their messages,
 // oldest first, one more than the budget ($1) to tell a cut list.
-const incidentMessagesSQL = `SELECT coalesce(i.incident_type_, ''), coalesce(d.key_, i.proc_def_id_, ''),
+const incidentMessagesSQL = `SELECT coalesce(i.incident_type_, ''), coalesce(i.tenant_id_, ''), coalesce(d.key_, i.proc_def_id_, ''),
   coalesce(left(i.incident_msg_, 4096), ''), coalesce(i.proc_inst_id_, ''), i.incident_timestamp_
 FROM %[1]sact_ru_incident i LEFT JOIN %[1]sact_re_procdef d ON d.id_ = i.proc_def_id_
 ORDER BY i.incident_timestamp_, i.id_
@@ -58,8 +58,8 @@ LIMIT $1`
 
 // incidentMessageRow is a row of incidentMessagesSQL.
 type incidentMessageRow struct {
-	Type, Key, Message, PI string
-	TS                     time.Time
+	Type, Tenant, Key, Message, PI string
+	TS                             time.Time
 }
 
 // incidentMessages reads the open incidents' messages for the incident
@@ -73,7 +73,7 @@ func (r *dbReader) incidentMessages(ctx context.Context, tx pgx.Tx, budget int, 
 		rows, out.messagesCut = rows[:budget], true
 	}
 	for _, row := range rows {
-		out.messages = append(out.messages, incidentMessage{typ: row.Type, key: row.Key, message: row.Message, pi: row.PI, ts: r.instant(row.TS)})
+		out.messages = append(out.messages, incidentMessage{typ: row.Type, key: r.keyOf(row.Tenant, row.Key), message: row.Message, pi: row.PI, ts: r.instant(row.TS)})
 	}
 	return nil
 }

@@ -211,6 +211,15 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 		if got := tenantsOf(vocab.KindRetriesExhausted); !maps.Equal(got, map[string]int{"globex": 1}) {
 			t.Errorf("%s: the status page's tasks out of retries by tenant: %v, want globex 1", mode, got)
 		}
+		groups := map[string]int{}
+		for _, it := range lists[vocab.KindIncidentGroups].Items {
+			if it.ProcessDefinitionKey == key {
+				groups[it.Tenant] += it.Count
+			}
+		}
+		if !maps.Equal(groups, map[string]int{"globex": 1}) {
+			t.Errorf("%s: the status page's incident groups of %s by tenant: %v, want globex 1", mode, key, groups)
+		}
 		if got := plain.must(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": vocab.StateLocked}); got != sumLocked {
 			t.Errorf("without tenant_label: %v locked, want the tenants' sum %v", got, sumLocked)
 		}
