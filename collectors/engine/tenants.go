@@ -7,16 +7,18 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
-// With camunda[].tenant_label on, the collector breaks its per-topic series
-// down by tenant without a second kind of state: every map keyed by topic
-// label (the counts, the tracked tasks, the counters, the admission) is
-// keyed by a topic key instead, tenantKey(tenant, topic), which the readers
-// build where they read a topic (the engine database in SQL, with the same
-// separator), and which the series split into their tenant and topic labels
-// as they are emitted (topicLabels). label_value_limit then bounds the
-// (tenant, topic) pairs; beyond it they fold into the one key "other",
-// served as tenant="other", topic="other". Keys without the separator (the
-// configured topics, "unattributed") belong to no tenant.
+// With camunda[].tenant_label on, the collectors break their series per
+// topic or process definition key down by tenant without a second kind of
+// state: every map keyed by a topic or key label (the counts, the tracked
+// tasks, the counters, the admission; the jobs', processes', incidents' and
+// history cleanup's keys alike) is keyed by tenantKey(tenant, topic)
+// instead, which the readers build where they read one (restReader.keyOf,
+// dbReader.keyOf, in SQL dbReader.keyed with the same separator), and which
+// the series split into their tenant and topic (or key) labels as they are
+// emitted (tenantLabels). label_value_limit then bounds the pairs; beyond
+// it they fold into the one key "other", served as tenant="other",
+// topic="other". Keys without the separator (the configured topics,
+// "unattributed") belong to no tenant.
 
 // tenantSep separates the tenant from the topic in a topic key: a control
 // character no topic name or tenant id holds. The engine-database reader
