@@ -118,17 +118,29 @@ func (x *restRead) tenantTopics(ctx context.Context, names []string) ([]string, 
 	return keys, totals, nil
 }
 
+// queryOf is q (a query of a topic) for a topic key: its topic, and its
+// tenant selected by tenantIdIn. noTenant: the key is of the tasks without
+// a tenant, which the query cannot select; the caller subtracts or
+// filters. Without tenant_label the key is the topic.
+func (x *restRead) queryOf(key string, q func(topic string) camunda.ExternalTaskQuery) (_ camunda.ExternalTaskQuery, noTenant bool) {
+	if !x.r.tenants {
+		return q(key), false
+	}
+	tenant, topic := splitKey(key)
+	qq := q(topic)
+	if tenant == "" {
+		return qq, true
+	}
+	qq.TenantIDIn = []string{tenant}
+	return qq, false
+}
+
 // countKey counts the tasks of a topic key that q (a query of its topic)
 // selects: one request for a tenant, two for no tenant (the topic less
 // its known tenants).
 func (x *restRead) countKey(ctx context.Context, key string, q func(topic string) camunda.ExternalTaskQuery, dst *int64) error {
-	if !x.r.tenants {
-		return x.count(ctx, q(key), dst)
-	}
-	tenant, topic := splitKey(key)
-	qq := q(topic)
-	if tenant != "" {
-		qq.TenantIDIn = []string{tenant}
+	qq, noTenant := x.queryOf(key, q)
+	if !noTenant {
 		return x.count(ctx, qq, dst)
 	}
 	var all, tenanted int64
@@ -157,13 +169,8 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 			})
 		return dedupeTasks(tasks), cut, err
 	}
-	if !x.r.tenants {
-		return list(q(key), take)
-	}
-	tenant, topic := splitKey(key)
-	qq := q(topic)
-	if tenant != "" {
-		qq.TenantIDIn = []string{tenant}
+	qq, noTenant := x.queryOf(key, q)
+	if !noTenant {
 		return list(qq, take)
 	}
 	var tenanted int64
@@ -191,13 +198,8 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 // (tr.oldestUnknown) rather than made up.
 func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *topicRead) ([]camunda.ExternalTask, error) {
 	byCreate := camunda.Sort{By: camunda.ExternalTaskSortCreateTime, Order: camunda.Ascending}
-	if !x.r.tenants {
-		return x.r.client.ListExternalTasks(ctx, qFetchable(key), camunda.Page{MaxResults: 1, Sort: byCreate})
-	}
-	tenant, topic := splitKey(key)
-	q := qFetchable(topic)
-	if tenant != "" {
-		q.TenantIDIn = []string{tenant}
+	q, noTenant := x.queryOf(key, qFetchable)
+	if !noTenant {
 		return x.r.client.ListExternalTasks(ctx, q, camunda.Page{MaxResults: 1, Sort: byCreate})
 	}
 	for page := range oldestPages {
