@@ -2,6 +2,7 @@ package camunda
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,24 +72,21 @@ func (j Job) checkShape() error               { return needID(j.ID) }
 func (d ProcessDefinition) checkShape() error { return needID(d.ID) }
 func (d Deployment) checkShape() error        { return needID(d.ID) }
 
-func (a HistoricActivityInstance) checkShape() error {
-	if err := needID(a.ID); err != nil {
-		return err
-	}
-	if a.StartTime.IsZero() {
-		return errors.New(`no "startTime"`)
+// needTime reports a history entry without its time: an entry the
+// exporter cannot place in a window.
+func needTime(t Time, name string) error {
+	if t.IsZero() {
+		return fmt.Errorf("no %q", name)
 	}
 	return nil
 }
 
+func (a HistoricActivityInstance) checkShape() error {
+	return cmp.Or(needID(a.ID), needTime(a.StartTime, "startTime"))
+}
+
 func (e ExternalTaskLogEntry) checkShape() error {
-	if err := needID(e.ID); err != nil {
-		return err
-	}
-	if e.Timestamp.IsZero() {
-		return errors.New(`no "timestamp"`)
-	}
-	return nil
+	return cmp.Or(needID(e.ID), needTime(e.Timestamp, "timestamp"))
 }
 
 // countResult is the body of every .../count endpoint.

@@ -169,15 +169,22 @@ func (h HistoryCleanup) On() bool { return h.Enabled == nil || *h.Enabled }
 
 // EngineDatabase is the database of a Camunda engine, read directly.
 type EngineDatabase struct {
-	DSN     string `yaml:"dsn"`
-	DSNFile string `yaml:"dsn_file"`
-	DSNEnv  string `yaml:"dsn_env"`
+	Connection `yaml:",inline"`
 	// Schema holds the engine's tables; empty: the role's search_path.
 	Schema string `yaml:"schema"`
 	// TimeZone is the engine JVM's time zone (its user.timezone): the engine
 	// writes its timestamps as local times of that zone into columns without
 	// a zone. Checked against the engine at the first collection.
-	TimeZone         string         `yaml:"time_zone"`
+	TimeZone string `yaml:"time_zone"`
+}
+
+// Connection is how the exporter reaches a PostgreSQL database, a worker
+// database or an engine's: the DSN (given inline, in a file or in an
+// environment variable) and the limits of its sessions.
+type Connection struct {
+	DSN              string         `yaml:"dsn"`
+	DSNFile          string         `yaml:"dsn_file"`
+	DSNEnv           string         `yaml:"dsn_env"`
 	StatementTimeout model.Duration `yaml:"statement_timeout"`
 	LockTimeout      model.Duration `yaml:"lock_timeout"`
 	MaxConnections   int            `yaml:"max_connections"`
@@ -197,16 +204,11 @@ type TLS struct {
 
 // Database is one PostgreSQL database holding worker tables.
 type Database struct {
-	Name    string `yaml:"name"`
-	DSN     string `yaml:"dsn"`
-	DSNFile string `yaml:"dsn_file"`
-	DSNEnv  string `yaml:"dsn_env"`
+	Name       string `yaml:"name"`
+	Connection `yaml:",inline"`
 
-	MinInterval      model.Duration `yaml:"min_interval"`
-	Timeout          model.Duration `yaml:"timeout"`
-	StatementTimeout model.Duration `yaml:"statement_timeout"`
-	LockTimeout      model.Duration `yaml:"lock_timeout"`
-	MaxConnections   int            `yaml:"max_connections"`
+	MinInterval model.Duration `yaml:"min_interval"`
+	Timeout     model.Duration `yaml:"timeout"`
 	// LateCommitWindow must exceed the longest transaction that writes the
 	// tables: counters re-read this much history to catch rows whose
 	// timestamp was taken before they committed.
@@ -216,9 +218,6 @@ type Database struct {
 	// Tables omitted: all four with their default (reference schema) names.
 	// Present: only those listed.
 	Tables *Tables `yaml:"tables"`
-
-	// ResolvedDSN is filled by Load from DSN, DSNFile or DSNEnv.
-	ResolvedDSN string `yaml:"-"`
 }
 
 // Tables selects and maps the worker tables of one database.
@@ -329,7 +328,7 @@ func (c *Config) finish() error {
 			e.Password = pw
 		}
 		if d := e.Database; d != nil {
-			d.ResolvedDSN = resolveDSN(key+".database", d.DSN, d.DSNFile, d.DSNEnv, add)
+			d.resolve(key+".database", add)
 		}
 	}
 	for i := range c.Databases {
@@ -341,30 +340,48 @@ func (c *Config) finish() error {
 			add(key+".name", "%q is already used by %s", d.Name, prev)
 		}
 		names["database/"+d.Name] = key
-		d.ResolvedDSN = resolveDSN(key, d.DSN, d.DSNFile, d.DSNEnv, add)
+		d.resolve(key, add)
 	}
 	c.resolveCorrelations(add)
 	return errors.Join(errs...)
 }
 
-// resolveDSN returns the DSN given inline, in a file or in an environment
-// variable; exactly one of them must be set.
-func resolveDSN(key, dsn, file, env string, add func(string, string, ...any)) string {
-	switch set := countSet(dsn, file, env); {
+// resolve sets ResolvedDSN from the DSN given inline, in a file or in an
+// environment variable; exactly one of them must be set.
+func (c *Connection) resolve(key string, add func(string, string, ...any)) {
+	switch set := countSet(c.DSN, c.DSNFile, c.DSNEnv); {
 	case set == 0:
 		add(key, "one of dsn, dsn_file or dsn_env is required")
 	case set > 1:
 		add(key, "set only one of dsn, dsn_file or dsn_env")
-	case dsn != "":
-		return dsn
+	case c.DSN != "":
+		c.ResolvedDSN = c.DSN
 	default:
-		v, err := secret(file, env)
+		v, err := secret(c.DSNFile, c.DSNEnv)
 		if err != nil {
 			add(key, "dsn: %v", err)
 		}
-		return v
+		c.ResolvedDSN = v
 	}
-	return ""
+}
+
+func (c *Connection) applyDefaults() {
+	orDefault(&c.StatementTimeout, model.Duration(DefaultStatementTimeout))
+	orDefault(&c.LockTimeout, model.Duration(DefaultLockTimeout))
+	orDefault(&c.MaxConnections, DefaultMaxConnections)
+}
+
+// validate checks the session limits against the collection's timeout;
+// needs says how many connections the exporter uses, for the message.
+func (c *Connection) validate(key string, timeout model.Duration, needs string, add func(string, string, ...any)) {
+	positive(add, key+".statement_timeout", time.Duration(c.StatementTimeout))
+	positive(add, key+".lock_timeout", time.Duration(c.LockTimeout))
+	if c.StatementTimeout > timeout {
+		add(key+".statement_timeout", "(%s) must not exceed timeout (%s), or a slow query outlives its collection", c.StatementTimeout, timeout)
+	}
+	if c.MaxConnections < 1 || c.MaxConnections > 10 {
+		add(key+".max_connections", "must be between 1 and 10, got %d (the exporter needs %s)", c.MaxConnections, needs)
+	}
 }
 
 // resolveCorrelations checks that every join names a configured engine and
@@ -440,9 +457,7 @@ func (e *Camunda) applyDefaults() {
 	orDefault(&e.HistoryLevel, HistoryLevelAuto)
 	if d := e.Database; d != nil {
 		orDefault(&d.TimeZone, DefaultEngineTimeZone)
-		orDefault(&d.StatementTimeout, model.Duration(DefaultStatementTimeout))
-		orDefault(&d.LockTimeout, model.Duration(DefaultLockTimeout))
-		orDefault(&d.MaxConnections, DefaultMaxConnections)
+		d.Connection.applyDefaults()
 	}
 }
 
@@ -514,14 +529,7 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 		if d.Schema != "" && !identRE.MatchString(d.Schema) {
 			add(dk+".schema", "%q is not a plain schema name (letters, digits, _)", d.Schema)
 		}
-		positive(add, dk+".statement_timeout", time.Duration(d.StatementTimeout))
-		positive(add, dk+".lock_timeout", time.Duration(d.LockTimeout))
-		if d.StatementTimeout > e.Timeout {
-			add(dk+".statement_timeout", "(%s) must not exceed timeout (%s), or a slow query outlives its collection", d.StatementTimeout, e.Timeout)
-		}
-		if d.MaxConnections < 1 || d.MaxConnections > 10 {
-			add(dk+".max_connections", "must be between 1 and 10, got %d (the exporter needs 1-2)", d.MaxConnections)
-		}
+		d.Connection.validate(dk, e.Timeout, "1-2", add)
 	}
 	for j, t := range e.Topics {
 		if t == "" {
@@ -533,9 +541,7 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 func (d *Database) applyDefaults() {
 	orDefault(&d.MinInterval, model.Duration(DefaultMinInterval))
 	orDefault(&d.Timeout, model.Duration(DefaultCollectTimeout))
-	orDefault(&d.StatementTimeout, model.Duration(DefaultStatementTimeout))
-	orDefault(&d.LockTimeout, model.Duration(DefaultLockTimeout))
-	orDefault(&d.MaxConnections, DefaultMaxConnections)
+	d.Connection.applyDefaults()
 	orDefault(&d.LateCommitWindow, model.Duration(DefaultLateCommitWindow))
 	orDefault(&d.LabelValueLimit, DefaultLabelValueLimit)
 	if d.Tables == nil {
@@ -566,15 +572,8 @@ func (d *Database) validate(key string, add func(string, string, ...any)) {
 	}
 	positive(add, key+".min_interval", time.Duration(d.MinInterval))
 	positive(add, key+".timeout", time.Duration(d.Timeout))
-	positive(add, key+".statement_timeout", time.Duration(d.StatementTimeout))
-	positive(add, key+".lock_timeout", time.Duration(d.LockTimeout))
+	d.Connection.validate(key, d.Timeout, "2-4", add)
 	positive(add, key+".late_commit_window", time.Duration(d.LateCommitWindow))
-	if d.StatementTimeout > d.Timeout {
-		add(key+".statement_timeout", "(%s) must not exceed timeout (%s), or a slow query outlives its collection", d.StatementTimeout, d.Timeout)
-	}
-	if d.MaxConnections < 1 || d.MaxConnections > 10 {
-		add(key+".max_connections", "must be between 1 and 10, got %d (the exporter needs 2-4)", d.MaxConnections)
-	}
 	if d.LabelValueLimit < 1 {
 		add(key+".label_value_limit", "must be at least 1")
 	}
