@@ -19,12 +19,16 @@ import (
 // camunda_external_tasks{state}.
 type State string
 
-// States a View holds. Waiting tasks were never fetched (or their lapse has
-// been seen and they were not re-fetched yet, which is lock_expired).
+// States a View holds. Waiting tasks that were never fetched are not in
+// it (no worker touched them; a seen lapse not re-fetched yet is
+// lock_expired); Waiting ones are, once a worker failed them and their
+// retry backoff ended: a task redelivered after a lapse is still in doubt
+// while it waits for its next fetch.
 const (
 	Locked       State = "locked"
 	RetryBackoff State = "retry_backoff"
 	LockExpired  State = "lock_expired"
+	Waiting      State = "waiting"
 )
 
 // Task is one external task the engine holds open and a worker has touched.

@@ -230,6 +230,11 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 		if read == readExpired {
 			r.expired++
 			run.inflight = append(run.inflight, inflightTask(o, correlate.LockExpired, next))
+		} else {
+			// A finished backoff: the task waits for its next fetch. It
+			// stays in the view, so a redelivered task's record stays in
+			// doubt (and a lost completion open) between two attempts.
+			run.inflight = append(run.inflight, inflightTask(o, correlate.Waiting, next))
 		}
 	}
 	return r

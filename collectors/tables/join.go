@@ -51,10 +51,12 @@ type taskLookup struct {
 	// refs (task ids), or pis and acts (process instances and activities
 	// in pairs), are the query's arguments.
 	refs, pis, acts []string
-	// minAge is how long, in seconds, a row must have been in its status to
-	// count: it was written before the view was taken (less the grace), so
-	// a worker that is completing the task right now is not reported. Only
-	// the view's age is used, so the clocks need not agree.
+	// minAge is how long, in seconds, a COMPLETED record or a processed
+	// row must have been written to count: before the view was taken (less
+	// the grace), so a worker that is completing the task right now is not
+	// reported. In-progress records need no age: their task's lapse or
+	// redelivery is the evidence. Only the view's age is used, so the
+	// clocks need not agree.
 	minAge float64
 }
 

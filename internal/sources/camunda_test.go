@@ -694,6 +694,21 @@ func TestCamundaRedeliveryFromHistory(t *testing.T) {
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 2)
 	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 3)
+	// The backoffs end: both tasks wait for their next fetch and stay in
+	// the view, fail still redelivered (a record of it stays in doubt
+	// between two attempts), retry not.
+	f.advance(61 * time.Second)
+	e.collect()
+	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 2})
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 3)
+	view, _ = e.views.Get("e1")
+	inView := map[string]string{}
+	for _, vt := range view.Tasks {
+		inView[vt.ID] = fmt.Sprintf("%s redelivered=%v", vt.State, vt.Redelivered)
+	}
+	if want := "map[fail:waiting redelivered=true retry:waiting redelivered=false]"; fmt.Sprint(inView) != want {
+		t.Fatalf("view after the backoffs: %v, want %s", inView, want)
+	}
 }
 
 // Over REST the history is read before the task lists. A lapse, a fetch by

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )
@@ -99,6 +100,39 @@ databases:
 	collect()
 	want("re-fetched by w2", 1, 1)
 	s.wantCounter(catalog.CamundaExternalTaskRedeliveries, 2)
+
+	// w2 finds b's STARTED record, the first attempt's, and backs off:
+	// it fails b with a short retry timeout. b stays in doubt while it
+	// backs off and, after the backoff, while it waits for its next fetch,
+	// in both modes' views.
+	s.ok(w2.Failure(s.ctx, b.ID, 3, 2*time.Second, "order-b is in progress in another attempt"))
+	collect()
+	want("w2 backs off b", 1, 1)
+	backoff, err := s.c.ExternalTask(s.ctx, b.ID)
+	s.ok(err)
+	sleepPast(lockExpiry(t, backoff))
+	collect()
+	want("b's backoff over, not fetched yet", 1, 1)
+	for mode, e := range map[string]*camExporter{"REST": s.exp, "engine-database": s.exp.twin} {
+		if e == nil {
+			continue
+		}
+		view, _ := e.views.Get("e1")
+		found := false
+		for _, vt := range view.Tasks {
+			if vt.ID == b.ID {
+				found = vt.State == correlate.Waiting && vt.Redelivered
+			}
+		}
+		if !found {
+			t.Errorf("%s: b after its backoff is not in the view as waiting and redelivered: %+v", mode, view.Tasks)
+		}
+	}
+	if got := s.fetch(w2, 5*time.Minute, 1); got[0].ID != b.ID {
+		t.Fatalf("w2 fetched %s, want b (%s)", got[0].ID, b.ID)
+	}
+	collect()
+	want("b fetched again by w2", 1, 1)
 
 	// w2 finds a's COMPLETED record and completes a with the stored result
 	// (no second side effect); it reconciles b with the external system,

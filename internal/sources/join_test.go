@@ -36,6 +36,8 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 	rec("k5", "COMPLETED", "t5", -2)              // completed 2 s ago: the worker is completing right now
 	rec("k6", "COMPLETED", "t6", -100)            // task not in flight (done): fine
 	rec("k7", "FAILED_FINAL", "t7", -100)         // terminal failure: not this join's business
+	rec("k8", "STARTED", "t8", -100)              // redelivered, failed, backoff over, not fetched yet: still in doubt
+	rec("k9", "STARTED", "t9", -100)              // failed by its one worker, backoff over: fine (the worker retries)
 	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
 		VALUES ('main', 't1', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1), ('main', 't6', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1),
 		       ('other', 't2', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1)`, at(-100))
@@ -48,10 +50,12 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 		{ID: "t4", Topic: "fulfillment.submit-command", State: correlate.Locked},
 		{ID: "t5", Topic: "fulfillment.submit-command", State: correlate.Locked},
 		{ID: "t7", Topic: "billing.precheck", State: correlate.RetryBackoff},
+		{ID: "t8", Topic: "fulfillment.submit-command", State: correlate.Waiting, Redelivered: true},
+		{ID: "t9", Topic: "fulfillment.submit-command", State: correlate.Waiting},
 	}}
 	e.views.Publish(view)
 	e.collect()
-	e.expectJoins(1, 2, 1)
+	e.expectJoins(1, 3, 1)
 
 	// The retry replays the stored result and completes the task: it leaves
 	// the engine's view, and the gauges return to 0 (the series stay).
