@@ -310,41 +310,55 @@ func (c *Config) finish() error {
 	}
 	c.Status.applyDefaults()
 	c.Status.validate(add)
-	names := map[string]string{}
-	for i := range c.Camunda {
-		e := &c.Camunda[i]
-		key := fmt.Sprintf("camunda[%d]", i)
-		e.applyDefaults()
-		e.validate(key, add)
-		if prev, dup := names["camunda/"+e.Name]; dup && e.Name != "" {
-			add(key+".name", "%q is already used by %s", e.Name, prev)
-		}
-		names["camunda/"+e.Name] = key
-		if e.Username != "" {
-			pw, err := secret(e.PasswordFile, e.PasswordEnv)
-			if err != nil {
-				add(key, "password: %v", err)
+	// Names are the engine and database labels: each used once per list.
+	each := func(list string, n int, at func(int) source) {
+		names := map[string]string{}
+		for i := range n {
+			s, key := at(i), fmt.Sprintf("%s[%d]", list, i)
+			s.applyDefaults()
+			s.validate(key, add)
+			if prev, dup := names[s.label()]; dup && s.label() != "" {
+				add(key+".name", "%q is already used by %s", s.label(), prev)
 			}
-			e.Password = pw
-		}
-		if d := e.Database; d != nil {
-			d.resolve(key+".database", add)
+			names[s.label()] = key
+			s.resolveSecrets(key, add)
 		}
 	}
-	for i := range c.Databases {
-		d := &c.Databases[i]
-		key := fmt.Sprintf("databases[%d]", i)
-		d.applyDefaults()
-		d.validate(key, add)
-		if prev, dup := names["database/"+d.Name]; dup && d.Name != "" {
-			add(key+".name", "%q is already used by %s", d.Name, prev)
-		}
-		names["database/"+d.Name] = key
-		d.resolve(key, add)
-	}
+	each("camunda", len(c.Camunda), func(i int) source { return &c.Camunda[i] })
+	each("databases", len(c.Databases), func(i int) source { return &c.Databases[i] })
 	c.resolveCorrelations(add)
 	return errors.Join(errs...)
 }
+
+// source is a configured engine or database: finish gives each its
+// defaults, validates it, checks its name is unique among its kind and
+// reads its secrets.
+type source interface {
+	applyDefaults()
+	validate(key string, add func(string, string, ...any))
+	label() string
+	resolveSecrets(key string, add func(string, string, ...any))
+}
+
+func (e *Camunda) label() string  { return e.Name }
+func (d *Database) label() string { return d.Name }
+
+// resolveSecrets reads the password (with a username) and the engine
+// database's DSN.
+func (e *Camunda) resolveSecrets(key string, add func(string, string, ...any)) {
+	if e.Username != "" {
+		pw, err := secret(e.PasswordFile, e.PasswordEnv)
+		if err != nil {
+			add(key, "password: %v", err)
+		}
+		e.Password = pw
+	}
+	if d := e.Database; d != nil {
+		d.resolve(key+".database", add)
+	}
+}
+
+func (d *Database) resolveSecrets(key string, add func(string, string, ...any)) { d.resolve(key, add) }
 
 // resolve sets ResolvedDSN from the DSN given inline, in a file or in an
 // environment variable; exactly one of them must be set.
