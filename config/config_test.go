@@ -130,6 +130,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"directory as a secret file", "camunda: [{name: m, url: 'http://x', username: u, password_file: /}]", []string{"camunda[0]: password: cannot read file /: a directory, not a regular file"}},
 		{"bad name", "databases: [{name: 'a b', dsn: x}]", []string{"databases[0].name: must be set"}},
 		{"duplicate name", "databases: [{name: a, dsn: x}, {name: a, dsn: x}]", []string{`databases[1].name: "a" is already used by databases[0]`}},
+		{"duplicate engine name", "{camunda: [{name: m, url: 'http://x'}, {name: m, url: 'http://y'}], databases: [{name: m, dsn: x}]}", []string{`camunda[1].name: "m" is already used by camunda[0]`}},
 		{"empty column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: ''}}}}]", nil},
 		{"bad column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: 'created at'}}}}]", []string{`databases[0].tables.outbox.columns.created_at: "created at" is not a column name`}},
 		{"bad table", "databases: [{name: a, dsn: x, tables: {inbox: {table: 'a.b.c'}}}]", []string{`databases[0].tables.inbox.table: "a.b.c" is not a table name`}},
