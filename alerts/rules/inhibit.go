@@ -40,6 +40,8 @@ func Inhibitions() []Inhibition {
 			"a record in doubt stays in progress until someone reconciles it, so it goes stale too: the in-doubt page names its task"},
 		{CamundaExternalTaskLockExpirations, []string{CamundaExternalTaskDuplicateExecution}, topicLane,
 			"a lapsed lock is why the task ran again"},
+		{CamundaExternalTaskRetryStorm, []string{CamundaExternalTaskLockExpirations, CamundaExternalTaskDuplicateExecution}, topicLane,
+			"in a storm of failures the end of a retry backoff can read as a lapsed lock (a worker failing with an unchanged retry count and message while the history read falls behind), and lapses beside the failures are the same incident: one ticket, the storm"},
 		{CamundaExternalTaskWorkerSilent, []string{CamundaExternalTaskLockHeldTooLong}, topicLane,
 			"a worker that finishes nothing holds its locks: the old lock is its symptom, and the worker alert fires first"},
 	}

@@ -131,6 +131,7 @@ func TestConsequenceForNotShorterThanItsRoot(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{"camunda: {lock_expirations_for: 5m}\n", "camunda.lock_expirations_for: 5m is shorter than idempotency.completed_task_open_for of WorkflowCompletedSideEffectTaskOpen"},
 		{"idempotency: {in_doubt_for: 30m}\n", "is shorter than idempotency.in_doubt_for of WorkflowIdempotencyInDoubt"},
+		{"camunda: {retry_storm_for: 20m}\n", "camunda.lock_expirations_for: 15m is shorter than camunda.retry_storm_for of CamundaExternalTaskRetryStorm"},
 		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {outbox: {stalled_for: 10m}}}]\n",
 			"outbox.oldest_age_for: 2m is shorter than outbox.stalled_for of WorkflowOutboxBacklogStalled"},
 	} {
@@ -140,7 +141,7 @@ func TestConsequenceForNotShorterThanItsRoot(t *testing.T) {
 		}
 	}
 	// Turning the root off lifts the constraint.
-	mustParse(t, "camunda: {lock_expirations_for: 5m}\nalerts:\n  WorkflowCompletedSideEffectTaskOpen: {enabled: false}\n  WorkflowProcessedJobTaskOpen: {enabled: false}\n  WorkflowIdempotencyInDoubt: {enabled: false}\n")
+	mustParse(t, "camunda: {lock_expirations_for: 5m}\nalerts:\n  WorkflowCompletedSideEffectTaskOpen: {enabled: false}\n  WorkflowProcessedJobTaskOpen: {enabled: false}\n  WorkflowIdempotencyInDoubt: {enabled: false}\n  CamundaExternalTaskRetryStorm: {enabled: false}\n")
 }
 
 // The inhibitions name alerts of the list, and compare lane labels every

@@ -323,6 +323,7 @@ func TestRootCauseMutesOnlyItsOwnLane(t *testing.T) {
 	mutes := startInhibitor(t,
 		topicAlert(rules.WorkflowCompletedSideEffectTaskOpen, "critical", "crash", join),
 		topicAlert(rules.WorkflowIdempotencyInDoubt, "critical", "slow", join),
+		topicAlert(rules.CamundaExternalTaskRetryStorm, "warning", "storm", nil),
 		alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}))
 	lock := topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "crash", nil)
 	if !waitMuted(t, mutes, lock) {
@@ -333,6 +334,9 @@ func TestRootCauseMutesOnlyItsOwnLane(t *testing.T) {
 		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "crash", nil),
 		topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "slow", nil),
 		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "slow", nil),
+		// a storm's lapses, real or a retry's backoff read as one
+		topicAlert(rules.CamundaExternalTaskLockExpirations, "warning", "storm", nil),
+		topicAlert(rules.CamundaExternalTaskDuplicateExecution, "info", "storm", nil),
 		// the in-doubt records of the slow topic's scope go stale too
 		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "orders", "scope": "SUBMIT", "status": "STARTED"}),
 		alert(rules.WorkflowOutboxOldestEventTooOld, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"}),
@@ -351,6 +355,8 @@ func TestRootCauseMutesOnlyItsOwnLane(t *testing.T) {
 		topicAlert(rules.WorkflowIdempotencyInDoubt, "critical", "crash", join),
 		topicAlert(rules.WorkflowCompletedSideEffectTaskOpen, "critical", "slow", join),
 		topicAlert(rules.CamundaExternalTaskBacklogStalled, "critical", "crash", nil),
+		topicAlert(rules.CamundaExternalTaskRetriesExhausted, "warning", "storm", nil),
+		topicAlert(rules.CamundaExternalTaskRetryStorm, "warning", "crash", nil),
 		// stale records of another scope, or of the same scope in another database
 		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "orders", "scope": "QUOTE", "status": "STARTED"}),
 		alert(rules.WorkflowIdempotencyStaleInProgress, "warning", model.LabelSet{"database": "billing", "scope": "SUBMIT", "status": "STARTED"}),
