@@ -249,9 +249,9 @@ func all() []Metric {
 		{ExporterUnwatchedTasks, Gauge, SourceExporter, []string{"engine"},
 			"Exporter: in-flight external tasks (locked or lock lapsed) of this engine the last poll did not list, beyond max_listed_tasks or on topics folded into \"other\": their lock expirations and redeliveries are not detected and the database joins do not see them; 0 when every in-flight task is watched." + polled},
 		{ExporterHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
-			"Exporter: collections of this engine that found more new external task history log entries (below history level full: external task activity instances) than max_history_entries; the failures and completions of those intervals are undercounted."},
+			"Exporter: collections of this engine that found more new external task history log entries (below history level full: external task activity instances) than max_history_entries, so that the reading stopped before it reached the previous collection's time; the failures and completions of those intervals are undercounted. A reading cut further back, inside the late_commit_window it reads again, lost no new entry and is not counted."},
 		{ExporterJobHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
-			"Exporter: collections of this engine that found more new job history log entries than max_history_entries; the job failures and successes of those intervals are undercounted."},
+			"Exporter: collections of this engine that found more new job history log entries than max_history_entries, so that the reading stopped before it reached the previous collection's time; the job failures and successes of those intervals are undercounted. A reading cut inside the late_commit_window it reads again is not counted."},
 		// Served by client_golang's version collector
 		// (prometheus/collectors/version), with its labels and HELP text.
 		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},

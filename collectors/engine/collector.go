@@ -342,20 +342,22 @@ func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent
 	switch {
 	case run.at.level.readsTaskLog():
 		var entries []historyEntry
+		var lost bool
 		baseline := rq.history.first
-		run.st.cursor, entries = run.st.cursor.advance(rd.history, now, window)
+		run.st.cursor, entries, lost = run.st.cursor.advance(rd.history, now, window)
 		if baseline {
 			run.trackDurations(rd.history.entries, true)
 		} else {
 			run.trackDurations(entries, false)
 		}
-		run.historyCut(rd.history.cut)
+		run.historyCut(lost)
 		fresh, recent = run.countHistory(entries, rd.bpmn)
 		pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
 	case run.at.level.readsActivities():
 		var acts []activityEntry
-		run.st.actCursor, acts = advanceCursor(run.st.actCursor, rd.activities.entries, now, window)
-		run.historyCut(rd.activities.cut)
+		var lost bool
+		run.st.actCursor, acts, lost = advanceCursor(run.st.actCursor, rd.activities.entries, rd.activities.cut, now, window)
+		run.historyCut(lost)
 		var listed []string
 		for _, tr := range rd.topics {
 			for _, o := range append(append([]taskObs(nil), tr.locked...), tr.lapsed...) {
@@ -376,9 +378,9 @@ func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent
 	return fresh, recent, nil
 }
 
-// historyCut counts a history reading cut short by max_history_entries and
-// logs when that starts: the failures and completions of that interval are
-// undercounted.
+// historyCut counts a history reading cut short by max_history_entries
+// before it reached the previous reading (advanceCursor) and logs when that
+// starts: the failures and completions of that interval are undercounted.
 func (run *collectionRun) historyCut(cut bool) {
 	c := run.c
 	if cut {

@@ -114,12 +114,12 @@ func (h historyCursor) resume(prev time.Time) historyCursor {
 	return historyCursor{started: true, at: prev, resumed: true}
 }
 
-// advance returns the cursor after a reading at engine time now and the
+// advance returns the cursor after a reading at engine time now, the
 // entries it had not seen before (none on the first reading: it is the
-// baseline). It does not change h, so a failed collection keeps the old
-// cursor.
-func (h historyCursor) advance(rd historyRead, now time.Time, window time.Duration) (historyCursor, []historyEntry) {
-	return advanceCursor(h, rd.entries, now, window)
+// baseline) and whether entries went uncounted (advanceCursor). It does
+// not change h, so a failed collection keeps the old cursor.
+func (h historyCursor) advance(rd historyRead, now time.Time, window time.Duration) (historyCursor, []historyEntry, bool) {
+	return advanceCursor(h, rd.entries, rd.cut, now, window)
 }
 
 // stamped is an entry of a history log read as a stream: the external-task
@@ -132,11 +132,18 @@ type stamped interface {
 func (e historyEntry) entryID() string  { return e.id }
 func (e historyEntry) stamp() time.Time { return e.ts }
 
-// advanceCursor is advance for the entries of any history log.
-func advanceCursor[E stamped](h historyCursor, entries []E, now time.Time, window time.Duration) (historyCursor, []E) {
+// advanceCursor is advance for the entries of any history log, newest
+// first; cut says the reading stopped at max_history_entries before its
+// start. lost: it stopped before it reached the previous reading's time,
+// so entries stamped since (new ones) may be uncounted. A reading cut
+// further back, inside the late_commit_window it reads again, lost no new
+// entry (it only narrows the window for late commits): a busy engine whose
+// window holds more than max_history_entries is not reported at every
+// collection. A baseline loses nothing: it counts nothing.
+func advanceCursor[E stamped](h historyCursor, entries []E, cut bool, now time.Time, window time.Duration) (_ historyCursor, fresh []E, lost bool) {
+	lost = cut && h.started && (len(entries) == 0 || !entries[len(entries)-1].stamp().Before(h.at))
 	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(entries))}
 	keepFrom := now.Add(-window)
-	var fresh []E
 	for _, e := range entries {
 		if _, ok := h.seen[e.entryID()]; !ok && h.started {
 			fresh = append(fresh, e)
@@ -145,7 +152,7 @@ func advanceCursor[E stamped](h historyCursor, entries []E, now time.Time, windo
 			next.seen[e.entryID()] = struct{}{}
 		}
 	}
-	return next, fresh
+	return next, fresh, lost
 }
 
 // historyCounts are the failures, completions and BPMN errors of one topic

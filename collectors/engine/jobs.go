@@ -209,15 +209,17 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	}
 
 	st.at = now
-	if rd.logCut {
-		st.logCuts++
-	}
-	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 	if !at.level.readsTaskLog() {
+		emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 		return out, false, nil
 	}
 	var fresh []jobLogEntry
-	st.cursor, fresh = advanceCursor(st.cursor, rd.log, now, window)
+	var lost bool
+	st.cursor, fresh, lost = advanceCursor(st.cursor, rd.log, rd.logCut, now, window)
+	if lost {
+		st.logCuts++
+	}
+	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 	// Every key the log names gets both counters, at 0 until something is
 	// counted, so the first failure of a key shows in increase().
 	for _, e := range rd.log {
@@ -252,7 +254,7 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	if sink := collectors.SinkFrom(ctx); sink != nil && st.failureGroups.by != nil {
 		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
 	}
-	return out, rd.logCut, nil
+	return out, lost, nil
 }
 
 // admitGroups sums the groups by their key as the limiter admits them, in

@@ -253,6 +253,7 @@ func TestCamundaHistoryCut(t *testing.T) {
 	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 0)
 	f.advance(time.Second)
 	f.history("a", "success", 20, 0)
+	f.advance(time.Second)
 	f.resetRequests()
 	e.collect()
 	if n := f.requests["/history/external-task-log"]; n != 1 {
@@ -267,22 +268,47 @@ func TestCamundaHistoryCut(t *testing.T) {
 	}
 	// The engine goes idle after the burst. The next reading still starts
 	// late_commit_window (1m by default) before the previous one, inside
-	// the burst, and is cut again; from then on readings start after the
-	// burst and are not cut (before, they started a window before the
-	// newest entry, and an idle engine re-read the burst at every
-	// collection).
+	// the burst, and is cut again, but only after it reached back past the
+	// previous reading: what it left unread was read then (late commits
+	// aside), so no new entry went uncounted and the cut is not counted.
+	// From then on readings start after the burst and are not cut (before,
+	// they started a window before the newest entry, and an idle engine
+	// re-read the burst at every collection).
 	f.advance(2 * time.Minute)
 	e.collect()
-	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
 	for i := 0; i < 3; i++ {
 		f.advance(30 * time.Second)
 		e.collect()
 	}
-	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
 	f.history("a", "success", 2, 0)
 	e.collect()
 	if got := e.must(catalog.CamundaExternalTaskCompletions, a); got < 6 {
 		t.Fatalf("completions after the idle stretch = %v, the two new ones are missing", got)
+	}
+}
+
+// Under steady load whose late_commit_window holds more entries than
+// max_history_entries while each interval's new ones fit, every entry is
+// counted and no reading counts as cut: the readings stop inside the
+// window they read again, after the previous reading's time.
+func TestCamundaHistorySteadyLoadIsNotCut(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "a"})
+	e := fakeExporter(t, f, "", "    max_history_entries: 10\n")
+	e.collect()
+	for range 12 {
+		for i := range 5 {
+			f.history("a", "success", 1, time.Duration(i)*time.Second)
+		}
+		f.advance(15 * time.Second)
+		e.collect()
+	}
+	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "a"}, 60)
+	wantValue(t, e, catalog.ExporterHistoryReadsCut, map[string]string{"engine": "e1"}, 0)
+	if strings.Contains(e.logs.String(), "max_history_entries") {
+		t.Fatalf("a steady load that fits was reported as cut:\n%s", e.logs)
 	}
 }
 
@@ -1220,14 +1246,15 @@ func TestCamundaJobLogCut(t *testing.T) {
 	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
 	// As for the external-task log: the next reading starts
 	// late_commit_window before the previous one, still inside the burst,
-	// and is cut again without counting anything twice; once past it, it is
-	// not cut.
+	// and is cut again without counting anything twice, after it reached
+	// the previous reading's time: no new entry lost, no cut counted; once
+	// past the burst, it is not cut.
 	f.advance(2 * time.Minute)
 	e.collect()
-	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
 	f.advance(30 * time.Second)
 	e.collect()
-	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 2)
+	wantValue(t, e, catalog.ExporterJobHistoryReadsCut, map[string]string{"engine": "e1"}, 1)
 	wantValue(t, e, catalog.CamundaJobFailures, map[string]string{"process_definition_key": "p"}, 2)
 	if !strings.Contains(e.logs.String(), "more new job history log entries than max_history_entries") {
 		t.Fatalf("no warning logged:\n%s", e.logs)
