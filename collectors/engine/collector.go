@@ -261,6 +261,7 @@ func (run *collectionRun) collect() error {
 	window := time.Duration(e.cfg.LateCommitWindow)
 	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks,
 		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil,
+		incidentTypes:    sortedKeys(run.st.oldestInc),
 		recentLapses:     run.recentLapses()}
 	// The stream the history level has (levels.go); the other cursor is
 	// reset, so a stream that starts later resumes from the collection

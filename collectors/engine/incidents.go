@@ -59,12 +59,19 @@ func (run *collectionRun) incidents(rd incidentRead) {
 	for typ := range rd.oldest {
 		run.st.oldestInc[typ] = true
 	}
+	open := map[string]bool{}
+	for ik, n := range counts {
+		open[ik.typ] = open[ik.typ] || n > 0
+	}
 	for _, typ := range sortedKeys(run.st.oldestInc) {
-		age := 0.0
-		if ts, ok := rd.oldest[typ]; ok {
-			age = max(0, run.engineNow.Sub(ts).Seconds())
+		ts, ok := rd.oldest[typ]
+		switch {
+		case ok:
+			run.gauge(catalog.CamundaIncidentOldestAge, max(0, run.engineNow.Sub(ts).Seconds()), run.c.e.name, typ)
+		case !open[typ]:
+			run.gauge(catalog.CamundaIncidentOldestAge, 0, run.c.e.name, typ)
 		}
-		run.gauge(catalog.CamundaIncidentOldestAge, age, run.c.e.name, typ)
+		// Open, but all beyond a cut REST list: no age (see above).
 	}
 }
 

@@ -9,12 +9,15 @@ import (
 )
 
 // incidentGroups groups the listed incidents. If the list was cut short
-// (max_listed_tasks), one GET /incident/count?incidentType=T per listed
-// type puts the unlisted rest under process_definition_key and activity_id
-// "other", and what the total leaves beyond those (types that only occur
-// beyond the list, which cannot be asked for by name) goes to all three
-// labels "other", without an oldest age. Because the list is sorted oldest
-// first, the oldest incident of every listed type is in the list.
+// (max_listed_tasks), one GET /incident/count?incidentType=T per type puts
+// the unlisted rest under process_definition_key and activity_id "other":
+// for the listed types, the engine's own (failedJob, failedExternalTask)
+// and the types earlier collections reported, so that a known type whose
+// incidents all lie beyond the list keeps its count (without an oldest
+// age). What the total leaves beyond those (other types that only occur
+// beyond the list) goes to all three labels "other". Because the list is
+// sorted oldest first, the oldest incident of every listed type is in the
+// list.
 func (x *restRead) incidentGroups(ctx context.Context) error {
 	ids := make([]string, 0, len(x.inc))
 	for _, in := range x.inc {
@@ -52,7 +55,17 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 	out.messagesCut = x.rq.incidentMessages && x.incCut
 	if x.incCut {
 		rest := x.nInc - int64(len(x.inc))
-		for _, typ := range sortedKeys(perType) {
+		types := map[string]bool{camunda.IncidentFailedJob: true, camunda.IncidentFailedExternalTask: true}
+		for _, typ := range x.rq.incidentTypes {
+			types[typ] = true
+		}
+		for typ := range perType {
+			types[typ] = true
+		}
+		for _, typ := range sortedKeys(types) {
+			if rest <= 0 {
+				break
+			}
 			all, err := x.r.client.CountIncidents(ctx, camunda.IncidentQuery{IncidentType: typ})
 			if err != nil {
 				return err

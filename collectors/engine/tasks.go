@@ -27,6 +27,10 @@ type tasksRequest struct {
 	// incidentMessages asks for the open incidents' messages (the status
 	// page's incident groups, failures.go).
 	incidentMessages bool
+	// incidentTypes are the incident types earlier collections reported:
+	// the REST reader counts each of them when its incident list is cut,
+	// so a type beyond the list keeps its count.
+	incidentTypes []string
 	// recentLapses are the tracked tasks whose lock expires within
 	// lapsedMargin of the reference time (mayBeSkewed): the REST reader
 	// asks whether those no list holds, and whose lock a node may call

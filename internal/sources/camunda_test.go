@@ -604,8 +604,12 @@ func TestCamundaOtherHistory(t *testing.T) {
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, other, 3)
 }
 
-// Incident types that only appear beyond max_listed_tasks are reported under
-// incident_type="other", so the series add up to the engine's count.
+// Incidents beyond max_listed_tasks: the engine's own types (and types
+// earlier collections reported) keep their count under
+// process_definition_key and activity_id "other"; other types that only
+// appear beyond the list are reported under incident_type="other", so the
+// series add up to the engine's count. A type whose oldest incident lies
+// beyond the list has no age.
 func TestCamundaIncidentTypesBeyondList(t *testing.T) {
 	f := newFakeCamunda(t)
 	f.defs["p:1:x"], f.defs["q:1:z"] = "p", "q"
@@ -615,21 +619,26 @@ func TestCamundaIncidentTypesBeyondList(t *testing.T) {
 	for i := 0; i < 2; i++ { // newer, beyond the list
 		f.incidents = append(f.incidents, fakeIncident{id: fmt.Sprint("j", i), typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)})
 	}
+	f.incidents = append(f.incidents, fakeIncident{id: "c0", typ: "customType", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)})
 	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
 	e.collect()
 	var sum float64
 	for _, s := range e.samples(catalog.CamundaIncidents) {
 		sum += s.value
 	}
-	if sum != 5 {
-		t.Fatalf("camunda_incidents add up to %v, the engine has 5: %v", sum, e.samples(catalog.CamundaIncidents))
+	if sum != 6 {
+		t.Fatalf("camunda_incidents add up to %v, the engine has 6: %v", sum, e.samples(catalog.CamundaIncidents))
 	}
 	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedExternalTask", "process_definition_key": "q", "activity_id": "t1"}, 3)
+	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedJob", "process_definition_key": "other", "activity_id": "other"}, 2)
 	otherInc := map[string]string{"incident_type": "other", "process_definition_key": "other", "activity_id": "other"}
-	wantValue(t, e, catalog.CamundaIncidents, otherInc, 2)
-	// No age for "other": only an upper bound is known (see docs/camunda-states.md).
-	if v, ok := e.get(catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "other"}); ok {
-		t.Fatalf("oldest incident age reported for incident_type=other: %v", v)
+	wantValue(t, e, catalog.CamundaIncidents, otherInc, 1)
+	// No age where the oldest incident is beyond the list: only an upper
+	// bound is known (see docs/camunda-states.md).
+	for _, typ := range []string{"other", "failedJob"} {
+		if v, ok := e.get(catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": typ}); ok {
+			t.Fatalf("oldest incident age reported for incident_type=%s: %v", typ, v)
+		}
 	}
 	wantValue(t, e, catalog.CamundaIncidentOldestAge, map[string]string{"incident_type": "failedExternalTask"}, 3600)
 	// Resolved: the series stays, at 0.
@@ -638,6 +647,35 @@ func TestCamundaIncidentTypesBeyondList(t *testing.T) {
 	f.mu.Unlock()
 	e.collect()
 	wantValue(t, e, catalog.CamundaIncidents, otherInc, 0)
+}
+
+// A type reported before whose incidents then all lie beyond a cut list
+// keeps its count and loses its age for as long: neither reads as "no
+// incident" (0) while the incident is open.
+func TestCamundaKnownIncidentTypeBeyondList(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.defs["p:1:x"], f.defs["q:1:z"] = "p", "q"
+	f.incidents = []fakeIncident{{id: "j0", typ: "failedJob", defID: "p:1:x", activity: "a1", ts: f.now.Add(-time.Minute)}}
+	e := fakeExporter(t, f, "", "    max_listed_tasks: 3\n")
+	e.collect()
+	job := map[string]string{"incident_type": "failedJob"}
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, job, 60)
+	f.mu.Lock()
+	for i := 0; i < 3; i++ { // older: the list now ends before the job's incident
+		f.incidents = append(f.incidents, fakeIncident{id: fmt.Sprint("e", i), typ: "failedExternalTask", defID: "q:1:z", activity: "t1", ts: f.now.Add(-time.Hour)})
+	}
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaIncidents, map[string]string{"incident_type": "failedJob", "process_definition_key": "other", "activity_id": "other"}, 1)
+	if v, ok := e.get(catalog.CamundaIncidentOldestAge, job); ok {
+		t.Fatalf("failedJob's oldest age while its incident is beyond the list: %v, want none", v)
+	}
+	// Listed again (the older ones resolved): the age is back.
+	f.mu.Lock()
+	f.incidents = f.incidents[:1]
+	f.mu.Unlock()
+	e.collect()
+	wantValue(t, e, catalog.CamundaIncidentOldestAge, job, 60)
 }
 
 // worker_id admission is per collection: workers that are gone (a rollout's
