@@ -159,7 +159,10 @@ func (x *restRead) countKey(ctx context.Context, key string, q func(topic string
 
 // listKey lists up to take tasks of a topic key that q selects, by id. For
 // no tenant it lists the topic's tasks, enough to hold take of them beside
-// the tenants' (counted first), and keeps those without a tenant.
+// the tenants' (counted first), and keeps those without a tenant; but it
+// reads past at most max_listed_tasks of the tenants' tasks, so that the
+// request stays bounded however many the tenants hold. A list that ends
+// short of take that way is cut: the tasks it missed are unwatched.
 func (x *restRead) listKey(ctx context.Context, key string, q func(topic string) camunda.ExternalTaskQuery, take int) ([]camunda.ExternalTask, bool, error) {
 	list := func(qq camunda.ExternalTaskQuery, limit int) ([]camunda.ExternalTask, bool, error) {
 		tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
@@ -181,11 +184,21 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 			return nil, false, err
 		}
 	}
-	tasks, cut, err := list(qq, take+int(tenanted))
+	skip := min(tenanted, int64(x.rq.budget))
+	tasks, cut, err := list(qq, take+int(skip))
 	out := tasks[:0]
 	for _, t := range tasks {
 		if t.TenantID == "" && len(out) < take {
 			out = append(out, t)
+		}
+	}
+	if skip < tenanted {
+		// Cut by the bound, not by tasks that came since the count.
+		cut = cut && len(out) < take
+		if cut {
+			x.mu.Lock()
+			x.out.unwatched += int64(take - len(out))
+			x.mu.Unlock()
 		}
 	}
 	return out, cut, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1297,6 +1298,44 @@ func TestCamundaJobLogCut(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "more new job history log entries than max_history_entries") {
 		t.Fatalf("no warning logged:\n%s", e.logs)
 	}
+}
+
+// With tenant_label, the list of a topic's tasks without a tenant stays
+// bounded by max_listed_tasks however many in-flight tasks the tenants
+// hold (the query cannot select "no tenant", so the reader lists the topic
+// and skips the tenants' tasks): a no-tenant task beyond that is
+// unwatched, and said to be.
+func TestCamundaNoTenantListIsBounded(t *testing.T) {
+	f := newFakeCamunda(t)
+	f.mu.Lock()
+	f.defs["p:1:acme"], f.defs["p:1"] = "p", "p"
+	f.defTenants["p:1:acme"] = "acme"
+	f.mu.Unlock()
+	for i := range 2000 {
+		id := fmt.Sprintf("t%05d", i)
+		f.add(&fakeTask{id: id, topic: "a", tenant: "acme", defID: "p:1:acme"})
+		f.lock(id, "w1", time.Hour)
+	}
+	f.add(&fakeTask{id: "t99999", topic: "a", defID: "p:1"}) // sorts after the tenant's
+	f.lock("t99999", "w2", time.Hour)
+	e := fakeExporter(t, f, "", "    tenant_label: true\n    max_listed_tasks: 10\n")
+	listed := 0
+	f.mu.Lock()
+	f.onRequest = func(path string, q url.Values) {
+		if path == "/external-task" {
+			n, _ := strconv.Atoi(q.Get("maxResults"))
+			listed += n
+		}
+	}
+	f.mu.Unlock()
+	e.collect()
+	if listed > 30 {
+		t.Errorf("the lists asked for %d tasks with max_listed_tasks 10", listed)
+	}
+	wantValue(t, e, catalog.CamundaExternalTasks, map[string]string{"tenant": "", "topic": "a", "state": vocab.StateLocked}, 1)
+	wantValue(t, e, catalog.CamundaExternalTasks, map[string]string{"tenant": "acme", "topic": "a", "state": vocab.StateLocked}, 2000)
+	// 1991 of acme's beyond the budget, and the task without a tenant.
+	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 1992)
 }
 
 // TestCamundaRequestBudgetWithTenants checks the budget per tenant of
