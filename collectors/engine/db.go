@@ -143,6 +143,26 @@ func (r *dbReader) wall(t time.Time) string {
 	return t.In(r.loc).Format("2006-01-02 15:04:05.999999")
 }
 
+// faceRange renders a history reading's range as the engine stamps its
+// entries, local times of its zone without the zone: from base's local
+// time less back, to before the later of base's and now's local times
+// plus ahead. It is reckoned on the clock face, not from instants: across
+// a DST fall-back the local times of instants run back an hour, and a
+// range from instants would skip the entries stamped on the clock face in
+// between (or be empty, its end before its start).
+func (r *dbReader) faceRange(hr historyRequest) (from, to string) {
+	face := func(t time.Time) time.Time {
+		w := t.In(r.loc)
+		return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
+	}
+	const layout = "2006-01-02 15:04:05.999999"
+	base, end := face(hr.base), face(hr.now)
+	if end.Before(base) {
+		end = base
+	}
+	return base.Add(-hr.back).Format(layout), end.Add(hr.ahead).Format(layout)
+}
+
 // instant reads a timestamp column (pgx returns its wall time in UTC) as a
 // local time of the engine's zone.
 func (r *dbReader) instant(t time.Time) time.Time {

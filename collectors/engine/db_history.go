@@ -8,14 +8,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// historySQL reads the history log entries since $1, newest first. It is
-// the one engine query whose cost would grow with the history without an
-// index (the engine creates none on TIMESTAMP_).
+// historySQL reads the history log entries stamped from $1 to before $2
+// (historyCursor.request), newest first. It is the one engine query whose
+// cost would grow with the history without an index (the engine creates
+// none on TIMESTAMP_).
 const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
   coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, ''),
   coalesce(proc_inst_id_, ''), CASE WHEN state_ = 1 THEN coalesce(left(error_msg_, 4096), '') ELSE '' END
-FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp
-ORDER BY timestamp_ DESC, id_ LIMIT $2`
+FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp AND timestamp_ < $2::timestamp
+ORDER BY timestamp_ DESC, id_ LIMIT $3`
 
 // History log states: the state_ of act_hi_ext_task_log (ExternalTaskState
 // in the engine) and the job_state_ of act_hi_job_log (JobState) share
@@ -68,13 +69,15 @@ func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (o
 // readLogRange reads the entries of a history log table (the external-task
 // log, the job log) stamped in the request's range, newest first, at most
 // max_history_entries (cut: more were there), each row of sql (a format
-// for the table prefix, with the range's start and a limit as arguments)
-// as R, converted by entry; extra are the query's further arguments ($3...).
+// for the table prefix, with the range's start, its end and a limit as
+// arguments) as R, converted by entry; extra are the query's further
+// arguments ($4...).
 func readLogRange[R, E any](ctx context.Context, tx pgx.Tx, r *dbReader, table, sql string, hr historyRequest,
 	entry func(R) E, extra ...any) (entries []E, cut bool, err error) {
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
-	args := append([]any{r.wall(hr.from), hr.max + 1}, extra...)
+	from, to := r.faceRange(hr)
+	args := append([]any{from, to, hr.max + 1}, extra...)
 	rows, err := collectRows(ctx, tx, r, "reading "+table, pgx.RowToStructByPos[R], fmt.Sprintf(sql, r.prefix), args...)
 	if err != nil {
 		return nil, false, err
@@ -126,13 +129,13 @@ func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEn
 // engine: an activity instance that ended its scope.
 const actInstScopeComplete = 1
 
-// activitiesSQL reads the activity instances of the types $3 that ended
-// since $1, newest first: ACT_HI_ACTINST's index on END_TIME_ (the
+// activitiesSQL reads the activity instances of the types $4 that ended
+// from $1 to before $2, newest first: ACT_HI_ACTINST's index on END_TIME_ (the
 // engine's ACT_IDX_HI_ACT_INST_END) serves it.
 const activitiesSQL = `SELECT id_, coalesce(act_id_, ''), coalesce(proc_def_id_, ''), coalesce(root_proc_inst_id_, ''), start_time_, end_time_,
   coalesce(act_inst_state_, 0), coalesce(tenant_id_, '')
-FROM %sact_hi_actinst WHERE end_time_ >= $1::timestamp AND act_type_ = ANY($3)
-ORDER BY end_time_ DESC, id_ LIMIT $2`
+FROM %sact_hi_actinst WHERE end_time_ >= $1::timestamp AND end_time_ < $2::timestamp AND act_type_ = ANY($4)
+ORDER BY end_time_ DESC, id_ LIMIT $3`
 
 // activityRow is a row of activitiesSQL.
 type activityRow struct {

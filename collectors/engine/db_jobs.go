@@ -27,13 +27,14 @@ WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
   AND j.suspension_state_ = 1
 GROUP BY 1, 2
 ORDER BY min(j.id_)`
-	// jobLogSQL reads the job log entries since $1, newest first; like
-	// historySQL it needs an index on timestamp_ the engine does not create.
+	// jobLogSQL reads the job log entries stamped from $1 to before $2,
+	// newest first; like historySQL it needs an index on timestamp_ the
+	// engine does not create.
 	jobLogSQL = `SELECT id_, timestamp_, coalesce(tenant_id_, ''), coalesce(process_def_key_, ''), job_state_,
   coalesce(job_id_, ''), coalesce(process_instance_id_, ''), coalesce(hostname_, ''),
   CASE WHEN job_state_ = 1 THEN coalesce(left(job_exception_msg_, 4096), '') ELSE '' END
-FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp
-ORDER BY timestamp_ DESC, id_ LIMIT $2`
+FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp AND timestamp_ < $2::timestamp
+ORDER BY timestamp_ DESC, id_ LIMIT $3`
 )
 
 // jobGroupRow is a row of exhaustedJobsSQL and executableJobsSQL.

@@ -79,7 +79,8 @@ func DatabaseRequirements(schema, key string) []pgschema.Requirements {
 				sqlPrefix = q.Sanitize() + "."
 			}
 			r.Queries = []pgschema.Query{{Name: h.query, SQL: fmt.Sprintf(h.sql, sqlPrefix),
-				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), config.DefaultMaxHistoryEntries + 1}}}
+				Args: []any{time.Now().Add(-time.Minute).UTC().Format("2006-01-02 15:04:05"), time.Now().Add(time.Minute).UTC().Format("2006-01-02 15:04:05"),
+					config.DefaultMaxHistoryEntries + 1}}}
 			r.Indexes = []pgschema.Index{{Name: t.table + "_timestamp_idx", Columns: []string{"timestamp_"}, Query: h.query, Why: h.why}}
 		}
 		out = append(out, r)

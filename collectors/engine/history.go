@@ -50,14 +50,19 @@ type historyRequest struct {
 	// first: no earlier reading; what is read is a baseline (nothing of it
 	// is counted).
 	first bool
-	// from: entries with a timestamp at or after it are wanted.
-	from time.Time
+	// from: entries with a timestamp at or after it are wanted; it is base
+	// less back. The engine-database reader reckons its range on the clock
+	// face of the engine's zone instead (dbReader.faceRange): from base's
+	// local time less back to before the later of base's and now's local
+	// times plus ahead (see request).
+	from, base, now time.Time
+	back, ahead     time.Duration
 	// max is max_history_entries.
 	max int
 	// seen are the ids of the entries the previous reading saw within the
-	// window (read-only): a reader looks up the BPMN error evidence of new
-	// deletion entries only.
-	seen map[string]struct{}
+	// window, with their times (read-only): a reader looks up the BPMN
+	// error evidence of new deletion entries only.
+	seen map[string]time.Time
 }
 
 // historyRead is what a reader returned.
@@ -82,21 +87,33 @@ type historyCursor struct {
 	started bool
 	// at is the engine's clock at the previous reading.
 	at time.Time
-	// seen are the ids of the entries stamped within the window before at.
-	seen map[string]struct{}
+	// seen are the ids of the entries stamped within the window before at
+	// (or later), with their times.
+	seen map[string]time.Time
 	// resumed: the stream starts at at, a collection that read the engine
 	// at another history level (see resume).
 	resumed bool
 }
 
+// request says which entries the next reading wants: those stamped since
+// a window before the previous reading. In engine-database mode the range
+// also ends a window past the clock: entries stamped later wait for a
+// later reading (none is lost: the range's start trails the clock by a
+// window). That end, and reckoning the range on the clock face, matter
+// around a DST fall-back, where the engine writes an hour of zone-less
+// local times twice: without the end, each reading of the hour's second
+// pass would return the rest of the first pass too, newest first, so that
+// a busy engine's new entries came last, behind max_history_entries.
 func (h historyCursor) request(now time.Time, window time.Duration, max int) historyRequest {
+	rq := historyRequest{base: h.at, back: window, now: now, ahead: window, max: max, seen: h.seen}
 	switch {
 	case !h.started:
-		return historyRequest{first: true, from: now.Add(-window), max: max}
+		rq.first, rq.base, rq.seen = true, now, nil
 	case h.resumed:
-		return historyRequest{from: h.at, max: max}
+		rq.back, rq.seen = 0, nil
 	}
-	return historyRequest{from: h.at.Add(-window), max: max, seen: h.seen}
+	rq.from = rq.base.Add(-rq.back)
+	return rq
 }
 
 // resume returns the cursor of a stream that was not read at the previous
@@ -142,14 +159,34 @@ func (e historyEntry) stamp() time.Time { return e.ts }
 // collection. A baseline loses nothing: it counts nothing.
 func advanceCursor[E stamped](h historyCursor, entries []E, cut bool, now time.Time, window time.Duration) (_ historyCursor, fresh []E, lost bool) {
 	lost = cut && h.started && (len(entries) == 0 || !entries[len(entries)-1].stamp().Before(h.at))
-	next := historyCursor{started: true, at: now, seen: make(map[string]struct{}, len(entries))}
+	next := historyCursor{started: true, at: now, seen: make(map[string]time.Time, len(entries))}
 	keepFrom := now.Add(-window)
+	// Entries stamped before the reading's start were read before (late
+	// commits aside: see historyCursor). A reading returns none normally;
+	// in engine-database mode a range reckoned on the clock face reaches
+	// back an hour after a DST fall-back (dbReader.faceRange).
+	from := h.request(now, window, 0).from
 	for _, e := range entries {
-		if _, ok := h.seen[e.entryID()]; !ok && h.started {
+		if _, ok := h.seen[e.entryID()]; !ok && h.started && !e.stamp().Before(from) {
 			fresh = append(fresh, e)
 		}
 		if !e.stamp().Before(keepFrom) {
-			next.seen[e.entryID()] = struct{}{}
+			next.seen[e.entryID()] = e.stamp()
+		}
+	}
+	// Entries seen before and stamped at or after keepFrom stay seen even
+	// when this reading did not return them: a later reading may. Normally
+	// this reading returned them all (its range starts a window before the
+	// previous one); it did not when it was cut, and in engine-database
+	// mode around a DST fall-back: the engine writes zone-less local times,
+	// an hour of them twice, and an entry of the hour's first pass reads as
+	// its second (the later instant). Such an entry's time lies ahead of
+	// the clock through the first pass; the readings' range, which moves
+	// with the clock, returns it again in the second pass, where only this
+	// keeps it from counting twice.
+	for id, ts := range h.seen {
+		if _, ok := next.seen[id]; !ok && !ts.Before(keepFrom) {
+			next.seen[id] = ts
 		}
 	}
 	return next, fresh, lost
