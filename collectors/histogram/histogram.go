@@ -132,7 +132,9 @@ func (h Dual) Metric(desc *prometheus.Desc, bounds []float64, labelValues ...str
 	if err != nil {
 		return nil, err
 	}
-	return dual{Metric: classic, h: h}, nil
+	// The metric is served later, maybe while the collector observes more
+	// (a snapshot outlives its collection): it keeps its own copy.
+	return dual{Metric: classic, h: h.Clone()}, nil
 }
 
 // MustMetric is Metric that panics on an error, for label values the

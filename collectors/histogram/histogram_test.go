@@ -84,6 +84,33 @@ func TestCloneSharesNothing(t *testing.T) {
 	}
 }
 
+// A metric built from a histogram is a snapshot: observations after it do
+// not reach it (a scrape may serve it while the next collection observes).
+func TestMetricIsASnapshot(t *testing.T) {
+	bounds := []float64{1, 10}
+	desc := prometheus.NewDesc("delay_seconds", "h", []string{"database"}, nil)
+	var h Dual
+	h.Observe(bounds, 5)
+	m := h.MustMetric(desc, bounds, "orders")
+	h.Observe(bounds, 5)
+	h.Observe(bounds, 50)
+	var out dto.Metric
+	if err := m.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	hist := out.GetHistogram()
+	// Native buckets are deltas: bucket i holds the sum of the first i+1.
+	var native, cur int64
+	for _, d := range hist.GetPositiveDelta() {
+		cur += d
+		native += cur
+	}
+	native += int64(hist.GetZeroCount())
+	if hist.GetSampleCount() != 1 || native != 1 {
+		t.Fatalf("count %d, native buckets hold %d: the metric changed after it was built", hist.GetSampleCount(), native)
+	}
+}
+
 // collector serves one Dual, as the exporter's collectors do.
 type collector struct {
 	desc   *prometheus.Desc
