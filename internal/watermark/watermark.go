@@ -57,17 +57,24 @@ func (w *Window) Primed() bool { return w.primed }
 
 // Observe reports whether the row identified by key, with timestamp ts, is
 // new and must be counted. It returns false for rows already counted and for
-// every row of the baseline poll. Nothing is remembered until Commit, so a
-// failed poll can be retried without losing or doubling anything.
+// every row of the baseline poll. A row counted before and stamped again
+// since (updated, its key unchanged) is remembered by its newer timestamp,
+// so it counts again only if it is updated after the lookback has let it
+// go. Nothing is remembered until Commit, so a failed poll can be retried
+// without losing or doubling anything.
 func (w *Window) Observe(ts time.Time, key ...string) bool {
-	h := w.hash(key)
-	if _, ok := w.seen[h]; ok {
+	h, ns := w.hash(key), ts.UnixNano()
+	if p, ok := w.pending[h]; ok {
+		w.pending[h] = max(p, ns)
 		return false
 	}
-	if _, ok := w.pending[h]; ok {
+	if s, ok := w.seen[h]; ok {
+		if ns > s {
+			w.pending[h] = ns
+		}
 		return false
 	}
-	w.pending[h] = ts.UnixNano()
+	w.pending[h] = ns
 	return w.primed
 }
 

@@ -55,6 +55,31 @@ func TestLateCommitCountedExactlyOnce(t *testing.T) {
 	}
 }
 
+// A counted row stamped again under the same key (a record updated and
+// still in its status) is remembered by its newer time: it does not count
+// again when the lookback passes its first time, only when it is updated
+// after the lookback let it go.
+func TestUpdatedRowCountsOnce(t *testing.T) {
+	w := New(60 * time.Second)
+	poll(w, 0, nil)
+	for _, s := range []struct {
+		now  int
+		ts   int
+		want int
+	}{
+		{10, 5, 1},   // counted
+		{40, 35, 0},  // updated: the same key
+		{70, 35, 0},  // the lookback passed 5, not 35
+		{85, 35, 0},  // the row is read again: still remembered
+		{100, 35, 0}, // forgotten now (35 <= 100-60): not read either
+		{200, 190, 1},
+	} {
+		if got := poll(w, s.now, []row{{"k1", s.ts}}); got != s.want {
+			t.Fatalf("poll at %d (row stamped %d) counted %d, want %d", s.now, s.ts, got, s.want)
+		}
+	}
+}
+
 func TestRetentionDeleteChangesNothing(t *testing.T) {
 	w := New(60 * time.Second)
 	poll(w, 0, nil)
