@@ -113,22 +113,23 @@ func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
 // (and $2) are the task references, $3 the minimum age of a COMPLETED record.
 func (c *IdempotencyJoin) sql() string {
 	col := c.cfg.Columns
-	statuses := pgschema.QuoteLiterals(c.cfg.Statuses.Values(append([]string{vocab.StatusCompleted}, vocab.IdempotencyInProgressStatuses()...)...))
-	completed := pgschema.QuoteLiterals(c.cfg.Statuses.Values(vocab.StatusCompleted))
+	st := pgschema.QuoteIdent(col.Status)
+	statuses := statusIn(st, c.cfg.Statuses.Values(append([]string{vocab.StatusCompleted}, vocab.IdempotencyInProgressStatuses()...)...))
+	notCompleted := statusNotIn(st, c.cfg.Statuses.Values(vocab.StatusCompleted))
 	// The key, the time and its age are for the status page's items.
 	tail := fmt.Sprintf("%s::text, %s", pgschema.QuoteIdent(col.Key), ageColumns(col.UpdatedAt))
 	if c.cfg.Camunda.ByProcessInstance() {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text, %[9]s
 FROM %[5]s WHERE (%[3]s, %[4]s) IN (SELECT * FROM unnest($1::text[], $2::text[]))
-	AND %[2]s IN (%[6]s) AND (%[2]s NOT IN (%[7]s) OR %[8]s < now() - make_interval(secs => $3))`,
+	AND %[6]s AND (%[7]s OR %[8]s < now() - make_interval(secs => $3))`,
 			pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessInstanceID), pgschema.QuoteIdent(col.ActivityID),
-			pgschema.QuoteTable(c.cfg.Table), statuses, completed, pgschema.QuoteIdent(col.UpdatedAt), tail)
+			pgschema.QuoteTable(c.cfg.Table), statuses, notCompleted, pgschema.QuoteIdent(col.UpdatedAt), tail)
 	}
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text, %[8]s
 FROM %[4]s WHERE %[3]s = ANY($1::text[])
-	AND %[2]s IN (%[5]s) AND (%[2]s NOT IN (%[6]s) OR %[7]s < now() - make_interval(secs => $2))`,
+	AND %[5]s AND (%[6]s OR %[7]s < now() - make_interval(secs => $2))`,
 		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table),
-		statuses, completed, pgschema.QuoteIdent(col.UpdatedAt), tail)
+		statuses, notCompleted, pgschema.QuoteIdent(col.UpdatedAt), tail)
 }
 
 func (c *IdempotencyJoin) args(l taskLookup) []any {

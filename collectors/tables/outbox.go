@@ -56,10 +56,10 @@ func NewOutbox(o OutboxOptions) *Outbox {
 	id, agg, typ, status := pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), pgschema.QuoteIdent(col.Status)
 	createdAt, publishedAt := pgschema.QuoteIdent(col.CreatedAt), pgschema.QuoteIdent(col.PublishedAt)
 	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''),
-	COALESCE(%[3]s::text IN (%[4]s), false) AS failed,
-	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[5]s))::float8, 0)
-FROM %[6]s WHERE %[7]s IS NULL
-GROUP BY 1, 2, 3`, agg, typ, status, pgschema.QuoteLiterals(o.Table.FailedStatuses), createdAt, t, publishedAt)
+	COALESCE(%[3]s, false) AS failed,
+	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
+FROM %[5]s WHERE %[6]s IS NULL
+GROUP BY 1, 2, 3`, agg, typ, statusIn(status+"::text", o.Table.FailedStatuses), createdAt, t, publishedAt)
 	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz
 FROM %[5]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, createdAt, t)
 	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz,

@@ -113,10 +113,10 @@ func (c *Idempotency) idempotencyLists() []listQuery {
 	open := openStatusPredicate(col.Status, c.cfg.TerminalValues())
 	q := func(statuses []string, extra string) string {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
-FROM %[6]s WHERE %[7]s AND %[3]s IN (%[8]s)%[9]s
+FROM %[6]s WHERE %[7]s AND %[8]s%[9]s
 ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status),
 			pgschema.QuoteIdent(col.JobReference), ageColumns(col.UpdatedAt), pgschema.QuoteTable(c.cfg.Table), open,
-			pgschema.QuoteLiterals(c.cfg.Statuses.Values(statuses...)), extra, pgschema.QuoteIdent(col.UpdatedAt))
+			statusIn(pgschema.QuoteIdent(col.Status), c.cfg.Statuses.Values(statuses...)), extra, pgschema.QuoteIdent(col.UpdatedAt))
 	}
 	return []listQuery{
 		{vocab.KindStaleInProgress, q(vocab.IdempotencyInProgressStatuses(),
@@ -161,7 +161,7 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 func (c *Inbox) inboxLists() []listQuery {
 	col := c.cfg.Columns
 	st := pgschema.QuoteIdent(col.Status)
-	unknown := pgschema.QuoteLiterals(c.cfg.Statuses.Values(vocab.StatusUnknownOutcome))
+	unknown := c.cfg.Statuses.Values(vocab.StatusUnknownOutcome)
 	q := func(where string) string {
 		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
 FROM %[6]s WHERE %[7]s AND %[8]s
@@ -170,8 +170,8 @@ ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteI
 			where, pgschema.QuoteIdent(col.ReceivedAt))
 	}
 	return []listQuery{
-		{vocab.KindInboxWaiting, q(fmt.Sprintf("(%[1]s IS NULL OR %[1]s NOT IN (%[2]s))", st, unknown)), nil},
-		{vocab.KindUnknownOutcome, q(fmt.Sprintf("%s IN (%s)", st, unknown)), nil},
+		{vocab.KindInboxWaiting, q(statusNotIn(st, unknown)), nil},
+		{vocab.KindUnknownOutcome, q(statusIn(st, unknown)), nil},
 	}
 }
 
@@ -218,10 +218,10 @@ func (c *Outbox) outboxList() listQuery {
 	col := c.cfg.Columns
 	st := pgschema.QuoteIdent(col.Status)
 	return listQuery{vocab.KindOutboxPending, fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
-FROM %[6]s WHERE %[7]s IS NULL AND (%[4]s IS NULL OR %[4]s NOT IN (%[8]s))
+FROM %[6]s WHERE %[7]s IS NULL AND %[8]s
 ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), st,
 		ageColumns(col.CreatedAt), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.PublishedAt),
-		pgschema.QuoteLiterals(c.cfg.FailedStatuses), pgschema.QuoteIdent(col.CreatedAt)), nil}
+		statusNotIn(st, c.cfg.FailedStatuses), pgschema.QuoteIdent(col.CreatedAt)), nil}
 }
 
 // readOutboxStatus reads the pending list; the total is the gauges'.

@@ -246,6 +246,23 @@ func orDiscard(l *slog.Logger) *slog.Logger {
 // queries and their partial indexes share it, so the planner can match the
 // two.
 func openStatusPredicate(column string, terminal []string) string {
-	c := pgschema.QuoteIdent(column)
-	return "(" + c + " IS NULL OR " + c + " NOT IN (" + pgschema.QuoteLiterals(terminal) + "))"
+	return statusNotIn(pgschema.QuoteIdent(column), terminal)
+}
+
+// statusIn renders "the status column (a quoted identifier) is one of
+// values", false for no values (an empty list, e.g. failed_statuses: []).
+func statusIn(column string, values []string) string {
+	if len(values) == 0 {
+		return "false"
+	}
+	return column + " IN (" + pgschema.QuoteLiterals(values) + ")"
+}
+
+// statusNotIn renders its complement, a NULL status included: true for no
+// values.
+func statusNotIn(column string, values []string) string {
+	if len(values) == 0 {
+		return "true"
+	}
+	return "(" + column + " IS NULL OR " + column + " NOT IN (" + pgschema.QuoteLiterals(values) + "))"
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
@@ -163,6 +164,17 @@ func TestStatusListsOfTheTables(t *testing.T) {
 	}
 	wantList(t, hidden.lists(), "stale_in_progress/workflow_idempotency_record", 3, key)
 	wantList(t, hidden.lists(), "processed_job_task_open/workflow_processed_job", 1, key)
+
+	// No failed statuses: every unpublished event is pending, the FAILED
+	// one too, in the gauge and in the list.
+	noFailed := d.newExporter(baseConfig + "    tables: {outbox: {failed_statuses: []}}\n")
+	noFailed.collect()
+	if v := noFailed.value(catalog.OutboxEventsPending, map[string]string{"event_type": "OrderCreated"}); v != 2 {
+		t.Errorf("pending OrderCreated events with failed_statuses []: %v, want 2", v)
+	}
+	wantList(t, noFailed.lists(), "outbox_pending/event_outbox", 3, event,
+		uuid(3)+" Order OrderCreated FAILED -15m0s 900s", uuid(1)+" Order OrderCreated PENDING -6m40s 400s",
+		uuid(2)+" Order OrderShipped PENDING -1m40s 100s")
 }
 
 // TestStatusListsFollowTheCollector: a collector that fails keeps no list
