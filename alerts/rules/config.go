@@ -124,14 +124,6 @@ type OutboxConfig struct {
 	// FailedFor: unpublished events in a failed or dead status, for this
 	// long. They will not be published without someone's help.
 	FailedFor model.Duration `yaml:"failed_for"`
-	// KeepFiringFor keeps the two outbox pages firing after their series
-	// vanish. A database the exporter cannot read drops its outbox series
-	// at once, while WorkflowExporterSourceDown fires only after
-	// exporter.source_down_for; without this the page would resolve in
-	// between, an outage looking like "all clear". Longer than
-	// source_down_for, so the outage alert fires (and inhibits the page)
-	// first. 0 turns it off.
-	KeepFiringFor model.Duration `yaml:"keep_firing_for"`
 }
 
 // InboxConfig tunes the inbox alerts.
@@ -220,6 +212,16 @@ type CamundaConfig struct {
 // ExporterConfig tunes the alerts on the exporter itself.
 type ExporterConfig struct {
 	SourceDownFor model.Duration `yaml:"source_down_for"`
+	// PagesKeepFiringFor keeps the pages on a source's data (the critical
+	// alerts but the exporter's own) firing after their series vanish,
+	// and bridges their for: over such a gap. A source the exporter cannot
+	// read drops its series at once, while WorkflowExporterSourceDown
+	// fires only after source_down_for; without this a page would resolve
+	// in between (an outage looking like "all clear"), and one failed
+	// poll would start a pending page's for: over. Longer than
+	// source_down_for, so the outage alert fires (and inhibits the page)
+	// first. 0 turns it off.
+	PagesKeepFiringFor model.Duration `yaml:"pages_keep_firing_for"`
 	// StaleAfter: a source whose last fully successful collection is this
 	// old while its snapshot still says up (a collection that hangs)
 	// counts as down.
@@ -291,7 +293,6 @@ func DefaultThresholds() Thresholds {
 			OldestAge:          d("15m"),
 			OldestAgeFor:       d("2m"),
 			FailedFor:          d("5m"),
-			KeepFiringFor:      d("10m"),
 			GrowingWindow:      d("30m"),
 			GrowingMinIncrease: 10,
 			GrowingFor:         d("15m"),
@@ -351,6 +352,7 @@ func DefaultThresholds() Thresholds {
 		},
 		Exporter: ExporterConfig{
 			SourceDownFor:           d("5m"),
+			PagesKeepFiringFor:      d("10m"),
 			StaleAfter:              d("10m"),
 			CollectorDownFor:        d("15m"),
 			DownFor:                 d("5m"),
@@ -447,8 +449,8 @@ func (c Thresholds) validate() error {
 			return fmt.Errorf("%s: must be positive", k)
 		}
 	}
-	if k := c.Outbox.KeepFiringFor; k < 0 || (k > 0 && k <= c.Exporter.SourceDownFor) {
-		return fmt.Errorf("outbox.keep_firing_for: %s must be 0 (off) or longer than exporter.source_down_for %s, so a database outage cannot resolve an outbox page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
+	if k := c.Exporter.PagesKeepFiringFor; k < 0 || (k > 0 && k <= c.Exporter.SourceDownFor) {
+		return fmt.Errorf("exporter.pages_keep_firing_for: %s must be 0 (off) or longer than exporter.source_down_for %s, so a source outage cannot resolve a page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
 	}
 	if c.Idempotency.DuplicatesBaseline <= c.Idempotency.DuplicatesWindow {
 		return fmt.Errorf("idempotency.duplicates_baseline: %s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)

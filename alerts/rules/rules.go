@@ -125,7 +125,22 @@ func (b builder) rule(name string, forDur model.Duration, expr, description stri
 	if forDur > 0 {
 		r.For = dur(forDur)
 	}
+	if k := b.c.Exporter.PagesKeepFiringFor; k > 0 && a.Severity == Critical && a.Group != GroupExporter {
+		r.KeepFiringFor = dur(k)
+	}
 	return r
+}
+
+// bridged is a page's series (sel, a selector) over a gap: its last value
+// within exporter.pages_keep_firing_for. A failed poll (or a source down
+// for less than source_down_for) drops the series; without the bridge the
+// page's for: would start over when they come back.
+func (b builder) bridged(sel string) string {
+	k := b.c.Exporter.PagesKeepFiringFor
+	if k <= 0 {
+		return sel
+	}
+	return fmt.Sprintf("last_over_time(%s[%s])", sel, dur(k))
 }
 
 // dashboardURL is the alert's dashboard in Grafana with the variables set
@@ -160,14 +175,6 @@ func (b builder) dashboardURL(a Alert) string {
 // camunda[].tenant_label.
 func tenanted(lane []string) bool {
 	return slices.Contains(lane, "topic") || slices.Contains(lane, "process_definition_key")
-}
-
-// keepFiring sets keep_firing_for (0 leaves it out).
-func (r Rule) keepFiring(d model.Duration) Rule {
-	if d > 0 {
-		r.KeepFiringFor = dur(d)
-	}
-	return r
 }
 
 // all returns the rule of every alert of Alerts(), by name. A listed alert
@@ -297,14 +304,12 @@ func (b builder) outbox() []Rule {
 and %[2]s > %[3]s
 unless increase(%[4]s[%[5]s]) > 0
 `, pending, age, secs(o.StalledWindow), published, dur(o.StalledWindow)),
-			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))).
-			keepFiring(o.KeepFiringFor),
+			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))),
 
 		b.rule(WorkflowOutboxOldestEventTooOld, o.OldestAgeFor, fmt.Sprintf(`
 %[1]s > %[2]s
 `, age, secs(o.OldestAge)),
-			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))).
-			keepFiring(o.KeepFiringFor),
+			fmt.Sprintf("The oldest pending outbox event of %s has waited {{ $value | humanizeDuration }} (threshold %s). Downstream consumers have not seen it.", what, dur(o.OldestAge))),
 
 		b.rule(WorkflowOutboxEventsFailed, o.FailedFor, fmt.Sprintf(`
 %[1]s > 0
@@ -351,7 +356,7 @@ and %[4]s > 0
 
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
-`, b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`), secs(in.OldestAge)),
+`, b.bridged(b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`)), secs(in.OldestAge)),
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
 	}
 }
@@ -387,17 +392,17 @@ round(increase(%s[%s])) > %s
 
 		b.rule(WorkflowCompletedSideEffectTaskOpen, i.CompletedTaskOpenFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.IdempotencyCompletedTaskOpen)),
+`, b.bridged(b.sel(catalog.IdempotencyCompletedTaskOpen))),
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} COMPLETED while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not redo the side effect."),
 
 		b.rule(WorkflowIdempotencyInDoubt, i.InDoubtFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.IdempotencyInDoubt)),
+`, b.bridged(b.sel(catalog.IdempotencyInDoubt))),
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(vocab.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.ProcessedJobTaskOpen)),
+`, b.bridged(b.sel(catalog.ProcessedJobTaskOpen))),
 			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
 
 		b.rule(WorkflowDuplicatePreventionSpike, i.DuplicatesFor, fmt.Sprintf(`

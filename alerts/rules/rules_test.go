@@ -248,7 +248,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"selector: '{job=\"x\"}'\n", "selector"},
 		{"inbox:\n  oldest_age: 0s\n", "inbox.oldest_age"},
 		{"idempotency:\n  conflicts_max: -1\n", "idempotency.conflicts_max"},
-		{"outbox:\n  keep_firing_for: 5m\n", "outbox.keep_firing_for"}, // not longer than source_down_for 5m
+		{"exporter:\n  pages_keep_firing_for: 5m\n", "exporter.pages_keep_firing_for"}, // not longer than source_down_for 5m
 	} {
 		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -258,14 +258,39 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 }
 
 func TestKeepFiringForCanBeTurnedOff(t *testing.T) {
-	cfg, err := Parse([]byte("outbox:\n  keep_firing_for: 0s\n"))
+	cfg, err := Parse([]byte("exporter:\n  pages_keep_firing_for: 0s\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range Build(cfg).Groups {
 		for _, r := range g.Rules {
 			if r.KeepFiringFor != "" {
-				t.Errorf("%s: keep_firing_for %s with outbox.keep_firing_for 0", r.Alert, r.KeepFiringFor)
+				t.Errorf("%s: keep_firing_for %s with exporter.pages_keep_firing_for 0", r.Alert, r.KeepFiringFor)
+			}
+		}
+	}
+}
+
+// The pages on a source's data, and only they, keep firing over a gap in
+// their series (exporter.pages_keep_firing_for): the exporter's own pages
+// are the outage, and tickets may resolve.
+func TestPagesKeepFiring(t *testing.T) {
+	cfg, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range Build(cfg).Groups {
+		for _, r := range g.Rules {
+			a, ok := Lookup(r.Alert)
+			if !ok {
+				continue
+			}
+			want := ""
+			if a.Severity == Critical && a.Group != GroupExporter {
+				want = "10m"
+			}
+			if r.KeepFiringFor != want {
+				t.Errorf("%s (%s): keep_firing_for %q, want %q", r.Alert, a.Severity, r.KeepFiringFor, want)
 			}
 		}
 	}

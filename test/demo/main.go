@@ -44,11 +44,11 @@ import (
 // minutes instead of the production windows' quarter hours, and, as there,
 // consequences wait longer than the root causes that inhibit them.
 const fastAlerts = `
-outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age_for: 0s, keep_firing_for: 1m}
+outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age_for: 0s}
 inbox: {stalled_window: 1m, stalled_for: 0s, for: 0s}
 idempotency: {unknown_outcome_age: 1m, unknown_outcome_for: 0s, stale_for: 10s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 30s}
 camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, lock_expirations_for: 30s, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 1m, backlog_stalled_window: 1m, backlog_stalled_for: 0s, duplicate_execution_window: 2m, duplicate_execution_for: 30s}
-exporter: {source_down_for: 30s, down_for: 30s, min_interval: 5s}
+exporter: {source_down_for: 30s, pages_keep_firing_for: 1m, down_for: 30s, min_interval: 5s}
 `
 
 func main() {

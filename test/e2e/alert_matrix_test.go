@@ -50,11 +50,11 @@ import (
 // lock alerts' windows (2m) keep them firing, inhibited, while the test
 // looks.
 const matrixAlertsConfig = `
-outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age: 2m, oldest_age_for: 0s, growing_window: 10m, growing_for: 5m, failed_for: 30s, keep_firing_for: 1m}
+outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age: 2m, oldest_age_for: 0s, growing_window: 10m, growing_for: 5m, failed_for: 30s}
 inbox: {oldest_age: 30m, for: 0s, stalled_window: 1m, stalled_for: 0s, growing_window: 10m, growing_for: 5m}
 idempotency: {unknown_outcome_age: 30s, unknown_outcome_for: 0s, stale_for: 10s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 30s}
 camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, lock_expirations_for: 30s, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 30s, backlog_stalled_window: 1m, backlog_stalled_for: 0s, incidents_for: 0s, duplicate_execution_window: 2m, duplicate_execution_for: 30s}
-exporter: {source_down_for: 20s, down_for: 20s, min_interval: 15s}
+exporter: {source_down_for: 20s, pages_keep_firing_for: 1m, down_for: 20s, min_interval: 15s}
 `
 
 // matrixCase is one row of the matrix: a fault on its own lane (or on the
