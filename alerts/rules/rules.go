@@ -490,16 +490,21 @@ func (b builder) camundaJobs() []Rule {
 		// counters are absent below it) or, at every level, the runtime
 		// moving: the oldest executable job's age fell (it ran, or left)
 		// or a key's executable jobs fell within the window.
+		// Below history level full there is no job log: the runtime moving
+		// (the oldest age or a key's executable jobs falling) stands in for
+		// executions. At full the log alone says, as anything else lowers
+		// a count too (a cancelled instance, a suspended one).
 		b.rule(CamundaJobExecutorStalled, c.JobExecutorStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
 unless %[3]s %[4]s > 0
 unless %[3]s %[5]s > 0
-unless %[3]s %[1]s < max_over_time(%[1]s[%[6]s])
-unless %[3]s %[7]s < max_over_time(%[7]s[%[6]s])
+unless %[3]s (%[1]s < max_over_time(%[1]s[%[6]s]) unless %[3]s %[8]s)
+unless %[3]s (%[7]s < max_over_time(%[7]s[%[6]s]) unless %[3]s %[8]s)
 `, b.sel(catalog.CamundaJobOldestExecutableAge), secs(c.JobExecutorStalledAge), byEngine,
 			sumByEngine("increase("+b.sel(catalog.CamundaJobSuccesses)+"["+dur(c.JobExecutorStalledWindow)+"])"),
 			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])"),
-			dur(c.JobExecutorStalledWindow), b.sel(catalog.CamundaJobsExecutable)),
+			dur(c.JobExecutorStalledWindow), b.sel(catalog.CamundaJobsExecutable),
+			b.sel(catalog.CamundaEngineInfo, `history_level="full"`)),
 			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(c.JobExecutorStalledWindow))),
 	}
 }
