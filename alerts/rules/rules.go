@@ -378,7 +378,7 @@ or
 )
 `, b.sel(catalog.IdempotencyRecords, uo), b.sel(catalog.IdempotencyOldestRecordAge, uo),
 			b.sel(catalog.InboxMessages, uo), b.sel(catalog.InboxOldestMessageAge, uo), secs(i.UnknownOutcomeAge)),
-			fmt.Sprintf("{{ $value | humanize }} "+pl("record")+" in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) in UNKNOWN_OUTCOME; the oldest was not touched for over %s. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
+			fmt.Sprintf("{{ $value | humanize }} "+pl("record")+" in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) in UNKNOWN_OUTCOME; the oldest {{ if $labels.scope }}was not updated for{{ else }}was received{{ end }} over %s{{ if not $labels.scope }} ago (the inbox keeps no update time){{ end }}. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
 
 		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
