@@ -105,15 +105,27 @@ type historyCursor struct {
 // pass would return the rest of the first pass too, newest first, so that
 // a busy engine's new entries came last, behind max_history_entries.
 func (h historyCursor) request(now time.Time, window time.Duration, max int) historyRequest {
-	rq := historyRequest{base: h.at, back: window, now: now, ahead: window, max: max, seen: h.seen}
-	switch {
-	case !h.started:
-		rq.first, rq.base, rq.seen = true, now, nil
-	case h.resumed:
-		rq.back, rq.seen = 0, nil
+	rq := historyRequest{now: now, ahead: window, max: max, seen: h.seen}
+	rq.base, rq.back = h.start(now, window)
+	rq.first = !h.started
+	if h.resumed || !h.started {
+		rq.seen = nil
 	}
 	rq.from = rq.base.Add(-rq.back)
 	return rq
+}
+
+// start is where the next reading starts: back before base. A window
+// before the previous reading (late commits); at the previous reading for
+// a resumed stream; a window before now for the baseline.
+func (h historyCursor) start(now time.Time, window time.Duration) (base time.Time, back time.Duration) {
+	switch {
+	case !h.started:
+		return now, window
+	case h.resumed:
+		return h.at, 0
+	}
+	return h.at, window
 }
 
 // resume returns the cursor of a stream that was not read at the previous
@@ -165,7 +177,8 @@ func advanceCursor[E stamped](h historyCursor, entries []E, cut bool, now time.T
 	// commits aside: see historyCursor). A reading returns none normally;
 	// in engine-database mode a range reckoned on the clock face reaches
 	// back an hour after a DST fall-back (dbReader.faceRange).
-	from := h.request(now, window, 0).from
+	base, back := h.start(now, window)
+	from := base.Add(-back)
 	for _, e := range entries {
 		if _, ok := h.seen[e.entryID()]; !ok && h.started && !e.stamp().Before(from) {
 			fresh = append(fresh, e)
