@@ -56,7 +56,7 @@ test-unit:
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
 PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
 ## test-pg-current: everything that needs PostgreSQL and no Camunda engine, again on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail): the table collectors, joins, status lists and check command (internal/sources), the PostgreSQL access layer, the harness, and the database fault and leak tests. The build tag pgonly leaves out the test files that start an engine (they begin with //go:build !pgonly).
-PG_CURRENT_PACKAGES = ./internal/sources/ ./collectors/pgsource/ ./collectors/pgschema/ ./test/harness/pgtest/ ./test/reliability/
+PG_CURRENT_PACKAGES = ./collectors/tables/ ./collectors/engine/ ./internal/sources/ ./collectors/pgsource/ ./collectors/pgschema/ ./test/harness/pgtest/ ./test/reliability/
 test-pg-current:
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -tags pgonly $(PG_CURRENT_PACKAGES)
 

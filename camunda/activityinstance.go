@@ -9,7 +9,7 @@ import (
 // subset). The engine ignores parameters it does not know (such as
 // activityInstanceIdIn, which only some versions have) rather than refusing
 // them, so every filter here is one the engines verified in
-// test/harness/camundatest and internal/sources/camunda_engine_test.go apply.
+// test/harness/camundatest and collectors/engine/engine_test.go apply.
 type HistoricActivityInstanceQuery struct {
 	ActivityID    string
 	ActivityType  string

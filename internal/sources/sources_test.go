@@ -8,6 +8,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 func parse(t *testing.T, doc string) *config.Config {
@@ -169,3 +170,5 @@ databases:
 		})
 	}
 }
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 )
 
 // scenarioJoinCrashCases replays the two crash cases of the Camunda join
@@ -20,20 +22,20 @@ import (
 // stored result, reconciles, and completes. After each step the join metrics must say exactly that.
 func scenarioJoinCrashCases(s *scenario) {
 	t := s.t
-	d := newTestDB(t, false)
+	d := collectortest.NewDB(t, false)
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`
 camunda: [{name: e1, url: %q}]
 databases:
   - name: orders
     dsn: %q
     min_interval: 1ms
-`, s.e.BaseURL, d.exporterDSN)))
+`, s.e.BaseURL, d.DSN)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The database side joins against what the scenario's Camunda collector
 	// publishes, exactly as the binary wires them.
-	db, err := NewDatabase(cfg.Databases[0], "databases[0]", DatabaseOptions{Views: s.exp.views, Engines: []string{"e1"}})
+	db, err := sources.NewDatabase(cfg.Databases[0], "databases[0]", sources.DatabaseOptions{Views: s.exp.views, Engines: []string{"e1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +70,10 @@ databases:
 	}
 	record := func(scope, key, status, ref string, updated float64) {
 		t.Helper()
-		d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+		d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 			VALUES ($1, $2, 'order', $3, $4, $5)
 			ON CONFLICT (scope, idempotency_key) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at`,
-			scope, key, ref, status, at(updated))
+			scope, key, ref, status, collectortest.At(updated))
 	}
 
 	s.start(2)

@@ -1,4 +1,4 @@
-package sources
+package tables_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 )
 
 type idemRow struct {
@@ -18,17 +19,17 @@ type idemRow struct {
 }
 
 func (d *testDB) upsertIdem(rows ...idemRow) {
-	d.t.Helper()
+	d.T.Helper()
 	for _, r := range rows {
 		var code any
 		if r.errorCode != "" {
 			code = r.errorCode
 		}
-		d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, error_code, updated_at, created_at, duplicate_count)
+		d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, error_code, updated_at, created_at, duplicate_count)
 			VALUES ($1, $2, 'order-1', $3, $4, $5, $5, $6)
 			ON CONFLICT (scope, idempotency_key) DO UPDATE SET status = EXCLUDED.status, error_code = EXCLUDED.error_code,
 				updated_at = EXCLUDED.updated_at, duplicate_count = EXCLUDED.duplicate_count`,
-			r.scope, r.key, r.status, code, at(r.updated), r.duplicates)
+			r.scope, r.key, r.status, code, collectortest.At(r.updated), r.duplicates)
 	}
 }
 
@@ -53,7 +54,7 @@ func idemExpect(scopes map[string]idemScope) string {
 	sort.Strings(names)
 	var b strings.Builder
 	series := func(metric string, value func(scope string, s idemScope, status string) (float64, bool), statuses func(s idemScope) []string) {
-		b.WriteString(helpHeader(metric))
+		b.WriteString(collectortest.HelpHeader(metric))
 		for _, n := range names {
 			s := scopes[n]
 			for _, st := range statuses(s) {
@@ -80,11 +81,11 @@ func idemExpect(scopes map[string]idemScope) string {
 	series(catalog.IdempotencyOldestRecordAge, func(_ string, s idemScope, st string) (float64, bool) { return s.gauges[st].oldest, true }, open)
 	series(catalog.IdempotencyStaleRecords, func(_ string, s idemScope, st string) (float64, bool) { return s.gauges[st].stale, true }, open)
 	series(catalog.IdempotencyTransitions, func(_ string, s idemScope, st string) (float64, bool) { return s.transitions[st], true }, all)
-	b.WriteString(helpHeader(catalog.IdempotencyConflicts))
+	b.WriteString(collectortest.HelpHeader(catalog.IdempotencyConflicts))
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s{database=\"orders\",scope=%q} %v\n", catalog.IdempotencyConflicts, n, scopes[n].conflicts)
 	}
-	b.WriteString(helpHeader(catalog.IdempotencyDuplicatesPrevented))
+	b.WriteString(collectortest.HelpHeader(catalog.IdempotencyDuplicatesPrevented))
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s{database=\"orders\",scope=%q} %v\n", catalog.IdempotencyDuplicatesPrevented, n, scopes[n].duplicates)
 	}
@@ -112,17 +113,17 @@ func TestIdempotencyExactValues(t *testing.T) {
 		idemRow{scopeB, "k7", "PENDING_REVIEW", -10, "", 0}, // a value no mapping names
 		idemRow{scopeB, "k8", "COMPLETED", -20, "IDEMPOTENCY_CONFLICT", 0},
 	)
-	e := d.newExporter(baseConfig)
-	e.collect()
-	e.expect(idemExpect(map[string]idemScope{
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect()
+	e.Expect(idemExpect(map[string]idemScope{
 		scopeA: {gauges: map[string]gauge{"STARTED": {2, 1200, 1}, "SIDE_EFFECT_SUBMITTED": {1, 30, 0}, "UNKNOWN_OUTCOME": {1, 3600, 1}}},
 		scopeB: {gauges: map[string]gauge{"FAILED_RETRYABLE": {1, 100, 0}, "unmapped": {1, 10, 0}}, unmapped: true},
 	}), idemNames...)
-	if !strings.Contains(e.logs.String(), `value=PENDING_REVIEW`) || !strings.Contains(e.logs.String(), "column=status") {
-		t.Errorf("unmapped status not logged with table, column and value:\n%s", e.logs.String())
+	if !strings.Contains(e.Logs.String(), `value=PENDING_REVIEW`) || !strings.Contains(e.Logs.String(), "column=status") {
+		t.Errorf("unmapped status not logged with table, column and value:\n%s", e.Logs.String())
 	}
 
-	d.setClock(30 * time.Second)
+	d.SetClock(30 * time.Second)
 	d.upsertIdem(
 		idemRow{scopeA, "k2", "COMPLETED", 20, "", 0},
 		idemRow{scopeA, "k3", "UNKNOWN_OUTCOME", 25, "", 0},
@@ -130,7 +131,7 @@ func TestIdempotencyExactValues(t *testing.T) {
 		idemRow{scopeB, "k9", "STARTED", 5, "IDEMPOTENCY_CONFLICT", 0},
 		idemRow{scopeC, "k10", "RECONCILED", 28, "", 0},
 	)
-	e.collect()
+	e.Collect()
 	after := map[string]idemScope{
 		scopeA: {gauges: map[string]gauge{"STARTED": {1, 1230, 1}, "UNKNOWN_OUTCOME": {2, 3630, 1}},
 			transitions: map[string]float64{"COMPLETED": 1, "UNKNOWN_OUTCOME": 1}},
@@ -138,25 +139,25 @@ func TestIdempotencyExactValues(t *testing.T) {
 			transitions: map[string]float64{"STARTED": 1, "FAILED_RETRYABLE": 1}, conflicts: 1, duplicates: 3},
 		scopeC: {transitions: map[string]float64{"RECONCILED": 1}},
 	}
-	e.expect(idemExpect(after), idemNames...)
+	e.Expect(idemExpect(after), idemNames...)
 
 	// Re-reading the same window changes no counter; retention deleting
 	// finished records changes none either.
-	d.setClock(50 * time.Second)
-	d.exec(`DELETE FROM workflow_idempotency_record WHERE status IN ('COMPLETED', 'RECONCILED')`)
-	e.collect()
+	d.SetClock(50 * time.Second)
+	d.Exec(`DELETE FROM workflow_idempotency_record WHERE status IN ('COMPLETED', 'RECONCILED')`)
+	e.Collect()
 	a := after[scopeA]
 	a.gauges = map[string]gauge{"STARTED": {1, 1250, 1}, "UNKNOWN_OUTCOME": {2, 3650, 1}}
 	after[scopeA] = a
 	b := after[scopeB]
 	b.gauges = map[string]gauge{"STARTED": {1, 45, 0}, "FAILED_RETRYABLE": {1, 35, 0}, "unmapped": {1, 60, 0}}
 	after[scopeB] = b
-	e.expect(idemExpect(after), idemNames...)
+	e.Expect(idemExpect(after), idemNames...)
 }
 
 func TestIdempotencyWithoutDuplicateColumnOmitsThatMetric(t *testing.T) {
 	_, e := oneStartedRecord(t)
-	if err := e.expect2("", catalog.IdempotencyDuplicatesPrevented); err != nil {
+	if err := e.Compare("", catalog.IdempotencyDuplicatesPrevented); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -168,16 +169,16 @@ func oneStartedRecord(t *testing.T) (*testDB, *exporter) {
 	t.Helper()
 	d := newTestDB(t, false)
 	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
-	e := d.newExporter(baseConfig)
-	e.collect()
-	if got := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); got != 1 {
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect()
+	if got := e.Value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); got != 1 {
 		t.Fatalf("records = %v, want 1", got)
 	}
 	return d, e
 }
 
 func (d *testDB) upsertIdemNoDup(scope, key, status string, updated float64) {
-	d.t.Helper()
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ($1, $2, 'e', $3, $4)`,
-		scope, key, status, at(updated))
+	d.T.Helper()
+	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ($1, $2, 'e', $3, $4)`,
+		scope, key, status, collectortest.At(updated))
 }

@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -564,7 +565,7 @@ func TestCamundaServesEveryCatalogMetric(t *testing.T) {
 	f.executeJob("j2", false)
 	f.failure("t1", 2, time.Minute, "order 4711 timed out")
 	e.collect()
-	served := expectCatalogFamilies(t, lintAndGather(t, e.set))
+	served := collectortest.ExpectCatalogFamilies(t, collectortest.LintAndGather(t, e.set))
 	// Only engine-database mode can tell the engine's table sizes
 	// (TestCamundaEngine's HistoryCleanup scenario reads them).
 	served[catalog.CamundaEngineTableBytes] = true
@@ -976,7 +977,7 @@ func (e *camExporter) wantByWorker(name string, want map[string]float64) {
 // series whose labels include want.
 func histogram(t *testing.T, e *camExporter, name string, want map[string]string) (count uint64, sum float64, buckets map[float64]uint64) {
 	t.Helper()
-	m := series(t, e.set, name, want)
+	m := collectortest.Series(t, e.set, name, want)
 	if m == nil {
 		t.Fatalf("no histogram %s%v; log:\n%s", name, want, e.logs)
 	}

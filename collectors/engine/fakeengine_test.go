@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 // fakeCamunda is an httptest engine for unit tests: an in-memory set of
 // external tasks, history counts, incidents and jobs with a settable clock,

@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 // Real-engine tests of the history levels (docs/camunda-states.md, "History
 // levels"): one engine per level, each on a PostgreSQL database of its own
@@ -25,6 +25,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -367,7 +368,7 @@ func levelCheck(t *testing.T, u engineUnderTest, level string) {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		RunCheck(ctx, cfg, &out, nil)
+		sources.RunCheck(ctx, cfg, &out, nil)
 		return out.String()
 	}
 	has := func(out, what, want string) {

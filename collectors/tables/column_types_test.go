@@ -1,10 +1,11 @@
-package sources
+package tables_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 )
 
 // Teams map their own tables, and a JPA LocalDateTime column is a
@@ -15,36 +16,36 @@ import (
 // ever move, while the gauges looked fine.
 func TestTimestampWithoutTimeZoneColumns(t *testing.T) {
 	d := newTestDB(t, false)
-	d.exec(`ALTER TABLE event_outbox ALTER COLUMN created_at TYPE timestamp, ALTER COLUMN published_at TYPE timestamp;
+	d.Exec(`ALTER TABLE event_outbox ALTER COLUMN created_at TYPE timestamp, ALTER COLUMN published_at TYPE timestamp;
 ALTER TABLE message_inbox ALTER COLUMN received_at TYPE timestamp, ALTER COLUMN processed_at TYPE timestamp;
 ALTER TABLE workflow_idempotency_record ALTER COLUMN created_at TYPE timestamp, ALTER COLUMN updated_at TYPE timestamp,
 	ALTER COLUMN completed_at TYPE timestamp;
 ALTER TABLE workflow_processed_job ALTER COLUMN completed_at TYPE timestamp`)
 	// New sessions (the exporter's) and this one write and read wall clocks
 	// five hours behind UTC, as an application in that zone would.
-	d.exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET timezone = %L', current_database(), 'Etc/GMT+5'); END $$`)
-	d.exec(`SET timezone = 'Etc/GMT+5'`)
+	d.Exec(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET timezone = %L', current_database(), 'Etc/GMT+5'); END $$`)
+	d.Exec(`SET timezone = 'Etc/GMT+5'`)
 
 	// The rows are written as the application would: a timestamptz turned
 	// into the session's wall clock by the database (the ::timestamptz casts;
 	// a bare Go time.Time would be written as its UTC wall clock).
 	outbox := func(n int, status string, created float64, published any) {
-		d.exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
-			VALUES ($1::uuid, 'Order', 'a', 'OrderCreated', $1::text, '{}', $2, $3::timestamptz, $4::timestamptz)`, uuid(n), status, at(created), published)
+		d.Exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+			VALUES ($1::uuid, 'Order', 'a', 'OrderCreated', $1::text, '{}', $2, $3::timestamptz, $4::timestamptz)`, uuid(n), status, collectortest.At(created), published)
 	}
 	outbox(1, "PENDING", -100, nil)
-	e := d.newExporter(baseConfig)
-	e.collect() // the baseline: rows before it are never counted
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect() // the baseline: rows before it are never counted
 
-	outbox(2, "PUBLISHED", 5, at(6))
-	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
-		VALUES ('kafka', 'm1', 'OrderValidated', 'c', 'PROCESSED', $1::timestamptz, $2::timestamptz)`, at(5), at(6))
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at)
-		VALUES ('S', 'k1', 'e', 'COMPLETED', $1::timestamptz)`, at(5))
-	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
-		VALUES ('main', 'j1', 'pi-1', 'submitFulfillment', 'w1', 'COMPLETED', $1::timestamptz)`, at(5))
-	d.setClock(10 * time.Second)
-	e.collect()
+	outbox(2, "PUBLISHED", 5, collectortest.At(6))
+	d.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+		VALUES ('kafka', 'm1', 'OrderValidated', 'c', 'PROCESSED', $1::timestamptz, $2::timestamptz)`, collectortest.At(5), collectortest.At(6))
+	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at)
+		VALUES ('S', 'k1', 'e', 'COMPLETED', $1::timestamptz)`, collectortest.At(5))
+	d.Exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', 'j1', 'pi-1', 'submitFulfillment', 'w1', 'COMPLETED', $1::timestamptz)`, collectortest.At(5))
+	d.SetClock(10 * time.Second)
+	e.Collect()
 
 	e.wantValues([]seriesValue{
 		{catalog.OutboxEventsCreated, map[string]string{"event_type": "OrderCreated"}, 1},
@@ -62,17 +63,17 @@ ALTER TABLE workflow_processed_job ALTER COLUMN completed_at TYPE timestamp`)
 // string).
 func TestNullStatusIsCountedAsUnmapped(t *testing.T) {
 	d := newTestDB(t, false)
-	d.exec(`ALTER TABLE workflow_idempotency_record ALTER COLUMN status DROP NOT NULL;
+	d.Exec(`ALTER TABLE workflow_idempotency_record ALTER COLUMN status DROP NOT NULL;
 ALTER TABLE message_inbox ALTER COLUMN processing_status DROP NOT NULL`)
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ('S', 'old', 'e', NULL, $1)`, at(-3600))
-	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at) VALUES ('kafka', 'm0', 'T', 'c', NULL, $1)`, at(-600))
-	e := d.newExporter(baseConfig)
-	e.collect()
+	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ('S', 'old', 'e', NULL, $1)`, collectortest.At(-3600))
+	d.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at) VALUES ('kafka', 'm0', 'T', 'c', NULL, $1)`, collectortest.At(-600))
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect()
 	// Recent rows without a status go through the activity queries too.
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ('S', 'new', 'e', NULL, $1)`, at(5))
-	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at) VALUES ('kafka', 'm1', 'T', 'c', NULL, $1, $1)`, at(5))
-	d.setClock(10 * time.Second)
-	e.collect()
+	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, status, updated_at) VALUES ('S', 'new', 'e', NULL, $1)`, collectortest.At(5))
+	d.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at) VALUES ('kafka', 'm1', 'T', 'c', NULL, $1, $1)`, collectortest.At(5))
+	d.SetClock(10 * time.Second)
+	e.Collect()
 
 	e.wantValues([]seriesValue{
 		{catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency"}, 1},
@@ -94,10 +95,10 @@ type seriesValue struct {
 
 // wantValues reports every series whose value differs from its expectation.
 func (e *exporter) wantValues(vs []seriesValue) {
-	e.t.Helper()
+	e.T.Helper()
 	for _, v := range vs {
-		if got := e.value(v.name, v.labels); got != v.want {
-			e.t.Errorf("%s%v = %v, want %v", v.name, v.labels, got, v.want)
+		if got := e.Value(v.name, v.labels); got != v.want {
+			e.T.Errorf("%s%v = %v, want %v", v.name, v.labels, got, v.want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 import (
 	"context"

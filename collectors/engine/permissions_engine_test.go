@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -82,7 +83,7 @@ func TestCamundaPermissions(t *testing.T) {
 	cfg, err := config.Parse([]byte(cfgText))
 	ok(err)
 	var out bytes.Buffer
-	rep := RunCheck(ctx, cfg, &out, nil)
+	rep := sources.RunCheck(ctx, cfg, &out, nil)
 	for _, want := range []string{
 		`ERROR collector camunda: the user "monitor" lacks READ_HISTORY on PROCESS_DEFINITION`,
 		`ERROR collector camunda_jobs: the user "monitor" lacks READ_HISTORY on PROCESS_DEFINITION`,
@@ -127,7 +128,7 @@ func TestCamundaPermissions(t *testing.T) {
 		t.Errorf("with READ_HISTORY: completions %v, want %d", got, len(tasks))
 	}
 	out.Reset()
-	RunCheck(ctx, cfg, &out, nil)
+	sources.RunCheck(ctx, cfg, &out, nil)
 	if !strings.Contains(out.String(), `permissions of "monitor": every grant the collectors need is held`) {
 		t.Errorf("check after the grant:\n%s", out.String())
 	}
@@ -162,7 +163,7 @@ func TestCamundaPermissions(t *testing.T) {
 	// The engine lists globex to the user neither (it holds READ on every
 	// tenant): check names the membership it has.
 	out.Reset()
-	RunCheck(ctx, cfg, &out, nil)
+	sources.RunCheck(ctx, cfg, &out, nil)
 	if want := `tenants: "monitor" is a member of tenant acme; with the engine's tenant check on`; !strings.Contains(out.String(), want) {
 		t.Errorf("check does not say %q:\n%s", want, out.String())
 	}
@@ -171,7 +172,7 @@ func TestCamundaPermissions(t *testing.T) {
 		t.Errorf("member of both tenants: %v open tasks read, want 2", got)
 	}
 	out.Reset()
-	RunCheck(ctx, cfg, &out, nil)
+	sources.RunCheck(ctx, cfg, &out, nil)
 	if want := `tenants: "monitor" is a member of tenant acme, globex;`; !strings.Contains(out.String(), want) {
 		t.Errorf("check does not say %q:\n%s", want, out.String())
 	}

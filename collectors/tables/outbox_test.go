@@ -1,4 +1,4 @@
-package sources
+package tables_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
@@ -19,10 +20,10 @@ type outboxRow struct {
 func pub(s float64) *float64 { return &s }
 
 func (d *testDB) insertOutbox(rows ...outboxRow) {
-	d.t.Helper()
+	d.T.Helper()
 	for _, r := range rows {
-		d.exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
-			VALUES ($1::uuid, $2, 'agg-1', $3, $1::text, '{}', $4, $5, $6)`, r.id, r.agg, r.typ, r.status, at(r.created), atOrNull(r.published))
+		d.Exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+			VALUES ($1::uuid, $2, 'agg-1', $3, $1::text, '{}', $4, $5, $6)`, r.id, r.agg, r.typ, r.status, collectortest.At(r.created), collectortest.AtOrNull(r.published))
 	}
 }
 
@@ -39,7 +40,7 @@ func outboxExpect(states []outboxState, histCount int, histSum float64, cumBucke
 	var b strings.Builder
 	names := []string{catalog.OutboxEventsCreated, catalog.OutboxEventsFailed, catalog.OutboxEventsPending, catalog.OutboxEventsPublished, catalog.OutboxOldestPendingAge}
 	for _, n := range names {
-		b.WriteString(helpHeader(n))
+		b.WriteString(collectortest.HelpHeader(n))
 		for _, s := range states {
 			v := map[string]float64{
 				catalog.OutboxEventsCreated: s.created, catalog.OutboxEventsFailed: s.failed,
@@ -49,7 +50,7 @@ func outboxExpect(states []outboxState, histCount int, histSum float64, cumBucke
 			fmt.Fprintf(&b, "%s{aggregate_type=%q,database=\"orders\",event_type=%q} %v\n", n, s.agg, s.typ, v)
 		}
 	}
-	b.WriteString(helpHeader(catalog.OutboxPublishDelay))
+	b.WriteString(collectortest.HelpHeader(catalog.OutboxPublishDelay))
 	bounds := []string{"0.1", "0.5", "1", "2.5", "5", "10", "30", "60", "120", "300", "600", "1800", "3600"}
 	for i, ub := range bounds {
 		fmt.Fprintf(&b, "%s_bucket{database=\"orders\",le=%q} %d\n", catalog.OutboxPublishDelay, ub, cumBuckets[i])
@@ -74,13 +75,13 @@ func TestOutboxExactValues(t *testing.T) {
 		outboxRow{uuid(6), "Quote", "QuoteApproved", "PUBLISHED", -7200, pub(-7199)},
 		outboxRow{uuid(7), "Quote", "QuoteApproved", "PUBLISHED", -50, pub(-40)},
 	)
-	e := d.newExporter(baseConfig)
+	e := d.newExporter(collectortest.BaseConfig)
 
 	// First collection: gauges exact; counters start at 0 (rows already in
 	// the lookback happened before the exporter watched).
-	e.collect()
+	e.Collect()
 	zero := []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-	e.expect(outboxExpect([]outboxState{
+	e.Expect(outboxExpect([]outboxState{
 		{"Order", "OrderCreated", 2, 600, 0, 0, 0},
 		{"Order", "OrderPaid", 1, 30, 2, 0, 0},
 		{"Quote", "QuoteApproved", 0, 0, 0, 0, 0},
@@ -88,34 +89,34 @@ func TestOutboxExactValues(t *testing.T) {
 
 	// 30 s later: e1 published (delay 625 s), e8 created, e9 created and
 	// published within 0.5 s, e10 created failed with a new event type.
-	d.setClock(30 * time.Second)
-	d.exec(`UPDATE event_outbox SET status = 'PUBLISHED', published_at = $1 WHERE event_id = $2`, at(25), uuid(1))
+	d.SetClock(30 * time.Second)
+	d.Exec(`UPDATE event_outbox SET status = 'PUBLISHED', published_at = $1 WHERE event_id = $2`, collectortest.At(25), uuid(1))
 	d.insertOutbox(
 		outboxRow{uuid(8), "Order", "OrderCreated", "PENDING", 10, nil},
 		outboxRow{uuid(9), "Quote", "QuoteApproved", "PUBLISHED", 12, pub(12.5)},
 		outboxRow{uuid(10), "Invoice", "InvoiceSent", "FAILED", 20, nil},
 	)
-	e.collect()
+	e.Collect()
 	after := outboxExpect([]outboxState{
 		{"Invoice", "InvoiceSent", 0, 0, 1, 1, 0},
 		{"Order", "OrderCreated", 2, 330, 0, 1, 1},
 		{"Order", "OrderPaid", 1, 60, 2, 0, 0},
 		{"Quote", "QuoteApproved", 0, 0, 0, 1, 1},
 	}, 2, 625.5, []int{0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2})
-	e.expect(after, outboxNames...)
+	e.Expect(after, outboxNames...)
 
 	// Nothing changes: the same rows are read again inside the lookback and
 	// must not be counted twice.
-	d.setClock(60 * time.Second)
-	e.collect()
-	e.expect(strings.ReplaceAll(strings.ReplaceAll(after, "} 330\n", "} 360\n"), `event_type="OrderPaid"} 60`+"\n", `event_type="OrderPaid"} 90`+"\n"), outboxNames...)
+	d.SetClock(60 * time.Second)
+	e.Collect()
+	e.Expect(strings.ReplaceAll(strings.ReplaceAll(after, "} 330\n", "} 360\n"), `event_type="OrderPaid"} 60`+"\n", `event_type="OrderPaid"} 90`+"\n"), outboxNames...)
 
 	// Retention deletes every published event: no counter moves, and the
 	// drained Quote tuple keeps reporting 0 instead of vanishing.
-	d.exec(`DELETE FROM event_outbox WHERE published_at IS NOT NULL`)
-	d.setClock(90 * time.Second)
-	e.collect()
-	e.expect(outboxExpect([]outboxState{
+	d.Exec(`DELETE FROM event_outbox WHERE published_at IS NOT NULL`)
+	d.SetClock(90 * time.Second)
+	e.Collect()
+	e.Expect(outboxExpect([]outboxState{
 		{"Invoice", "InvoiceSent", 0, 0, 1, 1, 0},
 		{"Order", "OrderCreated", 2, 390, 0, 1, 1},
 		{"Order", "OrderPaid", 1, 120, 2, 0, 0},
@@ -125,25 +126,25 @@ func TestOutboxExactValues(t *testing.T) {
 
 func TestOutboxLateCommitCountedExactlyOnce(t *testing.T) {
 	d := newTestDB(t, false)
-	e := d.newExporter(baseConfig)
-	e.collect()
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect()
 
 	// A writer's transaction stamps its event at t0+5 and stays open.
 	ctx := t.Context()
-	writer1 := newTestConn(t, d)
+	writer1 := collectortest.NewConn(t, d.DB)
 	tx, err := writer1.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
-		VALUES ($1, 'Order', 'a', 'OrderCreated', 'k', '{}', 'PUBLISHED', $2, $3)`, uuid(1), at(5), at(6)); err != nil {
+		VALUES ($1, 'Order', 'a', 'OrderCreated', 'k', '{}', 'PUBLISHED', $2, $3)`, uuid(1), collectortest.At(5), collectortest.At(6)); err != nil {
 		t.Fatal(err)
 	}
 	// Meanwhile a row stamped later commits at once.
-	writer2 := newTestConn(t, d)
+	writer2 := collectortest.NewConn(t, d.DB)
 	pgtest.Exec(t, writer2, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
-		VALUES ($1, 'Order', 'b', 'OrderCreated', 'k2', '{}', 'PENDING', $2)`, uuid(2), at(8))
+		VALUES ($1, 'Order', 'b', 'OrderCreated', 'k2', '{}', 'PENDING', $2)`, uuid(2), collectortest.At(8))
 
 	labels := map[string]string{"aggregate_type": "Order", "event_type": "OrderCreated"}
 	for _, step := range []struct {
@@ -164,12 +165,12 @@ func TestOutboxLateCommitCountedExactlyOnce(t *testing.T) {
 			}
 			continue
 		}
-		d.setClock(step.clock)
-		e.collect()
-		if got := e.value(catalog.OutboxEventsCreated, labels); got != step.created {
+		d.SetClock(step.clock)
+		e.Collect()
+		if got := e.Value(catalog.OutboxEventsCreated, labels); got != step.created {
 			t.Fatalf("at t0+%s created_total = %v, want %v", step.clock, got, step.created)
 		}
-		if got := e.value(catalog.OutboxEventsPublished, labels); got != step.published {
+		if got := e.Value(catalog.OutboxEventsPublished, labels); got != step.published {
 			t.Fatalf("at t0+%s published_total = %v, want %v", step.clock, got, step.published)
 		}
 	}

@@ -1,4 +1,4 @@
-package sources
+package tables_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 )
 
 const joinConfig = `
@@ -26,8 +27,8 @@ databases:
 func TestJoinsAgainstAPublishedView(t *testing.T) {
 	d := newTestDB(t, false)
 	rec := func(key, status, ref string, updated float64) {
-		d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
-			VALUES ($1, $2, 'e', $3, $4, $5)`, scopeA, key, ref, status, at(updated))
+		d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
+			VALUES ($1, $2, 'e', $3, $4, $5)`, scopeA, key, ref, status, collectortest.At(updated))
 	}
 	rec("k1", "COMPLETED", "t1", -100)            // side effect done, task still open: lost completion
 	rec("k2", "STARTED", "t2", -100)              // lock lapsed: in doubt
@@ -38,9 +39,9 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 	rec("k7", "FAILED_FINAL", "t7", -100)         // terminal failure: not this join's business
 	rec("k8", "STARTED", "t8", -100)              // redelivered, failed, backoff over, not fetched yet: still in doubt
 	rec("k9", "STARTED", "t9", -100)              // failed by its one worker, backoff over: fine (the worker retries)
-	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+	d.Exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
 		VALUES ('main', 't1', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1), ('main', 't6', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1),
-		       ('other', 't2', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1)`, at(-100))
+		       ('other', 't2', 'pi', 'submitFulfillment', 'w', 'COMPLETED', $1)`, collectortest.At(-100))
 
 	e := d.newExporter(joinConfig)
 	view := &correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
@@ -53,32 +54,32 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 		{ID: "t8", Topic: "fulfillment.submit-command", State: correlate.Waiting, Redelivered: true},
 		{ID: "t9", Topic: "fulfillment.submit-command", State: correlate.Waiting},
 	}}
-	e.views.Publish(view)
-	e.collect()
+	e.Views.Publish(view)
+	e.Collect()
 	e.expectJoins(1, 3, 1)
 
 	// The retry replays the stored result and completes the task: it leaves
 	// the engine's view, and the gauges return to 0 (the series stay).
-	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now()})
-	e.collect()
-	e.expect(helpHeader(catalog.IdempotencyCompletedTaskOpen)+
+	e.Views.Publish(&correlate.View{Engine: "main", Taken: time.Now()})
+	e.Collect()
+	e.Expect(collectortest.HelpHeader(catalog.IdempotencyCompletedTaskOpen)+
 		`workflow_idempotency_completed_task_open{database="orders",engine="main",scope="`+scopeA+`",topic="fulfillment.submit-command"} 0`+"\n"+
-		helpHeader(catalog.ProcessedJobTaskOpen)+
+		collectortest.HelpHeader(catalog.ProcessedJobTaskOpen)+
 		`workflow_processed_job_task_open{activity_id="submitFulfillment",database="orders",engine="main",topic="fulfillment.submit-command"} 0`+"\n",
 		catalog.IdempotencyCompletedTaskOpen, catalog.ProcessedJobTaskOpen)
 
 	// Engine down: the view is withdrawn and the joins report nothing, not 0.
-	e.views.Withdraw("main")
-	e.collect()
-	if err := e.expect2("", catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen); err != nil {
+	e.Views.Withdraw("main")
+	e.Collect()
+	if err := e.Compare("", catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen); err != nil {
 		t.Fatalf("join series must be absent while the engine's view is missing: %v", err)
 	}
 	// The engine's own up metric reports the outage; the join itself did
 	// not fail, so it raises no second alert.
-	if v := e.value(catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency_camunda"}); v != 1 {
+	if v := e.Value(catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency_camunda"}); v != 1 {
 		t.Fatalf("collector_up{idempotency_camunda} = %v, want 1", v)
 	}
-	if v := e.value(catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency"}); v != 1 {
+	if v := e.Value(catalog.ExporterCollectorUp, map[string]string{"collector": "idempotency"}); v != 1 {
 		t.Fatalf("the plain idempotency collector must keep working: %v", v)
 	}
 }
@@ -87,14 +88,14 @@ func TestJoinsAgainstAPublishedView(t *testing.T) {
 // instance and activity instead of the external task id join the same way.
 func TestJoinByProcessInstanceAndActivity(t *testing.T) {
 	d := newTestDB(t, false)
-	d.exec(`ALTER TABLE workflow_idempotency_record ADD COLUMN activity_id text`)
-	d.exec(`CREATE INDEX ON workflow_idempotency_record (process_instance_id, activity_id)`)
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, activity_id, status, updated_at) VALUES
+	d.Exec(`ALTER TABLE workflow_idempotency_record ADD COLUMN activity_id text`)
+	d.Exec(`CREATE INDEX ON workflow_idempotency_record (process_instance_id, activity_id)`)
+	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, process_instance_id, activity_id, status, updated_at) VALUES
 		($1, 'k1', 'e', 'pi-1', 'submitFulfillment', 'COMPLETED', $2),
 		($1, 'k2', 'e', 'pi-2', 'submitFulfillment', 'STARTED', $2),
-		($1, 'k3', 'e', 'pi-2', 'otherStep', 'STARTED', $2)`, scopeA, at(-100))
-	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
-		VALUES ('main', 'not-the-task-id', 'pi-1', 'submitFulfillment', 'w', 'COMPLETED', $1)`, at(-100))
+		($1, 'k3', 'e', 'pi-2', 'otherStep', 'STARTED', $2)`, scopeA, collectortest.At(-100))
+	d.Exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		VALUES ('main', 'not-the-task-id', 'pi-1', 'submitFulfillment', 'w', 'COMPLETED', $1)`, collectortest.At(-100))
 	e := d.newExporter(joinConfig + `    tables:
       idempotency:
         columns: {activity_id: activity_id}
@@ -102,11 +103,11 @@ func TestJoinByProcessInstanceAndActivity(t *testing.T) {
       processed_jobs:
         camunda: {reference: process_instance_activity}
 `)
-	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
+	e.Views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
 		{ID: "t1", Topic: "fulfillment.submit-command", ProcessInstanceID: "pi-1", ActivityID: "submitFulfillment", State: correlate.LockExpired},
 		{ID: "t2", Topic: "fulfillment.submit-command", ProcessInstanceID: "pi-2", ActivityID: "submitFulfillment", State: correlate.LockExpired},
 	}})
-	e.collect()
+	e.Collect()
 	e.expectJoins(1, 1, 1)
 }
 
@@ -116,17 +117,17 @@ func TestJoinByProcessInstanceAndActivity(t *testing.T) {
 // the same topic can inhibit it). One activity on two topics is two series.
 func TestProcessedJobJoinNamesTheTasksTopic(t *testing.T) {
 	d := newTestDB(t, false)
-	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+	d.Exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
 		VALUES ('main', 't1', 'pi', 'submit', 'w', 'COMPLETED', $1), ('main', 't2', 'pi', 'submit', 'w', 'COMPLETED', $1),
-		       ('main', 't3', 'pi', 'submit', 'w', 'COMPLETED', $1)`, at(-100))
+		       ('main', 't3', 'pi', 'submit', 'w', 'COMPLETED', $1)`, collectortest.At(-100))
 	e := d.newExporter(joinConfig)
-	e.views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
+	e.Views.Publish(&correlate.View{Engine: "main", Taken: time.Now(), Tasks: []correlate.Task{
 		{ID: "t1", Topic: "orders.submit", State: correlate.LockExpired},
 		{ID: "t2", Topic: "orders.submit", State: correlate.Locked},
 		{ID: "t3", Topic: "billing.submit", State: correlate.RetryBackoff},
 	}})
-	e.collect()
-	e.expect(helpHeader(catalog.ProcessedJobTaskOpen)+
+	e.Collect()
+	e.Expect(collectortest.HelpHeader(catalog.ProcessedJobTaskOpen)+
 		`workflow_processed_job_task_open{activity_id="submit",database="orders",engine="main",topic="billing.submit"} 1`+"\n"+
 		`workflow_processed_job_task_open{activity_id="submit",database="orders",engine="main",topic="orders.submit"} 2`+"\n",
 		catalog.ProcessedJobTaskOpen)
@@ -135,11 +136,11 @@ func TestProcessedJobJoinNamesTheTasksTopic(t *testing.T) {
 // expectJoins compares the three join series of scope A on topic
 // fulfillment.submit-command and activity submitFulfillment of engine main.
 func (e *exporter) expectJoins(completedTaskOpen, inDoubt, processedJobTaskOpen int) {
-	e.t.Helper()
+	e.T.Helper()
 	lv := `database="orders",engine="main",scope="` + scopeA + `",topic="fulfillment.submit-command"`
-	e.expect(fmt.Sprintf("%s%s{%s} %d\n%s%s{%s} %d\n%s%s{%s} %d\n",
-		helpHeader(catalog.IdempotencyCompletedTaskOpen), catalog.IdempotencyCompletedTaskOpen, lv, completedTaskOpen,
-		helpHeader(catalog.IdempotencyInDoubt), catalog.IdempotencyInDoubt, lv, inDoubt,
-		helpHeader(catalog.ProcessedJobTaskOpen), catalog.ProcessedJobTaskOpen, `activity_id="submitFulfillment",database="orders",engine="main",topic="fulfillment.submit-command"`, processedJobTaskOpen),
+	e.Expect(fmt.Sprintf("%s%s{%s} %d\n%s%s{%s} %d\n%s%s{%s} %d\n",
+		collectortest.HelpHeader(catalog.IdempotencyCompletedTaskOpen), catalog.IdempotencyCompletedTaskOpen, lv, completedTaskOpen,
+		collectortest.HelpHeader(catalog.IdempotencyInDoubt), catalog.IdempotencyInDoubt, lv, inDoubt,
+		collectortest.HelpHeader(catalog.ProcessedJobTaskOpen), catalog.ProcessedJobTaskOpen, `activity_id="submitFulfillment",database="orders",engine="main",topic="fulfillment.submit-command"`, processedJobTaskOpen),
 		catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt, catalog.ProcessedJobTaskOpen)
 }

@@ -1,6 +1,6 @@
 //go:build !pgonly
 
-package sources
+package engine_test
 
 // Real-engine tests of the Camunda collector: a Go test worker drives
 // external tasks through every state on Camunda 7.24 and Operaton
@@ -42,6 +42,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/signature"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -88,7 +89,7 @@ func newCamundaExporterWith(t *testing.T, yamlCfg string, statusPage bool) *camE
 	if statusPage {
 		statusItems = cfg.Status.MaxItems
 	}
-	eng, err := NewCamundaSource(cfg.Camunda[0], "camunda[0]", CamundaOptions{Folds: folds, Views: views, StatusItems: statusItems, Logger: logger})
+	eng, err := sources.NewCamundaSource(cfg.Camunda[0], "camunda[0]", sources.CamundaOptions{Folds: folds, Views: views, StatusItems: statusItems, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

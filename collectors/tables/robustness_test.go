@@ -1,4 +1,4 @@
-package sources
+package tables_test
 
 import (
 	"context"
@@ -9,20 +9,21 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
 func TestMissingTableAndColumnAreReportedAndIsolated(t *testing.T) {
 	d := newTestDB(t, false)
-	d.exec(`DROP TABLE message_inbox`)
-	d.exec(`ALTER TABLE event_outbox RENAME COLUMN created_at TO created`)
+	d.Exec(`DROP TABLE message_inbox`)
+	d.Exec(`ALTER TABLE event_outbox RENAME COLUMN created_at TO created`)
 	d.upsertIdemNoDup(scopeA, "k1", "STARTED", -5)
-	e := d.newExporter(baseConfig)
-	e.collect()
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect()
 
 	got := map[string]float64{}
 	for _, c := range []string{"idempotency", "processed_jobs", "inbox", "outbox"} {
-		got[c] = e.value(catalog.ExporterCollectorUp, map[string]string{"collector": c})
+		got[c] = e.Value(catalog.ExporterCollectorUp, map[string]string{"collector": c})
 	}
 	want := map[string]float64{"idempotency": 1, "processed_jobs": 1, "inbox": 0, "outbox": 0}
 	for c, w := range want {
@@ -30,16 +31,16 @@ func TestMissingTableAndColumnAreReportedAndIsolated(t *testing.T) {
 			t.Errorf("collector_up{collector=%q} = %v, want %v", c, got[c], w)
 		}
 	}
-	if v := e.value(catalog.ExporterSourceUp, nil); v != 1 {
+	if v := e.Value(catalog.ExporterSourceUp, nil); v != 1 {
 		t.Errorf("source_up = %v; the database answers, only two tables are broken", v)
 	}
-	if v := e.value(catalog.ExporterCollectErrors, map[string]string{"collector": "inbox"}); v != 1 {
+	if v := e.Value(catalog.ExporterCollectErrors, map[string]string{"collector": "inbox"}); v != 1 {
 		t.Errorf("collect_errors_total{inbox} = %v, want 1", v)
 	}
-	if v := e.value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); v != 1 {
+	if v := e.Value(catalog.IdempotencyRecords, map[string]string{"scope": scopeA, "status": "STARTED"}); v != 1 {
 		t.Errorf("healthy collector stopped reporting: records = %v", v)
 	}
-	logs := e.logs.String()
+	logs := e.Logs.String()
 	for _, want := range []string{
 		"table message_inbox does not exist or is not visible to this role (config key databases[0].tables.inbox.table)",
 		"table event_outbox has no column created_at (config key databases[0].tables.outbox.columns.created_at)",
@@ -48,7 +49,7 @@ func TestMissingTableAndColumnAreReportedAndIsolated(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, logs)
 		}
 	}
-	if err := e.expect2("", catalog.OutboxEventsPending, catalog.InboxMessages); err != nil {
+	if err := e.Compare("", catalog.OutboxEventsPending, catalog.InboxMessages); err != nil {
 		t.Errorf("broken collectors' series must be absent: %v", err)
 	}
 }
@@ -58,16 +59,16 @@ func TestUnreachableDatabaseDropsAllDataSeries(t *testing.T) {
 	// Take the database away: refuse new sessions (from the maintenance
 	// database) and terminate the exporter's.
 	maint := pgtest.Connect(t, pgtest.SharedServer(t).AdminURL)
-	dbName := pgx.Identifier{d.admin.Config().Database}.Sanitize()
+	dbName := pgx.Identifier{d.Admin.Config().Database}.Sanitize()
 	pgtest.Exec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS false`)
-	d.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+	d.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
 	t.Cleanup(func() { pgtest.Exec(t, maint, `ALTER DATABASE `+dbName+` WITH ALLOW_CONNECTIONS true`) })
-	e.collect()
-	if v := e.value(catalog.ExporterSourceUp, nil); v != 0 {
+	e.Collect()
+	if v := e.Value(catalog.ExporterSourceUp, nil); v != 0 {
 		t.Fatalf("source_up = %v, want 0", v)
 	}
 	for _, name := range []string{catalog.IdempotencyRecords, catalog.OutboxEventsPending, catalog.InboxMessages, catalog.ProcessedJobs, catalog.ExporterCollectorUp} {
-		if err := e.expect2("", name); err != nil {
+		if err := e.Compare("", name); err != nil {
 			t.Errorf("%s must be absent while the database is down: %v", name, err)
 		}
 	}
@@ -78,9 +79,9 @@ func TestPromlintOnFullOutput(t *testing.T) {
 	d.upsertIdem(idemRow{scopeA, "k1", "STARTED", -5, "", 1})
 	d.insertOutbox(outboxRow{uuid(1), "Order", "OrderCreated", "PENDING", -5, nil})
 	d.upsertInbox(inboxRow{"kafka", "m1", "OrderValidated", "RECEIVED", -5, nil})
-	e := d.newExporter(baseConfig)
-	e.collect()
-	expectCatalogFamilies(t, lintAndGather(t, e.set))
+	e := d.newExporter(collectortest.BaseConfig)
+	e.Collect()
+	collectortest.ExpectCatalogFamilies(t, collectortest.LintAndGather(t, e.Set))
 }
 
 // TestQueriesReadOnlyOpenOrRecentRows proves a rule of docs/design.md (Data
@@ -91,35 +92,35 @@ func TestPromlintOnFullOutput(t *testing.T) {
 func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 	d := newTestDB(t, true)
 	const history = 50000
-	d.exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at, created_at)
+	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at, created_at)
 		SELECT 'S' || (g % 5), 'h' || g, 'e', 'task-' || g, 'COMPLETED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
-		FROM generate_series(1, $2) g`, at(-3600), history)
-	d.exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
-		SELECT 'main', 'h' || g, 'p', 'a' || (g % 5), 'w', 'COMPLETED', $1::timestamptz - make_interval(secs => g) FROM generate_series(1, $2) g`, at(-3600), history)
-	d.exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+		FROM generate_series(1, $2) g`, collectortest.At(-3600), history)
+	d.Exec(`INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status, completed_at)
+		SELECT 'main', 'h' || g, 'p', 'a' || (g % 5), 'w', 'COMPLETED', $1::timestamptz - make_interval(secs => g) FROM generate_series(1, $2) g`, collectortest.At(-3600), history)
+	d.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
 		SELECT 'kafka', 'h' || g, 'T' || (g % 5), 'c', 'PROCESSED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
-		FROM generate_series(1, $2) g`, at(-3600), history)
-	d.exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+		FROM generate_series(1, $2) g`, collectortest.At(-3600), history)
+	d.Exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
 		SELECT gen_random_uuid(), 'Order', 'a', 'T' || (g % 5), 'k', '{}', 'PUBLISHED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
-		FROM generate_series(1, $2) g`, at(-3600), history)
+		FROM generate_series(1, $2) g`, collectortest.At(-3600), history)
 	// A little open and recent work.
 	for i, st := range []string{"STARTED", "UNKNOWN_OUTCOME", "FAILED_RETRYABLE"} {
 		d.upsertIdem(idemRow{scopeA, "open" + st, st, float64(-10 - i), "", 0})
 	}
 	d.insertOutbox(outboxRow{uuid(1), "Order", "T1", "PENDING", -10, nil}, outboxRow{uuid(2), "Order", "T1", "FAILED", -10, nil})
 	d.upsertInbox(inboxRow{"kafka", "open1", "T1", "RECEIVED", -10, nil})
-	d.exec(`ANALYZE`)
+	d.Exec(`ANALYZE`)
 
 	// With an engine configured, the Camunda joins' queries are checked too.
 	e := d.newExporter(joinConfig)
-	conn := pgtest.Connect(t, d.exporterDSN)
-	for _, c := range e.db.Collectors {
+	conn := pgtest.Connect(t, d.DSN)
+	for _, c := range e.Database.Collectors {
 		req := c.Requirements()
 		for _, q := range req.Queries {
 			args := q.Args
 			for i, a := range args {
 				if _, ok := a.(interface{ Unix() int64 }); ok {
-					args[i] = at(-60) // the window: the last minute
+					args[i] = collectortest.At(-60) // the window: the last minute
 				}
 			}
 			var raw []byte
