@@ -56,7 +56,7 @@ test-unit:
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
 PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
 ## test-pg-current: everything that needs PostgreSQL and no Camunda engine, again on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail): the table collectors, joins, status lists and check command (internal/sources), the PostgreSQL access layer, the harness, and the database fault and leak tests. The build tag pgonly leaves out the test files that start an engine (they begin with //go:build !pgonly).
-PG_CURRENT_PACKAGES = ./collectors/tables/ ./collectors/engine/ ./internal/sources/ ./collectors/pgsource/ ./collectors/pgschema/ ./test/harness/pgtest/ ./test/reliability/
+PG_CURRENT_PACKAGES = ./collectors/tables/ ./collectors/engine/ ./internal/sources/ ./blocks/pgsource/ ./blocks/pgschema/ ./test/harness/pgtest/ ./test/reliability/
 test-pg-current:
 	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -tags pgonly $(PG_CURRENT_PACKAGES)
 
@@ -64,7 +64,7 @@ test-pg-current:
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
 # fuzzes each for FUZZTIME. A failure writes the input to the package's
 # testdata/fuzz/: fix the code and commit the input as a regression case.
-FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody collectors/labellimit:FuzzLimiter collectors/labellimit:FuzzRanked collectors/signature:FuzzOf
+FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
 FUZZTIME    ?= 5s
 
 ## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding and the error signatures, each for FUZZTIME (5s)

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
 )
 
 // checkDocument walks the parsed document alongside the Go types it decodes

@@ -12,8 +12,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
 
 // MinGrafanaVersion is the oldest Grafana the dashboards are built for: the

@@ -4,7 +4,7 @@ package vocab
 // camunda_external_tasks. They partition a topic's open tasks; the rules
 // that assign them are in docs/camunda-states.md. Locked, RetryBackoff and
 // LockExpired are also the in-flight states the engine side hands to the
-// joins (collectors/correlate).
+// joins (blocks/correlate).
 const (
 	StateWaiting          = "waiting"
 	StateLocked           = "locked"

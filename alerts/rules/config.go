@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
 )
 
 // Config is the one place to tune the shipped alerts. Every field has a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
 
 // ForKeys names, per alert, the key of its for: duration (the alerts

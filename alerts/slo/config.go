@@ -33,9 +33,9 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/yamlkeys"
 )
 
 // Config is an SLO file: the objectives and the settings all of them share.

@@ -9,12 +9,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
+	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
-	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 // Collector is the "camunda" collector of an engine: it emits the

@@ -3,8 +3,8 @@ package engine
 import (
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
 )
 
 // External task durations: from a task's creation to its successful

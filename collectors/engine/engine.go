@@ -8,10 +8,10 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )

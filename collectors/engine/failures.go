@@ -5,14 +5,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/signature"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/collectors/signature"
 )
 
 // Failures grouped by cause: each failure entry of a history log (the
 // external-task log's errorMessage, the job log's exception message) is
-// reduced to its signature (collectors/signature) and counted per topic or
+// reduced to its signature (blocks/signature) and counted per topic or
 // process definition key and signature, from the entries the stream reads
 // anyway (no request per task or job).
 //

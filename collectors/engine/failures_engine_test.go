@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/signature"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/signature"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 // incidentGroups groups the listed incidents. If the list was cut short

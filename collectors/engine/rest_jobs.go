@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 // readJobs reads the jobs aspect. Concurrently: the count of jobs with no

@@ -3,8 +3,8 @@ package engine
 import (
 	"strings"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 // With camunda[].tenant_label on, the collectors break their series per

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 )
 
 func TestTenantLabels(t *testing.T) {

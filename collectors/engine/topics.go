@@ -3,7 +3,7 @@ package engine
 import (
 	"sort"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 )
 
 // Topic admission, for both readers. A topic is reported (has its own topic

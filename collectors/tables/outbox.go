@@ -8,11 +8,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/histogram"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
 // Outbox watches the event outbox (docs/design.md, "The outbox"): the backlog the

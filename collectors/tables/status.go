@@ -7,9 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )

@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
-	"github.com/workflow-exporter/workflow-exporter/internal/watermark"
 )
 
 // tuples is a set of label value tuples, remembered so that a drained label

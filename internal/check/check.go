@@ -30,10 +30,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -23,7 +23,7 @@ type Set struct {
 	sources []*Source
 	folds   *labellimit.Stats
 
-	descSourceUp, descCollectorUp, descDuration, descErrors, descLastSuccess *prometheus.Desc
+	descSourceUp, descCollectorUp, descDuration, descErrors, descLastSuccess, descFolded *prometheus.Desc
 }
 
 // NewSet returns a set over the sources. folds may be nil.
@@ -36,6 +36,7 @@ func NewSet(folds *labellimit.Stats, sources ...*Source) *Set {
 		descDuration:    catalog.Desc(catalog.ExporterCollectDuration),
 		descErrors:      catalog.Desc(catalog.ExporterCollectErrors),
 		descLastSuccess: catalog.Desc(catalog.ExporterLastSuccessfulCollect),
+		descFolded:      catalog.Desc(catalog.ExporterLabelValuesFolded),
 	}
 }
 
@@ -121,7 +122,7 @@ func (s *Set) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	if s.folds != nil {
-		for _, m := range s.folds.Metrics() {
+		for _, m := range s.folds.Metrics(s.descFolded) {
 			ch <- m
 		}
 	}

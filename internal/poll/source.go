@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/workflow-exporter/workflow-exporter/blocks/failure"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/internal/failure"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -320,7 +320,7 @@ func (s *Source) closing() bool { return s.base.Err() != nil }
 
 // failed logs a failure of a step under key (the step, or sourceKey) when it
 // starts or changes, at warn level naming the source, the step and the
-// cause (its class, internal/failure); a repeat is logged at debug level.
+// cause (its class, blocks/failure); a repeat is logged at debug level.
 // The error text itself may differ between polls (addresses, ports,
 // "connection reset" against "unexpected EOF"): failure.Fingerprint
 // decides what is a repeat.

@@ -8,11 +8,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 )

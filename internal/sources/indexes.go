@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/correlate"
-	"github.com/workflow-exporter/workflow-exporter/collectors/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )

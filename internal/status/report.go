@@ -11,10 +11,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/blocks/failure"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
-	"github.com/workflow-exporter/workflow-exporter/internal/failure"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )

@@ -71,7 +71,7 @@ func TestPageLoadsGoThroughTheMinIntervalGate(t *testing.T) {
 }
 
 // TestSnapshotsNameFailuresByClass: a failed collector is listed with the
-// class of its failure (internal/failure), never with the error's text.
+// class of its failure (blocks/failure), never with the error's text.
 func TestSnapshotsNameFailuresByClass(t *testing.T) {
 	ok := &listing{name: "outbox", total: 1}
 	bad := &listing{name: "inbox", err: context.DeadlineExceeded}

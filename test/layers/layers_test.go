@@ -6,11 +6,9 @@ package layers
 import (
 	"bufio"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -23,8 +21,8 @@ import (
 
 // TestLayers: every import of the repository's Go code (test files aside:
 // a test may use any harness) runs from a higher layer to a lower one, and
-// no exported identifier of a package outside internal/ mentions a type of
-// an internal package.
+// only commands, tools and internal/ itself import internal/ (the
+// application's top layers: the low tier lives in blocks/).
 func TestLayers(t *testing.T) {
 	root := testkit.Path(t, ".")
 	layers, err := readLayers(filepath.Join(root, "docs", "design.md"))
@@ -39,7 +37,7 @@ func TestLayers(t *testing.T) {
 // TestLayersCatchesViolations proves the check on a fixture tree with the
 // mistakes it exists for: a package importing a higher layer (the scheduler
 // importing the status page), a same-layer import, a package no layer names,
-// and exported identifiers that mention an internal type.
+// and a library package outside internal/ importing internal/.
 func TestLayersCatchesViolations(t *testing.T) {
 	layers, err := readLayers(filepath.Join("testdata", "fixture", "layers.md"))
 	if err != nil {
@@ -48,9 +46,8 @@ func TestLayersCatchesViolations(t *testing.T) {
 	got := check(t, filepath.Join("testdata", "fixture"), layers)
 	want := []string{
 		`cmd/app: in no layer of the list`,
-		`collectors: exported Collect mentions internal type poll.Source`,
-		`collectors: exported Options.Set mentions internal type poll.Set`,
-		`collectors: exported Thing mentions internal type status.Page`,
+		`collectors imports internal/poll: layer "api" may only import lower layers, "scheduler" is above it`,
+		`collectors imports internal/poll: only commands, tools and internal/ itself import internal/`,
 		`internal/poll imports internal/status: layer "scheduler" may only import lower layers, "web" is above it`,
 		`vocab imports collectors: layer "foundation" may only import lower layers, "api" is above it`,
 		`vocab/more imports vocab: both in layer "foundation"; a package may only import lower layers`,
@@ -139,11 +136,10 @@ func rank(layers []layer, pkg string) (int, string) {
 }
 
 // pkgInfo is what the check needs of one package: its imports of the
-// module's own packages and its exported identifiers' mentions of
-// internal types.
+// module's own packages, and whether it is a command.
 type pkgInfo struct {
-	imports  map[string]bool
-	mentions []string
+	imports map[string]bool
+	command bool
 }
 
 // check walks the module at root (its go.mod names the module path) and
@@ -193,7 +189,11 @@ func check(t *testing.T, root string, layers []layer) []string {
 			out = append(out, pkg+": in no layer of the list")
 			continue
 		}
+		open := layers[len(layers)-1-r].open
 		for imp := range info.imports {
+			if isInternal(imp) && !isInternal(pkg) && !info.command && !open {
+				out = append(out, fmt.Sprintf("%s imports %s: only commands, tools and internal/ itself import internal/", pkg, imp))
+			}
 			ir, iname := rank(layers, imp)
 			switch {
 			case ir < 0:
@@ -205,7 +205,6 @@ func check(t *testing.T, root string, layers []layer) []string {
 				out = append(out, fmt.Sprintf("%s imports %s: layer %q may only import lower layers, %q is above it", pkg, imp, name, iname))
 			}
 		}
-		out = append(out, info.mentions...)
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
@@ -224,127 +223,27 @@ func modulePath(gomod string) (string, error) {
 	return "", fmt.Errorf("%s: no module line", gomod)
 }
 
-// readFile adds a file's imports of the module's packages to info and,
-// for a package outside internal/ that is not a command, the exported
-// identifiers that mention a type of an internal package.
+// readFile adds a file's imports of the module's packages to info, and
+// notes a command (package main), which may import internal/.
 func readFile(file, module, pkg string, info *pkgInfo) error {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly|parser.SkipObjectResolution)
 	if err != nil {
 		return err
 	}
-	internalNames := map[string]string{} // local name -> import path, of internal packages
+	if f.Name.Name == "main" {
+		info.command = true
+	}
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		if p != module && !strings.HasPrefix(p, module+"/") {
 			continue
 		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
-		info.imports[rel] = true
-		if isInternal(rel) {
-			name := path.Base(rel)
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-			internalNames[name] = rel
-		}
-	}
-	if isInternal(pkg) || f.Name.Name == "main" || len(internalNames) == 0 {
-		return nil
-	}
-	mention := func(what string, n ast.Node) {
-		if n == nil {
-			return
-		}
-		ast.Inspect(n, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if x, ok := sel.X.(*ast.Ident); ok && internalNames[x.Name] != "" {
-					info.mentions = append(info.mentions, fmt.Sprintf("%s: exported %s mentions internal type %s.%s", pkg, what, x.Name, sel.Sel.Name))
-				}
-			}
-			return true
-		})
-	}
-	for _, decl := range f.Decls {
-		switch d := decl.(type) {
-		case *ast.FuncDecl:
-			if !d.Name.IsExported() || (d.Recv != nil && !exportedReceiver(d.Recv)) {
-				continue
-			}
-			name := d.Name.Name
-			if d.Recv != nil {
-				name = receiverName(d.Recv) + "." + name
-			}
-			mention(name, d.Type)
-		case *ast.GenDecl:
-			for _, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					if s.Name.IsExported() {
-						exportedParts(s.Name.Name, s.Type, mention)
-					}
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						if n.IsExported() {
-							mention(n.Name, s.Type)
-							for _, v := range s.Values {
-								mention(n.Name, v)
-							}
-						}
-					}
-				}
-			}
-		}
+		info.imports[strings.TrimPrefix(strings.TrimPrefix(p, module), "/")] = true
 	}
 	return nil
 }
 
-// exportedParts reports the parts of a type that a user of the package
-// sees: a struct's exported and embedded fields, an interface's methods,
-// anything else whole.
-func exportedParts(name string, typ ast.Expr, mention func(string, ast.Node)) {
-	switch tt := typ.(type) {
-	case *ast.StructType:
-		for _, fld := range tt.Fields.List {
-			if len(fld.Names) == 0 {
-				mention(name, fld.Type)
-			}
-			for _, n := range fld.Names {
-				if n.IsExported() {
-					mention(name+"."+n.Name, fld.Type)
-				}
-			}
-		}
-	case *ast.InterfaceType:
-		for _, m := range tt.Methods.List {
-			mention(name, m.Type)
-		}
-	default:
-		mention(name, typ)
-	}
-}
-
 func isInternal(rel string) bool {
 	return rel == "internal" || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") || strings.HasSuffix(rel, "/internal")
-}
-
-func receiverName(recv *ast.FieldList) string {
-	t := recv.List[0].Type
-	if s, ok := t.(*ast.StarExpr); ok {
-		t = s.X
-	}
-	switch x := t.(type) {
-	case *ast.IndexExpr:
-		t = x.X
-	case *ast.IndexListExpr:
-		t = x.X
-	}
-	if id, ok := t.(*ast.Ident); ok {
-		return id.Name
-	}
-	return ""
-}
-
-func exportedReceiver(recv *ast.FieldList) bool {
-	return ast.IsExported(receiverName(recv))
 }

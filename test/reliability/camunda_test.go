@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/failure"
+	"github.com/workflow-exporter/workflow-exporter/blocks/failure"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"

@@ -25,7 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/workflow-exporter/workflow-exporter/internal/failure"
+	"github.com/workflow-exporter/workflow-exporter/blocks/failure"
 )
 
 // Options configures a DB.

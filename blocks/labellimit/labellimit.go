@@ -12,8 +12,6 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
 // Other is the label value that folded tuples get.
@@ -22,14 +20,13 @@ const Other = "other"
 // Stats counts folded series per metric across all collectors. It is safe
 // for concurrent use.
 type Stats struct {
-	desc   *prometheus.Desc
 	mu     sync.Mutex
 	folded map[string]float64
 }
 
 // NewStats returns empty stats.
 func NewStats() *Stats {
-	return &Stats{desc: catalog.Desc(catalog.ExporterLabelValuesFolded), folded: map[string]float64{}}
+	return &Stats{folded: map[string]float64{}}
 }
 
 func (s *Stats) add(metric string, n int) {
@@ -38,9 +35,11 @@ func (s *Stats) add(metric string, n int) {
 	s.folded[metric] += float64(n)
 }
 
-// Metrics returns workflow_exporter_label_values_folded_total for every
-// metric that has a limiter, including those that never folded.
-func (s *Stats) Metrics() []prometheus.Metric {
+// Metrics returns the folds of every metric that has a limiter, including
+// those that never folded, as counters of desc
+// (workflow_exporter_label_values_folded_total, whose one label is the
+// metric's name).
+func (s *Stats) Metrics(desc *prometheus.Desc) []prometheus.Metric {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := make([]string, 0, len(s.folded))
@@ -50,7 +49,7 @@ func (s *Stats) Metrics() []prometheus.Metric {
 	sort.Strings(names)
 	out := make([]prometheus.Metric, 0, len(names))
 	for _, n := range names {
-		out = append(out, prometheus.MustNewConstMetric(s.desc, prometheus.CounterValue, s.folded[n], n))
+		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.CounterValue, s.folded[n], n))
 	}
 	return out
 }

@@ -13,14 +13,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors/pgschema"
 )
 
 // TestClass: one class per kind of failure, the same for the log and the
 // page, and never the error's text: an error can carry host names, user
 // names or values from the data. An error that classes itself (the camunda
-// client, collectors/pgsource, collectors/pgschema) gives its own class,
+// client, blocks/pgsource, blocks/pgschema) gives its own class,
 // also behind a wrapper that classes itself with "".
 func TestClass(t *testing.T) {
 	secret := "postgres://u:hunter2@db.internal:5432/orders"

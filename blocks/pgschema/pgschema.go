@@ -133,7 +133,7 @@ func (e *Error) Error() string {
 }
 
 // FailureClass names the failure for the log and the status page
-// (internal/failure): what is missing, and the config key that names it.
+// (blocks/failure): what is missing, and the config key that names it.
 func (e *Error) FailureClass() string {
 	if e.Column == "" {
 		return "table missing (" + e.Key + ")"

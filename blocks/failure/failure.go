@@ -2,7 +2,7 @@
 // its class. It is the one classifier of the exporter: the log names a
 // failure by it (and logs a failure once while its class stays the same),
 // the status page shows it, and the errors of the camunda client,
-// collectors/pgsource and collectors/pgschema class themselves in the same
+// blocks/pgsource and blocks/pgschema class themselves in the same
 // words. A class never carries an error's text, an address, a user name or
 // a value from the data: the log line has the full error, the page only
 // the class.
