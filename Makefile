@@ -38,12 +38,12 @@ release:
 # however its program ended (golang/go#40467), and make would report Error 1
 # after the demo's clean stop on Ctrl-C.
 demo: deps build
-	$(GO) build -o $(DEMO) ./test/demo
+	$(GO) build -o $(DEMO) ./tools/demo
 	$(DEMO) -exporter $(BIN) $(if $(FAST),-fast)
 
 ## run: the exporter alone against a throwaway PostgreSQL with sample rows and the workload simulator (no Prometheus, no Alertmanager; a Camunda engine where Java and Maven are installed)
 run: deps-run build
-	$(GO) run ./test/demo -exporter $(BIN) -run
+	$(GO) run ./tools/demo -exporter $(BIN) -run
 
 ## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
 test: deps test-static test-go test-pg-current test-fuzz test-alerts test-dashboards test-k8s
@@ -95,7 +95,7 @@ test-go:
 
 ## bench: collection cost of each table collector versus table history (idempotency up to 10M rows), against a generic SQL exporter's queries; scrape latency and memory at 10k series, against a plain registry (docs/benchmarks.md)
 bench: deps-run
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench/tables
 
 ## alert-matrix: every fault of the simulator on the real stack, and the alert it must raise, with the measured times (docs/alerts.md)
 alert-matrix: deps
@@ -103,7 +103,7 @@ alert-matrix: deps
 
 ## bench-camunda: Camunda collection cost versus engine size and history, REST and engine-database mode, against listing every task and one SQL query (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
 bench-camunda: deps
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchcamunda
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/bench/camunda
 
 ## bench-history: the engine-database mode's history count (camunda_history) on 1M process instances made by SQL in the engine's schema, against a full count of the table (docs/benchmarks.md; about a minute)
 bench-history: deps
@@ -111,7 +111,7 @@ bench-history: deps
 
 ## bench-engine-cost: what the exporter costs a Camunda engine under live traffic: completions per second of saturating workers without and with the exporter (REST at 30s and 5s, engine-database mode), 5 alternating rounds, and the exporter's database time (docs/benchmarks.md; about 30 minutes)
 bench-engine-cost: deps
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/benchload
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/bench/enginecost
 
 ## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, the tables of docs/metrics.md and docs/database.md)
 generate:

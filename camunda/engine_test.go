@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
@@ -66,7 +67,7 @@ func must[T any](v T, err error) func(testing.TB) T {
 	}
 }
 
-func fetchOne(t *testing.T, ctx context.Context, w *camundatest.Worker, topic string, lock time.Duration) camundatest.ExternalTask {
+func fetchOne(t *testing.T, ctx context.Context, w *engineclient.Worker, topic string, lock time.Duration) engineclient.ExternalTask {
 	t.Helper()
 	tasks := must(w.FetchAndLock(ctx, topic, lock, 1))(t)
 	if len(tasks) != 1 {
@@ -111,10 +112,10 @@ func testVersion(t *testing.T, ctx context.Context, c *camunda.Client, e *camund
 	}
 }
 
-func testExternalTasks(t *testing.T, ctx context.Context, c *camunda.Client, e *camundatest.Engine, hc *camundatest.Client) {
+func testExternalTasks(t *testing.T, ctx context.Context, c *camunda.Client, e *camundatest.Engine, hc *engineclient.Client) {
 	key := camundatest.UniqueName(t.Name(), "proc")
 	topic := camundatest.UniqueName(t.Name(), "topic")
-	must(hc.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}))(t)
+	must(hc.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}))(t)
 	var instances []string
 	for i := range 6 {
 		pi := must(hc.StartProcess(ctx, key, fmt.Sprintf("order-%d", i), nil))(t)
@@ -124,7 +125,7 @@ func testExternalTasks(t *testing.T, ctx context.Context, c *camunda.Client, e *
 	if err := hc.SetProcessInstanceSuspended(ctx, instances[5], true); err != nil {
 		t.Fatal(err)
 	}
-	w1, w2, w3, w4 := camundatest.NewWorker(hc, "w1"), camundatest.NewWorker(hc, "w2"), camundatest.NewWorker(hc, "w3"), camundatest.NewWorker(hc, "w4")
+	w1, w2, w3, w4 := engineclient.NewWorker(hc, "w1"), engineclient.NewWorker(hc, "w2"), engineclient.NewWorker(hc, "w3"), engineclient.NewWorker(hc, "w4")
 	locked := fetchOne(t, ctx, w1, topic, 5*time.Minute)
 	exhausted := fetchOne(t, ctx, w2, topic, time.Minute)
 	if err := w2.Failure(ctx, exhausted.ID, 0, 0, "boom"); err != nil {
@@ -224,9 +225,9 @@ func testExternalTasks(t *testing.T, ctx context.Context, c *camunda.Client, e *
 		{name: "worker", q: camunda.ExternalTaskQuery{TopicName: topic, WorkerID: "w3"},
 			raw: url.Values{"topicName": {topic}, "workerId": {"w3"}}, exact: []string{backoff.ID}},
 		{name: "lock expiration before", q: camunda.ExternalTaskQuery{TopicName: topic, LockExpirationBefore: pivot},
-			raw: url.Values{"topicName": {topic}, "lockExpirationBefore": {camundatest.FormatTime(pivot)}}, exact: before},
+			raw: url.Values{"topicName": {topic}, "lockExpirationBefore": {engineclient.FormatTime(pivot)}}, exact: before},
 		{name: "lock expiration after", q: camunda.ExternalTaskQuery{TopicName: topic, LockExpirationAfter: pivot},
-			raw: url.Values{"topicName": {topic}, "lockExpirationAfter": {camundatest.FormatTime(pivot)}}, exact: after},
+			raw: url.Values{"topicName": {topic}, "lockExpirationAfter": {engineclient.FormatTime(pivot)}}, exact: after},
 		{name: "task ids", q: camunda.ExternalTaskQuery{ExternalTaskIDIn: []string{locked.ID, backoff.ID}},
 			raw: url.Values{"externalTaskIdIn": {locked.ID + "," + backoff.ID}}, exact: []string{locked.ID, backoff.ID}},
 		{name: "process instance ids", q: camunda.ExternalTaskQuery{ProcessInstanceIDIn: []string{instances[5]}},
@@ -333,7 +334,7 @@ func testExternalTasks(t *testing.T, ctx context.Context, c *camunda.Client, e *
 		if inc.ID != raw[0].ID || inc.Configuration != exhausted.ID || inc.ActivityID != "task_1" || inc.ProcessInstanceID != raw[0].ProcessInstanceID {
 			t.Errorf("incident %+v, harness %+v", inc, raw[0])
 		}
-		if ts, err := camundatest.ParseTime(raw[0].IncidentTimestamp); err != nil || !inc.IncidentTimestamp.Equal(ts) {
+		if ts, err := engineclient.ParseTime(raw[0].IncidentTimestamp); err != nil || !inc.IncidentTimestamp.Equal(ts) {
 			t.Errorf("incidentTimestamp %v, harness %q (%v)", inc.IncidentTimestamp, raw[0].IncidentTimestamp, err)
 		}
 		for _, tc := range []struct {
@@ -401,7 +402,7 @@ func testExternalTasks(t *testing.T, ctx context.Context, c *camunda.Client, e *
 	})
 }
 
-func compareTask(t *testing.T, got camunda.ExternalTask, r camundatest.ExternalTask) {
+func compareTask(t *testing.T, got camunda.ExternalTask, r engineclient.ExternalTask) {
 	t.Helper()
 	if got.TopicName != r.TopicName || got.WorkerID != deref(r.WorkerID) || got.Suspended != r.Suspended ||
 		got.Priority != r.Priority || got.ActivityID != r.ActivityID || got.ActivityInstanceID != r.ActivityInstanceID ||
@@ -423,7 +424,7 @@ func compareTask(t *testing.T, got camunda.ExternalTask, r camundatest.ExternalT
 	if (r.CreateTime == nil) != (got.CreateTime == nil) {
 		t.Errorf("task %s createTime %v, harness %v", r.ID, got.CreateTime, r.CreateTime)
 	} else if r.CreateTime != nil {
-		ct, err := camundatest.ParseTime(*r.CreateTime)
+		ct, err := engineclient.ParseTime(*r.CreateTime)
 		if err != nil || !got.CreateTime.Equal(ct) {
 			t.Errorf("task %s createTime %v, harness %q", r.ID, got.CreateTime, *r.CreateTime)
 		}
@@ -458,7 +459,7 @@ func checkTaskStates(t *testing.T, byID map[string]camunda.ExternalTask, lockedI
 // testdata with what the engine really returns (after the other subtests
 // left tasks, incidents and jobs behind), so the unit tests cannot drift
 // from the engine.
-func testFixtureShapes(t *testing.T, ctx context.Context, hc *camundatest.Client) {
+func testFixtureShapes(t *testing.T, ctx context.Context, hc *engineclient.Client) {
 	for _, tc := range []struct{ endpoint, fixture string }{
 		{"/version", "version.json"},
 		{"/telemetry/data", "telemetry_data.json"},
@@ -526,10 +527,10 @@ func sameSet(a, b []string) bool {
 // resolved: the job executor fails it until its retries run out and a
 // failedJob incident appears.
 func failingJobProcess(key string) []byte {
-	return camundatest.Chain(key, camundatest.Task{ID: "reserve", Expression: "${noSuchBean.reserve()}", Async: true})
+	return engineclient.Chain(key, engineclient.Task{ID: "reserve", Expression: "${noSuchBean.reserve()}", Async: true})
 }
 
-func testJobs(t *testing.T, ctx context.Context, c *camunda.Client, hc *camundatest.Client) {
+func testJobs(t *testing.T, ctx context.Context, c *camunda.Client, hc *engineclient.Client) {
 	key := camundatest.UniqueName(t.Name(), "jobs")
 	must(hc.Deploy(ctx, key, map[string][]byte{key + ".bpmn": failingJobProcess(key)}))(t)
 	must(hc.StartProcess(ctx, key, "", nil))(t)

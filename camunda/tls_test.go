@@ -13,20 +13,20 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/sim/certs"
 )
 
 // testPKI is a CA of testkit with its certificate and the leaves it
 // issued as files, for the client's TLSConfig.
 type testPKI struct {
-	ca     *testkit.CA
+	ca     *certs.CA
 	caFile string
 	dir    string
 }
 
 func newTestPKI(t *testing.T) *testPKI {
 	t.Helper()
-	ca, err := testkit.NewCA()
+	ca, err := certs.NewCA()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 

@@ -35,8 +35,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
-	"github.com/workflow-exporter/workflow-exporter/test/sim"
+	"github.com/workflow-exporter/workflow-exporter/sim"
+	"github.com/workflow-exporter/workflow-exporter/sim/notify"
 )
 
 // DefaultControl is the control endpoint's default address.
@@ -208,7 +208,7 @@ func control(base, method, fault, target string) error {
 	return nil
 }
 
-// printNotifications serves promtest.Printer on listen until SIGINT or
+// printNotifications serves notify.Printer on listen until SIGINT or
 // SIGTERM.
 func printNotifications(listen string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -217,7 +217,7 @@ func printNotifications(listen string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: &promtest.Printer{W: os.Stdout}, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: &notify.Printer{W: os.Stdout}, ReadHeaderTimeout: 5 * time.Second}
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	fmt.Fprintf(os.Stderr, "printing Alertmanager's notifications sent to http://%s/<receiver>\n", l.Addr())
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
@@ -89,7 +90,7 @@ func TestCamundaCluster(t *testing.T) {
 
 	// Two locks of 10 s taken on node A: lapsed by A's clock after 10 s, by
 	// B's after 35 s. Between, the nodes disagree.
-	w := camundatest.NewWorker(c, "w1")
+	w := engineclient.NewWorker(c, "w1")
 	locked, err := w.FetchAndLock(ctx, topic, 10*time.Second, 2)
 	if err != nil || len(locked) != 2 {
 		t.Fatalf("fetch: %v (%d tasks)", err, len(locked))
@@ -123,7 +124,7 @@ func TestCamundaCluster(t *testing.T) {
 	}
 	// Fetched again (by any node: every clock says lapsed now): two
 	// redeliveries.
-	again, err := camundatest.NewWorker(c, "w2").FetchAndLock(ctx, topic, time.Minute, 3)
+	again, err := engineclient.NewWorker(c, "w2").FetchAndLock(ctx, topic, time.Minute, 3)
 	if err != nil || len(again) != 3 {
 		t.Fatalf("fetch again: %v (%d tasks)", err, len(again))
 	}

@@ -43,8 +43,9 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -265,7 +266,7 @@ type scenario struct {
 	// dbConfig is the camunda[].database section of the engine's
 	// database ("" when the engine runs without PostgreSQL).
 	dbConfig string
-	c        *camundatest.Client
+	c        *engineclient.Client
 	key      string
 	topic    string
 	exp      *camExporter
@@ -289,11 +290,11 @@ func (u engineUnderTest) databaseConfig() string {
 }
 
 // startTasks deploys the external task process of key on topic
-// (camundatest.ExternalTaskProcess) and starts n instances of it: n open
+// (engineclient.ExternalTaskProcess) and starts n instances of it: n open
 // tasks on topic.
-func startTasks(t *testing.T, ctx context.Context, c *camundatest.Client, key, topic string, n int) {
+func startTasks(t *testing.T, ctx context.Context, c *engineclient.Client, key, topic string, n int) {
 	t.Helper()
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}); err != nil {
 		t.Fatal(err)
 	}
 	for range n {
@@ -310,7 +311,7 @@ func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) [
 	key := camundatest.UniqueName(t.Name())
 	topic := key + ".topic"
 	if bpmn == nil {
-		bpmn = func(key, topic string) []byte { return camundatest.ExternalTaskProcess(key, topic) }
+		bpmn = func(key, topic string) []byte { return engineclient.ExternalTaskProcess(key, topic) }
 	}
 	e, creds := u.e, u.creds
 	c := e.Client()
@@ -344,11 +345,11 @@ func (s *scenario) start(n int) {
 	}
 }
 
-func (s *scenario) worker(id string) *camundatest.Worker { return camundatest.NewWorker(s.c, id) }
+func (s *scenario) worker(id string) *engineclient.Worker { return engineclient.NewWorker(s.c, id) }
 
 // lockOne starts one instance and has a worker named id fetch and lock its
 // task for lock; the exporter sees it locked.
-func (s *scenario) lockOne(id string, lock time.Duration) (*camundatest.Worker, camundatest.ExternalTask) {
+func (s *scenario) lockOne(id string, lock time.Duration) (*engineclient.Worker, engineclient.ExternalTask) {
 	s.t.Helper()
 	s.start(1)
 	w := s.worker(id)
@@ -357,7 +358,7 @@ func (s *scenario) lockOne(id string, lock time.Duration) (*camundatest.Worker, 
 	return w, tk
 }
 
-func (s *scenario) fetch(w *camundatest.Worker, lock time.Duration, n int) []camundatest.ExternalTask {
+func (s *scenario) fetch(w *engineclient.Worker, lock time.Duration, n int) []engineclient.ExternalTask {
 	s.t.Helper()
 	tasks, err := w.FetchAndLock(s.ctx, s.topic, lock, n)
 	if err != nil {
@@ -453,7 +454,7 @@ func (s *scenario) historyCount(kind string) int {
 	return n
 }
 
-func lockExpiry(t *testing.T, tk camundatest.ExternalTask) time.Time {
+func lockExpiry(t *testing.T, tk engineclient.ExternalTask) time.Time {
 	t.Helper()
 	ts, ok, err := tk.LockExpiration()
 	if err != nil || !ok {
@@ -515,7 +516,7 @@ func TestCamundaEngine(t *testing.T) {
 		{"AsyncJobs", asyncProcess, scenarioAsyncJobs},
 		{"Durations", nil, scenarioDurations},
 		{"LockAgeAndIdleWorker", nil, scenarioLockAge},
-		{"BpmnErrors", func(key, topic string) []byte { return camundatest.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
+		{"BpmnErrors", func(key, topic string) []byte { return engineclient.ErrorProcess(key, topic, key+"_interrupt") }, scenarioBpmnErrors},
 		{"StatusLists", nil, scenarioStatusLists},
 		{"FailureGroups", nil, scenarioFailureGroups},
 		{"HistoryCleanup", ttlZeroProcess, scenarioHistoryCleanup},
@@ -709,7 +710,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	t.Logf("status page's reading: %v more requests per collection (%d failedExternalTask incidents)", extra, failed)
 }
 
-func engineCount0(t *testing.T, c *camundatest.Client, path string, q url.Values) int {
+func engineCount0(t *testing.T, c *engineclient.Client, path string, q url.Values) int {
 	t.Helper()
 	n, err := c.Count(context.Background(), path, q)
 	if err != nil {
@@ -732,12 +733,12 @@ func scenarioWaitingLocked(s *scenario) {
 	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
 	collected := time.Now()
 	s.states(map[string]int{vocab.StateWaiting: 4})
-	var oldest []camundatest.ExternalTask
+	var oldest []engineclient.ExternalTask
 	s.ok(s.c.Get(s.ctx, "/external-task", url.Values{"topicName": {s.topic}, "sortBy": {"createTime"}, "sortOrder": {"asc"}, "maxResults": {"1"}}, &oldest))
 	if len(oldest) != 1 || oldest[0].CreateTime == nil {
 		s.t.Fatalf("engine's oldest task: %+v", oldest)
 	}
-	created, err := camundatest.ParseTime(*oldest[0].CreateTime)
+	created, err := engineclient.ParseTime(*oldest[0].CreateTime)
 	s.ok(err)
 	// The exporter measures against the engine's Date header at the start
 	// of the collection, truncated to the second: its age is up to 1 s short
@@ -813,7 +814,7 @@ func scenarioBackoff(s *scenario) {
 	s.ok(err)
 	sleepPast(lockExpiry(s.t, got))
 	// The backoff ended: the task waits to be fetched again; no lock lapsed.
-	if n := s.count("notLocked", "true", "lockExpirationBefore", camundatest.FormatTime(time.Now())); n != 1 {
+	if n := s.count("notLocked", "true", "lockExpirationBefore", engineclient.FormatTime(time.Now())); n != 1 {
 		s.t.Fatalf("engine: tasks with a past lock expiration = %d, want 1", n)
 	}
 	s.states(map[string]int{vocab.StateWaiting: 1})
@@ -926,7 +927,7 @@ func scenarioLateHolder(s *scenario) {
 	sleepPast(lockExpiry(s.t, tk))
 	s.states(map[string]int{vocab.StateLockExpired: 1})
 	s.wantCounter(catalog.CamundaExternalTaskLockExpirations, 1)
-	var apiErr *camundatest.APIError
+	var apiErr *engineclient.APIError
 	if err := w1.ExtendLock(s.ctx, tk.ID, time.Minute); !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
 		s.t.Fatalf("engine: extendLock of a lapsed lock: %v, want HTTP 400", err)
 	}
@@ -965,7 +966,7 @@ func scenarioExhausted(s *scenario) {
 	s.ok(err)
 	var oldest time.Time
 	for _, in := range incs {
-		ts, err := camundatest.ParseTime(in.IncidentTimestamp)
+		ts, err := engineclient.ParseTime(in.IncidentTimestamp)
 		s.ok(err)
 		if oldest.IsZero() || ts.Before(oldest) {
 			oldest = ts
@@ -1017,9 +1018,9 @@ func scenarioFirstSighting(s *scenario) {
 	s.wantCounter(catalog.CamundaExternalTaskFailures, 0)
 }
 
-// timerProcess adapts camundatest.TimerProcess to the scenarios' process
+// timerProcess adapts engineclient.TimerProcess to the scenarios' process
 // builder (the topic is unused: the process has no external task).
-func timerProcess(key, _ string) []byte { return camundatest.TimerProcess(key) }
+func timerProcess(key, _ string) []byte { return engineclient.TimerProcess(key) }
 
 func scenarioJobs(s *scenario) {
 	s.start(2)
@@ -1079,7 +1080,7 @@ func scenarioDurations(s *scenario) {
 	s.ok(s.c.Get(s.ctx, "/history/external-task-log", url.Values{"topicName": {s.topic}, "maxResults": {"100"}}, &log))
 	created, succeeded := map[string]time.Time{}, map[string]time.Time{}
 	for _, e := range log {
-		ts, err := camundatest.ParseTime(e.Timestamp)
+		ts, err := engineclient.ParseTime(e.Timestamp)
 		s.ok(err)
 		switch {
 		case e.CreationLog:
@@ -1171,7 +1172,7 @@ func scenarioLockAge(s *scenario) {
 // message, although the engine logs all six as deletions.
 func scenarioBpmnErrors(s *scenario) {
 	esp := s.key + "_esp"
-	_, err := s.c.Deploy(s.ctx, esp, map[string][]byte{esp + ".bpmn": camundatest.ErrorEventSubprocessProcess(esp, s.topic)})
+	_, err := s.c.Deploy(s.ctx, esp, map[string][]byte{esp + ".bpmn": engineclient.ErrorEventSubprocessProcess(esp, s.topic)})
 	s.ok(err)
 	pis := map[string]string{}
 	for _, how := range []string{"uncaught", "caught", "cancelled", "modified", "interrupted"} {
@@ -1220,9 +1221,9 @@ func scenarioBpmnErrors(s *scenario) {
 	s.states(map[string]int{})
 }
 
-// asyncProcess adapts camundatest.AsyncProcess to the scenarios' process
+// asyncProcess adapts engineclient.AsyncProcess to the scenarios' process
 // builder (the topic is unused: the process has no external task).
-func asyncProcess(key, _ string) []byte { return camundatest.AsyncProcess(key) }
+func asyncProcess(key, _ string) []byte { return engineclient.AsyncProcess(key) }
 
 // scenarioAsyncJobs: with the job executor off, async continuations stay
 // executable: camunda_jobs_executable counts them as the engine's
@@ -1279,7 +1280,7 @@ func scenarioAsyncJobs(s *scenario) {
 		if j.DueDate != nil {
 			s.t.Fatalf("engine: an async continuation with due date %s", *j.DueDate)
 		}
-		created, err := camundatest.ParseTime(j.CreateTime)
+		created, err := engineclient.ParseTime(j.CreateTime)
 		s.ok(err)
 		if oldest.IsZero() || created.Before(oldest) {
 			oldest = created
@@ -1410,7 +1411,7 @@ func scenarioProcessInstances(s *scenario) {
 	s.start(3)
 	want(3)
 	// A second version of the same key: its instances add up under the key.
-	_, err := s.c.Deploy(s.ctx, s.key, map[string][]byte{s.key + ".bpmn": camundatest.ExternalTaskProcess(s.key, s.topic, s.topic+".2")})
+	_, err := s.c.Deploy(s.ctx, s.key, map[string][]byte{s.key + ".bpmn": engineclient.ExternalTaskProcess(s.key, s.topic, s.topic+".2")})
 	s.ok(err)
 	pi, err := s.c.StartProcess(s.ctx, s.key, "", nil)
 	s.ok(err)
@@ -1545,13 +1546,13 @@ func warmUpHistory(t *testing.T, e *camundatest.Engine) {
 	defer cancel()
 	c := e.Client()
 	key := camundatest.UniqueName(t.Name() + "_warmup")
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, key)}); err != nil {
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, key)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	w := camundatest.NewWorker(c, "warmup")
+	w := engineclient.NewWorker(c, "warmup")
 	tasks, err := w.FetchAndLock(ctx, key, time.Minute, 1)
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("warm-up: fetched %d tasks (%v), want 1", len(tasks), err)

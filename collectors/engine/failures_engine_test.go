@@ -9,7 +9,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/signature"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -31,7 +31,7 @@ func scenarioFailureGroups(s *scenario) {
 	// Apart in time, so that the latest of each group is known (the
 	// history log's timestamps have milliseconds).
 	for _, f := range []struct {
-		w   *camundatest.Worker
+		w   *engineclient.Worker
 		id  string
 		msg string
 		// retries 0: out of retries, an incident with the message

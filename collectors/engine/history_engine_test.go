@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 )
 
 // ttlZeroProcess is the scenario's process with a history time to live of
 // 0 days: an instance is cleanable as soon as it ends.
 func ttlZeroProcess(key, topic string) []byte {
-	return []byte(strings.Replace(string(camundatest.ExternalTaskProcess(key, topic)), `camunda:historyTimeToLive="P1D"`, `camunda:historyTimeToLive="P0D"`, 1))
+	return []byte(strings.Replace(string(engineclient.ExternalTaskProcess(key, topic)), `camunda:historyTimeToLive="P1D"`, `camunda:historyTimeToLive="P0D"`, 1))
 }
 
 // scenarioHistoryCleanup: finished instances of a definition with a time to
@@ -26,7 +26,7 @@ func ttlZeroProcess(key, topic string) []byte {
 func scenarioHistoryCleanup(s *scenario) {
 	t := s.t
 	noTTL := s.key + "_nottl"
-	bpmn := strings.Replace(string(camundatest.ExternalTaskProcess(noTTL, s.topic)), ` camunda:historyTimeToLive="P1D"`, "", 1)
+	bpmn := strings.Replace(string(engineclient.ExternalTaskProcess(noTTL, s.topic)), ` camunda:historyTimeToLive="P1D"`, "", 1)
 	if _, err := s.c.Deploy(s.ctx, noTTL, map[string][]byte{noTTL + ".bpmn": []byte(bpmn)}); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -92,9 +93,9 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 			t.Fatal(err)
 		}
 	}
-	_, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ErrorProcess(key, topic, key+"_interrupt")})
+	_, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ErrorProcess(key, topic, key+"_interrupt")})
 	ok(err)
-	_, err = c.Deploy(ctx, async, map[string][]byte{async + ".bpmn": camundatest.AsyncProcess(async)})
+	_, err = c.Deploy(ctx, async, map[string][]byte{async + ".bpmn": engineclient.AsyncProcess(async)})
 	ok(err)
 	start := func(n int) {
 		t.Helper()
@@ -118,8 +119,8 @@ func levelScenario(t *testing.T, u engineUnderTest, level string) {
 	// instance; full: an external task log entry).
 	start(1)
 
-	w := camundatest.NewWorker(c, "w1")
-	fetch := func(n int, lock time.Duration) []camundatest.ExternalTask {
+	w := engineclient.NewWorker(c, "w1")
+	fetch := func(n int, lock time.Duration) []engineclient.ExternalTask {
 		t.Helper()
 		tasks, err := w.FetchAndLock(ctx, topic, lock, n)
 		ok(err)
@@ -304,7 +305,7 @@ func histogramOrNone(t *testing.T, e *camExporter, name string, labels map[strin
 
 // engineLogCount is the engine's own external task log count of the
 // topic (history level full only).
-func engineLogCount(t *testing.T, c *camundatest.Client, topic, kind string) int {
+func engineLogCount(t *testing.T, c *engineclient.Client, topic, kind string) int {
 	t.Helper()
 	n, err := c.Count(context.Background(), "/history/external-task-log/count", url.Values{"topicName": {topic}, kind: {"true"}})
 	if err != nil {
@@ -463,14 +464,14 @@ func levelCheck(t *testing.T, u engineUnderTest, level string) {
 // locked) counts under the topic it was listed with, one created and completed between two
 // collections under topic="unattributed". At full the log names the topic
 // of both. ended_total counts the listed one at every level.
-func levelTopicExpression(t *testing.T, ctx context.Context, x *camExporter, c *camundatest.Client, key, level string) {
+func levelTopicExpression(t *testing.T, ctx context.Context, x *camExporter, c *engineclient.Client, key, level string) {
 	t.Helper()
 	expr := key + "_expr"
 	dyn := key + ".dyn"
-	if _, err := c.Deploy(ctx, expr, map[string][]byte{expr + ".bpmn": camundatest.ExternalTaskProcess(expr, "${dyn}")}); err != nil {
+	if _, err := c.Deploy(ctx, expr, map[string][]byte{expr + ".bpmn": engineclient.ExternalTaskProcess(expr, "${dyn}")}); err != nil {
 		t.Fatal(err)
 	}
-	w := camundatest.NewWorker(c, "w2")
+	w := engineclient.NewWorker(c, "w2")
 	one := func() {
 		t.Helper()
 		if _, err := c.StartProcess(ctx, expr, "", map[string]any{"dyn": dyn}); err != nil {

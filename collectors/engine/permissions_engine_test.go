@@ -15,6 +15,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -117,7 +118,7 @@ func TestCamundaPermissions(t *testing.T) {
 			t.Errorf("with READ_HISTORY: collector %s up = %v; log:\n%s", c, got, x.logs)
 		}
 	}
-	w := camundatest.NewWorker(admin, "w1")
+	w := engineclient.NewWorker(admin, "w1")
 	tasks, err := w.FetchAndLock(ctx, topic, time.Minute, 2)
 	ok(err)
 	for _, tk := range tasks {
@@ -142,7 +143,7 @@ func TestCamundaPermissions(t *testing.T) {
 	}
 	ok(admin.Do(ctx, http.MethodPut, "/tenant/acme/user-members/"+user, nil, nil))
 	allow(2, "READ")
-	_, err = admin.DeployForTenant(ctx, key, "globex", map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)})
+	_, err = admin.DeployForTenant(ctx, key, "globex", map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)})
 	ok(err)
 	_, err = admin.StartProcessForTenant(ctx, key, "globex", nil)
 	ok(err)

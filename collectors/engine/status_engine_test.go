@@ -12,7 +12,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -128,7 +128,7 @@ func scenarioStatusLists(s *scenario) {
 	if len(incidents) != 1 || incidents[0].Configuration != a.ID {
 		t.Fatalf("engine: incidents %+v, want one for task %s", incidents, a.ID)
 	}
-	failedAt, err := camundatest.ParseTime(incidents[0].IncidentTimestamp)
+	failedAt, err := engineclient.ParseTime(incidents[0].IncidentTimestamp)
 	s.ok(err)
 	mine := func(kind string) []string {
 		t.Helper()
@@ -148,7 +148,7 @@ func scenarioStatusLists(s *scenario) {
 			t.Errorf("%s: %s lists\n  %s\nwant\n  %s", step, kind, strings.Join(got, "\n  "), strings.Join(items, "\n  "))
 		}
 	}
-	item := func(tk camundatest.ExternalTask, worker, state string, since time.Time) string {
+	item := func(tk engineclient.ExternalTask, worker, state string, since time.Time) string {
 		return engineItem(collectors.Item{Engine: "e1", Topic: s.topic, ExternalTaskID: tk.ID, ProcessInstanceID: tk.ProcessInstanceID,
 			BusinessKey: bk[tk.ProcessInstanceID], ActivityID: "task_1", WorkerID: worker, TaskState: state, Since: &since})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -24,7 +25,7 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 	c := u.e.Client()
 	key := camundatest.UniqueName(t.Name())
 	topic := key + ".topic"
-	bpmn := map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}
+	bpmn := map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}
 	started := map[string]int{"acme": 3, "globex": 2, "": 1}
 	for tenant, n := range started {
 		if _, err := c.DeployForTenant(ctx, key, tenant, bpmn); err != nil {
@@ -40,7 +41,7 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 	// and without a tenant.
 	jobKey := key + "_async"
 	for _, tenant := range []string{"acme", ""} {
-		if _, err := c.DeployForTenant(ctx, jobKey, tenant, map[string][]byte{jobKey + ".bpmn": camundatest.AsyncProcess(jobKey)}); err != nil {
+		if _, err := c.DeployForTenant(ctx, jobKey, tenant, map[string][]byte{jobKey + ".bpmn": engineclient.AsyncProcess(jobKey)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.StartProcessForTenant(ctx, jobKey, tenant, map[string]any{"fail": false}); err != nil {
@@ -61,7 +62,7 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 
 	// A worker locks every task; acme's and the tenantless one's complete
 	// two and one of them.
-	w := camundatest.NewWorker(c, "w1")
+	w := engineclient.NewWorker(c, "w1")
 	tasks, err := w.FetchAndLock(ctx, topic, 5*time.Minute, 10)
 	if err != nil {
 		t.Fatal(err)

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/sim"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
-	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
 // The alert matrix: every failure window of at-least-once workers, caused

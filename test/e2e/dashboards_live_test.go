@@ -13,6 +13,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/dashboards"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -37,7 +38,7 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	// The database: reference schema, the duplicate_count extension, the
 	// exporter's indexes and the sample rows of `make run`.
 	conn, dsn := newDatabase(t)
-	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql", "test/demo/sample.sql")
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql", "tools/demo/sample.sql")
 	// A pending event old enough for the critical page.
 	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 		VALUES (gen_random_uuid(), 'Order', 'order-old', 'OrderFulfillmentSubmitted', 'order-old', '{}', 'PENDING', now() - interval '20 minutes')`)
@@ -47,10 +48,10 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	c := engine.Client()
 	key := camundatest.UniqueName("live")
 	topic := "fulfillment.submit-command"
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}); err != nil {
 		t.Fatal(err)
 	}
-	instances := make([]camundatest.ProcessInstance, 8)
+	instances := make([]engineclient.ProcessInstance, 8)
 	for i := range instances {
 		pi, err := c.StartProcess(ctx, key, fmt.Sprintf("order-%d", i), nil)
 		if err != nil {
@@ -63,7 +64,7 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	// job panels; deleted at the end so no later test of the package sees
 	// a stalled job executor.
 	asyncKey := key + "_async"
-	if _, err := c.Deploy(ctx, asyncKey, map[string][]byte{asyncKey + ".bpmn": camundatest.AsyncProcess(asyncKey)}); err != nil {
+	if _, err := c.Deploy(ctx, asyncKey, map[string][]byte{asyncKey + ".bpmn": engineclient.AsyncProcess(asyncKey)}); err != nil {
 		t.Fatal(err)
 	}
 	asyncPI, err := c.StartProcess(ctx, asyncKey, "", map[string]any{"fail": false})
@@ -107,7 +108,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs)
 
 	// Drive the tasks into every state, and replay both crash cases.
-	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
+	w1, w2 := engineclient.NewWorker(c, "worker-1"), engineclient.NewWorker(c, "worker-2")
 	fetch, ok := taskFetcher(t, ctx, topic)
 	// Suspended: suspend one instance before anything fetches it.
 	ok(c.SetProcessInstanceSuspended(ctx, instances[7].ID, true))
@@ -153,7 +154,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	pgtest.Exec(t, conn, `INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 		VALUES ('ORDER_FULFILLMENT_SUBMISSION', 'in-doubt', 'order-y', $1, 'STARTED', now())`, doubt.ID)
 	time.Sleep(4 * time.Second) // both locks lapse; the exporter sees the lapse
-	fetchSpecific := func(w *camundatest.Worker, id string) {
+	fetchSpecific := func(w *engineclient.Worker, id string) {
 		t.Helper()
 		// Fetch until the lapsed task comes back (the remaining waiting task
 		// may come first).
@@ -169,7 +170,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	// An async job without retries left (a timer whose retries an operator
 	// set to 0 looks like a failed job to the engine).
 	jobKey := camundatest.UniqueName("timer")
-	if _, err := c.Deploy(ctx, jobKey, map[string][]byte{jobKey + ".bpmn": camundatest.TimerProcess(jobKey)}); err != nil {
+	if _, err := c.Deploy(ctx, jobKey, map[string][]byte{jobKey + ".bpmn": engineclient.TimerProcess(jobKey)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.StartProcess(ctx, jobKey, "", nil); err != nil {

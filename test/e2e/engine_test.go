@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
@@ -22,8 +23,8 @@ func sharedEngine(t *testing.T) *camundatest.Engine {
 
 // taskFetcher returns fetch, which locks one task of topic for a worker or
 // fails the test, and ok, which fails the test on an error.
-func taskFetcher(t *testing.T, ctx context.Context, topic string) (fetch func(*camundatest.Worker, time.Duration) camundatest.ExternalTask, ok func(error)) {
-	fetch = func(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
+func taskFetcher(t *testing.T, ctx context.Context, topic string) (fetch func(*engineclient.Worker, time.Duration) engineclient.ExternalTask, ok func(error)) {
+	fetch = func(w *engineclient.Worker, lock time.Duration) engineclient.ExternalTask {
 		t.Helper()
 		ts, err := w.FetchAndLock(ctx, topic, lock, 1)
 		if err != nil || len(ts) != 1 {

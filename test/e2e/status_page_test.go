@@ -15,9 +15,10 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/internal/status"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -48,7 +49,7 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 	c := engine.Client()
 	key := camundatest.UniqueName("status")
 	topic := key + ".submit"
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}); err != nil {
 		t.Fatal(err)
 	}
 	businessKey := map[string]string{}
@@ -68,7 +69,7 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 	base := x.URL
 
 	// The two crash cases, and two tasks that are fine.
-	w1, w2 := camundatest.NewWorker(c, "worker-1"), camundatest.NewWorker(c, "worker-2")
+	w1, w2 := engineclient.NewWorker(c, "worker-1"), engineclient.NewWorker(c, "worker-2")
 	fetch, ok := taskFetcher(t, ctx, topic)
 	record := func(key, st, taskID string) {
 		t.Helper()
@@ -111,7 +112,7 @@ func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
 			t.Errorf("%s lists\n  %s\nwant\n  %s", kind, strings.Join(got, "\n  "), strings.Join(lines, "\n  "))
 		}
 	}
-	task := func(tk camundatest.ExternalTask, worker, state string) string {
+	task := func(tk engineclient.ExternalTask, worker, state string) string {
 		return strings.Join([]string{"main", topic, tk.ID, tk.ProcessInstanceID, businessKey[tk.ProcessInstanceID], worker, state}, " ")
 	}
 	want(vocab.KindCompletedTaskOpen, "", task(lost, "worker-1", "lock_expired")+" ORDER_FULFILLMENT_SUBMISSION lost-completion "+lost.ID)

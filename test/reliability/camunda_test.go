@@ -14,8 +14,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/failure"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -30,7 +31,7 @@ func engineWithTasks(t testing.TB, e *camundatest.Engine) (topic, lockedID strin
 	c := e.Client()
 	key := camundatest.UniqueName(t.Name())
 	topic = key + ".charge"
-	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
@@ -38,7 +39,7 @@ func engineWithTasks(t testing.TB, e *camundatest.Engine) (topic, lockedID strin
 			t.Fatal(err)
 		}
 	}
-	tasks, err := camundatest.NewWorker(c, "worker-1").FetchAndLock(ctx, topic, 10*time.Minute, 1)
+	tasks, err := engineclient.NewWorker(c, "worker-1").FetchAndLock(ctx, topic, 10*time.Minute, 1)
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("fetch and lock: %v, %v", tasks, err)
 	}

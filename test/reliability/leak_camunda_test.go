@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 )
 
 // TestNoLeaksCamunda: the same for every kind of the Camunda matrix:

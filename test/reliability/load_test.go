@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -79,7 +80,7 @@ func TestBasicAuthAndTimeZone(t *testing.T) {
 				time.Sleep(250 * time.Millisecond)
 			}
 			t.Logf("after one wrong password the right one was refused for %s", time.Since(wrongAt).Round(100*time.Millisecond))
-			var apiErr *camundatest.APIError
+			var apiErr *engineclient.APIError
 			if _, err := c.WithCredentials("nobody", "nope").Version(ctx); !errors.As(err, &apiErr) || apiErr.Status != 401 || apiErr.Endpoint != "/version" {
 				t.Errorf("unknown user: %v, want an APIError naming /version and 401", err)
 			}
@@ -87,13 +88,13 @@ func TestBasicAuthAndTimeZone(t *testing.T) {
 			// Drive a task with credentials; dates come back in the JVM's offset (-0500 in winter, -0400 in summer).
 			key := camundatest.UniqueName(t.Name())
 			topic := key + ".t1"
-			if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)}); err != nil {
+			if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := c.StartProcess(ctx, key, "", nil); err != nil {
 				t.Fatal(err)
 			}
-			tasks, err := camundatest.NewWorker(c, "w-auth").FetchAndLock(ctx, topic, time.Minute, 1)
+			tasks, err := engineclient.NewWorker(c, "w-auth").FetchAndLock(ctx, topic, time.Minute, 1)
 			if err != nil || len(tasks) != 1 {
 				t.Fatalf("fetchAndLock with auth: %d tasks, %v", len(tasks), err)
 			}
@@ -101,7 +102,7 @@ func TestBasicAuthAndTimeZone(t *testing.T) {
 			if !strings.HasSuffix(le, "-0500") && !strings.HasSuffix(le, "-0400") {
 				t.Errorf("lockExpirationTime %q does not carry the JVM's America/New_York offset", le)
 			}
-			if _, err := camundatest.ParseTime(le); err != nil {
+			if _, err := engineclient.ParseTime(le); err != nil {
 				t.Errorf("ParseTime(%q): %v", le, err)
 			}
 			// queryMaxResultsLimit (set to 50 here; unlimited by default) applies to authenticated

@@ -25,10 +25,10 @@
 //				c := e.Client()
 //				key := camundatest.UniqueName(t.Name())
 //				topic := key + ".charge"
-//				_, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": camundatest.ExternalTaskProcess(key, topic)})
+//				_, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)})
 //				...
 //				_, err = c.StartProcess(ctx, key, "order-1", nil)
-//				w := camundatest.NewWorker(c, "worker-1")
+//				w := engineclient.NewWorker(c, "worker-1")
 //				tasks, err := w.FetchAndLock(ctx, topic, time.Minute, 1)
 //				err = w.Failure(ctx, tasks[0].ID, 0, 0, "card declined") // retries exhausted, incident
 //				// point the code under test at e.BaseURL

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -98,8 +99,8 @@ type Engine struct {
 }
 
 // Client returns a REST client for this engine, with its credentials if auth is on.
-func (e *Engine) Client() *Client {
-	return &Client{BaseURL: e.BaseURL, Username: e.Username, Password: e.Password}
+func (e *Engine) Client() *engineclient.Client {
+	return &engineclient.Client{BaseURL: e.BaseURL, Username: e.Username, Password: e.Password}
 }
 
 // LogTail returns up to the last n bytes of the engine's output.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
@@ -86,7 +87,7 @@ type fixture struct {
 	t      *testing.T
 	ctx    context.Context
 	e      *camundatest.Engine
-	c      *camundatest.Client
+	c      *engineclient.Client
 	exp    expectation
 	key    string
 	topics []string
@@ -110,7 +111,7 @@ func (f *fixture) deploy(n int) {
 	for i := 1; i <= n; i++ {
 		f.topics = append(f.topics, f.key+".t"+string(rune('0'+i)))
 	}
-	d, err := f.c.Deploy(f.ctx, f.key, map[string][]byte{f.key + ".bpmn": camundatest.ExternalTaskProcess(f.key, f.topics...)})
+	d, err := f.c.Deploy(f.ctx, f.key, map[string][]byte{f.key + ".bpmn": engineclient.ExternalTaskProcess(f.key, f.topics...)})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -119,9 +120,9 @@ func (f *fixture) deploy(n int) {
 	}
 }
 
-func (f *fixture) start(n int) []camundatest.ProcessInstance {
+func (f *fixture) start(n int) []engineclient.ProcessInstance {
 	f.t.Helper()
-	var out []camundatest.ProcessInstance
+	var out []engineclient.ProcessInstance
 	for i := 0; i < n; i++ {
 		pi, err := f.c.StartProcess(f.ctx, f.key, "bk-"+f.key, map[string]any{"i": i})
 		if err != nil {
@@ -154,7 +155,7 @@ func (f *fixture) count(kv ...string) int {
 	return n
 }
 
-func (f *fixture) task(id string) camundatest.ExternalTask {
+func (f *fixture) task(id string) engineclient.ExternalTask {
 	f.t.Helper()
 	tk, err := f.c.ExternalTask(f.ctx, id)
 	if err != nil {
@@ -163,7 +164,7 @@ func (f *fixture) task(id string) camundatest.ExternalTask {
 	return tk
 }
 
-func (f *fixture) fetch(w *camundatest.Worker, lock time.Duration, max int) []camundatest.ExternalTask {
+func (f *fixture) fetch(w *engineclient.Worker, lock time.Duration, max int) []engineclient.ExternalTask {
 	f.t.Helper()
 	tasks, err := w.FetchAndLock(f.ctx, f.topics[0], lock, max)
 	if err != nil {
@@ -172,7 +173,7 @@ func (f *fixture) fetch(w *camundatest.Worker, lock time.Duration, max int) []ca
 	return tasks
 }
 
-func (f *fixture) fetchOne(w *camundatest.Worker, lock time.Duration) camundatest.ExternalTask {
+func (f *fixture) fetchOne(w *engineclient.Worker, lock time.Duration) engineclient.ExternalTask {
 	f.t.Helper()
 	tasks := f.fetch(w, lock, 1)
 	if len(tasks) != 1 {
@@ -181,11 +182,11 @@ func (f *fixture) fetchOne(w *camundatest.Worker, lock time.Duration) camundates
 	return tasks[0]
 }
 
-func (f *fixture) worker(id string) *camundatest.Worker { return camundatest.NewWorker(f.c, id) }
+func (f *fixture) worker(id string) *engineclient.Worker { return engineclient.NewWorker(f.c, id) }
 
 // lockOne deploys the process, starts one instance and has a worker named
 // id fetch and lock its task for lock.
-func (f *fixture) lockOne(id string, lock time.Duration) (*camundatest.Worker, camundatest.ExternalTask) {
+func (f *fixture) lockOne(id string, lock time.Duration) (*engineclient.Worker, engineclient.ExternalTask) {
 	f.t.Helper()
 	f.deploy(1)
 	f.start(1)
@@ -200,7 +201,7 @@ func (f *fixture) wantCount(want int, kv ...string) {
 	}
 }
 
-func lockExp(t *testing.T, tk camundatest.ExternalTask) time.Time {
+func lockExp(t *testing.T, tk engineclient.ExternalTask) time.Time {
 	t.Helper()
 	ts, ok, err := tk.LockExpiration()
 	if err != nil || !ok {
@@ -441,8 +442,8 @@ func factLockExpirationBefore(t *testing.T, f *fixture) {
 	f.deploy(1)
 	f.start(2)
 	f.fetchOne(f.worker("w-leb"), time.Minute)
-	future := camundatest.FormatTime(time.Now().Add(time.Hour))
-	past := camundatest.FormatTime(time.Now().Add(-time.Hour))
+	future := engineclient.FormatTime(time.Now().Add(time.Hour))
+	past := engineclient.FormatTime(time.Now().Add(-time.Hour))
 	f.wantCount(2)
 	f.wantCount(1, "lockExpirationBefore", future) // the never-locked task is not "before"
 	f.wantCount(1, "lockExpirationAfter", past)
@@ -462,7 +463,7 @@ func factLapsedLock(t *testing.T, f *fixture) {
 	time.Sleep(time.Until(lockExp(t, f.task(tk.ID))) + 700*time.Millisecond)
 	f.wantCount(0, "locked", "true")
 	f.wantCount(1, "notLocked", "true")
-	f.wantCount(1, "lockExpirationBefore", camundatest.FormatTime(time.Now()))
+	f.wantCount(1, "lockExpirationBefore", engineclient.FormatTime(time.Now()))
 	got := f.task(tk.ID)
 	// A lapsed lock keeps workerId and lockExpirationTime: "notLocked with a workerId" is how a
 	// poller tells a lapsed lock from a task never fetched.
@@ -496,7 +497,7 @@ func factAfterLapse(t *testing.T, f *fixture) {
 	for call, err := range results {
 		t.Logf("%s by the original worker after its lock lapsed: %v", call, err)
 	}
-	var apiErr *camundatest.APIError
+	var apiErr *engineclient.APIError
 	if err := results["extendLock"]; !errors.As(err, &apiErr) || apiErr.Status != 400 {
 		t.Errorf("extendLock after the lock lapsed: %v, want HTTP 400", err)
 	}
@@ -514,8 +515,8 @@ func factDateFormat(t *testing.T, f *fixture) {
 		t.Errorf("lockExpirationTime %q is not in yyyy-MM-dd'T'HH:mm:ss.SSSZ", s)
 	}
 	in := time.Now().Add(time.Hour)
-	plus := in.In(time.FixedZone("+0100", 3600)).Format(camundatest.DateLayout)
-	minus := in.In(time.FixedZone("-0700", -7*3600)).Format(camundatest.DateLayout)
+	plus := in.In(time.FixedZone("+0100", 3600)).Format(engineclient.DateLayout)
+	minus := in.In(time.FixedZone("-0700", -7*3600)).Format(engineclient.DateLayout)
 	base := "/external-task/count?topicName=" + url.QueryEscape(f.topics[0]) + "&lockExpirationBefore="
 	cases := []struct {
 		name, raw  string
@@ -628,7 +629,7 @@ func factCreateTime(t *testing.T, f *fixture) {
 	}
 	if present {
 		s, _ := ct.(string)
-		ts, err := camundatest.ParseTime(s)
+		ts, err := engineclient.ParseTime(s)
 		if err != nil {
 			t.Fatalf("createTime %v: %v", ct, err)
 		}
@@ -718,7 +719,7 @@ func factExtendLock(t *testing.T, f *fixture) {
 	}
 	within(t, "lockExpirationTime after extendLock(60s)", got, before.Add(time.Minute), after.Add(time.Minute))
 	err := f.worker("w-intruder").ExtendLock(f.ctx, tk.ID, time.Minute)
-	var apiErr *camundatest.APIError
+	var apiErr *engineclient.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(apiErr.Endpoint, "/extendLock") {
 		t.Errorf("extendLock by another worker: %v, want HTTP 400 naming the endpoint", err)
 	}
@@ -766,7 +767,7 @@ func factWrongWorker(t *testing.T, f *fixture) {
 		"complete": func() error { return intruder.Complete(f.ctx, tk.ID, nil) },
 	} {
 		err := call()
-		var apiErr *camundatest.APIError
+		var apiErr *engineclient.APIError
 		if !errors.As(err, &apiErr) || apiErr.Status != 400 {
 			t.Errorf("%s by a worker not holding the lock: %v, want HTTP 400", name, err)
 		} else {
@@ -809,13 +810,13 @@ func factSorting(t *testing.T, f *fixture) {
 
 func factHistoryTimeToLive(t *testing.T, f *fixture) {
 	key := camundatest.UniqueName(t.Name())
-	bpmn := camundatest.ExternalTaskProcess(key, key+".t1")
+	bpmn := engineclient.ExternalTaskProcess(key, key+".t1")
 	noTTL := strings.Replace(string(bpmn), ` camunda:historyTimeToLive="P1D"`, "", 1)
 	if noTTL == string(bpmn) {
 		t.Fatal("test BPMN has no historyTimeToLive attribute to remove")
 	}
 	_, err := f.c.Deploy(f.ctx, key, map[string][]byte{key + ".bpmn": []byte(noTTL)})
-	var apiErr *camundatest.APIError
+	var apiErr *engineclient.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(apiErr.Body, "historyTimeToLive") {
 		t.Fatalf("deploying without historyTimeToLive: %v, want HTTP 400 mentioning historyTimeToLive", err)
 	}

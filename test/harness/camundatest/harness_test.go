@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 func TestExternalTaskProcessIsWellFormed(t *testing.T) {
-	b := camundatest.ExternalTaskProcess("p_x", "a.topic", "b<&>topic")
+	b := engineclient.ExternalTaskProcess("p_x", "a.topic", "b<&>topic")
 	var doc struct {
 		Process struct {
 			ID    string `xml:"id,attr"`
@@ -120,7 +121,7 @@ func TestStartFailureCarriesLogAndCleansUp(t *testing.T) {
 	if !strings.Contains(err.Error(), "engine output (tail)") || !strings.Contains(err.Error(), "JVM exited") {
 		t.Fatalf("error lacks the engine's output: %v", err)
 	}
-	var apiErr *camundatest.APIError
+	var apiErr *engineclient.APIError
 	if errors.As(err, &apiErr) {
 		t.Fatalf("unexpected API error type: %v", err)
 	}

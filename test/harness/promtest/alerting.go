@@ -1,9 +1,7 @@
 package promtest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/notify"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -43,31 +42,9 @@ type Receiver struct {
 	posts int
 }
 
-// webhookMessage is the part of Alertmanager's webhook payload the
-// receivers read.
-type webhookMessage struct {
-	Status      string            `json:"status"`
-	GroupLabels map[string]string `json:"groupLabels"`
-	Alerts      []struct {
-		Status      string            `json:"status"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"alerts"`
-}
-
-// decodeWebhook reads the payload, answering 400 when it is not one.
-func decodeWebhook(w http.ResponseWriter, req *http.Request) (webhookMessage, bool) {
-	var msg webhookMessage
-	if err := json.NewDecoder(req.Body).Decode(&msg); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return msg, false
-	}
-	return msg, true
-}
-
 // ServeHTTP implements http.Handler for Alertmanager's webhook payload.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	msg, ok := decodeWebhook(w, req)
+	msg, ok := notify.Decode(w, req)
 	if !ok {
 		return
 	}
@@ -78,39 +55,6 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	for _, a := range msg.Alerts {
 		r.got = append(r.got, Notification{Receiver: strings.TrimPrefix(req.URL.Path, "/"), At: now, Status: a.Status, Labels: a.Labels,
 			Post: r.posts, PostStatus: msg.Status, GroupLabels: msg.GroupLabels})
-	}
-}
-
-// Printer is a webhook receiver for Alertmanager that prints every alert
-// of every notification to W, a few lines each: time, receiver (the
-// webhook's path), status, alert name, severity, the other labels, summary
-// and runbook. make demo prints with it, and `workflow-sim webhook` (the
-// compose stack's notifications service).
-type Printer struct {
-	W  io.Writer
-	mu sync.Mutex
-}
-
-// ServeHTTP implements http.Handler for Alertmanager's webhook payload.
-func (p *Printer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	msg, ok := decodeWebhook(w, req)
-	if !ok {
-		return
-	}
-	receiver := strings.TrimPrefix(req.URL.Path, "/")
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range msg.Alerts {
-		var ls []string
-		for k, v := range a.Labels {
-			if k != "alertname" && k != "severity" {
-				ls = append(ls, k+"="+v)
-			}
-		}
-		sort.Strings(ls)
-		fmt.Fprintf(p.W, "[%s] %-6s %-8s %s (%s) %s\n        %s\n        runbook: %s\n", time.Now().Format("15:04:05"),
-			receiver, strings.ToUpper(a.Status), a.Labels["alertname"], a.Labels["severity"], strings.Join(ls, " "),
-			a.Annotations["summary"], a.Annotations["runbook_url"])
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 // TestGoBuildIsCached: the second build of an unchanged package is the same
 // file, found without linking again, and the binary runs.
 func TestGoBuildIsCached(t *testing.T) {
-	first := GoBuild(t, "./test/bench/constserver")
+	first := GoBuild(t, "./test/bench/tables/constserver")
 	st, err := os.Stat(first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := GoBuild(t, "./test/bench/constserver")
+	again := GoBuild(t, "./test/bench/tables/constserver")
 	st2, err := os.Stat(again)
 	if err != nil {
 		t.Fatal(err)

@@ -28,10 +28,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
+	"github.com/workflow-exporter/workflow-exporter/sim/certs"
 )
 
 // Kind is what a proxy does instead of forwarding faithfully.
@@ -119,7 +118,7 @@ type Proxy struct {
 	opts      Options
 	addr      string
 	certDir   string
-	good, bad *testkit.Certificates
+	good, bad *certs.Certificates
 	srv       *http.Server
 	rp        *httputil.ReverseProxy
 	transport *http.Transport
@@ -138,7 +137,7 @@ type Proxy struct {
 // Start starts a proxy in front of target (a URL such as
 // http://127.0.0.1:8080/engine-rest) for the test, and closes it when the
 // test ends.
-func Start(t testing.TB, target string, o Options) *Proxy {
+func Start(t TB, target string, o Options) *Proxy {
 	t.Helper()
 	p, err := New(target, o)
 	if err != nil {
@@ -182,9 +181,9 @@ func New(target string, o Options) (*Proxy, error) {
 		if p.certDir, err = os.MkdirTemp("", "faultproxy-"); err != nil {
 			return nil, err
 		}
-		p.good, err = testkit.WriteCertificates(p.certDir)
+		p.good, err = certs.Write(p.certDir)
 		if err == nil {
-			p.bad, err = testkit.WriteCertificates(filepath.Join(p.certDir, "other"))
+			p.bad, err = certs.Write(filepath.Join(p.certDir, "other"))
 		}
 		if err != nil {
 			os.RemoveAll(p.certDir)

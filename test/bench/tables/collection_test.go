@@ -25,7 +25,7 @@
 // last minute; the terminal history (older than a day) has the size's rows.
 // After loading: VACUUM ANALYZE, then -warmup untimed and -samples timed
 // rounds; each round collects every table at every size with both sides.
-package bench
+package benchtables
 
 import (
 	"context"
@@ -277,7 +277,7 @@ type timing struct {
 }
 
 // BenchmarkCollectionVersusHistory is the whole run; it prints its tables
-// to stdout. Run it once: go test -run '^$' -bench . -benchtime 1x ./test/bench
+// to stdout. Run it once: go test -run '^$' -bench . -benchtime 1x ./test/bench/tables
 func BenchmarkCollectionVersusHistory(b *testing.B) {
 	p, err := newPlan()
 	if err != nil {

@@ -1,4 +1,4 @@
-package camundatest
+package engineclient
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -390,21 +389,4 @@ func variables(vars map[string]any) map[string]any {
 		out[k] = map[string]any{"value": v}
 	}
 	return out
-}
-
-// UniqueName turns a test name plus suffix into a string usable as a BPMN process id and topic
-// name (letters, digits, '_', '-', '.'), starting with a letter.
-func UniqueName(parts ...string) string {
-	s := strings.Join(parts, "_")
-	var b strings.Builder
-	b.WriteString("p_")
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
 }

@@ -1,4 +1,4 @@
-package camundatest
+package engineclient
 
 import (
 	"context"

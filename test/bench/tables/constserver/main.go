@@ -1,5 +1,5 @@
 // Command constserver is the baseline of the scrape benchmark
-// (BenchmarkScrapeFromSnapshot in test/bench): a plain client_golang
+// (BenchmarkScrapeFromSnapshot in test/bench/tables): a plain client_golang
 // registry serving a fixed set of const metrics, beside the Go and process
 // collectors the exporter also registers, through promhttp with the same
 // handler options as the exporter. The metrics are read once at start from

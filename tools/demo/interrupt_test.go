@@ -172,11 +172,11 @@ func TestMakeDemoBuildsTheDemo(t *testing.T) {
 	if !ok {
 		t.Fatal("the Makefile has no demo target")
 	}
-	if regexp.MustCompile(`\brun\s+\./test/demo`).MatchString(recipe) {
+	if regexp.MustCompile(`\brun\s+\./tools/demo`).MatchString(recipe) {
 		t.Errorf("make demo runs the demo through go run, which exits 1 after Ctrl-C:\n%s", recipe)
 	}
-	if !strings.Contains(recipe, "./test/demo") {
-		t.Errorf("make demo does not build ./test/demo:\n%s", recipe)
+	if !strings.Contains(recipe, "./tools/demo") {
+		t.Errorf("make demo does not build ./tools/demo:\n%s", recipe)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 )
 
 // A Lane is one independent workload: its own process and external-task
@@ -37,7 +37,7 @@ const SourceSystem = "sim-broker"
 // bpmn is the lane's process: start, the external task on the lane's topic
 // with a boundary event for BPMN errors, end.
 func (l Lane) bpmn() []byte {
-	return camundatest.Chain(l.ProcessKey(), camundatest.Task{ID: l.ActivityID(), Name: "submit", Topic: l.Topic(), CatchErrors: true})
+	return engineclient.Chain(l.ProcessKey(), engineclient.Task{ID: l.ActivityID(), Name: "submit", Topic: l.Topic(), CatchErrors: true})
 }
 
 // faultSet is the faults active on one lane or target.

@@ -32,12 +32,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/sim"
+	"github.com/workflow-exporter/workflow-exporter/sim/notify"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
-	"github.com/workflow-exporter/workflow-exporter/test/sim"
 )
 
 // fastAlerts are the windows of the alert matrix (test/e2e): alerts come in
@@ -89,7 +90,7 @@ func run(ctx context.Context, o options) error {
 	defer srv.Stop()
 	files := []string{"deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql"}
 	if o.exporterOnly {
-		files = append(files, "test/demo/sample.sql")
+		files = append(files, "tools/demo/sample.sql")
 	}
 	dsn, err := workerDatabase(ctx, srv, files)
 	if err != nil {
@@ -364,7 +365,7 @@ scrape_configs:
 	return a, nil
 }
 
-// webhook prints each Alertmanager notification (promtest.Printer).
+// webhook prints each Alertmanager notification (notify.Printer).
 type webhook struct {
 	Addr string
 	srv  *http.Server
@@ -378,7 +379,7 @@ func startWebhook() (*webhook, error) {
 		return nil, err
 	}
 	h := &webhook{Addr: l.Addr().String()}
-	h.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: &promtest.Printer{W: os.Stdout}}
+	h.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: &notify.Printer{W: os.Stdout}}
 	go func() { _ = h.srv.Serve(l) }()
 	return h, nil
 }

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/config"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 )
 
 // The per-topic mix, the same at every size. Of the tasks a process start
@@ -53,13 +53,13 @@ func suspended(i int) bool    { return i%suspendEvery == suspendEvery-1 }
 // multiInstanceProcess is a process whose one external service task is a
 // parallel multi-instance of n: one start creates n tasks of the topic.
 func multiInstanceProcess(key, topic string, n int) []byte {
-	return camundatest.Chain(key, camundatest.Task{ID: "work", Topic: topic, Instances: n})
+	return engineclient.Chain(key, engineclient.Task{ID: "work", Topic: topic, Instances: n})
 }
 
 // addTopics deploys and drives topics from..to-1, waits until the short
 // locks have lapsed, then ages the burst of history entries it wrote (see
 // quietHistory).
-func addTopics(ctx context.Context, c *camundatest.Client, from, to int) error {
+func addTopics(ctx context.Context, c *engineclient.Client, from, to int) error {
 	files := map[string][]byte{}
 	for i := from; i < to; i++ {
 		files[processKey(i)+".bpmn"] = multiInstanceProcess(processKey(i), topicName(i), openPerTopic+completedPerTopic)
@@ -95,24 +95,24 @@ func addTopics(ctx context.Context, c *camundatest.Client, from, to int) error {
 // holds in retry backoff (same retries, same timeout): the task stays in
 // retry_backoff, the mix is unchanged. The wait also lets the 1 s locks
 // lapse.
-func quietHistory(ctx context.Context, c *camundatest.Client, backoffTask string) error {
+func quietHistory(ctx context.Context, c *engineclient.Client, backoffTask string) error {
 	select {
 	case <-time.After(config.DefaultEngineLateCommitWindow + 5*time.Second):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return camundatest.NewWorker(c, "worker-1").Failure(ctx, backoffTask, 2, longLock, "bench: backend unavailable")
+	return engineclient.NewWorker(c, "worker-1").Failure(ctx, backoffTask, 2, longLock, "bench: backend unavailable")
 }
 
 // driveTopic starts a topic's process and leaves its tasks in the mix; it
 // returns the id of one of worker-1's tasks in retry backoff. The lapsing
 // fetch comes last, so no later fetch takes a lapsed task.
-func driveTopic(ctx context.Context, c *camundatest.Client, i int) (string, error) {
+func driveTopic(ctx context.Context, c *engineclient.Client, i int) (string, error) {
 	topic := topicName(i)
 	if _, err := c.StartProcess(ctx, processKey(i), fmt.Sprintf("order-%03d", i), nil); err != nil {
 		return "", err
 	}
-	fetch := func(w *camundatest.Worker, lock time.Duration, n int) ([]camundatest.ExternalTask, error) {
+	fetch := func(w *engineclient.Worker, lock time.Duration, n int) ([]engineclient.ExternalTask, error) {
 		tasks, err := w.FetchAndLock(ctx, topic, lock, n)
 		if err == nil && len(tasks) != n {
 			err = fmt.Errorf("%s: %s fetched %d tasks, want %d", topic, w.ID, len(tasks), n)
@@ -121,7 +121,7 @@ func driveTopic(ctx context.Context, c *camundatest.Client, i int) (string, erro
 	}
 	var backoffTask string
 	for k := 1; k <= workersPerTopic; k++ {
-		w := camundatest.NewWorker(c, fmt.Sprintf("worker-%d", k))
+		w := engineclient.NewWorker(c, fmt.Sprintf("worker-%d", k))
 		tasks, err := fetch(w, longLock, lockedPerWorker)
 		if err != nil {
 			return "", err
@@ -138,7 +138,7 @@ func driveTopic(ctx context.Context, c *camundatest.Client, i int) (string, erro
 			}
 		}
 	}
-	done := camundatest.NewWorker(c, "worker-done")
+	done := engineclient.NewWorker(c, "worker-done")
 	tasks, err := fetch(done, time.Minute, completedPerTopic)
 	if err != nil {
 		return "", err
@@ -148,7 +148,7 @@ func driveTopic(ctx context.Context, c *camundatest.Client, i int) (string, erro
 			return "", err
 		}
 	}
-	if _, err := fetch(camundatest.NewWorker(c, "worker-lapse"), lapseLock, lapsedPerTopic); err != nil {
+	if _, err := fetch(engineclient.NewWorker(c, "worker-lapse"), lapseLock, lapsedPerTopic); err != nil {
 		return "", err
 	}
 	if suspended(i) {

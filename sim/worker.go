@@ -10,8 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 )
 
 // Idempotency record statuses, as the exporter's defaults expect them.
@@ -44,8 +43,8 @@ type worker struct {
 	// slowable: slow-worker slows this worker down (the lane's first).
 	slowable bool
 	// ew calls the engine; nil without one, when feed brings the commands.
-	ew   *camundatest.Worker
-	feed <-chan camundatest.ExternalTask
+	ew   *engineclient.Worker
+	feed <-chan engineclient.ExternalTask
 }
 
 // longPoll is how long a fetch waits for a task to arrive.
@@ -70,20 +69,20 @@ func (s *Simulator) newWorker(l Lane, id string, db *pgxpool.Pool, slowable bool
 	if s.engine != nil {
 		// Long polling: the engine holds the request until a task arrives,
 		// so idle workers cost the engine little.
-		w.ew = &camundatest.Worker{Client: s.engine, ID: id, LongPoll: longPoll}
+		w.ew = &engineclient.Worker{Client: s.engine, ID: id, LongPoll: longPoll}
 	}
 	return w
 }
 
 // fetch returns the worker's next task: from the engine, or from the
 // lane's feed without one (nothing when none comes within longPoll).
-func (w *worker) fetch(ctx context.Context) ([]camundatest.ExternalTask, error) {
+func (w *worker) fetch(ctx context.Context) ([]engineclient.ExternalTask, error) {
 	if w.ew != nil {
 		return w.ew.FetchAndLock(ctx, w.lane.Topic(), w.s.cfg.LockDuration, 1)
 	}
 	select {
 	case t := <-w.feed:
-		return []camundatest.ExternalTask{t}, nil
+		return []engineclient.ExternalTask{t}, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(longPoll):
@@ -94,14 +93,14 @@ func (w *worker) fetch(ctx context.Context) ([]camundatest.ExternalTask, error) 
 // failure and bpmnError report how a task ended to the engine. A task from
 // the feed has no engine to report to: the rows the worker wrote are what
 // shows.
-func (w *worker) failure(ctx context.Context, t camundatest.ExternalTask, retries int, timeout time.Duration, msg string) error {
+func (w *worker) failure(ctx context.Context, t engineclient.ExternalTask, retries int, timeout time.Duration, msg string) error {
 	if w.ew == nil {
 		return nil
 	}
 	return w.ew.Failure(ctx, t.ID, retries, timeout, msg)
 }
 
-func (w *worker) bpmnError(ctx context.Context, t camundatest.ExternalTask, code, msg string) error {
+func (w *worker) bpmnError(ctx context.Context, t engineclient.ExternalTask, code, msg string) error {
 	if w.ew == nil {
 		return nil
 	}
@@ -145,7 +144,7 @@ type command struct {
 	key, entity, hash string
 }
 
-func (w *worker) commandOf(t camundatest.ExternalTask) command {
+func (w *worker) commandOf(t engineclient.ExternalTask) command {
 	entity := t.ID
 	if t.BusinessKey != nil && *t.BusinessKey != "" {
 		entity = *t.BusinessKey
@@ -157,7 +156,7 @@ func (w *worker) commandOf(t camundatest.ExternalTask) command {
 	return command{key: key, entity: entity, hash: hex.EncodeToString(sum[:8])}
 }
 
-func (w *worker) handle(ctx context.Context, t camundatest.ExternalTask) error {
+func (w *worker) handle(ctx context.Context, t engineclient.ExternalTask) error {
 	f := w.s.laneFaults(w.lane.Name)
 	c := w.commandOf(t)
 	switch {
@@ -293,19 +292,19 @@ func (w *worker) restart() {
 // restartedSuffix marks a worker's id after an odd number of restarts.
 const restartedSuffix = "r"
 
-func retriesOf(t camundatest.ExternalTask) int {
+func retriesOf(t engineclient.ExternalTask) int {
 	if t.Retries != nil {
 		return *t.Retries
 	}
 	return 3
 }
 
-func (w *worker) complete(ctx context.Context, t camundatest.ExternalTask, result string) error {
+func (w *worker) complete(ctx context.Context, t engineclient.ExternalTask, result string) error {
 	var err error
 	if w.ew != nil {
 		err = w.ew.Complete(ctx, t.ID, map[string]any{"result": result})
 	}
-	var ae *camundatest.APIError
+	var ae *engineclient.APIError
 	if errors.As(err, &ae) && (ae.Status == 400 || ae.Status == 404 || ae.Status == 500) {
 		// The lock moved to another worker or the task is gone: the other
 		// attempt completes it (from the record).
@@ -329,7 +328,7 @@ type previous struct {
 
 // begin is the first short transaction: the record is created STARTED, or
 // an earlier attempt's record is found (and the duplicate attempt counted).
-func (w *worker) begin(ctx context.Context, t camundatest.ExternalTask, c command) (previous, error) {
+func (w *worker) begin(ctx context.Context, t engineclient.ExternalTask, c command) (previous, error) {
 	var p previous
 	err := pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO workflow_idempotency_record
@@ -384,7 +383,7 @@ WHERE scope = $1 AND idempotency_key = $2`, w.lane.Scope(), c.key, status, code)
 }
 
 // upsert writes the record in one status (the fast-failing paths).
-func (w *worker) upsert(ctx context.Context, t camundatest.ExternalTask, c command, status, code string) error {
+func (w *worker) upsert(ctx context.Context, t engineclient.ExternalTask, c command, status, code string) error {
 	_, err := w.db.Exec(ctx, `INSERT INTO workflow_idempotency_record
   (scope, idempotency_key, business_entity_id, process_instance_id, job_reference, status, request_hash, error_code)
 VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''))
@@ -397,7 +396,7 @@ ON CONFLICT (scope, idempotency_key) DO UPDATE SET status = excluded.status, err
 // finish is the second short transaction: the record COMPLETED (or
 // RECONCILED) with its result, the outbox event and the processed-job row,
 // all or nothing.
-func (w *worker) finish(ctx context.Context, t camundatest.ExternalTask, c command, result, status string) error {
+func (w *worker) finish(ctx context.Context, t engineclient.ExternalTask, c command, result, status string) error {
 	return pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
 		// A state transition guard: if another attempt finished the
 		// command meanwhile, its outbox event and processed-job row exist;

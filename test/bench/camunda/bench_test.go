@@ -15,8 +15,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -26,9 +27,9 @@ type env struct {
 	pg       *pgtest.Server
 	dbURL    string
 	engine   *camundatest.Engine
-	direct   *camundatest.Client // straight to the engine: workload and checks, not counted
-	proxy    *faultproxy.Proxy   // counts the requests
-	conn     *pgx.Conn           // the engine's database, for checks and the physical limit
+	direct   *engineclient.Client // straight to the engine: workload and checks, not counted
+	proxy    *faultproxy.Proxy    // counts the requests
+	conn     *pgx.Conn            // the engine's database, for checks and the physical limit
 	meter    cpuMeter
 	jvmFlags []string
 	pgInfo   []string // version and settings
@@ -55,7 +56,7 @@ type size struct {
 
 // BenchmarkCamundaCollection is the whole run; it prints its tables to
 // stdout. Run it once:
-// go test -run '^$' -bench . -benchtime 1x -timeout 90m ./test/benchcamunda
+// go test -run '^$' -bench . -benchtime 1x -timeout 90m ./test/bench/camunda
 func BenchmarkCamundaCollection(b *testing.B) {
 	if *smallFlag <= 0 || *topicsFlag <= *smallFlag || *samplesFlag <= 0 || *warmupFlag < 0 {
 		b.Fatal("want 0 < -small-topics < -topics, -samples > 0, -warmup >= 0")
@@ -229,7 +230,7 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	listClient := &camundatest.Client{BaseURL: e.proxy.URL, HTTP: longClient()}
+	listClient := &engineclient.Client{BaseURL: e.proxy.URL, HTTP: longClient()}
 	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn)}
 	defer func() {
 		for _, c := range contenders {

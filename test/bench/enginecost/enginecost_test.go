@@ -12,7 +12,7 @@
 // A benchmark, not a test: `make bench-engine-cost` runs it once and it
 // prints its table (docs/benchmarks.md). It needs Java, Maven and
 // PostgreSQL, and takes about half an hour with the defaults.
-package benchload
+package enginecost
 
 import (
 	"context"
@@ -33,6 +33,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -86,7 +87,7 @@ type result struct {
 
 // BenchmarkEngineCostUnderLoad is the whole run; it prints its table to
 // stdout. Run it once:
-// go test -run '^$' -bench . -benchtime 1x -timeout 90m ./test/benchload
+// go test -run '^$' -bench . -benchtime 1x -timeout 90m ./test/bench/enginecost
 func BenchmarkEngineCostUnderLoad(b *testing.B) {
 	testkit.SkipIfShort(b, "PostgreSQL and a Camunda engine")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,7 +128,7 @@ func BenchmarkEngineCostUnderLoad(b *testing.B) {
 
 // env is the running engine and what the measurements need of it.
 type env struct {
-	client          *camundatest.Client
+	client          *engineclient.Client
 	engineURL       string
 	engineDSN       string // the exporter role's DSN to the engine's database
 	admin           *pgx.Conn
@@ -182,7 +183,7 @@ func start(b *testing.B, ctx context.Context) *env {
 		b.Fatal(err)
 	}
 	e.key = camundatest.UniqueName("load")
-	if _, err := e.client.Deploy(ctx, e.key, map[string][]byte{e.key + ".bpmn": camundatest.Chain(e.key, camundatest.Task{Topic: topic, Instances: instances})}); err != nil {
+	if _, err := e.client.Deploy(ctx, e.key, map[string][]byte{e.key + ".bpmn": engineclient.Chain(e.key, engineclient.Task{Topic: topic, Instances: instances})}); err != nil {
 		b.Fatal(err)
 	}
 	return e
@@ -199,7 +200,7 @@ func userInfo(u string) string {
 
 // feed keeps at least lowWater tasks waiting, so the workers never wait for
 // work: the engine, not the workload, sets the pace.
-func feed(ctx context.Context, c *camundatest.Client, key string) {
+func feed(ctx context.Context, c *engineclient.Client, key string) {
 	for ctx.Err() == nil {
 		n, err := c.Count(ctx, "/external-task/count", url.Values{"notLocked": {"true"}})
 		if err == nil && n < lowWater {
@@ -215,8 +216,8 @@ func feed(ctx context.Context, c *camundatest.Client, key string) {
 }
 
 // work fetches and completes tasks as fast as the engine answers.
-func work(ctx context.Context, c *camundatest.Client, id string, completed *atomic.Int64) {
-	w := camundatest.NewWorker(c, id)
+func work(ctx context.Context, c *engineclient.Client, id string, completed *atomic.Int64) {
+	w := engineclient.NewWorker(c, id)
 	for ctx.Err() == nil {
 		tasks, err := w.FetchAndLock(ctx, topic, 5*time.Minute, 10)
 		if err != nil || len(tasks) == 0 {

@@ -30,8 +30,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/faultproxy"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
 )
 
 // Config configures a Simulator.
@@ -76,8 +76,8 @@ type Simulator struct {
 	cfg Config
 	// engine is nil without an engine: then feeds holds each lane's
 	// commands.
-	engine *camundatest.Client
-	feeds  map[string]chan camundatest.ExternalTask
+	engine *engineclient.Client
+	feeds  map[string]chan engineclient.ExternalTask
 	down   *downstream
 	pools  map[string]*pgxpool.Pool
 	lanes  map[string]Lane
@@ -126,9 +126,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		lanes: map[string]Lane{}, logger: cfg.Logger, dbProxies: map[string]*dbProxy{},
 		faults: map[string]*faultSet{}, counts: map[string]map[string]int{}, crashed: map[string]bool{}, lastLogs: map[string]string{}}
 	if cfg.EngineURL != "" {
-		s.engine = &camundatest.Client{BaseURL: strings.TrimRight(cfg.EngineURL, "/")}
+		s.engine = &engineclient.Client{BaseURL: strings.TrimRight(cfg.EngineURL, "/")}
 	} else {
-		s.feeds = map[string]chan camundatest.ExternalTask{}
+		s.feeds = map[string]chan engineclient.ExternalTask{}
 	}
 	fail := func(err error) (*Simulator, error) { s.Close(); return nil, err }
 	for _, l := range cfg.Lanes {
@@ -145,7 +145,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		s.faults[l.Name] = &faultSet{}
 		s.counts[l.Name] = map[string]int{}
 		if s.engine == nil {
-			s.feeds[l.Name] = make(chan camundatest.ExternalTask, feedSize)
+			s.feeds[l.Name] = make(chan engineclient.ExternalTask, feedSize)
 		}
 	}
 	for name, dsn := range cfg.Databases {
@@ -275,7 +275,7 @@ func (s *Simulator) startProcesses(ctx context.Context, l Lane) {
 	for n := 1; ctx.Err() == nil; n++ {
 		businessKey := fmt.Sprintf("%s-%06d", l.Name, n)
 		if s.engine == nil {
-			t := camundatest.ExternalTask{ID: fmt.Sprintf("%s-task-%06d", l.Name, n), TopicName: l.Topic(), BusinessKey: &businessKey,
+			t := engineclient.ExternalTask{ID: fmt.Sprintf("%s-task-%06d", l.Name, n), TopicName: l.Topic(), BusinessKey: &businessKey,
 				ProcessInstanceID: fmt.Sprintf("%s-command-%06d", l.Name, n), ActivityID: l.ActivityID()}
 			select {
 			case s.feeds[l.Name] <- t:

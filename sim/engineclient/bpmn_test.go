@@ -1,11 +1,11 @@
-package camundatest_test
+package engineclient_test
 
 import (
 	"encoding/xml"
 	"strings"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 )
 
 // element is any XML element, with its attributes by local name.
@@ -90,14 +90,14 @@ func TestChain(t *testing.T) {
 		model []byte
 		want  []string
 	}{
-		{"external tasks in a row", camundatest.ExternalTaskProcess("p_one", "a.charge", "a.ship"), []string{"task_1 a.charge", "task_2 a.ship"}},
-		{"a lane of the simulator", camundatest.Chain("sim-orders", camundatest.Task{ID: "submit-orders", Name: "submit", Topic: "sim.orders", CatchErrors: true}),
+		{"external tasks in a row", engineclient.ExternalTaskProcess("p_one", "a.charge", "a.ship"), []string{"task_1 a.charge", "task_2 a.ship"}},
+		{"a lane of the simulator", engineclient.Chain("sim-orders", engineclient.Task{ID: "submit-orders", Name: "submit", Topic: "sim.orders", CatchErrors: true}),
 			[]string{"submit-orders sim.orders catches"}},
-		{"a benchmark's multi-instance task", camundatest.Chain("bench_001", camundatest.Task{ID: "work", Topic: "bench.topic-001", Instances: 255}),
+		{"a benchmark's multi-instance task", engineclient.Chain("bench_001", engineclient.Task{ID: "work", Topic: "bench.topic-001", Instances: 255}),
 			[]string{"work bench.topic-001 x255"}},
-		{"a failing async job", camundatest.Chain("p_jobs", camundatest.Task{ID: "reserve", Expression: "${noSuchBean.reserve()}", Async: true}),
+		{"a failing async job", engineclient.Chain("p_jobs", engineclient.Task{ID: "reserve", Expression: "${noSuchBean.reserve()}", Async: true}),
 			[]string{"reserve ${noSuchBean.reserve()} async"}},
-		{"names that need escaping", camundatest.ExternalTaskProcess("p_x", "a<b&c"), []string{"task_1 a<b&c"}},
+		{"names that need escaping", engineclient.ExternalTaskProcess("p_x", "a<b&c"), []string{"task_1 a<b&c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := path(t, process(t, tc.model))
@@ -115,10 +115,10 @@ func TestModelsParse(t *testing.T) {
 		key   string
 		model []byte
 	}{
-		{"p_timer", camundatest.TimerProcess("p_timer")},
-		{"p_async", camundatest.AsyncProcess("p_async")},
-		{"p_error", camundatest.ErrorProcess("p_error", "t.error", "p_error_interrupt")},
-		{"p_esp", camundatest.ErrorEventSubprocessProcess("p_esp", "t.esp")},
+		{"p_timer", engineclient.TimerProcess("p_timer")},
+		{"p_async", engineclient.AsyncProcess("p_async")},
+		{"p_error", engineclient.ErrorProcess("p_error", "t.error", "p_error_interrupt")},
+		{"p_esp", engineclient.ErrorEventSubprocessProcess("p_esp", "t.esp")},
 	} {
 		if p := process(t, tc.model); p.attr("id") != tc.key {
 			t.Errorf("process id %q, want %q", p.attr("id"), tc.key)

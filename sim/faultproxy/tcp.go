@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -24,7 +23,7 @@ type TCP struct {
 
 // StartTCP starts a TCP proxy on a free 127.0.0.1 port in front of target
 // (host:port) for the test, and closes it when the test ends.
-func StartTCP(t testing.TB, target string) *TCP {
+func StartTCP(t TB, target string) *TCP {
 	t.Helper()
 	p, err := NewTCP("127.0.0.1:0", target)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -288,7 +288,7 @@ const listPage = 1000
 // newListEverything pages through every open task (GET /external-task,
 // sorted by id, 1000 at a time) and counts per topic and state on the
 // client, by the engine's rules, against the client's clock.
-func newListEverything(c *camundatest.Client) *contender {
+func newListEverything(c *engineclient.Client) *contender {
 	var last map[string]groups
 	ct := &contender{name: listAll, close: func() {}}
 	ct.collect = func(ctx context.Context) error {

@@ -1,4 +1,4 @@
-package bench
+package benchtables
 
 // BenchmarkScrapeFromSnapshot measures what a scrape costs when it is served
 // from the snapshot (within min_interval, no database work), with about 10k
@@ -120,7 +120,7 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
 	exporterBin := exportertest.Build(b)
-	constBin := testkit.GoBuild(b, "./test/bench/constserver")
+	constBin := testkit.GoBuild(b, "./test/bench/tables/constserver")
 
 	start := time.Now()
 	seriesURL, idleURL := pgtest.NewDatabase(b), pgtest.NewDatabase(b)
