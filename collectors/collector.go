@@ -31,8 +31,11 @@ type Collector interface {
 	// Name is the value of the collector label on the exporter's
 	// self-metrics (workflow_exporter_collector_up{collector}).
 	Name() string
-	// Collect reads the source once. On error the collector's metrics and
-	// lists of this collection are discarded and its state must stay as it
-	// was.
-	Collect(ctx context.Context) ([]prometheus.Metric, error)
+	// Collect reads the source once. sink receives the identifiers behind
+	// the collector's gauges for the status page (the tasks in doubt, the
+	// records stuck); it is nil when the page is off, and the collector then
+	// skips every reading only the page needs. On error the collector's
+	// metrics and lists of this collection are discarded and its state must
+	// stay as it was.
+	Collect(ctx context.Context, sink *Sink) ([]prometheus.Metric, error)
 }

@@ -1,7 +1,6 @@
 package collectors
 
 import (
-	"context"
 	"sort"
 	"sync"
 	"time"
@@ -10,9 +9,10 @@ import (
 // Sink receives the lists one collector finds in one collection: the
 // identifiers behind its gauges (the tasks in doubt, the records stuck, the
 // oldest events), for the on-call status page (internal/status). poll gives
-// every collector of a source its own sink in the collection's context and
-// keeps the lists only when the collector succeeds, exactly like its
-// metrics: a failed collection leaves nothing stale on the page.
+// every collector of a source its own sink with each collection (the
+// second argument of Collect) and keeps the lists only when the collector
+// succeeds, exactly like its metrics: a failed collection leaves nothing
+// stale on the page.
 type Sink struct {
 	source   SourceRef
 	maxItems int
@@ -25,20 +25,6 @@ type Sink struct {
 // most maxItems items each.
 func NewSink(source SourceRef, maxItems int) *Sink {
 	return &Sink{source: source, maxItems: max(maxItems, 1)}
-}
-
-type sinkKey struct{}
-
-// WithSink returns ctx carrying the sink.
-func WithSink(ctx context.Context, s *Sink) context.Context {
-	return context.WithValue(ctx, sinkKey{}, s)
-}
-
-// SinkFrom returns the collection's sink, or nil when the status page is
-// off: the collector then skips every reading only the page needs.
-func SinkFrom(ctx context.Context) *Sink {
-	s, _ := ctx.Value(sinkKey{}).(*Sink)
-	return s
 }
 
 // MaxItems is how many items a list keeps: the LIMIT of a list's query.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 )
 
 // historyCollector is the "camunda_history" collector of an engine: history
@@ -94,7 +95,7 @@ func newHistoryCollector(e *Engine, o Options) *historyCollector {
 func (c *historyCollector) Name() string { return nameHistory }
 
 // Collect implements collectors.Collector.
-func (c *historyCollector) Collect(ctx context.Context) (_ []prometheus.Metric, err error) {
+func (c *historyCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ []prometheus.Metric, err error) {
 	at, err := c.e.probed()
 	if err != nil {
 		return nil, err

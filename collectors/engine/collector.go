@@ -200,7 +200,9 @@ func (c *Collector) Name() string { return nameTasks }
 type collectionRun struct {
 	c   *Collector
 	ctx context.Context
-	st  collectorState // the next state, committed on success
+	// sink receives the status page's lists; nil when the page is off.
+	sink *collectors.Sink
+	st   collectorState // the next state, committed on success
 	// at is what the collection's probe read; engineNow the engine's clock
 	// the reading returned (the database's in engine-database mode).
 	at        probeRead
@@ -232,9 +234,9 @@ func (run *collectionRun) counter(name string, v float64, labels ...string) {
 }
 
 // Collect implements collectors.Collector.
-func (c *Collector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *Collector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	taken := time.Now()
-	run := &collectionRun{c: c, ctx: ctx, st: c.st.clone()}
+	run := &collectionRun{c: c, ctx: ctx, sink: sink, st: c.st.clone()}
 	err := run.collect()
 	settle(err, c.topicLimit, c.workerFold, c.incidentLimit)
 	if err != nil {
@@ -260,7 +262,7 @@ func (run *collectionRun) collect() error {
 	now := at.now
 	window := time.Duration(e.cfg.LateCommitWindow)
 	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks,
-		incidentMessages: run.st.failureGroups.by != nil && collectors.SinkFrom(run.ctx) != nil,
+		incidentMessages: run.st.failureGroups.by != nil && run.sink != nil,
 		incidentTypes:    sortedKeys(run.st.oldestInc),
 		recentLapses:     run.recentLapses()}
 	// The stream the history level has (levels.go); the other cursor is

@@ -143,9 +143,9 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 func (c *jobsCollector) Name() string { return nameJobs }
 
 // Collect implements collectors.Collector.
-func (c *jobsCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *jobsCollector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	st := c.st.clone()
-	out, cut, err := c.collect(ctx, &st)
+	out, cut, err := c.collect(ctx, &st, sink)
 	settle(err, c.exhaustedLimit, c.executableLimit, c.failureLimit, c.successLimit)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (c *jobsCollector) Collect(ctx context.Context) ([]prometheus.Metric, error
 	return out, nil
 }
 
-func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prometheus.Metric, cut bool, err error) {
+func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collectors.Sink) (out []prometheus.Metric, cut bool, err error) {
 	at, err := c.e.probed()
 	if err != nil {
 		return nil, false, err
@@ -251,7 +251,7 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState) (out []prome
 	out = append(out, st.failureGroups.metrics(c.descs.Get(catalog.CamundaJobFailuresByError), func(key string) []string {
 		return c.tenanted.of(catalog.CamundaJobFailuresByError, []string{engine, key})
 	})...)
-	if sink := collectors.SinkFrom(ctx); sink != nil && st.failureGroups.by != nil {
+	if sink != nil && st.failureGroups.by != nil {
 		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
 	}
 	return out, lost, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 )
 
 // processesCollector is the "camunda_processes" collector of an engine:
@@ -43,7 +44,7 @@ func (c *processesCollector) Name() string { return nameProcesses }
 // Collect implements collectors.Collector. Every deployed process definition key
 // has a series (0 without instances); keys are admitted to the label in
 // name order, so both modes fold the same keys beyond label_value_limit.
-func (c *processesCollector) Collect(ctx context.Context) (_ []prometheus.Metric, err error) {
+func (c *processesCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ []prometheus.Metric, err error) {
 	defer func() { settle(err, c.limit) }()
 	at, err := c.e.probed()
 	if err != nil {

@@ -31,7 +31,7 @@ type exhaustedRequest struct {
 // reportStatus hands the engine's lists to the collection's status sink,
 // if the page is on.
 func (run *collectionRun) reportStatus(rd *tasksRead) error {
-	sink := collectors.SinkFrom(run.ctx)
+	sink := run.sink
 	if sink == nil {
 		return nil
 	}

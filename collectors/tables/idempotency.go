@@ -11,6 +11,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -130,8 +131,9 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 // Collect implements collectors.Collector: the open records (gauges), on the
 // first collection that sees duplicate_count the baseline of duplicates,
 // then the recent activity (counters), in one transaction.
-func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	p := c.newIdempotencyPoll()
+	p.status.sink = sink
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error {
 		p.hasDup = present[c.dupColumn]
 		if err := p.readOpen(ctx, tx); err != nil {
@@ -152,7 +154,7 @@ func (c *Idempotency) Collect(ctx context.Context) ([]prometheus.Metric, error) 
 		return nil, err
 	}
 	p.commit()
-	p.status.send(ctx)
+	p.status.send()
 	return c.metrics(p.gauges), nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -87,7 +88,7 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 }
 
 // Collect implements collectors.Collector.
-func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	gauges := map[string]*agg{}
 	newProcessed := map[string]float64{}
 	seen, unmapped := tuples{}, tuples{}
@@ -95,7 +96,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	for _, s := range vocab.InboxTerminalStatuses() {
 		terminal[s] = true
 	}
-	var report statusReport
+	report := statusReport{sink: sink}
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var source, msgType, status, id string
 		var count, oldest float64
@@ -138,7 +139,7 @@ func (c *Inbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	c.known.merge(seen)
 	c.unmapped.merge(unmapped)
 	addCounts(c.processed, newProcessed)
-	report.send(ctx)
+	report.send()
 	return c.metrics(gauges), nil
 }
 

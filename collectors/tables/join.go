@@ -163,7 +163,7 @@ func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
 // Collect implements collectors.Collector: it looks the tasks of the engine's
 // view up in the table and counts the COMPLETED records whose task is open
 // and the in-progress ones whose task's lock lapsed.
-func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *IdempotencyJoin) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	engine := c.cfg.Camunda.Engine
 	view, ok := c.views.Get(engine)
 	if !ok {
@@ -216,7 +216,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context) ([]prometheus.Metric, err
 			return nil, err
 		}
 	}
-	if sink := collectors.SinkFrom(ctx); sink != nil {
+	if sink != nil {
 		for _, kind := range []string{vocab.KindCompletedTaskOpen, vocab.KindInDoubt} {
 			sink.Add(collectors.List{Kind: kind, Database: c.database, Table: c.cfg.Table, Engine: engine, Total: len(items[kind]),
 				Partial: view.Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, view), Items: items[kind]})
@@ -316,7 +316,7 @@ func (c *ProcessedJobJoin) Requirements() pgschema.Requirements {
 
 // Collect implements collectors.Collector: it looks the tasks of every engine's
 // view up in the table and counts the rows whose task is still open.
-func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *ProcessedJobJoin) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	lookups := make([]taskLookup, 0, len(c.engines))
 	views := make([]*correlate.View, 0, len(c.engines))
 	for _, e := range c.engines {
@@ -362,7 +362,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context) ([]prometheus.Metric, er
 	if err != nil {
 		return nil, err
 	}
-	if sink := collectors.SinkFrom(ctx); sink != nil {
+	if sink != nil {
 		for i, l := range lookups {
 			sink.Add(collectors.List{Kind: vocab.KindProcessedJobTaskOpen, Database: c.database, Table: c.cfg.Table, Engine: l.engine,
 				Total: len(items[i]), Partial: views[i].Truncated, IdentifiersHidden: joinHidden(c.cfg.Status, views[i]), Items: items[i]})

@@ -12,6 +12,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
@@ -106,7 +107,7 @@ type outboxGroup struct {
 }
 
 // Collect implements collectors.Collector.
-func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	groups := map[string]*outboxGroup{}
 	newCreate, newPub := map[string]float64{}, map[string]float64{}
 	var delays []float64
@@ -118,7 +119,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 		}
 		return groups[k]
 	}
-	var report statusReport
+	report := statusReport{sink: sink}
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
 		var aggType, evType, id string
 		var failed bool
@@ -166,7 +167,7 @@ func (c *Outbox) Collect(ctx context.Context) ([]prometheus.Metric, error) {
 	}
 	// The poll succeeded: only now does it change the collector's state.
 	c.known.merge(seen)
-	report.send(ctx)
+	report.send()
 	addCounts(c.createdTotal, newCreate)
 	addCounts(c.publishedTotal, newPub)
 	for _, d := range delays {

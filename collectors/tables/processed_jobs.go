@@ -11,6 +11,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
@@ -69,7 +70,7 @@ func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 }
 
 // Collect implements collectors.Collector.
-func (c *ProcessedJobs) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (c *ProcessedJobs) Collect(ctx context.Context, _ *collectors.Sink) ([]prometheus.Metric, error) {
 	newRows := map[string]float64{}
 	seen := tuples{}
 	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {

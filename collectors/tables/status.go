@@ -16,7 +16,7 @@ import (
 
 // The tables' lists of the status page (docs/status.md). Each list of a
 // table is one bounded query in the collector's own transaction, run only
-// when the page is on (a collectors.Sink in the context) and the table's
+// when the page is on (the collection has a collectors.Sink) and the table's
 // identifiers are not switched off: the oldest rows of one kind of open
 // work, `ORDER BY <time> LIMIT max_items`, with the predicate of the
 // partial index the gauges already use, so it reads only open rows. Its
@@ -25,11 +25,11 @@ import (
 // Selected are identifiers, statuses and times, never a payload, a result,
 // an error message or a request hash.
 
-// statusItems are how many items a list keeps when the page is on in ctx
-// and the table's identifiers may be shown; 0 otherwise (no query).
-func statusItems(ctx context.Context, show config.SourceStatus) int {
-	if s := collectors.SinkFrom(ctx); s != nil && show.ShowIdentifiers() {
-		return s.MaxItems()
+// items are how many items a list keeps when the page is on (a sink) and
+// the table's identifiers may be shown; 0 otherwise (no query).
+func (r *statusReport) items(show config.SourceStatus) int {
+	if r.sink != nil && show.ShowIdentifiers() {
+		return r.sink.MaxItems()
 	}
 	return 0
 }
@@ -71,8 +71,9 @@ func (q listQuery) read(ctx context.Context, tx pgx.Tx, what string, n int, dest
 }
 
 // statusReport collects a collection's lists until the collection has
-// succeeded; then they go to the sink.
+// succeeded; then they go to the sink, which is nil when the page is off.
 type statusReport struct {
+	sink  *collectors.Sink
 	lists []collectors.List
 }
 
@@ -84,10 +85,10 @@ func (r *statusReport) add(b *tableBase, table string, show config.SourceStatus,
 }
 
 // send hands the lists to the collection's sink, if the page is on.
-func (r *statusReport) send(ctx context.Context) {
-	if sink := collectors.SinkFrom(ctx); sink != nil {
+func (r *statusReport) send() {
+	if r.sink != nil {
 		for _, l := range r.lists {
-			sink.Add(l)
+			r.sink.Add(l)
 		}
 	}
 }
@@ -128,7 +129,7 @@ ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(c
 
 // readStatus reads the idempotency lists; the totals are the gauges'.
 func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
-	if collectors.SinkFrom(ctx) == nil {
+	if p.status.sink == nil {
 		return nil
 	}
 	c := p.c
@@ -142,7 +143,7 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	totals := map[string]float64{vocab.KindStaleInProgress: stale, vocab.KindUnknownOutcome: unknown}
-	n := statusItems(ctx, c.cfg.Status)
+	n := p.status.items(c.cfg.Status)
 	for _, q := range c.idempotencyLists() {
 		var scope, key, st, ref string
 		items, err := q.read(ctx, tx, "idempotency "+q.kind+" list query", n, []any{&scope, &key, &st, &ref}, func() collectors.Item {
@@ -177,7 +178,7 @@ ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteI
 
 // readInboxStatus reads the inbox lists; totals are the gauges'.
 func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[string]*agg, report *statusReport) error {
-	if collectors.SinkFrom(ctx) == nil {
+	if report.sink == nil {
 		return nil
 	}
 	totals := map[string]float64{}
@@ -188,7 +189,7 @@ func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[strin
 		}
 		totals[kind] += a.count
 	}
-	n := statusItems(ctx, c.cfg.Status)
+	n := report.items(c.cfg.Status)
 	for _, q := range c.inboxLists() {
 		var source, id, typ, st string
 		items, err := q.read(ctx, tx, "inbox "+q.kind+" list query", n, []any{&source, &id, &typ, &st}, func() collectors.Item {
@@ -226,7 +227,7 @@ ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(
 
 // readOutboxStatus reads the pending list; the total is the gauges'.
 func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[string]*outboxGroup, report *statusReport) error {
-	if collectors.SinkFrom(ctx) == nil {
+	if report.sink == nil {
 		return nil
 	}
 	var total float64
@@ -235,7 +236,7 @@ func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[str
 	}
 	q := c.outboxList()
 	var id, aggType, evType, st string
-	items, err := q.read(ctx, tx, "outbox pending list query", statusItems(ctx, c.cfg.Status), []any{&id, &aggType, &evType, &st}, func() collectors.Item {
+	items, err := q.read(ctx, tx, "outbox pending list query", report.items(c.cfg.Status), []any{&id, &aggType, &evType, &st}, func() collectors.Item {
 		return collectors.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st}
 	})
 	if err != nil {

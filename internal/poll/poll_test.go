@@ -37,7 +37,7 @@ type fakeCollector struct {
 }
 
 func (f *fakeCollector) Name() string { return f.name }
-func (f *fakeCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (f *fakeCollector) Collect(ctx context.Context, _ *collectors.Sink) ([]prometheus.Metric, error) {
 	f.calls.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, err // as a real collector fails once its context has ended
@@ -395,7 +395,7 @@ type orderCollector struct {
 }
 
 func (o *orderCollector) Name() string { return o.name }
-func (o *orderCollector) Collect(context.Context) ([]prometheus.Metric, error) {
+func (o *orderCollector) Collect(context.Context, *collectors.Sink) ([]prometheus.Metric, error) {
 	time.Sleep(20 * time.Millisecond)
 	o.record(o.name)
 	return nil, nil

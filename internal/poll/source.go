@@ -86,8 +86,8 @@ type SourceOptions struct {
 	// tables join with a Camunda engine's tasks refreshes after the engine,
 	// so the join sees the engine's view of this scrape, not the last one.
 	Phase int
-	// StatusItems, when above 0, gives every collector a collectors.Sink in
-	// its collection's context (lists of at most that many items) and keeps
+	// StatusItems, when above 0, gives every collector a collectors.Sink with
+	// each collection (lists of at most that many items) and keeps
 	// the lists of the collectors that succeeded in the snapshot, for the
 	// status page; 0 turns the page's reading off.
 	StatusItems int
@@ -247,8 +247,8 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	if snap.Up {
 		for _, c := range s.o.Collectors {
 			start := time.Now()
-			cctx, sink := s.statusContext(ctx)
-			ms, err := s.safeCollect(cctx, c)
+			sink := s.newSink()
+			ms, err := s.safeCollect(ctx, c, sink)
 			snap.Results = append(snap.Results, Result{c.Name(), err, time.Since(start)})
 			if err == nil {
 				s.recovered(c.Name())
@@ -359,24 +359,22 @@ func (s *Source) recovered(key string) {
 		"failed_for", s.o.Now().Sub(f.since).Round(time.Millisecond).String(), "failed_collections", f.count)
 }
 
-// statusContext gives one collector's run its own status sink, so its
-// lists are kept only if it succeeds; without the status page ctx is
-// returned as it is.
-func (s *Source) statusContext(ctx context.Context) (context.Context, *collectors.Sink) {
+// newSink gives one collector's run its own status sink, so its lists are
+// kept only if it succeeds; nil without the status page.
+func (s *Source) newSink() *collectors.Sink {
 	if s.o.StatusItems <= 0 {
-		return ctx, nil
+		return nil
 	}
-	sink := collectors.NewSink(collectors.SourceRef{Kind: s.o.Kind, Name: s.o.Name}, s.o.StatusItems)
-	return collectors.WithSink(ctx, sink), sink
+	return collectors.NewSink(collectors.SourceRef{Kind: s.o.Kind, Name: s.o.Name}, s.o.StatusItems)
 }
 
 // safeCollect turns a collector panic into an error: one broken collector
 // must never take the exporter down.
-func (s *Source) safeCollect(ctx context.Context, c collectors.Collector) (ms []prometheus.Metric, err error) {
+func (s *Source) safeCollect(ctx context.Context, c collectors.Collector, sink *collectors.Sink) (ms []prometheus.Metric, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("collector panicked: %v", r)
 		}
 	}()
-	return c.Collect(ctx)
+	return c.Collect(ctx, sink)
 }

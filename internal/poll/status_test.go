@@ -19,13 +19,12 @@ type listingCollector struct {
 	sawSink []bool
 }
 
-func (l *listingCollector) Collect(ctx context.Context) ([]prometheus.Metric, error) {
-	sink := collectors.SinkFrom(ctx)
+func (l *listingCollector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	l.sawSink = append(l.sawSink, sink != nil)
 	if sink != nil {
 		sink.Add(collectors.List{Kind: vocab.KindOutboxPending, Table: l.name, Total: int(l.value)})
 	}
-	return l.fakeCollector.Collect(ctx)
+	return l.fakeCollector.Collect(ctx, sink)
 }
 
 // TestStatusListsOnlyOfCollectorsThatSucceeded: a failing collector keeps no

@@ -21,7 +21,7 @@ import (
 // collector or its Camunda join.
 type TableCollector interface {
 	Name() string
-	Collect(ctx context.Context) ([]prometheus.Metric, error)
+	Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error)
 	Requirements() pgschema.Requirements
 }
 

@@ -28,12 +28,12 @@ type listing struct {
 
 func (l *listing) Name() string { return l.name }
 
-func (l *listing) Collect(ctx context.Context) ([]prometheus.Metric, error) {
+func (l *listing) Collect(_ context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	l.calls.Add(1)
 	if l.err != nil {
 		return nil, l.err
 	}
-	if sink := collectors.SinkFrom(ctx); sink != nil {
+	if sink != nil {
 		sink.Add(collectors.List{Kind: vocab.KindOutboxPending, Table: l.name, Total: l.total})
 	}
 	return nil, nil
@@ -92,7 +92,7 @@ type engineInfo struct{ level string }
 
 func (e engineInfo) Name() string { return "camunda" }
 
-func (e engineInfo) Collect(context.Context) ([]prometheus.Metric, error) {
+func (e engineInfo) Collect(context.Context, *collectors.Sink) ([]prometheus.Metric, error) {
 	return []prometheus.Metric{prometheus.MustNewConstMetric(catalog.Desc(catalog.CamundaEngineInfo), prometheus.GaugeValue, 1,
 		"main", "7.24.0", "camunda", e.level)}, nil
 }

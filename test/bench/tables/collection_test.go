@@ -510,7 +510,7 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*sources.DatabaseSour
 				size := sizes[(si+round)%len(sizes)]
 				k := key{size, t.collector}
 				start := time.Now()
-				ms, err := collector(size, t.collector).Collect(ctx)
+				ms, err := collector(size, t.collector).Collect(ctx, nil)
 				d := time.Since(start)
 				if err != nil {
 					b.Fatalf("%s at %d: %v", t.collector, size, err)
@@ -528,7 +528,7 @@ func measure(b *testing.B, url string, p plan, dbs map[int]*sources.DatabaseSour
 					l := timeQueries(b, ctx, conn, statusQueries(c))
 					plain := func() time.Duration {
 						start := time.Now()
-						if _, err := c.Collect(ctx); err != nil {
+						if _, err := c.Collect(ctx, nil); err != nil {
 							b.Fatalf("%s at %d: %v", t.collector, size, err)
 						}
 						return time.Since(start)
@@ -655,12 +655,12 @@ func timeQueries(b *testing.B, ctx context.Context, conn *pgx.Conn, qs []pgschem
 }
 
 // collectWithStatus runs one collection with the status page on (a sink
-// of the default max_items in its context, as poll gives each collector)
+// of the default max_items, as poll gives each collector)
 // and returns its time and the items the lists got.
 func collectWithStatus(b *testing.B, ctx context.Context, c sources.TableCollector) (time.Duration, int) {
 	sink := collectors.NewSink(collectors.SourceRef{Kind: "database", Name: "bench"}, config.DefaultStatusMaxItems)
 	start := time.Now()
-	if _, err := c.Collect(collectors.WithSink(ctx, sink)); err != nil {
+	if _, err := c.Collect(ctx, sink); err != nil {
 		b.Fatalf("%s with the status lists: %v", c.Name(), err)
 	}
 	d := time.Since(start)
