@@ -23,6 +23,6 @@ for project in "${projects[@]}"; do
   [ -f "$dir/pom.xml" ] || { echo "build.sh: unknown project '$project' (no $dir/pom.xml)" >&2; exit 1; }
   start=$(date +%s)
   # shellcheck disable=SC2086
-  mvn -q -B -Dstyle.color=never -DskipTests ${MVN_ARGS:-} -f "$dir/pom.xml" package
+  (cd "$dir" && mvn -q -B -Dstyle.color=never -DskipTests ${MVN_ARGS:-} package)
   echo "build.sh: $project -> $(ls "$dir"/target/*.jar | grep -v original | head -1) ($(( $(date +%s) - start )) s)"
 done
