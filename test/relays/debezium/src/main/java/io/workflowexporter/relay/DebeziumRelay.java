@@ -123,9 +123,22 @@ public final class DebeziumRelay {
             log("SIG" + sig.getName() + ": stopping");
             Thread t = new Thread(() -> {
                 try {
-                    engine.close();
+                    // The engine refuses to stop while it starts its tasks: try again until it can.
+                    for (int attempt = 0;; attempt++) {
+                        try {
+                            engine.close();
+                            break;
+                        }
+                        catch (IllegalStateException e) {
+                            // Stopping or stopped already (it failed on its own): nothing to do.
+                            if (attempt >= 300 || e.getMessage() == null || !e.getMessage().contains("tasks are starting")) {
+                                throw e;
+                            }
+                            Thread.sleep(200);
+                        }
+                    }
                 }
-                catch (IOException e) {
+                catch (IOException | RuntimeException | InterruptedException e) {
                     log("closing the engine: " + e);
                 }
                 finally {
