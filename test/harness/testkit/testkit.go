@@ -2,7 +2,8 @@
 // camundatest, promtest, exportertest, faultproxy) share: the fast tier's
 // one decision (SkipIfShort, Tool), a TestMain body that stops the shared
 // harnesses (Main), a cached build of a main package
-// (GoBuild), a child process serving HTTP (StartServer), a concurrency-safe
+// (GoBuild), a cached build of a Maven project's jar (MavenBuild), a child
+// process serving HTTP (StartServer), a concurrency-safe
 // log buffer, free ports, the repository root, a throwaway CA, file locks,
 // gathering a collector's metrics, and the unit tests' fixed clock (Epoch,
 // At). It imports nothing of the exporter,
