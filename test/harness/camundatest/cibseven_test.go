@@ -35,7 +35,8 @@ func TestCIBSevenNeedsPostgres(t *testing.T) {
 // TestCIBSevenOnPostgres starts a real CIB seven engine on a throwaway PostgreSQL database, drives
 // one external task through fetchAndLock and complete with the harness's unchanged Client and
 // Worker (through the test driver), and checks what the engine wrote to its database: the tables
-// the exporter's engine-database mode reads, the schema version and the task's history.
+// the exporter's engine-database mode reads, the schema version and the task's history; and that
+// its job executor runs an async continuation.
 func TestCIBSevenOnPostgres(t *testing.T) {
 	dbURL := pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -136,5 +137,28 @@ func TestCIBSevenOnPostgres(t *testing.T) {
 	var ended bool
 	if err := conn.QueryRow(ctx, `SELECT end_time_ IS NOT NULL FROM act_hi_procinst WHERE id_ = $1`, pi.ID).Scan(&ended); err != nil || !ended {
 		t.Errorf("ACT_HI_PROCINST: instance ended = %v, %v; want true", ended, err)
+	}
+
+	// The job executor runs: an async continuation completes by itself.
+	async := camundatest.UniqueName(t.Name(), "async")
+	if _, err := c.Deploy(ctx, async, map[string][]byte{async + ".bpmn": camundatest.AsyncProcess(async)}); err != nil {
+		t.Fatal(err)
+	}
+	api, err := c.StartProcess(ctx, async, "", map[string]any{"fail": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if err := conn.QueryRow(ctx, `SELECT end_time_ IS NOT NULL FROM act_hi_procinst WHERE id_ = $1`, api.ID).Scan(&ended); err != nil {
+			t.Fatal(err)
+		}
+		if ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the async continuation of %s did not run within 90 s: is the job executor on?", api.ID)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
