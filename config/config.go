@@ -638,7 +638,7 @@ func secret(file, env string) (string, error) {
 	case file != "":
 		b, err := readSecretFile(file)
 		if err != nil {
-			return "", fmt.Errorf("cannot read file %s: %v", file, err)
+			return "", fmt.Errorf("cannot read file %s: %w", file, err)
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {

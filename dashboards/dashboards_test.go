@@ -218,7 +218,7 @@ func checkDashboard(d fullDashboard) []string {
 			for y := p.GridPos.Y; y < p.GridPos.Y+p.GridPos.H; y++ {
 				if other, ok := taken[cell{x, y}]; ok {
 					bad("panel %q overlaps panel %q", p.Title, other)
-					x, y = 1<<30, 1<<30
+					x = p.GridPos.X + p.GridPos.W // one report per panel: leave both loops
 					break
 				}
 				taken[cell{x, y}] = p.Title

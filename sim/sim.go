@@ -365,7 +365,7 @@ func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) er
 			_, err := s.engine.Version(cctx)
 			cancel()
 			if err != nil {
-				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %v", ErrCannotInject, name, target, s.cfg.EngineURL, err)
+				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %w", ErrCannotInject, name, target, s.cfg.EngineURL, err)
 			}
 		}
 		s.laneFaults(target).set(name, on)

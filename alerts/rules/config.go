@@ -92,10 +92,8 @@ type SelectorConfig struct {
 	Severity string            `yaml:"severity"`
 	Labels   map[string]string `yaml:"labels"`
 
-	// set is Set as written (only the keys given), and thresholds the
-	// config's thresholds with it applied.
-	set        *yaml.Node
-	thresholds Thresholds
+	// set is Set as written (only the keys given).
+	set *yaml.Node
 }
 
 // UnmarshalYAML keeps the set node, so only the keys it names change.

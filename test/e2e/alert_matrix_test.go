@@ -663,6 +663,8 @@ func promQuery(t *testing.T, base, q string) float64 {
 		return 0
 	}
 	var v float64
-	fmt.Sscan(fmt.Sprint(out.Data.Result[0].Value[1]), &v)
+	if _, err := fmt.Sscan(fmt.Sprint(out.Data.Result[0].Value[1]), &v); err != nil {
+		return 0
+	}
 	return v
 }

@@ -152,7 +152,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer exporter.Stop()
+	defer func() { _ = exporter.Stop() }()
 
 	var urls strings.Builder
 	var dashboards string // where the Grafana dashboards are, with Prometheus
@@ -224,7 +224,7 @@ func dashboardsHint(prometheusURL string) (string, error) {
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("no dashboards in %s (run the demo from the repository root): %v", dir, err)
+		return "", fmt.Errorf("no dashboards in %s (run the demo from the repository root): %w", dir, err)
 	}
 	return fmt.Sprintf(`Grafana dashboards (%d, not started here): %s
   In your Grafana: Dashboards > New > Import, upload each file, and choose a Prometheus data source
