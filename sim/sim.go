@@ -14,7 +14,7 @@
 // It writes only to the databases it is given, and only to the four worker
 // tables; it never writes to the engine's database (only through the
 // engine's REST API, as a worker does). The engine and database faults act
-// on proxies in front of them (test/harness/faultproxy) that only the
+// on proxies in front of them (sim/faultproxy) that only the
 // exporter uses.
 package sim
 

@@ -22,7 +22,7 @@ import (
 )
 
 // The alert matrix: every failure window of at-least-once workers, caused
-// on the real stack by the workload simulator (test/sim), must raise the
+// on the real stack by the workload simulator (sim/), must raise the
 // alerts meant for it, and Alertmanager, routed and inhibited by
 // deploy/alertmanager.yml, must send exactly one notification per fault: the
 // root cause's, at the receiver of its severity, carrying the lane's labels

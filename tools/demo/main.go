@@ -1,7 +1,7 @@
 // Command demo is `make demo`: the whole product running on 127.0.0.1 as
 // local processes. A throwaway PostgreSQL with the worker tables, a Camunda
 // 7.24 engine (built with Maven on first use), the workload simulator
-// (test/sim) with a few lanes of idempotent workers, the exporter
+// (sim/) with a few lanes of idempotent workers, the exporter
 // binary, Debian's Prometheus with the alert rules, and Debian's
 // Alertmanager with deploy/alertmanager.yml, whose receivers point at a
 // small webhook here that prints every notification. It prints the URLs

@@ -14,10 +14,8 @@
 // every test of one `go test` process the same engine per flavor, so the JVM start-up (10-20 s on
 // two cores) is paid once; call Main from TestMain so shared engines are stopped at exit.
 //
-// The REST helpers (Client, Worker) use net/http only. Errors name the endpoint and HTTP status and
-// carry the response body. The BPMN models (Chain, ExternalTaskProcess and the fixed shapes of
-// bpmn.go) are what the tests, the Camunda benchmark and the workload simulator (test/sim) deploy;
-// the simulator drives any engine with the same Client and Worker.
+// The engines are driven with sim/engineclient (its Client, Worker and BPMN models), the client the
+// workload simulator drives any engine with; Engine.Client returns one for a started engine.
 //
 // Typical use in another package's tests:
 //
