@@ -120,7 +120,7 @@ bench-engine-cost: deps
 
 ## generate: regenerate every generated file from code (index SQL, dashboards and their ConfigMap, alert rules, the tables of docs/metrics.md and docs/database.md)
 generate:
-	$(GO) generate ./...
+	$(GO) generate ./tools/generate
 
 deps:
 	@bash scripts/install-deps.sh test

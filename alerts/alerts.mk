@@ -28,7 +28,8 @@ check-sloth:
 	$(SLOTH_BIN) generate --no-log -i alerts/slo-example.sloth.yml -o $(CURDIR)/.tmp/sloth-rules.yml
 	promtool check rules $(CURDIR)/.tmp/sloth-rules.yml
 
-# Regenerate only alerts/workflow-alerts.yml after changing alerts/config.yml;
-# `make generate` (go generate ./...) regenerates it along with every other generated file.
+# Regenerate only the rule files and the SLO examples after changing alerts/config.yml;
+# `make generate` (go generate ./tools/generate) regenerates them along with every other
+# generated file.
 generate-alerts:
-	$(GO) generate ./alerts/...
+	$(GO) generate -run 'render (rules|slos)' ./tools/generate

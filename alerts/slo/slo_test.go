@@ -25,7 +25,7 @@ func loadExample(t *testing.T) Config {
 }
 
 // TestExampleFilesAreCurrent: the committed rules and Sloth spec are what
-// the example SLO file renders to (go generate ./alerts/slo rewrites them).
+// the example SLO file renders to (make generate rewrites them).
 func TestExampleFilesAreCurrent(t *testing.T) {
 	cfg := loadExample(t)
 	rules, err := Rules(cfg, example)
@@ -42,7 +42,7 @@ func TestExampleFilesAreCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(got) != string(want) {
-			t.Errorf("%s is stale: run go generate ./alerts/slo", file)
+			t.Errorf("%s is stale: run make generate", file)
 		}
 	}
 }

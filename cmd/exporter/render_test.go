@@ -19,7 +19,7 @@ func goGenerateRenders(t *testing.T) [][]string {
 	t.Helper()
 	line := regexp.MustCompile(`(?m)^//go:generate go -C \S+ run ./cmd/exporter (render .*)$`)
 	var out [][]string
-	for _, f := range []string{"../../alerts/rules/gen.go", "../../alerts/slo/gen.go", "../../dashboards/build.go"} {
+	for _, f := range []string{"../../tools/generate/generate.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
