@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
@@ -136,7 +137,7 @@ func checkLabels(key string, ls map[string]string, a Alert) error {
 }
 
 func checkSeverity(key, sev string) error {
-	if sev != "" && sev != Critical && sev != Warning && sev != Info {
+	if sev != "" && sev != rulefile.Critical && sev != rulefile.Warning && sev != rulefile.Info {
 		return fmt.Errorf("alerts config: %s.severity: %q is not one of critical, warning, info", key, sev)
 	}
 	return nil
@@ -162,7 +163,7 @@ func (c Config) validateAlerts() error {
 			}
 			return fmt.Errorf("alerts config: %s: %s", key, msg)
 		}
-		if a.Severity == None && (ac.Severity != "" || len(ac.Selectors) > 0) {
+		if a.Severity == rulefile.None && (ac.Severity != "" || len(ac.Selectors) > 0) {
 			return fmt.Errorf("alerts config: %s: the watchdog can be turned off or labelled, nothing else", key)
 		}
 		if err := checkSeverity(key, ac.Severity); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -43,11 +44,11 @@ alerts:
 		t.Errorf("turned off, still built: %v", rs)
 	}
 	rs := rulesOf(f, CamundaExternalTaskRetriesExhausted)
-	if len(rs) != 1 || rs[0].Labels["severity"] != Critical || rs[0].Labels["team"] != "fulfillment" {
+	if len(rs) != 1 || rs[0].Labels["severity"] != rulefile.Critical || rs[0].Labels["team"] != "fulfillment" {
 		t.Errorf("severity and labels not applied: %+v", rs)
 	}
 	// The others keep theirs.
-	if rs := rulesOf(f, CamundaExternalTaskRetryStorm); len(rs) != 1 || rs[0].Labels["severity"] != Warning || len(rs[0].Labels) != 1 {
+	if rs := rulesOf(f, CamundaExternalTaskRetryStorm); len(rs) != 1 || rs[0].Labels["severity"] != rulefile.Warning || len(rs[0].Labels) != 1 {
 		t.Errorf("an alert not named changed: %+v", rs)
 	}
 }
@@ -79,11 +80,11 @@ alerts:
 			t.Errorf("the alert's rule lacks %q:\n%s", want, def.Expr)
 		}
 	}
-	if def.Labels["team"] != "fulfillment" || def.Labels["severity"] != Critical || def.For != "10m" {
+	if def.Labels["team"] != "fulfillment" || def.Labels["severity"] != rulefile.Critical || def.For != "10m" {
 		t.Errorf("the alert's rule: labels %v, for %s", def.Labels, def.For)
 	}
 	if !strings.Contains(export.Expr, "> 7200") || !strings.Contains(export.Expr, `topic="billing.export"}`) || export.For != "30m" ||
-		export.Labels["severity"] != Warning || export.Labels["team"] != "billing" {
+		export.Labels["severity"] != rulefile.Warning || export.Labels["team"] != "billing" {
 		t.Errorf("the first selector's rule: for %s, labels %v:\n%s", export.For, export.Labels, export.Expr)
 	}
 	// Every series of the selector's rule carries its matcher.
@@ -93,7 +94,7 @@ alerts:
 		}
 	}
 	if !strings.Contains(billing.Expr, "> 3600") || !strings.Contains(billing.Expr, `unless on (topic) camunda_external_task_oldest_waiting_age_seconds{job="workflow-exporter", topic="billing.export"}`) ||
-		billing.Labels["team"] != "fulfillment" || billing.Labels["severity"] != Critical {
+		billing.Labels["team"] != "fulfillment" || billing.Labels["severity"] != rulefile.Critical {
 		t.Errorf("the second selector's rule: labels %v:\n%s", billing.Labels, billing.Expr)
 	}
 	if strings.Contains(export.Expr, "unless on (topic) camunda_external_task_oldest_waiting_age_seconds{job=\"workflow-exporter\", topic=~") {
