@@ -72,8 +72,8 @@ func (b builder) sel(metric string, matchers ...string) string {
 		panic(fmt.Sprintf("alerts/rules: series %q is not in the catalog", metric))
 	}
 	ms := make([]string, 0, len(matchers)+len(b.extra)+1)
-	if b.c.Selector != "" {
-		ms = append(ms, b.c.Selector)
+	if s := b.c.Selector.String(); s != "" {
+		ms = append(ms, s)
 	}
 	ms = append(ms, matchers...)
 	ms = append(ms, b.extra...)
@@ -225,11 +225,10 @@ func (c Config) tuned(r Rule, ac AlertConfig) []Rule {
 		}
 		cs := c
 		cs.Thresholds = t
-		sr := builder{c: cs, extra: []string{s.Match}}.all()[r.Alert]
+		sr := builder{c: cs, extra: []string{s.Match.String()}}.all()[r.Alert]
 		sr.Expr = unlessAny(sr.Expr, earlier)
 		out = append(out, relabel(relabel(sr, ac.Severity, ac.Labels), s.Severity, s.Labels))
-		ls, _ := matcherLabels(s.Match)
-		earlier = append(earlier, "on ("+strings.Join(ls, ", ")+") "+builder{c: c}.sel(anchor, s.Match))
+		earlier = append(earlier, "on ("+strings.Join(s.Match.Labels(), ", ")+") "+builder{c: c}.sel(anchor, s.Match.String()))
 	}
 	r.Expr = unlessAny(r.Expr, earlier)
 	return append([]Rule{relabel(r, ac.Severity, ac.Labels)}, out...)

@@ -201,8 +201,8 @@ func (c Config) eventRates(o Objective, w string) (bad, total string) {
 // matchers into a PromQL selector.
 func (c Config) selector(matchers map[string]string, extra ...string) string {
 	var parts []string
-	if c.Selector != "" {
-		parts = append(parts, c.Selector)
+	if s := c.Selector.String(); s != "" {
+		parts = append(parts, s)
 	}
 	for _, kv := range sortedLabels(matchers) {
 		parts = append(parts, kv[0]+"="+strconv.Quote(kv[1]))
