@@ -33,8 +33,8 @@ func TestConfigCheckNamesTheKey(t *testing.T) {
 		t.Fatalf("invalid config accepted:\n%s", out)
 	}
 	for _, want := range []string{
-		"databases[0]: dsn: environment variable WFX_UNSET_FOR_TEST is not set or empty",
-		`databases[0].tables.outbox.columns.created_at: "created at" is not a column name`,
+		"databases[0] (line 2): dsn: environment variable WFX_UNSET_FOR_TEST is not set or empty",
+		`databases[0].tables.outbox.columns.created_at (line 5): "created at" is not a column name`,
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/sim"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
@@ -216,11 +217,11 @@ type amAlert struct {
 
 func receiverFor(severity string) string {
 	switch severity {
-	case rules.Critical:
+	case rulefile.Critical:
 		return "pager"
-	case rules.Warning:
+	case rulefile.Warning:
 		return "ticket"
-	case rules.None:
+	case rulefile.None:
 		return "watchdog"
 	}
 	return "null"
@@ -555,7 +556,7 @@ func checkOneNotificationPerFault(t *testing.T, hook *promtest.Receiver, watch *
 			switch {
 			case st == nil:
 				t.Errorf("%s (fault %s on %s) never showed in Alertmanager", a, c.fault, c.target)
-			case a != c.notify && al.Severity != rules.Info && !st.inhibited:
+			case a != c.notify && al.Severity != rulefile.Info && !st.inhibited:
 				t.Errorf("%s (fault %s on %s) was never inhibited in Alertmanager: it must be muted by %s", a, c.fault, c.target, c.notify)
 			}
 		}

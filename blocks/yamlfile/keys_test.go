@@ -1,11 +1,8 @@
-package yamlkeys
+package yamlfile
 
 import (
-	"reflect"
 	"strings"
 	"testing"
-
-	"go.yaml.in/yaml/v3"
 )
 
 type inner struct {
@@ -28,11 +25,8 @@ type Embedded struct {
 
 func check(t *testing.T, doc string) string {
 	t.Helper()
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
-		t.Fatal(err)
-	}
-	if err := Check(&n, reflect.TypeOf(outer{}), ""); err != nil {
+	var v outer
+	if _, err := Decode([]byte(doc), &v, Options{}); err != nil {
 		return err.Error()
 	}
 	return ""
