@@ -75,7 +75,7 @@ func (s Selector) Matchers() ([]Matcher, error) {
 			// Prometheus anchors the expression and compiles it with Go's
 			// regexp package.
 			if _, err := regexp.Compile("^(?:" + v + ")$"); err != nil {
-				return nil, fmt.Errorf("%q: the value is not a regular expression: %v", strings.TrimSpace(p), err)
+				return nil, fmt.Errorf("%q: the value is not a regular expression: %w", strings.TrimSpace(p), err)
 			}
 		}
 		out = append(out, Matcher{Name: m[1], Op: m[2], Value: v})
