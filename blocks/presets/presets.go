@@ -299,6 +299,7 @@ func OutboxPresets() []Outbox {
 			Notes: []string{
 				"The table is named after the endpoint (`<Endpoint>_OutboxData`): `table:` is required. One row per handled incoming message: pending while its outgoing messages are not dispatched (normally milliseconds). The labels are empty: the message types are inside `Operations`, emptied at dispatch.",
 				"`DispatchedAt` is a timestamp without time zone written in the writer session's zone: run the exporter's role in the same `TimeZone` (docs/database.md).",
+				"The library's indexes `Index_Dispatched` and `Index_DispatchedAt` carry no table prefix: a second endpoint's outbox table in the same schema gets none of them (`check` says so); create them from `deploy/sql/presets/nservicebus.sql` with that table's name.",
 			},
 		},
 		{

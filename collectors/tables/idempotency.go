@@ -137,11 +137,15 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 	}
 	req := c.requirements(st)
 	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		st, _, req, err := c.resolve(ctx, tx)
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
-		return pgschema.Resolved{Requirements: req, Notes: st.notes, Warnings: st.warnings}, nil
+		st, err := resolveIdemStatus(c.cfg, c.key, cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		return pgschema.Resolved{Requirements: c.requirements(st), Notes: st.notes, Warnings: st.warnings}, nil
 	}
 	return req
 }

@@ -133,8 +133,6 @@ func (c *Inbox) requirements(p *inboxPlan) pgschema.Requirements {
 		}
 		req.Indexes = append(req.Indexes, open)
 		req.Queries = append(req.Queries, pgschema.Query{Name: "open", SQL: p.sqlGauges, Args: p.gaugeArgs})
-	} else {
-		req.Indexes = append(req.Indexes, pgschema.Index{NoneNeeded: s.openRows})
 	}
 	if p.sqlProcessed != "" {
 		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.processedIndex, Columns: []string{s.processed.column},
@@ -170,7 +168,11 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 	}
 	req := p.req
 	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		p, err := c.resolve(ctx, tx)
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		p, err := c.plan(cols)
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}

@@ -148,11 +148,16 @@ func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
 	}
 	req := c.requirements(st)
 	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		st, req, err := c.resolve(ctx, tx)
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
-		return pgschema.Resolved{Requirements: req, Notes: st.notes, Warnings: st.warnings}, nil
+		st, err := resolveIdemStatus(c.cfg, c.key, cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		// The notes are the idempotency collector's to give.
+		return pgschema.Resolved{Requirements: c.requirements(st)}, nil
 	}
 	return req
 }

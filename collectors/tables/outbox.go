@@ -122,7 +122,11 @@ ORDER BY %[6]s LIMIT $1`, s.id, textOr(s.errorText), s.created.listColumns(), t,
 // requirements is what the collector needs from its table with the plan.
 func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 	s := p.shape
-	req := pgschema.Requirements{Kind: "outbox", Table: s.table, Preset: s.preset, Columns: s.columns}
+	preset := s.preset
+	if s.variant != "" {
+		preset += " " + s.variant
+	}
+	req := pgschema.Requirements{Kind: "outbox", Table: s.table, Preset: preset, Columns: s.columns}
 	pending := pgschema.Index{Query: "pending", Name: s.openIndex, Columns: s.openIndexColumns, Where: s.open,
 		LibraryIndex: s.libraryIndexes["pending"],
 		Why:          "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history"}
@@ -161,7 +165,11 @@ func (c *Outbox) Requirements() pgschema.Requirements {
 	}
 	req := p.req
 	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		p, err := c.resolve(ctx, tx)
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		p, err := c.plan(cols)
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
@@ -307,6 +315,28 @@ func (c *Outbox) metrics(series map[string]bool, groups map[string]*outboxGroup)
 	}
 	if series[catalog.OutboxPublishDelay] {
 		out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
+	}
+	return out
+}
+
+// VariantRequirements are the requirements of every variant of the
+// table's preset (one for a mapped table): what deploy/sql/presets is
+// generated from, so the indexes serve each schema version.
+func (c *Outbox) VariantRequirements() []pgschema.Requirements {
+	if c.cfg.Preset == "" {
+		return []pgschema.Requirements{c.Requirements()}
+	}
+	var out []pgschema.Requirements
+	for _, v := range presets.OutboxVariants(c.cfg.Preset) {
+		cols := map[string]pgschema.ColumnType{}
+		for _, name := range v.Columns {
+			cols[name] = pgschema.Text
+		}
+		p, err := c.plan(cols)
+		if err != nil {
+			panic(err) // a preset's own columns always resolve
+		}
+		out = append(out, p.req)
 	}
 	return out
 }
