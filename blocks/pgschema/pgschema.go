@@ -210,9 +210,13 @@ type ColumnType struct {
 	// numeric, "B" boolean, "E" enum, and others.
 	Category string
 	// Domain says the column's type is a domain over Base: a value is
-	// compared after casting the column to Base, so the domain's
-	// constraints never see a literal.
+	// compared after casting the column to BaseType (a domain over an enum
+	// has no comparison operator of its own, and its constraints never see
+	// a literal then).
 	Domain bool
+	// BaseType is Base as a type name to cast to, schema-qualified where
+	// the role's search_path does not find it (format_type).
+	BaseType string
 	// Labels are an enum's labels in their order (pg_enum): the only
 	// values the column can hold.
 	Labels []string
@@ -220,7 +224,7 @@ type ColumnType struct {
 
 // Text is the type ColumnTypes reports for text columns, the type the
 // default requirements (and deploy/sql) assume for status columns.
-var Text = ColumnType{Type: "text", Base: "text", Category: "S"}
+var Text = ColumnType{Type: "text", Base: "text", BaseType: "text", Category: "S"}
 
 // ColumnTypes returns the columns of a table with their types (a domain's
 // base type, an enum's labels), or ok=false when the table does not exist
@@ -233,7 +237,7 @@ func ColumnTypes(ctx context.Context, tx pgx.Tx, table string) (cols map[string]
 	if oid == nil {
 		return nil, false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), b.typname::text, b.typcategory::text, t.typtype = 'd',
+	rows, err := tx.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), b.typname::text, format_type(b.oid, NULL), b.typcategory::text, t.typtype = 'd',
 		ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = b.oid ORDER BY e.enumsortorder)
 	FROM pg_attribute a
 	JOIN pg_type t ON t.oid = a.atttypid
@@ -247,7 +251,7 @@ func ColumnTypes(ctx context.Context, tx pgx.Tx, table string) (cols map[string]
 	for rows.Next() {
 		var name string
 		var t ColumnType
-		if err := rows.Scan(&name, &t.Type, &t.Base, &t.Category, &t.Domain, &t.Labels); err != nil {
+		if err := rows.Scan(&name, &t.Type, &t.Base, &t.BaseType, &t.Category, &t.Domain, &t.Labels); err != nil {
 			return nil, false, err
 		}
 		if len(t.Labels) == 0 {

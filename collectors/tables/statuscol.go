@@ -65,7 +65,7 @@ func newStatusColumn(table, key, name string, t pgschema.ColumnType) (statusColu
 		return s, &pgschema.Error{Table: table, Column: name, Key: key, Detail: fmt.Sprintf("is of type %s, which cannot hold statuses; use text, varchar, an enum, smallint, integer, bigint or boolean", t.Type)}
 	}
 	if t.Domain {
-		s.expr = "(" + s.expr + ")::" + pgschema.QuoteIdent(t.Base)
+		s.expr = "(" + s.expr + ")::" + t.BaseType
 	}
 	return s, nil
 }
