@@ -13,9 +13,12 @@ const (
 	WorkflowOutboxOldestEventTooOld       = "WorkflowOutboxOldestEventTooOld"
 	WorkflowOutboxEventsFailed            = "WorkflowOutboxEventsFailed"
 	WorkflowOutboxBacklogGrowing          = "WorkflowOutboxBacklogGrowing"
+	WorkflowOutboxEventsRetrying          = "WorkflowOutboxEventsRetrying"
 	WorkflowInboxBacklogStalled           = "WorkflowInboxBacklogStalled"
 	WorkflowInboxBacklogGrowing           = "WorkflowInboxBacklogGrowing"
 	WorkflowInboxBacklogOld               = "WorkflowInboxBacklogOld"
+	WorkflowInboxMessagesRetrying         = "WorkflowInboxMessagesRetrying"
+	WorkflowInboxMessagesFailed           = "WorkflowInboxMessagesFailed"
 	WorkflowUnknownOutcomeRecords         = "WorkflowUnknownOutcomeRecords"
 	WorkflowIdempotencyStaleInProgress    = "WorkflowIdempotencyStaleInProgress"
 	WorkflowIdempotencyConflicts          = "WorkflowIdempotencyConflicts"
@@ -158,10 +161,13 @@ func Alerts() []Alert {
 		outbox.alert(WorkflowOutboxOldestEventTooOld, Critical, "the oldest pending event is older than consumers tolerate"),
 		outbox.alert(WorkflowOutboxEventsFailed, Warning, "events in a failed status will not be published without help"),
 		outbox.alert(WorkflowOutboxBacklogGrowing, Warning, "the publisher falls behind"),
+		outbox.alert(WorkflowOutboxEventsRetrying, Warning, "events are retried again and again and still not published"),
 
 		inbox.alert(WorkflowInboxBacklogStalled, Warning, "messages wait and none is processed"),
 		inbox.alert(WorkflowInboxBacklogGrowing, Warning, "the consumer falls behind"),
 		inbox.alert(WorkflowInboxBacklogOld, Critical, "messages have waited too long to be processed"),
+		inbox.alert(WorkflowInboxMessagesRetrying, Warning, "messages are retried again and again and still not processed"),
+		inbox.alert(WorkflowInboxMessagesFailed, Warning, "dead-lettered messages wait for an operator"),
 
 		{WorkflowUnknownOutcomeRecords, Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
 			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }} of database {{ $labels.database }}: unknown outcomes wait for reconciliation"},
