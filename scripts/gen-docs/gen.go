@@ -1,3 +1,3 @@
 package main
 
-//go:generate go run . ../../docs/metrics.md ../../docs/database.md
+//go:generate go run . ../../docs/metrics.md ../../docs/database.md ../../docs/outbox-shapes.md
