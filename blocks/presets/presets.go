@@ -249,7 +249,7 @@ func OutboxPresets() []Outbox {
 				OutboxOldestAge:    "the table keeps no creation time: nextattempttime and lastattempttime are rewritten at every attempt",
 				OutboxOldestFailed: "the table keeps no creation time",
 				OutboxCreated:      "the table keeps no creation time, and rows are deleted once sent",
-				OutboxPublished:    "rows are deleted once sent (retained ones keep no publication time)",
+				OutboxPublished:    "rows are deleted once sent; only entries with a uniqueRequestId stay (processed), so a count of them would miss the others",
 				OutboxDelay:        "neither time is stored",
 			},
 			Notes: []string{
