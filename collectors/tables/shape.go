@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -152,11 +151,4 @@ func presetColumns(key string, names []string) []pgschema.Column {
 func schemaError(err error) bool {
 	var se *pgschema.Error
 	return errors.As(err, &se)
-}
-
-// sortedUnique returns the strings sorted, without repeats.
-func sortedUnique(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return slices.Compact(s)
 }

@@ -223,6 +223,3 @@ func resolveList(key string, values []string, col statusColumn) (held []string, 
 	}
 	return held, warnings
 }
-
-// terminalOf returns the held values of the terminal statuses of a kind.
-func (r resolvedStatuses) terminalOf(terminal []string) []string { return r.values(terminal...) }
