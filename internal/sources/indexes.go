@@ -6,6 +6,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
@@ -14,7 +15,8 @@ import (
 // the optional duplicate_count extension. deploy/sql/003_exporter_indexes.sql
 // and the index table of docs/database.md are generated from it.
 func DefaultRequirements() []pgschema.Requirements {
-	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
+	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]\n" +
+		"deliveries: [{name: reference, from: {database: reference}, to: {database: reference}}]"))
 	if err != nil {
 		panic(err)
 	}
@@ -26,6 +28,15 @@ func DefaultRequirements() []pgschema.Requirements {
 				out = append(out, c.Requirements())
 			}
 		}
+	}
+	// A delivery's window and lookup (deliveries[]), from the reference
+	// outbox to the reference inbox.
+	d := cfg.Deliveries[0]
+	for _, r := range tables.NewDelivery(tables.DeliveryOptions{Delivery: d, Key: "deliveries[0]",
+		Outbox: *cfg.Databases[0].Tables.Outbox, Inbox: *cfg.Databases[0].Tables.Inbox,
+		OutboxKey: "tables.outbox", InboxKey: "tables.inbox"}).Requirements() {
+		r.Kind += " (deliveries[])"
+		out = append(out, r)
 	}
 	return out
 }
