@@ -59,6 +59,7 @@ type Config struct {
 type Thresholds struct {
 	Outbox      OutboxConfig      `yaml:"outbox"`
 	Inbox       InboxConfig       `yaml:"inbox"`
+	Delivery    DeliveryConfig    `yaml:"delivery"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	Camunda     CamundaConfig     `yaml:"camunda"`
 	Exporter    ExporterConfig    `yaml:"exporter"`
@@ -139,6 +140,20 @@ type InboxConfig struct {
 	GrowingWindow      model.Duration `yaml:"growing_window"`
 	GrowingMinIncrease float64        `yaml:"growing_min_increase"`
 	GrowingFor         model.Duration `yaml:"growing_for"`
+}
+
+// DeliveryConfig tunes the alerts on deliveries (deliveries[] of the
+// exporter config: outbox to inbox across databases).
+type DeliveryConfig struct {
+	// LostFor: events of a delivery published longer ago than its
+	// deadline and not received, for this long.
+	LostFor model.Duration `yaml:"lost_for"`
+	// DuplicatesMin and DuplicatesRatio: more than Min receipts beyond the
+	// first among the events of the delivery's window, and more than Ratio
+	// of those events, for DuplicatesFor.
+	DuplicatesMin   float64        `yaml:"duplicates_min"`
+	DuplicatesRatio float64        `yaml:"duplicates_ratio"`
+	DuplicatesFor   model.Duration `yaml:"duplicates_for"`
 }
 
 // IdempotencyConfig tunes the idempotency-table alerts.
@@ -306,6 +321,12 @@ func DefaultThresholds() Thresholds {
 			GrowingMinIncrease: 20,
 			GrowingFor:         d("15m"),
 		},
+		Delivery: DeliveryConfig{
+			LostFor:         d("2m"),
+			DuplicatesMin:   10,
+			DuplicatesRatio: 0.01,
+			DuplicatesFor:   d("15m"),
+		},
 		Idempotency: IdempotencyConfig{
 			UnknownOutcomeAge:       d("15m"),
 			UnknownOutcomeFor:       d("5m"),
@@ -458,6 +479,9 @@ func (c Thresholds) validate() error {
 	if c.Idempotency.DuplicatesFactor <= 1 {
 		return fmt.Errorf("idempotency.duplicates_factor: must be above 1 (a rise against the baseline)")
 	}
+	if r := c.Delivery.DuplicatesRatio; r <= 0 || r > 1 {
+		return fmt.Errorf("delivery.duplicates_ratio: must be above 0 and at most 1 (a share of the window's events), got %v", r)
+	}
 	if r := c.Camunda.RetryStormFailureRatio; r <= 0 || r >= 1 {
 		return fmt.Errorf("camunda.retry_storm_failure_ratio: must be between 0 and 1, got %v", r)
 	}
@@ -467,6 +491,7 @@ func (c Thresholds) validate() error {
 		"camunda.duplicate_execution_max":  c.Camunda.DuplicateExecutionMax,
 		"idempotency.conflicts_max":        c.Idempotency.ConflictsMax,
 		"idempotency.duplicates_min":       c.Idempotency.DuplicatesMin,
+		"delivery.duplicates_min":          c.Delivery.DuplicatesMin,
 		"camunda.lock_expirations_max":     c.Camunda.LockExpirationsMax,
 		"camunda.retry_storm_min_failures": c.Camunda.RetryStormMinFailures,
 	} {

@@ -25,6 +25,8 @@ func ForKeys() map[string]string {
 		WorkflowInboxBacklogStalled:           "inbox.stalled_for",
 		WorkflowInboxBacklogGrowing:           "inbox.growing_for",
 		WorkflowInboxBacklogOld:               "inbox.for",
+		WorkflowDeliveryEventsLost:            "delivery.lost_for",
+		WorkflowDeliveryDuplicateReceipts:     "delivery.duplicates_for",
 		WorkflowUnknownOutcomeRecords:         "idempotency.unknown_outcome_for",
 		WorkflowIdempotencyStaleInProgress:    "idempotency.stale_for",
 		WorkflowCompletedSideEffectTaskOpen:   "idempotency.completed_task_open_for",
