@@ -1,7 +1,9 @@
 package config
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -85,5 +87,28 @@ func TestDeliveryMessageIDSQL(t *testing.T) {
 	}
 	if got := (DeliveryFrom{MessageID: "event_id", MessageIDExpression: "'o:' || event_id"}).MessageIDSQL(q); got != `('o:' || event_id)` {
 		t.Errorf("expression: %s", got)
+	}
+}
+
+// TestDeliveryLedgerExampleLoads: the configuration example of
+// docs/delivery-ledger.md is a valid file.
+func TestDeliveryLedgerExampleLoads(t *testing.T) {
+	b, err := os.ReadFile("../docs/delivery-ledger.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```yaml\ndatabases:")
+	example, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatal("docs/delivery-ledger.md: no ```yaml block starting with databases:")
+	}
+	t.Setenv("ORDERS_DATABASE_URL", "postgres://exporter@db/orders")
+	t.Setenv("BILLING_DATABASE_URL", "postgres://exporter@db2/billing")
+	c, err := Parse([]byte("databases:" + example))
+	if err != nil {
+		t.Fatalf("the example of docs/delivery-ledger.md does not load: %v", err)
+	}
+	if d := c.Deliveries[0]; d.Name != "orders-billing" || d.From.MessageID != "event_id" || len(d.To.SourceSystems) != 1 {
+		t.Errorf("example parsed as %+v", d)
 	}
 }

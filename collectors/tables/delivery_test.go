@@ -1,6 +1,8 @@
 package tables_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -422,4 +424,67 @@ func deliveryRequirements(t *testing.T) []pgschema.Requirements {
 	tb := cfg.Databases[0].Tables
 	return tables.NewDelivery(tables.DeliveryOptions{Delivery: cfg.Deliveries[0], Key: "deliveries[0]", Outbox: *tb.Outbox, Inbox: *tb.Inbox,
 		OutboxKey: "databases[0].tables.outbox", InboxKey: "databases[0].tables.inbox"}).Requirements()
+}
+
+// TestDeliveryCostIsTheWindowsEvents: with 50,000 events published before
+// the window and 50,000 inbox rows of other messages, the window's page and
+// the inbox lookup of its 20 events read a few pages of each table, through
+// the indexes of deploy/sql/003_exporter_indexes.sql; without the lookup's
+// index (the inbox's primary key leads with source_system) the lookup reads
+// the whole primary key.
+func TestDeliveryCostIsTheWindowsEvents(t *testing.T) {
+	d := newTestDB(t, false)
+	const history, window = 50000, 20
+	d.Exec(`INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+		SELECT gen_random_uuid(), 'Order', 'a', 'OrderPlaced', 'k', '{}', 'PUBLISHED', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)
+		FROM generate_series(1, $2) g`, collectortest.At(-7200), history)
+	d.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at)
+		SELECT 'orders', 'h' || g, 'order', 'c', 'PROCESSED', $1::timestamptz - make_interval(secs => g) FROM generate_series(1, $2) g`, collectortest.At(-7200), history)
+	var ids []string
+	for n := 1; n <= window; n++ {
+		d.insertOutbox(outboxRow{uuid(n), "Order", "OrderPlaced", "PUBLISHED", float64(-60 * n), pub(float64(-60*n + 1))})
+		d.upsertInbox(inboxRow{"orders", uuid(n), "order", "PROCESSED", float64(-60*n + 2), nil})
+		ids = append(ids, uuid(n))
+	}
+	d.Exec(`ANALYZE`)
+	reqs := deliveryRequirements(t)
+	conn := pgtest.Connect(t, d.DSN)
+	// explain runs a query under EXPLAIN (ANALYZE, BUFFERS) and returns the
+	// rows its scan nodes touched (an index scan and its heap scan each
+	// count) and the buffers it read or hit; a sequential scan is an error
+	// unless allowed.
+	explain := func(seqAllowed bool, sql string, args ...any) (touched, buffers float64) {
+		t.Helper()
+		var raw []byte
+		if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var plans []struct{ Plan map[string]any }
+		if err := json.Unmarshal(raw, &plans); err != nil {
+			t.Fatal(err)
+		}
+		touched, seq := rowsTouched(plans[0].Plan)
+		if seq && !seqAllowed {
+			t.Errorf("a sequential scan:\n%s", raw)
+		}
+		num := func(k string) float64 { v, _ := plans[0].Plan[k].(float64); return v }
+		return touched, num("Shared Hit Blocks") + num("Shared Read Blocks")
+	}
+	page, lookup := reqs[0].Queries[0].SQL, reqs[1].Queries[0].SQL
+	touched, buffers := explain(false, page, collectortest.At(-3600), 1000)
+	t.Logf("window page: %v rows touched, %v buffers", touched, buffers)
+	if touched != window || buffers > 50 {
+		t.Errorf("the window's page touched %v rows and %v buffers; want its %d events and a few pages", touched, buffers, window)
+	}
+	touched, buffers = explain(false, lookup, ids)
+	t.Logf("inbox lookup: %v rows touched, %v buffers", touched, buffers)
+	if touched > 2*window || buffers > 120 {
+		t.Errorf("the lookup touched %v rows and %v buffers; want its %d messages and a few pages each", touched, buffers, window)
+	}
+	d.Exec(`DROP INDEX message_inbox_message_id_idx`)
+	_, without := explain(true, lookup, ids)
+	t.Logf("inbox lookup without its index: %v buffers", without)
+	if without < 4*buffers {
+		t.Errorf("without message_inbox_message_id_idx the lookup read %v buffers, with it %v: the test does not see the index's work", without, buffers)
+	}
 }
