@@ -212,12 +212,24 @@ type receipt struct {
 	first            time.Time
 }
 
-// clockReading is a database's now() and the exporter's clock before its
-// transaction began and after the reading came back: the reading was taken
-// in between.
+// clockReading is a database's clock as one statement reads it (clock),
+// with the exporter's clock just before the statement was sent and just
+// after its answer came back: the reading was taken in between. now is
+// the database's now() of the transaction, which ages and the window use.
 type clockReading struct {
-	db            time.Time
+	now, clock    time.Time
 	before, after time.Time
+}
+
+// readClock reads the database's clock. The statement's time is now()
+// plus the time since the transaction began: in production that is
+// clock_timestamp(); a test that stands a frozen now() in (test/harness/
+// collectortest) gets a clock that runs from it.
+func (c *Delivery) readClock(ctx context.Context, tx pgx.Tx) (clockReading, error) {
+	r := clockReading{before: c.now()}
+	err := tx.QueryRow(ctx, "SELECT now(), now() + (clock_timestamp() - transaction_timestamp())").Scan(&r.now, &r.clock)
+	r.after = c.now()
+	return r, err
 }
 
 // deliveryCounts are one event type's gauges of one collection.
@@ -267,7 +279,7 @@ func (c *Delivery) Collect(ctx context.Context, sink *collectors.Sink) ([]promet
 			counts[typ] = n
 		}
 		n.published++
-		age := prod.db.Sub(e.published)
+		age := prod.now.Sub(e.published)
 		r, ok := receipts[e.key]
 		switch {
 		case ok && r.rows > 0:
@@ -296,7 +308,7 @@ func (c *Delivery) Collect(ctx context.Context, sink *collectors.Sink) ([]promet
 	// Every read succeeded: only now does the collection change the
 	// collector's state.
 	c.limiter.Flush()
-	c.received.Commit(prod.db)
+	c.received.Commit(prod.now)
 	c.known.merge(seen)
 	for _, o := range observe {
 		h := c.latency[o.typ]
@@ -305,7 +317,7 @@ func (c *Delivery) Collect(ctx context.Context, sink *collectors.Sink) ([]promet
 	}
 	window := time.Duration(c.cfg.Window)
 	if !cut.IsZero() {
-		window = prod.db.Sub(cut)
+		window = prod.now.Sub(cut)
 		if !c.warnCut {
 			c.warnCut = true
 			c.logger.Warn("the delivery's window holds more events than max_events; the comparison keeps the newest of them (workflow_delivery_window_seconds says how far back it reaches): raise max_events or shorten the window",
@@ -336,18 +348,16 @@ func (c *Delivery) down() (string, bool) {
 // held more (zero otherwise).
 func (c *Delivery) readWindow(ctx context.Context) (events []published, clock clockReading, cut time.Time, err error) {
 	req := c.Requirements()[0]
-	clock.before = c.now()
 	err = c.from.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		events, cut = nil, time.Time{}
 		if _, err := pgschema.Check(ctx, tx, req, c.outboxKey+".table"); err != nil {
 			return err
 		}
-		now, err := pgsource.Now(ctx, tx)
-		if err != nil {
+		var err error
+		if clock, err = c.readClock(ctx, tx); err != nil {
 			return err
 		}
-		clock.db, clock.after = now, c.now()
-		lower := now.Add(-time.Duration(c.cfg.Window))
+		lower := clock.now.Add(-time.Duration(c.cfg.Window))
 		var curTime, curID string
 		for {
 			// One event more than max_events tells a window that holds
@@ -386,17 +396,15 @@ func (c *Delivery) lookup(ctx context.Context, events []published) (map[string]r
 	req := c.Requirements()[1]
 	var clock clockReading
 	out := map[string]receipt{}
-	clock.before = c.now()
 	err := c.to.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		clear(out)
 		if _, err := pgschema.Check(ctx, tx, req, c.inboxKey+".table"); err != nil {
 			return err
 		}
-		now, err := pgsource.Now(ctx, tx)
-		if err != nil {
+		var err error
+		if clock, err = c.readClock(ctx, tx); err != nil {
 			return err
 		}
-		clock.db, clock.after = now, c.now()
 		typ, err := c.idArrayType(ctx, tx)
 		if err != nil {
 			return err
@@ -438,17 +446,17 @@ func (c *Delivery) idArrayType(ctx context.Context, tx pgx.Tx) (string, error) {
 }
 
 // clockOffset is the consumer's clock minus the producer's, as measured by
-// the two readings: each database's now() was taken between the exporter's
-// before and after, so the difference of the two clocks lies within
-// half the sum of the two round trips of the estimate below. An estimate
-// within that uncertainty is no measurable difference: 0. One database at
-// both ends has one clock.
+// the two readings: each database's clock was read between the exporter's
+// before and after, so the difference of the two clocks lies within half
+// the sum of the two round trips of the estimate below. An estimate within
+// that uncertainty is no measurable difference: 0. One database at both
+// ends has one clock.
 func (c *Delivery) clockOffset(prod, cons clockReading) time.Duration {
 	if c.from == c.to {
 		return 0
 	}
 	mid := func(r clockReading) time.Time { return r.before.Add(r.after.Sub(r.before) / 2) }
-	est := cons.db.Sub(prod.db) - mid(cons).Sub(mid(prod))
+	est := cons.clock.Sub(prod.clock) - mid(cons).Sub(mid(prod))
 	uncertainty := (prod.after.Sub(prod.before) + cons.after.Sub(cons.before)) / 2
 	if est.Abs() <= uncertainty {
 		return 0

@@ -17,7 +17,7 @@ func TestDeliveryClockOffset(t *testing.T) {
 	// reading: the server's clock read db ms after base, between the
 	// exporter's before and after (ms after base by the exporter's clock).
 	reading := func(db, before, after int) clockReading {
-		return clockReading{db: at(db), before: at(before), after: at(after)}
+		return clockReading{clock: at(db), before: at(before), after: at(after)}
 	}
 	for _, tc := range []struct {
 		name       string
