@@ -489,3 +489,54 @@ func TestDeliveryCostIsTheWindowsEvents(t *testing.T) {
 		t.Errorf("without message_inbox_message_id_idx the lookup read %v buffers, with it %v: the test does not see the index's work", without, buffers)
 	}
 }
+
+// TestDeliveryMessageIDs: the inbox's message id is the event id (the
+// default; here in a uuid column), another outbox column, or an
+// expression over the outbox's columns; a receipt under any other id does
+// not count, and the lost list names the id looked up.
+func TestDeliveryMessageIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name, from string
+		// id is the message id the consumer stores for event n; setup
+		// prepares the tables.
+		id    func(n int) string
+		setup func(l *ledger)
+	}{
+		{"the event id, in a uuid column", "from: {database: orders}", uuid, func(l *ledger) {
+			l.billing.Exec(`ALTER TABLE message_inbox ALTER COLUMN message_id TYPE uuid USING message_id::uuid`)
+		}},
+		{"another outbox column", "from: {database: orders, message_id: idempotency_key}", func(n int) string { return fmt.Sprintf("key-%d", n) }, func(l *ledger) {
+			l.orders.Exec(`UPDATE event_outbox SET idempotency_key = 'key-' || (right(event_id::text, 12)::int)`)
+		}},
+		{"an expression", `from: {database: orders, message_id_expression: "'orders:' || event_id::text"}`, func(n int) string { return "orders:" + uuid(n) }, func(*ledger) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &ledger{t: t, orders: newTestDB(t, false), billing: newTestDB(t, false)}
+			l.setClock(0)
+			l.event(1, "OrderPlaced", -100, pub(-90))  // received under its id
+			l.event(2, "OrderPlaced", -400, pub(-390)) // not received under its id (at most under the bare event id): lost
+			l.event(3, "OrderPlaced", -400, pub(-380)) // received under its id
+			tc.setup(l)
+			for _, n := range []int{1, 3} {
+				l.billing.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at)
+					VALUES ('orders', $1, 'order', 'c', 'PROCESSED', $2)`, tc.id(n), collectortest.At(-50))
+			}
+			if tc.id(2) != uuid(2) {
+				l.billing.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at)
+					VALUES ('orders', $1, 'order', 'c', 'PROCESSED', $2)`, uuid(2), collectortest.At(-50))
+			}
+			cfg := strings.Replace(ledgerConfig, "from: {database: orders, event_types: [OrderPlaced, OrderPaid]}", tc.from, 1)
+			l.s = collectortest.NewSources(t, cfg, map[string]string{"WFX_LEDGER_ORDERS": l.orders.DSN, "WFX_LEDGER_BILLING": l.billing.DSN})
+			l.s.Collect()
+			l.s.Expect(ledgerGauges(ledgerCounts{"OrderPlaced", 3, 1, 0, 0}), ledgerGaugeNames...)
+			// The item names the message id looked up where it is not the
+			// event id.
+			want := uuid(2) + " "
+			if tc.id(2) != uuid(2) {
+				want += tc.id(2)
+			}
+			collectortest.WantList(t, l.s.Lists(vocab.SourceDelivery, ledgerDelivery), vocab.KindDeliveryLost, 1,
+				func(it collectors.Item) string { return it.EventID + " " + it.MessageID }, want)
+		})
+	}
+}
