@@ -308,51 +308,57 @@ func deliveryExactCounts(t *testing.T, l *ledger) {
 }
 
 // TestDeliveryDropsItsSeriesWhileADatabaseIsDown: a database of the
-// delivery that cannot be reached takes the delivery's series away (never
-// zeros), its own source reports the outage, the delivery's stays up; once
-// it is back, the late receipts are observed once.
+// delivery that cannot be reached, the producer or the consumer, takes the
+// delivery's series away (never zeros), its own source reports the outage,
+// the delivery's stays up; once it is back, the receipt that arrived
+// meanwhile is observed once.
 func TestDeliveryDropsItsSeriesWhileADatabaseIsDown(t *testing.T) {
-	l := newLedger(t, "", 0)
-	l.event(1, "OrderPlaced", -100, pub(-90))
-	l.s.Collect()
-	l.s.Expect(ledgerGauges(ledgerCounts{"OrderPlaced", 1, 0, 1, 0}), ledgerGaugeNames...)
+	for _, down := range []string{"orders", "billing"} {
+		t.Run(down, func(t *testing.T) {
+			l := newLedger(t, "", 0)
+			l.event(1, "OrderPlaced", -100, pub(-90))
+			l.s.Collect()
+			l.s.Expect(ledgerGauges(ledgerCounts{"OrderPlaced", 1, 0, 1, 0}), ledgerGaugeNames...)
 
-	maint := pgtest.Connect(t, pgtest.SharedServer(t).AdminURL)
-	name := pgx.Identifier{l.billing.Admin.Config().Database}.Sanitize()
-	pgtest.Exec(t, maint, `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS false`)
-	l.billing.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
-	t.Cleanup(func() { pgtest.Exec(t, maint, `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`) })
-	l.receive(1, "orders", "PROCESSED", -80)
+			db := map[string]*testDB{"orders": l.orders, "billing": l.billing}[down]
+			maint := pgtest.Connect(t, pgtest.SharedServer(t).AdminURL)
+			name := pgx.Identifier{db.Admin.Config().Database}.Sanitize()
+			pgtest.Exec(t, maint, `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS false`)
+			db.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+			t.Cleanup(func() { pgtest.Exec(t, maint, `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`) })
+			l.receive(1, "orders", "PROCESSED", -80)
 
-	l.s.Collect()
-	if v := l.s.Value(catalog.ExporterSourceUp, map[string]string{"source": "database", "name": "billing"}); v != 0 {
-		t.Fatalf("billing source_up = %v, want 0", v)
-	}
-	if v := l.s.Value(catalog.ExporterSourceUp, map[string]string{"source": "delivery", "name": ledgerDelivery}); v != 1 {
-		t.Errorf("delivery source_up = %v, want 1: the outage is billing's, reported once", v)
-	}
-	for _, name := range append(ledgerGaugeNames, catalog.DeliveryLatency, catalog.DeliveryClockOffset) {
-		if err := l.s.Compare("", name); err != nil {
-			t.Errorf("%s must be absent while billing is down: %v", name, err)
-		}
-	}
-	if lists := l.s.Lists(vocab.SourceDelivery, ledgerDelivery); len(lists) != 0 {
-		t.Errorf("the delivery lists %v while billing is down", lists)
-	}
+			l.s.Collect()
+			if v := l.s.Value(catalog.ExporterSourceUp, map[string]string{"source": "database", "name": down}); v != 0 {
+				t.Fatalf("%s source_up = %v, want 0", down, v)
+			}
+			if v := l.s.Value(catalog.ExporterSourceUp, map[string]string{"source": "delivery", "name": ledgerDelivery}); v != 1 {
+				t.Errorf("delivery source_up = %v, want 1: the outage is %s's, reported once", v, down)
+			}
+			for _, name := range append(ledgerGaugeNames, catalog.DeliveryLatency, catalog.DeliveryClockOffset) {
+				if err := l.s.Compare("", name); err != nil {
+					t.Errorf("%s must be absent while %s is down: %v", name, down, err)
+				}
+			}
+			if lists := l.s.Lists(vocab.SourceDelivery, ledgerDelivery); len(lists) != 0 {
+				t.Errorf("the delivery lists %v while %s is down", lists, down)
+			}
 
-	pgtest.Exec(t, maint, `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`)
-	// The delivery's pooled connection to billing was cut with the others;
-	// the pool pings a connection idle for more than a second before it
-	// hands it out (pgxpool's default), as every collection after an
-	// outage of min_interval's length finds it.
-	time.Sleep(1100 * time.Millisecond)
-	l.setClock(30)
-	l.s.Collect()
-	l.s.Expect(ledgerGauges(ledgerCounts{"OrderPlaced", 1, 0, 0, 0}), ledgerGaugeNames...)
-	off := l.offset()
-	l.expectLatency("OrderPlaced", l.latency("OrderPlaced"), 20+l.corrected(1, off), 30)
-	l.s.Collect()
-	l.expectLatency("OrderPlaced", l.latency("OrderPlaced"), 20+l.corrected(1, off), 30)
+			pgtest.Exec(t, maint, `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`)
+			// The delivery's pooled connection was cut with the others; the
+			// pool pings a connection idle for more than a second before it
+			// hands it out (pgxpool's default), as every collection after
+			// an outage of min_interval's length finds it.
+			time.Sleep(1100 * time.Millisecond)
+			l.setClock(30)
+			l.s.Collect()
+			l.s.Expect(ledgerGauges(ledgerCounts{"OrderPlaced", 1, 0, 0, 0}), ledgerGaugeNames...)
+			off := l.offset()
+			l.expectLatency("OrderPlaced", l.latency("OrderPlaced"), 20+l.corrected(1, off), 30)
+			l.s.Collect()
+			l.expectLatency("OrderPlaced", l.latency("OrderPlaced"), 20+l.corrected(1, off), 30)
+		})
+	}
 }
 
 // TestDeliveryFailureIsItsOwnAndLeavesNoTrace: a table of the delivery
