@@ -60,8 +60,9 @@ type DeliveryOptions struct {
 	// and no error: the database's WorkflowExporterSourceDown says it once
 	// (as the Camunda joins do for an engine). nil: never.
 	DatabaseDown func(database string) bool
-	// Now is the exporter's clock, read around each database's now() to
-	// measure the difference of the two clocks; time.Now by default.
+	// Now is the exporter's clock, read around each database's clock
+	// reading to measure the difference of the two clocks; time.Now by
+	// default.
 	Now func() time.Time
 }
 
@@ -129,7 +130,7 @@ func NewDelivery(o DeliveryOptions) *Delivery {
 		// The output columns are named apart from the table's, so that
 		// ORDER BY sorts by the columns themselves (their own types).
 		return fmt.Sprintf(`SELECT %[1]s::text AS ledger_id, COALESCE(%[2]s::text, '') AS ledger_key, COALESCE(%[3]s::text, '') AS ledger_type,
-	%[4]s::timestamptz AS ledger_created, %[5]s::timestamptz AS ledger_published, %[5]s::text AS ledger_cursor
+	COALESCE(%[4]s, %[5]s)::timestamptz AS ledger_created, %[5]s::timestamptz AS ledger_published, %[5]s::text AS ledger_cursor
 FROM %[6]s WHERE %[5]s > $1::timestamptz%[7]s%[8]s
 ORDER BY %[5]s DESC, %[1]s DESC LIMIT $2`, id, o.Delivery.From.MessageIDSQL(pgschema.QuoteIdent), typ, created, pub,
 			pgschema.QuoteTable(o.Outbox.Table), cursor, types)
@@ -206,10 +207,12 @@ type published struct {
 	created, published time.Time
 }
 
-// receipt is what the consumer's inbox holds of one message id.
+// receipt is what the consumer's inbox holds of one message id: its rows,
+// those in IGNORED_DUPLICATE, and the first receive time (nil when no row
+// has one).
 type receipt struct {
 	rows, duplicates float64
-	first            time.Time
+	first            *time.Time
 }
 
 // clockReading is a database's clock as one statement reads it (clock),
@@ -284,7 +287,7 @@ func (c *Delivery) Collect(ctx context.Context, sink *collectors.Sink) ([]promet
 		switch {
 		case ok && r.rows > 0:
 			n.duplicates += max(r.rows-1, r.duplicates)
-			if c.received.Observe(e.published, e.id) {
+			if c.received.Observe(e.published, e.id) && r.first != nil {
 				observe = append(observe, struct {
 					typ string
 					v   float64
