@@ -8,10 +8,11 @@ import (
 // outboxInbox is the workflow-outbox-inbox dashboard: a row for each table.
 func outboxInbox(c rules.Config) *board {
 	d := newBoard(c, UIDOutboxInbox, "Workflow outbox and inbox",
-		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind.",
-		databaseVar(), eventTypeVar())
+		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind. Deliveries compare one database's outbox with another's inbox: events lost, in flight, received twice, and how long delivery takes.",
+		databaseVar(), eventTypeVar(), deliveryVar())
 	outboxRow(d)
-	inboxRow(d) // inbox.go
+	inboxRow(d)    // inbox.go
+	deliveryRow(d) // delivery.go
 	return d
 }
 

@@ -142,7 +142,11 @@ func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 		req.Queries = append(req.Queries, recentQuery("created", p.sqlCreated))
 	}
 	if p.sqlPublished != "" {
-		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.publishedIndex, Columns: []string{s.published.column},
+		cols := s.publishedIndexColumns
+		if len(cols) == 0 {
+			cols = []string{s.published.column}
+		}
+		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.publishedIndex, Columns: cols,
 			Where:        pgschema.QuoteIdent(s.published.column) + " IS NOT NULL",
 			LibraryIndex: s.libraryIndexes["published"],
 			Why:          "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"})

@@ -48,9 +48,9 @@ const (
 	StateNotCollected = "not_collected" // no collection has finished since the exporter started
 )
 
-// Source is one configured Camunda engine or database.
+// Source is one configured Camunda engine, database or delivery.
 type Source struct {
-	Kind  string `json:"kind"` // "camunda" or "database"
+	Kind  string `json:"kind"` // "camunda", "database" or "delivery"
 	Name  string `json:"name"`
 	State string `json:"state"`
 	Up    bool   `json:"up"`

@@ -123,12 +123,13 @@ func markdownTable(header []string, rows [][]string) string {
 func code(s string) string { return "`" + s + "`" }
 
 // metricSections are the metric table's sections, by source, in order.
-var metricSections = []catalog.Source{catalog.SourceCamunda, catalog.SourceDatabase, catalog.SourceExporter}
+var metricSections = []catalog.Source{catalog.SourceCamunda, catalog.SourceDatabase, catalog.SourceDelivery, catalog.SourceExporter}
 
 // sectionTitles are their titles.
 var sectionTitles = map[catalog.Source]string{
 	catalog.SourceCamunda:  "Camunda engine (REST API or engine database), per configured engine",
 	catalog.SourceDatabase: "Worker tables (PostgreSQL), per configured database",
+	catalog.SourceDelivery: "Deliveries, outbox to inbox across databases, per configured delivery ([delivery-ledger.md](delivery-ledger.md))",
 	catalog.SourceExporter: "The exporter itself (plus the standard go_* and process_* metrics)",
 }
 
