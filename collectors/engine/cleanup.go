@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
@@ -45,7 +47,7 @@ type historyCollector struct {
 	out  []prometheus.Metric
 	// level is the history level the last reading was made at: a reading
 	// at another level is not reused (levels.go).
-	level historyLevel
+	level capability.Level
 }
 
 // cleanupRequest is what the history reading needs.
@@ -136,7 +138,7 @@ func (c *historyCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ [
 	// level activity on: at none (and unknown) there are none to count,
 	// and the series are absent, never 0 (levels.go).
 	for _, k := range sortedKeys(seen) {
-		if !at.level.readsProcessHistory() {
+		if !at.level.ReadsProcessHistory() {
 			break
 		}
 		n := counts[k]

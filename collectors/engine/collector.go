@@ -270,10 +270,10 @@ func (run *collectionRun) collect() error {
 	// before it.
 	prev := run.c.st.engineNow
 	switch {
-	case at.level.readsTaskLog():
+	case at.level.ReadsTaskLog():
 		run.st.cursor, run.st.actCursor = run.st.cursor.resume(prev), historyCursor{}
 		rq.history = run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)
-	case at.level.readsActivities():
+	case at.level.ReadsActivities():
 		run.st.cursor, run.st.actCursor = historyCursor{}, run.st.actCursor.resume(prev)
 		rq.activities = run.st.actCursor.request(now, window, e.cfg.MaxHistoryEntries)
 		rq.actTypes = run.c.models.activityTypes()
@@ -310,7 +310,7 @@ func (run *collectionRun) collect() error {
 		run.ended(labellimit.Other, o, 0, rd.truncated)
 		run.emitHistory(labellimit.Other)
 	}
-	if run.st.unattributed && at.level.hasOutcomes() {
+	if run.st.unattributed && at.level.HasOutcomes() {
 		run.emitHistory(unattributed)
 	}
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
@@ -343,7 +343,7 @@ func (run *collectionRun) recentLapses() []lapse {
 func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent map[string]*taskEvidence, err error) {
 	now, window := run.at.now, time.Duration(run.c.e.cfg.LateCommitWindow)
 	switch {
-	case run.at.level.readsTaskLog():
+	case run.at.level.ReadsTaskLog():
 		var entries []historyEntry
 		var lost bool
 		baseline := rq.history.first
@@ -356,7 +356,7 @@ func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent
 		run.historyCut(lost)
 		fresh, recent = run.countHistory(entries, rd.bpmn)
 		pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
-	case run.at.level.readsActivities():
+	case run.at.level.ReadsActivities():
 		var acts []activityEntry
 		var lost bool
 		run.st.actCursor, acts, lost = advanceCursor(run.st.actCursor, rd.activities.entries, rd.activities.cut, now, window)

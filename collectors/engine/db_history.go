@@ -5,18 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+
 	"github.com/jackc/pgx/v5"
 )
-
-// historySQL reads the history log entries stamped from $1 to before $2
-// (historyCursor.request), newest first. It is the one engine query whose
-// cost would grow with the history without an index (the engine creates
-// none on TIMESTAMP_).
-const historySQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
-  coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, ''),
-  coalesce(proc_inst_id_, ''), CASE WHEN state_ = 1 THEN coalesce(left(error_msg_, 4096), '') ELSE '' END
-FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp AND timestamp_ < $2::timestamp
-ORDER BY timestamp_ DESC, id_ LIMIT $3`
 
 // History log states: the state_ of act_hi_ext_task_log (ExternalTaskState
 // in the engine) and the job_state_ of act_hi_job_log (JobState) share
@@ -57,7 +49,7 @@ type historyRow struct {
 // history reads the history log entries of the request's range, newest
 // first, at most max_history_entries.
 func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (out historyRead, err error) {
-	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", r.keyed(historySQL), hr,
+	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", r.keyed(capability.ExternalTaskLogSQL), hr,
 		func(row historyRow) historyEntry {
 			return historyEntry{id: row.ID, taskID: row.TaskID, topic: row.Topic, worker: row.Worker,
 				activity: row.Act, actInst: row.ActInst, rootPI: row.RootPI, pi: row.PI, message: row.Message,
@@ -195,23 +187,18 @@ ORDER BY id_ LIMIT $4`, []string{activityBoundaryError, activityErrorStartEvent}
 func (r *dbReader) historyLevel(ctx context.Context, _ levelFinding) (levelFinding, error) {
 	var value string
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT value_ FROM `+r.prefix+HistoryLevelTable+` WHERE name_ = 'historyLevel'`).Scan(&value)
+		return tx.QueryRow(ctx, `SELECT value_ FROM `+r.prefix+capability.HistoryLevelTable+` WHERE name_ = 'historyLevel'`).Scan(&value)
 	})
 	if ctx.Err() != nil {
 		return levelFinding{}, ctx.Err()
 	}
 	if err != nil {
 		return levelFinding{from: levelFromProperty,
-			why: fmt.Sprintf("%s: cannot read %s%s (%v): GRANT SELECT ON %s to the exporter's role", r.key, r.prefix, HistoryLevelTable, err, HistoryLevelTable)}, nil
+			why: fmt.Sprintf("%s: cannot read %s%s (%v): GRANT SELECT ON %s to the exporter's role", r.key, r.prefix, capability.HistoryLevelTable, err, capability.HistoryLevelTable)}, nil
 	}
-	found := levelFinding{level: levelOfProperty(value), from: levelFromProperty, final: true}
-	if found.level == levelUnknown {
+	found := levelFinding{level: capability.LevelOfProperty(value), from: levelFromProperty, final: true}
+	if found.level == capability.LevelUnknown {
 		found.why = fmt.Sprintf("a custom history level (id %s): what it writes cannot be told; set camunda[].history_level", value)
 	}
 	return found, nil
 }
-
-// HistoryLevelTable holds the engine's historyLevel property. It is not
-// among the tables a collector needs (DatabaseRequirements): without it
-// the level is unknown, and nothing fails.
-const HistoryLevelTable = "act_ge_property"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -27,14 +29,6 @@ WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
   AND j.suspension_state_ = 1
 GROUP BY 1, 2
 ORDER BY min(j.id_)`
-	// jobLogSQL reads the job log entries stamped from $1 to before $2,
-	// newest first; like historySQL it needs an index on timestamp_ the
-	// engine does not create.
-	jobLogSQL = `SELECT id_, timestamp_, coalesce(tenant_id_, ''), coalesce(process_def_key_, ''), job_state_,
-  coalesce(job_id_, ''), coalesce(process_instance_id_, ''), coalesce(hostname_, ''),
-  CASE WHEN job_state_ = 1 THEN coalesce(left(job_exception_msg_, 4096), '') ELSE '' END
-FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp AND timestamp_ < $2::timestamp
-ORDER BY timestamp_ DESC, id_ LIMIT $3`
 )
 
 // jobGroupRow is a row of exhaustedJobsSQL and executableJobsSQL.
@@ -83,10 +77,10 @@ func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, err
 		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
 			return err
 		}
-		if !rq.level.readsTaskLog() {
+		if !rq.level.ReadsTaskLog() {
 			return nil // no job log below history level full
 		}
-		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", jobLogSQL, rq.log,
+		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", capability.JobLogSQL, rq.log,
 			func(row jobLogRow) jobLogEntry {
 				return jobLogEntry{id: row.ID, key: r.keyOf(row.Tenant, row.Key), ts: r.instant(row.Timestamp), kind: logKindOf(row.State),
 					jobID: row.JobID, pi: row.PI, host: row.Host, message: row.Msg}

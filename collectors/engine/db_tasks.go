@@ -24,14 +24,14 @@ func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, 
 			return err
 		}
 		switch {
-		case rq.level.readsTaskLog():
+		case rq.level.ReadsTaskLog():
 			if out.history, err = r.history(ctx, tx, rq.history); err != nil {
 				return err
 			}
 			if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history), rq.history.max); err != nil {
 				return err
 			}
-		case rq.level.readsActivities():
+		case rq.level.ReadsActivities():
 			if out.activities, err = r.activities(ctx, tx, rq); err != nil {
 				return err
 			}

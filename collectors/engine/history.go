@@ -346,7 +346,7 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
 	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
-	if !run.at.level.hasOutcomes() {
+	if !run.at.level.HasOutcomes() {
 		return
 	}
 	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)

@@ -167,7 +167,7 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 	window := time.Duration(c.e.cfg.LateCommitWindow)
 	// The engine writes the job log at history level full only: below it
 	// the counters are absent, and the log is not read.
-	if at.level.readsTaskLog() {
+	if at.level.ReadsTaskLog() {
 		st.cursor = st.cursor.resume(st.at)
 	} else {
 		st.cursor = historyCursor{}
@@ -209,7 +209,7 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 	}
 
 	st.at = now
-	if !at.level.readsTaskLog() {
+	if !at.level.ReadsTaskLog() {
 		emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 		return out, false, nil
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 )
 
 // A reader reads a Camunda engine for the engine's collectors. There are
@@ -69,5 +71,5 @@ type probeRead struct {
 	// version.
 	version string
 	// level is the history level the collection reads the engine at.
-	level historyLevel
+	level capability.Level
 }

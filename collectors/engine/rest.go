@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
@@ -48,7 +50,7 @@ type restReader struct {
 	noCreateTime, noJobCreateTime *versionFlag
 	// perms are the engine's answers on the grants each collector needs
 	// (rest_permissions.go).
-	perms *permissions
+	perms *capability.Permissions
 	// tenants: tenant_label is on (rest_tenants.go); seen are the tenants
 	// the readings met in tasks and history, beside those of the deployed
 	// definitions.
@@ -60,7 +62,7 @@ var _ reader = (*restReader)(nil)
 
 func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *restReader {
 	return &restReader{client: client, engine: cfg.Name, logger: logger,
-		perms:       &permissions{client: client, user: cfg.Username, engine: cfg.Name, logger: logger},
+		perms:       capability.NewPermissions(client, cfg, logger),
 		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize),
 		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
 		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,

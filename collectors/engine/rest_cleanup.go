@@ -12,7 +12,7 @@ import (
 // version), the cleanup's configuration and its jobs. Three requests plus
 // one per further page of the report.
 func (r *restReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanupRead, error) {
-	if err := r.perms.authorized(ctx, nameHistory); err != nil {
+	if err := r.perms.Authorized(ctx, nameHistory); err != nil {
 		return nil, err
 	}
 	report, _, err := camunda.Collect(ctx, camunda.Page{}, r.pageSize, rq.budget,

@@ -21,7 +21,7 @@ import (
 // ones: exact while every executable job is listed, a lower bound of the
 // age beyond (the list endpoint cannot sort by creation).
 func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
-	if err := r.perms.authorized(ctx, nameJobs); err != nil {
+	if err := r.perms.Authorized(ctx, nameJobs); err != nil {
 		return nil, err
 	}
 	out := &jobsRead{now: rq.now}
@@ -33,7 +33,7 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 	g.Go(func() (err error) { nExhausted, err = r.client.CountJobs(gctx, qExhausted); return err })
 	g.Go(func() (err error) { nExecutable, err = r.client.CountJobs(gctx, qExecutable); return err })
 	g.Go(func() error {
-		if !rq.level.readsTaskLog() {
+		if !rq.level.ReadsTaskLog() {
 			return nil // no job log below history level full
 		}
 		entries, cut, err := readLog(gctx, r.pageSize, rq.log,

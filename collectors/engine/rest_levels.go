@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 )
 
@@ -30,11 +32,11 @@ func (r *restReader) historyLevel(ctx context.Context, prev levelFinding) (level
 		return prev, err
 	}
 	if full {
-		found.level, found.final = levelFull, true
+		found.level, found.final = capability.LevelFull, true
 		return found, nil
 	}
 	seen := prev.level
-	if seen < levelActivity {
+	if seen < capability.LevelActivity {
 		ok, err := has(camunda.HistoryActivityInstances)
 		if err != nil {
 			return prev, err
@@ -48,24 +50,24 @@ func (r *restReader) historyLevel(ctx context.Context, prev levelFinding) (level
 				found.why = "the history shows nothing and the engine holds no external task: nothing ran yet, history level none, or a user without READ_HISTORY"
 				return found, nil
 			}
-			found.level = levelNone
+			found.level = capability.LevelNone
 			found.why = "the history shows no activity instance while the engine holds external tasks: history level none, or a user without READ_HISTORY on the process definitions"
 			return found, nil
 		}
-		seen = levelActivity
+		seen = capability.LevelActivity
 	}
-	if seen < levelAudit {
+	if seen < capability.LevelAudit {
 		ok, err := has(camunda.HistoryVariableInstances)
 		if err != nil {
 			return prev, err
 		}
 		if ok {
-			seen = levelAudit
+			seen = capability.LevelAudit
 		}
 	}
 	found.level = seen
 	found.why = "the external task log is empty: history level below full (or no external task created yet), or a user without READ_HISTORY"
-	if seen == levelActivity {
+	if seen == capability.LevelActivity {
 		found.why = "the history shows activity instances but no variable instance and no external task log entry: history level activity (or audit with processes without variables), or a user without READ_HISTORY"
 	}
 	return found, nil

@@ -6,7 +6,7 @@ import "context"
 // key: one GET /process-definition/statistics, which lists every version of
 // every definition with its instance count.
 func (r *restReader) readProcesses(ctx context.Context, _ processesRequest) (map[string]int64, error) {
-	if err := r.perms.authorized(ctx, nameProcesses); err != nil {
+	if err := r.perms.Authorized(ctx, nameProcesses); err != nil {
 		return nil, err
 	}
 	stats, err := r.client.ProcessDefinitionStatistics(ctx)

@@ -81,7 +81,7 @@ type restRead struct {
 // the oldest waiting tasks), then the incidents' topics and the BPMN error
 // evidence.
 func (r *restReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
-	if err := r.perms.authorized(ctx, nameTasks); err != nil {
+	if err := r.perms.Authorized(ctx, nameTasks); err != nil {
 		return nil, err
 	}
 	x := &restRead{r: r, rq: rq, budget: rq.budget, out: &tasksRead{now: rq.now}, started: time.Now()}
@@ -148,9 +148,9 @@ func (x *restRead) count(ctx context.Context, q camunda.ExternalTaskQuery, dst *
 // engineWide: the engine-wide counts, the history, and the incident count.
 func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 	switch {
-	case x.rq.level.readsTaskLog():
+	case x.rq.level.ReadsTaskLog():
 		g.Go(func() error { return x.history(ctx) })
-	case x.rq.level.readsActivities():
+	case x.rq.level.ReadsActivities():
 		g.Go(func() error { return x.activities(ctx) })
 	}
 	counts := []struct {

@@ -187,7 +187,7 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 	// failed between two collections, and failures that exhaust the
 	// retries (the task leaves the lists), are not seen.
 	observeFailure := func(o taskObs, prev tracked, seen bool) {
-		if seen && !run.at.level.readsTaskLog() && o.failedSince(prev) {
+		if seen && !run.at.level.ReadsTaskLog() && o.failedSince(prev) {
 			r.failures++
 		}
 	}
@@ -375,7 +375,7 @@ func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[str
 		age = max(0, run.engineNow.Sub(r.oldestLock).Seconds())
 	}
 	run.gauge(catalog.CamundaExternalTaskOldestLockAge, age, engine, topic)
-	if !run.at.level.readsTaskLog() {
+	if !run.at.level.ReadsTaskLog() {
 		// Below full no history names the workers' outcomes: an idle
 		// time would only grow (levels.go).
 		return

@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
@@ -178,10 +178,10 @@ func indexTable() string {
 
 // historyLevelTable is, per metric whose source depends on the engine's
 // history level, what each level lets the exporter report
-// (engine.HistoryLevelSupport, also what check and the status page say).
+// (capability.HistoryLevelSupport, also what check and the status page say).
 func historyLevelTable() string {
 	var rows [][]string
-	for _, s := range engine.HistoryLevelSupport() {
+	for _, s := range capability.HistoryLevelSupport() {
 		rows = append(rows, []string{code(s.Metric), string(s.None), string(s.Activity), string(s.Audit), string(s.Full), s.Why})
 	}
 	return "\n" + markdownTable([]string{"metric", "none", "activity", "audit", "full", "below full"}, rows) + "\n"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
@@ -19,7 +19,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := os.WriteFile(os.Args[2], []byte(engine.IndexSQL()), 0o644); err != nil {
+	if err := os.WriteFile(os.Args[2], []byte(capability.IndexSQL()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
