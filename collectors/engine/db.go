@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
@@ -114,13 +116,13 @@ func (r *dbReader) keyOf(tenant, k string) string {
 	if !r.tenants {
 		return k
 	}
-	return tenantKey(tenant, k)
+	return reading.TenantKey(tenant, k)
 }
 
-var _ reader = (*dbReader)(nil)
+var _ reading.Reader = (*dbReader)(nil)
 
-// close implements reader.
-func (r *dbReader) close() { r.db.Close() }
+// Close implements reader.
+func (r *dbReader) Close() { r.db.Close() }
 
 // collectRows runs one query of a reading and returns its rows, each
 // converted by to (pgx.RowToStructByPos for a row type of the query, or
@@ -150,17 +152,17 @@ func (r *dbReader) wall(t time.Time) string {
 // a DST fall-back the local times of instants run back an hour, and a
 // range from instants would skip the entries stamped on the clock face in
 // between (or be empty, its end before its start).
-func (r *dbReader) faceRange(hr historyRequest) (from, to string) {
+func (r *dbReader) faceRange(hr reading.HistoryRequest) (from, to string) {
 	face := func(t time.Time) time.Time {
 		w := t.In(r.loc)
 		return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
 	}
 	const layout = "2006-01-02 15:04:05.999999"
-	base, end := face(hr.base), face(hr.now)
+	base, end := face(hr.Base), face(hr.Now)
 	if end.Before(base) {
 		end = base
 	}
-	return base.Add(-hr.back).Format(layout), end.Add(hr.ahead).Format(layout)
+	return base.Add(-hr.Back).Format(layout), end.Add(hr.Ahead).Format(layout)
 }
 
 // instant reads a timestamp column (pgx returns its wall time in UTC) as a

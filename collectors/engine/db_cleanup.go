@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -50,13 +52,13 @@ type tableBytesRow struct {
 	Bytes int64
 }
 
-// readCleanup reads the history aspect from the engine's tables in one
+// ReadCleanup reads the history aspect from the engine's tables in one
 // read-only transaction (the cleanable count under its own statement
 // timeout), and the cleanup's switch over REST.
-func (r *dbReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanupRead, error) {
-	out := &cleanupRead{perKey: map[string]finishedCounts{}, tableBytes: map[string]int64{}}
+func (r *dbReader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*reading.CleanupRead, error) {
+	out := &reading.CleanupRead{PerKey: map[string]reading.FinishedCounts{}, TableBytes: map[string]int64{}}
 	err := r.readNow(ctx, nameHistory, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
-		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", rq.statementTimeout.Milliseconds())); err != nil {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", rq.StatementTimeout.Milliseconds())); err != nil {
 			return fmt.Errorf("%s: setting the history count's statement timeout: %w", r.key, err)
 		}
 		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(cleanableSQL, r.prefix)), r.wall(now))
@@ -64,16 +66,16 @@ func (r *dbReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanup
 			return err
 		}
 		for _, row := range rows {
-			out.perKey[row.Key] = finishedCounts{finished: row.Finished, cleanable: row.Cleanable, withoutTTL: row.WithoutTTL}
+			out.PerKey[row.Key] = reading.FinishedCounts{Finished: row.Finished, Cleanable: row.Cleanable, WithoutTTL: row.WithoutTTL}
 		}
 		jobs, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[cleanupJobRow], fmt.Sprintf(cleanupJobsSQL, r.prefix))
 		if err != nil {
 			return err
 		}
 		for _, j := range jobs {
-			out.jobs++
-			if cleanupJobFailing(int(j.Retries), j.Exception) {
-				out.failing++
+			out.Jobs++
+			if reading.CleanupJobFailing(int(j.Retries), j.Exception) {
+				out.Failing++
 			}
 		}
 		sizes, err := collectRows(ctx, tx, r, "reading pg_class", pgx.RowToStructByPos[tableBytesRow], tableBytesSQL, r.schema)
@@ -81,14 +83,14 @@ func (r *dbReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanup
 			return err
 		}
 		for _, s := range sizes {
-			out.tableBytes[s.Table] = s.Bytes
+			out.TableBytes[s.Table] = s.Bytes
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := readCleanupState(ctx, r.client, out); err != nil {
+	if err := reading.ReadCleanupState(ctx, r.client, out); err != nil {
 		return nil, err
 	}
 	return out, nil

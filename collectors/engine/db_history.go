@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 
 	"github.com/jackc/pgx/v5"
@@ -22,18 +24,18 @@ const (
 
 // logKindOf is the kind of a history log entry by its state (NULL and
 // unknown codes read as a creation, as the engine writes them).
-func logKindOf(state *int32) logKind {
+func logKindOf(state *int32) reading.LogKind {
 	switch {
 	case state == nil:
-		return logCreation
+		return reading.LogCreation
 	case *state == logStateFailed:
-		return logFailure
+		return reading.LogFailure
 	case *state == logStateSucceeded:
-		return logSuccess
+		return reading.LogSuccess
 	case *state == logStateDeleted:
-		return logDeletion
+		return reading.LogDeletion
 	}
-	return logCreation
+	return reading.LogCreation
 }
 
 // historyRow is a row of historySQL.
@@ -48,12 +50,12 @@ type historyRow struct {
 
 // history reads the history log entries of the request's range, newest
 // first, at most max_history_entries.
-func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (out historyRead, err error) {
-	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", r.keyed(capability.ExternalTaskLogSQL), hr,
-		func(row historyRow) historyEntry {
-			return historyEntry{id: row.ID, taskID: row.TaskID, topic: row.Topic, worker: row.Worker,
-				activity: row.Act, actInst: row.ActInst, rootPI: row.RootPI, pi: row.PI, message: row.Message,
-				ts: r.instant(row.Timestamp), kind: logKindOf(row.State)}
+func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr reading.HistoryRequest) (out reading.HistoryRead, err error) {
+	out.Entries, out.Cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", r.keyed(capability.ExternalTaskLogSQL), hr,
+		func(row historyRow) reading.HistoryEntry {
+			return reading.HistoryEntry{ID: row.ID, TaskID: row.TaskID, Topic: row.Topic, Worker: row.Worker,
+				Activity: row.Act, ActInst: row.ActInst, RootPI: row.RootPI, PI: row.PI, Message: row.Message,
+				TS: r.instant(row.Timestamp), Kind: logKindOf(row.State)}
 		})
 	return out, err
 }
@@ -64,18 +66,18 @@ func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr historyRequest) (o
 // for the table prefix, with the range's start, its end and a limit as
 // arguments) as R, converted by entry; extra are the query's further
 // arguments ($4...).
-func readLogRange[R, E any](ctx context.Context, tx pgx.Tx, r *dbReader, table, sql string, hr historyRequest,
+func readLogRange[R, E any](ctx context.Context, tx pgx.Tx, r *dbReader, table, sql string, hr reading.HistoryRequest,
 	entry func(R) E, extra ...any) (entries []E, cut bool, err error) {
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
 	from, to := r.faceRange(hr)
-	args := append([]any{from, to, hr.max + 1}, extra...)
+	args := append([]any{from, to, hr.Max + 1}, extra...)
 	rows, err := collectRows(ctx, tx, r, "reading "+table, pgx.RowToStructByPos[R], fmt.Sprintf(sql, r.prefix), args...)
 	if err != nil {
 		return nil, false, err
 	}
-	if len(rows) > hr.max {
-		rows, cut = rows[:hr.max], true
+	if len(rows) > hr.Max {
+		rows, cut = rows[:hr.Max], true
 	}
 	for _, row := range rows {
 		entries = append(entries, entry(row))
@@ -93,14 +95,14 @@ type catchRow struct {
 // entries (bpmn.go): which of their tasks' activity instances completed
 // their scope (by primary key), and the error catch events started around
 // them (ACT_HI_ACTINST's index on START_TIME_).
-func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEntry, max int) (bpmnEvidence, error) {
-	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []reading.HistoryEntry, max int) (reading.BPMNEvidence, error) {
+	ev := reading.BPMNEvidence{ScopeCompleted: map[string]bool{}}
 	if len(dels) == 0 {
 		return ev, nil
 	}
 	ids := make([]string, 0, len(dels))
 	for _, e := range dels {
-		ids = append(ids, e.actInst)
+		ids = append(ids, e.ActInst)
 	}
 	completed, err := collectRows(ctx, tx, r, "reading act_hi_actinst", pgx.RowTo[string],
 		`SELECT id_ FROM `+r.prefix+`act_hi_actinst WHERE id_ = ANY($1) AND act_inst_state_ = $2`, ids, actInstScopeComplete)
@@ -108,10 +110,10 @@ func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []historyEn
 		return ev, err
 	}
 	for _, id := range completed {
-		ev.scopeCompleted[id] = true
+		ev.ScopeCompleted[id] = true
 	}
-	first, last := deletionSpan(dels)
-	if ev.catches, err = r.catches(ctx, tx, first.Add(-catchWindow), last.Add(catchWindow), max); err != nil {
+	first, last := reading.DeletionSpan(dels)
+	if ev.Catches, err = r.catches(ctx, tx, first.Add(-reading.CatchWindow), last.Add(reading.CatchWindow), max); err != nil {
 		return ev, err
 	}
 	return ev, nil
@@ -142,21 +144,21 @@ const actInstCanceled = 2
 
 // activities reads the activity instances of the request's types that
 // ended in its range, newest first, at most max_history_entries.
-func (r *dbReader) activities(ctx context.Context, tx pgx.Tx, rq tasksRequest) (out activitiesRead, err error) {
-	out.entries, out.cut, err = readLogRange(ctx, tx, r, "act_hi_actinst", activitiesSQL, rq.activities,
-		func(row activityRow) activityEntry {
-			return activityEntry{id: row.ID, activity: row.Act, defID: row.Def, rootPI: row.RootPI, tenant: row.Tenant,
-				start: r.instant(row.Start), end: r.instant(row.End),
-				canceled: row.State == actInstCanceled, completeScope: row.State == actInstScopeComplete}
-		}, rq.actTypes)
+func (r *dbReader) activities(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest) (out reading.ActivitiesRead, err error) {
+	out.Entries, out.Cut, err = readLogRange(ctx, tx, r, "act_hi_actinst", activitiesSQL, rq.Activities,
+		func(row activityRow) reading.ActivityEntry {
+			return reading.ActivityEntry{ID: row.ID, Activity: row.Act, DefID: row.Def, RootPI: row.RootPI, Tenant: row.Tenant,
+				Start: r.instant(row.Start), End: r.instant(row.End),
+				Canceled: row.State == actInstCanceled, CompleteScope: row.State == actInstScopeComplete}
+		}, rq.ActTypes)
 	return out, err
 }
 
-// catchEvents implements reader: the error catch events started between
+// CatchEvents implements reader: the error catch events started between
 // from and to (ACT_HI_ACTINST's index on START_TIME_), in a transaction of
 // their own (a catch event commits with the deletion it catches, so any
 // snapshot that shows the deletion shows it).
-func (r *dbReader) catchEvents(ctx context.Context, from, to time.Time, max int) (out []catchEvent, err error) {
+func (r *dbReader) CatchEvents(ctx context.Context, from, to time.Time, max int) (out []reading.CatchEvent, err error) {
 	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		out, err = r.catches(ctx, tx, from, to, max)
 		return err
@@ -165,40 +167,40 @@ func (r *dbReader) catchEvents(ctx context.Context, from, to time.Time, max int)
 }
 
 // catches reads the error catch events started between from and to.
-func (r *dbReader) catches(ctx context.Context, tx pgx.Tx, from, to time.Time, max int) ([]catchEvent, error) {
+func (r *dbReader) catches(ctx context.Context, tx pgx.Tx, from, to time.Time, max int) ([]reading.CatchEvent, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_hi_actinst", pgx.RowToStructByPos[catchRow],
 		`SELECT id_, coalesce(root_proc_inst_id_, ''), start_time_ FROM `+r.prefix+`act_hi_actinst
 WHERE act_type_ = ANY($1) AND start_time_ >= $2::timestamp AND start_time_ <= $3::timestamp
-ORDER BY id_ LIMIT $4`, []string{activityBoundaryError, activityErrorStartEvent}, r.wall(from), r.wall(to), max)
+ORDER BY id_ LIMIT $4`, []string{reading.ActivityBoundaryError, reading.ActivityErrorStartEvent}, r.wall(from), r.wall(to), max)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]catchEvent, 0, len(rows))
+	out := make([]reading.CatchEvent, 0, len(rows))
 	for _, c := range rows {
-		out = append(out, catchEvent{id: c.ID, rootPI: c.RootPI, start: r.instant(c.Start)})
+		out = append(out, reading.CatchEvent{ID: c.ID, RootPI: c.RootPI, Start: r.instant(c.Start)})
 	}
 	return out, nil
 }
 
-// historyLevel implements reader: the engine's historyLevel property (the
+// HistoryLevel implements reader: the engine's historyLevel property (the
 // id of its history level), in a transaction of its own. A role that may
 // not read act_ge_property gets an unknown level, never a failed
 // collection, and the next collection asks again.
-func (r *dbReader) historyLevel(ctx context.Context, _ levelFinding) (levelFinding, error) {
+func (r *dbReader) HistoryLevel(ctx context.Context, _ reading.LevelFinding) (reading.LevelFinding, error) {
 	var value string
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `SELECT value_ FROM `+r.prefix+capability.HistoryLevelTable+` WHERE name_ = 'historyLevel'`).Scan(&value)
 	})
 	if ctx.Err() != nil {
-		return levelFinding{}, ctx.Err()
+		return reading.LevelFinding{}, ctx.Err()
 	}
 	if err != nil {
-		return levelFinding{from: levelFromProperty,
-			why: fmt.Sprintf("%s: cannot read %s%s (%v): GRANT SELECT ON %s to the exporter's role", r.key, r.prefix, capability.HistoryLevelTable, err, capability.HistoryLevelTable)}, nil
+		return reading.LevelFinding{From: reading.LevelFromProperty,
+			Why: fmt.Sprintf("%s: cannot read %s%s (%v): GRANT SELECT ON %s to the exporter's role", r.key, r.prefix, capability.HistoryLevelTable, err, capability.HistoryLevelTable)}, nil
 	}
-	found := levelFinding{level: capability.LevelOfProperty(value), from: levelFromProperty, final: true}
-	if found.level == capability.LevelUnknown {
-		found.why = fmt.Sprintf("a custom history level (id %s): what it writes cannot be told; set camunda[].history_level", value)
+	found := reading.LevelFinding{Level: capability.LevelOfProperty(value), From: reading.LevelFromProperty, Final: true}
+	if found.Level == capability.LevelUnknown {
+		found.Why = fmt.Sprintf("a custom history level (id %s): what it writes cannot be told; set camunda[].history_level", value)
 	}
 	return found, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 
 	"github.com/jackc/pgx/v5"
@@ -50,40 +52,40 @@ type jobLogRow struct {
 	Host, Msg string
 }
 
-// readJobs reads the jobs aspect in one read-only transaction: the jobs
+// ReadJobs reads the jobs aspect in one read-only transaction: the jobs
 // with no retries left and the executable jobs grouped by process
 // definition key, in the order of their first job id (the REST reader's
 // admission order), and the job log entries of the request's range.
-func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
-	out := &jobsRead{}
+func (r *dbReader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
+	out := &reading.JobsRead{}
 	err := r.readNow(ctx, nameJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
-		out.now = now
-		groups := func(query string, args ...any) ([]jobGroup, error) {
+		out.Now = now
+		groups := func(query string, args ...any) ([]reading.JobGroup, error) {
 			rows, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[jobGroupRow], fmt.Sprintf(query, r.prefix), args...)
-			var gs []jobGroup
+			var gs []reading.JobGroup
 			for _, row := range rows {
 				if row.Oldest != nil {
-					if ts := r.instant(*row.Oldest); out.oldestDue.IsZero() || ts.Before(out.oldestDue) {
-						out.oldestDue = ts
+					if ts := r.instant(*row.Oldest); out.OldestDue.IsZero() || ts.Before(out.OldestDue) {
+						out.OldestDue = ts
 					}
 				}
-				gs = append(gs, jobGroup{key: r.keyOf(row.Tenant, row.Key), n: row.N})
+				gs = append(gs, reading.JobGroup{Key: r.keyOf(row.Tenant, row.Key), N: row.N})
 			}
 			return gs, err
 		}
-		if out.exhausted, err = groups(exhaustedJobsSQL); err != nil {
+		if out.Exhausted, err = groups(exhaustedJobsSQL); err != nil {
 			return err
 		}
-		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
+		if out.Executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
 			return err
 		}
-		if !rq.level.ReadsTaskLog() {
+		if !rq.Level.ReadsTaskLog() {
 			return nil // no job log below history level full
 		}
-		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", capability.JobLogSQL, rq.log,
-			func(row jobLogRow) jobLogEntry {
-				return jobLogEntry{id: row.ID, key: r.keyOf(row.Tenant, row.Key), ts: r.instant(row.Timestamp), kind: logKindOf(row.State),
-					jobID: row.JobID, pi: row.PI, host: row.Host, message: row.Msg}
+		out.Log, out.LogCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", capability.JobLogSQL, rq.Log,
+			func(row jobLogRow) reading.JobLogEntry {
+				return reading.JobLogEntry{ID: row.ID, Key: r.keyOf(row.Tenant, row.Key), TS: r.instant(row.Timestamp), Kind: logKindOf(row.State),
+					JobID: row.JobID, PI: row.PI, Host: row.Host, Message: row.Msg}
 			})
 		return err
 	})

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/prometheus/common/version"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
@@ -36,7 +38,7 @@ import (
 // docs/camunda-states.md.
 type Engine struct {
 	client *camunda.Client // GET /version and the flavor, in both modes
-	reader reader
+	reader reading.Reader
 	name   string
 	key    string // the config key, e.g. "camunda[0]"
 	cfg    config.Camunda
@@ -45,7 +47,7 @@ type Engine struct {
 	// at is what the probe of the current collection read (zero before
 	// it, and after a failed one). The collectors run after the probe,
 	// one at a time.
-	at probeRead
+	at reading.Probe
 	// productName is cached per engine version: the telemetry product name
 	// only changes with the engine.
 	productName, productFor string
@@ -141,7 +143,7 @@ func (e *Engine) Collectors() []collectors.Collector {
 // product name, which tells the forks apart, is asked once per engine
 // version; the history level as learnLevel says.
 func (e *Engine) Probe(ctx context.Context) error {
-	e.at = probeRead{}
+	e.at = reading.Probe{}
 	v, now, err := e.client.VersionAt(ctx)
 	if err == nil {
 		err = e.learnProduct(ctx, v)
@@ -155,21 +157,21 @@ func (e *Engine) Probe(ctx context.Context) error {
 		e.tasks.views.Withdraw(e.name)
 		return err
 	}
-	e.at = probeRead{now: now, version: v, level: e.lvl.found.level}
+	e.at = reading.Probe{Now: now, Version: v, Level: e.lvl.found.Level}
 	return nil
 }
 
 // probed returns what this collection's probe read, for the collectors'
 // requests; a collector called without one (never by a poll source) fails.
-func (e *Engine) probed() (probeRead, error) {
-	if e.at.now.IsZero() {
-		return probeRead{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
+func (e *Engine) probed() (reading.Probe, error) {
+	if e.at.Now.IsZero() {
+		return reading.Probe{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
 	}
 	return e.at, nil
 }
 
 // Close releases the engine database's connections, in engine-database mode.
-func (e *Engine) Close() { e.reader.close() }
+func (e *Engine) Close() { e.reader.Close() }
 
 // learnProduct asks the engine for its telemetry product name, which tells
 // the forks apart, once per engine version, answer or not: the endpoint may

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // zonelessLog is an engine's history log as engine-database mode sees it:
@@ -30,7 +32,7 @@ func (l *zonelessLog) write(id string, at time.Time) {
 // read answers a historyRequest as historySQL does: the bounds rendered as
 // readLogRange renders them, the rows newest first (ties by id), max+1 at most, each
 // row's time read back by dbReader.instant.
-func (l *zonelessLog) read(hr historyRequest) historyRead {
+func (l *zonelessLog) read(hr reading.HistoryRequest) reading.HistoryRead {
 	parse := func(s string) time.Time {
 		t, err := time.Parse("2006-01-02 15:04:05.999999", s)
 		if err != nil {
@@ -52,12 +54,12 @@ func (l *zonelessLog) read(hr historyRequest) historyRead {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	var rd historyRead
-	if len(rows) > hr.max {
-		rows, rd.cut = rows[:hr.max], true
+	var rd reading.HistoryRead
+	if len(rows) > hr.Max {
+		rows, rd.Cut = rows[:hr.Max], true
 	}
 	for _, row := range rows {
-		rd.entries = append(rd.entries, historyEntry{id: row.id, ts: l.r.instant(row.wall), kind: logSuccess})
+		rd.Entries = append(rd.Entries, reading.HistoryEntry{ID: row.id, TS: l.r.instant(row.wall), Kind: reading.LogSuccess})
 	}
 	return rd
 }
@@ -96,14 +98,14 @@ func TestHistoryAcrossDaylightSavingTime(t *testing.T) {
 					written++
 					log.write(fmt.Sprintf("e%06d", written), next)
 				}
-				var fresh []historyEntry
+				var fresh []reading.HistoryEntry
 				var lost bool
 				cur, fresh, lost = cur.advance(log.read(cur.request(now, window, tc.max)), now, window)
 				if lost {
 					cuts++
 				}
 				for _, e := range fresh {
-					counted[e.id]++
+					counted[e.ID]++
 				}
 			}
 			twice := 0

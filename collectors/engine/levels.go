@@ -4,34 +4,16 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 )
-
-// Where a level came from, as check and the log name it.
-const (
-	levelFromConfig   = "history_level"
-	levelFromProperty = "the engine database's act_ge_property historyLevel"
-	levelFromEvidence = "the history the REST API shows"
-)
-
-// levelFinding is what one detection found.
-type levelFinding struct {
-	level capability.Level
-	// from says where the level came from (levelFrom*).
-	from string
-	// final: nothing more can be learned for this engine version (the
-	// level is configured, read from the database, or full).
-	final bool
-	// why explains an unknown level, or what an evidence reading cannot
-	// tell apart (for check and the log).
-	why string
-}
 
 // levelState is an engine's detection across collections: the finding
 // for the current engine version.
 type levelState struct {
 	version string
-	found   levelFinding
+	found   reading.LevelFinding
 }
 
 // learnLevel finds the history level for this collection (Probe): the
@@ -44,14 +26,14 @@ func (e *Engine) learnLevel(ctx context.Context, version string) error {
 	if e.lvl.version != version {
 		e.lvl = levelState{version: version}
 	}
-	if e.lvl.found.final {
+	if e.lvl.found.Final {
 		return nil
 	}
 	if l, ok := capability.LevelNamed(e.cfg.HistoryLevel); ok {
-		e.lvl.found = levelFinding{level: l, from: levelFromConfig, final: true}
+		e.lvl.found = reading.LevelFinding{Level: l, From: reading.LevelFromConfig, Final: true}
 		return nil
 	}
-	found, err := e.reader.historyLevel(ctx, e.lvl.found)
+	found, err := e.reader.HistoryLevel(ctx, e.lvl.found)
 	if err != nil && ctx.Err() != nil {
 		return err
 	}
@@ -59,12 +41,12 @@ func (e *Engine) learnLevel(ctx context.Context, version string) error {
 		e.logger.Debug("camunda: history level not detected this time", "engine", e.name, "error", err.Error())
 		return nil
 	}
-	if found.level != e.lvl.found.level || found.why != e.lvl.found.why {
+	if found.Level != e.lvl.found.Level || found.Why != e.lvl.found.Why {
 		level := slog.LevelInfo
-		if !found.level.HasOutcomes() {
+		if !found.Level.HasOutcomes() {
 			level = slog.LevelWarn
 		}
-		e.logger.Log(ctx, level, "camunda: history level "+found.level.String(), "engine", e.name, "from", found.from, "why", found.why)
+		e.logger.Log(ctx, level, "camunda: history level "+found.Level.String(), "engine", e.name, "from", found.From, "why", found.Why)
 	}
 	e.lvl.found = found
 	return nil
@@ -79,11 +61,11 @@ func (e *Engine) HistoryLevel(ctx context.Context) capability.HistoryLevelReport
 		return capability.HistoryLevelReport{Level: capability.LevelUnknown.String(), Why: err.Error()}
 	}
 	f := e.lvl.found
-	rep := capability.HistoryLevelReport{Level: f.level.String(), From: f.from, Why: f.why}
-	if f.from == levelFromConfig {
-		rep.From = e.key + "." + levelFromConfig
-		if d, err := e.reader.historyLevel(ctx, levelFinding{}); err == nil && d.final {
-			rep.Detected = d.level.String()
+	rep := capability.HistoryLevelReport{Level: f.Level.String(), From: f.From, Why: f.Why}
+	if f.From == reading.LevelFromConfig {
+		rep.From = e.key + "." + reading.LevelFromConfig
+		if d, err := e.reader.HistoryLevel(ctx, reading.LevelFinding{}); err == nil && d.Final {
+			rep.Detected = d.Level.String()
 		}
 	}
 	return rep

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
@@ -22,11 +24,6 @@ type processesCollector struct {
 	// seen are the keys reported so far: each keeps reporting (0 once its
 	// definitions are gone).
 	seen map[string]bool
-}
-
-// processesRequest is what the processes reading needs.
-type processesRequest struct {
-	probeRead
 }
 
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
@@ -50,7 +47,7 @@ func (c *processesCollector) Collect(ctx context.Context, _ *collectors.Sink) (_
 	if err != nil {
 		return nil, err
 	}
-	perKey, err := c.e.reader.readProcesses(ctx, processesRequest{probeRead: at})
+	perKey, err := c.e.reader.ReadProcesses(ctx, reading.ProcessesRequest{Probe: at})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
@@ -58,7 +60,7 @@ type restReader struct {
 	seen    *tenantSet
 }
 
-var _ reader = (*restReader)(nil)
+var _ reading.Reader = (*restReader)(nil)
 
 func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *restReader {
 	return &restReader{client: client, engine: cfg.Name, logger: logger,
@@ -72,8 +74,8 @@ func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logg
 	}
 }
 
-// close implements reader: the REST client holds nothing to release.
-func (r *restReader) close() {}
+// Close implements reader: the REST client holds nothing to release.
+func (r *restReader) Close() {}
 
 // versionFlag remembers that the engine version lacks a field the REST API
 // returns from some version on, so that what depends on it is not reported

@@ -1,11 +1,15 @@
 package engine
 
-import "context"
+import (
+	"context"
 
-// readProcesses reads the running process instances per process definition
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+)
+
+// ReadProcesses reads the running process instances per process definition
 // key: one GET /process-definition/statistics, which lists every version of
 // every definition with its instance count.
-func (r *restReader) readProcesses(ctx context.Context, _ processesRequest) (map[string]int64, error) {
+func (r *restReader) ReadProcesses(ctx context.Context, _ reading.ProcessesRequest) (map[string]int64, error) {
 	if err := r.perms.Authorized(ctx, nameProcesses); err != nil {
 		return nil, err
 	}

@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"strings"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 
-	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -20,36 +19,16 @@ import (
 // topic="other". Keys without the separator (the configured topics,
 // "unattributed") belong to no tenant.
 
-// tenantSep separates the tenant from the topic in a topic key: a control
-// character no topic name or tenant id holds. The engine-database reader
-// writes it as chr(31).
-const tenantSep = "\x1f"
-
-// tenantKey is the topic key of a topic of a tenant ("" for tasks without
-// one).
-func tenantKey(tenant, topic string) string { return tenant + tenantSep + topic }
-
-// splitKey returns the tenant and the topic of a topic key.
-func splitKey(key string) (tenant, topic string) {
-	if key == labellimit.Other {
-		return labellimit.Other, labellimit.Other
-	}
-	if t, topic, ok := strings.Cut(key, tenantSep); ok {
-		return t, topic
-	}
-	return "", key
-}
-
 // tenantOfKey returns the tenant of a key ("" for none).
 func tenantOfKey(key string) string {
-	tenant, _ := splitKey(key)
+	tenant, _ := reading.SplitKey(key)
 	return tenant
 }
 
 // plainKey returns the topic (or process definition key) of a key: what
 // the joins and the status page call it.
 func plainKey(key string) string {
-	_, topic := splitKey(key)
+	_, topic := reading.SplitKey(key)
 	return topic
 }
 
@@ -77,7 +56,7 @@ func (t tenantLabels) of(name string, values []string) []string {
 	if !ok || i >= len(values) {
 		return values
 	}
-	tenant, v := splitKey(values[i])
+	tenant, v := reading.SplitKey(values[i])
 	out := make([]string, 0, len(values)+1)
 	out = append(out, values[:i]...)
 	out = append(out, tenant, v)
