@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
 
 	"github.com/prometheus/common/version"
 
@@ -117,7 +118,7 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 			return nil, err
 		}
 	} else {
-		e.reader = newRESTReader(cfg, client, logger)
+		e.reader = rest.New(cfg, client, logger)
 	}
 	e.tasks = newCollector(e, o)
 	e.jobs = newJobsCollector(e, o)

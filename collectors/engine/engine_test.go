@@ -41,6 +41,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
@@ -632,7 +633,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for _, n := range []int{engineCount("suspended", "true"), engineCount("active", "true", "noRetriesLeft", "true")} {
 		switch {
 		case n == 0:
-		case n/engine.RESTListPageSize+1+n/engine.ItemsPerCountRequest < open:
+		case n/rest.ListPageSize+1+n/rest.ItemsPerCountRequest < open:
 			listed++
 		default:
 			perTopic += open

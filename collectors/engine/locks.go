@@ -3,7 +3,6 @@ package engine
 import (
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
@@ -49,16 +48,6 @@ type taskObs struct {
 	// collection (nil: nothing); recent: the same over the last two
 	// collections.
 	history, recent *taskEvidence
-}
-
-func obsOf(t camunda.ExternalTask) reading.TaskObs {
-	o := reading.TaskObs{ID: t.ID, Topic: t.TopicName, Worker: t.WorkerID, Retries: t.Retries, ErrMsg: t.ErrorMessage,
-		PI: t.ProcessInstanceID, Activity: t.ActivityID, BusinessKey: t.BusinessKey,
-		ActInst: t.ActivityInstanceID, DefID: t.ProcessDefinitionID}
-	if t.LockExpirationTime != nil {
-		o.Exp = t.LockExpirationTime.Time
-	}
-	return o
 }
 
 // tracked is what the collector remembers of a task between collections.

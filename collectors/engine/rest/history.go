@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -145,7 +145,7 @@ func (x *restRead) bpmnEvidence(ctx context.Context) error {
 
 // listActivities pages through the historic activity instances q selects,
 // sorted by "by", at most max.
-func (r *restReader) listActivities(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string, order camunda.SortOrder, max int) ([]camunda.HistoricActivityInstance, error) {
+func (r *Reader) listActivities(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string, order camunda.SortOrder, max int) ([]camunda.HistoricActivityInstance, error) {
 	items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: order}}, r.pageSize, max,
 		func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
 			return r.client.ListHistoricActivityInstances(ctx, q, p)
@@ -156,7 +156,7 @@ func (r *restReader) listActivities(ctx context.Context, q camunda.HistoricActiv
 // CatchEvents implements reader: one paged request per error catch event
 // type (the endpoint applies one activityType only), the events sorted by
 // id.
-func (r *restReader) CatchEvents(ctx context.Context, from, to time.Time, max int) ([]reading.CatchEvent, error) {
+func (r *Reader) CatchEvents(ctx context.Context, from, to time.Time, max int) ([]reading.CatchEvent, error) {
 	var out []reading.CatchEvent
 	for _, typ := range []string{reading.ActivityBoundaryError, reading.ActivityErrorStartEvent} {
 		items, err := r.listActivities(ctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from},

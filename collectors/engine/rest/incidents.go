@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -139,7 +139,7 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 // ReadExhausted lists the oldest failedExternalTask incidents (one
 // request), then their tasks by id (one request per 100 ids: the ids travel
 // in the URL).
-func (r *restReader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
+func (r *Reader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
 	incs, err := r.client.ListIncidents(ctx, camunda.IncidentQuery{IncidentType: camunda.IncidentFailedExternalTask},
 		camunda.Page{MaxResults: min(rq.Max, r.pageSize), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 
 	"golang.org/x/sync/errgroup"
 
@@ -54,7 +55,7 @@ func qFetchable(t string) camunda.ExternalTaskQuery {
 // restRead is the working set of one REST reading. Requests of one phase
 // run concurrently; each writes its own fields, or takes mu.
 type restRead struct {
-	r         *restReader
+	r         *Reader
 	rq        reading.TasksRequest
 	out       *reading.TasksRead
 	present   []string // reported topics that hold open tasks now, sorted
@@ -77,8 +78,8 @@ type restRead struct {
 // (engine-wide counts with the history; per-topic counts with the lists;
 // the oldest waiting tasks), then the incidents' topics and the BPMN error
 // evidence.
-func (r *restReader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
-	if err := r.perms.Authorized(ctx, nameTasks); err != nil {
+func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
+	if err := r.perms.Authorized(ctx, vocab.CollectorCamunda); err != nil {
 		return nil, err
 	}
 	x := &restRead{r: r, rq: rq, budget: rq.Budget, out: &reading.TasksRead{Now: rq.Now}, started: time.Now()}

@@ -1,10 +1,11 @@
-package engine
+package rest
 
 import (
 	"context"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 
 	"golang.org/x/sync/errgroup"
 
@@ -22,8 +23,8 @@ import (
 // earliest due date (or creation, for a job without one) among the listed
 // ones: exact while every executable job is listed, a lower bound of the
 // age beyond (the list endpoint cannot sort by creation).
-func (r *restReader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
-	if err := r.perms.Authorized(ctx, nameJobs); err != nil {
+func (r *Reader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
+	if err := r.perms.Authorized(ctx, vocab.CollectorCamundaJobs); err != nil {
 		return nil, err
 	}
 	out := &reading.JobsRead{Now: rq.Now}
@@ -100,7 +101,7 @@ func (r *restReader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*rea
 	return out, nil
 }
 
-func (r *restReader) jobLogEntryOf(e camunda.JobLogEntry) reading.JobLogEntry {
+func (r *Reader) jobLogEntryOf(e camunda.JobLogEntry) reading.JobLogEntry {
 	return reading.JobLogEntry{ID: e.ID, Key: r.keyOf(e.TenantID, e.ProcessDefinitionKey), TS: e.Timestamp.Time,
 		JobID: e.JobID, PI: e.ProcessInstanceID, Host: e.Hostname, Message: e.JobExceptionMessage,
 		Kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
@@ -108,7 +109,7 @@ func (r *restReader) jobLogEntryOf(e camunda.JobLogEntry) reading.JobLogEntry {
 
 // groupJobs groups listed jobs by process definition key in the order of
 // their first job; of n jobs, those beyond the list go to "other".
-func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64) ([]reading.JobGroup, error) {
+func (r *Reader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64) ([]reading.JobGroup, error) {
 	var missing []string
 	for _, j := range jobs {
 		if j.ProcessDefinitionKey == "" && j.ProcessDefinitionID != "" {

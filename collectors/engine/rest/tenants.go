@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func (x *restRead) keyOf(tenant, topic string) string { return x.r.keyOf(tenant,
 
 // keyOf is the key of a topic or process definition key of tenant: the
 // topic or key itself without tenant_label.
-func (r *restReader) keyOf(tenant, k string) string {
+func (r *Reader) keyOf(tenant, k string) string {
 	if !r.tenants {
 		return k
 	}
@@ -240,3 +240,15 @@ func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *reading.
 // oldestPages bounds the pages oldestFetchable reads for the oldest task
 // without a tenant.
 const oldestPages = 3
+
+// obsOf is a listed task as the reader returns it, keyed by its topic
+// alone (obs keys it by its tenant too).
+func obsOf(t camunda.ExternalTask) reading.TaskObs {
+	o := reading.TaskObs{ID: t.ID, Topic: t.TopicName, Worker: t.WorkerID, Retries: t.Retries, ErrMsg: t.ErrorMessage,
+		PI: t.ProcessInstanceID, Activity: t.ActivityID, BusinessKey: t.BusinessKey,
+		ActInst: t.ActivityInstanceID, DefID: t.ProcessDefinitionID}
+	if t.LockExpirationTime != nil {
+		o.Exp = t.LockExpirationTime.Time
+	}
+	return o
+}

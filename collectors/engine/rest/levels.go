@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // also means a user without READ_HISTORY; while the engine holds external
 // tasks, an empty activity history reads as none (their activity instances
 // would be there otherwise), and with no task at all as unknown.
-func (r *restReader) HistoryLevel(ctx context.Context, prev reading.LevelFinding) (reading.LevelFinding, error) {
+func (r *Reader) HistoryLevel(ctx context.Context, prev reading.LevelFinding) (reading.LevelFinding, error) {
 	has := func(path string) (bool, error) {
 		ok, err := r.client.HistoryHasEntries(ctx, path)
 		if camunda.IsStatus(err, http.StatusNotFound) {

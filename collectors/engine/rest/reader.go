@@ -1,7 +1,9 @@
-package engine
+package rest
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
@@ -12,7 +14,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
-// restReader reads an engine over its REST API, aspect by aspect:
+// Reader reads an engine over its REST API, aspect by aspect:
 // rest_tasks.go, rest_history.go, rest_incidents.go, rest_jobs.go,
 // rest_processes.go. What it asks, and why each request costs what it
 // costs, is in docs/camunda-states.md ("The cost of a collection"). In
@@ -37,7 +39,7 @@ import (
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
 // show is never attributed to an earlier collection (see locks.go).
-type restReader struct {
+type Reader struct {
 	client *camunda.Client
 	engine string
 	logger *slog.Logger
@@ -60,12 +62,12 @@ type restReader struct {
 	seen    *tenantSet
 }
 
-var _ reading.Reader = (*restReader)(nil)
+var _ reading.Reader = (*Reader)(nil)
 
-func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *restReader {
-	return &restReader{client: client, engine: cfg.Name, logger: logger,
+func New(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *Reader {
+	return &Reader{client: client, engine: cfg.Name, logger: logger,
 		perms:       capability.NewPermissions(client, cfg, logger),
-		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize),
+		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(ListPageSize),
 		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
 		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
 			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
@@ -75,7 +77,7 @@ func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logg
 }
 
 // Close implements reader: the REST client holds nothing to release.
-func (r *restReader) Close() {}
+func (r *Reader) Close() {}
 
 // versionFlag remembers that the engine version lacks a field the REST API
 // returns from some version on, so that what depends on it is not reported
@@ -111,11 +113,11 @@ func (f *versionFlag) set(version string, err error) {
 	}
 }
 
-// RESTListPageSize is the page size of the REST reader's lists. A request's
+// ListPageSize is the page size of the REST reader's lists. A request's
 // cost is mostly fixed (HTTP, the engine's query set-up, and a re-run of the
 // query for every offset page), so fewer, larger pages are cheaper; 1000
 // tasks are about 700 KB of JSON.
-const RESTListPageSize = 1000
+const ListPageSize = 1000
 
 // ItemsPerCountRequest converts listed items into the cost of count
 // requests: listing this many tasks costs about as much engine time as one
@@ -123,3 +125,7 @@ const RESTListPageSize = 1000
 // docs/benchmarks.md). It decides per collection whether a state group is
 // listed engine-wide or counted topic by topic.
 const ItemsPerCountRequest = 50
+
+// sortedKeys returns m's keys in order, for requests and output that do
+// not depend on map iteration.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,9 +1,10 @@
-package engine
+package rest
 
 import (
 	"context"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 )
@@ -13,8 +14,8 @@ import (
 // most max_listed_tasks entries: the report has an entry per definition
 // version), the cleanup's configuration and its jobs. Three requests plus
 // one per further page of the report.
-func (r *restReader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*reading.CleanupRead, error) {
-	if err := r.perms.Authorized(ctx, nameHistory); err != nil {
+func (r *Reader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*reading.CleanupRead, error) {
+	if err := r.perms.Authorized(ctx, vocab.CollectorCamundaHistory); err != nil {
 		return nil, err
 	}
 	report, _, err := camunda.Collect(ctx, camunda.Page{}, r.pageSize, rq.Budget,
