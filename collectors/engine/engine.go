@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
 
@@ -101,6 +102,17 @@ func NewClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error)
 	})
 }
 
+// OpenSchemaCheck opens the database of an engine configured with
+// camunda[].database as engine-database mode opens it, for
+// `workflow-exporter check`; it connects to nothing yet.
+func OpenSchemaCheck(cfg config.Camunda, key string, logger *slog.Logger) (*enginedb.SchemaCheck, error) {
+	client, err := NewClient(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return enginedb.OpenSchemaCheck(cfg, key, client, logger)
+}
+
 // New returns one engine with its collectors. key is the config key, e.g.
 // "camunda[0]". It connects to nothing.
 func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
@@ -114,7 +126,7 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	}
 	e := &Engine{client: client, name: cfg.Name, key: key, cfg: cfg, logger: logger}
 	if cfg.Database != nil {
-		if e.reader, err = newDBReader(cfg, key, client, logger); err != nil {
+		if e.reader, err = enginedb.New(cfg, key, client, logger); err != nil {
 			return nil, err
 		}
 	} else {

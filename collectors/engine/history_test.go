@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
@@ -14,7 +15,7 @@ import (
 // entries stamped with the local time of the engine's zone, without the
 // zone (a timestamp column), read the way readLogRange reads them.
 type zonelessLog struct {
-	r    *dbReader
+	loc  *time.Location
 	rows []zonelessRow
 }
 
@@ -25,13 +26,13 @@ type zonelessRow struct {
 
 // write appends an entry written at instant at.
 func (l *zonelessLog) write(id string, at time.Time) {
-	w := at.In(l.r.loc)
+	w := at.In(l.loc)
 	l.rows = append(l.rows, zonelessRow{id, time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)})
 }
 
 // read answers a historyRequest as historySQL does: the bounds rendered as
 // readLogRange renders them, the rows newest first (ties by id), max+1 at most, each
-// row's time read back by dbReader.instant.
+// row's time read back by enginedb.Instant.
 func (l *zonelessLog) read(hr reading.HistoryRequest) reading.HistoryRead {
 	parse := func(s string) time.Time {
 		t, err := time.Parse("2006-01-02 15:04:05.999999", s)
@@ -40,7 +41,7 @@ func (l *zonelessLog) read(hr reading.HistoryRequest) reading.HistoryRead {
 		}
 		return t
 	}
-	f, t := l.r.faceRange(hr)
+	f, t := enginedb.FaceRange(l.loc, hr)
 	from, to := parse(f), parse(t)
 	var rows []zonelessRow
 	for _, row := range l.rows {
@@ -59,7 +60,7 @@ func (l *zonelessLog) read(hr reading.HistoryRequest) reading.HistoryRead {
 		rows, rd.Cut = rows[:hr.Max], true
 	}
 	for _, row := range rows {
-		rd.Entries = append(rd.Entries, reading.HistoryEntry{ID: row.id, TS: l.r.instant(row.wall), Kind: reading.LogSuccess})
+		rd.Entries = append(rd.Entries, reading.HistoryEntry{ID: row.id, TS: enginedb.Instant(l.loc, row.wall), Kind: reading.LogSuccess})
 	}
 	return rd
 }
@@ -88,7 +89,7 @@ func TestHistoryAcrossDaylightSavingTime(t *testing.T) {
 		{"spring forward", time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC), 3 * int(window/every)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &zonelessLog{r: &dbReader{loc: loc}}
+			log := &zonelessLog{loc: loc}
 			var cur historyCursor
 			counted := map[string]int{}
 			written, cuts := 0, 0

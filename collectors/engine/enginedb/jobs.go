@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 
@@ -56,9 +57,9 @@ type jobLogRow struct {
 // with no retries left and the executable jobs grouped by process
 // definition key, in the order of their first job id (the REST reader's
 // admission order), and the job log entries of the request's range.
-func (r *dbReader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
+func (r *Reader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
 	out := &reading.JobsRead{}
-	err := r.readNow(ctx, nameJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
+	err := r.readNow(ctx, vocab.CollectorCamundaJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
 		out.Now = now
 		groups := func(query string, args ...any) ([]reading.JobGroup, error) {
 			rows, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[jobGroupRow], fmt.Sprintf(query, r.prefix), args...)

@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -50,7 +50,7 @@ type historyRow struct {
 
 // history reads the history log entries of the request's range, newest
 // first, at most max_history_entries.
-func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr reading.HistoryRequest) (out reading.HistoryRead, err error) {
+func (r *Reader) history(ctx context.Context, tx pgx.Tx, hr reading.HistoryRequest) (out reading.HistoryRead, err error) {
 	out.Entries, out.Cut, err = readLogRange(ctx, tx, r, "act_hi_ext_task_log", r.keyed(capability.ExternalTaskLogSQL), hr,
 		func(row historyRow) reading.HistoryEntry {
 			return reading.HistoryEntry{ID: row.ID, TaskID: row.TaskID, Topic: row.Topic, Worker: row.Worker,
@@ -66,7 +66,7 @@ func (r *dbReader) history(ctx context.Context, tx pgx.Tx, hr reading.HistoryReq
 // for the table prefix, with the range's start, its end and a limit as
 // arguments) as R, converted by entry; extra are the query's further
 // arguments ($4...).
-func readLogRange[R, E any](ctx context.Context, tx pgx.Tx, r *dbReader, table, sql string, hr reading.HistoryRequest,
+func readLogRange[R, E any](ctx context.Context, tx pgx.Tx, r *Reader, table, sql string, hr reading.HistoryRequest,
 	entry func(R) E, extra ...any) (entries []E, cut bool, err error) {
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
@@ -95,7 +95,7 @@ type catchRow struct {
 // entries (bpmn.go): which of their tasks' activity instances completed
 // their scope (by primary key), and the error catch events started around
 // them (ACT_HI_ACTINST's index on START_TIME_).
-func (r *dbReader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []reading.HistoryEntry, max int) (reading.BPMNEvidence, error) {
+func (r *Reader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []reading.HistoryEntry, max int) (reading.BPMNEvidence, error) {
 	ev := reading.BPMNEvidence{ScopeCompleted: map[string]bool{}}
 	if len(dels) == 0 {
 		return ev, nil
@@ -144,7 +144,7 @@ const actInstCanceled = 2
 
 // activities reads the activity instances of the request's types that
 // ended in its range, newest first, at most max_history_entries.
-func (r *dbReader) activities(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest) (out reading.ActivitiesRead, err error) {
+func (r *Reader) activities(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest) (out reading.ActivitiesRead, err error) {
 	out.Entries, out.Cut, err = readLogRange(ctx, tx, r, "act_hi_actinst", activitiesSQL, rq.Activities,
 		func(row activityRow) reading.ActivityEntry {
 			return reading.ActivityEntry{ID: row.ID, Activity: row.Act, DefID: row.Def, RootPI: row.RootPI, Tenant: row.Tenant,
@@ -158,7 +158,7 @@ func (r *dbReader) activities(ctx context.Context, tx pgx.Tx, rq reading.TasksRe
 // from and to (ACT_HI_ACTINST's index on START_TIME_), in a transaction of
 // their own (a catch event commits with the deletion it catches, so any
 // snapshot that shows the deletion shows it).
-func (r *dbReader) CatchEvents(ctx context.Context, from, to time.Time, max int) (out []reading.CatchEvent, err error) {
+func (r *Reader) CatchEvents(ctx context.Context, from, to time.Time, max int) (out []reading.CatchEvent, err error) {
 	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		out, err = r.catches(ctx, tx, from, to, max)
 		return err
@@ -167,7 +167,7 @@ func (r *dbReader) CatchEvents(ctx context.Context, from, to time.Time, max int)
 }
 
 // catches reads the error catch events started between from and to.
-func (r *dbReader) catches(ctx context.Context, tx pgx.Tx, from, to time.Time, max int) ([]reading.CatchEvent, error) {
+func (r *Reader) catches(ctx context.Context, tx pgx.Tx, from, to time.Time, max int) ([]reading.CatchEvent, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_hi_actinst", pgx.RowToStructByPos[catchRow],
 		`SELECT id_, coalesce(root_proc_inst_id_, ''), start_time_ FROM `+r.prefix+`act_hi_actinst
 WHERE act_type_ = ANY($1) AND start_time_ >= $2::timestamp AND start_time_ <= $3::timestamp
@@ -186,7 +186,7 @@ ORDER BY id_ LIMIT $4`, []string{reading.ActivityBoundaryError, reading.Activity
 // id of its history level), in a transaction of its own. A role that may
 // not read act_ge_property gets an unknown level, never a failed
 // collection, and the next collection asks again.
-func (r *dbReader) HistoryLevel(ctx context.Context, _ reading.LevelFinding) (reading.LevelFinding, error) {
+func (r *Reader) HistoryLevel(ctx context.Context, _ reading.LevelFinding) (reading.LevelFinding, error) {
 	var value string
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `SELECT value_ FROM `+r.prefix+capability.HistoryLevelTable+` WHERE name_ = 'historyLevel'`).Scan(&value)

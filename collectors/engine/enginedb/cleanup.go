@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// cleanableSQL is the cleanable process instance report of the engine's
+// CleanableSQL is the cleanable process instance report of the engine's
 // default, removal-time-based cleanup strategy, summed per key: every
 // finished instance of a deployed definition, those whose removal time has
 // come ($1, the database clock in the engine's zone), and those of
 // definitions without a time to live. It reads every finished instance:
 // it runs under its own statement timeout, at history_cleanup.interval.
-const cleanableSQL = `SELECT d.key_, count(*),
+const CleanableSQL = `SELECT d.key_, count(*),
   count(*) FILTER (WHERE p.removal_time_ <= $1::timestamp),
   count(*) FILTER (WHERE d.history_ttl_ IS NULL)
 FROM %[1]sact_re_procdef d JOIN %[1]sact_hi_procinst p ON p.proc_def_id_ = d.id_
@@ -55,13 +56,13 @@ type tableBytesRow struct {
 // ReadCleanup reads the history aspect from the engine's tables in one
 // read-only transaction (the cleanable count under its own statement
 // timeout), and the cleanup's switch over REST.
-func (r *dbReader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*reading.CleanupRead, error) {
+func (r *Reader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*reading.CleanupRead, error) {
 	out := &reading.CleanupRead{PerKey: map[string]reading.FinishedCounts{}, TableBytes: map[string]int64{}}
-	err := r.readNow(ctx, nameHistory, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	err := r.readNow(ctx, vocab.CollectorCamundaHistory, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", rq.StatementTimeout.Milliseconds())); err != nil {
 			return fmt.Errorf("%s: setting the history count's statement timeout: %w", r.key, err)
 		}
-		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(cleanableSQL, r.prefix)), r.wall(now))
+		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(CleanableSQL, r.prefix)), r.wall(now))
 		if err != nil {
 			return err
 		}

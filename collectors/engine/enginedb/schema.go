@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 
 	"github.com/jackc/pgx/v5"
@@ -21,21 +22,25 @@ import (
 // the first collection.
 type SchemaCheck struct {
 	DB *pgsource.DB
-	r  *dbReader
+	r  *Reader
 }
 
 // OpenSchemaCheck opens the database of an engine configured with
-// camunda[].database; it connects to nothing yet.
-func OpenSchemaCheck(cfg config.Camunda, key string, logger *slog.Logger) (*SchemaCheck, error) {
-	client, err := NewClient(cfg, logger)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	r, err := newDBReader(cfg, key, client, orDiscard(logger))
+// camunda[].database, with the engine's REST client (the time zone check
+// asks the engine); it connects to nothing yet.
+func OpenSchemaCheck(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*SchemaCheck, error) {
+	r, err := New(cfg, key, client, orDiscard(logger))
 	if err != nil {
 		return nil, err
 	}
 	return &SchemaCheck{DB: r.db, r: r}, nil
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 // Verify runs the checks of the first collection: tables, columns and
@@ -44,7 +49,7 @@ func (s *SchemaCheck) Verify(ctx context.Context) error { return s.r.verify(ctx)
 
 // verify checks every table and column the collectors read, and the time
 // zone (what `workflow-exporter check` asks).
-func (r *dbReader) verify(ctx context.Context) error {
+func (r *Reader) verify(ctx context.Context) error {
 	if err := r.checkTables(ctx, ""); err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func (r *dbReader) verify(ctx context.Context) error {
 
 // checkTables checks that the tables and columns one collector reads ("":
 // every collector) are there and readable.
-func (r *dbReader) checkTables(ctx context.Context, collector string) error {
+func (r *Reader) checkTables(ctx context.Context, collector string) error {
 	return r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		for _, t := range capability.EngineTables {
 			if collector != "" && !slices.Contains(t.ReadBy, collector) {
@@ -70,7 +75,7 @@ func (r *dbReader) checkTables(ctx context.Context, collector string) error {
 // checkTable names a missing table or column (Camunda 7.21 added
 // act_ru_ext_task.create_time_; older engines are not supported in this
 // mode).
-func (r *dbReader) checkTable(ctx context.Context, tx pgx.Tx, table string, columns []string) error {
+func (r *Reader) checkTable(ctx context.Context, tx pgx.Tx, table string, columns []string) error {
 	var reg *string
 	if err := tx.QueryRow(ctx, `SELECT to_regclass($1)::text`, r.prefix+table).Scan(&reg); err != nil {
 		return err

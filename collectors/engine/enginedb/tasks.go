@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -13,9 +14,9 @@ import (
 // ReadTasks reads the "camunda" collector's aspects in one read-only
 // transaction: the topics' counts, the in-flight tasks, the history log and
 // its BPMN error evidence, the incidents.
-func (r *dbReader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
+func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
 	out := &reading.TasksRead{}
-	err := r.readNow(ctx, nameTasks, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	err := r.readNow(ctx, vocab.CollectorCamunda, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		out.Now = now
 		nowWall := r.wall(now)
 		admitted, err := r.counts(ctx, tx, rq, nowWall, out)
@@ -76,7 +77,7 @@ type topicRow struct {
 // GROUP BY, in topic name order (the order topics are admitted in), and
 // chooses the reported topics (topics.go). It returns the reported topics
 // that hold tasks.
-func (r *dbReader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, error) {
+func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix)), nowWall)
 	if err != nil {
 		return nil, err
@@ -130,7 +131,7 @@ type inflightRow struct {
 // inflight lists the locked and lapsed tasks of the reported topics: topic
 // by topic in name order, locked before lapsed, each by id, at most
 // max_listed_tasks, the order the REST reader spends its budget in.
-func (r *dbReader) inflight(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, topics []string, out *reading.TasksRead) error {
+func (r *Reader) inflight(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, topics []string, out *reading.TasksRead) error {
 	var want int64
 	for _, t := range topics {
 		want += out.Topics[t].Counts.Locked + out.Topics[t].Counts.Lapsed

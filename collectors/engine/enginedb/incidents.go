@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type incidentRow struct {
 // incidents groups the open incidents by type, process definition key and
 // activity, oldest first: exact counts whatever their number (the REST
 // reader can list only max_listed_tasks of them).
-func (r *dbReader) incidents(ctx context.Context, tx pgx.Tx) (reading.IncidentRead, error) {
+func (r *Reader) incidents(ctx context.Context, tx pgx.Tx) (reading.IncidentRead, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentRow], fmt.Sprintf(incidentsSQL, r.prefix))
 	if err != nil {
 		return reading.IncidentRead{}, err
@@ -66,7 +66,7 @@ type incidentMessageRow struct {
 
 // incidentMessages reads the open incidents' messages for the incident
 // groups, as the REST reader lists them: oldest first, at most budget.
-func (r *dbReader) incidentMessages(ctx context.Context, tx pgx.Tx, budget int, out *reading.IncidentRead) error {
+func (r *Reader) incidentMessages(ctx context.Context, tx pgx.Tx, budget int, out *reading.IncidentRead) error {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentMessageRow], fmt.Sprintf(incidentMessagesSQL, r.prefix), budget+1)
 	if err != nil {
 		return err
@@ -96,7 +96,7 @@ type incidentTopicRow struct {
 
 // incidentTopics reads the oldest failedExternalTask incident of each
 // reported topic, exact whatever their number.
-func (r *dbReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *reading.TasksRead) error {
+func (r *Reader) incidentTopics(ctx context.Context, tx pgx.Tx, out *reading.TasksRead) error {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentTopicRow],
 		r.keyed(fmt.Sprintf(incidentTopicsSQL, r.prefix)), camunda.IncidentFailedExternalTask)
 	if err != nil {
@@ -133,7 +133,7 @@ type exhaustedRow struct {
 
 // ReadExhausted lists the oldest failedExternalTask incidents with their
 // tasks in one query (its own short transaction).
-func (r *dbReader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
+func (r *Reader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
 	var rows []exhaustedRow
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		res, err := tx.Query(ctx, r.keyed(fmt.Sprintf(exhaustedSQL, r.prefix)), rq.Max)
