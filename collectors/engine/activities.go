@@ -5,9 +5,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Below history level full the engine writes no external task log, but from

@@ -5,15 +5,13 @@ import (
 	"sort"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // historyCollector is the "camunda_history" collector of an engine: history

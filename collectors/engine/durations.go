@@ -3,10 +3,9 @@ package engine
 import (
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // External task durations: from a task's creation to its successful
@@ -106,7 +105,7 @@ func (run *collectionRun) observeDuration(label string, seconds float64) {
 }
 
 // commitCreations applies a successful collection's ledger.
-func (c *Collector) commitCreations(l creationLedger) {
+func (c *externalTasksCollector) commitCreations(l creationLedger) {
 	for id := range l.ended {
 		delete(c.creations, id)
 	}

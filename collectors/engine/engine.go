@@ -6,16 +6,15 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
-
 	"github.com/prometheus/common/version"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -56,7 +55,7 @@ type Engine struct {
 	// lvl is the history level found for the engine version (levels.go).
 	lvl levelState
 
-	tasks *Collector
+	tasks *externalTasksCollector
 	jobs  *jobsCollector
 	procs *processesCollector
 	// history is nil when history_cleanup.enabled is false.
@@ -132,7 +131,7 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	} else {
 		e.reader = rest.New(cfg, client, logger)
 	}
-	e.tasks = newCollector(e, o)
+	e.tasks = newExternalTasksCollector(e, o)
 	e.jobs = newJobsCollector(e, o)
 	e.procs = newProcessesCollector(e, o)
 	if cfg.HistoryCleanup.On() {

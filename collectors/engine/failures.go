@@ -3,13 +3,12 @@ package engine
 import (
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/blocks/signature"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Failures grouped by cause: each failure entry of a history log (the

@@ -3,9 +3,8 @@ package engine
 import (
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // The external-task history log turns into counters by reading only the

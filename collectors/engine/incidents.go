@@ -3,9 +3,8 @@ package engine
 import (
 	"sort"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // incidents emits camunda_incidents and camunda_incident_oldest_age_seconds

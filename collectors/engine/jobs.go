@@ -4,13 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 

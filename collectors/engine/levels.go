@@ -4,9 +4,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // levelState is an engine's detection across collections: the finding

@@ -4,13 +4,12 @@ import (
 	"context"
 	"sort"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // processesCollector is the "camunda_processes" collector of an engine:

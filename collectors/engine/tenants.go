@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // With camunda[].tenant_label on, the collectors break their series per
@@ -64,7 +63,7 @@ func (t tenantLabels) of(name string, values []string) []string {
 }
 
 // topicLabels are the label values of a series of the collector.
-func (c *Collector) topicLabels(name string, labels []string) []string {
+func (c *externalTasksCollector) topicLabels(name string, labels []string) []string {
 	return c.tenanted.of(name, labels)
 }
 

@@ -4,10 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 func TestTenantLabels(t *testing.T) {

@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Topic admission, for both readers. A topic is reported (has its own topic

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // CleanableSQL is the cleanable process instance report of the engine's

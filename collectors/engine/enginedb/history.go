@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
-
-	"github.com/jackc/pgx/v5"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // History log states: the state_ of act_hi_ext_task_log (ExternalTaskState

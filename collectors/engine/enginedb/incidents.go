@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // incidentsSQL groups the open incidents (act_ru_incident holds open ones

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-	"github.com/workflow-exporter/workflow-exporter/vocab"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
-
-	"github.com/jackc/pgx/v5"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Job queries. executableJobsSQL is the engine's job query with

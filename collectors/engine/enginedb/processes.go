@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // processInstancesSQL is the engine's process definition statistics query

@@ -8,12 +8,11 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 

@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 

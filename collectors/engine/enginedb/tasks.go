@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // ReadTasks reads the "camunda" collector's aspects in one read-only

@@ -3,10 +3,9 @@ package rest
 import (
 	"context"
 
+	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
-
-	"github.com/workflow-exporter/workflow-exporter/camunda"
 )
 
 // ReadCleanup reads the history aspect over REST: the cleanable process

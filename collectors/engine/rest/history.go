@@ -6,11 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // history pages through the history log, newest first, until it reaches

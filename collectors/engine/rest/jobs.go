@@ -4,13 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-	"github.com/workflow-exporter/workflow-exporter/vocab"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // ReadJobs reads the jobs aspect. Concurrently: the count of jobs with no

@@ -4,11 +4,9 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
-
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // HistoryLevel finds the level from evidence in the history (the REST API

@@ -6,11 +6,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
-
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 

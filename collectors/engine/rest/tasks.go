@@ -6,12 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-	"github.com/workflow-exporter/workflow-exporter/vocab"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Queries, shared by counts and lists. topic "" means every topic.

@@ -4,11 +4,10 @@ import (
 	"context"
 	"sync"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // The REST reader with tenant_label on (tenants.go): every task, history

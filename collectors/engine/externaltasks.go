@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
@@ -17,9 +15,10 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
-// Collector is the "camunda" collector of an engine: it emits the
+// externalTasksCollector is the "camunda" collector of an engine: it emits the
 // external-task metrics, incidents and camunda_engine_info. It reads the
 // engine through the engine's reader (reader.go): the REST API (rest.go,
 // the default) or, when camunda[].database is configured, the engine's own
@@ -34,7 +33,7 @@ import (
 // known topics) is built as a new value during a collection and replaces
 // the old one only when the whole collection succeeded, so a failed
 // collection leaves the state as it was.
-type Collector struct {
+type externalTasksCollector struct {
 	e     *Engine
 	views *correlate.Registry // nil: no join
 
@@ -150,9 +149,9 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-func newCollector(e *Engine, o Options) *Collector {
+func newExternalTasksCollector(e *Engine, o Options) *externalTasksCollector {
 	cfg := e.cfg
-	c := &Collector{
+	c := &externalTasksCollector{
 		e: e, views: o.Views,
 		topicLimit:    labellimit.NewLimiter(o.Folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
 		workerFold:    labellimit.NewRanked(o.Folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
@@ -194,13 +193,13 @@ func newCollector(e *Engine, o Options) *Collector {
 }
 
 // Name implements collectors.Collector.
-func (c *Collector) Name() string { return nameTasks }
+func (c *externalTasksCollector) Name() string { return nameTasks }
 
 // collectionRun is the working set of one Collect call: the state it builds
 // for the next collection, the series it emits, the label limiters it
 // touched and the in-flight tasks it found for the joins.
 type collectionRun struct {
-	c   *Collector
+	c   *externalTasksCollector
 	ctx context.Context
 	// sink receives the status page's lists; nil when the page is off.
 	sink *collectors.Sink
@@ -236,7 +235,7 @@ func (run *collectionRun) counter(name string, v float64, labels ...string) {
 }
 
 // Collect implements collectors.Collector.
-func (c *Collector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
+func (c *externalTasksCollector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	taken := time.Now()
 	run := &collectionRun{c: c, ctx: ctx, sink: sink, st: c.st.clone()}
 	err := run.collect()
