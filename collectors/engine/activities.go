@@ -25,7 +25,7 @@ import (
 //     multi-instance activity, or an activity without an outgoing sequence
 //     flow: measured on both engines), which then counts as a completion;
 //   - canceled: a BPMN error when an error catch event started in the same
-//     root process instance within catchWindow (bpmn.go), otherwise a
+//     root process instance within reading.CatchWindow (bpmn.go), otherwise a
 //     deletion by another cause, not counted.
 //
 // Each is exact for every task, also those created and ended between two

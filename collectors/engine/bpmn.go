@@ -23,14 +23,14 @@ import (
 //     boundaryError, or errorStartEvent of an event subprocess) in the same
 //     root process instance, milliseconds after the deletion entry's
 //     timestamp. Each catch event is paired with at most one deletion, the
-//     closest within catchWindow.
+//     closest within reading.CatchWindow.
 //
 // What cannot be told apart: a deletion by another cause (a message,
 // timer or signal interrupting the task, a cancellation, a modification)
-// of a task in the same root process instance within catchWindow of an
+// of a task in the same root process instance within CatchWindow of an
 // error caught there that belongs to no deleted external task (a
 // JavaDelegate's BPMN error) counts as a BPMN error; two deletions of one
-// root process instance within catchWindow of one caught error are told
+// root process instance within CatchWindow of one caught error are told
 // apart by time only (the count is right, the topic of the closer one
 // wins). Without activity instance history (history level none) nothing is
 // counted.

@@ -16,7 +16,7 @@ import (
 //     suspended and retries-exhausted tasks (where a listed task goes
 //     without ending); not while a list is cut by max_listed_tasks, when
 //     a listed task may only have moved beyond the cut, and not for a
-//     task the engine says is still open (tasksRead.stillOpen: behind a
+//     task the engine says is still open (TasksRead.StillOpen: behind a
 //     load balancer whose nodes' clocks differ, a lock that just lapsed
 //     may be in neither list).
 //

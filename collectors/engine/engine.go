@@ -27,15 +27,16 @@ import (
 // version without an endpoint one aspect needs loses that aspect's series
 // only.
 //
-//   - "camunda" (Collector, collector.go): external tasks, their history
-//     log, incidents;
+//   - "camunda" (externalTasksCollector, externaltasks.go): external
+//     tasks, their history log, incidents;
 //   - "camunda_jobs" (jobsCollector, jobs.go): async jobs;
 //   - "camunda_processes" (processesCollector, processes.go): running
 //     process instances per process definition.
 //
-// Every aspect reads the engine through one reader, chosen here: the REST
-// API (rest.go) or, with camunda[].database, the engine's own tables
-// (db.go); the rules, the request budget and what cannot be known are in
+// Every aspect reads the engine through one reader (reading.Reader),
+// chosen here: the REST API (collectors/engine/rest) or, with
+// camunda[].database, the engine's own tables (collectors/engine/enginedb);
+// the rules, the request budget and what cannot be known are in
 // docs/camunda-states.md.
 type Engine struct {
 	client *camunda.Client // GET /version and the flavor, in both modes

@@ -18,11 +18,12 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
-// externalTasksCollector is the "camunda" collector of an engine: it emits the
-// external-task metrics, incidents and camunda_engine_info. It reads the
-// engine through the engine's reader (reader.go): the REST API (rest.go,
-// the default) or, when camunda[].database is configured, the engine's own
-// tables (db.go). What it does with what it read is the same code for both:
+// externalTasksCollector is the "camunda" collector of an engine: it emits
+// the external-task metrics, incidents and camunda_engine_info. It reads
+// the engine through the engine's reader (reading.Reader): the REST API
+// (collectors/engine/rest, the default) or, when camunda[].database is
+// configured, the engine's own tables (collectors/engine/enginedb). What it
+// does with what it read is the same code for both:
 // topic admission (topics.go), the state partition (tasks.go), the lock
 // tracking (locks.go), the counters from the history log (history.go),
 // incidents (incidents.go). The rules,
@@ -324,7 +325,7 @@ func (run *collectionRun) collect() error {
 }
 
 // recentLapses are the tracked tasks whose lock expires within
-// lapsedMargin of this collection's reference time (mayBeSkewed), by id.
+// LapsedMargin of this collection's reference time (mayBeSkewed), by id.
 func (run *collectionRun) recentLapses() []reading.Lapse {
 	var out []reading.Lapse
 	for id, t := range run.c.st.tasks {

@@ -101,7 +101,8 @@ func (h historyCursor) advance(rd reading.HistoryRead, now time.Time, window tim
 }
 
 // stamped is an entry of a history log read as a stream: the external-task
-// log (historyEntry) or the job log (jobLogEntry).
+// log (reading.HistoryEntry), the activity stream (reading.ActivityEntry)
+// or the job log (reading.JobLogEntry).
 type stamped interface {
 	EntryID() string
 	Stamp() time.Time
@@ -122,7 +123,7 @@ func advanceCursor[E stamped](h historyCursor, entries []E, cut bool, now time.T
 	// Entries stamped before the reading's start were read before (late
 	// commits aside: see historyCursor). A reading returns none normally;
 	// in engine-database mode a range reckoned on the clock face reaches
-	// back an hour after a DST fall-back (dbReader.faceRange).
+	// back an hour after a DST fall-back (enginedb.FaceRange).
 	base, back := h.start(now, window)
 	from := base.Add(-back)
 	for _, e := range entries {

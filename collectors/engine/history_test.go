@@ -13,7 +13,8 @@ import (
 
 // zonelessLog is an engine's history log as engine-database mode sees it:
 // entries stamped with the local time of the engine's zone, without the
-// zone (a timestamp column), read the way readLogRange reads them.
+// zone (a timestamp column), read the way enginedb's readLogRange reads
+// them.
 type zonelessLog struct {
 	loc  *time.Location
 	rows []zonelessRow
@@ -30,9 +31,10 @@ func (l *zonelessLog) write(id string, at time.Time) {
 	l.rows = append(l.rows, zonelessRow{id, time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)})
 }
 
-// read answers a historyRequest as historySQL does: the bounds rendered as
-// readLogRange renders them, the rows newest first (ties by id), max+1 at most, each
-// row's time read back by enginedb.Instant.
+// read answers a reading.HistoryRequest as capability.ExternalTaskLogSQL
+// does: the bounds rendered as enginedb's readLogRange renders them
+// (enginedb.FaceRange), the rows newest first (ties by id), max+1 at most,
+// each row's time read back by enginedb.Instant.
 func (l *zonelessLog) read(hr reading.HistoryRequest) reading.HistoryRead {
 	parse := func(s string) time.Time {
 		t, err := time.Parse("2006-01-02 15:04:05.999999", s)

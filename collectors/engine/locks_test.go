@@ -133,7 +133,7 @@ func TestClassifyLockedSameLockAfterLapse(t *testing.T) {
 }
 
 // A task missing from both lists counts as ended unless its lock expired
-// within lapsedMargin before the reference time (a node behind may still
+// within LapsedMargin before the reference time (a node behind may still
 // call it locked).
 func TestMayBeSkewed(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)

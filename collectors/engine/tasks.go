@@ -139,7 +139,7 @@ func (run *collectionRun) trackListed(tr *reading.TopicRead, fresh, recent map[s
 // counted already. Without such evidence a task is tracked maxMissed more
 // collections, so evidence that arrives a collection late (the REST reader
 // reads the history before the lists) still finds it; and as long as its
-// lock expiration lies within lapsedMargin of the reference time: engine
+// lock expiration lies within LapsedMargin of the reference time: engine
 // nodes behind a load balancer whose clocks differ may leave such a task
 // out of both lists (lapsed by the reference time, not yet by the answering
 // node's clock, see qLapsed), and its next listing must count as the lapse
@@ -183,7 +183,7 @@ func (run *collectionRun) trackUnlisted(rd *reading.TasksRead, evidence map[stri
 	}
 }
 
-// mayBeSkewed: a task's lock expires within lapsedMargin of the reference
+// mayBeSkewed: a task's lock expires within LapsedMargin of the reference
 // time now, so behind a load balancer whose nodes' clocks differ the task
 // may be in neither list while it is open (qLocked, qLapsed): expired by
 // now, a node whose clock runs behind still calls it locked; expiring just
@@ -191,8 +191,8 @@ func (run *collectionRun) trackUnlisted(rd *reading.TasksRead, evidence map[stri
 // whose clock has passed E by the time it answers (the collection takes
 // time, the reference time is truncated to the second) leaves it out of
 // the lapsed list. The REST reader asks the engine whether such a task
-// that no list holds is still open (tasksRequest.recentLapses, narrowed to
-// what its own elapsed time allows: restRead.stillOpen), so that it is not
+// that no list holds is still open (TasksRequest.RecentLapses, narrowed to
+// what its own elapsed time allows: TasksRead.StillOpen), so that it is not
 // counted as ended (ended.go): an end that did not happen would hide a
 // stalled backlog.
 func mayBeSkewed(t tracked, now time.Time) bool {

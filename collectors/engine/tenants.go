@@ -9,9 +9,10 @@ import (
 // topic or process definition key down by tenant without a second kind of
 // state: every map keyed by a topic or key label (the counts, the tracked
 // tasks, the counters, the admission; the jobs', processes', incidents' and
-// history cleanup's keys alike) is keyed by tenantKey(tenant, topic)
-// instead, which the readers build where they read one (restReader.keyOf,
-// dbReader.keyOf, in SQL dbReader.keyed with the same separator), and which
+// history cleanup's keys alike) is keyed by reading.TenantKey(tenant, topic)
+// instead, which the readers build where they read one (keyOf of the rest
+// and the enginedb Reader, in SQL enginedb's Reader.keyed with the same
+// separator), and which
 // the series split into their tenant and topic (or key) labels as they are
 // emitted (tenantLabels). label_value_limit then bounds the pairs; beyond
 // it they fold into the one key "other", served as tenant="other",

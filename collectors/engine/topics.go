@@ -10,10 +10,10 @@ import (
 // after it drains) or the topic label's limiter admits it; beyond
 // label_value_limit topics fold into "other", whose counts are what the
 // engine-wide counts leave beyond the reported topics. A reader chooses its
-// topics (topicChoice.choose) as soon as it has the names of the topics the
-// engine holds, because the REST reader spends requests per reported topic
-// only; topics named only by the history log are admitted after the reading
-// (topicLabel).
+// topics (reading.TopicChoice) as soon as it has the names of the topics
+// the engine holds, because the REST reader spends requests per reported
+// topic only; topics named only by the history log are admitted after the
+// reading (topicLabel).
 
 // topicChoice is the collector's side of the reading's choice of topics:
 // the topics known so far, and admitTopic for the others.

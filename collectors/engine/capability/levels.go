@@ -20,7 +20,8 @@ import (
 // levels"): at full the external task log gives failures, completions,
 // BPMN errors, durations and the workers' outcomes, and the job log the
 // job counters; at activity and audit the activity instance history gives
-// completions, BPMN errors and durations (activities.go), failures are
+// completions, BPMN errors and durations (activities.go in
+// collectors/engine), failures are
 // what the collections observe (a lower bound) and the series that need
 // the logs are absent; at none (and unknown) every series that needs
 // history is absent, never 0. camunda_engine_info's history_level label

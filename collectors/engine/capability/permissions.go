@@ -28,7 +28,8 @@ import (
 // something is missing they are asked again at every collection, so a
 // grant shows at the next one. Engine-database mode needs none of this: the
 // role's table privileges are checked before a collector reads
-// (db_schema.go), and a missing one fails it naming the table.
+// (collectors/engine/enginedb), and a missing one fails it naming the
+// table.
 
 // grant is one permission on one resource type.
 type grant struct {

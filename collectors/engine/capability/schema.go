@@ -13,10 +13,13 @@ import (
 )
 
 // What engine-database mode needs of the engine's schema, apart from the
-// reading itself (db_*.go): the tables and columns each collector reads,
-// checked before its first reading (dbReader.ready) and by `workflow-exporter
-// check` (SchemaCheck), and the timestamp indexes the history log queries
-// rely on (DatabaseRequirements, IndexSQL).
+// reading itself (collectors/engine/enginedb): the tables and columns each
+// collector reads, checked before its first reading (enginedb's
+// Reader.ready) and by `workflow-exporter check` (enginedb.SchemaCheck),
+// and the timestamp indexes the history log queries rely on
+// (DatabaseRequirements, IndexSQL). Those two queries are here, not with
+// the rest of the reader's SQL, because check asks the planner whether an
+// index serves them: ExternalTaskLogSQL and JobLogSQL.
 
 // EngineTables are the engine tables and columns the reader uses, and the
 // collectors that read them.
@@ -117,8 +120,8 @@ func IndexSQL() string {
 	return b.String()
 }
 
-// ExternalTaskLogSQL reads the history log entries stamped from $1 to before $2
-// (historyCursor.request), newest first. It is the one engine query whose
+// ExternalTaskLogSQL reads the history log entries stamped from $1 to
+// before $2 (the history cursor's request), newest first. It is the one engine query whose
 // cost would grow with the history without an index (the engine creates
 // none on TIMESTAMP_).
 const ExternalTaskLogSQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
@@ -128,7 +131,7 @@ FROM %sact_hi_ext_task_log WHERE timestamp_ >= $1::timestamp AND timestamp_ < $2
 ORDER BY timestamp_ DESC, id_ LIMIT $3`
 
 // JobLogSQL reads the job log entries stamped from $1 to before $2,
-// newest first; like historySQL it needs an index on timestamp_ the
+// newest first; like ExternalTaskLogSQL it needs an index on timestamp_ the
 // engine does not create.
 const JobLogSQL = `SELECT id_, timestamp_, coalesce(tenant_id_, ''), coalesce(process_def_key_, ''), job_state_,
   coalesce(job_id_, ''), coalesce(process_instance_id_, ''), coalesce(hostname_, ''),

@@ -37,7 +37,7 @@ func logKindOf(state *int32) reading.LogKind {
 	return reading.LogCreation
 }
 
-// historyRow is a row of historySQL.
+// historyRow is a row of capability.ExternalTaskLogSQL.
 type historyRow struct {
 	ID                    string
 	Timestamp             time.Time
@@ -91,7 +91,7 @@ type catchRow struct {
 }
 
 // bpmnEvidence looks up what tells a BPMN error apart for the new deletion
-// entries (bpmn.go): which of their tasks' activity instances completed
+// entries (bpmn.go in collectors/engine): which of their tasks' activity instances completed
 // their scope (by primary key), and the error catch events started around
 // them (ACT_HI_ACTINST's index on START_TIME_).
 func (r *Reader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []reading.HistoryEntry, max int) (reading.BPMNEvidence, error) {

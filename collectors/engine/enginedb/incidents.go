@@ -113,7 +113,7 @@ func (r *Reader) incidentTopics(ctx context.Context, tx pgx.Tx, out *reading.Tas
 }
 
 // exhaustedSQL is the engine-database twin of the REST reader's two
-// requests (readExhausted in rest_incidents.go): the oldest
+// requests (ReadExhausted in collectors/engine/rest): the oldest
 // failedExternalTask incidents with their task and business key.
 const exhaustedSQL = `SELECT i.incident_timestamp_, t.id_, coalesce(t.topic_name_, ''), coalesce(t.worker_id_, ''),
   coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), coalesce(pi.business_key_, ''), t.suspension_state_ = 2

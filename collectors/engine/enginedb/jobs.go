@@ -41,7 +41,7 @@ type jobGroupRow struct {
 	Oldest *time.Time
 }
 
-// jobLogRow is a row of jobLogSQL.
+// jobLogRow is a row of capability.JobLogSQL.
 type jobLogRow struct {
 	ID        string
 	Timestamp time.Time

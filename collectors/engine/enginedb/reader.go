@@ -17,11 +17,13 @@ import (
 )
 
 // Reader reads an engine's own tables in its PostgreSQL database
-// (camunda[].database), aspect by aspect: db_tasks.go, db_history.go,
-// db_incidents.go, db_jobs.go, db_processes.go; the tables and columns it
-// needs, and the indexes, are in db_schema.go. The tasks reading is five
-// queries in one short read-only transaction at REPEATABLE READ, so counts,
-// lists and history come from one snapshot, whatever the number of topics. Every filter is the engine's own SQL
+// (camunda[].database), aspect by aspect: tasks.go, history.go,
+// incidents.go, jobs.go, processes.go, cleanup.go; the tables and columns
+// it needs, and the indexes, are capability.EngineTables and
+// capability.DatabaseRequirements, checked in schema.go. The tasks reading
+// is five queries in one short read-only transaction at REPEATABLE READ,
+// so counts, lists and history come from one snapshot, whatever the number
+// of topics. Every filter is the engine's own SQL
 // (the external task query of the engine's MyBatis mapping), so the values
 // are those of the REST API on the same engine:
 //
@@ -92,7 +94,7 @@ var (
 )
 
 // keyed returns a reading's SQL with every topic column read as the topic
-// key (tenants.go) when tenant_label is on: the tenant, chr(31), the topic.
+// key (reading.TenantKey) when tenant_label is on: the tenant, chr(31), the topic.
 // GROUP BY and ORDER BY then work on the keys, in the order the REST
 // reader's keys sort in.
 func (r *Reader) keyed(sql string) string { return r.keyedBy(topicColumn, sql) }

@@ -53,7 +53,7 @@ func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*readi
 }
 
 // countsSQL reads every topic's counts by state group and the create time
-// of its oldest fetchable task, by the engine's own filters (dbReader).
+// of its oldest fetchable task, by the engine's own filters (Reader).
 const countsSQL = `SELECT topic_name_,
   count(*),
   count(*) FILTER (WHERE suspension_state_ = 2),
@@ -75,7 +75,7 @@ type topicRow struct {
 
 // counts reads every topic's counts and oldest fetchable task in one
 // GROUP BY, in topic name order (the order topics are admitted in), and
-// chooses the reported topics (topics.go). It returns the reported topics
+// chooses the reported topics (reading.TopicChoice). It returns the reported topics
 // that hold tasks.
 func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix)), nowWall)

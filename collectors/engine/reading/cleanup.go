@@ -23,7 +23,7 @@ type CleanupRead struct {
 	PerKey map[string]FinishedCounts
 	// Enabled is the engine's cleanup switch; nil when it does not say.
 	Enabled *bool
-	// Jobs and failing count the cleanup's jobs and those failing.
+	// Jobs and Failing count the cleanup's jobs and those failing.
 	Jobs, Failing int
 	// TableBytes are the largest engine tables' sizes (engine-database
 	// mode; nil over REST).

@@ -15,11 +15,11 @@ const (
 // HistoryEntry is one external-task history log entry.
 type HistoryEntry struct {
 	ID, TaskID, Topic, Worker string
-	// Activity, actInst and rootPI are the task's activity, its activity
-	// instance and root process instance (bpmn.go).
+	// Activity, ActInst and RootPI are the task's activity, its activity
+	// instance and root process instance (bpmn.go in collectors/engine).
 	Activity, ActInst, RootPI string
-	// PI is the task's process instance; message a failure entry's
-	// error message (failures.go).
+	// PI is the task's process instance; Message a failure entry's
+	// error message (failures.go in collectors/engine).
 	PI, Message string
 	TS          time.Time
 	Kind        LogKind
@@ -35,10 +35,11 @@ type HistoryRequest struct {
 	// is counted).
 	First bool
 	// From: entries with a timestamp at or after it are wanted; it is base
-	// less back. The engine-database reader reckons its range on the clock
-	// face of the engine's zone instead (dbReader.faceRange): from base's
-	// local time less back to before the later of base's and now's local
-	// times plus ahead (see request).
+	// less Back. The engine-database reader reckons its range on the clock
+	// face of the engine's zone instead (enginedb.FaceRange): from Base's
+	// local time less Back to before the later of Base's and Now's local
+	// times plus Ahead (see the history cursor's request in
+	// collectors/engine).
 	From, Base, Now time.Time
 	Back, Ahead     time.Duration
 	// Max is max_history_entries.

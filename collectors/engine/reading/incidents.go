@@ -15,9 +15,10 @@ type IncidentRead struct {
 	Oldest map[string]time.Time
 	// Messages are the open incidents with their messages, oldest first,
 	// at most max_listed_tasks, for the status page's incident groups
-	// (failures.go); read only when the request asks (messages).
+	// (failures.go in collectors/engine); read only when the request asks
+	// (TasksRequest.IncidentMessages).
 	Messages []IncidentMessage
-	// MessagesCut: more incidents are open than messages holds.
+	// MessagesCut: more incidents are open than Messages holds.
 	MessagesCut bool
 }
 

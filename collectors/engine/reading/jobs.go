@@ -15,7 +15,7 @@ type JobsRequest struct {
 type JobsRead struct {
 	// Now is the engine's clock for this reading (ages).
 	Now time.Time
-	// Exhausted are the jobs with no retries left; executable the jobs the
+	// Exhausted are the jobs with no retries left; Executable the jobs the
 	// job executor could run now, grouped by process definition key.
 	Exhausted, Executable []JobGroup
 	// OldestDue is when the oldest executable job became due (its due
@@ -25,14 +25,14 @@ type JobsRead struct {
 	// NoCreateTime: executable jobs without a due date carry no createTime
 	// (engines before 7.15), so the age cannot be told.
 	NoCreateTime bool
-	// Log holds the job log entries wanted, newest first; logCut says
+	// Log holds the job log entries wanted, newest first; LogCut says
 	// max_history_entries cut the reading.
 	Log    []JobLogEntry
 	LogCut bool
 }
 
 // JobGroup is one process definition key's jobs, in the order their labels
-// are to be admitted; folded: the reader already put them under "other"
+// are to be admitted; Folded: the reader already put them under "other"
 // (a REST list cut by max_listed_tasks), so they bypass the label limiter.
 type JobGroup struct {
 	Key    string
@@ -43,9 +43,9 @@ type JobGroup struct {
 // JobLogEntry is one job history log entry.
 type JobLogEntry struct {
 	ID, Key string
-	// JobID, pi and host are the job, its process instance and the node
-	// that ran it; message a failure entry's exception message
-	// (failures.go).
+	// JobID, PI and Host are the job, its process instance and the node
+	// that ran it; Message a failure entry's exception message
+	// (failures.go in collectors/engine).
 	JobID, PI, Host, Message string
 	TS                       time.Time
 	Kind                     LogKind

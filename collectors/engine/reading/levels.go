@@ -12,7 +12,7 @@ const (
 // LevelFinding is what one detection found.
 type LevelFinding struct {
 	Level capability.Level
-	// From says where the level came from (levelFrom*).
+	// From says where the level came from (LevelFrom*).
 	From string
 	// Final: nothing more can be learned for this engine version (the
 	// level is configured, read from the database, or full).

@@ -16,7 +16,7 @@ type Reader interface {
 	// the request's cursor with the BPMN error evidence of the new deletion
 	// entries, and the open incidents. The database reader reads it from
 	// one snapshot; the REST reader reads the history before any task list
-	// (see locks.go).
+	// (see locks.go in collectors/engine).
 	ReadTasks(ctx context.Context, rq TasksRequest) (*TasksRead, error)
 	// ReadJobs is the reading of "camunda_jobs": jobs with no retries
 	// left and executable jobs grouped by process definition key, the
@@ -30,7 +30,7 @@ type Reader interface {
 	// ReadExhausted is the status page's list of the tasks out of
 	// retries: the oldest failedExternalTask incidents with their tasks.
 	ReadExhausted(ctx context.Context, rq ExhaustedRequest) ([]ExhaustedTask, error)
-	// HistoryLevel finds the engine's history level (levels.go): the
+	// HistoryLevel finds the engine's history level (capability.Level): the
 	// database reader from the engine's historyLevel property, the REST
 	// reader from evidence in the history, starting from what prev found.
 	HistoryLevel(ctx context.Context, prev LevelFinding) (LevelFinding, error)

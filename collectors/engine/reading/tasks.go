@@ -6,7 +6,7 @@ import "time"
 // state.
 type TasksRequest struct {
 	Probe
-	// Topics chooses the topics the reading reports (topics.go).
+	// Topics chooses the topics the reading reports (TopicChoice).
 	Topics TopicChoice
 	// Budget bounds the tasks listed (max_listed_tasks).
 	Budget int
@@ -14,20 +14,21 @@ type TasksRequest struct {
 	// (at history level full: the external task log).
 	History HistoryRequest
 	// Activities is the same for the activity instance stream below full
-	// (activities.go), of the activity types actTypes.
+	// (activities.go in collectors/engine), of the activity types
+	// ActTypes.
 	Activities HistoryRequest
 	ActTypes   []string
 	// IncidentMessages asks for the open incidents' messages (the status
-	// page's incident groups, failures.go).
+	// page's incident groups, failures.go in collectors/engine).
 	IncidentMessages bool
 	// IncidentTypes are the incident types earlier collections reported:
 	// the REST reader counts each of them when its incident list is cut,
 	// so a type beyond the list keeps its count.
 	IncidentTypes []string
 	// RecentLapses are the tracked tasks whose lock expires within
-	// lapsedMargin of the reference time (mayBeSkewed): the REST reader
-	// asks whether those no list holds, and whose lock a node may call
-	// lapsed by then, are still open.
+	// LapsedMargin of the reference time (mayBeSkewed in
+	// collectors/engine): the REST reader asks whether those no list holds,
+	// and whose lock a node may call lapsed by then, are still open.
 	RecentLapses []Lapse
 }
 
@@ -42,18 +43,18 @@ type TasksRead struct {
 	// Now is the engine's clock for this collection (ages, rule L5).
 	Now time.Time
 	// Topics holds every reported topic (known and newly admitted),
-	// including drained ones (all counts 0), as topicChoice.choose chose
+	// including drained ones (all counts 0), as TopicChoice.Choose chose
 	// them.
 	Topics map[string]*TopicRead
 	// All are the engine-wide counts, over every topic, reported or
 	// folded (the REST reader counts the total only when folded): the
 	// counts of "other" are what they leave beyond the reported topics
-	// (otherCounts). folded: topics are folded into "other" (their tasks
+	// (OtherCounts). Folded: topics are folded into "other" (their tasks
 	// are not listed).
 	All    TopicCounts
 	Folded bool
 	// Truncated: the task lists did not cover every in-flight task of the
-	// reported topics (max_listed_tasks); unwatched: how many they left out.
+	// reported topics (max_listed_tasks); Unwatched: how many they left out.
 	Truncated bool
 	Unwatched int64
 	// NoCreateTime: the engine's tasks carry no create time, so no oldest
@@ -69,7 +70,7 @@ type TasksRead struct {
 	// tasks with no retries left was cut by max_listed_tasks, so a topic
 	// without a resolved failedExternalTask incident may still have one.
 	IncidentsIncomplete bool
-	// StillOpen are the recentLapses no list holds that the engine still
+	// StillOpen are the RecentLapses no list holds that the engine still
 	// has (REST only: behind a load balancer a node whose clock runs
 	// behind calls such a lock held, and the task is in neither list).
 	StillOpen map[string]bool
@@ -80,16 +81,17 @@ type TopicRead struct {
 	Counts TopicCounts
 	// Oldest is the create time of the oldest fetchable task (active,
 	// retries left or null, not locked); zero when none is fetchable.
-	// oldestUnknown: the REST reader could not find it (the topic's tasks
-	// without a tenant, rest_tenants.go), and no age is reported.
+	// OldestUnknown: the REST reader could not find it (the topic's tasks
+	// without a tenant, tenants.go in collectors/engine/rest), and no age
+	// is reported.
 	Oldest        time.Time
 	OldestUnknown bool
-	// Locked and lapsed are the listed tasks behind counts.locked and
-	// counts.lapsed, sorted by id.
+	// Locked and Lapsed are the listed tasks behind Counts.Locked and
+	// Counts.Lapsed, sorted by id.
 	Locked, Lapsed []TaskObs
 	// OldestIncident is the timestamp of the topic's oldest open
 	// failedExternalTask incident; zero when it has none, or when
-	// incidentsIncomplete and none was resolved.
+	// IncidentsIncomplete and none was resolved.
 	OldestIncident time.Time
 }
 
@@ -103,6 +105,7 @@ type TopicCounts struct {
 	Lapsed    int64 // active, withRetriesLeft, notLocked, lockExpirationBefore=far future (E < now)
 }
 
+// Add adds b's counts.
 func (a *TopicCounts) Add(b TopicCounts) {
 	a.Total += b.Total
 	a.Suspended += b.Suspended
@@ -144,8 +147,9 @@ type TaskObs struct {
 	ID, Topic, Worker string
 	PI, Activity      string // process instance and activity, for the join
 	BusinessKey       string // the process instance's, for the status page
-	// ActInst and defID are its activity instance and process definition
-	// (activities.go: the topic and the model of its activity instance).
+	// ActInst and DefID are its activity instance and process definition
+	// (activities.go in collectors/engine: the topic and the model of its
+	// activity instance).
 	ActInst, DefID string
 	Exp            time.Time
 	Retries        *int

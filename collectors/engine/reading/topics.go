@@ -16,7 +16,7 @@ type TopicChoice struct {
 
 // ChosenTopics is the choice of one reading.
 type ChosenTopics struct {
-	// Read holds an empty topicRead for every reported topic (known, and
+	// Read holds an empty TopicRead for every reported topic (known, and
 	// admitted now), for the reader to fill.
 	Read map[string]*TopicRead
 	// Present are the reported topics that hold open tasks now, sorted:

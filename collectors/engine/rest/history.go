@@ -88,7 +88,7 @@ func logKindOfFlags(failure, success, deletion bool) reading.LogKind {
 }
 
 // bpmnEvidence looks up, for the deletion entries new in this reading, what
-// tells a BPMN error apart (bpmn.go), only when there are any: the error
+// tells a BPMN error apart (bpmn.go in collectors/engine), only when there are any: the error
 // catch events started around them (GET /history/activity-instance, one
 // paged request per catch event type), and per activity of the deleted
 // tasks its activity instances that completed their scope since (one paged

@@ -12,9 +12,9 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
-// Reader reads an engine over its REST API, aspect by aspect:
-// rest_tasks.go, rest_history.go, rest_incidents.go, rest_jobs.go,
-// rest_processes.go. What it asks, and why each request costs what it
+// Reader reads an engine over its REST API, aspect by aspect: tasks.go,
+// history.go, activities.go, incidents.go, jobs.go, processes.go,
+// cleanup.go, levels.go. What it asks, and why each request costs what it
 // costs, is in docs/camunda-states.md ("The cost of a collection"). In
 // short, per collection of the "camunda" collector:
 //
@@ -36,7 +36,8 @@ import (
 //
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
-// show is never attributed to an earlier collection (see locks.go).
+// show is never attributed to an earlier collection (see locks.go in
+// collectors/engine).
 type Reader struct {
 	client *camunda.Client
 	engine string
@@ -51,9 +52,9 @@ type Reader struct {
 	// noJobCreateTime: the one whose jobs carry none (oldest executable age).
 	noCreateTime, noJobCreateTime *versionFlag
 	// perms are the engine's answers on the grants each collector needs
-	// (rest_permissions.go).
+	// (capability.Permissions).
 	perms *capability.Permissions
-	// tenants: tenant_label is on (rest_tenants.go); seen are the tenants
+	// tenants: tenant_label is on (tenants.go); seen are the tenants
 	// the readings met in tasks and history, beside those of the deployed
 	// definitions.
 	tenants bool

@@ -28,8 +28,8 @@ func qExhausted(t string) camunda.ExternalTaskQuery {
 // engine's own filters (locked: E > now, notLocked: E < now, by the clock
 // of the node that answers), each bounded by the collection's reference
 // time at (the probe's Date header, truncated to the second): locked also
-// needs E > at, lapsed E < at + lapsedMargin. On one node the bounds change
-// nothing (its now lies between at and at + lapsedMargin while the
+// needs E > at, lapsed E < at + LapsedMargin. On one node the bounds change
+// nothing (its now lies between at and at + LapsedMargin while the
 // collection runs). Behind a load balancer, nodes whose clocks differ
 // answer the requests of one collection: without the bounds a node that
 // runs behind would call a lock held that another called lapsed, from one
@@ -60,7 +60,7 @@ type restRead struct {
 	present   []string // reported topics that hold open tasks now, sorted
 	isPresent map[string]bool
 	// tenantIDs are the known tenants, sorted (tenant_label on:
-	// rest_tenants.go).
+	// tenants.go).
 	tenantIDs []string
 	// started is when the reading started, by the exporter's clock.
 	started time.Time
@@ -382,7 +382,7 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 	}
 }
 
-// stillOpen asks which of the recent lapses (tasksRequest.recentLapses)
+// stillOpen asks which of the recent lapses (TasksRequest.RecentLapses)
 // that no list holds the engine still has, in requests of up to
 // stillOpenBatch ids: usually none, or a few tasks that ended soon after
 // their lock lapsed.

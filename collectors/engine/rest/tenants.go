@@ -209,7 +209,7 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 // when it has none). For no tenant it reads the topic's fetchable tasks
 // oldest first, a page at a time, up to oldestPages pages, for the first
 // without a tenant; if none is found there, the age is not known
-// (tr.oldestUnknown) rather than made up.
+// (tr.OldestUnknown) rather than made up.
 func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *reading.TopicRead) ([]camunda.ExternalTask, error) {
 	byCreate := camunda.Sort{By: camunda.ExternalTaskSortCreateTime, Order: camunda.Ascending}
 	q, noTenant := x.queryOf(key, qFetchable)
