@@ -1,8 +1,8 @@
 // Command gen-docs rewrites the generated sections of the documentation: the
 // metric table (from the catalog) and the history level table (from
-// collectors/engine) in docs/metrics.md and the index table (from the
-// collectors' requirements) in docs/database.md, so the docs cannot drift
-// from the code. Each file names the sections it holds with markers:
+// collectors/engine/capability) in docs/metrics.md and the index table
+// (from the collectors' requirements) in docs/database.md, so the docs
+// cannot drift from the code. Each file names the sections it holds with markers:
 //
 //	<!-- BEGIN GENERATED metrics (go generate ./scripts/gen-docs) -->
 //	<!-- END GENERATED metrics -->
