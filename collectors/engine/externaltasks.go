@@ -23,12 +23,11 @@ import (
 // the engine through the engine's reader (reading.Reader): the REST API
 // (collectors/engine/rest, the default) or, when camunda[].database is
 // configured, the engine's own tables (collectors/engine/enginedb). What it
-// does with what it read is the same code for both:
-// topic admission (topics.go), the state partition (tasks.go), the lock
-// tracking (locks.go), the counters from the history log (history.go),
-// incidents (incidents.go). The rules,
-// the request budget and what cannot be known are documented in
-// docs/camunda-states.md.
+// does with what it read is the same code for both: topic admission
+// (topics.go), the state partition (tasks.go), the lock tracking
+// (locks.go), the counters from the history log (history.go), incidents
+// (incidents.go). The rules, the request budget and what cannot be known
+// are documented in docs/camunda-states.md.
 //
 // State between collections (tracked tasks, counters, the history cursor,
 // known topics) is built as a new value during a collection and replaces

@@ -120,9 +120,9 @@ func IndexSQL() string {
 	return b.String()
 }
 
-// ExternalTaskLogSQL reads the history log entries stamped from $1 to
-// before $2 (the history cursor's request), newest first. It is the one engine query whose
-// cost would grow with the history without an index (the engine creates
+// ExternalTaskLogSQL reads the history log entries stamped from $1 to before
+// $2 (the history cursor's request), newest first. It is the one engine query
+// whose cost would grow with the history without an index (the engine creates
 // none on TIMESTAMP_).
 const ExternalTaskLogSQL = `SELECT id_, timestamp_, coalesce(ext_task_id_, ''), coalesce(topic_name_, ''), coalesce(worker_id_, ''), state_,
   coalesce(act_id_, ''), coalesce(act_inst_id_, ''), coalesce(root_proc_inst_id_, ''),

@@ -91,9 +91,9 @@ type catchRow struct {
 }
 
 // bpmnEvidence looks up what tells a BPMN error apart for the new deletion
-// entries (bpmn.go in collectors/engine): which of their tasks' activity instances completed
-// their scope (by primary key), and the error catch events started around
-// them (ACT_HI_ACTINST's index on START_TIME_).
+// entries (bpmn.go in collectors/engine): which of their tasks' activity
+// instances completed their scope (by primary key), and the error catch events
+// started around them (ACT_HI_ACTINST's index on START_TIME_).
 func (r *Reader) bpmnEvidence(ctx context.Context, tx pgx.Tx, dels []reading.HistoryEntry, max int) (reading.BPMNEvidence, error) {
 	ev := reading.BPMNEvidence{ScopeCompleted: map[string]bool{}}
 	if len(dels) == 0 {
@@ -153,10 +153,10 @@ func (r *Reader) activities(ctx context.Context, tx pgx.Tx, rq reading.TasksRequ
 	return out, err
 }
 
-// CatchEvents implements reader: the error catch events started between
-// from and to (ACT_HI_ACTINST's index on START_TIME_), in a transaction of
-// their own (a catch event commits with the deletion it catches, so any
-// snapshot that shows the deletion shows it).
+// CatchEvents implements reading.Reader: the error catch events started
+// between from and to (ACT_HI_ACTINST's index on START_TIME_), in a
+// transaction of their own (a catch event commits with the deletion it
+// catches, so any snapshot that shows the deletion shows it).
 func (r *Reader) CatchEvents(ctx context.Context, from, to time.Time, max int) (out []reading.CatchEvent, err error) {
 	err = r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		out, err = r.catches(ctx, tx, from, to, max)
@@ -181,10 +181,10 @@ ORDER BY id_ LIMIT $4`, []string{reading.ActivityBoundaryError, reading.Activity
 	return out, nil
 }
 
-// HistoryLevel implements reader: the engine's historyLevel property (the
-// id of its history level), in a transaction of its own. A role that may
-// not read act_ge_property gets an unknown level, never a failed
-// collection, and the next collection asks again.
+// HistoryLevel implements reading.Reader: the engine's historyLevel property
+// (the id of its history level), in a transaction of its own. A role that may
+// not read act_ge_property gets an unknown level, never a failed collection,
+// and the next collection asks again.
 func (r *Reader) HistoryLevel(ctx context.Context, _ reading.LevelFinding) (reading.LevelFinding, error) {
 	var value string
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {

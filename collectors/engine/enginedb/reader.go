@@ -93,10 +93,10 @@ var (
 	definitionKeyColumn = regexp.MustCompile(`\b(d\.)key_\b`)
 )
 
-// keyed returns a reading's SQL with every topic column read as the topic
-// key (reading.TenantKey) when tenant_label is on: the tenant, chr(31), the topic.
-// GROUP BY and ORDER BY then work on the keys, in the order the REST
-// reader's keys sort in.
+// keyed returns a reading's SQL with every topic column read as the topic key
+// (reading.TenantKey) when tenant_label is on: the tenant, chr(31), the topic.
+// GROUP BY and ORDER BY then work on the keys, in the order the REST reader's
+// keys sort in.
 func (r *Reader) keyed(sql string) string { return r.keyedBy(topicColumn, sql) }
 
 // keyedBy is keyed for the columns col matches (its first group: the
@@ -122,7 +122,7 @@ func (r *Reader) keyOf(tenant, k string) string {
 
 var _ reading.Reader = (*Reader)(nil)
 
-// Close implements reader.
+// Close implements reading.Reader.
 func (r *Reader) Close() { r.db.Close() }
 
 // collectRows runs one query of a reading and returns its rows, each

@@ -73,10 +73,10 @@ type topicRow struct {
 	Oldest                                      *time.Time
 }
 
-// counts reads every topic's counts and oldest fetchable task in one
-// GROUP BY, in topic name order (the order topics are admitted in), and
-// chooses the reported topics (reading.TopicChoice). It returns the reported topics
-// that hold tasks.
+// counts reads every topic's counts and oldest fetchable task in one GROUP BY,
+// in topic name order (the order topics are admitted in), and chooses the
+// reported topics (reading.TopicChoice). It returns the reported topics that
+// hold tasks.
 func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix)), nowWall)
 	if err != nil {

@@ -88,12 +88,12 @@ func logKindOfFlags(failure, success, deletion bool) reading.LogKind {
 }
 
 // bpmnEvidence looks up, for the deletion entries new in this reading, what
-// tells a BPMN error apart (bpmn.go in collectors/engine), only when there are any: the error
-// catch events started around them (GET /history/activity-instance, one
-// paged request per catch event type), and per activity of the deleted
-// tasks its activity instances that completed their scope since (one paged
-// request per activity; the endpoint has no filter by instance ids that
-// every engine version applies). Each list is bounded by
+// tells a BPMN error apart (bpmn.go in collectors/engine), only when there are
+// any: the error catch events started around them (GET
+// /history/activity-instance, one paged request per catch event type), and per
+// activity of the deleted tasks its activity instances that completed their
+// scope since (one paged request per activity; the endpoint has no filter by
+// instance ids that every engine version applies). Each list is bounded by
 // max_history_entries.
 func (x *restRead) bpmnEvidence(ctx context.Context) error {
 	dels := reading.NewDeletions(x.out.History.Entries, x.rq.History)
@@ -152,9 +152,9 @@ func (r *Reader) listActivities(ctx context.Context, q camunda.HistoricActivityI
 	return items, err
 }
 
-// CatchEvents implements reader: one paged request per error catch event
-// type (the endpoint applies one activityType only), the events sorted by
-// id.
+// CatchEvents implements reading.Reader: one paged request per error catch
+// event type (the endpoint applies one activityType only), the events sorted
+// by id.
 func (r *Reader) CatchEvents(ctx context.Context, from, to time.Time, max int) ([]reading.CatchEvent, error) {
 	var out []reading.CatchEvent
 	for _, typ := range []string{reading.ActivityBoundaryError, reading.ActivityErrorStartEvent} {

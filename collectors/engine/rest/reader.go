@@ -75,7 +75,7 @@ func New(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *Reade
 	}
 }
 
-// Close implements reader: the REST client holds nothing to release.
+// Close implements reading.Reader: the REST client holds nothing to release.
 func (r *Reader) Close() {}
 
 // versionFlag remembers that the engine version lacks a field the REST API
