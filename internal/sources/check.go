@@ -8,6 +8,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
@@ -38,7 +39,7 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		if e.Database == nil {
 			continue
 		}
-		ed := &check.EngineDBTarget{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
+		ed := &check.EngineDBTarget{Tables: capability.DatabaseRequirements(e.Database.Schema, key+".database")}
 		if sc, err := engine.OpenSchemaCheck(e, key, logger); err != nil {
 			ed.Err = err
 		} else {

@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // incidentsSQL groups the open incidents (act_ru_incident holds open ones
@@ -29,19 +30,19 @@ type incidentRow struct {
 // incidents groups the open incidents by type, process definition key and
 // activity, oldest first: exact counts whatever their number (the REST
 // reader can list only max_listed_tasks of them).
-func (r *dbReader) incidents(ctx context.Context, tx pgx.Tx) (incidentRead, error) {
+func (r *Reader) incidents(ctx context.Context, tx pgx.Tx) (reading.IncidentRead, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentRow], fmt.Sprintf(incidentsSQL, r.prefix))
 	if err != nil {
-		return incidentRead{}, err
+		return reading.IncidentRead{}, err
 	}
-	out := incidentRead{oldest: map[string]time.Time{}}
+	out := reading.IncidentRead{Oldest: map[string]time.Time{}}
 	for _, row := range rows {
-		g := incidentGroup{key: incidentKey{typ: row.Type, key: r.keyOf(row.Tenant, row.Key), activity: row.Activity}, n: row.N}
-		out.groups = append(out.groups, g)
+		g := reading.IncidentGroup{Key: reading.IncidentKey{Type: row.Type, Key: r.keyOf(row.Tenant, row.Key), Activity: row.Activity}, N: row.N}
+		out.Groups = append(out.Groups, g)
 		if row.Oldest != nil {
 			ts := r.instant(*row.Oldest)
-			if prev, ok := out.oldest[g.key.typ]; !ok || ts.Before(prev) {
-				out.oldest[g.key.typ] = ts
+			if prev, ok := out.Oldest[g.Key.Type]; !ok || ts.Before(prev) {
+				out.Oldest[g.Key.Type] = ts
 			}
 		}
 	}
@@ -64,16 +65,16 @@ type incidentMessageRow struct {
 
 // incidentMessages reads the open incidents' messages for the incident
 // groups, as the REST reader lists them: oldest first, at most budget.
-func (r *dbReader) incidentMessages(ctx context.Context, tx pgx.Tx, budget int, out *incidentRead) error {
+func (r *Reader) incidentMessages(ctx context.Context, tx pgx.Tx, budget int, out *reading.IncidentRead) error {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentMessageRow], fmt.Sprintf(incidentMessagesSQL, r.prefix), budget+1)
 	if err != nil {
 		return err
 	}
 	if len(rows) > budget {
-		rows, out.messagesCut = rows[:budget], true
+		rows, out.MessagesCut = rows[:budget], true
 	}
 	for _, row := range rows {
-		out.messages = append(out.messages, incidentMessage{typ: row.Type, key: r.keyOf(row.Tenant, row.Key), message: row.Message, pi: row.PI, ts: r.instant(row.TS)})
+		out.Messages = append(out.Messages, reading.IncidentMessage{Type: row.Type, Key: r.keyOf(row.Tenant, row.Key), Message: row.Message, PI: row.PI, TS: r.instant(row.TS)})
 	}
 	return nil
 }
@@ -94,7 +95,7 @@ type incidentTopicRow struct {
 
 // incidentTopics reads the oldest failedExternalTask incident of each
 // reported topic, exact whatever their number.
-func (r *dbReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *tasksRead) error {
+func (r *Reader) incidentTopics(ctx context.Context, tx pgx.Tx, out *reading.TasksRead) error {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_incident", pgx.RowToStructByPos[incidentTopicRow],
 		r.keyed(fmt.Sprintf(incidentTopicsSQL, r.prefix)), camunda.IncidentFailedExternalTask)
 	if err != nil {
@@ -104,15 +105,15 @@ func (r *dbReader) incidentTopics(ctx context.Context, tx pgx.Tx, out *tasksRead
 		if row.Topic == nil {
 			continue
 		}
-		if tr := out.topics[*row.Topic]; tr != nil {
-			tr.oldestIncident = r.instant(row.Oldest)
+		if tr := out.Topics[*row.Topic]; tr != nil {
+			tr.OldestIncident = r.instant(row.Oldest)
 		}
 	}
 	return nil
 }
 
 // exhaustedSQL is the engine-database twin of the REST reader's two
-// requests (readExhausted in rest_incidents.go): the oldest
+// requests (ReadExhausted in collectors/engine/rest): the oldest
 // failedExternalTask incidents with their task and business key.
 const exhaustedSQL = `SELECT i.incident_timestamp_, t.id_, coalesce(t.topic_name_, ''), coalesce(t.worker_id_, ''),
   coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), coalesce(pi.business_key_, ''), t.suspension_state_ = 2
@@ -129,12 +130,12 @@ type exhaustedRow struct {
 	Suspended                               bool
 }
 
-// readExhausted lists the oldest failedExternalTask incidents with their
+// ReadExhausted lists the oldest failedExternalTask incidents with their
 // tasks in one query (its own short transaction).
-func (r *dbReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error) {
+func (r *Reader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
 	var rows []exhaustedRow
 	err := r.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		res, err := tx.Query(ctx, r.keyed(fmt.Sprintf(exhaustedSQL, r.prefix)), rq.max)
+		res, err := tx.Query(ctx, r.keyed(fmt.Sprintf(exhaustedSQL, r.prefix)), rq.Max)
 		if err == nil {
 			rows, err = pgx.CollectRows(res, pgx.RowToStructByPos[exhaustedRow])
 		}
@@ -143,10 +144,10 @@ func (r *dbReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]ex
 	if err != nil {
 		return nil, fmt.Errorf("%s: listing exhausted tasks: %w", r.key, err)
 	}
-	out := make([]exhaustedTask, 0, len(rows))
+	out := make([]reading.ExhaustedTask, 0, len(rows))
 	for _, row := range rows {
-		out = append(out, exhaustedTask{incident: r.instant(row.Incident), suspended: row.Suspended,
-			obs: taskObs{id: row.ID, topic: row.Topic, worker: row.Worker, pi: row.PI, activity: row.Act, businessKey: row.BusinessKey}})
+		out = append(out, reading.ExhaustedTask{Incident: r.instant(row.Incident), Suspended: row.Suspended,
+			Obs: reading.TaskObs{ID: row.ID, Topic: row.Topic, Worker: row.Worker, PI: row.PI, Activity: row.Act, BusinessKey: row.BusinessKey}})
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Job queries. executableJobsSQL is the engine's job query with
@@ -27,14 +31,6 @@ WHERE j.retries_ > 0 AND (j.duedate_ IS NULL OR j.duedate_ <= $1::timestamp)
   AND j.suspension_state_ = 1
 GROUP BY 1, 2
 ORDER BY min(j.id_)`
-	// jobLogSQL reads the job log entries stamped from $1 to before $2,
-	// newest first; like historySQL it needs an index on timestamp_ the
-	// engine does not create.
-	jobLogSQL = `SELECT id_, timestamp_, coalesce(tenant_id_, ''), coalesce(process_def_key_, ''), job_state_,
-  coalesce(job_id_, ''), coalesce(process_instance_id_, ''), coalesce(hostname_, ''),
-  CASE WHEN job_state_ = 1 THEN coalesce(left(job_exception_msg_, 4096), '') ELSE '' END
-FROM %sact_hi_job_log WHERE timestamp_ >= $1::timestamp AND timestamp_ < $2::timestamp
-ORDER BY timestamp_ DESC, id_ LIMIT $3`
 )
 
 // jobGroupRow is a row of exhaustedJobsSQL and executableJobsSQL.
@@ -45,7 +41,7 @@ type jobGroupRow struct {
 	Oldest *time.Time
 }
 
-// jobLogRow is a row of jobLogSQL.
+// jobLogRow is a row of capability.JobLogSQL.
 type jobLogRow struct {
 	ID        string
 	Timestamp time.Time
@@ -56,40 +52,40 @@ type jobLogRow struct {
 	Host, Msg string
 }
 
-// readJobs reads the jobs aspect in one read-only transaction: the jobs
+// ReadJobs reads the jobs aspect in one read-only transaction: the jobs
 // with no retries left and the executable jobs grouped by process
 // definition key, in the order of their first job id (the REST reader's
 // admission order), and the job log entries of the request's range.
-func (r *dbReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
-	out := &jobsRead{}
-	err := r.readNow(ctx, nameJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
-		out.now = now
-		groups := func(query string, args ...any) ([]jobGroup, error) {
+func (r *Reader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
+	out := &reading.JobsRead{}
+	err := r.readNow(ctx, vocab.CollectorCamundaJobs, func(ctx context.Context, tx pgx.Tx, now time.Time) (err error) {
+		out.Now = now
+		groups := func(query string, args ...any) ([]reading.JobGroup, error) {
 			rows, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[jobGroupRow], fmt.Sprintf(query, r.prefix), args...)
-			var gs []jobGroup
+			var gs []reading.JobGroup
 			for _, row := range rows {
 				if row.Oldest != nil {
-					if ts := r.instant(*row.Oldest); out.oldestDue.IsZero() || ts.Before(out.oldestDue) {
-						out.oldestDue = ts
+					if ts := r.instant(*row.Oldest); out.OldestDue.IsZero() || ts.Before(out.OldestDue) {
+						out.OldestDue = ts
 					}
 				}
-				gs = append(gs, jobGroup{key: r.keyOf(row.Tenant, row.Key), n: row.N})
+				gs = append(gs, reading.JobGroup{Key: r.keyOf(row.Tenant, row.Key), N: row.N})
 			}
 			return gs, err
 		}
-		if out.exhausted, err = groups(exhaustedJobsSQL); err != nil {
+		if out.Exhausted, err = groups(exhaustedJobsSQL); err != nil {
 			return err
 		}
-		if out.executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
+		if out.Executable, err = groups(executableJobsSQL, r.wall(now)); err != nil {
 			return err
 		}
-		if !rq.level.readsTaskLog() {
+		if !rq.Level.ReadsTaskLog() {
 			return nil // no job log below history level full
 		}
-		out.log, out.logCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", jobLogSQL, rq.log,
-			func(row jobLogRow) jobLogEntry {
-				return jobLogEntry{id: row.ID, key: r.keyOf(row.Tenant, row.Key), ts: r.instant(row.Timestamp), kind: logKindOf(row.State),
-					jobID: row.JobID, pi: row.PI, host: row.Host, message: row.Msg}
+		out.Log, out.LogCut, err = readLogRange(ctx, tx, r, "act_hi_job_log", capability.JobLogSQL, rq.Log,
+			func(row jobLogRow) reading.JobLogEntry {
+				return reading.JobLogEntry{ID: row.ID, Key: r.keyOf(row.Tenant, row.Key), TS: r.instant(row.Timestamp), Kind: logKindOf(row.State),
+					JobID: row.JobID, PI: row.PI, Host: row.Host, Message: row.Msg}
 			})
 		return err
 	})

@@ -15,24 +15,25 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
-// Collector is the "camunda" collector of an engine: it emits the
-// external-task metrics, incidents and camunda_engine_info. It reads the
-// engine through the engine's reader (reader.go): the REST API (rest.go,
-// the default) or, when camunda[].database is configured, the engine's own
-// tables (db.go). What it does with what it read is the same code for both:
-// topic admission (topics.go), the state partition (tasks.go), the lock
-// tracking (locks.go), the counters from the history log (history.go),
-// incidents (incidents.go). The rules,
-// the request budget and what cannot be known are documented in
-// docs/camunda-states.md.
+// externalTasksCollector is the "camunda" collector of an engine: it emits
+// the external-task metrics, incidents and camunda_engine_info. It reads
+// the engine through the engine's reader (reading.Reader): the REST API
+// (collectors/engine/rest, the default) or, when camunda[].database is
+// configured, the engine's own tables (collectors/engine/enginedb). What it
+// does with what it read is the same code for both: topic admission
+// (topics.go), the state partition (tasks.go), the lock tracking
+// (locks.go), the counters from the history log (history.go), incidents
+// (incidents.go). The rules, the request budget and what cannot be known
+// are documented in docs/camunda-states.md.
 //
 // State between collections (tracked tasks, counters, the history cursor,
 // known topics) is built as a new value during a collection and replaces
 // the old one only when the whole collection succeeded, so a failed
 // collection leaves the state as it was.
-type Collector struct {
+type externalTasksCollector struct {
 	e     *Engine
 	views *correlate.Registry // nil: no join
 
@@ -88,7 +89,7 @@ type collectorState struct {
 	unattributed bool
 	// open are the counts of each topic label at the last collection, and
 	// ended the tasks seen open and then gone per topic label (ended.go).
-	open  map[string]topicCounts
+	open  map[string]reading.TopicCounts
 	ended map[string]float64
 	// evidence is what the previous collection's fresh history entries
 	// said of each task: over REST the history is read before the lists,
@@ -100,7 +101,7 @@ type collectorState struct {
 	historyCuts float64
 	// incidents and jobs remember label tuples seen, to report 0 after
 	// they clear.
-	incidents map[incidentKey]bool
+	incidents map[reading.IncidentKey]bool
 	oldestInc map[string]bool
 	// durations are the duration histograms per topic label.
 	durations map[string]histogram.Dual
@@ -148,9 +149,9 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-func newCollector(e *Engine, o Options) *Collector {
+func newExternalTasksCollector(e *Engine, o Options) *externalTasksCollector {
 	cfg := e.cfg
-	c := &Collector{
+	c := &externalTasksCollector{
 		e: e, views: o.Views,
 		topicLimit:    labellimit.NewLimiter(o.Folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
 		workerFold:    labellimit.NewRanked(o.Folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
@@ -169,9 +170,9 @@ func newCollector(e *Engine, o Options) *Collector {
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
-		history: map[string]historyCounts{}, incidents: map[incidentKey]bool{},
+		history: map[string]historyCounts{}, incidents: map[reading.IncidentKey]bool{},
 		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
-		usedCatches: map[string]time.Time{}, open: map[string]topicCounts{}, ended: map[string]float64{},
+		usedCatches: map[string]time.Time{}, open: map[string]reading.TopicCounts{}, ended: map[string]float64{},
 		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
 	// Configured topics come first, so they are admitted before any topic
@@ -179,7 +180,7 @@ func newCollector(e *Engine, o Options) *Collector {
 	for _, t := range cfg.Topics {
 		if cfg.TenantLabel {
 			// A configured topic is reported for tasks without a tenant.
-			t = tenantKey("", t)
+			t = reading.TenantKey("", t)
 		}
 		if c.topicLimit.Admit(t)[0] == t && t != labellimit.Other {
 			c.st.topics[t] = true
@@ -192,20 +193,20 @@ func newCollector(e *Engine, o Options) *Collector {
 }
 
 // Name implements collectors.Collector.
-func (c *Collector) Name() string { return nameTasks }
+func (c *externalTasksCollector) Name() string { return nameTasks }
 
 // collectionRun is the working set of one Collect call: the state it builds
 // for the next collection, the series it emits, the label limiters it
 // touched and the in-flight tasks it found for the joins.
 type collectionRun struct {
-	c   *Collector
+	c   *externalTasksCollector
 	ctx context.Context
 	// sink receives the status page's lists; nil when the page is off.
 	sink *collectors.Sink
 	st   collectorState // the next state, committed on success
 	// at is what the collection's probe read; engineNow the engine's clock
 	// the reading returned (the database's in engine-database mode).
-	at        probeRead
+	at        reading.Probe
 	engineNow time.Time
 	out       []prometheus.Metric
 	// inflight are the listed tasks a worker touched, for the join;
@@ -234,7 +235,7 @@ func (run *collectionRun) counter(name string, v float64, labels ...string) {
 }
 
 // Collect implements collectors.Collector.
-func (c *Collector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
+func (c *externalTasksCollector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	taken := time.Now()
 	run := &collectionRun{c: c, ctx: ctx, sink: sink, st: c.st.clone()}
 	err := run.collect()
@@ -259,33 +260,33 @@ func (run *collectionRun) collect() error {
 		return err
 	}
 	run.at = at
-	now := at.now
+	now := at.Now
 	window := time.Duration(e.cfg.LateCommitWindow)
-	rq := tasksRequest{probeRead: at, topics: run.topicChoice(), budget: e.cfg.MaxListedTasks,
-		incidentMessages: run.st.failureGroups.by != nil && run.sink != nil,
-		incidentTypes:    sortedKeys(run.st.oldestInc),
-		recentLapses:     run.recentLapses()}
+	rq := reading.TasksRequest{Probe: at, Topics: run.topicChoice(), Budget: e.cfg.MaxListedTasks,
+		IncidentMessages: run.st.failureGroups.by != nil && run.sink != nil,
+		IncidentTypes:    sortedKeys(run.st.oldestInc),
+		RecentLapses:     run.recentLapses()}
 	// The stream the history level has (levels.go); the other cursor is
 	// reset, so a stream that starts later resumes from the collection
 	// before it.
 	prev := run.c.st.engineNow
 	switch {
-	case at.level.readsTaskLog():
+	case at.Level.ReadsTaskLog():
 		run.st.cursor, run.st.actCursor = run.st.cursor.resume(prev), historyCursor{}
-		rq.history = run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)
-	case at.level.readsActivities():
+		rq.History = run.st.cursor.request(now, window, e.cfg.MaxHistoryEntries)
+	case at.Level.ReadsActivities():
 		run.st.cursor, run.st.actCursor = historyCursor{}, run.st.actCursor.resume(prev)
-		rq.activities = run.st.actCursor.request(now, window, e.cfg.MaxHistoryEntries)
-		rq.actTypes = run.c.models.activityTypes()
+		rq.Activities = run.st.actCursor.request(now, window, e.cfg.MaxHistoryEntries)
+		rq.ActTypes = run.c.models.activityTypes()
 	default:
 		run.st.cursor, run.st.actCursor = historyCursor{}, historyCursor{}
 	}
-	rd, err := e.reader.readTasks(run.ctx, rq)
+	rd, err := e.reader.ReadTasks(run.ctx, rq)
 	if err != nil {
 		return err
 	}
-	run.engineNow = rd.now
-	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.version, string(camunda.DetectFlavor(at.version, e.productName)), at.level.String())
+	run.engineNow = rd.Now
+	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.Version, string(camunda.DetectFlavor(at.Version, e.productName)), at.Level.String())
 
 	fresh, recent, err := run.history(rd, rq)
 	if err != nil {
@@ -294,28 +295,28 @@ func (run *collectionRun) collect() error {
 	run.st.evidence = fresh
 	run.trackUnlisted(rd, recent)
 
-	run.truncated, run.unwatched = rd.truncated, rd.unwatched
+	run.truncated, run.unwatched = rd.Truncated, rd.Unwatched
 	for _, topic := range run.knownTopics() {
-		tr := rd.topics[topic]
+		tr := rd.Topics[topic]
 		if tr == nil {
 			// Admitted from the history this collection: its tasks came
 			// and went between two collections.
-			tr = &topicRead{}
+			tr = &reading.TopicRead{}
 		}
 		run.topic(topic, tr, rd, fresh, recent)
 	}
 	if run.st.topics[labellimit.Other] {
-		o := rd.otherCounts()
+		o := rd.OtherCounts()
 		run.otherTopics(o)
-		run.ended(labellimit.Other, o, 0, rd.truncated)
+		run.ended(labellimit.Other, o, 0, rd.Truncated)
 		run.emitHistory(labellimit.Other)
 	}
-	if run.st.unattributed && at.level.hasOutcomes() {
+	if run.st.unattributed && at.Level.HasOutcomes() {
 		run.emitHistory(unattributed)
 	}
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
-	run.incidents(rd.incidents)
+	run.incidents(rd.Incidents)
 	run.out = append(run.out, run.st.failureGroups.metrics(run.c.descs.Get(catalog.CamundaExternalTaskFailuresByError), func(key string) []string {
 		return run.c.topicLabels(catalog.CamundaExternalTaskFailuresByError, []string{e.name, key})
 	})...)
@@ -323,15 +324,15 @@ func (run *collectionRun) collect() error {
 }
 
 // recentLapses are the tracked tasks whose lock expires within
-// lapsedMargin of this collection's reference time (mayBeSkewed), by id.
-func (run *collectionRun) recentLapses() []lapse {
-	var out []lapse
+// LapsedMargin of this collection's reference time (mayBeSkewed), by id.
+func (run *collectionRun) recentLapses() []reading.Lapse {
+	var out []reading.Lapse
 	for id, t := range run.c.st.tasks {
-		if mayBeSkewed(t, run.at.now) {
-			out = append(out, lapse{id: id, exp: t.exp})
+		if mayBeSkewed(t, run.at.Now) {
+			out = append(out, reading.Lapse{ID: id, Exp: t.exp})
 		}
 	}
-	slices.SortFunc(out, func(a, b lapse) int { return strings.Compare(a.id, b.id) })
+	slices.SortFunc(out, func(a, b reading.Lapse) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
@@ -340,31 +341,31 @@ func (run *collectionRun) recentLapses() []lapse {
 // audit (activities.go), nothing below. It returns what the entries say of
 // each task for the lock tracking (fresh, and over two collections recent;
 // only the log names tasks).
-func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent map[string]*taskEvidence, err error) {
-	now, window := run.at.now, time.Duration(run.c.e.cfg.LateCommitWindow)
+func (run *collectionRun) history(rd *reading.TasksRead, rq reading.TasksRequest) (fresh, recent map[string]*taskEvidence, err error) {
+	now, window := run.at.Now, time.Duration(run.c.e.cfg.LateCommitWindow)
 	switch {
-	case run.at.level.readsTaskLog():
-		var entries []historyEntry
+	case run.at.Level.ReadsTaskLog():
+		var entries []reading.HistoryEntry
 		var lost bool
-		baseline := rq.history.first
-		run.st.cursor, entries, lost = run.st.cursor.advance(rd.history, now, window)
+		baseline := rq.History.First
+		run.st.cursor, entries, lost = run.st.cursor.advance(rd.History, now, window)
 		if baseline {
-			run.trackDurations(rd.history.entries, true)
+			run.trackDurations(rd.History.Entries, true)
 		} else {
 			run.trackDurations(entries, false)
 		}
 		run.historyCut(lost)
-		fresh, recent = run.countHistory(entries, rd.bpmn)
-		pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).from)
-	case run.at.level.readsActivities():
-		var acts []activityEntry
+		fresh, recent = run.countHistory(entries, rd.BPMN)
+		pruneCatches(run.st.usedCatches, run.st.cursor.request(now, window, 0).From)
+	case run.at.Level.ReadsActivities():
+		var acts []reading.ActivityEntry
 		var lost bool
-		run.st.actCursor, acts, lost = advanceCursor(run.st.actCursor, rd.activities.entries, rd.activities.cut, now, window)
+		run.st.actCursor, acts, lost = advanceCursor(run.st.actCursor, rd.Activities.Entries, rd.Activities.Cut, now, window)
 		run.historyCut(lost)
 		var listed []string
-		for _, tr := range rd.topics {
-			for _, o := range append(append([]taskObs(nil), tr.locked...), tr.lapsed...) {
-				listed = append(listed, o.defID)
+		for _, tr := range rd.Topics {
+			for _, o := range append(append([]reading.TaskObs(nil), tr.Locked...), tr.Lapsed...) {
+				listed = append(listed, o.DefID)
 			}
 		}
 		entries, ev, err := run.activityOutcomes(acts, listed)
@@ -372,7 +373,7 @@ func (run *collectionRun) history(rd *tasksRead, rq tasksRequest) (fresh, recent
 			return nil, nil, err
 		}
 		fresh, recent = run.countHistory(entries, ev)
-		pruneCatches(run.st.usedCatches, run.st.actCursor.request(now, window, 0).from)
+		pruneCatches(run.st.usedCatches, run.st.actCursor.request(now, window, 0).From)
 	default:
 		run.historyCut(false)
 		fresh, recent = map[string]*taskEvidence{}, map[string]*taskEvidence{}

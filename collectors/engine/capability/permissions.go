@@ -1,4 +1,4 @@
-package engine
+package capability
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // With the engine's authorization on, the REST API filters what a user may
@@ -27,7 +28,8 @@ import (
 // something is missing they are asked again at every collection, so a
 // grant shows at the next one. Engine-database mode needs none of this: the
 // role's table privileges are checked before a collector reads
-// (db_schema.go), and a missing one fails it naming the table.
+// (collectors/engine/enginedb), and a missing one fails it naming the
+// table.
 
 // grant is one permission on one resource type.
 type grant struct {
@@ -59,20 +61,20 @@ type need struct {
 // collectorNeeds are the grants of each collector's REST queries, as the
 // engine's authorization checks them (docs/production.md lists them).
 var collectorNeeds = map[string][]need{
-	nameTasks: {
+	vocab.CollectorCamunda: {
 		{[]grant{readDefinition}, "the process definitions (topics of incidents)"},
 		{[]grant{readInstance, readInstances}, "the external tasks and incidents"},
 		{[]grant{readHistory}, "the external task history log and the activity instance history (failures, completions, BPMN errors, durations)"},
 	},
-	nameJobs: {
+	vocab.CollectorCamundaJobs: {
 		{[]grant{readInstance, readInstances}, "the jobs"},
 		{[]grant{readHistory}, "the job history log (job failures and successes)"},
 	},
-	nameProcesses: {
+	vocab.CollectorCamundaProcesses: {
 		{[]grant{readDefinition}, "the process definitions"},
 		{[]grant{readInstance, readInstances}, "their running instances"},
 	},
-	nameHistory: {
+	vocab.CollectorCamundaHistory: {
 		{[]grant{readDefinition}, "the process definitions"},
 		{[]grant{readHistory}, "the finished process instances (the cleanable report)"},
 	},
@@ -82,8 +84,9 @@ var collectorNeeds = map[string][]need{
 // held.
 const permissionRecheck = 10 * time.Minute
 
-// permissions holds the engine's answers.
-type permissions struct {
+// Permissions holds the engine's answers for one engine's user (the REST
+// reader keeps one per engine).
+type Permissions struct {
 	client *camunda.Client
 	user   string
 	engine string
@@ -95,6 +98,12 @@ type permissions struct {
 	// unknown: the engine did not answer the checks (an anonymous user,
 	// or an engine without the endpoint); nothing is enforced then.
 	unknown bool
+}
+
+// NewPermissions returns the permissions of an engine's configured user,
+// asked of the engine through client.
+func NewPermissions(client *camunda.Client, cfg config.Camunda, logger *slog.Logger) *Permissions {
+	return &Permissions{client: client, user: cfg.Username, engine: cfg.Name, logger: orDiscard(logger)}
 }
 
 // PermissionError is a collector's missing grants.
@@ -113,10 +122,10 @@ func (e *PermissionError) FailureClass() string {
 	return "permission missing (" + strings.Join(e.Missing, "; ") + ")"
 }
 
-// authorized returns a PermissionError when the user lacks a grant the
+// Authorized returns a PermissionError when the user lacks a grant the
 // collector needs. Without a user (no basic auth) there is nothing to
 // check: the engine applies no authorization to unauthenticated requests.
-func (p *permissions) authorized(ctx context.Context, collector string) error {
+func (p *Permissions) Authorized(ctx context.Context, collector string) error {
 	if p.user == "" {
 		return nil
 	}
@@ -148,7 +157,7 @@ func (p *permissions) authorized(ctx context.Context, collector string) error {
 
 // refresh asks the engine again when the answers are stale or something
 // was missing.
-func (p *permissions) refresh(ctx context.Context) error {
+func (p *Permissions) refresh(ctx context.Context) error {
 	p.mu.Lock()
 	fresh := !p.at.IsZero() && time.Since(p.at) < permissionRecheck && (p.unknown || allTrue(p.granted))
 	p.mu.Unlock()
@@ -202,7 +211,7 @@ func allTrue(m map[grant]bool) bool {
 // the engine's authorization is off, or no user is configured); known is
 // false when the engine did not answer the checks.
 func MissingPermissions(ctx context.Context, client *camunda.Client, cfg config.Camunda, logger *slog.Logger) (missing map[string][]string, known bool, err error) {
-	p := &permissions{client: client, user: cfg.Username, engine: cfg.Name, logger: orDiscard(logger)}
+	p := NewPermissions(client, cfg, logger)
 	if p.user == "" {
 		return nil, true, nil
 	}
@@ -210,9 +219,9 @@ func MissingPermissions(ctx context.Context, client *camunda.Client, cfg config.
 		return nil, false, err
 	}
 	missing = map[string][]string{}
-	for _, c := range []string{nameTasks, nameJobs, nameProcesses, nameHistory} {
+	for _, c := range []string{vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorCamundaProcesses, vocab.CollectorCamundaHistory} {
 		var pe *PermissionError
-		if err := p.authorized(ctx, c); errors.As(err, &pe) {
+		if err := p.Authorized(ctx, c); errors.As(err, &pe) {
 			missing[c] = pe.Missing
 		}
 	}
@@ -261,4 +270,11 @@ func TenantMembershipOf(ctx context.Context, client *camunda.Client, cfg config.
 		return TenantMembership{}, err
 	}
 	return TenantMembership{Known: true, Listed: listed, Member: member}, nil
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }

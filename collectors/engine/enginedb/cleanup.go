@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -6,15 +6,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-// cleanableSQL is the cleanable process instance report of the engine's
+// CleanableSQL is the cleanable process instance report of the engine's
 // default, removal-time-based cleanup strategy, summed per key: every
 // finished instance of a deployed definition, those whose removal time has
 // come ($1, the database clock in the engine's zone), and those of
 // definitions without a time to live. It reads every finished instance:
 // it runs under its own statement timeout, at history_cleanup.interval.
-const cleanableSQL = `SELECT d.key_, count(*),
+const CleanableSQL = `SELECT d.key_, count(*),
   count(*) FILTER (WHERE p.removal_time_ <= $1::timestamp),
   count(*) FILTER (WHERE d.history_ttl_ IS NULL)
 FROM %[1]sact_re_procdef d JOIN %[1]sact_hi_procinst p ON p.proc_def_id_ = d.id_
@@ -50,30 +53,30 @@ type tableBytesRow struct {
 	Bytes int64
 }
 
-// readCleanup reads the history aspect from the engine's tables in one
+// ReadCleanup reads the history aspect from the engine's tables in one
 // read-only transaction (the cleanable count under its own statement
 // timeout), and the cleanup's switch over REST.
-func (r *dbReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanupRead, error) {
-	out := &cleanupRead{perKey: map[string]finishedCounts{}, tableBytes: map[string]int64{}}
-	err := r.readNow(ctx, nameHistory, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
-		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", rq.statementTimeout.Milliseconds())); err != nil {
+func (r *Reader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*reading.CleanupRead, error) {
+	out := &reading.CleanupRead{PerKey: map[string]reading.FinishedCounts{}, TableBytes: map[string]int64{}}
+	err := r.readNow(ctx, vocab.CollectorCamundaHistory, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", rq.StatementTimeout.Milliseconds())); err != nil {
 			return fmt.Errorf("%s: setting the history count's statement timeout: %w", r.key, err)
 		}
-		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(cleanableSQL, r.prefix)), r.wall(now))
+		rows, err := collectRows(ctx, tx, r, "counting act_hi_procinst", pgx.RowToStructByPos[cleanableRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(CleanableSQL, r.prefix)), r.wall(now))
 		if err != nil {
 			return err
 		}
 		for _, row := range rows {
-			out.perKey[row.Key] = finishedCounts{finished: row.Finished, cleanable: row.Cleanable, withoutTTL: row.WithoutTTL}
+			out.PerKey[row.Key] = reading.FinishedCounts{Finished: row.Finished, Cleanable: row.Cleanable, WithoutTTL: row.WithoutTTL}
 		}
 		jobs, err := collectRows(ctx, tx, r, "reading act_ru_job", pgx.RowToStructByPos[cleanupJobRow], fmt.Sprintf(cleanupJobsSQL, r.prefix))
 		if err != nil {
 			return err
 		}
 		for _, j := range jobs {
-			out.jobs++
-			if cleanupJobFailing(int(j.Retries), j.Exception) {
-				out.failing++
+			out.Jobs++
+			if reading.CleanupJobFailing(int(j.Retries), j.Exception) {
+				out.Failing++
 			}
 		}
 		sizes, err := collectRows(ctx, tx, r, "reading pg_class", pgx.RowToStructByPos[tableBytesRow], tableBytesSQL, r.schema)
@@ -81,14 +84,14 @@ func (r *dbReader) readCleanup(ctx context.Context, rq cleanupRequest) (*cleanup
 			return err
 		}
 		for _, s := range sizes {
-			out.tableBytes[s.Table] = s.Bytes
+			out.TableBytes[s.Table] = s.Bytes
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := readCleanupState(ctx, r.client, out); err != nil {
+	if err := reading.ReadCleanupState(ctx, r.client, out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-// readJobs reads the jobs aspect. Concurrently: the count of jobs with no
+// ReadJobs reads the jobs aspect. Concurrently: the count of jobs with no
 // retries left, the count of executable jobs (the engine's executable
 // filter: retries left, due date null or past, process instance not
 // suspended; plus active: the job itself not suspended), and the job log
@@ -20,11 +22,11 @@ import (
 // earliest due date (or creation, for a job without one) among the listed
 // ones: exact while every executable job is listed, a lower bound of the
 // age beyond (the list endpoint cannot sort by creation).
-func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, error) {
-	if err := r.perms.authorized(ctx, nameJobs); err != nil {
+func (r *Reader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading.JobsRead, error) {
+	if err := r.perms.Authorized(ctx, vocab.CollectorCamundaJobs); err != nil {
 		return nil, err
 	}
-	out := &jobsRead{now: rq.now}
+	out := &reading.JobsRead{Now: rq.Now}
 	qExhausted := camunda.JobQuery{Retries: camunda.RetriesNone}
 	qExecutable := camunda.JobQuery{Executable: true, Suspension: camunda.SuspensionActive}
 	var nExhausted, nExecutable int64
@@ -33,18 +35,18 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 	g.Go(func() (err error) { nExhausted, err = r.client.CountJobs(gctx, qExhausted); return err })
 	g.Go(func() (err error) { nExecutable, err = r.client.CountJobs(gctx, qExecutable); return err })
 	g.Go(func() error {
-		if !rq.level.readsTaskLog() {
+		if !rq.Level.ReadsTaskLog() {
 			return nil // no job log below history level full
 		}
-		entries, cut, err := readLog(gctx, r.pageSize, rq.log,
+		entries, cut, err := readLog(gctx, r.pageSize, rq.Log,
 			func(ctx context.Context, p camunda.Page) ([]camunda.JobLogEntry, error) {
 				p.Sort = camunda.Sort{By: camunda.JobLogSortTimestamp, Order: camunda.Descending}
 				return r.client.ListJobLog(ctx, p)
 			},
 			func(e camunda.JobLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
-		out.logCut = cut
+		out.LogCut = cut
 		for _, e := range entries {
-			out.log = append(out.log, r.jobLogEntryOf(e))
+			out.Log = append(out.Log, r.jobLogEntryOf(e))
 		}
 		return err
 	})
@@ -64,7 +66,7 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 		}
 		g.Go(func() (err error) {
 			*l.dst, _, err = camunda.Collect(gctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
-				r.pageSize, rq.budget,
+				r.pageSize, rq.Budget,
 				func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
 					return r.client.ListJobs(ctx, l.q, p)
 				})
@@ -75,10 +77,10 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 		return nil, err
 	}
 	var err error
-	if out.exhausted, err = r.groupJobs(ctx, exhausted, nExhausted); err != nil {
+	if out.Exhausted, err = r.groupJobs(ctx, exhausted, nExhausted); err != nil {
 		return nil, err
 	}
-	if out.executable, err = r.groupJobs(ctx, executable, nExecutable); err != nil {
+	if out.Executable, err = r.groupJobs(ctx, executable, nExecutable); err != nil {
 		return nil, err
 	}
 	for _, j := range executable {
@@ -87,26 +89,26 @@ func (r *restReader) readJobs(ctx context.Context, rq jobsRequest) (*jobsRead, e
 			due = j.CreateTime
 		}
 		if due == nil {
-			r.noJobCreateTime.set(rq.version, nil)
+			r.noJobCreateTime.set(rq.Version, nil)
 			continue
 		}
-		if out.oldestDue.IsZero() || due.Before(out.oldestDue) {
-			out.oldestDue = due.Time
+		if out.OldestDue.IsZero() || due.Before(out.OldestDue) {
+			out.OldestDue = due.Time
 		}
 	}
-	out.noCreateTime = r.noJobCreateTime.in(rq.version)
+	out.NoCreateTime = r.noJobCreateTime.in(rq.Version)
 	return out, nil
 }
 
-func (r *restReader) jobLogEntryOf(e camunda.JobLogEntry) jobLogEntry {
-	return jobLogEntry{id: e.ID, key: r.keyOf(e.TenantID, e.ProcessDefinitionKey), ts: e.Timestamp.Time,
-		jobID: e.JobID, pi: e.ProcessInstanceID, host: e.Hostname, message: e.JobExceptionMessage,
-		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
+func (r *Reader) jobLogEntryOf(e camunda.JobLogEntry) reading.JobLogEntry {
+	return reading.JobLogEntry{ID: e.ID, Key: r.keyOf(e.TenantID, e.ProcessDefinitionKey), TS: e.Timestamp.Time,
+		JobID: e.JobID, PI: e.ProcessInstanceID, Host: e.Hostname, Message: e.JobExceptionMessage,
+		Kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 }
 
 // groupJobs groups listed jobs by process definition key in the order of
 // their first job; of n jobs, those beyond the list go to "other".
-func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64) ([]jobGroup, error) {
+func (r *Reader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64) ([]reading.JobGroup, error) {
 	var missing []string
 	for _, j := range jobs {
 		if j.ProcessDefinitionKey == "" && j.ProcessDefinitionID != "" {
@@ -117,7 +119,7 @@ func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64)
 	if err != nil {
 		return nil, err
 	}
-	var out []jobGroup
+	var out []reading.JobGroup
 	index := map[string]int{}
 	for _, j := range jobs {
 		key := j.ProcessDefinitionKey
@@ -126,14 +128,14 @@ func (r *restReader) groupJobs(ctx context.Context, jobs []camunda.Job, n int64)
 		}
 		key = r.keyOf(j.TenantID, key)
 		if i, ok := index[key]; ok {
-			out[i].n++
+			out[i].N++
 		} else {
 			index[key] = len(out)
-			out = append(out, jobGroup{key: key, n: 1})
+			out = append(out, reading.JobGroup{Key: key, N: 1})
 		}
 	}
 	if rest := n - int64(len(jobs)); rest > 0 {
-		out = append(out, jobGroup{key: labellimit.Other, n: rest, folded: true})
+		out = append(out, reading.JobGroup{Key: labellimit.Other, N: rest, Folded: true})
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -6,15 +6,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
-// readTasks reads the "camunda" collector's aspects in one read-only
+// ReadTasks reads the "camunda" collector's aspects in one read-only
 // transaction: the topics' counts, the in-flight tasks, the history log and
 // its BPMN error evidence, the incidents.
-func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
-	out := &tasksRead{}
-	err := r.readNow(ctx, nameTasks, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
-		out.now = now
+func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
+	out := &reading.TasksRead{}
+	err := r.readNow(ctx, vocab.CollectorCamunda, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
+		out.Now = now
 		nowWall := r.wall(now)
 		admitted, err := r.counts(ctx, tx, rq, nowWall, out)
 		if err != nil {
@@ -24,23 +27,23 @@ func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, 
 			return err
 		}
 		switch {
-		case rq.level.readsTaskLog():
-			if out.history, err = r.history(ctx, tx, rq.history); err != nil {
+		case rq.Level.ReadsTaskLog():
+			if out.History, err = r.history(ctx, tx, rq.History); err != nil {
 				return err
 			}
-			if out.bpmn, err = r.bpmnEvidence(ctx, tx, newDeletions(out.history.entries, rq.history), rq.history.max); err != nil {
+			if out.BPMN, err = r.bpmnEvidence(ctx, tx, reading.NewDeletions(out.History.Entries, rq.History), rq.History.Max); err != nil {
 				return err
 			}
-		case rq.level.readsActivities():
-			if out.activities, err = r.activities(ctx, tx, rq); err != nil {
+		case rq.Level.ReadsActivities():
+			if out.Activities, err = r.activities(ctx, tx, rq); err != nil {
 				return err
 			}
 		}
-		if out.incidents, err = r.incidents(ctx, tx); err != nil {
+		if out.Incidents, err = r.incidents(ctx, tx); err != nil {
 			return err
 		}
-		if rq.incidentMessages {
-			if err := r.incidentMessages(ctx, tx, rq.budget, &out.incidents); err != nil {
+		if rq.IncidentMessages {
+			if err := r.incidentMessages(ctx, tx, rq.Budget, &out.Incidents); err != nil {
 				return err
 			}
 		}
@@ -50,7 +53,7 @@ func (r *dbReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, 
 }
 
 // countsSQL reads every topic's counts by state group and the create time
-// of its oldest fetchable task, by the engine's own filters (dbReader).
+// of its oldest fetchable task, by the engine's own filters (Reader).
 const countsSQL = `SELECT topic_name_,
   count(*),
   count(*) FILTER (WHERE suspension_state_ = 2),
@@ -70,11 +73,11 @@ type topicRow struct {
 	Oldest                                      *time.Time
 }
 
-// counts reads every topic's counts and oldest fetchable task in one
-// GROUP BY, in topic name order (the order topics are admitted in), and
-// chooses the reported topics (topics.go). It returns the reported topics
-// that hold tasks.
-func (r *dbReader) counts(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWall string, out *tasksRead) ([]string, error) {
+// counts reads every topic's counts and oldest fetchable task in one GROUP BY,
+// in topic name order (the order topics are admitted in), and chooses the
+// reported topics (reading.TopicChoice). It returns the reported topics that
+// hold tasks.
+func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, error) {
 	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix)), nowWall)
 	if err != nil {
 		return nil, err
@@ -85,21 +88,21 @@ func (r *dbReader) counts(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWa
 			names[i] = *t.Topic
 		}
 	}
-	ch := rq.topics.choose(names)
-	out.topics, out.folded = ch.read, ch.folded
+	ch := rq.Topics.Choose(names)
+	out.Topics, out.Folded = ch.Read, ch.Folded
 	for i, t := range rows {
-		c := topicCounts{total: t.Total, suspended: t.Suspended, exhausted: t.Exhausted, locked: t.Locked, lapsed: t.Lapsed}
-		out.all.add(c)
-		tr := out.topics[names[i]]
+		c := reading.TopicCounts{Total: t.Total, Suspended: t.Suspended, Exhausted: t.Exhausted, Locked: t.Locked, Lapsed: t.Lapsed}
+		out.All.Add(c)
+		tr := out.Topics[names[i]]
 		if tr == nil {
 			continue // folded into "other"
 		}
-		tr.counts = c
+		tr.Counts = c
 		if t.Oldest != nil {
-			tr.oldest = r.instant(*t.Oldest)
+			tr.Oldest = r.instant(*t.Oldest)
 		}
 	}
-	return ch.present, nil
+	return ch.Present, nil
 }
 
 // inflightSQL lists the locked and lapsed tasks of the topics $2 with their
@@ -128,36 +131,36 @@ type inflightRow struct {
 // inflight lists the locked and lapsed tasks of the reported topics: topic
 // by topic in name order, locked before lapsed, each by id, at most
 // max_listed_tasks, the order the REST reader spends its budget in.
-func (r *dbReader) inflight(ctx context.Context, tx pgx.Tx, rq tasksRequest, nowWall string, topics []string, out *tasksRead) error {
+func (r *Reader) inflight(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, topics []string, out *reading.TasksRead) error {
 	var want int64
 	for _, t := range topics {
-		want += out.topics[t].counts.locked + out.topics[t].counts.lapsed
+		want += out.Topics[t].Counts.Locked + out.Topics[t].Counts.Lapsed
 	}
 	if want == 0 {
 		return nil
 	}
 	rows, err := collectRows(ctx, tx, r, "listing act_ru_ext_task", pgx.RowToStructByPos[inflightRow],
-		r.keyed(fmt.Sprintf(inflightSQL, r.prefix)), nowWall, topics, rq.budget)
+		r.keyed(fmt.Sprintf(inflightSQL, r.prefix)), nowWall, topics, rq.Budget)
 	if err != nil {
 		return err
 	}
 	for _, t := range rows {
-		o := taskObs{id: t.ID, topic: t.Topic, worker: t.Worker, exp: r.instant(t.Expiration), errMsg: t.ErrMsg,
-			pi: t.PI, activity: t.Act, businessKey: t.BusinessKey, actInst: t.ActInst, defID: t.Def}
+		o := reading.TaskObs{ID: t.ID, Topic: t.Topic, Worker: t.Worker, Exp: r.instant(t.Expiration), ErrMsg: t.ErrMsg,
+			PI: t.PI, Activity: t.Act, BusinessKey: t.BusinessKey, ActInst: t.ActInst, DefID: t.Def}
 		if t.Retries != nil {
 			n := int(*t.Retries)
-			o.retries = &n
+			o.Retries = &n
 		}
-		tr := out.topics[o.topic]
+		tr := out.Topics[o.Topic]
 		if t.Locked {
-			tr.locked = append(tr.locked, o)
+			tr.Locked = append(tr.Locked, o)
 		} else {
-			tr.lapsed = append(tr.lapsed, o)
+			tr.Lapsed = append(tr.Lapsed, o)
 		}
 	}
 	if listed := int64(len(rows)); listed < want {
-		out.truncated = true
-		out.unwatched = want - listed
+		out.Truncated = true
+		out.Unwatched = want - listed
 	}
 	return nil
 }

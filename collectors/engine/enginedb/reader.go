@@ -1,4 +1,4 @@
-package engine
+package enginedb
 
 import (
 	"context"
@@ -12,15 +12,18 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
-// dbReader reads an engine's own tables in its PostgreSQL database
-// (camunda[].database), aspect by aspect: db_tasks.go, db_history.go,
-// db_incidents.go, db_jobs.go, db_processes.go; the tables and columns it
-// needs, and the indexes, are in db_schema.go. The tasks reading is five
-// queries in one short read-only transaction at REPEATABLE READ, so counts,
-// lists and history come from one snapshot, whatever the number of topics. Every filter is the engine's own SQL
+// Reader reads an engine's own tables in its PostgreSQL database
+// (camunda[].database), aspect by aspect: tasks.go, history.go,
+// incidents.go, jobs.go, processes.go, cleanup.go; the tables and columns
+// it needs, and the indexes, are capability.EngineTables and
+// capability.DatabaseRequirements, checked in schema.go. The tasks reading
+// is five queries in one short read-only transaction at REPEATABLE READ,
+// so counts, lists and history come from one snapshot, whatever the number
+// of topics. Every filter is the engine's own SQL
 // (the external task query of the engine's MyBatis mapping), so the values
 // are those of the REST API on the same engine:
 //
@@ -40,7 +43,7 @@ import (
 // ACT_HI_EXT_TASK_LOG(TIMESTAMP_) to stay independent of the history's size
 // (the engine creates none; deploy/sql/camunda/001_history_timestamp_index.sql
 // does, and `workflow-exporter check` reports whether one serves the query).
-type dbReader struct {
+type Reader struct {
 	db     *pgsource.DB
 	client *camunda.Client // the time zone check reads the newest deployment
 	engine string
@@ -61,7 +64,7 @@ type dbReader struct {
 	tenants bool
 }
 
-func newDBReader(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*dbReader, error) {
+func New(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*Reader, error) {
 	d := cfg.Database
 	loc, err := time.LoadLocation(d.TimeZone)
 	if err != nil {
@@ -79,7 +82,7 @@ func newDBReader(cfg config.Camunda, key string, client *camunda.Client, logger 
 	if d.Schema != "" {
 		prefix = pgx.Identifier{d.Schema}.Sanitize() + "."
 	}
-	return &dbReader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix, schema: d.Schema,
+	return &Reader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix, schema: d.Schema,
 		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}, tenants: cfg.TenantLabel}, nil
 }
 
@@ -90,15 +93,15 @@ var (
 	definitionKeyColumn = regexp.MustCompile(`\b(d\.)key_\b`)
 )
 
-// keyed returns a reading's SQL with every topic column read as the topic
-// key (tenants.go) when tenant_label is on: the tenant, chr(31), the topic.
-// GROUP BY and ORDER BY then work on the keys, in the order the REST
-// reader's keys sort in.
-func (r *dbReader) keyed(sql string) string { return r.keyedBy(topicColumn, sql) }
+// keyed returns a reading's SQL with every topic column read as the topic key
+// (reading.TenantKey) when tenant_label is on: the tenant, chr(31), the topic.
+// GROUP BY and ORDER BY then work on the keys, in the order the REST reader's
+// keys sort in.
+func (r *Reader) keyed(sql string) string { return r.keyedBy(topicColumn, sql) }
 
 // keyedBy is keyed for the columns col matches (its first group: the
 // table alias, whose tenant_id_ is the tenant).
-func (r *dbReader) keyedBy(col *regexp.Regexp, sql string) string {
+func (r *Reader) keyedBy(col *regexp.Regexp, sql string) string {
 	if !r.tenants {
 		return sql
 	}
@@ -110,23 +113,23 @@ func (r *dbReader) keyedBy(col *regexp.Regexp, sql string) string {
 
 // keyOf is the key of a topic or process definition key of tenant read
 // in Go: the topic or key itself without tenant_label.
-func (r *dbReader) keyOf(tenant, k string) string {
+func (r *Reader) keyOf(tenant, k string) string {
 	if !r.tenants {
 		return k
 	}
-	return tenantKey(tenant, k)
+	return reading.TenantKey(tenant, k)
 }
 
-var _ reader = (*dbReader)(nil)
+var _ reading.Reader = (*Reader)(nil)
 
-// close implements reader.
-func (r *dbReader) close() { r.db.Close() }
+// Close implements reading.Reader.
+func (r *Reader) Close() { r.db.Close() }
 
 // collectRows runs one query of a reading and returns its rows, each
 // converted by to (pgx.RowToStructByPos for a row type of the query, or
 // pgx.RowTo for one column); an error names the reading (what, e.g.
 // "reading act_ru_job") and the engine's database.
-func collectRows[T any](ctx context.Context, tx pgx.Tx, r *dbReader, what string, to pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
+func collectRows[T any](ctx context.Context, tx pgx.Tx, r *Reader, what string, to pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
 	rows, err := tx.Query(ctx, sql, args...)
 	if err == nil {
 		var out []T
@@ -139,41 +142,48 @@ func collectRows[T any](ctx context.Context, tx pgx.Tx, r *dbReader, what string
 
 // wall renders an instant as a local time of the engine's zone, the way the
 // engine writes it, for a timestamp parameter.
-func (r *dbReader) wall(t time.Time) string {
+func (r *Reader) wall(t time.Time) string {
 	return t.In(r.loc).Format("2006-01-02 15:04:05.999999")
 }
 
-// faceRange renders a history reading's range as the engine stamps its
-// entries, local times of its zone without the zone: from base's local
+// faceRange is FaceRange in the engine's zone.
+func (r *Reader) faceRange(hr reading.HistoryRequest) (from, to string) { return FaceRange(r.loc, hr) }
+
+// FaceRange renders a history reading's range as the engine stamps its
+// entries, local times of its zone loc without the zone: from base's local
 // time less back, to before the later of base's and now's local times
 // plus ahead. It is reckoned on the clock face, not from instants: across
 // a DST fall-back the local times of instants run back an hour, and a
 // range from instants would skip the entries stamped on the clock face in
-// between (or be empty, its end before its start).
-func (r *dbReader) faceRange(hr historyRequest) (from, to string) {
+// between (or be empty, its end before its start). Exported for the test
+// of the history cursor across DST changes (collectors/engine).
+func FaceRange(loc *time.Location, hr reading.HistoryRequest) (from, to string) {
 	face := func(t time.Time) time.Time {
-		w := t.In(r.loc)
+		w := t.In(loc)
 		return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
 	}
 	const layout = "2006-01-02 15:04:05.999999"
-	base, end := face(hr.base), face(hr.now)
+	base, end := face(hr.Base), face(hr.Now)
 	if end.Before(base) {
 		end = base
 	}
-	return base.Add(-hr.back).Format(layout), end.Add(hr.ahead).Format(layout)
+	return base.Add(-hr.Back).Format(layout), end.Add(hr.Ahead).Format(layout)
 }
 
-// instant reads a timestamp column (pgx returns its wall time in UTC) as a
-// local time of the engine's zone.
-func (r *dbReader) instant(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), r.loc)
+// instant is Instant in the engine's zone.
+func (r *Reader) instant(t time.Time) time.Time { return Instant(r.loc, t) }
+
+// Instant reads a timestamp column (pgx returns its wall time in UTC) as a
+// local time of the engine's zone loc.
+func Instant(loc *time.Location, t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc)
 }
 
 // verifyZone checks that time_zone is the zone the engine writes its times
 // in: the newest deployment's time as the REST API renders it (an instant,
 // in the JVM's offset) must be the time the database holds, read in
 // time_zone.
-func (r *dbReader) verifyZone(ctx context.Context) error {
+func (r *Reader) verifyZone(ctx context.Context) error {
 	deps, err := r.client.ListDeployments(ctx, camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.DeploymentSortTime, Order: camunda.Descending}})
 	if err != nil {
 		return err
@@ -213,7 +223,7 @@ func offset(sec int) string {
 
 // ready checks, once after the collector's last failure, the tables and
 // columns the collector reads, and the time zone.
-func (r *dbReader) ready(ctx context.Context, collector string) error {
+func (r *Reader) ready(ctx context.Context, collector string) error {
 	if !r.verified[collector] {
 		if err := r.checkTables(ctx, collector); err != nil {
 			return err
@@ -231,7 +241,7 @@ func (r *dbReader) ready(ctx context.Context, collector string) error {
 
 // read runs one collector's reading in one read-only transaction, after
 // the checks of ready; a failure makes the next reading check again.
-func (r *dbReader) read(ctx context.Context, collector string, fn func(context.Context, pgx.Tx) error) (err error) {
+func (r *Reader) read(ctx context.Context, collector string, fn func(context.Context, pgx.Tx) error) (err error) {
 	defer func() { r.failed(collector, err) }()
 	if err := r.ready(ctx, collector); err != nil {
 		return err
@@ -241,7 +251,7 @@ func (r *dbReader) read(ctx context.Context, collector string, fn func(context.C
 
 // readNow is read for a reading that needs the database clock at the
 // start of its transaction (the engine's clock of the reading).
-func (r *dbReader) readNow(ctx context.Context, collector string, fn func(context.Context, pgx.Tx, time.Time) error) error {
+func (r *Reader) readNow(ctx context.Context, collector string, fn func(context.Context, pgx.Tx, time.Time) error) error {
 	return r.read(ctx, collector, func(ctx context.Context, tx pgx.Tx) error {
 		now, err := pgsource.Now(ctx, tx)
 		if err != nil {
@@ -252,7 +262,7 @@ func (r *dbReader) readNow(ctx context.Context, collector string, fn func(contex
 }
 
 // failed makes the next collection of the collector check again.
-func (r *dbReader) failed(collector string, err error) {
+func (r *Reader) failed(collector string, err error) {
 	if err != nil {
 		r.verified[collector], r.zoneChecked = false, false
 	}

@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Queries, shared by counts and lists. topic "" means every topic.
@@ -26,8 +28,8 @@ func qExhausted(t string) camunda.ExternalTaskQuery {
 // engine's own filters (locked: E > now, notLocked: E < now, by the clock
 // of the node that answers), each bounded by the collection's reference
 // time at (the probe's Date header, truncated to the second): locked also
-// needs E > at, lapsed E < at + lapsedMargin. On one node the bounds change
-// nothing (its now lies between at and at + lapsedMargin while the
+// needs E > at, lapsed E < at + LapsedMargin. On one node the bounds change
+// nothing (its now lies between at and at + LapsedMargin while the
 // collection runs). Behind a load balancer, nodes whose clocks differ
 // answer the requests of one collection: without the bounds a node that
 // runs behind would call a lock held that another called lapsed, from one
@@ -42,13 +44,8 @@ func qLocked(t string, at time.Time) camunda.ExternalTaskQuery {
 
 func qLapsed(t string, at time.Time) camunda.ExternalTaskQuery {
 	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft,
-		Lock: camunda.LockNotLocked, LockExpirationBefore: at.Add(lapsedMargin)}
+		Lock: camunda.LockNotLocked, LockExpirationBefore: at.Add(reading.LapsedMargin)}
 }
-
-// lapsedMargin bounds how far past the reference time a node's clock may
-// be for the lapsed filter to be its own: the Date header's truncation (a
-// second) and the longest collection.
-const lapsedMargin = 2 * time.Minute
 
 func qFetchable(t string) camunda.ExternalTaskQuery {
 	return camunda.ExternalTaskQuery{TopicName: t, Suspension: camunda.SuspensionActive, Retries: camunda.RetriesLeft, Lock: camunda.LockNotLocked}
@@ -57,13 +54,13 @@ func qFetchable(t string) camunda.ExternalTaskQuery {
 // restRead is the working set of one REST reading. Requests of one phase
 // run concurrently; each writes its own fields, or takes mu.
 type restRead struct {
-	r         *restReader
-	rq        tasksRequest
-	out       *tasksRead
+	r         *Reader
+	rq        reading.TasksRequest
+	out       *reading.TasksRead
 	present   []string // reported topics that hold open tasks now, sorted
 	isPresent map[string]bool
 	// tenantIDs are the known tenants, sorted (tenant_label on:
-	// rest_tenants.go).
+	// tenants.go).
 	tenantIDs []string
 	// started is when the reading started, by the exporter's clock.
 	started time.Time
@@ -75,17 +72,17 @@ type restRead struct {
 	incCut bool
 }
 
-// readTasks reads the "camunda" collector's aspects: the topic names and
+// ReadTasks reads the "camunda" collector's aspects: the topic names and
 // the topics chosen from them, then three phases of concurrent requests
 // (engine-wide counts with the history; per-topic counts with the lists;
 // the oldest waiting tasks), then the incidents' topics and the BPMN error
 // evidence.
-func (r *restReader) readTasks(ctx context.Context, rq tasksRequest) (*tasksRead, error) {
-	if err := r.perms.authorized(ctx, nameTasks); err != nil {
+func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
+	if err := r.perms.Authorized(ctx, vocab.CollectorCamunda); err != nil {
 		return nil, err
 	}
-	x := &restRead{r: r, rq: rq, budget: rq.budget, out: &tasksRead{now: rq.now}, started: time.Now()}
-	x.out.noCreateTime = r.noCreateTime.in(rq.version)
+	x := &restRead{r: r, rq: rq, budget: rq.Budget, out: &reading.TasksRead{Now: rq.Now}, started: time.Now()}
+	x.out.NoCreateTime = r.noCreateTime.in(rq.Version)
 	if err := x.topics(ctx); err != nil {
 		return nil, err
 	}
@@ -124,13 +121,13 @@ func (x *restRead) topics(ctx context.Context) error {
 			return err
 		}
 	}
-	ch := x.rq.topics.choose(names)
-	x.out.topics, x.present, x.out.folded = ch.read, ch.present, ch.folded
+	ch := x.rq.Topics.Choose(names)
+	x.out.Topics, x.present, x.out.Folded = ch.Read, ch.Present, ch.Folded
 	x.isPresent = make(map[string]bool, len(x.present))
 	for _, t := range x.present {
 		x.isPresent[t] = true
 		if totals != nil {
-			x.out.topics[t].counts.total = totals[t]
+			x.out.Topics[t].Counts.Total = totals[t]
 		}
 	}
 	return nil
@@ -148,25 +145,25 @@ func (x *restRead) count(ctx context.Context, q camunda.ExternalTaskQuery, dst *
 // engineWide: the engine-wide counts, the history, and the incident count.
 func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 	switch {
-	case x.rq.level.readsTaskLog():
+	case x.rq.Level.ReadsTaskLog():
 		g.Go(func() error { return x.history(ctx) })
-	case x.rq.level.readsActivities():
+	case x.rq.Level.ReadsActivities():
 		g.Go(func() error { return x.activities(ctx) })
 	}
 	counts := []struct {
 		q   camunda.ExternalTaskQuery
 		dst *int64
 	}{
-		{qSuspended(""), &x.out.all.suspended},
-		{qExhausted(""), &x.out.all.exhausted},
-		{qLocked("", x.rq.now), &x.out.all.locked},
-		{qLapsed("", x.rq.now), &x.out.all.lapsed},
+		{qSuspended(""), &x.out.All.Suspended},
+		{qExhausted(""), &x.out.All.Exhausted},
+		{qLocked("", x.rq.Now), &x.out.All.Locked},
+		{qLapsed("", x.rq.Now), &x.out.All.Lapsed},
 	}
-	if x.out.folded {
+	if x.out.Folded {
 		counts = append(counts, struct {
 			q   camunda.ExternalTaskQuery
 			dst *int64
-		}{qTotal(""), &x.out.all.total})
+		}{qTotal(""), &x.out.All.Total})
 	}
 	for _, c := range counts {
 		g.Go(func() error { return x.count(ctx, c.q, c.dst) })
@@ -181,7 +178,7 @@ func (x *restRead) engineWide(ctx context.Context, g *errgroup.Group) {
 func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 	if !x.r.tenants { // with tenants, topics counted the totals
 		for _, t := range x.present {
-			g.Go(func() error { return x.count(ctx, qTotal(t), &x.out.topics[t].counts.total) })
+			g.Go(func() error { return x.count(ctx, qTotal(t), &x.out.Topics[t].Counts.Total) })
 		}
 	}
 	// Suspended and retries-exhausted tasks only need counting: listing
@@ -189,10 +186,10 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 	for _, grp := range []struct {
 		n   int64
 		q   func(string) camunda.ExternalTaskQuery
-		dst func(*topicCounts) *int64
+		dst func(*reading.TopicCounts) *int64
 	}{
-		{x.out.all.suspended, qSuspended, func(c *topicCounts) *int64 { return &c.suspended }},
-		{x.out.all.exhausted, qExhausted, func(c *topicCounts) *int64 { return &c.exhausted }},
+		{x.out.All.Suspended, qSuspended, func(c *reading.TopicCounts) *int64 { return &c.Suspended }},
+		{x.out.All.Exhausted, qExhausted, func(c *reading.TopicCounts) *int64 { return &c.Exhausted }},
 	} {
 		switch {
 		case grp.n == 0:
@@ -201,21 +198,21 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 				tasks, err := x.listAll(ctx, grp.q(""), grp.n)
 				for _, t := range tasks {
 					if k := x.keyOf(t.TenantID, t.TopicName); x.isPresent[k] {
-						*grp.dst(&x.out.topics[k].counts)++
+						*grp.dst(&x.out.Topics[k].Counts)++
 					}
 				}
 				return err
 			})
 		default:
 			for _, t := range x.present {
-				g.Go(func() error { return x.countKey(ctx, t, grp.q, grp.dst(&x.out.topics[t].counts)) })
+				g.Go(func() error { return x.countKey(ctx, t, grp.q, grp.dst(&x.out.Topics[t].Counts)) })
 			}
 		}
 	}
-	if x.out.all.locked+x.out.all.lapsed <= int64(x.budget) {
-		x.budget -= int(x.out.all.locked + x.out.all.lapsed)
-		g.Go(func() error { return x.inflightEngineWide(ctx, qLocked("", x.rq.now), x.out.all.locked, true) })
-		g.Go(func() error { return x.inflightEngineWide(ctx, qLapsed("", x.rq.now), x.out.all.lapsed, false) })
+	if x.out.All.Locked+x.out.All.Lapsed <= int64(x.budget) {
+		x.budget -= int(x.out.All.Locked + x.out.All.Lapsed)
+		g.Go(func() error { return x.inflightEngineWide(ctx, qLocked("", x.rq.Now), x.out.All.Locked, true) })
+		g.Go(func() error { return x.inflightEngineWide(ctx, qLapsed("", x.rq.Now), x.out.All.Lapsed, false) })
 	} else {
 		g.Go(func() error { return x.inflightPerTopic(ctx) })
 	}
@@ -223,7 +220,7 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 		g.Go(func() (err error) {
 			x.inc, x.incCut, err = camunda.Collect(ctx,
 				camunda.Page{Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}},
-				x.r.pageSize, x.rq.budget,
+				x.r.pageSize, x.rq.Budget,
 				func(ctx context.Context, p camunda.Page) ([]camunda.Incident, error) {
 					return x.r.client.ListIncidents(ctx, camunda.IncidentQuery{}, p)
 				})
@@ -286,13 +283,13 @@ func (x *restRead) inflightEngineWide(ctx context.Context, q camunda.ExternalTas
 			// first task appeared after the topic names were read.
 			continue
 		}
-		tr := x.out.topics[k]
+		tr := x.out.Topics[k]
 		if locked {
-			tr.counts.locked++
-			tr.locked = append(tr.locked, x.obs(t))
+			tr.Counts.Locked++
+			tr.Locked = append(tr.Locked, x.obs(t))
 		} else {
-			tr.counts.lapsed++
-			tr.lapsed = append(tr.lapsed, x.obs(t))
+			tr.Counts.Lapsed++
+			tr.Lapsed = append(tr.Lapsed, x.obs(t))
 		}
 	}
 	return nil
@@ -306,9 +303,9 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.r.concurrency)
 	for _, t := range x.present {
-		c := &x.out.topics[t].counts
-		g.Go(func() error { return x.countKey(gctx, t, x.qLocked, &c.locked) })
-		g.Go(func() error { return x.countKey(gctx, t, x.qLapsed, &c.lapsed) })
+		c := &x.out.Topics[t].Counts
+		g.Go(func() error { return x.countKey(gctx, t, x.qLocked, &c.Locked) })
+		g.Go(func() error { return x.countKey(gctx, t, x.qLapsed, &c.Lapsed) })
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -316,17 +313,17 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(x.r.concurrency)
 	for _, t := range x.present {
-		tr := x.out.topics[t]
+		tr := x.out.Topics[t]
 		for _, l := range []struct {
 			q   func(string) camunda.ExternalTaskQuery
 			n   int64
-			dst *[]taskObs
-		}{{x.qLocked, tr.counts.locked, &tr.locked}, {x.qLapsed, tr.counts.lapsed, &tr.lapsed}} {
+			dst *[]reading.TaskObs
+		}{{x.qLocked, tr.Counts.Locked, &tr.Locked}, {x.qLapsed, tr.Counts.Lapsed, &tr.Lapsed}} {
 			take := min(l.n, int64(x.budget))
 			x.budget -= int(take)
 			if take < l.n {
-				x.out.truncated = true
-				x.out.unwatched += l.n - take
+				x.out.Truncated = true
+				x.out.Unwatched += l.n - take
 			}
 			if take == 0 {
 				continue
@@ -340,7 +337,7 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 					// More tasks than the count a moment before: some
 					// are not watched this time.
 					x.mu.Lock()
-					x.out.truncated = true
+					x.out.Truncated = true
 					x.mu.Unlock()
 				}
 				return err
@@ -355,18 +352,18 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 // Engines without createTime get no series: a made-up age would be worse
 // than none (see docs/camunda-states.md).
 func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
-	if x.out.noCreateTime {
+	if x.out.NoCreateTime {
 		return
 	}
 	for _, t := range x.present {
-		tr := x.out.topics[t]
-		if tr.counts.fetchable() <= 0 {
+		tr := x.out.Topics[t]
+		if tr.Counts.Fetchable() <= 0 {
 			continue
 		}
 		g.Go(func() error {
 			tasks, err := x.oldestFetchable(ctx, t, tr)
 			if camunda.IsStatus(err, http.StatusBadRequest) {
-				x.r.noCreateTime.set(x.rq.version, err)
+				x.r.noCreateTime.set(x.rq.Version, err)
 				return nil
 			}
 			if err != nil {
@@ -376,25 +373,25 @@ func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
 				return nil
 			}
 			if tasks[0].CreateTime == nil {
-				x.r.noCreateTime.set(x.rq.version, nil)
+				x.r.noCreateTime.set(x.rq.Version, nil)
 				return nil
 			}
-			tr.oldest = tasks[0].CreateTime.Time
+			tr.Oldest = tasks[0].CreateTime.Time
 			return nil
 		})
 	}
 }
 
-// stillOpen asks which of the recent lapses (tasksRequest.recentLapses)
+// stillOpen asks which of the recent lapses (TasksRequest.RecentLapses)
 // that no list holds the engine still has, in requests of up to
 // stillOpenBatch ids: usually none, or a few tasks that ended soon after
 // their lock lapsed.
 func (x *restRead) stillOpen(ctx context.Context) error {
 	listed := map[string]bool{}
-	for _, tr := range x.out.topics {
-		for _, list := range [][]taskObs{tr.locked, tr.lapsed} {
+	for _, tr := range x.out.Topics {
+		for _, list := range [][]reading.TaskObs{tr.Locked, tr.Lapsed} {
 			for _, o := range list {
-				listed[o.id] = true
+				listed[o.ID] = true
 			}
 		}
 	}
@@ -403,11 +400,11 @@ func (x *restRead) stillOpen(ctx context.Context) error {
 	// most the time this reading took, and the second the reference time
 	// was truncated by, after it. Asking for later ones would ask for
 	// every completed task.
-	horizon := x.rq.now.Add(time.Since(x.started) + time.Second)
+	horizon := x.rq.Now.Add(time.Since(x.started) + time.Second)
 	var missing []string
-	for _, l := range x.rq.recentLapses {
-		if !listed[l.id] && !l.exp.After(horizon) {
-			missing = append(missing, l.id)
+	for _, l := range x.rq.RecentLapses {
+		if !listed[l.ID] && !l.Exp.After(horizon) {
+			missing = append(missing, l.ID)
 		}
 	}
 	for len(missing) > 0 {
@@ -418,10 +415,10 @@ func (x *restRead) stillOpen(ctx context.Context) error {
 			return err
 		}
 		for _, t := range tasks {
-			if x.out.stillOpen == nil {
-				x.out.stillOpen = map[string]bool{}
+			if x.out.StillOpen == nil {
+				x.out.StillOpen = map[string]bool{}
 			}
-			x.out.stillOpen[t.ID] = true
+			x.out.StillOpen[t.ID] = true
 		}
 	}
 	return nil

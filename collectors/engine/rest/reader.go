@@ -1,16 +1,20 @@
-package engine
+package rest
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
-// restReader reads an engine over its REST API, aspect by aspect:
-// rest_tasks.go, rest_history.go, rest_incidents.go, rest_jobs.go,
-// rest_processes.go. What it asks, and why each request costs what it
+// Reader reads an engine over its REST API, aspect by aspect: tasks.go,
+// history.go, activities.go, incidents.go, jobs.go, processes.go,
+// cleanup.go, levels.go. What it asks, and why each request costs what it
 // costs, is in docs/camunda-states.md ("The cost of a collection"). In
 // short, per collection of the "camunda" collector:
 //
@@ -32,8 +36,9 @@ import (
 //
 // Independent requests run concurrently, at most request_concurrency at a
 // time. The history is read before any task list, so a failure the lists
-// show is never attributed to an earlier collection (see locks.go).
-type restReader struct {
+// show is never attributed to an earlier collection (see locks.go in
+// collectors/engine).
+type Reader struct {
 	client *camunda.Client
 	engine string
 	logger *slog.Logger
@@ -47,21 +52,21 @@ type restReader struct {
 	// noJobCreateTime: the one whose jobs carry none (oldest executable age).
 	noCreateTime, noJobCreateTime *versionFlag
 	// perms are the engine's answers on the grants each collector needs
-	// (rest_permissions.go).
-	perms *permissions
-	// tenants: tenant_label is on (rest_tenants.go); seen are the tenants
+	// (capability.Permissions).
+	perms *capability.Permissions
+	// tenants: tenant_label is on (tenants.go); seen are the tenants
 	// the readings met in tasks and history, beside those of the deployed
 	// definitions.
 	tenants bool
 	seen    *tenantSet
 }
 
-var _ reader = (*restReader)(nil)
+var _ reading.Reader = (*Reader)(nil)
 
-func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *restReader {
-	return &restReader{client: client, engine: cfg.Name, logger: logger,
-		perms:       &permissions{client: client, user: cfg.Username, engine: cfg.Name, logger: logger},
-		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(RESTListPageSize),
+func New(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *Reader {
+	return &Reader{client: client, engine: cfg.Name, logger: logger,
+		perms:       capability.NewPermissions(client, cfg, logger),
+		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(ListPageSize),
 		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
 		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
 			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
@@ -70,8 +75,8 @@ func newRESTReader(cfg config.Camunda, client *camunda.Client, logger *slog.Logg
 	}
 }
 
-// close implements reader: the REST client holds nothing to release.
-func (r *restReader) close() {}
+// Close implements reading.Reader: the REST client holds nothing to release.
+func (r *Reader) Close() {}
 
 // versionFlag remembers that the engine version lacks a field the REST API
 // returns from some version on, so that what depends on it is not reported
@@ -107,11 +112,11 @@ func (f *versionFlag) set(version string, err error) {
 	}
 }
 
-// RESTListPageSize is the page size of the REST reader's lists. A request's
+// ListPageSize is the page size of the REST reader's lists. A request's
 // cost is mostly fixed (HTTP, the engine's query set-up, and a re-run of the
 // query for every offset page), so fewer, larger pages are cheaper; 1000
 // tasks are about 700 KB of JSON.
-const RESTListPageSize = 1000
+const ListPageSize = 1000
 
 // ItemsPerCountRequest converts listed items into the cost of count
 // requests: listing this many tasks costs about as much engine time as one
@@ -119,3 +124,7 @@ const RESTListPageSize = 1000
 // docs/benchmarks.md). It decides per collection whether a state group is
 // listed engine-wide or counted topic by topic.
 const ItemsPerCountRequest = 50
+
+// sortedKeys returns m's keys in order, for requests and output that do
+// not depend on map iteration.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

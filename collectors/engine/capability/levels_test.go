@@ -1,4 +1,4 @@
-package engine
+package capability
 
 import (
 	"testing"
@@ -10,11 +10,11 @@ import (
 // TestLevelOfProperty: the engine's historyLevel property is the id of its
 // HistoryLevel; a custom level (any other id) and garbage are unknown.
 func TestLevelOfProperty(t *testing.T) {
-	for value, want := range map[string]historyLevel{
-		"0": levelNone, "1": levelActivity, "2": levelAudit, "3": levelFull,
-		"4": levelUnknown, "-1": levelUnknown, "17": levelUnknown, "": levelUnknown, "full": levelUnknown,
+	for value, want := range map[string]Level{
+		"0": LevelNone, "1": LevelActivity, "2": LevelAudit, "3": LevelFull,
+		"4": LevelUnknown, "-1": LevelUnknown, "17": LevelUnknown, "": LevelUnknown, "full": LevelUnknown,
 	} {
-		if got := levelOfProperty(value); got != want {
+		if got := LevelOfProperty(value); got != want {
 			t.Errorf("historyLevel %q: %s, want %s", value, got, want)
 		}
 	}
@@ -24,12 +24,12 @@ func TestLevelOfProperty(t *testing.T) {
 // are no level.
 func TestLevelNamed(t *testing.T) {
 	for _, name := range config.HistoryLevels() {
-		if l, ok := levelNamed(name); !ok || l.String() != name {
+		if l, ok := LevelNamed(name); !ok || l.String() != name {
 			t.Errorf("history_level %s: %s, %v", name, l, ok)
 		}
 	}
 	for _, name := range []string{config.HistoryLevelAuto, "unknown", ""} {
-		if _, ok := levelNamed(name); ok {
+		if _, ok := LevelNamed(name); ok {
 			t.Errorf("history_level %q names a level", name)
 		}
 	}

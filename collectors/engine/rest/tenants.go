@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // The REST reader with tenant_label on (tenants.go): every task, history
@@ -46,25 +47,25 @@ func (x *restRead) keyOf(tenant, topic string) string { return x.r.keyOf(tenant,
 
 // keyOf is the key of a topic or process definition key of tenant: the
 // topic or key itself without tenant_label.
-func (r *restReader) keyOf(tenant, k string) string {
+func (r *Reader) keyOf(tenant, k string) string {
 	if !r.tenants {
 		return k
 	}
 	if tenant != "" {
 		r.seen.add(tenant)
 	}
-	return tenantKey(tenant, k)
+	return reading.TenantKey(tenant, k)
 }
 
 // obs is a listed task as the lock tracking sees it, under its topic key.
-func (x *restRead) obs(t camunda.ExternalTask) taskObs {
+func (x *restRead) obs(t camunda.ExternalTask) reading.TaskObs {
 	o := obsOf(t)
-	o.topic = x.keyOf(t.TenantID, t.TopicName)
+	o.Topic = x.keyOf(t.TenantID, t.TopicName)
 	return o
 }
 
-func (x *restRead) qLocked(topic string) camunda.ExternalTaskQuery { return qLocked(topic, x.rq.now) }
-func (x *restRead) qLapsed(topic string) camunda.ExternalTaskQuery { return qLapsed(topic, x.rq.now) }
+func (x *restRead) qLocked(topic string) camunda.ExternalTaskQuery { return qLocked(topic, x.rq.Now) }
+func (x *restRead) qLapsed(topic string) camunda.ExternalTaskQuery { return qLapsed(topic, x.rq.Now) }
 
 // tenantTopics reads the known tenants and, for every topic the engine
 // holds, the open tasks per tenant: it returns the topic keys that hold
@@ -105,7 +106,7 @@ func (x *restRead) tenantTopics(ctx context.Context, names []string) ([]string, 
 		}
 		add := func(tenant string, v int64) {
 			if v > 0 {
-				k := tenantKey(tenant, n)
+				k := reading.TenantKey(tenant, n)
 				keys = append(keys, k)
 				totals[k] = v
 			}
@@ -126,7 +127,7 @@ func (x *restRead) queryOf(key string, q func(topic string) camunda.ExternalTask
 	if !x.r.tenants {
 		return q(key), false
 	}
-	tenant, topic := splitKey(key)
+	tenant, topic := reading.SplitKey(key)
 	qq := q(topic)
 	if tenant == "" {
 		return qq, true
@@ -184,7 +185,7 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 			return nil, false, err
 		}
 	}
-	skip := min(tenanted, int64(x.rq.budget))
+	skip := min(tenanted, int64(x.rq.Budget))
 	tasks, cut, err := list(qq, take+int(skip))
 	out := tasks[:0]
 	for _, t := range tasks {
@@ -197,7 +198,7 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 		cut = cut && len(out) < take
 		if cut {
 			x.mu.Lock()
-			x.out.unwatched += int64(take - len(out))
+			x.out.Unwatched += int64(take - len(out))
 			x.mu.Unlock()
 		}
 	}
@@ -208,8 +209,8 @@ func (x *restRead) listKey(ctx context.Context, key string, q func(topic string)
 // when it has none). For no tenant it reads the topic's fetchable tasks
 // oldest first, a page at a time, up to oldestPages pages, for the first
 // without a tenant; if none is found there, the age is not known
-// (tr.oldestUnknown) rather than made up.
-func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *topicRead) ([]camunda.ExternalTask, error) {
+// (tr.OldestUnknown) rather than made up.
+func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *reading.TopicRead) ([]camunda.ExternalTask, error) {
 	byCreate := camunda.Sort{By: camunda.ExternalTaskSortCreateTime, Order: camunda.Ascending}
 	q, noTenant := x.queryOf(key, qFetchable)
 	if !noTenant {
@@ -230,7 +231,7 @@ func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *topicRea
 		}
 	}
 	x.mu.Lock()
-	tr.oldestUnknown = true
+	tr.OldestUnknown = true
 	x.mu.Unlock()
 	return nil, nil
 }
@@ -238,3 +239,15 @@ func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *topicRea
 // oldestPages bounds the pages oldestFetchable reads for the oldest task
 // without a tenant.
 const oldestPages = 3
+
+// obsOf is a listed task as the reader returns it, keyed by its topic
+// alone (obs keys it by its tenant too).
+func obsOf(t camunda.ExternalTask) reading.TaskObs {
+	o := reading.TaskObs{ID: t.ID, Topic: t.TopicName, Worker: t.WorkerID, Retries: t.Retries, ErrMsg: t.ErrorMessage,
+		PI: t.ProcessInstanceID, Activity: t.ActivityID, BusinessKey: t.BusinessKey,
+		ActInst: t.ActivityInstanceID, DefID: t.ProcessDefinitionID}
+	if t.LockExpirationTime != nil {
+		o.Exp = t.LockExpirationTime.Time
+	}
+	return o
+}

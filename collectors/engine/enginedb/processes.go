@@ -1,10 +1,13 @@
-package engine
+package enginedb
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // processInstancesSQL is the engine's process definition statistics query
@@ -20,11 +23,11 @@ type processesRow struct {
 	N   int64
 }
 
-// readProcesses reads the running process instances per process definition
+// ReadProcesses reads the running process instances per process definition
 // key, as GET /process-definition/statistics counts them.
-func (r *dbReader) readProcesses(ctx context.Context, _ processesRequest) (map[string]int64, error) {
+func (r *Reader) ReadProcesses(ctx context.Context, _ reading.ProcessesRequest) (map[string]int64, error) {
 	out := map[string]int64{}
-	err := r.read(ctx, nameProcesses, func(ctx context.Context, tx pgx.Tx) error {
+	err := r.read(ctx, vocab.CollectorCamundaProcesses, func(ctx context.Context, tx pgx.Tx) error {
 		rows, err := collectRows(ctx, tx, r, "reading act_ru_execution", pgx.RowToStructByPos[processesRow], r.keyedBy(definitionKeyColumn, fmt.Sprintf(processInstancesSQL, r.prefix)))
 		for _, row := range rows {
 			out[row.Key] += row.N

@@ -1,13 +1,15 @@
-package engine
+package rest
 
 import (
 	"context"
 	"net/http"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
-// historyLevel finds the level from evidence in the history (the REST API
+// HistoryLevel finds the level from evidence in the history (the REST API
 // does not show the engine's setting): an external task log entry proves
 // full, a variable instance at least audit, an activity instance at least
 // activity. Evidence only grows, so each collection asks only what could
@@ -16,7 +18,7 @@ import (
 // also means a user without READ_HISTORY; while the engine holds external
 // tasks, an empty activity history reads as none (their activity instances
 // would be there otherwise), and with no task at all as unknown.
-func (r *restReader) historyLevel(ctx context.Context, prev levelFinding) (levelFinding, error) {
+func (r *Reader) HistoryLevel(ctx context.Context, prev reading.LevelFinding) (reading.LevelFinding, error) {
 	has := func(path string) (bool, error) {
 		ok, err := r.client.HistoryHasEntries(ctx, path)
 		if camunda.IsStatus(err, http.StatusNotFound) {
@@ -24,17 +26,17 @@ func (r *restReader) historyLevel(ctx context.Context, prev levelFinding) (level
 		}
 		return ok, err
 	}
-	found := levelFinding{from: levelFromEvidence}
+	found := reading.LevelFinding{From: reading.LevelFromEvidence}
 	full, err := has(camunda.HistoryExternalTaskLog)
 	if err != nil {
 		return prev, err
 	}
 	if full {
-		found.level, found.final = levelFull, true
+		found.Level, found.Final = capability.LevelFull, true
 		return found, nil
 	}
-	seen := prev.level
-	if seen < levelActivity {
+	seen := prev.Level
+	if seen < capability.LevelActivity {
 		ok, err := has(camunda.HistoryActivityInstances)
 		if err != nil {
 			return prev, err
@@ -45,28 +47,28 @@ func (r *restReader) historyLevel(ctx context.Context, prev levelFinding) (level
 				return prev, err
 			}
 			if n == 0 {
-				found.why = "the history shows nothing and the engine holds no external task: nothing ran yet, history level none, or a user without READ_HISTORY"
+				found.Why = "the history shows nothing and the engine holds no external task: nothing ran yet, history level none, or a user without READ_HISTORY"
 				return found, nil
 			}
-			found.level = levelNone
-			found.why = "the history shows no activity instance while the engine holds external tasks: history level none, or a user without READ_HISTORY on the process definitions"
+			found.Level = capability.LevelNone
+			found.Why = "the history shows no activity instance while the engine holds external tasks: history level none, or a user without READ_HISTORY on the process definitions"
 			return found, nil
 		}
-		seen = levelActivity
+		seen = capability.LevelActivity
 	}
-	if seen < levelAudit {
+	if seen < capability.LevelAudit {
 		ok, err := has(camunda.HistoryVariableInstances)
 		if err != nil {
 			return prev, err
 		}
 		if ok {
-			seen = levelAudit
+			seen = capability.LevelAudit
 		}
 	}
-	found.level = seen
-	found.why = "the external task log is empty: history level below full (or no external task created yet), or a user without READ_HISTORY"
-	if seen == levelActivity {
-		found.why = "the history shows activity instances but no variable instance and no external task log entry: history level activity (or audit with processes without variables), or a user without READ_HISTORY"
+	found.Level = seen
+	found.Why = "the external task log is empty: history level below full (or no external task created yet), or a user without READ_HISTORY"
+	if seen == capability.LevelActivity {
+		found.Why = "the history shows activity instances but no variable instance and no external task log entry: history level activity (or audit with processes without variables), or a user without READ_HISTORY"
 	}
 	return found, nil
 }

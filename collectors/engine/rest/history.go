@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -9,21 +9,22 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // history pages through the history log, newest first, until it reaches
 // entries older than the request's start, the end of the log, or
 // max_history_entries.
 func (x *restRead) history(ctx context.Context) error {
-	entries, cut, err := readLog(ctx, x.r.pageSize, x.rq.history,
+	entries, cut, err := readLog(ctx, x.r.pageSize, x.rq.History,
 		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTaskLogEntry, error) {
 			p.Sort = camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}
 			return x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{}, p)
 		},
 		func(e camunda.ExternalTaskLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
-	x.out.history.cut = cut
+	x.out.History.Cut = cut
 	for _, e := range entries {
-		x.out.history.entries = append(x.out.history.entries, x.entryOf(e))
+		x.out.History.Entries = append(x.out.History.Entries, x.entryOf(e))
 	}
 	return err
 }
@@ -32,12 +33,12 @@ func (x *restRead) history(ctx context.Context) error {
 // (fetch sets the sort), until it reaches entries older than the request's
 // start, the end of the log, or max_history_entries (cut). Offset paging
 // over a log that grows at its head repeats entries; they are read once.
-func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch func(context.Context, camunda.Page) ([]T, error),
+func readLog[T any](ctx context.Context, pageSize int, hr reading.HistoryRequest, fetch func(context.Context, camunda.Page) ([]T, error),
 	key func(T) (string, time.Time)) (entries []T, cut bool, err error) {
 	seen := map[string]bool{}
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
-	size := min(pageSize, hr.max+1)
+	size := min(pageSize, hr.Max+1)
 	for offset := 0; ; offset += size {
 		page, err := fetch(ctx, camunda.Page{FirstResult: offset, MaxResults: size})
 		if err != nil {
@@ -45,13 +46,13 @@ func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch 
 		}
 		for _, e := range page {
 			id, ts := key(e)
-			if ts.Before(hr.from) {
+			if ts.Before(hr.From) {
 				return entries, false, nil
 			}
 			if seen[id] {
 				continue
 			}
-			if len(entries) == hr.max {
+			if len(entries) == hr.Max {
 				return entries, true, nil
 			}
 			seen[id] = true
@@ -63,72 +64,72 @@ func readLog[T any](ctx context.Context, pageSize int, hr historyRequest, fetch 
 	}
 }
 
-func (x *restRead) entryOf(e camunda.ExternalTaskLogEntry) historyEntry {
-	h := historyEntry{id: e.ID, taskID: e.ExternalTaskID, topic: x.keyOf(e.TenantID, e.TopicName), worker: e.WorkerID, ts: e.Timestamp.Time,
-		activity: e.ActivityID, actInst: e.ActivityInstanceID, rootPI: e.RootProcessInstanceID,
-		pi: e.ProcessInstanceID, message: e.ErrorMessage,
-		kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
+func (x *restRead) entryOf(e camunda.ExternalTaskLogEntry) reading.HistoryEntry {
+	h := reading.HistoryEntry{ID: e.ID, TaskID: e.ExternalTaskID, Topic: x.keyOf(e.TenantID, e.TopicName), Worker: e.WorkerID, TS: e.Timestamp.Time,
+		Activity: e.ActivityID, ActInst: e.ActivityInstanceID, RootPI: e.RootProcessInstanceID,
+		PI: e.ProcessInstanceID, Message: e.ErrorMessage,
+		Kind: logKindOfFlags(e.FailureLog, e.SuccessLog, e.DeletionLog)}
 	return h
 }
 
 // logKindOfFlags is the kind of a history log entry of the REST API, which
 // flags each entry (failureLog, successLog, deletionLog; none: a creation),
 // in both the external-task and the job log.
-func logKindOfFlags(failure, success, deletion bool) logKind {
+func logKindOfFlags(failure, success, deletion bool) reading.LogKind {
 	switch {
 	case failure:
-		return logFailure
+		return reading.LogFailure
 	case success:
-		return logSuccess
+		return reading.LogSuccess
 	case deletion:
-		return logDeletion
+		return reading.LogDeletion
 	}
-	return logCreation
+	return reading.LogCreation
 }
 
 // bpmnEvidence looks up, for the deletion entries new in this reading, what
-// tells a BPMN error apart (bpmn.go), only when there are any: the error
-// catch events started around them (GET /history/activity-instance, one
-// paged request per catch event type), and per activity of the deleted
-// tasks its activity instances that completed their scope since (one paged
-// request per activity; the endpoint has no filter by instance ids that
-// every engine version applies). Each list is bounded by
+// tells a BPMN error apart (bpmn.go in collectors/engine), only when there are
+// any: the error catch events started around them (GET
+// /history/activity-instance, one paged request per catch event type), and per
+// activity of the deleted tasks its activity instances that completed their
+// scope since (one paged request per activity; the endpoint has no filter by
+// instance ids that every engine version applies). Each list is bounded by
 // max_history_entries.
 func (x *restRead) bpmnEvidence(ctx context.Context) error {
-	dels := newDeletions(x.out.history.entries, x.rq.history)
+	dels := reading.NewDeletions(x.out.History.Entries, x.rq.History)
 	if len(dels) == 0 {
 		return nil
 	}
-	first, last := deletionSpan(dels)
-	from := first.Add(-catchWindow)
+	first, last := reading.DeletionSpan(dels)
+	from := first.Add(-reading.CatchWindow)
 	deleted := map[string]bool{}
 	activities := map[string]bool{}
 	for _, e := range dels {
-		deleted[e.actInst] = true
-		if e.activity != "" {
-			activities[e.activity] = true
+		deleted[e.ActInst] = true
+		if e.Activity != "" {
+			activities[e.Activity] = true
 		}
 	}
-	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	ev := reading.BPMNEvidence{ScopeCompleted: map[string]bool{}}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(x.r.concurrency)
 	g.Go(func() (err error) {
-		catches, err := x.r.catchEvents(gctx, from, last.Add(catchWindow), x.rq.history.max)
+		catches, err := x.r.CatchEvents(gctx, from, last.Add(reading.CatchWindow), x.rq.History.Max)
 		mu.Lock()
 		defer mu.Unlock()
-		ev.catches = catches
+		ev.Catches = catches
 		return err
 	})
 	for _, act := range sortedKeys(activities) {
 		g.Go(func() error {
 			items, err := x.r.listActivities(gctx, camunda.HistoricActivityInstanceQuery{ActivityID: act, CompleteScope: true, FinishedAfter: from},
-				camunda.ActivityInstanceSortEndTime, camunda.Ascending, x.rq.history.max)
+				camunda.ActivityInstanceSortEndTime, camunda.Ascending, x.rq.History.Max)
 			mu.Lock()
 			defer mu.Unlock()
 			for _, a := range items {
 				if a.CompleteScope && deleted[a.ID] {
-					ev.scopeCompleted[a.ID] = true
+					ev.ScopeCompleted[a.ID] = true
 				}
 			}
 			return err
@@ -137,13 +138,13 @@ func (x *restRead) bpmnEvidence(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	x.out.bpmn = ev
+	x.out.BPMN = ev
 	return nil
 }
 
 // listActivities pages through the historic activity instances q selects,
 // sorted by "by", at most max.
-func (r *restReader) listActivities(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string, order camunda.SortOrder, max int) ([]camunda.HistoricActivityInstance, error) {
+func (r *Reader) listActivities(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string, order camunda.SortOrder, max int) ([]camunda.HistoricActivityInstance, error) {
 	items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: order}}, r.pageSize, max,
 		func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
 			return r.client.ListHistoricActivityInstances(ctx, q, p)
@@ -151,12 +152,12 @@ func (r *restReader) listActivities(ctx context.Context, q camunda.HistoricActiv
 	return items, err
 }
 
-// catchEvents implements reader: one paged request per error catch event
-// type (the endpoint applies one activityType only), the events sorted by
-// id.
-func (r *restReader) catchEvents(ctx context.Context, from, to time.Time, max int) ([]catchEvent, error) {
-	var out []catchEvent
-	for _, typ := range []string{activityBoundaryError, activityErrorStartEvent} {
+// CatchEvents implements reading.Reader: one paged request per error catch
+// event type (the endpoint applies one activityType only), the events sorted
+// by id.
+func (r *Reader) CatchEvents(ctx context.Context, from, to time.Time, max int) ([]reading.CatchEvent, error) {
+	var out []reading.CatchEvent
+	for _, typ := range []string{reading.ActivityBoundaryError, reading.ActivityErrorStartEvent} {
 		items, err := r.listActivities(ctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, StartedAfter: from},
 			camunda.ActivityInstanceSortStartTime, camunda.Ascending, max)
 		if err != nil {
@@ -164,10 +165,10 @@ func (r *restReader) catchEvents(ctx context.Context, from, to time.Time, max in
 		}
 		for _, a := range items {
 			if a.ActivityType == typ && !a.StartTime.After(to) {
-				out = append(out, catchEvent{id: a.ID, rootPI: a.RootProcessInstanceID, start: a.StartTime.Time})
+				out = append(out, reading.CatchEvent{ID: a.ID, RootPI: a.RootProcessInstanceID, Start: a.StartTime.Time})
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

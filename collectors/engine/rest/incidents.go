@@ -1,4 +1,4 @@
-package engine
+package rest
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // incidentGroups groups the listed incidents. If the list was cut short
@@ -27,8 +28,8 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out := incidentRead{oldest: map[string]time.Time{}}
-	index := map[incidentKey]int{}
+	out := reading.IncidentRead{Oldest: map[string]time.Time{}}
+	index := map[reading.IncidentKey]int{}
 	perType := map[string]int64{}
 	for _, in := range x.inc {
 		key := keys[in.ProcessDefinitionID]
@@ -36,27 +37,27 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 			key = in.ProcessDefinitionID // definition deleted meanwhile
 		}
 		key = x.keyOf(in.TenantID, key)
-		ik := incidentKey{in.IncidentType, key, in.ActivityID}
+		ik := reading.IncidentKey{Type: in.IncidentType, Key: key, Activity: in.ActivityID}
 		if i, ok := index[ik]; ok {
-			out.groups[i].n++
+			out.Groups[i].N++
 		} else {
-			index[ik] = len(out.groups)
-			out.groups = append(out.groups, incidentGroup{key: ik, n: 1})
+			index[ik] = len(out.Groups)
+			out.Groups = append(out.Groups, reading.IncidentGroup{Key: ik, N: 1})
 		}
 		perType[in.IncidentType]++
-		if x.rq.incidentMessages {
-			out.messages = append(out.messages, incidentMessage{typ: in.IncidentType, key: key, message: in.IncidentMessage,
-				pi: in.ProcessInstanceID, ts: in.IncidentTimestamp.Time})
+		if x.rq.IncidentMessages {
+			out.Messages = append(out.Messages, reading.IncidentMessage{Type: in.IncidentType, Key: key, Message: in.IncidentMessage,
+				PI: in.ProcessInstanceID, TS: in.IncidentTimestamp.Time})
 		}
-		if _, ok := out.oldest[in.IncidentType]; !ok {
-			out.oldest[in.IncidentType] = in.IncidentTimestamp.Time
+		if _, ok := out.Oldest[in.IncidentType]; !ok {
+			out.Oldest[in.IncidentType] = in.IncidentTimestamp.Time
 		}
 	}
-	out.messagesCut = x.rq.incidentMessages && x.incCut
+	out.MessagesCut = x.rq.IncidentMessages && x.incCut
 	if x.incCut {
 		rest := x.nInc - int64(len(x.inc))
 		types := map[string]bool{camunda.IncidentFailedJob: true, camunda.IncidentFailedExternalTask: true}
-		for _, typ := range x.rq.incidentTypes {
+		for _, typ := range x.rq.IncidentTypes {
 			types[typ] = true
 		}
 		for typ := range perType {
@@ -71,15 +72,15 @@ func (x *restRead) incidentGroups(ctx context.Context) error {
 				return err
 			}
 			if r := all - perType[typ]; r > 0 {
-				out.groups = append(out.groups, incidentGroup{key: incidentKey{typ, labellimit.Other, labellimit.Other}, n: r, folded: true})
+				out.Groups = append(out.Groups, reading.IncidentGroup{Key: reading.IncidentKey{Type: typ, Key: labellimit.Other, Activity: labellimit.Other}, N: r, Folded: true})
 				rest -= r
 			}
 		}
 		if rest > 0 {
-			out.groups = append(out.groups, incidentGroup{key: incidentKey{labellimit.Other, labellimit.Other, labellimit.Other}, n: rest, folded: true})
+			out.Groups = append(out.Groups, reading.IncidentGroup{Key: reading.IncidentKey{Type: labellimit.Other, Key: labellimit.Other, Activity: labellimit.Other}, N: rest, Folded: true})
 		}
 	}
-	x.out.incidents = out
+	x.out.Incidents = out
 	return nil
 }
 
@@ -98,12 +99,12 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 			ids[in.Configuration] = true
 		}
 	}
-	x.out.incidentsIncomplete = x.incCut
+	x.out.IncidentsIncomplete = x.incCut
 	if len(ids) == 0 {
 		return nil
 	}
 	tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
-		x.r.pageSize, x.rq.budget,
+		x.r.pageSize, x.rq.Budget,
 		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
 			return x.r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{Retries: camunda.RetriesNone}, p)
 		})
@@ -126,20 +127,20 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 			unresolved = unresolved || cut
 			continue
 		}
-		if tr := x.out.topics[topic]; tr != nil && tr.oldestIncident.IsZero() && !unresolved {
-			tr.oldestIncident = in.IncidentTimestamp.Time
+		if tr := x.out.Topics[topic]; tr != nil && tr.OldestIncident.IsZero() && !unresolved {
+			tr.OldestIncident = in.IncidentTimestamp.Time
 		}
 	}
-	x.out.incidentsIncomplete = x.incCut || unresolved
+	x.out.IncidentsIncomplete = x.incCut || unresolved
 	return nil
 }
 
-// readExhausted lists the oldest failedExternalTask incidents (one
+// ReadExhausted lists the oldest failedExternalTask incidents (one
 // request), then their tasks by id (one request per 100 ids: the ids travel
 // in the URL).
-func (r *restReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]exhaustedTask, error) {
+func (r *Reader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
 	incs, err := r.client.ListIncidents(ctx, camunda.IncidentQuery{IncidentType: camunda.IncidentFailedExternalTask},
-		camunda.Page{MaxResults: min(rq.max, r.pageSize), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
+		camunda.Page{MaxResults: min(rq.Max, r.pageSize), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
 	if err != nil {
 		return nil, err
 	}
@@ -161,15 +162,15 @@ func (r *restReader) readExhausted(ctx context.Context, rq exhaustedRequest) ([]
 			tasks[t.ID] = t
 		}
 	}
-	out := make([]exhaustedTask, 0, len(incs))
+	out := make([]reading.ExhaustedTask, 0, len(incs))
 	for _, in := range incs {
 		t, ok := tasks[in.Configuration]
 		if !ok {
 			continue // resolved or deleted between the two requests
 		}
 		o := obsOf(t)
-		o.topic = r.keyOf(t.TenantID, t.TopicName)
-		out = append(out, exhaustedTask{incident: in.IncidentTimestamp.Time, obs: o, suspended: t.Suspended})
+		o.Topic = r.keyOf(t.TenantID, t.TopicName)
+		out = append(out, reading.ExhaustedTask{Incident: in.IncidentTimestamp.Time, Obs: o, Suspended: t.Suspended})
 	}
 	return out, nil
 }
