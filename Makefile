@@ -79,14 +79,17 @@ test-k8s:
 	cd checks && $(GO) test -count=1 ./k8s/... ./compose/...
 
 ## test-static: gofmt, go vet and golangci-lint (.golangci.yml) on both modules (the main one and checks/)
-# golangci-lint is a tool line of checks/go.mod, built into .cache/bin at that
-# version (Go's build cache makes the later builds instant).
-GOLANGCI_LINT = $(CURDIR)/.cache/bin/golangci-lint
+# golangci-lint builds from its own module at GOLANGCI_LINT_VERSION (go
+# install, into .cache/bin, once per version): as a tool line of the checks
+# module its dependencies would join that module's versions and move the
+# ones Prometheus builds with.
+GOLANGCI_LINT_VERSION = v2.15.0
+GOLANGCI_LINT = $(CURDIR)/.cache/bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd checks && $(GO) vet ./...
-	$(GO) build -C checks -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	@test -x $(GOLANGCI_LINT) || (GOBIN=$(CURDIR)/.cache/bin.tmp GOFLAGS= GOWORK=off $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && mv $(CURDIR)/.cache/bin.tmp/golangci-lint $(GOLANGCI_LINT) && rmdir $(CURDIR)/.cache/bin.tmp)
 	$(GOLANGCI_LINT) run ./...
 	cd checks && $(GOLANGCI_LINT) run ./...
 
