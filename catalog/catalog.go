@@ -108,6 +108,13 @@ const (
 	OutboxEventsPublished          = "workflow_outbox_events_published_total"
 	OutboxPublishDelay             = "workflow_outbox_publish_delay_seconds"
 	OutboxEventsFailed             = "workflow_outbox_events_failed"
+	OutboxEventsWritten            = "workflow_outbox_events_written_total"
+	OutboxRelaySlotActive          = "workflow_outbox_relay_slot_active"
+	OutboxRelayLagSeconds          = "workflow_outbox_relay_lag_seconds"
+	OutboxRelayLagBytes            = "workflow_outbox_relay_lag_bytes"
+	OutboxRelayRetainedWALBytes    = "workflow_outbox_relay_retained_wal_bytes"
+	OutboxRelayWALStatus           = "workflow_outbox_relay_wal_status"
+	OutboxRelayWALKeepLimitBytes   = "workflow_outbox_relay_wal_keep_limit_bytes"
 
 	ExporterSourceUp              = "workflow_exporter_source_up"
 	ExporterCollectorUp           = "workflow_exporter_collector_up"
@@ -232,6 +239,23 @@ func all() []Metric {
 			"Outbox table: published_at minus created_at of events seen published since the exporter started."},
 		{OutboxEventsFailed, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
 			"Outbox table: unpublished events in a failed or dead status." + polled},
+
+		// The outbox's change-data-capture relay (tables.outbox.relay):
+		// the logical replication slot it reads.
+		{OutboxEventsWritten, Counter, SourceDatabase, []string{"database"},
+			"Outbox table with a relay: inserts into the table since the exporter started, from PostgreSQL's table statistics (pg_stat_user_tables.n_tup_ins, which counts rolled-back inserts too; it may lag a write by the statistics' flush delay, up to 10 s after an idle session's commit)."},
+		{OutboxRelaySlotActive, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: 1 while a relay streams from its logical replication slot (pg_replication_slots.active), 0 while none is connected." + polled},
+		{OutboxRelayLagSeconds, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: seconds the oldest outbox write the relay has not confirmed to its slot has waited, by the database clock; 0 when it has confirmed every write. Only writes to the outbox table count (its insert statistics), never other WAL; exact to one collection interval, and counted from the collection before the one that saw the write (absent at the exporter's first collection: it needs two readings)." + polled},
+		{OutboxRelayLagBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: bytes of WAL between the server's current position and the slot's confirmed_flush_lsn. Not a count of unpublished events: it includes the WAL of every other table and database, which a relay such as Debezium (lsn.flush.mode=connector) does not confirm while its outbox is idle." + polled},
+		{OutboxRelayRetainedWALBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: bytes of WAL the slot keeps from removal (the server's current position less restart_lsn); absent once the slot has lost its WAL." + polled},
+		{OutboxRelayWALStatus, Gauge, SourceDatabase, []string{"database", "slot", "status"},
+			"Outbox relay: 1 for the slot's wal_status (" + strings.Join(vocab.SlotWALStatuses(), ", ") + "), 0 for the others: unreserved means the WAL the relay needs is due for removal at the next checkpoint, lost that it is gone and the relay cannot resume." + polled},
+		{OutboxRelayWALKeepLimitBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: max_slot_wal_keep_size in bytes, the WAL a slot may retain before PostgreSQL invalidates it; absent when unlimited (-1, the default: the slot retains WAL until the disk is full)." + polled},
 
 		// The exporter itself.
 		{ExporterSourceUp, Gauge, SourceExporter, []string{"source", "name"},

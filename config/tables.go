@@ -336,7 +336,44 @@ type OutboxTable struct {
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
 	// Status says what the status page may show of the events.
 	Status SourceStatus `yaml:"status"`
+	// Relay names the logical replication slot a change-data-capture relay
+	// (Debezium's outbox event router, pg_recvlogical, ...) reads the
+	// outbox's writes from. With it the table may have any shape and be
+	// empty at all times; its columns are read only where columns: names
+	// some (status columns beside the relay).
+	Relay *OutboxRelay `yaml:"relay"`
+
+	// columnsGiven: columns: named at least one column in the file, so the
+	// status columns are read beside a relay.
+	columnsGiven bool
 }
+
+// OutboxRelay is the change-data-capture relay of an outbox.
+type OutboxRelay struct {
+	// Slot is the logical replication slot the relay reads (Debezium's
+	// slot.name).
+	Slot string `yaml:"slot"`
+	// Publication, optional, is the publication a pgoutput relay streams
+	// (Debezium's publication.name): checked to publish the table's
+	// inserts. Empty: some publication must.
+	Publication string `yaml:"publication"`
+}
+
+// slotNameRE is what PostgreSQL accepts as a replication slot name.
+var slotNameRE = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+func (r *OutboxRelay) validate(key string, add func(string, string, ...any)) {
+	if !slotNameRE.MatchString(r.Slot) {
+		add(key+".slot", "%q is not a replication slot name (1-63 lower-case letters, digits, _): name the logical replication slot the relay reads", r.Slot)
+	}
+	if r.Publication != "" && !validIdent(r.Publication, false) {
+		add(key+".publication", "%q is not a publication name (letters, digits, _)", r.Publication)
+	}
+}
+
+// ReadsColumns says whether the outbox's columns are read: always without
+// a relay, and beside one only where columns: names some.
+func (t *OutboxTable) ReadsColumns() bool { return t.Relay == nil || t.columnsGiven }
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
 // hour-long stall.
@@ -355,6 +392,9 @@ func (t *OutboxTable) columns() []column {
 
 func (t *OutboxTable) applyDefaults() {
 	def(&t.Table, "event_outbox")
+	for _, c := range t.columns() {
+		t.columnsGiven = t.columnsGiven || *c.value != ""
+	}
 	defaultColumns(t.columns())
 	if t.FailedStatuses == nil {
 		t.FailedStatuses = []string{"FAILED", "DEAD"}
@@ -366,6 +406,9 @@ func (t *OutboxTable) applyDefaults() {
 
 func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 	checkTable(key, t.Table, add)
+	if t.Relay != nil {
+		t.Relay.validate(key+".relay", add)
+	}
 	checkColumns(key, t.columns(), add)
 	for i, b := range t.PublishDelayBuckets {
 		if b <= 0 || (i > 0 && b <= t.PublishDelayBuckets[i-1]) {

@@ -181,6 +181,9 @@ func emptySectionAdvice(t reflect.Type) string {
 	if t == reflect.TypeOf(Tables{}) {
 		return "omit the key to watch all four tables with their default names, or list the tables under it"
 	}
+	if t == reflect.TypeOf(OutboxRelay{}) {
+		return "name the logical replication slot the relay reads, relay: {slot: NAME} (or remove the key)"
+	}
 	return "write {} for the defaults (or remove the key to leave it out)"
 }
 

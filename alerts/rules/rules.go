@@ -538,13 +538,13 @@ func pl(word string) string { return word + "{{ if ne $value 1.0 }}s{{ end }}" }
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) + "%" }
 
 // CollectorsBehindPages are the collectors whose series a paging alert
-// reads (the outbox and inbox tables, the two Camunda joins, the engine's
-// external tasks and async jobs). One of them failing blinds a page, so
+// reads (the outbox and inbox tables, the outbox's relay, the two Camunda
+// joins, the engine's external tasks and async jobs). One of them failing blinds a page, so
 // WorkflowExporterSourceDown (critical) covers it; any other collector
 // failing is WorkflowExporterCollectorDown (a ticket). A whole source down
 // blinds every page on it and is always WorkflowExporterSourceDown.
 func CollectorsBehindPages() []string {
-	return []string{vocab.TableOutbox, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
+	return []string{vocab.TableOutbox, vocab.CollectorOutboxRelay, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
 }
 
 func (b builder) exporter() []Rule {

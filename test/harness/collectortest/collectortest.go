@@ -49,7 +49,13 @@ type DB struct {
 
 func NewDB(t *testing.T, withDuplicateCount bool) *DB {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	return NewDBAt(t, pgtest.NewDatabase(t), withDuplicateCount)
+}
+
+// NewDBAt is NewDB on a fresh database the test made (url), such as one on
+// a wal_level=logical server for the outbox relay's tests.
+func NewDBAt(t *testing.T, url string, withDuplicateCount bool) *DB {
+	t.Helper()
 	conn := pgtest.Connect(t, url)
 	files := []string{"deploy/sql/001_reference_schema.sql"}
 	if withDuplicateCount {
