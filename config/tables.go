@@ -342,10 +342,6 @@ type OutboxTable struct {
 	// empty at all times; its columns are read only where columns: names
 	// some (status columns beside the relay).
 	Relay *OutboxRelay `yaml:"relay"`
-
-	// columnsGiven: columns: named at least one column in the file, so the
-	// status columns are read beside a relay.
-	columnsGiven bool
 }
 
 // OutboxRelay is the change-data-capture relay of an outbox.
@@ -372,8 +368,16 @@ func (r *OutboxRelay) validate(key string, add func(string, string, ...any)) {
 }
 
 // ReadsColumns says whether the outbox's columns are read: always without
-// a relay, and beside one only where columns: names some.
-func (t *OutboxTable) ReadsColumns() bool { return t.Relay == nil || t.columnsGiven }
+// a relay, and beside one only where columns: names some (applyDefaults
+// leaves them all empty otherwise).
+func (t *OutboxTable) ReadsColumns() bool {
+	for _, c := range t.columns() {
+		if *c.value != "" {
+			return true
+		}
+	}
+	return t.Relay == nil
+}
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
 // hour-long stall.
@@ -392,10 +396,11 @@ func (t *OutboxTable) columns() []column {
 
 func (t *OutboxTable) applyDefaults() {
 	def(&t.Table, "event_outbox")
-	for _, c := range t.columns() {
-		t.columnsGiven = t.columnsGiven || *c.value != ""
+	// Beside a relay the table may have any shape: its columns get their
+	// defaults only where columns: names some.
+	if t.ReadsColumns() {
+		defaultColumns(t.columns())
 	}
-	defaultColumns(t.columns())
 	if t.FailedStatuses == nil {
 		t.FailedStatuses = []string{"FAILED", "DEAD"}
 	}
@@ -409,7 +414,9 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 	if t.Relay != nil {
 		t.Relay.validate(key+".relay", add)
 	}
-	checkColumns(key, t.columns(), add)
+	if t.ReadsColumns() {
+		checkColumns(key, t.columns(), add)
+	}
 	for i, b := range t.PublishDelayBuckets {
 		if b <= 0 || (i > 0 && b <= t.PublishDelayBuckets[i-1]) {
 			add(key+".publish_delay_buckets", "must be positive and strictly increasing, got %v", t.PublishDelayBuckets)

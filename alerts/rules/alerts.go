@@ -13,6 +13,8 @@ const (
 	WorkflowOutboxOldestEventTooOld       = "WorkflowOutboxOldestEventTooOld"
 	WorkflowOutboxEventsFailed            = "WorkflowOutboxEventsFailed"
 	WorkflowOutboxBacklogGrowing          = "WorkflowOutboxBacklogGrowing"
+	WorkflowOutboxRelayBehind             = "WorkflowOutboxRelayBehind"
+	WorkflowOutboxRelayWALAtRisk          = "WorkflowOutboxRelayWALAtRisk"
 	WorkflowInboxBacklogStalled           = "WorkflowInboxBacklogStalled"
 	WorkflowInboxBacklogGrowing           = "WorkflowInboxBacklogGrowing"
 	WorkflowInboxBacklogOld               = "WorkflowInboxBacklogOld"
@@ -105,12 +107,14 @@ type Alert struct {
 
 var (
 	outboxLane  = []string{"database", "aggregate_type", "event_type"}
+	relayLane   = []string{"database", "slot"}
 	inboxLane   = []string{"database", "source_system", "message_type"}
 	scopeLane   = []string{"database", "scope"}
 	topicLane   = []string{"engine", "topic"}
 	joinLane    = []string{"database", "scope", "engine", "topic"}
 	sourceLane  = []string{"source", "name", "database", "engine", "collector"}
 	outboxWhere = "Outbox {{ $labels.aggregate_type }}/{{ $labels.event_type }} of database {{ $labels.database }}: "
+	relayWhere  = "Outbox relay of database {{ $labels.database }} (slot {{ $labels.slot }}): "
 	inboxWhere  = "Inbox {{ $labels.source_system }}/{{ $labels.message_type }} of database {{ $labels.database }}: "
 	scopeWhere  = "Idempotency scope {{ $labels.scope }} of database {{ $labels.database }}: "
 	topicWhere  = "Topic {{ $labels.topic }} of engine {{ $labels.engine }}: "
@@ -146,6 +150,7 @@ func Alerts() []Alert {
 	engineLane := []string{"engine"}
 	engineWhere := "Engine {{ $labels.engine }}: "
 	outbox := area{GroupOutbox, DashboardOutboxInbox, outboxLane, outboxWhere}
+	relay := area{GroupOutbox, DashboardOutboxInbox, relayLane, relayWhere}
 	inbox := area{GroupInbox, DashboardOutboxInbox, inboxLane, inboxWhere}
 	scope := area{GroupIdempotency, DashboardIdempotency, scopeLane, scopeWhere}
 	join := area{GroupIdempotency, DashboardIdempotency, joinLane, topicWhere}
@@ -158,6 +163,8 @@ func Alerts() []Alert {
 		outbox.alert(WorkflowOutboxOldestEventTooOld, Critical, "the oldest pending event is older than consumers tolerate"),
 		outbox.alert(WorkflowOutboxEventsFailed, Warning, "events in a failed status will not be published without help"),
 		outbox.alert(WorkflowOutboxBacklogGrowing, Warning, "the publisher falls behind"),
+		relay.alert(WorkflowOutboxRelayBehind, Critical, "outbox events wait and the relay has not confirmed them"),
+		relay.alert(WorkflowOutboxRelayWALAtRisk, Critical, "the WAL the relay needs is about to be removed, or gone"),
 
 		inbox.alert(WorkflowInboxBacklogStalled, Warning, "messages wait and none is processed"),
 		inbox.alert(WorkflowInboxBacklogGrowing, Warning, "the consumer falls behind"),

@@ -58,6 +58,7 @@ type Config struct {
 // by the area they watch.
 type Thresholds struct {
 	Outbox      OutboxConfig      `yaml:"outbox"`
+	Relay       RelayConfig       `yaml:"relay"`
 	Inbox       InboxConfig       `yaml:"inbox"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	Camunda     CamundaConfig     `yaml:"camunda"`
@@ -124,6 +125,20 @@ type OutboxConfig struct {
 	// FailedFor: unpublished events in a failed or dead status, for this
 	// long. They will not be published without someone's help.
 	FailedFor model.Duration `yaml:"failed_for"`
+}
+
+// RelayConfig tunes the alerts on an outbox's change-data-capture relay
+// (databases[].tables.outbox.relay).
+type RelayConfig struct {
+	// Lag: the oldest outbox write the relay has not confirmed has waited
+	// longer than this, for LagFor.
+	Lag    model.Duration `yaml:"lag"`
+	LagFor model.Duration `yaml:"lag_for"`
+	// WALKeepRatio: the slot retains more than this fraction of
+	// max_slot_wal_keep_size (where it is set), or its wal_status is
+	// unreserved or lost, for WALRiskFor.
+	WALKeepRatio float64        `yaml:"wal_keep_ratio"`
+	WALRiskFor   model.Duration `yaml:"wal_risk_for"`
 }
 
 // InboxConfig tunes the inbox alerts.
@@ -297,6 +312,12 @@ func DefaultThresholds() Thresholds {
 			GrowingMinIncrease: 10,
 			GrowingFor:         d("15m"),
 		},
+		Relay: RelayConfig{
+			Lag:          d("5m"),
+			LagFor:       d("2m"),
+			WALKeepRatio: 0.8,
+			WALRiskFor:   d("1m"),
+		},
 		Inbox: InboxConfig{
 			OldestAge:          d("30m"),
 			For:                d("5m"),
@@ -437,6 +458,7 @@ func (c Thresholds) validate() error {
 	}
 	positive := map[string]model.Duration{
 		"outbox.oldest_age":                c.Outbox.OldestAge,
+		"relay.lag":                        c.Relay.Lag,
 		"inbox.oldest_age":                 c.Inbox.OldestAge,
 		"idempotency.unknown_outcome_age":  c.Idempotency.UnknownOutcomeAge,
 		"camunda.backlog_stalled_age":      c.Camunda.BacklogStalledAge,
@@ -457,6 +479,9 @@ func (c Thresholds) validate() error {
 	}
 	if c.Idempotency.DuplicatesFactor <= 1 {
 		return fmt.Errorf("idempotency.duplicates_factor: must be above 1 (a rise against the baseline)")
+	}
+	if r := c.Relay.WALKeepRatio; r <= 0 || r > 1 {
+		return fmt.Errorf("relay.wal_keep_ratio: must be above 0 and at most 1 (a fraction of max_slot_wal_keep_size), got %v", r)
 	}
 	if r := c.Camunda.RetryStormFailureRatio; r <= 0 || r >= 1 {
 		return fmt.Errorf("camunda.retry_storm_failure_ratio: must be between 0 and 1, got %v", r)

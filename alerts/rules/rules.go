@@ -182,7 +182,7 @@ func tenanted(lane []string) bool {
 // and panics.
 func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.relay(), b.inbox(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
@@ -323,6 +323,27 @@ and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
 and increase(%[5]s[%[6]s]) > 0
 `, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published, dur(o.StalledWindow)),
 			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} now pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
+	}
+}
+
+// relay: an outbox's change-data-capture relay, by the logical replication
+// slot it reads.
+func (b builder) relay() []Rule {
+	r := b.c.Relay
+	what := "database {{ $labels.database }} (slot {{ $labels.slot }})"
+	return []Rule{
+		b.rule(WorkflowOutboxRelayBehind, r.LagFor, fmt.Sprintf(`
+%s > %s
+`, b.bridged(b.sel(catalog.OutboxRelayLagSeconds)), secs(r.Lag)),
+			fmt.Sprintf("The oldest outbox write of %s that the relay has not confirmed has waited {{ $value | humanizeDuration }} (threshold %s): consumers have not seen those events. The relay is disconnected (see workflow_outbox_relay_slot_active) or connected and not confirming. A Debezium connector without heartbeats confirms a transaction only when the next one arrives: on a quiet outbox that reads as behind.", what, dur(r.Lag))),
+
+		b.rule(WorkflowOutboxRelayWALAtRisk, r.WALRiskFor, fmt.Sprintf(`
+%[1]s == 1
+or
+%[2]s > %[3]s * %[4]s
+`, b.bridged(b.sel(catalog.OutboxRelayWALStatus, `status=~"unreserved|lost"`)), b.bridged(b.sel(catalog.OutboxRelayRetainedWALBytes)),
+			num(r.WALKeepRatio), b.bridged(b.sel(catalog.OutboxRelayWALKeepLimitBytes))),
+			fmt.Sprintf("{{ if $labels.status }}The replication slot of %[1]s has wal_status {{ $labels.status }}: {{ if eq $labels.status \"lost\" }}PostgreSQL removed WAL the relay needs, and it cannot resume from the slot; the events in that WAL were never published.{{ else }}WAL the relay needs is due for removal at the next checkpoint.{{ end }}{{ else }}The replication slot of %[1]s retains {{ $value | humanize1024 }}B of WAL, over %[2]s of max_slot_wal_keep_size: past it PostgreSQL invalidates the slot and the relay loses the events it has not read.{{ end }} Get the relay to read (or raise max_slot_wal_keep_size) now.", what, pct(r.WALKeepRatio))),
 	}
 }
 

@@ -22,6 +22,8 @@ func ForKeys() map[string]string {
 		WorkflowOutboxOldestEventTooOld:       "outbox.oldest_age_for",
 		WorkflowOutboxEventsFailed:            "outbox.failed_for",
 		WorkflowOutboxBacklogGrowing:          "outbox.growing_for",
+		WorkflowOutboxRelayBehind:             "relay.lag_for",
+		WorkflowOutboxRelayWALAtRisk:          "relay.wal_risk_for",
 		WorkflowInboxBacklogStalled:           "inbox.stalled_for",
 		WorkflowInboxBacklogGrowing:           "inbox.growing_for",
 		WorkflowInboxBacklogOld:               "inbox.for",
