@@ -411,23 +411,37 @@ func TestRelayErrorsNameTheProblem(t *testing.T) {
 	}
 }
 
-// A role that may not read the slot (its SELECT on pg_replication_slots
-// revoked from PUBLIC, as a hardened server may) gets an error that names
-// the role and what it lacks. The server is the test's own: the revoke is
-// server-wide.
+// The exporter's role needs no grant for the relay beyond SELECT on its
+// tables (deploy/sql/004_exporter_role.sql): no REPLICATION, no pg_monitor,
+// everything it reads is PUBLIC's. A role that may not read the slot (its
+// SELECT on pg_replication_slots revoked from PUBLIC, as a hardened server
+// may) gets an error that names the role and what it lacks. The server is
+// the test's own: the revoke is server-wide.
 func TestRelayRoleThatCannotReadTheSlot(t *testing.T) {
 	dsn, _ := relaytest.NewLogicalDatabase(t)
 	d := &testDB{collectortest.NewDBAt(t, dsn, false)}
-	slot := slotName(t)
-	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginTestDecoding); err != nil {
+	slot, pub := slotName(t), "cdc_pub"
+	if err := relaytest.CreateOutbox(context.Background(), dsn, cdcTable); err != nil {
+		t.Fatal(err)
+	}
+	if err := relaytest.CreatePublication(context.Background(), dsn, pub, cdcTable); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginPgoutput); err != nil {
 		t.Fatal(err)
 	}
 	d.Exec(`CREATE ROLE watcher LOGIN; GRANT USAGE ON SCHEMA testclock TO watcher; GRANT SELECT ON ALL TABLES IN SCHEMA public, testclock TO watcher;
-REVOKE SELECT ON pg_replication_slots FROM PUBLIC`)
+ALTER ROLE watcher SET default_transaction_read_only = on`)
 	watcher := strings.Replace(d.DSN, "postgres@", "watcher@", 1)
-	doc := strings.Replace(relayConfig(fmt.Sprintf("{relay: {slot: %s}}", slot)), "WFX_TEST_DSN", "WFX_WATCHER_DSN", 1)
+	doc := strings.Replace(relayConfig(fmt.Sprintf("{table: %s, relay: {slot: %s, publication: %s}}", cdcTable, slot, pub)), "WFX_TEST_DSN", "WFX_WATCHER_DSN", 1)
 	t.Setenv("WFX_WATCHER_DSN", watcher)
 	e := d.newExporter(doc)
+	e.Collect()
+	if got := e.Value(catalog.ExporterCollectorUp, map[string]string{"collector": "outbox_relay"}); got != 1 {
+		t.Fatalf("a SELECT-only role cannot watch the relay: collector up %v; log:\n%s", got, logText(e))
+	}
+
+	d.Exec("REVOKE SELECT ON pg_replication_slots FROM PUBLIC")
 	e.Collect()
 	want := `role "watcher" may not read what watching the relay needs (permission denied for view pg_replication_slots)`
 	if log := logText(e); !strings.Contains(log, want) || !strings.Contains(log, `cause="relay: privileges missing (databases[0].tables.outbox.relay)"`) {
