@@ -25,6 +25,7 @@ const (
 	outboxAgeLegend  = "{{database}} {{aggregate_type}} {{event_type}}"
 	inboxAgeLegend   = "{{source_system}} {{message_type}}"
 	waitingAgeLegend = "{{engine}} {{topic}}"
+	relayLegend      = "{{database}} {{slot}}"
 )
 
 // secs is a duration in seconds, a panel threshold in unit "s".
@@ -42,6 +43,10 @@ type ageSteps func(t rules.Thresholds) []step
 
 func (d *board) outboxAgeSteps(t rules.Thresholds) []step {
 	return []step{{secs(t.Outbox.StalledWindow), "orange"}, {secs(t.Outbox.OldestAge), "red"}}
+}
+
+func (d *board) relayLagSteps(t rules.Thresholds) []step {
+	return []step{{secs(t.Relay.Lag), "orange"}, {secs(t.Relay.Lag + t.Relay.LagFor), "red"}}
 }
 
 func (d *board) inboxAgeSteps(t rules.Thresholds) []step {
