@@ -22,7 +22,7 @@ func outboxInbox(c rules.Config) *board {
 func relayRow(d *board) {
 	d.row("Change-data-capture relay")
 	d.stat(panel{title: "Oldest unconfirmed outbox write", unit: "s",
-		desc:     "How long the oldest outbox write the relay has not confirmed to its replication slot has waited (workflow_outbox_relay_lag_seconds): only outbox writes count, so a relay idle while other tables write reads 0. Orange past relay.lag of the alerts config, red past relay.lag plus relay.lag_for (WorkflowOutboxRelayBehind pages). Empty for databases whose outbox has no relay.",
+		desc:     "How long the oldest outbox write the relay has not confirmed to its replication slot has waited (workflow_outbox_relay_lag_seconds): only outbox writes count, so a relay idle while other tables write reads 0. Red past relay.lag of the alerts config (plus relay.lag_for where set, orange in between), where WorkflowOutboxRelayBehind pages. Empty for databases whose outbox has no relay.",
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxRelayLagSeconds, mDatabase) + ")"}},
 		steps:    d.steps(d.relayLagSteps),
 		runbooks: []string{rules.WorkflowOutboxRelayBehind}})

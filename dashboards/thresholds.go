@@ -45,8 +45,14 @@ func (d *board) outboxAgeSteps(t rules.Thresholds) []step {
 	return []step{{secs(t.Outbox.StalledWindow), "orange"}, {secs(t.Outbox.OldestAge), "red"}}
 }
 
+// relayLagSteps: red where WorkflowOutboxRelayBehind notifies, orange from
+// its threshold before that when it has a for: (by default it has none).
 func (d *board) relayLagSteps(t rules.Thresholds) []step {
-	return []step{{secs(t.Relay.Lag), "orange"}, {secs(t.Relay.Lag + t.Relay.LagFor), "red"}}
+	r := t.Relay
+	if r.LagFor <= 0 {
+		return []step{{secs(r.Lag), "red"}}
+	}
+	return []step{{secs(r.Lag), "orange"}, {secs(r.Lag + r.LagFor), "red"}}
 }
 
 func (d *board) inboxAgeSteps(t rules.Thresholds) []step {

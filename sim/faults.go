@@ -15,6 +15,7 @@ const (
 	FaultUnknownOutcome       = "unknown-outcome"
 	FaultDuplicateDelivery    = "duplicate-delivery"
 	FaultPublisherStopped     = "publisher-stopped"
+	FaultRelayStopped         = "relay-stopped"
 	FaultConsumerStopped      = "consumer-stopped"
 	FaultRetriesExhausted     = "retries-exhausted"
 	FaultRetryStorm           = "retry-storm"
@@ -57,6 +58,7 @@ func Faults() []Fault {
 		{FaultDuplicateDelivery, TargetLane, "the broker delivers every inbox message twice (the second time under a new message id); the consumer records the duplicate as IGNORED_DUPLICATE: the protection working", false},
 		{FaultPublisherStopped, TargetLane, "the outbox publisher of the lane stops: events stay pending", false},
 		{FaultConsumerStopped, TargetLane, "the inbox consumer of the lane stops: messages stay RECEIVED", false},
+		{FaultRelayStopped, TargetLane, "the change-data-capture relay of a relay lane (pg_recvlogical on the lane's replication slot) stops while the workers keep writing events: the slot goes inactive and confirms none of them; refused on a lane without a relay", false},
 		{FaultRetriesExhausted, TargetLane, "the worker reports a failure with no retries left: the task waits for an operator (an incident)", true},
 		{FaultRetryStorm, TargetLane, "the downstream service is down: the worker fails every task, with retries left and a 1 s retry timeout, so the failures come straight back", true},
 		{FaultStuckInProgress, TargetLane, "the worker completes the task but its record update is lost: the idempotency record stays STARTED", false},

@@ -131,7 +131,10 @@ type OutboxConfig struct {
 // (databases[].tables.outbox.relay).
 type RelayConfig struct {
 	// Lag: the oldest outbox write the relay has not confirmed has waited
-	// longer than this, for LagFor.
+	// longer than this, for LagFor (default 0: the lag is a duration that
+	// grows only while a write waits, so it cannot spike past the
+	// threshold, and a root cause with no for: fits under every for: of
+	// the outbox pages it inhibits).
 	Lag    model.Duration `yaml:"lag"`
 	LagFor model.Duration `yaml:"lag_for"`
 	// WALKeepRatio: the slot retains more than this fraction of
@@ -314,7 +317,7 @@ func DefaultThresholds() Thresholds {
 		},
 		Relay: RelayConfig{
 			Lag:          d("5m"),
-			LagFor:       d("2m"),
+			LagFor:       0,
 			WALKeepRatio: 0.8,
 			WALRiskFor:   d("1m"),
 		},

@@ -18,6 +18,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -42,6 +43,21 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	// A pending event old enough for the critical page.
 	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 		VALUES (gen_random_uuid(), 'Order', 'order-old', 'OrderFulfillmentSubmitted', 'order-old', '{}', 'PENDING', now() - interval '20 minutes')`)
+
+	// An outbox drained by change data capture, for the relay's panels: a
+	// Debezium-shaped table on a wal_level=logical server of its own
+	// (with a WAL limit for the slot, so the limit's series exists), and
+	// its slot, which nothing consumes.
+	cdcDSN, _ := relaytest.NewLogicalDatabase(t, "max_slot_wal_keep_size=1GB")
+	if err := relaytest.CreateOutbox(ctx, cdcDSN, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := relaytest.CreatePublication(ctx, cdcDSN, "cdc_publication"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relaytest.CreateSlot(ctx, cdcDSN, "cdc_relay", relaytest.PluginPgoutput); err != nil {
+		t.Fatal(err)
+	}
 
 	// The engine: one process with one external task per instance.
 	engine := sharedEngine(t)
@@ -93,7 +109,12 @@ databases:
     dsn_env: E2E_ORDERS_DSN
     min_interval: 1s
     late_commit_window: 2m
-`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
+  - name: cdc
+    dsn_env: E2E_CDC_DSN
+    min_interval: 1s
+    tables:
+      outbox: {table: public.event_outbox, relay: {slot: cdc_relay, publication: cdc_publication}}
+`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn, "E2E_CDC_DSN=" + cdcDSN}}).Addr
 
 	rules := promtest.GenerateRules(t, `
 outbox: {stalled_for: 0s, oldest_age_for: 0s}
@@ -105,7 +126,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	// Let the first collections (the counters' baselines) happen: what
 	// happens before them is their baseline, not counted. Under load a
 	// collection takes seconds, so wait for them rather than a fixed time.
-	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs)
+	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorOutboxRelay)
 
 	// Drive the tasks into every state, and replay both crash cases.
 	w1, w2 := engineclient.NewWorker(c, "worker-1"), engineclient.NewWorker(c, "worker-2")
@@ -187,6 +208,9 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	pgtest.Exec(t, conn, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now() WHERE aggregate_id = 'order-1003'`)
 	pgtest.Exec(t, conn, `UPDATE message_inbox SET processing_status = 'PROCESSED', processed_at = now() WHERE message_id = 'm-2'`)
 	pgtest.Exec(t, conn, `UPDATE workflow_idempotency_record SET duplicate_count = duplicate_count + 1, updated_at = now() WHERE idempotency_key = 'quote-78:task-10:v1'`)
+	if _, err := relaytest.WriteEvents(ctx, cdcDSN, "", relaytest.OutboxEvent{}, relaytest.OutboxEvent{}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Give Prometheus time to scrape the new state and evaluate the rules,
 	// then ask every panel.
