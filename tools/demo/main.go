@@ -38,6 +38,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -46,6 +47,7 @@ import (
 // consequences wait longer than the root causes that inhibit them.
 const fastAlerts = `
 outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age_for: 0s}
+relay: {lag: 1m}
 inbox: {stalled_window: 1m, stalled_for: 0s, for: 0s}
 idempotency: {unknown_outcome_age: 1m, unknown_outcome_for: 0s, stale_for: 10s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 30s}
 camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, lock_expirations_for: 30s, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 1m, backlog_stalled_window: 1m, backlog_stalled_for: 0s, duplicate_execution_window: 2m, duplicate_execution_for: 30s}
@@ -82,19 +84,28 @@ func run(ctx context.Context, o options) error {
 	}
 	defer logFile.Close()
 
-	step("PostgreSQL (throwaway, Debian's server binaries)")
-	srv, err := pgtest.Start()
+	step("PostgreSQL (throwaway, Debian's server binaries, wal_level=logical for the relay lane)")
+	srv, err := pgtest.StartWith(relaytest.LogicalSettings)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
 	files := []string{"deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql"}
-	if o.exporterOnly {
-		files = append(files, "tools/demo/sample.sql")
-	}
-	dsn, err := workerDatabase(ctx, srv, files)
+	dsn, err := workerDatabase(ctx, srv, "orders", append(files, sampleRows(o)...))
 	if err != nil {
 		return err
+	}
+	// The relay lane: an outbox drained by change data capture, in a
+	// database of its own (the exporter watches one outbox per database).
+	// Where it cannot run (no logical decoding, no pg_recvlogical) the demo
+	// says why and goes on without it.
+	cdcDSN, err := workerDatabase(ctx, srv, relayDatabase, files)
+	if err != nil {
+		return err
+	}
+	if err := sim.CheckRelay(ctx, cdcDSN, ""); err != nil {
+		fmt.Printf("    relay lane %s not started: %v\n    continuing without it\n", relayDatabase, err)
+		cdcDSN = ""
 	}
 
 	step("Camunda 7.24 engine (the first run builds it with Maven: about a minute, ~140 MB of downloads)")
@@ -111,9 +122,16 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	step("workload simulator: lanes orders, payments, shipping")
+	laneNames := "orders, payments, shipping"
 	lanes := []sim.Lane{{Name: "orders", Database: "orders"}, {Name: "payments", Database: "orders"}, {Name: "shipping", Database: "orders"}}
-	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: map[string]string{"orders": dsn},
+	databases := map[string]string{"orders": dsn}
+	if cdcDSN != "" {
+		laneNames += ", " + relayDatabase + " (its outbox drained by change data capture: pg_recvlogical on a replication slot)"
+		lanes = append(lanes, sim.Lane{Name: relayDatabase, Database: relayDatabase, Relay: true})
+		databases[relayDatabase] = cdcDSN
+	}
+	step("workload simulator: lanes %s", laneNames)
+	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: databases,
 		Lanes: lanes, DatabaseProxies: map[string]string{"orders": "127.0.0.1:0"},
 		Logger: slog.New(slog.NewTextHandler(logFile, nil))}
 	if engineURL != "" {
@@ -148,7 +166,7 @@ func run(ctx context.Context, o options) error {
 		defer f.Close()
 		exporterLog = f
 	}
-	exporter, err := startExporter(ctx, o, dir, s, dsn, exporterLog)
+	exporter, err := startExporter(ctx, o, dir, s, dsn, cdcDSN, exporterLog)
 	if err != nil {
 		return err
 	}
@@ -182,9 +200,13 @@ func run(ctx context.Context, o options) error {
 			continue // refused without an engine
 		}
 		target := "orders"
-		switch f.Target {
-		case sim.TargetEngine:
+		switch {
+		case f.Target == sim.TargetEngine:
 			target = ""
+		case f.Name == sim.FaultRelayStopped && cdcDSN == "":
+			continue // no relay lane
+		case f.Name == sim.FaultRelayStopped:
+			target = relayDatabase
 		}
 		// make demo and make run build bin/workflow-sim next to the exporter.
 		faults = append(faults, strings.TrimRight(fmt.Sprintf("    bin/workflow-sim --sim %s inject %s %s", simURL, f.Name, target), " "))
@@ -196,12 +218,12 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf(`
 Everything runs on 127.0.0.1:
 %s%s
-%sInject a fault (lanes: orders, payments, shipping; the engine faults take no lane):
+%sInject a fault (lanes: %s; the engine faults take no lane):
 %s
 Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
 
-`, urls.String(), dashboards, notifications, strings.Join(faults, "\n"))
+`, urls.String(), dashboards, notifications, laneNames, strings.Join(faults, "\n"))
 
 	select {
 	case <-ctx.Done():
@@ -232,20 +254,31 @@ func dashboardsHint(prometheusURL string) (string, error) {
 `, len(files), filepath.Join(dir, "*.json"), prometheusURL), nil
 }
 
-// workerDatabase creates the "orders" database and runs the SQL files in
-// it (the reference schema, the duplicate_count extension, the exporter's
-// indexes, and for make run the sample rows).
-func workerDatabase(ctx context.Context, srv *pgtest.Server, files []string) (string, error) {
+// relayDatabase is the database, and the lane, of the demo's outbox relay.
+const relayDatabase = "cdc"
+
+// sampleRows are the sample rows of every situation, for make run.
+func sampleRows(o options) []string {
+	if o.exporterOnly {
+		return []string{"tools/demo/sample.sql"}
+	}
+	return nil
+}
+
+// workerDatabase creates the database and runs the SQL files in it (the
+// reference schema, the duplicate_count extension, the exporter's indexes,
+// and for make run the sample rows).
+func workerDatabase(ctx context.Context, srv *pgtest.Server, name string, files []string) (string, error) {
 	admin, err := pgx.Connect(ctx, srv.AdminURL)
 	if err != nil {
 		return "", err
 	}
-	if _, err := admin.Exec(ctx, "CREATE DATABASE orders"); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		admin.Close(ctx)
 		return "", err
 	}
 	admin.Close(ctx)
-	dsn := pgtest.WithDatabase(srv.AdminURL, "orders")
+	dsn := pgtest.WithDatabase(srv.AdminURL, name)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return "", err
@@ -262,13 +295,20 @@ func workerDatabase(ctx context.Context, srv *pgtest.Server, files []string) (st
 // startExporter runs the exporter binary against the simulator's proxies
 // (so the engine and database faults act on what the exporter sees), its
 // log to out.
-func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsn string, out io.Writer) (*exportertest.Exporter, error) {
+func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsn, cdcDSN string, out io.Writer) (*exportertest.Exporter, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, err
 	}
 	u.Host = s.DatabaseProxyAddr("orders")
 	cfg := "databases:\n  - name: orders\n    dsn_env: DEMO_ORDERS_DSN\n    min_interval: 5s\n"
+	env := []string{"DEMO_ORDERS_DSN=" + u.String()}
+	if cdcDSN != "" {
+		l := sim.Lane{Name: relayDatabase}
+		cfg += fmt.Sprintf("  - name: %s\n    dsn_env: DEMO_CDC_DSN\n    min_interval: 5s\n    tables:\n      outbox: {table: %s, relay: {slot: %s}}\n",
+			relayDatabase, l.RelayTable(), l.Slot())
+		env = append(env, "DEMO_CDC_DSN="+cdcDSN)
+	}
 	if addr := s.EngineProxyAddr(); addr != "" {
 		cfg += fmt.Sprintf("camunda:\n  - name: main\n    url: http://%s/engine-rest\n    min_interval: 5s\n", addr)
 	}
@@ -277,7 +317,7 @@ func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator,
 		return nil, err
 	}
 	return exportertest.Launch(ctx, exportertest.Options{Binary: o.bin, Config: cfg, Dir: dir, Addr: addr,
-		Env: []string{"DEMO_ORDERS_DSN=" + u.String()}, Output: out})
+		Env: env, Output: out})
 }
 
 // alerting is Prometheus with the rules and Alertmanager with
