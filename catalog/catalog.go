@@ -247,7 +247,7 @@ func all() []Metric {
 		{OutboxRelaySlotActive, Gauge, SourceDatabase, []string{"database", "slot"},
 			"Outbox relay: 1 while a relay streams from its logical replication slot (pg_replication_slots.active), 0 while none is connected." + polled},
 		{OutboxRelayLagSeconds, Gauge, SourceDatabase, []string{"database", "slot"},
-			"Outbox relay: seconds the oldest outbox write the relay has not confirmed to its slot has waited, by the database clock; 0 when it has confirmed every write. Only writes to the outbox table count (its insert statistics), never other WAL; exact to one collection interval, and counted from the collection before the one that saw the write (absent at the exporter's first collection: it needs two readings)." + polled},
+			"Outbox relay: seconds the oldest outbox write the relay has not confirmed to its slot has waited, by the database clock; 0 when it has confirmed every write. Only writes to the outbox table count (its insert statistics), never other WAL. Counted from the collection before the one that saw the write, so up to a collection interval high (when it reads low: docs/metrics.md, The outbox relay); absent at the exporter's first collection, which has nothing to compare with." + polled},
 		{OutboxRelayLagBytes, Gauge, SourceDatabase, []string{"database", "slot"},
 			"Outbox relay: bytes of WAL between the server's current position and the slot's confirmed_flush_lsn. Not a count of unpublished events: it includes the WAL of every other table and database, which a relay such as Debezium (lsn.flush.mode=connector) does not confirm while its outbox is idle." + polled},
 		{OutboxRelayRetainedWALBytes, Gauge, SourceDatabase, []string{"database", "slot"},

@@ -437,12 +437,12 @@ databases:
 		maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, laneCases, injected, 4*time.Minute))
 		// The duplicate delivery is visible in the metrics, and is not an
 		// alert: the protection is working.
-		if v := promQuery(t, a.Prometheus.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[3m]))`); v <= 0 {
+		if v := promQuery(t, a.Prometheus.URL, `sum(increase(workflow_inbox_messages_processed_total{message_type="dupmsg.validated", status="IGNORED_DUPLICATE"}[3m]))`); v <= 0 && injected["dupmsg"] != (time.Time{}) {
 			t.Errorf("duplicate-delivery: no IGNORED_DUPLICATE messages counted (got %v)", v)
 		}
 		// So is a BPMN error: a business outcome the process models, counted
 		// per topic, never an incident or a failure.
-		if v := promQuery(t, a.Prometheus.URL, `sum(increase(camunda_external_task_bpmn_errors_total{topic="sim.bpmnerror"}[3m]))`); v <= 0 {
+		if v := promQuery(t, a.Prometheus.URL, `sum(increase(camunda_external_task_bpmn_errors_total{topic="sim.bpmnerror"}[3m]))`); v <= 0 && injected["bpmnerror"] != (time.Time{}) {
 			t.Errorf("bpmn-error: no BPMN errors counted on topic sim.bpmnerror (got %v)", v)
 		}
 		checkOneNotificationPerFault(t, a.Receiver, r.watch, laneCases, r.posts)
@@ -451,14 +451,13 @@ databases:
 
 	// Phase 2: the exporter loses a database and the engine. Each outage is
 	// one page; it may mute every lane of its source, by design.
-	if len(exporterCases) == 0 {
-		return
-	}
 	injectFaults(ctx, t, s, exporterCases, injected)
 	eachStack(t, "exporter-faults", stacks, func(t *testing.T, a *promtest.Alerting) {
 		r := runs[a]
-		maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, exporterCases, injected, 3*time.Minute))
-		checkOneNotificationPerFault(t, a.Receiver, r.watch, exporterCases, r.posts)
+		if len(exporterCases) > 0 {
+			maps.Copy(r.took, waitForMatrix(t, a.Receiver, r.watch, exporterCases, injected, 3*time.Minute))
+			checkOneNotificationPerFault(t, a.Receiver, r.watch, exporterCases, r.posts)
+		}
 
 		// Every alert Alertmanager holds is of the bundle and routed to the
 		// receiver of its severity.
