@@ -5,6 +5,7 @@ package tables_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,8 +40,19 @@ func TestRelayLagWithRealRelays(t *testing.T) {
 		followsWALEnd bool
 	}{
 		{"Debezium", func(t *testing.T, dsn, slot, pub, offsets string, _ bool) relay {
-			return relaytest.NewDebezium(t, relaytest.DebeziumOptions{DSN: dsn, Slot: slot, Publication: pub,
+			d := relaytest.NewDebezium(t, relaytest.DebeziumOptions{DSN: dsn, Slot: slot, Publication: pub,
 				Tables: []string{cdcTable}, Heartbeat: 500 * time.Millisecond, OffsetDir: offsets})
+			// The slot is active while the connector creates it too; its
+			// first heartbeat says it streams.
+			if _, err := d.WaitRecords(ctx, time.Minute, func(evs []relaytest.Event) bool {
+				return slices.ContainsFunc(evs, func(e relaytest.Event) bool { return e.Kind == relaytest.KindHeartbeat })
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := relaytest.WaitSlot(ctx, dsn, slot, 30*time.Second, func(s relaytest.SlotState) bool { return s.Active }); err != nil {
+				t.Fatal(err)
+			}
+			return d
 		}, false},
 		{"pg_recvlogical", func(t *testing.T, dsn, slot, pub, _ string, again bool) relay {
 			if !again {
