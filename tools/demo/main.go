@@ -122,15 +122,16 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	laneNames := "orders, payments, shipping"
+	laneNames, relayNote := "orders, payments, shipping", ""
 	lanes := []sim.Lane{{Name: "orders", Database: "orders"}, {Name: "payments", Database: "orders"}, {Name: "shipping", Database: "orders"}}
 	databases := map[string]string{"orders": dsn}
 	if cdcDSN != "" {
-		laneNames += ", " + relayDatabase + " (its outbox drained by change data capture: pg_recvlogical on a replication slot)"
+		laneNames += ", " + relayDatabase
+		relayNote = " (" + relayDatabase + ": its outbox drained by change data capture, pg_recvlogical on a replication slot)"
 		lanes = append(lanes, sim.Lane{Name: relayDatabase, Database: relayDatabase, Relay: true})
 		databases[relayDatabase] = cdcDSN
 	}
-	step("workload simulator: lanes %s", laneNames)
+	step("workload simulator: lanes %s%s", laneNames, relayNote)
 	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: databases,
 		Lanes: lanes, DatabaseProxies: map[string]string{"orders": "127.0.0.1:0"},
 		Logger: slog.New(slog.NewTextHandler(logFile, nil))}
