@@ -117,13 +117,20 @@ const (
 	InboxMessagesFailed            = "workflow_inbox_messages_failed"
 	InboxOldestFailedAge           = "workflow_inbox_oldest_failed_age_seconds"
 
-	DeliveryPublishedEvents   = "workflow_delivery_published_events"
-	DeliveryLostEvents        = "workflow_delivery_lost_events"
-	DeliveryInFlightEvents    = "workflow_delivery_in_flight_events"
-	DeliveryDuplicateReceipts = "workflow_delivery_duplicate_receipts"
-	DeliveryLatency           = "workflow_delivery_latency_seconds"
-	DeliveryClockOffset       = "workflow_delivery_clock_offset_seconds"
-	DeliveryWindow            = "workflow_delivery_window_seconds"
+	DeliveryPublishedEvents      = "workflow_delivery_published_events"
+	DeliveryLostEvents           = "workflow_delivery_lost_events"
+	DeliveryInFlightEvents       = "workflow_delivery_in_flight_events"
+	DeliveryDuplicateReceipts    = "workflow_delivery_duplicate_receipts"
+	DeliveryLatency              = "workflow_delivery_latency_seconds"
+	DeliveryClockOffset          = "workflow_delivery_clock_offset_seconds"
+	DeliveryWindow               = "workflow_delivery_window_seconds"
+	OutboxEventsWritten          = "workflow_outbox_events_written_total"
+	OutboxRelaySlotActive        = "workflow_outbox_relay_slot_active"
+	OutboxRelayLagSeconds        = "workflow_outbox_relay_lag_seconds"
+	OutboxRelayLagBytes          = "workflow_outbox_relay_lag_bytes"
+	OutboxRelayRetainedWALBytes  = "workflow_outbox_relay_retained_wal_bytes"
+	OutboxRelayWALStatus         = "workflow_outbox_relay_wal_status"
+	OutboxRelayWALKeepLimitBytes = "workflow_outbox_relay_wal_keep_limit_bytes"
 
 	ExporterSourceUp              = "workflow_exporter_source_up"
 	ExporterCollectorUp           = "workflow_exporter_collector_up"
@@ -275,6 +282,23 @@ func all() []Metric {
 			"Delivery: the consumer database's clock minus the producer database's, as measured at the last collection (each server's now() with the exporter's clock around both readings) and subtracted from each latency; 0 when the difference is within the measurement's own uncertainty, or both ends are one database." + polled},
 		{DeliveryWindow, Gauge, SourceDelivery, []string{"delivery"},
 			"Delivery: seconds of publishes the last comparison covered: deliveries[].window, or less when the window held more than deliveries[].max_events events and the comparison kept the newest of them." + polled},
+
+		// The outbox's change-data-capture relay (tables.outbox.relay):
+		// the logical replication slot it reads.
+		{OutboxEventsWritten, Counter, SourceDatabase, []string{"database"},
+			"Outbox table with a relay: inserts into the table since the exporter started, from PostgreSQL's table statistics (pg_stat_user_tables.n_tup_ins, which counts rolled-back inserts too; it may lag a write by the statistics' flush delay, up to 10 s after an idle session's commit)."},
+		{OutboxRelaySlotActive, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: 1 while a relay streams from its logical replication slot (pg_replication_slots.active), 0 while none is connected." + polled},
+		{OutboxRelayLagSeconds, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: seconds the oldest outbox write the relay has not confirmed to its slot has waited, by the database clock; 0 when it has confirmed every write. Only writes to the outbox table count (its insert statistics), never other WAL. Counted from the collection before the one that saw the write, so up to a collection interval high (when it reads low: docs/metrics.md, The outbox relay); absent at the exporter's first collection, which has nothing to compare with." + polled},
+		{OutboxRelayLagBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: bytes of WAL between the server's current position and the slot's confirmed_flush_lsn. Not a count of unpublished events: it includes the WAL of every other table and database, which a relay such as Debezium (lsn.flush.mode=connector) does not confirm while its outbox is idle." + polled},
+		{OutboxRelayRetainedWALBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: bytes of WAL the slot keeps from removal (the server's current position less restart_lsn); absent once the slot has lost its WAL." + polled},
+		{OutboxRelayWALStatus, Gauge, SourceDatabase, []string{"database", "slot", "status"},
+			"Outbox relay: 1 for the slot's wal_status (" + strings.Join(vocab.SlotWALStatuses(), ", ") + "), 0 for the others: unreserved means the WAL the relay needs is due for removal at the next checkpoint, lost that it is gone and the relay cannot resume." + polled},
+		{OutboxRelayWALKeepLimitBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: max_slot_wal_keep_size in bytes, the WAL a slot may retain before PostgreSQL invalidates it; absent when unlimited (-1, the default: the slot retains WAL until the disk is full)." + polled},
 
 		// The exporter itself.
 		{ExporterSourceUp, Gauge, SourceExporter, []string{"source", "name"},

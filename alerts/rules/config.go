@@ -59,6 +59,7 @@ type Config struct {
 // by the area they watch.
 type Thresholds struct {
 	Outbox      OutboxConfig      `yaml:"outbox"`
+	Relay       RelayConfig       `yaml:"relay"`
 	Inbox       InboxConfig       `yaml:"inbox"`
 	Delivery    DeliveryConfig    `yaml:"delivery"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
@@ -127,6 +128,23 @@ type OutboxConfig struct {
 	// RetryingFor: pending events retried at least the exporter's
 	// retrying_after_attempts times, for this long.
 	RetryingFor model.Duration `yaml:"retrying_for"`
+}
+
+// RelayConfig tunes the alerts on an outbox's change-data-capture relay
+// (databases[].tables.outbox.relay).
+type RelayConfig struct {
+	// Lag: the oldest outbox write the relay has not confirmed has waited
+	// longer than this, for LagFor (default 0: the lag is a duration that
+	// grows only while a write waits, so it cannot spike past the
+	// threshold, and a root cause with no for: fits under every for: of
+	// the outbox pages it inhibits).
+	Lag    model.Duration `yaml:"lag"`
+	LagFor model.Duration `yaml:"lag_for"`
+	// WALKeepRatio: the slot retains more than this fraction of
+	// max_slot_wal_keep_size (where it is set), or its wal_status is
+	// unreserved or lost, for WALRiskFor.
+	WALKeepRatio float64        `yaml:"wal_keep_ratio"`
+	WALRiskFor   model.Duration `yaml:"wal_risk_for"`
 }
 
 // InboxConfig tunes the inbox alerts.
@@ -321,6 +339,12 @@ func DefaultThresholds() Thresholds {
 			GrowingFor:         d("15m"),
 			RetryingFor:        d("15m"),
 		},
+		Relay: RelayConfig{
+			Lag:          d("5m"),
+			LagFor:       0,
+			WALKeepRatio: 0.8,
+			WALRiskFor:   d("1m"),
+		},
 		Inbox: InboxConfig{
 			OldestAge:          d("30m"),
 			For:                d("5m"),
@@ -488,6 +512,7 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 		v   model.Duration
 	}{
 		{"outbox.oldest_age", c.Outbox.OldestAge},
+		{"relay.lag", c.Relay.Lag},
 		{"inbox.oldest_age", c.Inbox.OldestAge},
 		{"idempotency.unknown_outcome_age", c.Idempotency.UnknownOutcomeAge},
 		{"camunda.backlog_stalled_age", c.Camunda.BacklogStalledAge},
@@ -507,6 +532,9 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 	}
 	if c.Idempotency.DuplicatesFactor <= 1 {
 		add(prefix+"idempotency.duplicates_factor", "must be above 1 (a rise against the baseline)")
+	}
+	if r := c.Relay.WALKeepRatio; r <= 0 || r > 1 {
+		add(prefix+"relay.wal_keep_ratio", "must be above 0 and at most 1 (a fraction of max_slot_wal_keep_size), got %v", r)
 	}
 	if r := c.Delivery.DuplicatesRatio; r <= 0 || r > 1 {
 		add(prefix+"delivery.duplicates_ratio", "must be above 0 and at most 1 (a share of the window's events), got %v", r)

@@ -25,6 +25,8 @@ func ForKeys() map[string]string {
 		WorkflowOutboxEventsFailed:            "outbox.failed_for",
 		WorkflowOutboxBacklogGrowing:          "outbox.growing_for",
 		WorkflowOutboxEventsRetrying:          "outbox.retrying_for",
+		WorkflowOutboxRelayBehind:             "relay.lag_for",
+		WorkflowOutboxRelayWALAtRisk:          "relay.wal_risk_for",
 		WorkflowInboxBacklogStalled:           "inbox.stalled_for",
 		WorkflowInboxBacklogGrowing:           "inbox.growing_for",
 		WorkflowInboxBacklogOld:               "inbox.for",
