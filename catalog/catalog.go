@@ -121,6 +121,14 @@ const (
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
+// The deduplication window: how far back the records a retention job
+// deletes still reach, and who deduplicates an outbox's events.
+const (
+	IdempotencyRetentionHorizon = "workflow_idempotency_retention_horizon_seconds"
+	InboxRetentionHorizon       = "workflow_inbox_retention_horizon_seconds"
+	OutboxConsumerInfo          = "workflow_outbox_consumer_info"
+)
+
 const polled = " Value as of the last poll, at most min_interval old."
 
 // all builds the catalog. It is a function, not a package variable, so no
@@ -232,6 +240,12 @@ func all() []Metric {
 			"Outbox table: published_at minus created_at of events seen published since the exporter started."},
 		{OutboxEventsFailed, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
 			"Outbox table: unpublished events in a failed or dead status." + polled},
+		{IdempotencyRetentionHorizon, Gauge, SourceDatabase, []string{"database", "scope"},
+			"Idempotency table: seconds since the least recently updated record of the scope in a terminal status (" + strings.Join(vocab.IdempotencyTerminalStatuses(), ", ") + "), by the database clock: how far back the records a retention job deletes still reach, so how old a redelivery the scope can still recognise; 0 when the scope has no finished record. Where records are deleted by age it is about the retention period; in a scope that deletes nothing it is simply the scope's age." + polled},
+		{InboxRetentionHorizon, Gauge, SourceDatabase, []string{"database", "source_system"},
+			"Inbox table: seconds since the oldest processed_at of a finished message (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") + ") from the source system, by the database clock: how far back the inbox can still recognise a redelivered message of that source; 0 when it has no finished message with a processed_at." + polled},
+		{OutboxConsumerInfo, Gauge, SourceDatabase, []string{"database", "consumer_database", "source_system", "scope"},
+			"Outbox table: constant 1 per consumer of the outbox's events named in tables.outbox.consumers: the configured database whose inbox (source_system) or idempotency table (scope) deduplicates them, so the alert on the deduplication window can compare the oldest pending event with that table's retention horizon. Absent without consumers."},
 
 		// The exporter itself.
 		{ExporterSourceUp, Gauge, SourceExporter, []string{"source", "name"},

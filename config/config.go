@@ -327,6 +327,7 @@ func (c *Config) finish() error {
 	each("camunda", len(c.Camunda), func(i int) source { return &c.Camunda[i] })
 	each("databases", len(c.Databases), func(i int) source { return &c.Databases[i] })
 	c.resolveCorrelations(add)
+	c.checkOutboxConsumers(add)
 	return errors.Join(errs...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -394,6 +395,47 @@ databases:
 			t.Errorf("%q: %v", doc, err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("%q: error %v, want %q", doc, err, want)
+		}
+	}
+}
+
+func TestOutboxConsumers(t *testing.T) {
+	c, err := Parse([]byte(`
+databases:
+  - name: orders
+    dsn: x
+    tables:
+      outbox:
+        consumers: [{database: shipping, source_system: orders}, {database: billing, scope: order-events}]
+  - {name: shipping, dsn: y, tables: {inbox: {}}}
+  - {name: billing, dsn: z, tables: {idempotency: {}}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OutboxConsumer{{Database: "shipping", SourceSystem: "orders"}, {Database: "billing", Scope: "order-events"}}
+	if got := c.Databases[0].Tables.Outbox.Consumers; !slices.Equal(got, want) {
+		t.Fatalf("consumers %+v, want %+v", got, want)
+	}
+	cases := []struct{ doc, want string }{
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: nope, source_system: s}]}}}]`,
+			`databases[0].tables.outbox.consumers[0].database: no database is named "nope"`},
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{source_system: s}]}}}]`,
+			`databases[0].tables.outbox.consumers[0].database: must name the configured database`},
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d}]}}}]`,
+			`databases[0].tables.outbox.consumers[0]: set exactly one of source_system (the consumer's inbox) or scope`},
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d, source_system: s, scope: t}]}}}]`,
+			`databases[0].tables.outbox.consumers[0]: set exactly one of source_system`},
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d, source_system: s}]}}}]`,
+			`databases[0].tables.outbox.consumers[0].database: database "d" lists no inbox table`},
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: e, scope: s}, {database: e, scope: s}]}}}, {name: e, dsn: y}]`,
+			`databases[0].tables.outbox.consumers[1]: repeats consumers[0]`},
+		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: e, scope: s}]}}}, {name: e, dsn: y, tables: {inbox: {}}}]`,
+			`databases[0].tables.outbox.consumers[0].database: database "e" lists no idempotency table`},
+	}
+	for _, tc := range cases {
+		if _, err := Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v does not contain %q", err, tc.want)
 		}
 	}
 }

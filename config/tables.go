@@ -336,6 +336,22 @@ type OutboxTable struct {
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
 	// Status says what the status page may show of the events.
 	Status SourceStatus `yaml:"status"`
+	// Consumers name the tables that deduplicate the outbox's events
+	// downstream, so a pending event can be compared with how far back
+	// they still recognise a redelivery (WorkflowDeduplicationWindowExceeded).
+	Consumers []OutboxConsumer `yaml:"consumers"`
+}
+
+// OutboxConsumer is one table that deduplicates an outbox's events: the
+// inbox of a configured database, by the source_system its rows give the
+// outbox's events, or its idempotency table, by scope.
+type OutboxConsumer struct {
+	// Database is the name of a configured database.
+	Database string `yaml:"database"`
+	// SourceSystem is the consumer inbox's source_system for these events.
+	SourceSystem string `yaml:"source_system"`
+	// Scope is the consumer idempotency table's scope for these events.
+	Scope string `yaml:"scope"`
 }
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
@@ -377,6 +393,20 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 		if s == "" {
 			add(fmt.Sprintf("%s.failed_statuses[%d]", key, i), "must not be empty")
 		}
+	}
+	seen := map[OutboxConsumer]int{}
+	for i, c := range t.Consumers {
+		ck := fmt.Sprintf("%s.consumers[%d]", key, i)
+		if c.Database == "" {
+			add(ck+".database", "must name the configured database that deduplicates the events")
+		}
+		if (c.SourceSystem == "") == (c.Scope == "") {
+			add(ck, "set exactly one of source_system (the consumer's inbox) or scope (its idempotency table)")
+		}
+		if j, dup := seen[c]; dup {
+			add(ck, "repeats consumers[%d]", j)
+		}
+		seen[c] = i
 	}
 }
 
@@ -433,5 +463,33 @@ func (c *Correlation) validate(key string, add func(string, string, ...any)) {
 	}
 	if c.Grace < 0 {
 		add(key+".grace", "must not be negative")
+	}
+}
+
+// checkOutboxConsumers checks that every outbox consumer names a
+// configured database with the table it deduplicates in: an inbox for a
+// source_system, an idempotency table for a scope.
+func (c *Config) checkOutboxConsumers(add func(string, string, ...any)) {
+	tables := map[string]*Tables{}
+	for _, d := range c.Databases {
+		tables[d.Name] = d.Tables
+	}
+	for i, d := range c.Databases {
+		if d.Tables == nil || d.Tables.Outbox == nil {
+			continue
+		}
+		for j, cons := range d.Tables.Outbox.Consumers {
+			key := fmt.Sprintf("databases[%d].tables.outbox.consumers[%d].database", i, j)
+			t, ok := tables[cons.Database]
+			switch {
+			case cons.Database == "":
+			case !ok:
+				add(key, "no database is named %q", cons.Database)
+			case cons.SourceSystem != "" && t.Inbox == nil:
+				add(key, "database %q lists no inbox table, so no source_system of it deduplicates the events", cons.Database)
+			case cons.Scope != "" && t.Idempotency == nil:
+				add(key, "database %q lists no idempotency table, so no scope of it deduplicates the events", cons.Database)
+			}
+		}
 	}
 }

@@ -44,7 +44,7 @@ type OutboxOptions = Options[config.OutboxTable]
 func NewOutbox(o OutboxOptions) *Outbox {
 	c := &Outbox{
 		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
-			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay),
+			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxConsumerInfo),
 		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
 		published:      watermark.New(o.LateCommitWindow),
@@ -194,5 +194,10 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 		)
 	}
 	out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
+	// Who deduplicates the events, for the alert that compares the oldest
+	// pending event with the consumer's retention horizon.
+	for _, cons := range c.cfg.Consumers {
+		out = append(out, c.gauge(catalog.OutboxConsumerInfo, 1, c.database, cons.Database, cons.SourceSystem, cons.Scope))
+	}
 	return out
 }
