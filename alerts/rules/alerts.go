@@ -23,6 +23,7 @@ const (
 	WorkflowIdempotencyInDoubt            = "WorkflowIdempotencyInDoubt"
 	WorkflowProcessedJobTaskOpen          = "WorkflowProcessedJobTaskOpen"
 	WorkflowDuplicatePreventionSpike      = "WorkflowDuplicatePreventionSpike"
+	WorkflowDeduplicationWindowExceeded   = "WorkflowDeduplicationWindowExceeded"
 	CamundaExternalTaskRetriesExhausted   = "CamundaExternalTaskRetriesExhausted"
 	CamundaExternalTaskLockExpirations    = "CamundaExternalTaskLockExpirations"
 	CamundaExternalTaskDuplicateExecution = "CamundaExternalTaskDuplicateExecution"
@@ -172,6 +173,10 @@ func Alerts() []Alert {
 		{WorkflowProcessedJobTaskOpen, Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
 			topicWhere + "jobs recorded as processed (activity {{ $labels.activity_id }}, database {{ $labels.database }}), their tasks still open"},
 		scope.alert(WorkflowDuplicatePreventionSpike, Info, "duplicates absorbed rise above their baseline"),
+		{WorkflowDeduplicationWindowExceeded, Warning, GroupIdempotency, DashboardIdempotency,
+			[]string{"database", "scope", "source_system", "engine", "topic", "message_type", "outbox_database"},
+			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}{{ end }} of database {{ $labels.database }}: " +
+				"redeliveries can come from further back than the records retention leaves"},
 
 		topic.alert(CamundaExternalTaskRetriesExhausted, Warning, "tasks out of retries wait for an operator"),
 		topic.alert(CamundaExternalTaskLockExpirations, Warning, "task locks lapse before the workers finish"),
