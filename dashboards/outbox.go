@@ -75,8 +75,26 @@ func outboxRow(d *board) {
 		desc:     "Outbox events in a failed or dead status per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
+	d.series(panel{title: "Oldest pending event against its consumers' retention horizon", unit: "s",
+		desc: "The oldest pending event of each outbox, and the retention horizon of each table that deduplicates its events downstream " +
+			"(tables.outbox.consumers of the exporter config: an inbox by source system, an idempotency table by scope). " +
+			"A pending event older than a consumer's horizon, where that consumer deletes rows, can reach it after the record of its first delivery is gone. Empty without consumers.",
+		targets: []target{
+			{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase, mEventType) + ")", legend: "oldest pending {{database}}"},
+			{expr: consumerHorizon(catalog.InboxRetentionHorizon, "source_system") + "\nor\n" + consumerHorizon(catalog.IdempotencyRetentionHorizon, "scope"),
+				legend: "horizon of {{consumer_database}} {{source_system}}{{scope}} (consumer of {{database}})"},
+		},
+		runbooks: []string{rules.WorkflowDeduplicationWindowExceeded}})
 	d.series(panel{title: "Outbox publish failures", unit: "cpm", min: ptr(0.0),
 		desc:     "Events newly in a failed or dead status per minute, per database and event type (the rise of the failed count; events an operator requeues do not count against it). Above 0, the publisher keeps giving up on events of that type.",
 		targets:  []target{{expr: "60 * " + sumBy("clamp_min(deriv("+sel(catalog.OutboxEventsFailed, mDatabase, mEventType)+rateInterval+"), 0)", "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
+}
+
+// consumerHorizon is the horizon of the consumers of the selected outboxes
+// that deduplicate by key (source_system or scope), labelled as the
+// consumer info is: database is the outbox's.
+func consumerHorizon(horizon, key string) string {
+	return sel(catalog.OutboxConsumerInfo, mDatabase, key+`!=""`) + "\n* on (job, instance, consumer_database, " + key + ") group_left ()\n" +
+		`label_replace(` + sel(horizon) + `, "consumer_database", "$1", "database", "(.*)")`
 }

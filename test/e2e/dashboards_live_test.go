@@ -93,6 +93,11 @@ databases:
     dsn_env: E2E_ORDERS_DSN
     min_interval: 1s
     late_commit_window: 2m
+    tables:
+      idempotency: {}
+      processed_jobs: {}
+      inbox: {}
+      outbox: {consumers: [{database: orders, source_system: kafka}]}  # the consumer-horizon panel
 `, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
