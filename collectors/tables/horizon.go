@@ -91,7 +91,7 @@ SELECT g::text, extract(epoch FROM now() - oldest)::float8 FROM h`,
 		pgschema.QuoteTable(table), pgschema.QuoteIdent(group), pgschema.QuoteIdent(at), where)
 }
 
-// IdempotencyHorizon returns the collector of
+// NewIdempotencyHorizon returns the collector of
 // workflow_idempotency_retention_horizon_seconds: per scope, the age of
 // the least recently updated record in a terminal status.
 func NewIdempotencyHorizon(o IdempotencyOptions) *Horizon {
