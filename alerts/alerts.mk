@@ -12,11 +12,9 @@ GO ?= go
 # (checks/alertrouting, in the separate checks module for the alertmanager library). The
 # generator's own tests (alerts/rules: the committed rule file matches alerts/config.yml, rules
 # use only catalog metrics) run with the main module's `go test ./...`.
-# -mod=mod: the checks module replaces the main module with .., so a new requirement in the
-# main go.mod would otherwise stop it with a missing go.sum entry.
 test-alerts:
 	bash alerts/test.sh
-	cd checks && $(GO) test -mod=mod ./alertrouting/... ./sloth/...
+	cd checks && $(GO) test ./alertrouting/... ./sloth/...
 
 # The example SLO file's Sloth spec through the sloth command itself (`sloth validate`, then
 # `sloth generate` and promtool on what it generates). Not part of make test: the command builds
@@ -30,7 +28,8 @@ check-sloth:
 	$(SLOTH_BIN) generate --no-log -i alerts/slo-example.sloth.yml -o $(CURDIR)/.tmp/sloth-rules.yml
 	promtool check rules $(CURDIR)/.tmp/sloth-rules.yml
 
-# Regenerate only alerts/workflow-alerts.yml after changing alerts/config.yml;
-# `make generate` (go generate ./...) regenerates it along with every other generated file.
+# Regenerate only the rule files and the SLO examples after changing alerts/config.yml;
+# `make generate` (go generate ./tools/generate) regenerates them along with every other
+# generated file.
 generate-alerts:
-	$(GO) generate ./alerts/...
+	$(GO) generate -run 'render (rules|slos)' ./tools/generate

@@ -74,7 +74,7 @@ func TestWrongShapeIsAnError(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s answering %s: no error", tc.path, tc.body)
 			}
-			ae, ok := err.(*APIError)
+			ae, ok := err.(*APIError) //nolint:errorlint // the client returns the APIError itself, unwrapped: part of what is checked
 			if !ok || !strings.Contains(err.Error(), tc.path) || ae.FailureClass() != "unexpected response from GET "+tc.path {
 				t.Fatalf("err = %v (class %q), want an APIError naming %s, class unexpected response", err, classOf(err), tc.path)
 			}
@@ -83,7 +83,7 @@ func TestWrongShapeIsAnError(t *testing.T) {
 }
 
 func classOf(err error) string {
-	if ae, ok := err.(*APIError); ok {
+	if ae, ok := err.(*APIError); ok { //nolint:errorlint // as above
 		return ae.FailureClass()
 	}
 	return ""

@@ -39,7 +39,7 @@ func TestCatalogConventions(t *testing.T) {
 			}
 			labels := map[string]bool{}
 			for _, l := range m.Labels {
-				if labels[l] || !model.LabelName(l).IsValidLegacy() {
+				if labels[l] || !model.LegacyValidation.IsValidLabelName(l) {
 					t.Errorf("bad or repeated label %q", l)
 				}
 				labels[l] = true
@@ -84,7 +84,7 @@ func TestDesc(t *testing.T) {
 	}
 	// Collectors build theirs once (NewDescs) and look them up per series.
 	d := NewDescs(CamundaExternalTasks)
-	if d.Get(CamundaExternalTasks) != d.Get(CamundaExternalTasks) {
+	if d.Get(CamundaExternalTasks) != d.Get(CamundaExternalTasks) { //nolint:staticcheck // two calls must return the same descriptor
 		t.Fatal("Descs returns a new descriptor per call")
 	}
 	defer func() {

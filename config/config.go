@@ -1,24 +1,26 @@
 // Package config loads and validates the exporter's YAML configuration.
 //
-// Every error names the key it is about (for example
-// `databases[0].tables.outbox.columns.created_at: must not be empty`), so a
-// user can fix the file without reading code. Secrets never live in the file
+// Every error names the key it is about and its line (for example
+// `databases[0].tables.outbox.columns.created_at (line 12): must not be
+// empty`), and every error of a file is reported at once, so a user can
+// fix the file in one round without reading code. Secrets never live in the file
 // itself: DSNs and passwords come from files or environment variables.
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlfile"
 )
 
 // Defaults used when a key is omitted.
@@ -251,63 +253,37 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes, defaults, validates and resolves a config document. A
-// document must configure at least one Camunda engine or database.
+// document must configure at least one Camunda engine or database. Every
+// error names its key and line (blocks/yamlfile), all of them at once.
 func Parse(b []byte) (*Config, error) {
-	// First as a node tree: one document only, and values the decoder
-	// would refuse without naming their key (durations) are reported by
-	// key and line.
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
-	}
-	if err := noSecondDocument(dec); err != nil {
-		return nil, err
-	}
-	if err := checkDocument(&doc); err != nil {
-		return nil, err
-	}
-	// Then strictly into the structs, so unknown keys are named.
 	c := &Config{}
-	strict := yaml.NewDecoder(bytes.NewReader(b))
-	strict.KnownFields(true)
-	if err := strict.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s", friendlyYAMLError(err))
+	doc, err := yamlfile.Decode(b, c, yamlfile.Options{EmptySection: map[reflect.Type]string{
+		// The decoder would read "tables:" as left out: all four tables.
+		reflect.TypeOf(Tables{}): "omit the key to watch all four tables with their default names, or list the tables under it",
+	}})
+	if err != nil {
+		return nil, err
 	}
 	// A file that watches nothing would serve only the exporter's own
 	// metrics, up=1, and no source alert could ever fire.
 	if len(c.Camunda) == 0 && len(c.Databases) == 0 {
 		return nil, fmt.Errorf("configures no source: list at least one engine under camunda: or one database under databases: (without a config file the exporter watches one engine at %s)", DefaultCamundaURL)
 	}
-	if err := c.finish(); err != nil {
+	if err := c.finishIn(doc); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// noSecondDocument refuses a stream that goes on after the first document:
-// the decoder reads only the first one, so the rest would be ignored
-// silently. A trailing "---" or a document of comments holds nothing and is
-// accepted.
-func noSecondDocument(dec *yaml.Decoder) error {
-	var next yaml.Node
-	err := dec.Decode(&next)
-	switch {
-	case errors.Is(err, io.EOF):
-		return nil
-	case err != nil:
-		return fmt.Errorf("holds more than one YAML document (the second does not parse: %s); put everything in one document", friendlyYAMLError(err))
-	case len(next.Content) == 0 || (next.Content[0].Kind == yaml.ScalarNode && next.Content[0].ShortTag() == "!!null"):
-		return noSecondDocument(dec)
-	}
-	return fmt.Errorf("holds more than one YAML document (another starts at line %d); only the first would be read, so put everything in one document", next.Line)
-}
+// finish gives a configuration built without a file its defaults,
+// validates it and resolves its secrets; its errors name their keys.
+func (c *Config) finish() error { return c.finishIn(nil) }
 
-func (c *Config) finish() error {
-	var errs []error
-	add := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
-	}
+// finishIn is finish for the configuration decoded from doc: every error
+// also names its line.
+func (c *Config) finishIn(doc *yamlfile.Document) error {
+	errs := doc.Errors()
+	add := errs.Add
 	c.Status.applyDefaults()
 	c.Status.validate(add)
 	// Names are the engine and database labels: each used once per list.
@@ -328,7 +304,7 @@ func (c *Config) finish() error {
 	each("databases", len(c.Databases), func(i int) source { return &c.Databases[i] })
 	c.resolveCorrelations(add)
 	c.checkOutboxConsumers(add)
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 // source is a configured engine or database: finish gives each its
@@ -639,7 +615,7 @@ func secret(file, env string) (string, error) {
 	case file != "":
 		b, err := readSecretFile(file)
 		if err != nil {
-			return "", fmt.Errorf("cannot read file %s: %v", file, err)
+			return "", fmt.Errorf("cannot read file %s: %w", file, err)
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
@@ -689,26 +665,3 @@ func readSecretFile(path string) ([]byte, error) {
 	}
 	return b, nil
 }
-
-func friendlyYAMLError(err error) string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs := make([]string, 0, len(te.Errors))
-		for _, m := range te.Errors {
-			// yaml.v3 says "field x not found in type config.Database";
-			// name the key instead of the Go type.
-			if i := strings.Index(m, " not found in type "); i > 0 {
-				m = m[:i] + " is not a known key here"
-				m = strings.Replace(m, "field ", "key ", 1)
-			}
-			msgs = append(msgs, goTypeRE.ReplaceAllString(m, ""))
-		}
-		return strings.Join(msgs, "; ")
-	}
-	return err.Error()
-}
-
-// goTypeRE matches the Go type a yaml.v3 message names (" into
-// config.Tables", " into []config.Database"): checkDocument reports such
-// mismatches by key first, and none may reach a user with a Go type name.
-var goTypeRE = regexp.MustCompile(` into (\[\]|map\[[^\]]*\]|\*)*[a-z]+\.[A-Za-z]+`)

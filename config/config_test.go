@@ -118,8 +118,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		want      []string
 	}{
 		{"unknown key", "databases: [{name: a, dsn: x, tabels: {}}]", []string{"databases[0].tabels (line 1): unknown key; did you mean databases[0].tables?"}},
-		{"no dsn", "databases: [{name: a}]", []string{"databases[0]: one of dsn, dsn_file or dsn_env is required"}},
-		{"two dsns", "databases: [{name: a, dsn: x, dsn_env: Y}]", []string{"databases[0]: set only one of dsn, dsn_file or dsn_env"}},
+		{"no dsn", "databases: [{name: a}]", []string{"databases[0] (line 1): one of dsn, dsn_file or dsn_env is required"}},
+		{"two dsns", "databases: [{name: a, dsn: x, dsn_env: Y}]", []string{"databases[0] (line 1): set only one of dsn, dsn_file or dsn_env"}},
 		{"missing env", "databases: [{name: a, dsn_env: WFX_SURELY_UNSET}]", []string{"environment variable WFX_SURELY_UNSET is not set"}},
 		{"missing file", "databases: [{name: a, dsn_file: /nonexistent/dsn}]", []string{"cannot read file /nonexistent/dsn"}},
 		{"a scalar document", "0", []string{"the document (line 1): must be a mapping (key: value lines or {key: value}), not \"0\""}},
@@ -127,27 +127,27 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"text for a number", "databases: [{name: a, dsn: x, max_connections: two}]", []string{"databases[0].max_connections (line 1): must be a whole number, not \"two\""}},
 		{"a list for a value", "databases: [{name: [a], dsn: x}]", []string{"databases[0].name (line 1): must be a single value, not a list"}},
 		{"text for true or false", "camunda: [{name: m, url: 'http://x', tls: {insecure_skip_verify: maybe}}]", []string{"camunda[0].tls.insecure_skip_verify (line 1): must be true or false, not \"maybe\""}},
-		{"device as a secret file", "databases: [{name: a, dsn_file: /dev/zero}]", []string{"databases[0]: dsn: cannot read file /dev/zero: a device, not a regular file"}},
-		{"directory as a secret file", "camunda: [{name: m, url: 'http://x', username: u, password_file: /}]", []string{"camunda[0]: password: cannot read file /: a directory, not a regular file"}},
-		{"bad name", "databases: [{name: 'a b', dsn: x}]", []string{"databases[0].name: must be set"}},
-		{"duplicate name", "databases: [{name: a, dsn: x}, {name: a, dsn: x}]", []string{`databases[1].name: "a" is already used by databases[0]`}},
-		{"duplicate engine name", "{camunda: [{name: m, url: 'http://x'}, {name: m, url: 'http://y'}], databases: [{name: m, dsn: x}]}", []string{`camunda[1].name: "m" is already used by camunda[0]`}},
+		{"device as a secret file", "databases: [{name: a, dsn_file: /dev/zero}]", []string{"databases[0] (line 1): dsn: cannot read file /dev/zero: a device, not a regular file"}},
+		{"directory as a secret file", "camunda: [{name: m, url: 'http://x', username: u, password_file: /}]", []string{"camunda[0] (line 1): password: cannot read file /: a directory, not a regular file"}},
+		{"bad name", "databases: [{name: 'a b', dsn: x}]", []string{"databases[0].name (line 1): must be set"}},
+		{"duplicate name", "databases: [{name: a, dsn: x}, {name: a, dsn: x}]", []string{`databases[1].name (line 1): "a" is already used by databases[0]`}},
+		{"duplicate engine name", "{camunda: [{name: m, url: 'http://x'}, {name: m, url: 'http://y'}], databases: [{name: m, dsn: x}]}", []string{`camunda[1].name (line 1): "m" is already used by camunda[0]`}},
 		{"empty column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: ''}}}}]", nil},
-		{"bad column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: 'created at'}}}}]", []string{`databases[0].tables.outbox.columns.created_at: "created at" is not a column name`}},
-		{"bad table", "databases: [{name: a, dsn: x, tables: {inbox: {table: 'a.b.c'}}}]", []string{`databases[0].tables.inbox.table: "a.b.c" is not a table name`}},
-		{"unknown status", "databases: [{name: a, dsn: x, tables: {inbox: {statuses: {DONE: [X]}}}}]", []string{"databases[0].tables.inbox.statuses.DONE: is not a status of this table"}},
+		{"bad column", "databases: [{name: a, dsn: x, tables: {outbox: {columns: {created_at: 'created at'}}}}]", []string{`databases[0].tables.outbox.columns.created_at (line 1): "created at" is not a column name`}},
+		{"bad table", "databases: [{name: a, dsn: x, tables: {inbox: {table: 'a.b.c'}}}]", []string{`databases[0].tables.inbox.table (line 1): "a.b.c" is not a table name`}},
+		{"unknown status", "databases: [{name: a, dsn: x, tables: {inbox: {statuses: {DONE: [X]}}}}]", []string{"databases[0].tables.inbox.statuses.DONE (line 1): is not a status of this table"}},
 		{"value mapped twice", "databases: [{name: a, dsn: x, tables: {inbox: {statuses: {PROCESSED: [X], FAILED_FINAL: [X]}}}}]", []string{`value "X" is already mapped to`}},
 		{"bad duration", "databases: [{name: a, dsn: x, min_interval: soon}]", []string{"soon"}},
-		{"statement outlives collection", "databases: [{name: a, dsn: x, timeout: 5s, statement_timeout: 10s}]", []string{"databases[0].statement_timeout: (10s) must not exceed timeout (5s)"}},
-		{"pool too big", "databases: [{name: a, dsn: x, max_connections: 50}]", []string{"databases[0].max_connections: must be between 1 and 10"}},
+		{"statement outlives collection", "databases: [{name: a, dsn: x, timeout: 5s, statement_timeout: 10s}]", []string{"databases[0].statement_timeout (line 1): (10s) must not exceed timeout (5s)"}},
+		{"pool too big", "databases: [{name: a, dsn: x, max_connections: 50}]", []string{"databases[0].max_connections (line 1): must be between 1 and 10"}},
 		{"inline password rejected", "camunda: [{name: m, url: 'http://x', username: u, password: p}]", []string{"camunda[0].password (line 1): unknown key; did you mean camunda[0].password_env?"}},
-		{"username without password", "camunda: [{name: m, url: 'http://x', username: u}]", []string{"camunda[0]: with username set exactly one of password_file or password_env is required"}},
-		{"bad url", "camunda: [{name: m, url: 'localhost:8080'}]", []string{`camunda[0].url: must start with http:// or https://`}},
-		{"negative max_results_limit", "camunda: [{name: m, url: 'http://x', max_results_limit: -1}]", []string{"camunda[0].max_results_limit: must not be negative"}},
-		{"duration buckets not increasing", "camunda: [{name: m, url: 'http://x', duration_buckets: [1, 10, 5]}]", []string{"camunda[0].duration_buckets: must be positive and strictly increasing, got [1 10 5]"}},
-		{"no duration bucket", "camunda: [{name: m, url: 'http://x', duration_buckets: []}]", []string{"camunda[0].duration_buckets: must list at least one upper bound in seconds"}},
-		{"unknown history level", "camunda: [{name: m, url: 'http://x', history_level: activities}]", []string{`camunda[0].history_level: must be auto or one of none, activity, audit, full, got "activities"`}},
-		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets: must be positive and strictly increasing"}},
+		{"username without password", "camunda: [{name: m, url: 'http://x', username: u}]", []string{"camunda[0] (line 1): with username set exactly one of password_file or password_env is required"}},
+		{"bad url", "camunda: [{name: m, url: 'localhost:8080'}]", []string{`camunda[0].url (line 1): must start with http:// or https://`}},
+		{"negative max_results_limit", "camunda: [{name: m, url: 'http://x', max_results_limit: -1}]", []string{"camunda[0].max_results_limit (line 1): must not be negative"}},
+		{"duration buckets not increasing", "camunda: [{name: m, url: 'http://x', duration_buckets: [1, 10, 5]}]", []string{"camunda[0].duration_buckets (line 1): must be positive and strictly increasing, got [1 10 5]"}},
+		{"no duration bucket", "camunda: [{name: m, url: 'http://x', duration_buckets: []}]", []string{"camunda[0].duration_buckets (line 1): must list at least one upper bound in seconds"}},
+		{"unknown history level", "camunda: [{name: m, url: 'http://x', history_level: activities}]", []string{`camunda[0].history_level (line 1): must be auto or one of none, activity, audit, full, got "activities"`}},
+		{"buckets", "databases: [{name: a, dsn: x, tables: {outbox: {publish_delay_buckets: [5, 1]}}}]", []string{"databases[0].tables.outbox.publish_delay_buckets (line 1): must be positive and strictly increasing"}},
 	}
 	for _, tc := range cases {
 		// nil want: accepted (empty column strings fall back to the default name).
@@ -184,13 +184,13 @@ databases: [{name: a, dsn: x}]
 	}
 	cases := []struct{ doc, want string }{
 		{`camunda: [{name: a, url: 'http://x'}, {name: b, url: 'http://y'}]
-databases: [{name: d, dsn: x}]`, "databases[0].tables.idempotency.camunda.engine: must name one of the 2 configured engines"},
+databases: [{name: d, dsn: x}]`, "databases[0].tables.idempotency.camunda.engine (line 2): must name one of the 2 configured engines"},
 		{`camunda: [{name: a, url: 'http://x'}]
-databases: [{name: d, dsn: x, tables: {idempotency: {camunda: {engine: nope}}}}]`, `databases[0].tables.idempotency.camunda.engine: no camunda engine is named "nope"`},
+databases: [{name: d, dsn: x, tables: {idempotency: {camunda: {engine: nope}}}}]`, `databases[0].tables.idempotency.camunda.engine (line 2): no camunda engine is named "nope"`},
 		{`camunda: [{name: a, url: 'http://x'}]
-databases: [{name: d, dsn: x, tables: {idempotency: {camunda: {reference: process_instance_activity}}}}]`, "databases[0].tables.idempotency.columns.activity_id: must name the activity column"},
+databases: [{name: d, dsn: x, tables: {idempotency: {camunda: {reference: process_instance_activity}}}}]`, "databases[0].tables.idempotency.columns.activity_id (line 2): must name the activity column"},
 		{`camunda: [{name: a, url: 'http://x'}]
-databases: [{name: d, dsn: x, tables: {processed_jobs: {camunda: {reference: task}}}}]`, `databases[0].tables.processed_jobs.camunda.reference: must be external_task_id or process_instance_activity, got "task"`},
+databases: [{name: d, dsn: x, tables: {processed_jobs: {camunda: {reference: task}}}}]`, `databases[0].tables.processed_jobs.camunda.reference (line 2): must be external_task_id or process_instance_activity, got "task"`},
 	}
 	for _, tc := range cases {
 		if _, err := Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -383,9 +383,9 @@ databases:
 	db := "databases: [{name: a, dsn: 'postgres://x/y'}]\n"
 	for doc, want := range map[string]string{
 		db + "status: {max_items: 0}\n":                      "", // 0 is the default
-		db + "status: {max_items: 1001}\n":                   "status.max_items: must be between 1 and 1000, got 1001",
-		db + "status: {max_items: -1}\n":                     "status.max_items: must be between 1 and 1000, got -1",
-		db + "status: {runbook_base_url: 'wiki/runbooks'}\n": `status.runbook_base_url: must be an http:// or https:// URL, got "wiki/runbooks"`,
+		db + "status: {max_items: 1001}\n":                   "status.max_items (line 2): must be between 1 and 1000, got 1001",
+		db + "status: {max_items: -1}\n":                     "status.max_items (line 2): must be between 1 and 1000, got -1",
+		db + "status: {runbook_base_url: 'wiki/runbooks'}\n": `status.runbook_base_url (line 2): must be an http:// or https:// URL, got "wiki/runbooks"`,
 		db + "status: {max_item: 5}\n":                       "status.max_item (line 2): unknown key; did you mean status.max_items?",
 		"databases: [{name: b, dsn: 'postgres://x/y', tables: {inbox: {status: {identifier: false}}}}]\n": "databases[0].tables.inbox.status.identifier (line 1): unknown key; did you mean databases[0].tables.inbox.status.identifiers?",
 	} {
@@ -396,6 +396,35 @@ databases:
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("%q: error %v, want %q", doc, err, want)
 		}
+	}
+}
+
+// TestEveryValidationErrorWithItsLine: validation reports every error at
+// once, each with its key and line, in the order of the file; a key the
+// file leaves out is placed at the section it would go in.
+func TestEveryValidationErrorWithItsLine(t *testing.T) {
+	doc := `camunda:
+  - name: main
+    url: localhost:8080
+databases:
+  - name: orders
+    dsn: postgres://x/y
+    max_connections: 50
+    tables:
+      outbox:
+        table: a.b.c
+      idempotency:
+        camunda: {reference: process_instance_activity}
+status: {max_items: 1001}
+`
+	_, err := Parse([]byte(doc))
+	want := `camunda[0].url (line 3): must start with http:// or https://, got "localhost:8080"
+databases[0].max_connections (line 7): must be between 1 and 10, got 50 (the exporter needs 2-4)
+databases[0].tables.outbox.table (line 10): "a.b.c" is not a table name (letters, digits, _; optionally schema.table)
+databases[0].tables.idempotency.columns.activity_id (line 11): must name the activity column when camunda.reference is process_instance_activity (the reference table has none)
+status.max_items (line 13): must be between 1 and 1000, got 1001`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error\n%v\nwant\n%s", err, want)
 	}
 }
 
@@ -419,19 +448,19 @@ databases:
 	}
 	cases := []struct{ doc, want string }{
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: nope, source_system: s}]}}}]`,
-			`databases[0].tables.outbox.consumers[0].database: no database is named "nope"`},
+			`databases[0].tables.outbox.consumers[0].database (line 1): no database is named "nope"`},
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{source_system: s}]}}}]`,
-			`databases[0].tables.outbox.consumers[0].database: must name the configured database`},
+			`databases[0].tables.outbox.consumers[0].database (line 1): must name the configured database`},
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d}]}}}]`,
-			`databases[0].tables.outbox.consumers[0]: set exactly one of source_system (the consumer's inbox) or scope`},
+			`databases[0].tables.outbox.consumers[0] (line 1): set exactly one of source_system (the consumer's inbox) or scope`},
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d, source_system: s, scope: t}]}}}]`,
-			`databases[0].tables.outbox.consumers[0]: set exactly one of source_system`},
+			`databases[0].tables.outbox.consumers[0] (line 1): set exactly one of source_system`},
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d, source_system: s}]}}}]`,
-			`databases[0].tables.outbox.consumers[0].database: database "d" lists no inbox table`},
+			`databases[0].tables.outbox.consumers[0].database (line 1): database "d" lists no inbox table`},
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: e, scope: s}, {database: e, scope: s}]}}}, {name: e, dsn: y}]`,
-			`databases[0].tables.outbox.consumers[1]: repeats consumers[0]`},
+			`databases[0].tables.outbox.consumers[1] (line 1): repeats consumers[0]`},
 		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: e, scope: s}]}}}, {name: e, dsn: y, tables: {inbox: {}}}]`,
-			`databases[0].tables.outbox.consumers[0].database: database "e" lists no idempotency table`},
+			`databases[0].tables.outbox.consumers[0].database (line 1): database "e" lists no idempotency table`},
 	}
 	for _, tc := range cases {
 		if _, err := Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {

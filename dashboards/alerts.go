@@ -3,6 +3,7 @@ package dashboards
 import (
 	"slices"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
@@ -18,7 +19,7 @@ const alertNamePattern = "Workflow.*|Camunda.*"
 // and within a severity in the order of the rule file.
 func alertsPagesFirst() []rules.Alert {
 	as := rules.Alerts()
-	sev := rules.Severities()
+	sev := rulefile.Severities()
 	slices.SortStableFunc(as, func(a, b rules.Alert) int {
 		return slices.Index(sev, a.Severity) - slices.Index(sev, b.Severity)
 	})

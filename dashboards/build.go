@@ -10,12 +10,6 @@
 // must never look like "all clear".
 package dashboards
 
-// The committed dashboard files are written by the exporter's own `render
-// dashboards` command, the one users run with their options (see Files).
-//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out dashboards/json
-//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out deploy/helm/workflow-exporter/files/dashboards
-//go:generate go -C .. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
-
 import (
 	"fmt"
 	"regexp"

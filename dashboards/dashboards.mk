@@ -17,4 +17,4 @@ test-dashboards:
 
 ## generate-dashboards: rewrite dashboards/json/*.json and the Grafana ConfigMap
 generate-dashboards:
-	$(GO) generate ./dashboards/...
+	$(GO) generate -run 'render dashboards' ./tools/generate

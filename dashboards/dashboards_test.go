@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/alerts/slo"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
@@ -218,7 +219,7 @@ func checkDashboard(d fullDashboard) []string {
 			for y := p.GridPos.Y; y < p.GridPos.Y+p.GridPos.H; y++ {
 				if other, ok := taken[cell{x, y}]; ok {
 					bad("panel %q overlaps panel %q", p.Title, other)
-					x, y = 1<<30, 1<<30
+					x = p.GridPos.X + p.GridPos.W // one report per panel: leave both loops
 					break
 				}
 				taken[cell{x, y}] = p.Title
@@ -646,13 +647,13 @@ func TestAlertsPagesFirst(t *testing.T) {
 	if len(as) != len(rules.Alerts()) {
 		t.Fatalf("%d alerts, want %d", len(as), len(rules.Alerts()))
 	}
-	rank := func(a rules.Alert) int { return slices.Index(rules.Severities(), a.Severity) }
+	rank := func(a rules.Alert) int { return slices.Index(rulefile.Severities(), a.Severity) }
 	for i := 1; i < len(as); i++ {
 		if rank(as[i-1]) > rank(as[i]) {
 			t.Errorf("%s (%s) after %s (%s)", as[i].Name, as[i].Severity, as[i-1].Name, as[i-1].Severity)
 		}
 	}
-	if as[0].Severity != rules.Critical {
+	if as[0].Severity != rulefile.Critical {
 		t.Errorf("first alert %s is %s, want a page first", as[0].Name, as[0].Severity)
 	}
 }

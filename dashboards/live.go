@@ -150,7 +150,7 @@ func instantQuery(ctx context.Context, client *http.Client, endpoint, expr strin
 	}
 	var ar apiResponse
 	if err := json.Unmarshal(body, &ar); err != nil {
-		return 0, fmt.Errorf("HTTP %d, undecodable response: %v", resp.StatusCode, err)
+		return 0, fmt.Errorf("HTTP %d, undecodable response: %w", resp.StatusCode, err)
 	}
 	if ar.Status != "success" {
 		return 0, fmt.Errorf("HTTP %d, %s: %s", resp.StatusCode, ar.ErrorType, ar.Error)

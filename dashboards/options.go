@@ -2,9 +2,9 @@ package dashboards
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -12,7 +12,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
-	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
+	"github.com/workflow-exporter/workflow-exporter/blocks/promlabel"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlfile"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -31,7 +32,7 @@ type Options struct {
 	Datasource string `yaml:"datasource"`
 	// Selector is added to every selector of every panel and variable
 	// query, e.g. `env="prod"`: matchers without braces.
-	Selector string `yaml:"selector"`
+	Selector promlabel.Selector `yaml:"selector"`
 	// Cluster and Namespace add a variable of that label, as the monitoring
 	// mixins do for fleets in one Prometheus (or Thanos, Mimir): every query
 	// is scoped by it, and the job variable lists only the jobs of the
@@ -66,8 +67,6 @@ const (
 	varNamespace = "namespace"
 )
 
-var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-
 // LoadOptions reads options from a YAML file.
 func LoadOptions(path string) (Options, error) {
 	b, err := os.ReadFile(path)
@@ -81,44 +80,51 @@ func LoadOptions(path string) (Options, error) {
 	return o, nil
 }
 
-// ParseOptions decodes options from YAML and validates them: an unknown key
-// is named by its path, with the closest known key.
+// ParseOptions decodes options from YAML and validates them. Every error
+// names its key and line (blocks/yamlfile), all of them at once.
 func ParseOptions(b []byte) (Options, error) {
 	var o Options
-	if _, err := yamlkeys.Decode(b, &o); err != nil {
+	doc, err := yamlfile.Decode(b, &o, yamlfile.Options{})
+	if err != nil {
 		return Options{}, fmt.Errorf("dashboards config: %w", err)
 	}
-	return o, o.Validate()
+	return o, o.validate(doc)
 }
 
-// Validate reports the first invalid setting, naming its key.
-func (o Options) Validate() error {
-	if strings.ContainsAny(o.Selector, "{}") {
-		return fmt.Errorf("dashboards config: selector: give the matchers without braces, e.g. env=\"prod\"")
+// Validate reports every invalid setting, each naming its key, and those
+// of the alerts config the options carry.
+func (o Options) Validate() error { return o.validate(nil) }
+
+// validate is Validate for options decoded from doc: every error also
+// names its line.
+func (o Options) validate(doc *yamlfile.Document) error {
+	errs := doc.Errors()
+	add := errs.Add
+	if _, err := o.Selector.Matchers(); err != nil {
+		add("selector", "%v", err)
 	}
-	if o.Selector != "" && !matchersRE.MatchString(o.Selector) {
-		return fmt.Errorf("dashboards config: selector: %q is not a list of label matchers such as env=\"prod\", team=~\"a|b\"", o.Selector)
-	}
-	for key, v := range map[string]LabelVariable{"cluster": o.Cluster, "namespace": o.Namespace} {
-		if v.Label != "" && !labelNameRE.MatchString(v.Label) {
-			return fmt.Errorf("dashboards config: %s.label: %q is not a label name", key, v.Label)
-		}
-		if v.Label != "" && !v.Enabled {
-			return fmt.Errorf("dashboards config: %s.label: set, but %s.enabled is false; set enabled: true to add the variable", key, key)
+	for _, v := range []struct {
+		key string
+		v   LabelVariable
+	}{{"cluster", o.Cluster}, {"namespace", o.Namespace}} {
+		if v.v.Label != "" && !promlabel.ValidName(v.v.Label) {
+			add(v.key+".label", "%v", promlabel.CheckName(v.v.Label))
+		} else if v.v.Label != "" && !v.v.Enabled {
+			add(v.key+".label", "set, but %s.enabled is false; set enabled: true to add the variable", v.key)
 		}
 	}
 	if o.Cluster.Enabled && o.Namespace.Enabled && o.clusterLabel() == o.namespaceLabel() {
-		return fmt.Errorf("dashboards config: namespace.label: %q is the cluster label too", o.namespaceLabel())
+		add("namespace.label", "%q is the cluster label too", o.namespaceLabel())
+	}
+	var err error
+	if e := errs.Err(); e != nil {
+		err = fmt.Errorf("dashboards config: %w", e)
 	}
 	if o.Alerts != nil {
-		return o.Alerts.Validate()
+		err = errors.Join(err, o.Alerts.Validate())
 	}
-	return nil
+	return err
 }
-
-// matchersRE accepts a comma-separated list of label matchers with quoted
-// values (the Prometheus parser checks the rest in checks/promql).
-var matchersRE = regexp.MustCompile(`^\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*)*,?\s*$`)
 
 func (o Options) clusterLabel() string {
 	if o.Cluster.Label != "" {
@@ -145,7 +151,7 @@ func (o Options) scope() (all, forCluster, forNamespace []string) {
 	if o.Namespace.Enabled {
 		namespace = []string{o.namespaceLabel() + `=~"$` + varNamespace + `"`}
 	}
-	if s := strings.TrimSuffix(strings.TrimSpace(o.Selector), ","); s != "" {
+	if s := o.Selector.String(); s != "" {
 		sel = []string{s}
 	}
 	return concat(cluster, namespace, sel), sel, concat(cluster, sel)

@@ -140,15 +140,32 @@ func TestOptionsErrorsNameTheKey(t *testing.T) {
 	for doc, want := range map[string]string{
 		"datasorce: x\n":                                 "dashboards config: datasorce (line 1): unknown key; did you mean datasource?",
 		"cluster: {enabled: true, lable: c}":             "dashboards config: cluster.lable (line 1): unknown key; did you mean cluster.label?",
-		"selector: '{env=\"x\"}'\n":                      "dashboards config: selector: give the matchers without braces",
-		"selector: env=prod\n":                           `dashboards config: selector: "env=prod" is not a list of label matchers`,
-		"cluster: {enabled: true, label: k8s-cluster}\n": `dashboards config: cluster.label: "k8s-cluster" is not a label name`,
-		"namespace: {label: ns}\n":                       "dashboards config: namespace.label: set, but namespace.enabled is false",
-		"cluster: {enabled: true, label: x}\nnamespace: {enabled: true, label: x}\n": `dashboards config: namespace.label: "x" is the cluster label too`,
+		"selector: '{env=\"x\"}'\n":                      "dashboards config: selector (line 1): give the matchers without braces",
+		"selector: env=prod\n":                           `dashboards config: selector (line 1): "env=prod" is not a label matcher`,
+		"cluster: {enabled: true, label: k8s-cluster}\n": `dashboards config: cluster.label (line 1): "k8s-cluster" is not a label name`,
+		"namespace: {label: ns}\n":                       "dashboards config: namespace.label (line 1): set, but namespace.enabled is false",
+		"cluster: {enabled: true, label: x}\nnamespace: {enabled: true, label: x}\n": `dashboards config: namespace.label (line 2): "x" is the cluster label too`,
 	} {
 		_, err := ParseOptions([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", doc, err, want)
 		}
+	}
+}
+
+// TestOptionsReportEveryErrorWithItsLine: every mistake at once, each with
+// its key and line, in the order of the file.
+func TestOptionsReportEveryErrorWithItsLine(t *testing.T) {
+	_, err := ParseOptions([]byte("selector: team=~\"(a\"\ncluster:\n  label: k8s-cluster\nnamespace: {label: ns}\n"))
+	want := `dashboards config: selector (line 1): "team=~\"(a\"": the value is not a regular expression: error parsing regexp: missing closing ): ` + "`^(?:(a)$`" + `
+cluster.label (line 3): "k8s-cluster" is not a label name (letters, digits and _, not starting with a digit)
+namespace.label (line 4): set, but namespace.enabled is false; set enabled: true to add the variable`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error\n%v\nwant\n%s", err, want)
+	}
+	// The selector may end in a comma, as in PromQL; the queries do not.
+	o, err := ParseOptions([]byte("selector: 'env=\"prod\", '\n"))
+	if err != nil || o.Selector.String() != `env="prod"` {
+		t.Fatalf("%v %q", err, o.Selector.String())
 	}
 }

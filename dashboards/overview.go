@@ -8,6 +8,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -16,8 +17,8 @@ import (
 // Selectors of the bundle's own firing alerts, by severity.
 const (
 	firingAlertsOfBundle   = `ALERTS{alertstate="firing",alertname=~"` + alertNamePattern + `"}`
-	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="` + rules.Critical + `",alertname=~"` + alertNamePattern + `"}`
-	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="` + rules.Warning + `",alertname=~"` + alertNamePattern + `"}`
+	criticalAlertsOfBundle = `ALERTS{alertstate="firing",severity="` + rulefile.Critical + `",alertname=~"` + alertNamePattern + `"}`
+	warningAlertsOfBundle  = `ALERTS{alertstate="firing",severity="` + rulefile.Warning + `",alertname=~"` + alertNamePattern + `"}`
 )
 
 // exporterTargetsUp is the scrape health (up) of the targets that are
@@ -172,9 +173,9 @@ func (d *board) firingAlerts() {
 		Instant().
 		Format(prometheus.PromQueryFormatTable)
 	severityColors := map[string]dashboard.ValueMappingResult{
-		rules.Critical: {Color: ptr("red"), Index: ptr(int32(0))},
-		rules.Warning:  {Color: ptr("orange"), Index: ptr(int32(1))},
-		rules.Info:     {Color: ptr("blue"), Index: ptr(int32(2))},
+		rulefile.Critical: {Color: ptr("red"), Index: ptr(int32(0))},
+		rulefile.Warning:  {Color: ptr("orange"), Index: ptr(int32(1))},
+		rulefile.Info:     {Color: ptr("blue"), Index: ptr(int32(2))},
 	}
 	d.b.WithPanel(table.NewPanelBuilder().
 		Id(d.id()).

@@ -2,13 +2,13 @@ package dashboards
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/blocks/promlabel"
 )
 
 // The age panels show the alerts config's thresholds (`render dashboards
@@ -79,24 +79,25 @@ func (d *board) overrides(legend string, f ageSteps, alerts ...string) []thresho
 	return out
 }
 
-var matcherRE = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"`)
-
 // legendRegex returns a regular expression for the display names a legend
 // such as "{{database}} {{event_type}}" gives the series a selector
 // matches, or false when a matcher is on a label the legend does not show,
 // or is a negative one.
-func legendRegex(legend, match string) (string, bool) {
+func legendRegex(legend string, match promlabel.Selector) (string, bool) {
+	ms, err := match.Matchers()
+	if err != nil {
+		return "", false
+	}
 	vals := map[string]string{}
-	for _, m := range matcherRE.FindAllStringSubmatch(match, -1) {
-		v, err := strconv.Unquote(`"` + m[3] + `"`)
-		if err != nil || !strings.Contains(legend, "{{"+m[1]+"}}") {
+	for _, m := range ms {
+		if !strings.Contains(legend, "{{"+m.Name+"}}") {
 			return "", false
 		}
-		switch m[2] {
+		switch m.Op {
 		case "=":
-			vals[m[1]] = regexp.QuoteMeta(v)
+			vals[m.Name] = regexp.QuoteMeta(m.Value)
 		case "=~":
-			vals[m[1]] = "(?:" + v + ")"
+			vals[m.Name] = "(?:" + m.Value + ")"
 		default:
 			return "", false
 		}

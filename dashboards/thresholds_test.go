@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
+	"github.com/workflow-exporter/workflow-exporter/blocks/promlabel"
 )
 
 func TestLegendRegex(t *testing.T) {
@@ -18,7 +19,7 @@ func TestLegendRegex(t *testing.T) {
 		{waitingAgeLegend, `topic!="x"`, "", false},
 		{"{{engine}}", `topic="x"`, "", false},
 	} {
-		got, ok := legendRegex(c.legend, c.match)
+		got, ok := legendRegex(c.legend, promlabel.Selector(c.match))
 		if got != c.want || ok != c.ok {
 			t.Errorf("legendRegex(%q, %q) = %q, %v; want %q, %v", c.legend, c.match, got, ok, c.want, c.ok)
 		}

@@ -59,8 +59,8 @@ pg_current_dir=$root/.cache/postgresql/$PG_CURRENT_VERSION
 #     the remove_all_sd tag (static, file and HTTP discovery only: the
 #     tests need no other, and the build compiles a fifth fewer packages);
 #   - alertmanager and amtool from Alertmanager's own module at the version
-#     below: cmd/alertmanager cannot build from checks/go.mod (see
-#     checks/tools.go), and from v0.32 on its module lacks the web UI the
+#     below: cmd/alertmanager cannot build from checks/go.mod (see the
+#     comment on its tool lines), and from v0.32 on its module lacks the web UI the
 #     command embeds.
 ALERTMANAGER_CURRENT_VERSION=v0.31.1
 tools_cache=${XDG_CACHE_HOME:-$HOME/.cache}/workflow-exporter
@@ -183,7 +183,7 @@ current_commands() {
   local v=${prometheus_current_version#v0.} p=github.com/prometheus
   local release=$((10#${v%%.*} / 100)).$((10#${v%%.*} % 100)).${v#*.}
   cat <<EOF
-rm -rf "$prometheus_current_dir.tmp" && cd "$root/checks" && go build -mod=mod -tags remove_all_sd -ldflags "-X $p/common/version.Version=$release" -o "$prometheus_current_dir.tmp/" $p/prometheus/cmd/prometheus $p/prometheus/cmd/promtool && mv "$prometheus_current_dir.tmp" "$prometheus_current_dir"
+rm -rf "$prometheus_current_dir.tmp" && cd "$root/checks" && go build -tags remove_all_sd -ldflags "-X $p/common/version.Version=$release" -o "$prometheus_current_dir.tmp/" $p/prometheus/cmd/prometheus $p/prometheus/cmd/promtool && mv "$prometheus_current_dir.tmp" "$prometheus_current_dir"
 rm -rf "$alertmanager_current_dir.tmp" && cd / && GOBIN="$alertmanager_current_dir.tmp" GOFLAGS= go install -ldflags "-X $p/common/version.Version=${ALERTMANAGER_CURRENT_VERSION#v}" $p/alertmanager/cmd/alertmanager@$ALERTMANAGER_CURRENT_VERSION $p/alertmanager/cmd/amtool@$ALERTMANAGER_CURRENT_VERSION && mv "$alertmanager_current_dir.tmp" "$alertmanager_current_dir"
 EOF
 }

@@ -27,6 +27,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 GO=${GO:-go}
+# The shipped binaries build from go.mod alone, never from the workspace
+# (go.work also joins the checks module, whose go.mod may pick other
+# versions of shared dependencies; test/layers checks the two agree).
+export GOWORK=off
 pkg=github.com/prometheus/common/version
 
 git_or() {

@@ -14,7 +14,7 @@
 // It writes only to the databases it is given, and only to the four worker
 // tables; it never writes to the engine's database (only through the
 // engine's REST API, as a worker does). The engine and database faults act
-// on proxies in front of them (test/harness/faultproxy) that only the
+// on proxies in front of them (sim/faultproxy) that only the
 // exporter uses.
 package sim
 
@@ -365,7 +365,7 @@ func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) er
 			_, err := s.engine.Version(cctx)
 			cancel()
 			if err != nil {
-				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %v", ErrCannotInject, name, target, s.cfg.EngineURL, err)
+				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %w", ErrCannotInject, name, target, s.cfg.EngineURL, err)
 			}
 		}
 		s.laneFaults(target).set(name, on)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -87,7 +88,7 @@ func DashboardVariables(uid string) []string {
 // Alert is one alert of the bundle.
 type Alert struct {
 	Name     string
-	Severity string // Critical, Warning, Info, or None (the watchdog)
+	Severity string // rulefile.Critical, Warning, Info, or None (the watchdog)
 	Group    string // its rule group in the generated rule file
 	// Dashboard is the uid of the dashboard whose link the alert carries
 	// (dashboard_url), with the variables of Lane it has set; "" for none.
@@ -155,61 +156,58 @@ func Alerts() []Alert {
 	source := area{GroupExporter, DashboardExporter, sourceLane, "The exporter cannot read " + sourceWhere + ": "}
 	exporterEngine := area{GroupExporter, DashboardExporter, engineLane, engineWhere}
 	return []Alert{
-		outbox.alert(WorkflowOutboxBacklogStalled, Critical, "events wait and none is published"),
-		outbox.alert(WorkflowOutboxOldestEventTooOld, Critical, "the oldest pending event is older than consumers tolerate"),
-		outbox.alert(WorkflowOutboxEventsFailed, Warning, "events in a failed status will not be published without help"),
-		outbox.alert(WorkflowOutboxBacklogGrowing, Warning, "the publisher falls behind"),
+		outbox.alert(WorkflowOutboxBacklogStalled, rulefile.Critical, "events wait and none is published"),
+		outbox.alert(WorkflowOutboxOldestEventTooOld, rulefile.Critical, "the oldest pending event is older than consumers tolerate"),
+		outbox.alert(WorkflowOutboxEventsFailed, rulefile.Warning, "events in a failed status will not be published without help"),
+		outbox.alert(WorkflowOutboxBacklogGrowing, rulefile.Warning, "the publisher falls behind"),
 
-		inbox.alert(WorkflowInboxBacklogStalled, Warning, "messages wait and none is processed"),
-		inbox.alert(WorkflowInboxBacklogGrowing, Warning, "the consumer falls behind"),
-		inbox.alert(WorkflowInboxBacklogOld, Critical, "messages have waited too long to be processed"),
+		inbox.alert(WorkflowInboxBacklogStalled, rulefile.Warning, "messages wait and none is processed"),
+		inbox.alert(WorkflowInboxBacklogGrowing, rulefile.Warning, "the consumer falls behind"),
+		inbox.alert(WorkflowInboxBacklogOld, rulefile.Critical, "messages have waited too long to be processed"),
 
-		{WorkflowUnknownOutcomeRecords, Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
+		{WorkflowUnknownOutcomeRecords, rulefile.Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
 			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }} of database {{ $labels.database }}: unknown outcomes wait for reconciliation"},
-		scope.alert(WorkflowIdempotencyStaleInProgress, Warning, "records stuck in {{ $labels.status }}"),
-		scope.alert(WorkflowIdempotencyConflicts, Warning, "one key is reused for different requests"),
-		join.alert(WorkflowCompletedSideEffectTaskOpen, Critical, "side effects done (scope {{ $labels.scope }}, database {{ $labels.database }}), their tasks still open"),
-		join.alert(WorkflowIdempotencyInDoubt, Critical, "side effects in progress (scope {{ $labels.scope }}, database {{ $labels.database }}) lost their lock: outcome in doubt"),
-		{WorkflowProcessedJobTaskOpen, Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
+		scope.alert(WorkflowIdempotencyStaleInProgress, rulefile.Warning, "records stuck in {{ $labels.status }}"),
+		scope.alert(WorkflowIdempotencyConflicts, rulefile.Warning, "one key is reused for different requests"),
+		join.alert(WorkflowCompletedSideEffectTaskOpen, rulefile.Critical, "side effects done (scope {{ $labels.scope }}, database {{ $labels.database }}), their tasks still open"),
+		join.alert(WorkflowIdempotencyInDoubt, rulefile.Critical, "side effects in progress (scope {{ $labels.scope }}, database {{ $labels.database }}) lost their lock: outcome in doubt"),
+		{WorkflowProcessedJobTaskOpen, rulefile.Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
 			topicWhere + "jobs recorded as processed (activity {{ $labels.activity_id }}, database {{ $labels.database }}), their tasks still open"},
-		scope.alert(WorkflowDuplicatePreventionSpike, Info, "duplicates absorbed rise above their baseline"),
-		{WorkflowDeduplicationWindowExceeded, Warning, GroupIdempotency, DashboardIdempotency,
+		scope.alert(WorkflowDuplicatePreventionSpike, rulefile.Info, "duplicates absorbed rise above their baseline"),
+		{WorkflowDeduplicationWindowExceeded, rulefile.Warning, GroupIdempotency, DashboardIdempotency,
 			[]string{"database", "scope", "source_system", "engine", "topic", "message_type", "outbox_database"},
 			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}{{ end }} of database {{ $labels.database }}: " +
 				"redeliveries can come from further back than the records retention leaves"},
 
-		topic.alert(CamundaExternalTaskRetriesExhausted, Warning, "tasks out of retries wait for an operator"),
-		topic.alert(CamundaExternalTaskLockExpirations, Warning, "task locks lapse before the workers finish"),
-		topic.alert(CamundaExternalTaskDuplicateExecution, Info, "tasks ran again after their locks lapsed"),
-		topic.alert(CamundaExternalTaskRetryStorm, Warning, "workers fail most tasks and the retries come back"),
-		topic.alert(CamundaExternalTaskBacklogStalled, Critical, "tasks wait and no worker completes or fails any"),
-		{CamundaIncidentsOpen, Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "process_definition_key", "activity_id", "incident_type"},
+		topic.alert(CamundaExternalTaskRetriesExhausted, rulefile.Warning, "tasks out of retries wait for an operator"),
+		topic.alert(CamundaExternalTaskLockExpirations, rulefile.Warning, "task locks lapse before the workers finish"),
+		topic.alert(CamundaExternalTaskDuplicateExecution, rulefile.Info, "tasks ran again after their locks lapsed"),
+		topic.alert(CamundaExternalTaskRetryStorm, rulefile.Warning, "workers fail most tasks and the retries come back"),
+		topic.alert(CamundaExternalTaskBacklogStalled, rulefile.Critical, "tasks wait and no worker completes or fails any"),
+		{CamundaIncidentsOpen, rulefile.Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "process_definition_key", "activity_id", "incident_type"},
 			engineWhere + "{{ $labels.incident_type }} incidents open at {{ $labels.process_definition_key }}/{{ $labels.activity_id }}"},
-		topic.alert(CamundaExternalTaskLockHeldTooLong, Warning, "a worker has held a task's lock far longer than normal"),
-		{CamundaExternalTaskWorkerSilent, Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "topic", "worker_id"},
+		topic.alert(CamundaExternalTaskLockHeldTooLong, rulefile.Warning, "a worker has held a task's lock far longer than normal"),
+		{CamundaExternalTaskWorkerSilent, rulefile.Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "topic", "worker_id"},
 			topicWhere + "worker {{ $labels.worker_id }} holds locks and finishes nothing"},
 
-		{CamundaJobExecutorStalled, Critical, GroupCamundaJobs, DashboardExternalTask, engineLane,
+		{CamundaJobExecutorStalled, rulefile.Critical, GroupCamundaJobs, DashboardExternalTask, engineLane,
 			engineWhere + "async jobs are due and the job executor runs none"},
 
-		history.alert(CamundaHistoryCleanupFailing, Warning, "history cleanup jobs fail"),
-		history.alert(CamundaHistoryCleanupBehind, Warning, "history cleanup does not keep up, the history grows"),
+		history.alert(CamundaHistoryCleanupFailing, rulefile.Warning, "history cleanup jobs fail"),
+		history.alert(CamundaHistoryCleanupBehind, rulefile.Warning, "history cleanup does not keep up, the history grows"),
 
-		source.alert(WorkflowExporterSourceDown, Critical, "the alerts on it are blind"),
-		source.alert(WorkflowExporterCollectorDown, Warning, "no paging alert reads it, its series are missing"),
-		{WorkflowExporterDown, Critical, GroupExporter, DashboardExporter, []string{"job", "instance"},
+		source.alert(WorkflowExporterSourceDown, rulefile.Critical, "the alerts on it are blind"),
+		source.alert(WorkflowExporterCollectorDown, rulefile.Warning, "no paging alert reads it, its series are missing"),
+		{WorkflowExporterDown, rulefile.Critical, GroupExporter, DashboardExporter, []string{"job", "instance"},
 			"Prometheus cannot scrape the workflow exporter{{ with $labels.instance }} {{ . }}{{ end }}: every workflow alert is blind"},
-		exporterEngine.alert(WorkflowExporterTasksUnwatched, Warning, "in-flight external tasks beyond the exporter's lists go unwatched"),
-		exporterEngine.alert(WorkflowExporterHistoryReadsCut, Warning, "the exporter reads less history than is written, failures and completions are undercounted"),
-		{WorkflowExporterLabelValuesFolded, Warning, GroupExporter, DashboardExporter, []string{"metric"},
+		exporterEngine.alert(WorkflowExporterTasksUnwatched, rulefile.Warning, "in-flight external tasks beyond the exporter's lists go unwatched"),
+		exporterEngine.alert(WorkflowExporterHistoryReadsCut, rulefile.Warning, "the exporter reads less history than is written, failures and completions are undercounted"),
+		{WorkflowExporterLabelValuesFolded, rulefile.Warning, GroupExporter, DashboardExporter, []string{"metric"},
 			"Metric {{ $labels.metric }}: label values fold into \"other\", per-label alerts undercount"},
-		{WorkflowExporterWatchdog, None, GroupExporter, "", nil,
+		{WorkflowExporterWatchdog, rulefile.None, GroupExporter, "", nil,
 			"Always firing: the alerting path of the workflow exporter's rules works"},
 	}
 }
-
-// Severities returns the severities an alert may have, most urgent first.
-func Severities() []string { return []string{Critical, Warning, Info, None} }
 
 // Lookup returns the alert of the given name.
 func Lookup(name string) (Alert, bool) {

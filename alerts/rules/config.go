@@ -21,7 +21,8 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
+	"github.com/workflow-exporter/workflow-exporter/blocks/promlabel"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlfile"
 )
 
 // Config is the one place to tune the shipped alerts. Every field has a
@@ -30,7 +31,7 @@ type Config struct {
 	// Selector is added to every metric selector of every rule, e.g.
 	// `job="workflow-exporter"`. It must also match the `up` series of the
 	// exporter's scrape job (WorkflowExporterDown). Empty selects all jobs.
-	Selector string `yaml:"selector"`
+	Selector promlabel.Selector `yaml:"selector"`
 	// RunbookBaseURL is the prefix of every runbook_url; the alert name and
 	// ".md" are appended. Default: this repository's runbooks at the
 	// released tag (DefaultRunbookBaseURL).
@@ -85,7 +86,7 @@ type AlertConfig struct {
 type SelectorConfig struct {
 	// Match is a list of label matchers without braces, on labels the
 	// alert carries (its Lane), e.g. topic="billing.charge".
-	Match string `yaml:"match"`
+	Match promlabel.Selector `yaml:"match"`
 	// Set holds the thresholds this selector changes, in the sections of
 	// the config, e.g. {camunda: {backlog_stalled_age: 30m}}; keys left out
 	// keep the config's values.
@@ -94,10 +95,8 @@ type SelectorConfig struct {
 	Severity string            `yaml:"severity"`
 	Labels   map[string]string `yaml:"labels"`
 
-	// set is Set as written (only the keys given), and thresholds the
-	// config's thresholds with it applied.
-	set        *yaml.Node
-	thresholds Thresholds
+	// set is Set as written (only the keys given).
+	set *yaml.Node
 }
 
 // UnmarshalYAML keeps the set node, so only the keys it names change.
@@ -394,105 +393,125 @@ func Load(path string) (Config, error) {
 }
 
 // Parse decodes a config document on top of Default and validates it.
+// Every error names its key and line (blocks/yamlfile), all at once.
 func Parse(b []byte) (Config, error) {
 	cfg := Default()
-	if _, err := yamlkeys.Decode(b, &cfg); err != nil {
+	doc, err := yamlfile.Decode(b, &cfg, yamlfile.Options{})
+	if err != nil {
 		return Config{}, fmt.Errorf("alerts config: %w", err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(doc); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
 }
 
-// Validate reports the first invalid setting, naming its key.
-func (c Config) Validate() error {
-	if strings.ContainsAny(c.Selector, "{}") {
-		return fmt.Errorf("alerts config: selector: give the matchers without braces, e.g. job=\"workflow-exporter\"")
+// Validate reports every invalid setting, each naming its key.
+func (c Config) Validate() error { return c.validate(nil) }
+
+// validate reports every invalid setting, each naming its key and, for a
+// config decoded from doc, its line.
+func (c Config) validate(doc *yamlfile.Document) error {
+	errs := doc.Errors()
+	add := errs.Add
+	if _, err := c.Selector.Matchers(); err != nil {
+		add("selector", "%v", err)
 	}
 	if c.RunbookBaseURL == "" {
-		return fmt.Errorf("alerts config: runbook_base_url: must not be empty")
+		add("runbook_base_url", "must not be empty")
 	}
 	if u := c.DashboardBaseURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return fmt.Errorf("alerts config: dashboard_base_url: must be an http:// or https:// URL (Grafana's address), got %q", u)
+		add("dashboard_base_url", "must be an http:// or https:// URL (Grafana's address), got %q", u)
 	}
-	if err := c.Thresholds.validate(); err != nil {
+	c.Thresholds.validate("", add)
+	c.validateAlerts(errs)
+	// The order of the for: durations is read from the rules, which only
+	// a config valid so far builds.
+	if errs.Len() == 0 {
+		c.validateInhibitionOrder(add)
+	}
+	if err := errs.Err(); err != nil {
 		return fmt.Errorf("alerts config: %w", err)
 	}
-	if err := c.validateAlerts(); err != nil {
-		return err
-	}
-	return c.validateInhibitionOrder()
+	return nil
 }
 
-// validate checks the thresholds; its errors name the key from the
+// validate checks the thresholds; its keys are prefix (a selector's
+// set:, or "" for the config's own) followed by the key from the
 // thresholds' root (outbox.stalled_window).
-func (c Thresholds) validate() error {
-	windows := map[string]model.Duration{
-		"outbox.stalled_window":                 c.Outbox.StalledWindow,
-		"outbox.growing_window":                 c.Outbox.GrowingWindow,
-		"inbox.stalled_window":                  c.Inbox.StalledWindow,
-		"inbox.growing_window":                  c.Inbox.GrowingWindow,
-		"camunda.duplicate_execution_window":    c.Camunda.DuplicateExecutionWindow,
-		"idempotency.conflicts_window":          c.Idempotency.ConflictsWindow,
-		"idempotency.duplicates_window":         c.Idempotency.DuplicatesWindow,
-		"camunda.lock_expirations_window":       c.Camunda.LockExpirationsWindow,
-		"camunda.retry_storm_window":            c.Camunda.RetryStormWindow,
-		"camunda.backlog_stalled_window":        c.Camunda.BacklogStalledWindow,
-		"camunda.job_executor_stalled_window":   c.Camunda.JobExecutorStalledWindow,
-		"camunda.history_cleanup_behind_window": c.Camunda.HistoryCleanupBehindWindow,
-		"exporter.history_reads_cut_window":     c.Exporter.HistoryReadsCutWindow,
-		"exporter.label_values_folded_window":   c.Exporter.LabelValuesFoldedWindow,
-		"exporter.stale_after":                  c.Exporter.StaleAfter,
-		"deduplication.deletion_window":         c.Deduplication.DeletionWindow,
-	}
+func (c Thresholds) validate(prefix string, add func(key, format string, args ...any)) {
 	if c.Exporter.MinInterval <= 0 {
-		return fmt.Errorf("exporter.min_interval: must be positive (the exporter's min_interval, default 30s)")
-	}
-	minWindow := windowPolls * time.Duration(c.Exporter.MinInterval)
-	for k, v := range windows {
-		if time.Duration(v) < minWindow {
-			return fmt.Errorf("%s: %s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", k, v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)
+		add(prefix+"exporter.min_interval", "must be positive (the exporter's min_interval, default 30s)")
+	} else {
+		minWindow := windowPolls * time.Duration(c.Exporter.MinInterval)
+		for _, w := range []struct {
+			key string
+			v   model.Duration
+		}{
+			{"outbox.stalled_window", c.Outbox.StalledWindow},
+			{"outbox.growing_window", c.Outbox.GrowingWindow},
+			{"inbox.stalled_window", c.Inbox.StalledWindow},
+			{"inbox.growing_window", c.Inbox.GrowingWindow},
+			{"idempotency.conflicts_window", c.Idempotency.ConflictsWindow},
+			{"idempotency.duplicates_window", c.Idempotency.DuplicatesWindow},
+			{"camunda.duplicate_execution_window", c.Camunda.DuplicateExecutionWindow},
+			{"camunda.lock_expirations_window", c.Camunda.LockExpirationsWindow},
+			{"camunda.retry_storm_window", c.Camunda.RetryStormWindow},
+			{"camunda.backlog_stalled_window", c.Camunda.BacklogStalledWindow},
+			{"camunda.job_executor_stalled_window", c.Camunda.JobExecutorStalledWindow},
+			{"camunda.history_cleanup_behind_window", c.Camunda.HistoryCleanupBehindWindow},
+			{"exporter.history_reads_cut_window", c.Exporter.HistoryReadsCutWindow},
+			{"exporter.label_values_folded_window", c.Exporter.LabelValuesFoldedWindow},
+			{"exporter.stale_after", c.Exporter.StaleAfter},
+			{"deduplication.deletion_window", c.Deduplication.DeletionWindow},
+		} {
+			if time.Duration(w.v) < minWindow {
+				add(prefix+w.key, "%s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", w.v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)
+			}
 		}
 	}
-	positive := map[string]model.Duration{
-		"outbox.oldest_age":                c.Outbox.OldestAge,
-		"inbox.oldest_age":                 c.Inbox.OldestAge,
-		"idempotency.unknown_outcome_age":  c.Idempotency.UnknownOutcomeAge,
-		"camunda.backlog_stalled_age":      c.Camunda.BacklogStalledAge,
-		"camunda.job_executor_stalled_age": c.Camunda.JobExecutorStalledAge,
-		"camunda.lock_held_age":            c.Camunda.LockHeldAge,
-		"camunda.worker_silent_age":        c.Camunda.WorkerSilentAge,
-	}
-	for k, v := range positive {
-		if v <= 0 {
-			return fmt.Errorf("%s: must be positive", k)
+	for _, p := range []struct {
+		key string
+		v   model.Duration
+	}{
+		{"outbox.oldest_age", c.Outbox.OldestAge},
+		{"inbox.oldest_age", c.Inbox.OldestAge},
+		{"idempotency.unknown_outcome_age", c.Idempotency.UnknownOutcomeAge},
+		{"camunda.backlog_stalled_age", c.Camunda.BacklogStalledAge},
+		{"camunda.job_executor_stalled_age", c.Camunda.JobExecutorStalledAge},
+		{"camunda.lock_held_age", c.Camunda.LockHeldAge},
+		{"camunda.worker_silent_age", c.Camunda.WorkerSilentAge},
+	} {
+		if p.v <= 0 {
+			add(prefix+p.key, "must be positive")
 		}
 	}
 	if k := c.Exporter.PagesKeepFiringFor; k < 0 || (k > 0 && k <= c.Exporter.SourceDownFor) {
-		return fmt.Errorf("exporter.pages_keep_firing_for: %s must be 0 (off) or longer than exporter.source_down_for %s, so a source outage cannot resolve a page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
+		add(prefix+"exporter.pages_keep_firing_for", "%s must be 0 (off) or longer than exporter.source_down_for %s, so a source outage cannot resolve a page before WorkflowExporterSourceDown fires", k, c.Exporter.SourceDownFor)
 	}
 	if c.Idempotency.DuplicatesBaseline <= c.Idempotency.DuplicatesWindow {
-		return fmt.Errorf("idempotency.duplicates_baseline: %s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)
+		add(prefix+"idempotency.duplicates_baseline", "%s must be longer than duplicates_window %s", c.Idempotency.DuplicatesBaseline, c.Idempotency.DuplicatesWindow)
 	}
 	if c.Idempotency.DuplicatesFactor <= 1 {
-		return fmt.Errorf("idempotency.duplicates_factor: must be above 1 (a rise against the baseline)")
+		add(prefix+"idempotency.duplicates_factor", "must be above 1 (a rise against the baseline)")
 	}
 	if r := c.Camunda.RetryStormFailureRatio; r <= 0 || r >= 1 {
-		return fmt.Errorf("camunda.retry_storm_failure_ratio: must be between 0 and 1, got %v", r)
+		add(prefix+"camunda.retry_storm_failure_ratio", "must be between 0 and 1, got %v", r)
 	}
-	for k, v := range map[string]float64{
-		"outbox.growing_min_increase":      c.Outbox.GrowingMinIncrease,
-		"inbox.growing_min_increase":       c.Inbox.GrowingMinIncrease,
-		"camunda.duplicate_execution_max":  c.Camunda.DuplicateExecutionMax,
-		"idempotency.conflicts_max":        c.Idempotency.ConflictsMax,
-		"idempotency.duplicates_min":       c.Idempotency.DuplicatesMin,
-		"camunda.lock_expirations_max":     c.Camunda.LockExpirationsMax,
-		"camunda.retry_storm_min_failures": c.Camunda.RetryStormMinFailures,
+	for _, n := range []struct {
+		key string
+		v   float64
+	}{
+		{"outbox.growing_min_increase", c.Outbox.GrowingMinIncrease},
+		{"inbox.growing_min_increase", c.Inbox.GrowingMinIncrease},
+		{"idempotency.conflicts_max", c.Idempotency.ConflictsMax},
+		{"idempotency.duplicates_min", c.Idempotency.DuplicatesMin},
+		{"camunda.duplicate_execution_max", c.Camunda.DuplicateExecutionMax},
+		{"camunda.lock_expirations_max", c.Camunda.LockExpirationsMax},
+		{"camunda.retry_storm_min_failures", c.Camunda.RetryStormMinFailures},
 	} {
-		if v < 0 {
-			return fmt.Errorf("%s: must not be negative", k)
+		if n.v < 0 {
+			add(prefix+n.key, "must not be negative")
 		}
 	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -140,7 +141,7 @@ func TestEveryRuleIsComplete(t *testing.T) {
 	for _, g := range Build(Default()).Groups {
 		for _, r := range g.Rules {
 			a := mustLookup(r.Alert)
-			if !slices.Contains(Severities(), r.Labels["severity"]) {
+			if !slices.Contains(rulefile.Severities(), r.Labels["severity"]) {
 				t.Errorf("%s: severity %q", r.Alert, r.Labels["severity"])
 			}
 			sum := r.Annotations["summary"]
@@ -152,10 +153,10 @@ func TestEveryRuleIsComplete(t *testing.T) {
 					t.Errorf("%s: the summary names $labels.%s, which is not of its lane %v", r.Alert, m[1], a.Lane)
 				}
 			}
-			if a.Severity != None && !strings.Contains(sum, "$labels.") {
+			if a.Severity != rulefile.None && !strings.Contains(sum, "$labels.") {
 				t.Errorf("%s: the summary names no label: %q", r.Alert, sum)
 			}
-			if a.Severity != None && !strings.Contains(r.Annotations["description"], "{{") {
+			if a.Severity != rulefile.None && !strings.Contains(r.Annotations["description"], "{{") {
 				t.Errorf("%s: description should be templated", r.Alert)
 			}
 			if got := r.Annotations["dashboard_url"]; (a.Dashboard != "") != (got != "") {
@@ -286,7 +287,7 @@ func TestPagesKeepFiring(t *testing.T) {
 				continue
 			}
 			want := ""
-			if a.Severity == Critical && a.Group != GroupExporter {
+			if a.Severity == rulefile.Critical && a.Group != GroupExporter {
 				want = "10m"
 			}
 			if r.KeepFiringFor != want {
@@ -330,8 +331,8 @@ func TestAlertsListIsTheRuleFile(t *testing.T) {
 			t.Errorf("%s: listed twice", a.Name)
 		}
 		seen[a.Name] = true
-		if !slices.Contains(Severities(), a.Severity) {
-			t.Errorf("%s: severity %q is not one of %v", a.Name, a.Severity, Severities())
+		if !slices.Contains(rulefile.Severities(), a.Severity) {
+			t.Errorf("%s: severity %q is not one of %v", a.Name, a.Severity, rulefile.Severities())
 		}
 		if i > 0 && as[i-1].Group != a.Group {
 			closed[as[i-1].Group] = true

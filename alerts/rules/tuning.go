@@ -10,7 +10,9 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
+	"github.com/workflow-exporter/workflow-exporter/blocks/promlabel"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlfile"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 )
 
@@ -60,51 +62,8 @@ func noSelectors() map[string]string {
 	}
 }
 
-var (
-	labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
-	// oneMatcherRE is one label matcher with a quoted value.
-	oneMatcherRE  = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*$`)
-	firstMetricRE = regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\{`)
-)
-
-// matcherLabels returns the label names of a list of matchers without
-// braces (`topic="a", engine=~"b|c"`), or an error naming what is wrong.
-func matcherLabels(s string) ([]string, error) {
-	var out []string
-	var cur strings.Builder
-	inQuote, escaped := false, false
-	flush := func() error {
-		m := oneMatcherRE.FindStringSubmatch(cur.String())
-		if m == nil {
-			return fmt.Errorf("%q is not a label matcher such as topic=\"billing.charge\"", strings.TrimSpace(cur.String()))
-		}
-		out = append(out, m[1])
-		cur.Reset()
-		return nil
-	}
-	for _, r := range s {
-		switch {
-		case escaped:
-			escaped = false
-		case r == '\\' && inQuote:
-			escaped = true
-		case r == '"':
-			inQuote = !inQuote
-		case r == ',' && !inQuote:
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		cur.WriteRune(r)
-	}
-	if strings.TrimSpace(cur.String()) != "" || len(out) == 0 {
-		if err := flush(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
+// firstMetricRE finds the series names of an expression.
+var firstMetricRE = regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\{`)
 
 // anchorOf is the first catalog series a rule's expression selects: the
 // series a selector is checked against (its labels) and the default rule
@@ -132,31 +91,35 @@ func (c Config) selectorThresholds(s SelectorConfig) (Thresholds, error) {
 
 // checkLabels checks extra labels: label names, and none the alert sets
 // itself or takes from its series.
-func checkLabels(key string, ls map[string]string, a Alert) error {
-	for k := range ls {
+func checkLabels(key string, ls map[string]string, a Alert, add func(key, format string, args ...any)) {
+	for _, k := range slices.Sorted(maps.Keys(ls)) {
+		lkey := key + ".labels." + k
 		switch {
-		case !labelNameRE.MatchString(k):
-			return fmt.Errorf("alerts config: %s.labels: %q is not a label name", key, k)
+		case !promlabel.ValidName(k):
+			add(lkey, "%v", promlabel.CheckName(k))
 		case k == "severity":
-			return fmt.Errorf("alerts config: %s.labels: set the severity with %s.severity", key, key)
+			add(lkey, "set the severity with %s.severity", key)
 		case k == "alertname" || k == "job" || k == "instance" || slices.Contains(a.Lane, k):
-			return fmt.Errorf("alerts config: %s.labels: %q is a label the alert takes from its series; choose another name (team, service, ...)", key, k)
+			add(lkey, "%q is a label the alert takes from its series; choose another name (team, service, ...)", k)
 		}
 	}
-	return nil
 }
 
-func checkSeverity(key, sev string) error {
-	if sev != "" && sev != Critical && sev != Warning && sev != Info {
-		return fmt.Errorf("alerts config: %s.severity: %q is not one of critical, warning, info", key, sev)
+// checkSeverity checks a severity the config gives ("": the alert's own).
+func checkSeverity(key, sev string, add func(key, format string, args ...any)) {
+	if sev == "" {
+		return
 	}
-	return nil
+	if err := rulefile.CheckSeverity(sev); err != nil {
+		add(key+".severity", "%v", err)
+	}
 }
 
 // validateAlerts checks the alerts: section: known names, severities,
 // labels, and selectors that match on the alert's labels and change what
 // the alert does for their series.
-func (c Config) validateAlerts() error {
+func (c Config) validateAlerts(errs *yamlfile.Errors) {
+	add := errs.Add
 	var names []string
 	for _, a := range Alerts() {
 		names = append(names, a.Name)
@@ -168,68 +131,70 @@ func (c Config) validateAlerts() error {
 		a, ok := Lookup(name)
 		if !ok {
 			msg := "unknown alert"
-			if cl := yamlkeys.Closest(name, names); cl != "" {
+			if cl := yamlfile.Closest(name, names); cl != "" {
 				msg += "; did you mean " + cl + "?"
 			}
-			return fmt.Errorf("alerts config: %s: %s", key, msg)
+			add(key, "%s", msg)
+			continue
 		}
-		if a.Severity == None && (ac.Severity != "" || len(ac.Selectors) > 0) {
-			return fmt.Errorf("alerts config: %s: the watchdog can be turned off or labelled, nothing else", key)
+		if a.Severity == rulefile.None && (ac.Severity != "" || len(ac.Selectors) > 0) {
+			add(key, "the watchdog can be turned off or labelled, nothing else")
+			continue
 		}
 		if why, ok := noSelectors()[name]; ok && len(ac.Selectors) > 0 {
-			return fmt.Errorf("alerts config: %s.selectors: %s; tune its keys for all series, or its severity and labels", key, why)
+			add(key+".selectors", "%s; tune its keys for all series, or its severity and labels", why)
+			ac.Selectors = nil
 		}
-		if err := checkSeverity(key, ac.Severity); err != nil {
-			return err
-		}
-		if err := checkLabels(key, ac.Labels, a); err != nil {
-			return err
-		}
+		checkSeverity(key, ac.Severity, add)
+		checkLabels(key, ac.Labels, a, add)
 		anchor := anchorOf(base[name].Expr)
+		m, _ := catalog.Lookup(anchor)
 		for i, s := range ac.Selectors {
 			skey := fmt.Sprintf("%s.selectors[%d]", key, i)
-			ls, err := matcherLabels(s.Match)
-			if err != nil {
-				return fmt.Errorf("alerts config: %s.match: %w", skey, err)
-			}
-			m, _ := catalog.Lookup(anchor)
-			for _, l := range ls {
-				if !slices.Contains(a.Lane, l) || !slices.Contains(m.Labels, l) {
-					return fmt.Errorf("alerts config: %s.match: %s is not a label of %s's series (it has %s)", skey, l, name, strings.Join(m.Labels, ", "))
+			switch ms, err := s.Match.Matchers(); {
+			case err != nil:
+				add(skey+".match", "%v", err)
+			case len(ms) == 0:
+				add(skey+".match", `must list the label matchers of the series it tunes, e.g. topic="billing.charge"`)
+			default:
+				for _, l := range ms {
+					if !slices.Contains(a.Lane, l.Name) || !slices.Contains(m.Labels, l.Name) {
+						add(skey+".match", "%s is not a label of %s's series (it has %s)", l.Name, name, strings.Join(m.Labels, ", "))
+					}
 				}
 			}
-			if err := checkSeverity(skey, s.Severity); err != nil {
-				return err
-			}
-			if err := checkLabels(skey, s.Labels, a); err != nil {
-				return err
+			checkSeverity(skey, s.Severity, add)
+			checkLabels(skey, s.Labels, a, add)
+			if s.set == nil {
+				if s.Severity == "" && len(s.Labels) == 0 {
+					add(skey, "sets neither set, severity nor labels")
+				}
+				continue
 			}
 			t, err := c.selectorThresholds(s)
 			if err != nil {
-				return fmt.Errorf("alerts config: %s.set: %w", skey, err)
+				add(skey+".set", "%v", err)
+				continue
 			}
-			if err := t.validate(); err != nil {
-				return fmt.Errorf("alerts config: %s.set.%w", skey, err)
+			before := errs.Len()
+			t.validate(skey+".set.", add)
+			if errs.Len() > before {
+				continue
 			}
-			if s.set != nil {
-				cs := c
-				cs.Thresholds = t
-				r := builder{c: cs}.all()[name]
-				if r.Expr == base[name].Expr && r.For == base[name].For && r.KeepFiringFor == base[name].KeepFiringFor {
-					return fmt.Errorf("alerts config: %s.set: changes nothing %s uses (its keys: %s and the thresholds its description names)", skey, name, ForKeys()[name])
-				}
-			} else if s.Severity == "" && len(s.Labels) == 0 {
-				return fmt.Errorf("alerts config: %s: sets neither set, severity nor labels", skey)
+			cs := c
+			cs.Thresholds = t
+			r := builder{c: cs}.all()[name]
+			if r.Expr == base[name].Expr && r.For == base[name].For && r.KeepFiringFor == base[name].KeepFiringFor {
+				add(skey+".set", "changes nothing %s uses (its keys: %s and the thresholds its description names)", name, ForKeys()[name])
 			}
 		}
 	}
-	return nil
 }
 
 // validateInhibitionOrder checks that no consequence can fire before its
 // root cause (Inhibitions): the longest for: of the root's rules is not
 // longer than the shortest of each consequence's.
-func (c Config) validateInhibitionOrder() error {
+func (c Config) validateInhibitionOrder(add func(key, format string, args ...any)) {
 	fors := map[string][]time.Duration{}
 	for _, g := range Build(c).Groups {
 		for _, r := range g.Rules {
@@ -237,13 +202,22 @@ func (c Config) validateInhibitionOrder() error {
 			if r.For != "" {
 				md, err := model.ParseDuration(r.For)
 				if err != nil {
-					return err
+					add(ForKeys()[r.Alert], "%v", err)
+					continue
 				}
 				d = time.Duration(md)
 			}
 			fors[r.Alert] = append(fors[r.Alert], d)
 		}
 	}
+	// Per consequence, the root with the longest for: it must wait for
+	// (the first of them on a tie): making it that long satisfies all.
+	type root struct {
+		source  string
+		longest time.Duration
+	}
+	var order []string
+	worst := map[string]root{}
 	for _, in := range Inhibitions() {
 		src, ok := fors[in.Source]
 		if !ok {
@@ -252,22 +226,28 @@ func (c Config) validateInhibitionOrder() error {
 		longest := slices.Max(src)
 		for _, t := range in.Targets {
 			tf, ok := fors[t]
-			if !ok {
+			if !ok || slices.Min(tf) >= longest {
 				continue
 			}
-			if shortest := slices.Min(tf); shortest < longest {
-				return fmt.Errorf("alerts config: %s: %s is shorter than %s of %s, which inhibits %s in Alertmanager: %s would notify before its root cause fires; make it at least %s",
-					ForKeys()[t], model.Duration(shortest), ForKeys()[in.Source], in.Source, t, t, model.Duration(longest))
+			if w, seen := worst[t]; !seen {
+				order = append(order, t)
+			} else if w.longest >= longest {
+				continue
 			}
+			worst[t] = root{in.Source, longest}
 		}
 	}
-	return nil
+	for _, t := range order {
+		w := worst[t]
+		add(ForKeys()[t], "%s is shorter than %s of %s, which inhibits %s in Alertmanager: %s would notify before its root cause fires; make it at least %s",
+			model.Duration(slices.Min(fors[t])), ForKeys()[w.source], w.source, t, t, model.Duration(w.longest))
+	}
 }
 
 // SelectorThreshold is the thresholds of the series one selector of an
 // alert matches (the alerts: section's selectors), for the dashboards.
 type SelectorThreshold struct {
-	Match      string // label matchers without braces
+	Match      promlabel.Selector
 	Thresholds Thresholds
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -43,11 +44,11 @@ alerts:
 		t.Errorf("turned off, still built: %v", rs)
 	}
 	rs := rulesOf(f, CamundaExternalTaskRetriesExhausted)
-	if len(rs) != 1 || rs[0].Labels["severity"] != Critical || rs[0].Labels["team"] != "fulfillment" {
+	if len(rs) != 1 || rs[0].Labels["severity"] != rulefile.Critical || rs[0].Labels["team"] != "fulfillment" {
 		t.Errorf("severity and labels not applied: %+v", rs)
 	}
 	// The others keep theirs.
-	if rs := rulesOf(f, CamundaExternalTaskRetryStorm); len(rs) != 1 || rs[0].Labels["severity"] != Warning || len(rs[0].Labels) != 1 {
+	if rs := rulesOf(f, CamundaExternalTaskRetryStorm); len(rs) != 1 || rs[0].Labels["severity"] != rulefile.Warning || len(rs[0].Labels) != 1 {
 		t.Errorf("an alert not named changed: %+v", rs)
 	}
 }
@@ -79,11 +80,11 @@ alerts:
 			t.Errorf("the alert's rule lacks %q:\n%s", want, def.Expr)
 		}
 	}
-	if def.Labels["team"] != "fulfillment" || def.Labels["severity"] != Critical || def.For != "10m" {
+	if def.Labels["team"] != "fulfillment" || def.Labels["severity"] != rulefile.Critical || def.For != "10m" {
 		t.Errorf("the alert's rule: labels %v, for %s", def.Labels, def.For)
 	}
 	if !strings.Contains(export.Expr, "> 7200") || !strings.Contains(export.Expr, `topic="billing.export"}`) || export.For != "30m" ||
-		export.Labels["severity"] != Warning || export.Labels["team"] != "billing" {
+		export.Labels["severity"] != rulefile.Warning || export.Labels["team"] != "billing" {
 		t.Errorf("the first selector's rule: for %s, labels %v:\n%s", export.For, export.Labels, export.Expr)
 	}
 	// Every series of the selector's rule carries its matcher.
@@ -93,7 +94,7 @@ alerts:
 		}
 	}
 	if !strings.Contains(billing.Expr, "> 3600") || !strings.Contains(billing.Expr, `unless on (topic) camunda_external_task_oldest_waiting_age_seconds{job="workflow-exporter", topic="billing.export"}`) ||
-		billing.Labels["team"] != "fulfillment" || billing.Labels["severity"] != Critical {
+		billing.Labels["team"] != "fulfillment" || billing.Labels["severity"] != rulefile.Critical {
 		t.Errorf("the second selector's rule: labels %v:\n%s", billing.Labels, billing.Expr)
 	}
 	if strings.Contains(export.Expr, "unless on (topic) camunda_external_task_oldest_waiting_age_seconds{job=\"workflow-exporter\", topic=~") {
@@ -103,21 +104,21 @@ alerts:
 
 func TestAlertsConfigErrorsNameTheKey(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
-		{"alerts:\n  CamundaBacklogStalled: {enabled: false}\n", "alerts.CamundaBacklogStalled: unknown alert; did you mean CamundaJobExecutorStalled?"},
-		{"alerts:\n  WorkflowOutboxBacklogStalled: {severity: page}\n", `alerts.WorkflowOutboxBacklogStalled.severity: "page" is not one of`},
-		{"alerts:\n  WorkflowOutboxBacklogStalled: {labels: {severity: critical}}\n", "alerts.WorkflowOutboxBacklogStalled.labels: set the severity with"},
-		{"alerts:\n  WorkflowOutboxBacklogStalled: {labels: {database: x}}\n", `alerts.WorkflowOutboxBacklogStalled.labels: "database" is a label the alert takes from its series`},
+		{"alerts:\n  CamundaBacklogStalled: {enabled: false}\n", "alerts.CamundaBacklogStalled (line 2): unknown alert; did you mean CamundaJobExecutorStalled?"},
+		{"alerts:\n  WorkflowOutboxBacklogStalled: {severity: page}\n", `alerts.WorkflowOutboxBacklogStalled.severity (line 2): "page" is not one of`},
+		{"alerts:\n  WorkflowOutboxBacklogStalled: {labels: {severity: critical}}\n", "alerts.WorkflowOutboxBacklogStalled.labels.severity (line 2): set the severity with"},
+		{"alerts:\n  WorkflowOutboxBacklogStalled: {labels: {database: x}}\n", `alerts.WorkflowOutboxBacklogStalled.labels.database (line 2): "database" is a label the alert takes from its series`},
 		{"alerts:\n  WorkflowOutboxBacklogStalled: {labels: {2x: y}}\n", `"2x" is not a label name`},
-		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'topic=\"x\"', severity: warning}]\n", "alerts.WorkflowOutboxBacklogStalled.selectors[0].match: topic is not a label of WorkflowOutboxBacklogStalled's series"},
-		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type', severity: warning}]\n", "selectors[0].match: \"event_type\" is not a label matcher"},
-		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {camunda: {backlog_stalled_age: 1h}}}]\n", "selectors[0].set: changes nothing WorkflowOutboxBacklogStalled uses"},
-		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"'}]\n", "selectors[0]: sets neither set, severity nor labels"},
+		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'topic=\"x\"', severity: warning}]\n", "alerts.WorkflowOutboxBacklogStalled.selectors[0].match (line 3): topic is not a label of WorkflowOutboxBacklogStalled's series"},
+		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type', severity: warning}]\n", "selectors[0].match (line 3): \"event_type\" is not a label matcher"},
+		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {camunda: {backlog_stalled_age: 1h}}}]\n", "selectors[0].set (line 3): changes nothing WorkflowOutboxBacklogStalled uses"},
+		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"'}]\n", "selectors[0] (line 3): sets neither set, severity nor labels"},
 		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {outbox: {stalled_window: 30s}}}]\n", "selectors[0].set.outbox.stalled_window"},
 		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {outbox: {stalled_windw: 30s}}}]\n", "selectors[0].set.outbox.stalled_windw (line 3): unknown key; did you mean"},
-		{"alerts:\n  WorkflowExporterWatchdog: {severity: critical}\n", "alerts.WorkflowExporterWatchdog: the watchdog can be turned off or labelled"},
-		{"alerts:\n  WorkflowDeduplicationWindowExceeded:\n    selectors: [{match: 'topic=\"x\"', severity: info}]\n", "alerts.WorkflowDeduplicationWindowExceeded.selectors: its expression joins the engine's topics"},
-		{"deduplication: {deletion_window: 1m}\n", "deduplication.deletion_window: 1m is shorter than 2m"},
-		{"dashboard_base_url: grafana:3000\n", "dashboard_base_url: must be an http:// or https:// URL"},
+		{"alerts:\n  WorkflowExporterWatchdog: {severity: critical}\n", "alerts.WorkflowExporterWatchdog (line 2): the watchdog can be turned off or labelled"},
+		{"alerts:\n  WorkflowDeduplicationWindowExceeded:\n    selectors: [{match: 'topic=\"x\"', severity: info}]\n", "alerts.WorkflowDeduplicationWindowExceeded.selectors (line 3): its expression joins the engine's topics"},
+		{"deduplication: {deletion_window: 1m}\n", "deduplication.deletion_window (line 1): 1m is shorter than 2m"},
+		{"dashboard_base_url: grafana:3000\n", "dashboard_base_url (line 1): must be an http:// or https:// URL"},
 	} {
 		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -131,9 +132,9 @@ func TestAlertsConfigErrorsNameTheKey(t *testing.T) {
 // lengthens a root's for: counts too.
 func TestConsequenceForNotShorterThanItsRoot(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
-		{"camunda: {lock_expirations_for: 5m}\n", "camunda.lock_expirations_for: 5m is shorter than idempotency.completed_task_open_for of WorkflowCompletedSideEffectTaskOpen"},
+		{"camunda: {lock_expirations_for: 5m}\n", "camunda.lock_expirations_for (line 1): 5m is shorter than idempotency.completed_task_open_for of WorkflowCompletedSideEffectTaskOpen"},
 		{"idempotency: {in_doubt_for: 30m}\n", "is shorter than idempotency.in_doubt_for of WorkflowIdempotencyInDoubt"},
-		{"camunda: {retry_storm_for: 20m}\n", "camunda.lock_expirations_for: 15m is shorter than camunda.retry_storm_for of CamundaExternalTaskRetryStorm"},
+		{"camunda: {retry_storm_for: 20m}\n", "camunda.lock_expirations_for (line 1): 15m is shorter than camunda.retry_storm_for of CamundaExternalTaskRetryStorm"},
 		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {outbox: {stalled_for: 10m}}}]\n",
 			"outbox.oldest_age_for: 2m is shorter than outbox.stalled_for of WorkflowOutboxBacklogStalled"},
 	} {
@@ -215,5 +216,41 @@ func TestRunbookRefFollowsTheRelease(t *testing.T) {
 	}
 	if RunbookRef != want {
 		t.Errorf("RunbookRef = %q; with VERSION %s and its CHANGELOG.md section %q it must be %q", RunbookRef, v, head[1], want)
+	}
+}
+
+// TestEveryErrorWithItsLine: the alerts config reports every error at once,
+// each with its key and line, in the order of the file.
+func TestEveryErrorWithItsLine(t *testing.T) {
+	doc := `selector: job=workflow-exporter
+outbox:
+  stalled_window: 1m
+  oldest_age: 0s
+alerts:
+  WorkflowOutboxBacklogStalled:
+    severity: page
+    labels: {2x: y}
+    selectors:
+      - match: ''
+        severity: warning
+  CamundaBacklogStalled: {enabled: false}
+`
+	_, err := Parse([]byte(doc))
+	want := `alerts config: selector (line 1): "job=workflow-exporter" is not a label matcher: write a label name, one of = != =~ !~ and the value in double quotes, e.g. topic="billing.charge"
+outbox.stalled_window (line 3): 1m is shorter than 2m, 4 polls of exporter.min_interval 30s: shorter windows hold too few samples and are noise
+outbox.oldest_age (line 4): must be positive
+alerts.WorkflowOutboxBacklogStalled.severity (line 7): "page" is not one of critical, warning, info
+alerts.WorkflowOutboxBacklogStalled.labels.2x (line 8): "2x" is not a label name (letters, digits and _, not starting with a digit)
+alerts.WorkflowOutboxBacklogStalled.selectors[0].match (line 10): must list the label matchers of the series it tunes, e.g. topic="billing.charge"
+alerts.CamundaBacklogStalled (line 12): unknown alert; did you mean CamundaJobExecutorStalled?`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error\n%v\nwant\n%s", err, want)
+	}
+	// A config built in code names the keys, without lines.
+	c := Default()
+	c.Outbox.OldestAge = 0
+	c.Inbox.OldestAge = 0
+	if err := c.Validate(); err == nil || err.Error() != "alerts config: outbox.oldest_age: must be positive\ninbox.oldest_age: must be positive" {
+		t.Errorf("Validate: %v", err)
 	}
 }

@@ -19,21 +19,20 @@
 package slo
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
 
-	"github.com/workflow-exporter/workflow-exporter/blocks/yamlkeys"
+	"github.com/workflow-exporter/workflow-exporter/blocks/promlabel"
+	"github.com/workflow-exporter/workflow-exporter/blocks/yamlfile"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
@@ -43,7 +42,7 @@ type Config struct {
 	// Selector is added to every selector of every rule, like the alert
 	// rules' selector (e.g. job="workflow-exporter"); empty selects all
 	// jobs.
-	Selector string `yaml:"selector"`
+	Selector promlabel.Selector `yaml:"selector"`
 	// Period is the SLO period the error budget is counted over (30d).
 	Period model.Duration `yaml:"period"`
 	// PageWindows and TicketWindows are the burn-rate alert windows; left
@@ -140,53 +139,21 @@ func Load(path string, b Buckets) (Config, error) {
 }
 
 // Parse reads and validates an SLO file's contents. Every error names the
-// key and the line.
+// key and the line (blocks/yamlfile), all of them at once.
 func Parse(data []byte, b Buckets) (Config, error) {
 	var cfg Config
-	doc, err := yamlkeys.Decode(data, &cfg)
+	doc, err := yamlfile.Decode(data, &cfg, yamlfile.Options{EmptySection: map[reflect.Type]string{
+		reflect.TypeOf(Latency{}): "give the histogram and the threshold, e.g. {metric: " + catalog.OutboxPublishDelay + ", threshold: 1m}, or remove the key",
+		reflect.TypeOf(Ratio{}):   "give the counters of good and bad events, e.g. {good: " + catalog.CamundaExternalTaskCompletions + ", bad: " + catalog.CamundaExternalTaskFailures + "}, or remove the key",
+	}})
 	if err != nil {
 		return Config{}, fmt.Errorf("slos config: %w", err)
 	}
 	cfg.applyDefaults()
-	if err := cfg.validate(b, func(key string) int { return lineOf(doc, key) }); err != nil {
-		return Config{}, err
+	if err := cfg.validate(b, doc); err != nil {
+		return Config{}, fmt.Errorf("slos config: %w", err)
 	}
 	return cfg, nil
-}
-
-// lineOf returns the line of a key path such as slos[1].indicator.latency
-// in the document: of the deepest part of the path the file has (an
-// objective's line when its indicator is missing), 0 for none.
-func lineOf(doc *yaml.Node, path string) int {
-	n := doc
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := 0
-	for _, part := range strings.Split(path, ".") {
-		name, index, hasIndex := strings.Cut(part, "[")
-		next := (*yaml.Node)(nil)
-		if n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == name {
-					line, next = n.Content[i].Line, n.Content[i+1]
-				}
-			}
-		}
-		if next == nil {
-			return line
-		}
-		n = next
-		if hasIndex {
-			i, err := strconv.Atoi(strings.TrimSuffix(index, "]"))
-			if err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
-				return line
-			}
-			n = n.Content[i]
-			line = n.Line
-		}
-	}
-	return line
 }
 
 func (c *Config) applyDefaults() {
@@ -215,22 +182,15 @@ func (c *Config) applyDefaults() {
 var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$`)
 	alertRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	labelRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
 
 // validate checks everything a rule needs and returns every problem, each
-// naming its key and, where the file has it, its line.
-func (c *Config) validate(b Buckets, lineOf func(key string) int) error {
-	var errs []error
-	add := func(key string, format string, args ...any) {
-		where := key
-		if line := lineOf(key); line > 0 {
-			where = fmt.Sprintf("%s (line %d)", key, line)
-		}
-		errs = append(errs, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
-	}
-	if strings.ContainsAny(c.Selector, "{}") {
-		add("selector", "give the matchers without braces, e.g. job=\"workflow-exporter\"")
+// naming its key and, where the file (doc) has it, its line.
+func (c *Config) validate(b Buckets, doc *yamlfile.Document) error {
+	errs := doc.Errors()
+	add := errs.Add
+	if _, err := c.Selector.Matchers(); err != nil {
+		add("selector", "%v", err)
 	}
 	if time.Duration(c.Period) < 24*time.Hour {
 		add("period", "must be at least 1d, got %s", c.Period)
@@ -280,12 +240,12 @@ func (c *Config) validate(b Buckets, lineOf func(key string) int) error {
 		checkLabels(o.Labels, key+".labels", add)
 		o.Indicator.validate(key+".indicator", b, add)
 	}
-	return errors.Join(errs...)
+	return errs.Err()
 }
 
 func checkLabels(labels map[string]string, key string, add func(string, string, ...any)) {
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		if !labelRE.MatchString(k) || k == "slo" || k == "severity" || k == "__name__" {
+		if !promlabel.ValidName(k) || k == "slo" || k == "severity" || k == "__name__" {
 			add(key, "label %q is not a label name a rule may set (slo and severity are the generator's)", k)
 		}
 	}

@@ -25,7 +25,7 @@ func loadExample(t *testing.T) Config {
 }
 
 // TestExampleFilesAreCurrent: the committed rules and Sloth spec are what
-// the example SLO file renders to (go generate ./alerts/slo rewrites them).
+// the example SLO file renders to (make generate rewrites them).
 func TestExampleFilesAreCurrent(t *testing.T) {
 	cfg := loadExample(t)
 	rules, err := Rules(cfg, example)
@@ -42,7 +42,7 @@ func TestExampleFilesAreCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(got) != string(want) {
-			t.Errorf("%s is stale: run go generate ./alerts/slo", file)
+			t.Errorf("%s is stale: run make generate", file)
 		}
 	}
 }
@@ -77,6 +77,18 @@ func TestBadFilesNameTheKeyAndLine(t *testing.T) {
 		{"a label the generator sets", "labels: {severity: page}\nslos:\n  - {name: a, objective: 99, indicator: {ratio: {good: camunda_external_task_completions_total, bad: camunda_external_task_failures_total}}}\n",
 			[]string{`labels (line 1): label "severity" is not a label name a rule may set`}},
 		{"nothing to do", "period: 30d\n", []string{"slos: lists no objective"}},
+		{"an indicator without a value", "slos:\n  - name: a\n    objective: 99\n    indicator:\n      latency:\n",
+			[]string{"slos[0].indicator.latency (line 5): has no value; give the histogram and the threshold, e.g. {metric: workflow_outbox_publish_delay_seconds, threshold: 1m}, or remove the key"}},
+		{"a selector that is no matcher", "selector: job=workflow-exporter\nslos:\n  - {name: a, objective: 99, indicator: {ratio: {good: camunda_external_task_completions_total, bad: camunda_external_task_failures_total}}}\n",
+			[]string{`slos config: selector (line 1): "job=workflow-exporter" is not a label matcher`}},
+		{"every error in the order of the file", "period: 1h\nslos:\n  - name: A\n    objective: 100\n",
+			// The default windows are not in the file: no line, last.
+			[]string{"slos config: period (line 1): must be at least 1d, got 1h\n" +
+				"slos[0].name (line 3): must be lower case letters, digits, - and _, got \"A\"\n" +
+				"slos[0].indicator (line 3): needs latency: {metric, threshold} or ratio: {good, bad}\n" +
+				"slos[0].objective (line 4): must be a percentage above 0 and below 100, e.g. 99.5, got 100\n" +
+				"page_windows[1]: long (6h) must not exceed the period (1h)\n" +
+				"ticket_windows[0]: long (1d) must not exceed the period (1h)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -101,7 +101,7 @@ func ownClass(err error) string {
 	if fc, ok := err.(Classer); ok && fc.FailureClass() != "" {
 		return fc.FailureClass()
 	}
-	switch u := err.(type) {
+	switch u := err.(type) { //nolint:errorlint // the walk down the chain, one link at a time, is the point
 	case interface{ Unwrap() error }:
 		if inner := u.Unwrap(); inner != nil {
 			return ownClass(inner)

@@ -39,7 +39,7 @@ func servingIndex(ctx context.Context, tx pgx.Tx, table, query string, ordered b
 	}
 	var plans []struct{ Plan node }
 	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) == 0 {
-		return "", fmt.Errorf("unexpected EXPLAIN output: %v", err)
+		return "", fmt.Errorf("unexpected EXPLAIN output: %w", err)
 	}
 	partial := func(index string) bool {
 		var p bool

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	amalert "github.com/prometheus/alertmanager/alert"
 	"github.com/prometheus/alertmanager/eventrecorder"
 	"github.com/prometheus/alertmanager/inhibit"
 	"github.com/prometheus/alertmanager/pkg/labels"
 	"github.com/prometheus/alertmanager/provider/mem"
-	"github.com/prometheus/alertmanager/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
@@ -50,7 +50,7 @@ func startInhibitor(t *testing.T, firing ...model.LabelSet) func(model.LabelSet)
 
 	now := time.Now()
 	for _, ls := range firing {
-		if err := alerts.Put(ctx, &types.Alert{
+		if err := alerts.Put(ctx, &amalert.Alert{
 			Alert:     model.Alert{Labels: ls, StartsAt: now.Add(-10 * time.Minute), EndsAt: now.Add(time.Hour)},
 			UpdatedAt: now,
 		}); err != nil {

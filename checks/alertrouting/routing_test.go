@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/alertmanager/dispatch"
 	"github.com/prometheus/common/model"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
@@ -25,10 +26,10 @@ func loadAlertmanager(t *testing.T) *config.Config {
 // receiverFor is what each severity must reach (none is the watchdog's,
 // which its own route takes by name).
 var receiverFor = map[string]string{
-	rules.Critical: "pager",
-	rules.Warning:  "ticket",
-	rules.Info:     "null",
-	rules.None:     "watchdog",
+	rulefile.Critical: "pager",
+	rulefile.Warning:  "ticket",
+	rulefile.Info:     "null",
+	rulefile.None:     "watchdog",
 }
 
 // groupBy is what every route groups by: the alert and the labels of its
@@ -36,7 +37,7 @@ var receiverFor = map[string]string{
 var groupBy = []model.LabelName{"alertname", "database", "engine", "topic", "scope", "aggregate_type", "source_system"}
 
 func TestEverySeverityHasAReceiver(t *testing.T) {
-	for _, s := range rules.Severities() {
+	for _, s := range rulefile.Severities() {
 		if _, ok := receiverFor[s]; !ok {
 			t.Errorf("severity %s: no receiver expected for it here", s)
 		}

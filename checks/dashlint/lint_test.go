@@ -2,6 +2,7 @@ package dashlint
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
 	"os"
@@ -185,7 +186,7 @@ func TestConfigMapIsValidYAML(t *testing.T) {
 	for {
 		var cm configMap
 		err := dec.Decode(&cm)
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

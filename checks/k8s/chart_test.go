@@ -441,7 +441,7 @@ func checkWiring(t *testing.T, objs []object) {
 		if jobLabel != "" {
 			job = svc.GetLabels()[jobLabel]
 		}
-		if want := `job="` + job + `"`; !strings.Contains(rules.Default().Selector, want) {
+		if want := `job="` + job + `"`; !strings.Contains(rules.Default().Selector.String(), want) {
 			t.Errorf("Prometheus would label the target %s; the rules select %s", want, rules.Default().Selector)
 		}
 	}

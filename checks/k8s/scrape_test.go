@@ -102,8 +102,11 @@ serviceMonitor:
 	} else {
 		resp.Body.Close()
 	}
-	if resp, err := http.Get("http://" + x.Addr + "/metrics"); err == nil && resp.StatusCode == http.StatusOK {
-		t.Errorf("GET /metrics over plain HTTP: %s, want a refusal", resp.Status)
+	if resp, err := http.Get("http://" + x.Addr + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("GET /metrics over plain HTTP: %s, want a refusal", resp.Status)
+		}
 	}
 
 	svc := k["Service"][0]

@@ -58,8 +58,8 @@ func sample(page, series string) (float64, bool) {
 	for _, line := range strings.Split(page, "\n") {
 		if strings.HasPrefix(line, series+" ") {
 			var v float64
-			fmt.Sscan(strings.TrimPrefix(line, series+" "), &v)
-			return v, true
+			_, err := fmt.Sscan(strings.TrimPrefix(line, series+" "), &v)
+			return v, err == nil
 		}
 	}
 	return 0, false
@@ -100,7 +100,7 @@ databases:
 			scraped <- -1
 			return
 		}
-		io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		scraped <- resp.StatusCode
 	}()
@@ -336,8 +336,13 @@ func TestReload(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if resp, err := http.Get(x.URL + "/-/reload"); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("GET /-/reload: %v %v, want 405", resp.StatusCode, err)
+	if resp, err := http.Get(x.URL + "/-/reload"); err != nil {
+		t.Errorf("GET /-/reload: %v, want 405", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("GET /-/reload: %d, want 405", resp.StatusCode)
+		}
 	}
 	moreScrapes(5)
 

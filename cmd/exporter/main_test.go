@@ -25,21 +25,25 @@ func TestConfigCheckNamesTheKey(t *testing.T) {
 	bin := exportertest.Build(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
-	os.WriteFile(bad, []byte("databases:\n  - name: orders\n    dsn_env: WFX_UNSET_FOR_TEST\n    tables:\n      outbox: {columns: {created_at: 'created at'}}\n"), 0o600)
+	if err := os.WriteFile(bad, []byte("databases:\n  - name: orders\n    dsn_env: WFX_UNSET_FOR_TEST\n    tables:\n      outbox: {columns: {created_at: 'created at'}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(bin, "--config.file", bad, "--config.check").CombinedOutput()
 	if err == nil {
 		t.Fatalf("invalid config accepted:\n%s", out)
 	}
 	for _, want := range []string{
-		"databases[0]: dsn: environment variable WFX_UNSET_FOR_TEST is not set or empty",
-		`databases[0].tables.outbox.columns.created_at: "created at" is not a column name`,
+		"databases[0] (line 2): dsn: environment variable WFX_UNSET_FOR_TEST is not set or empty",
+		`databases[0].tables.outbox.columns.created_at (line 5): "created at" is not a column name`,
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	good := filepath.Join(dir, "good.yml")
-	os.WriteFile(good, []byte("databases: [{name: orders, dsn: 'postgres://127.0.0.1:1/x'}]\n"), 0o600)
+	if err := os.WriteFile(good, []byte("databases: [{name: orders, dsn: 'postgres://127.0.0.1:1/x'}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, err = exec.Command(bin, "--config.file", good, "--config.check").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "configuration ok: 0 Camunda engine(s), 1 database(s)") {
 		t.Fatalf("valid config rejected: %v\n%s", err, out)
@@ -253,7 +257,9 @@ func TestCheckCommandAgainstRealDatabase(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "config.yml")
-	os.WriteFile(cfgFile, []byte("databases: [{name: orders, dsn_env: WFX_TEST_DSN}]\n"), 0o600)
+	if err := os.WriteFile(cfgFile, []byte("databases: [{name: orders, dsn_env: WFX_TEST_DSN}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "--config.file", cfgFile, "check")
 	cmd.Env = append(os.Environ(), "WFX_TEST_DSN="+dsn)
 	out, err := cmd.CombinedOutput()

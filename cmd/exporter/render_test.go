@@ -19,7 +19,7 @@ func goGenerateRenders(t *testing.T) [][]string {
 	t.Helper()
 	line := regexp.MustCompile(`(?m)^//go:generate go -C \S+ run ./cmd/exporter (render .*)$`)
 	var out [][]string
-	for _, f := range []string{"../../alerts/rules/gen.go", "../../alerts/slo/gen.go", "../../dashboards/build.go"} {
+	for _, f := range []string{"../../tools/generate/generate.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -99,9 +99,13 @@ func TestRenderFromUserSettings(t *testing.T) {
 	bin := exportertest.Build(t)
 	dir := t.TempDir()
 	alerts := filepath.Join(dir, "my-alerts.yml")
-	os.WriteFile(alerts, []byte("selector: job=\"wfx\", env=\"prod\"\noutbox:\n  oldest_age: 42m\n"), 0o600)
+	if err := os.WriteFile(alerts, []byte("selector: job=\"wfx\", env=\"prod\"\noutbox:\n  oldest_age: 42m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	dash := filepath.Join(dir, "my-dashboards.yml")
-	os.WriteFile(dash, []byte("datasource: Mimir\ncluster: {enabled: true}\n"), 0o600)
+	if err := os.WriteFile(dash, []byte("datasource: Mimir\ncluster: {enabled: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	run := func(args ...string) (string, error) {
 		b, err := exec.Command(bin, args...).CombinedOutput()
@@ -144,7 +148,9 @@ func TestRenderFromUserSettings(t *testing.T) {
 	}
 
 	bad := filepath.Join(dir, "bad.yml")
-	os.WriteFile(bad, []byte("clustr: {enabled: true}\n"), 0o600)
+	if err := os.WriteFile(bad, []byte("clustr: {enabled: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -133,7 +133,7 @@ func TestErrorsArePrintedOnce(t *testing.T) {
 		{"missing file", []string{"--config.file", filepath.Join(dir, "none.yml")}, "none.yml: no such file or directory"},
 		{"bad dsn", []string{"--config.file", badDSN}, "the DSN cannot be parsed"},
 		{"bad telemetry path", []string{"--config.file", good, "--web.telemetry-path", "metrics"}, "must start with /"},
-		{"unknown flag", []string{"--web.listen-adress", ":1"}, "unknown long flag '--web.listen-adress'"},
+		{"unknown flag", []string{"--web.listen-adress", ":1"}, "unknown long flag '--web.listen-adress'"}, //nolint:misspell // the typo is the input
 		{"port in use", []string{"--config.file", good, "--web.listen-address", busy.Addr().String()}, "address already in use"},
 		{"bad web config", []string{"--config.file", good, "--web.config.file", badWeb, "--config.check"}, "missing one of key or key_file"},
 	}

@@ -2,7 +2,7 @@
 // against a real Camunda engine and real PostgreSQL worker tables, healthy
 // by default, and injects the failure windows of at-least-once workers by
 // name, so the exporter's metrics and alerts can be seen doing their job.
-// `make demo` runs it with everything else; see test/sim for what each
+// `make demo` runs it with everything else; see package sim for what each
 // part does.
 //
 //	workflow-sim run [--engine URL] --database orders=DSN --lane orders [--lane billing@other] ...

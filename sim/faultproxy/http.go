@@ -7,7 +7,7 @@
 //
 // The exporter's tests use it to break the engine or the database the
 // exporter reads (test/reliability, cmd/exporter, the collectors' request
-// counts, the Camunda benchmark), and the workload simulator (test/sim)
+// counts, the Camunda benchmark), and the workload simulator (sim/)
 // uses it for the faults on the exporter's path, so a fault of the
 // observer is told apart from a fault of the workload.
 package faultproxy

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/sim"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
@@ -22,7 +23,7 @@ import (
 )
 
 // The alert matrix: every failure window of at-least-once workers, caused
-// on the real stack by the workload simulator (test/sim), must raise the
+// on the real stack by the workload simulator (sim/), must raise the
 // alerts meant for it, and Alertmanager, routed and inhibited by
 // deploy/alertmanager.yml, must send exactly one notification per fault: the
 // root cause's, at the receiver of its severity, carrying the lane's labels
@@ -216,11 +217,11 @@ type amAlert struct {
 
 func receiverFor(severity string) string {
 	switch severity {
-	case rules.Critical:
+	case rulefile.Critical:
 		return "pager"
-	case rules.Warning:
+	case rulefile.Warning:
 		return "ticket"
-	case rules.None:
+	case rulefile.None:
 		return "watchdog"
 	}
 	return "null"
@@ -555,7 +556,7 @@ func checkOneNotificationPerFault(t *testing.T, hook *promtest.Receiver, watch *
 			switch {
 			case st == nil:
 				t.Errorf("%s (fault %s on %s) never showed in Alertmanager", a, c.fault, c.target)
-			case a != c.notify && al.Severity != rules.Info && !st.inhibited:
+			case a != c.notify && al.Severity != rulefile.Info && !st.inhibited:
 				t.Errorf("%s (fault %s on %s) was never inhibited in Alertmanager: it must be muted by %s", a, c.fault, c.target, c.notify)
 			}
 		}
@@ -663,6 +664,8 @@ func promQuery(t *testing.T, base, q string) float64 {
 		return 0
 	}
 	var v float64
-	fmt.Sscan(fmt.Sprint(out.Data.Result[0].Value[1]), &v)
+	if _, err := fmt.Sscan(fmt.Sprint(out.Data.Result[0].Value[1]), &v); err != nil {
+		return 0
+	}
 	return v
 }

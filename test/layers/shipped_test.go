@@ -1,7 +1,9 @@
 package layers
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +50,42 @@ func TestShippedBinariesDoNotLinkTesting(t *testing.T) {
 			case !slices.Contains(linkedTestingElsewhere, pkg):
 				t.Errorf("%s links the third-party %s, which imports testing: keep it out, or add it to linkedTestingElsewhere with the reason", bin, pkg)
 			}
+		}
+	}
+}
+
+// TestWorkspaceBuildsWhatGoModSays: go.work joins the main module and the
+// checks module, and in a workspace Go picks every shared dependency's
+// version across both go.mod files. The main module's tests run in the
+// workspace while the release and the image build from go.mod alone
+// (GOWORK=off), so the two must pick the same versions for every package
+// the main module builds or tests; when the checks module moves a shared
+// dependency ahead, raise it in the main go.mod too (go get module@version).
+func TestWorkspaceBuildsWhatGoModSays(t *testing.T) {
+	root := testkit.Path(t, ".")
+	versions := func(gowork string) string {
+		cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{with .Module}}{{.Path}} {{.Version}}{{end}}", "./...")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOWORK="+gowork)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list (GOWORK=%s): %v", gowork, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		slices.Sort(lines)
+		return strings.Join(slices.Compact(lines), "\n")
+	}
+	off, on := versions("off"), versions(filepath.Join(root, "go.work"))
+	if off == on {
+		return
+	}
+	offSet := map[string]bool{}
+	for _, l := range strings.Split(off, "\n") {
+		offSet[l] = true
+	}
+	for _, l := range strings.Split(on, "\n") {
+		if !offSet[l] {
+			t.Errorf("in the workspace the main module builds with %s; go.mod alone picks another version (go get it in the main module)", l)
 		}
 	}
 }

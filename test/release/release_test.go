@@ -12,6 +12,7 @@ import (
 	"debug/elf"
 	"debug/macho"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -153,7 +154,7 @@ func untar(t *testing.T, archive, dir string) []string {
 	var names []string
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -108,7 +108,9 @@ func ctrlCUnderMake(t *testing.T, makePath, helper string) (string, error) {
 	var pgid int
 	for deadline := time.Now().Add(time.Minute); pgid == 0; time.Sleep(20 * time.Millisecond) {
 		if m := ready.FindStringSubmatch(output()); m != nil {
-			fmt.Sscan(m[1], &pgid)
+			if _, err := fmt.Sscan(m[1], &pgid); err != nil {
+				t.Fatalf("ready line %q: %v", m[0], err)
+			}
 		} else if time.Now().After(deadline) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
@@ -127,7 +129,7 @@ func ctrlCUnderMake(t *testing.T, makePath, helper string) (string, error) {
 	case <-time.After(30 * time.Second):
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-done //nolint:errcheck // killed: its exit status says nothing
 		t.Fatalf("make did not end within 30s of Ctrl-C; output:\n%s", output())
 		return "", nil
 	}

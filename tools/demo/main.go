@@ -1,7 +1,7 @@
 // Command demo is `make demo`: the whole product running on 127.0.0.1 as
 // local processes. A throwaway PostgreSQL with the worker tables, a Camunda
 // 7.24 engine (built with Maven on first use), the workload simulator
-// (test/sim) with a few lanes of idempotent workers, the exporter
+// (sim/) with a few lanes of idempotent workers, the exporter
 // binary, Debian's Prometheus with the alert rules, and Debian's
 // Alertmanager with deploy/alertmanager.yml, whose receivers point at a
 // small webhook here that prints every notification. It prints the URLs
@@ -152,7 +152,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer exporter.Stop()
+	defer func() { _ = exporter.Stop() }()
 
 	var urls strings.Builder
 	var dashboards string // where the Grafana dashboards are, with Prometheus
@@ -224,7 +224,7 @@ func dashboardsHint(prometheusURL string) (string, error) {
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("no dashboards in %s (run the demo from the repository root): %v", dir, err)
+		return "", fmt.Errorf("no dashboards in %s (run the demo from the repository root): %w", dir, err)
 	}
 	return fmt.Sprintf(`Grafana dashboards (%d, not started here): %s
   In your Grafana: Dashboards > New > Import, upload each file, and choose a Prometheus data source

@@ -1,6 +1,6 @@
 -- The indexes the exporter relies on in the engine's own database, for both
--- modes. Generated from the collectors' requirements (go generate
--- ./collectors); do not edit by hand.
+-- modes. Generated from the collectors' requirements (make generate); do not
+-- edit by hand.
 --
 -- Camunda 7 (and Operaton) create no index on ACT_HI_EXT_TASK_LOG.TIMESTAMP_
 -- or ACT_HI_JOB_LOG.TIMESTAMP_. The exporter reads only the history log

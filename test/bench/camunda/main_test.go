@@ -61,7 +61,9 @@ var (
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "wfx-benchcam-")
 	if err == nil && os.Chmod(dir, 0o755) == nil {
-		os.Setenv("TMPDIR", dir)
+		if err := os.Setenv("TMPDIR", dir); err != nil {
+			panic(err)
+		}
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

@@ -213,7 +213,7 @@ func exporterConfig(restURL, database string) string {
 func newExporter(name, yamlCfg string) (*contender, error) {
 	cfg, err := config.Parse([]byte(yamlCfg))
 	if err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, yamlCfg)
+		return nil, fmt.Errorf("%w\n%s", err, yamlCfg)
 	}
 	logs := &testkit.LogBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -243,7 +243,9 @@ func memTotal() string {
 	for _, l := range strings.Split(readTrim("/proc/meminfo"), "\n") {
 		if strings.HasPrefix(l, "MemTotal:") {
 			var kb float64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%f", &kb)
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "MemTotal:")), "%f", &kb); err != nil {
+				return "unknown"
+			}
 			return fmt.Sprintf("%.1f GiB", kb/(1<<20))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,7 +19,11 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-// Flavor names an engine distribution speaking the Camunda 7 REST API.
+// Flavor names a test engine: a directory test/camunda-engine/<flavor> holding its Maven project.
+// Most flavors are an engine distribution speaking the Camunda 7 REST API; one release each, so a
+// flavor names a version too ("camunda" is the newest Camunda 7, "camunda-7.22" an older one).
+// FlavorCIBSeven is the exception: a CIB seven engine on PostgreSQL behind a test driver (see
+// Flavor.RESTAPI).
 type Flavor string
 
 const (
@@ -26,11 +31,25 @@ const (
 	FlavorCamunda Flavor = "camunda"
 	// FlavorOperaton is the Operaton fork (1.0.3, the newest release served by Maven Central here).
 	FlavorOperaton Flavor = "operaton"
+	// FlavorCamunda722 is Camunda 7 CE 7.22.0 (Spring Boot 3.3).
+	FlavorCamunda722 Flavor = "camunda-7.22"
+	// FlavorCamunda720 is Camunda 7 CE 7.20.0 (Spring Boot 3.1), the first release on Jakarta EE.
+	FlavorCamunda720 Flavor = "camunda-7.20"
+	// FlavorCamunda719 is Camunda 7 CE 7.19.0 (Spring Boot 2.7, javax), the last release before
+	// historyTimeToLive became mandatory.
+	FlavorCamunda719 Flavor = "camunda-7.19"
+	// FlavorCIBSeven is a CIB seven 2.0.0 engine (a Camunda 7 fork). Maven Central serves its engine
+	// jar but none of its REST artifacts, so this is a plain Java process engine on PostgreSQL
+	// (Options.PostgresURL is required) with a small HTTP test driver under /engine-rest that answers
+	// exactly what Client and Worker call, with the same JSON. It is no REST API for the exporter,
+	// which reads this engine through its database only. See test/camunda-engine/README.md.
+	FlavorCIBSeven Flavor = "cibseven"
 )
 
 // PropertyPrefix is the Spring property prefix of the engine starter: "camunda.bpm" or
 // "operaton.bpm", e.g. for Options.ExtraArgs such as
 // "--"+f.PropertyPrefix()+".generic-properties.properties.query-max-results-limit=100".
+// FlavorCIBSeven has no Spring properties (its arguments are in Options.ExtraArgs' doc).
 func (f Flavor) PropertyPrefix() string {
 	if f == FlavorOperaton {
 		return "operaton.bpm"
@@ -38,14 +57,44 @@ func (f Flavor) PropertyPrefix() string {
 	return "camunda.bpm"
 }
 
-// CIB seven is not a flavor: its REST starter and engine jars (2.x) are not served by Maven Central
-// (only its BOM poms are), see test/camunda-engine/README.md.
+// Product returns the distribution a flavor is a release of: FlavorCamunda for Camunda 7 (every
+// "camunda-7.x"), FlavorOperaton, FlavorCIBSeven. Code that compares a flavor with a detected
+// product (GET /telemetry/data) compares its Product.
+func (f Flavor) Product() Flavor {
+	if strings.HasPrefix(string(f), string(FlavorCamunda)+"-") {
+		return FlavorCamunda
+	}
+	return f
+}
 
-// AllFlavors lists every flavor the harness can build.
+// RESTAPI reports whether the flavor's /engine-rest is the engine's real REST API. It is false for
+// FlavorCIBSeven, whose /engine-rest is a test driver: only the endpoints Client and Worker call
+// (plus GET /engine, /history/external-task-log and /test-driver/info), backed by the Java API.
+func (f Flavor) RESTAPI() bool { return f != FlavorCIBSeven }
+
+// NeedsPostgres reports whether the flavor runs only on PostgreSQL (Options.PostgresURL); the
+// others default to H2 in memory.
+func (f Flavor) NeedsPostgres() bool { return f == FlavorCIBSeven }
+
+// AllFlavors lists the default flavors: the newest release of each REST engine (Camunda 7.24.0,
+// Operaton 1.0.3). Flavors() returns them unless CAMUNDATEST_FLAVORS says otherwise; KnownFlavors
+// lists every flavor the harness can build.
 func AllFlavors() []Flavor { return []Flavor{FlavorCamunda, FlavorOperaton} }
 
-// Flavors returns the flavors to test: all of them, or those named in CAMUNDATEST_FLAVORS
-// (comma-separated). Unknown names are kept so that Build reports them.
+// OlderCamundaFlavors lists the older Camunda 7 releases the harness can build, newest first. Tests
+// select them by name in CAMUNDATEST_FLAVORS, e.g. "camunda,camunda-7.22,camunda-7.20,camunda-7.19".
+func OlderCamundaFlavors() []Flavor {
+	return []Flavor{FlavorCamunda722, FlavorCamunda720, FlavorCamunda719}
+}
+
+// KnownFlavors lists every flavor the harness can build: AllFlavors, OlderCamundaFlavors and
+// FlavorCIBSeven.
+func KnownFlavors() []Flavor {
+	return append(append(AllFlavors(), OlderCamundaFlavors()...), FlavorCIBSeven)
+}
+
+// Flavors returns the flavors to test: AllFlavors, or those named in CAMUNDATEST_FLAVORS
+// (comma-separated; any of KnownFlavors). Unknown names are kept so that Build reports them.
 func Flavors() []Flavor {
 	env := strings.TrimSpace(os.Getenv("CAMUNDATEST_FLAVORS"))
 	if env == "" {
@@ -94,12 +143,13 @@ func requireTool(name, what string) (string, error) {
 	return p, nil
 }
 
-// sharedDir is test/camunda-engine/shared beside a flavor's project: the Java sources of every
-// flavor, which its pom copies in with the engine's package prefix filled in.
+// sharedDir is test/camunda-engine/shared beside a flavor's project: the Java sources of the Spring
+// Boot flavors, which their poms copy in with the engine's package prefix filled in, and the parent
+// pom of the older Camunda 7 releases (shared/camunda7).
 func sharedDir(src string) string { return filepath.Join(filepath.Dir(src), "shared") }
 
-// SourceHash hashes the flavor name, pom.xml, every file under src/ and every shared source
-// (paths and contents).
+// SourceHash hashes the flavor name, pom.xml, every file under src/ (if any) and everything under
+// shared/ (paths and contents), so each flavor, and so each engine version, has a jar of its own.
 func SourceHash(flavor Flavor) (string, error) {
 	dir, err := SourceDir(flavor)
 	if err != nil {
@@ -108,6 +158,9 @@ func SourceHash(flavor Flavor) (string, error) {
 	var files []string
 	files = append(files, "pom.xml")
 	for _, tree := range []string{filepath.Join(dir, "src"), sharedDir(dir)} {
+		if _, err := os.Stat(tree); errors.Is(err, fs.ErrNotExist) {
+			continue // the older Camunda 7 releases have no src/: their parent in shared/ has it all
+		}
 		err = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -219,14 +272,28 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 }
 
 // pruneStale removes jars of the flavor built from older sources. Another process may still run
-// one: on Linux its open file stays readable after removal.
+// one: on Linux its open file stays readable after removal. Only <flavor>-<hash> directories are
+// the flavor's: "camunda-*" also matches the jars of camunda-7.22 and the other releases.
 func pruneStale(cache string, flavor Flavor, keep string) {
 	old, _ := filepath.Glob(filepath.Join(cache, string(flavor)+"-*"))
 	for _, d := range old {
-		if d != keep && fileExists(filepath.Join(d, "test-engine.jar")) {
+		if d != keep && isHash(strings.TrimPrefix(filepath.Base(d), string(flavor)+"-")) && fileExists(filepath.Join(d, "test-engine.jar")) {
 			_ = os.RemoveAll(d)
 		}
 	}
+}
+
+// isHash reports whether s looks like a SourceHash: 16 lower-case hex digits.
+func isHash(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func fileExists(p string) bool {

@@ -34,15 +34,17 @@ type Options struct {
 	TimeZone string
 	// StartTimeout defaults to DefaultStartTimeout.
 	StartTimeout time.Duration
-	// ExtraArgs are appended to the Spring Boot command line, e.g. "--logging.level.root=INFO".
+	// ExtraArgs are appended to the Spring Boot command line, e.g. "--logging.level.root=INFO";
+	// for FlavorCIBSeven to the test driver's: "--job-executor=false", "--clock-offset-ms=N".
 	ExtraArgs []string
 	// HistoryLevel, when set (none, activity, audit, full), is the engine's history level (the
-	// flavor's <PropertyPrefix>.history-level; the test engines default to full). The engine records
-	// its level in its database at the first start and refuses another one later, so each level
-	// needs a database of its own (PostgresURL, or the default H2 in memory).
+	// flavor's <PropertyPrefix>.history-level, cibseven's --history-level; the test engines default
+	// to full). The engine records its level in its database at the first start and refuses another
+	// one later, so each level needs a database of its own (PostgresURL, or the default H2 in memory).
 	HistoryLevel string
 	// PostgresURL, when set (postgres://user:password@host:port/db), runs the engine on that
 	// PostgreSQL database instead of H2 in memory; the engine creates its tables there.
+	// FlavorCIBSeven (Flavor.NeedsPostgres) requires it.
 	PostgresURL string
 	// JVMArgs, when not nil, replace DefaultJVMArgs (the JIT, GC and heap flags), e.g.
 	// []string{"-Xmx1g"} for a benchmark that wants the JVM's default, production-like JIT and GC.
@@ -74,12 +76,61 @@ func postgresArgs(raw string) ([]string, error) {
 	return args, nil
 }
 
+// appArgs are the arguments after -jar <jar>: Spring Boot properties for the REST flavors, the test
+// driver's own for FlavorCIBSeven (--port, --address, --jdbc-url, --jdbc-username, --jdbc-password,
+// --history-level, plus what ExtraArgs add: --job-executor=false, --clock-offset-ms=N).
+func appArgs(opts Options, port int) ([]string, error) {
+	if opts.Flavor == FlavorCIBSeven {
+		if opts.PostgresURL == "" {
+			return nil, errors.New("camundatest: the cibseven engine runs on PostgreSQL only: set Options.PostgresURL (e.g. from pgtest.NewDatabase)")
+		}
+		if opts.Username != "" {
+			return nil, errors.New("camundatest: the cibseven test driver has no authentication: leave Options.Username empty")
+		}
+		jdbc, err := postgresArgs(opts.PostgresURL)
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"--port=" + strconv.Itoa(port), "--address=127.0.0.1"}
+		for _, a := range jdbc { // the same values, under the driver's names
+			a = strings.Replace(a, "--spring.datasource.", "--jdbc-", 1)
+			if !strings.HasPrefix(a, "--jdbc-driver-class-name=") {
+				args = append(args, a)
+			}
+		}
+		if opts.HistoryLevel != "" {
+			args = append(args, "--history-level="+opts.HistoryLevel)
+		}
+		return append(args, opts.ExtraArgs...), nil
+	}
+	args := []string{"--server.port=" + strconv.Itoa(port), "--server.address=127.0.0.1"}
+	if opts.Username != "" {
+		args = append(args,
+			"--test-engine.basic-auth=true",
+			"--test-engine.admin-user="+opts.Username,
+			"--test-engine.admin-password="+opts.Password,
+		)
+	}
+	if opts.PostgresURL != "" {
+		pg, err := postgresArgs(opts.PostgresURL)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, pg...)
+	}
+	if opts.HistoryLevel != "" {
+		args = append(args, "--"+opts.Flavor.PropertyPrefix()+".history-level="+opts.HistoryLevel)
+	}
+	return append(args, opts.ExtraArgs...), nil
+}
+
 // Engine is a running test engine. Stop it when done (Shared engines are stopped by Main).
 type Engine struct {
 	// BaseURL is the REST root, http://127.0.0.1:PORT/engine-rest (no trailing slash).
 	BaseURL string
 	Flavor  Flavor
-	// Version is what GET /version returned, e.g. "7.24.0" or "1.0.3".
+	// Version is what GET /version returned, e.g. "7.24.0", "7.19.0", "1.0.3" (Operaton) or
+	// "2.0.0" (CIB seven).
 	Version string
 	Port    int
 	// PID of the JVM (leader of its own process group).
@@ -150,6 +201,9 @@ func Start(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
+	if _, err := appArgs(opts, 0); err != nil { // before a build: options this flavor cannot take
+		return nil, err
+	}
 	jar, err := Build(ctx, opts.Flavor)
 	if err != nil {
 		return nil, err
@@ -219,29 +273,12 @@ func startOnce(ctx context.Context, java, jar string, opts Options) (*Engine, er
 	if opts.TimeZone != "" {
 		args = append(args, "-Duser.timezone="+opts.TimeZone)
 	}
-	args = append(args, "-jar", jar,
-		"--server.port="+strconv.Itoa(port),
-		"--server.address=127.0.0.1",
-	)
-	if opts.Username != "" {
-		args = append(args,
-			"--test-engine.basic-auth=true",
-			"--test-engine.admin-user="+opts.Username,
-			"--test-engine.admin-password="+opts.Password,
-		)
+	app, err := appArgs(opts, port)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
 	}
-	if opts.PostgresURL != "" {
-		pg, err := postgresArgs(opts.PostgresURL)
-		if err != nil {
-			os.RemoveAll(tmp)
-			return nil, err
-		}
-		args = append(args, pg...)
-	}
-	if opts.HistoryLevel != "" {
-		args = append(args, "--"+opts.Flavor.PropertyPrefix()+".history-level="+opts.HistoryLevel)
-	}
-	args = append(args, opts.ExtraArgs...)
+	args = append(append(args, "-jar", jar), app...)
 
 	cmd := exec.Command(java, args...)
 	cmd.Dir = tmp

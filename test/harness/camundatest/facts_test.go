@@ -17,18 +17,44 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
-// expectation holds what differs between flavors.
+// expectation holds what differs between flavors (releases). Measured on 2026-12-06, see
+// test/camunda-engine/README.md.
 type expectation struct {
-	version    string // GET /version
-	product    string // GET /telemetry/data .product.name
-	createTime bool   // external tasks carry createTime
+	version string // GET /version
+	product string // GET /telemetry/data .product.name
+	// createTime: GET /external-task items carry createTime (7.24, Operaton 1.0.3).
+	createTime bool
+	// lockedCreateTime: fetchAndLock items carry createTime (from 7.22; 7.21 not measured).
+	lockedCreateTime bool
+	// sortByCreateTime: sortBy=createTime is accepted by GET /external-task and in the sorting of
+	// POST /external-task and of fetchAndLock (from 7.22; 7.19 and 7.20 answer 400 to the first two
+	// and ignore the third).
+	sortByCreateTime bool
+	// ttlRequired: a process without historyTimeToLive cannot be deployed (from 7.20).
+	ttlRequired bool
+	// schemaVersion is the version ACT_GE_SCHEMA_LOG records (GET /schema/log): the engine's, but
+	// Operaton 1.0.3 records Camunda's 7.24.0 and CIB seven 2.0.0 records 7.23.0.
+	schemaVersion string
+	// createTimeColumn: ACT_RU_EXT_TASK has CREATE_TIME_ (from 7.22 here; 7.21 not measured).
+	createTimeColumn bool
 }
 
 var expectations = map[camundatest.Flavor]expectation{
-	camundatest.FlavorCamunda:  {version: "7.24.0", product: "Camunda BPM Runtime", createTime: true},
-	camundatest.FlavorOperaton: {version: "1.0.3", product: "Operaton BPM Runtime", createTime: true},
+	camundatest.FlavorCamunda: {version: "7.24.0", product: "Camunda BPM Runtime", createTime: true, lockedCreateTime: true,
+		sortByCreateTime: true, ttlRequired: true, schemaVersion: "7.24.0", createTimeColumn: true},
+	camundatest.FlavorOperaton: {version: "1.0.3", product: "Operaton BPM Runtime", createTime: true, lockedCreateTime: true,
+		sortByCreateTime: true, ttlRequired: true, schemaVersion: "7.24.0", createTimeColumn: true},
+	camundatest.FlavorCamunda722: {version: "7.22.0", product: "Camunda BPM Runtime", createTime: false, lockedCreateTime: true,
+		sortByCreateTime: true, ttlRequired: true, schemaVersion: "7.22.0", createTimeColumn: true},
+	camundatest.FlavorCamunda720: {version: "7.20.0", product: "Camunda BPM Runtime", ttlRequired: true, schemaVersion: "7.20.0"},
+	camundatest.FlavorCamunda719: {version: "7.19.0", product: "Camunda BPM Runtime", schemaVersion: "7.19.0"},
+	// Through the test driver (the facts of driverlessFacts are skipped): its JSON always has
+	// createTime, it sorts by createTime; the database facts are the engine's.
+	camundatest.FlavorCIBSeven: {version: "2.0.0", product: "CIB seven", createTime: true, lockedCreateTime: true,
+		sortByCreateTime: true, ttlRequired: true, schemaVersion: "7.23.0", createTimeColumn: true},
 }
 
 // clockSlack bounds the difference between this process's clock and the engine's when comparing
@@ -61,12 +87,31 @@ var facts = []fact{
 	{"BooleanFalseMeansNoFilter", factBooleanFalse},
 	{"SortingNeedsSortOrder", factSorting},
 	{"DeployNeedsHistoryTimeToLive", factHistoryTimeToLive},
+	{"HistoricActivityInstanceOfWaitingTask", factActivityInstance},
+}
+
+// driverlessFacts need endpoints the cibseven test driver does not answer (telemetry, schema log,
+// statistics, history of incidents and activity instances, POST /external-task): they are REST
+// facts only. The others run on the driver too, which checks that it answers as the REST API does.
+var driverlessFacts = map[string]bool{
+	"Version": true, "NoRetriesLeftAndIncident": true, "CreateTime": true, "HistoricActivityInstanceOfWaitingTask": true,
 }
 
 func TestEngineFacts(t *testing.T) {
 	for _, flavor := range camundatest.Flavors() {
 		t.Run(string(flavor), func(t *testing.T) {
-			e := camundatest.Shared(t, flavor)
+			var e *camundatest.Engine
+			if flavor.NeedsPostgres() {
+				// An engine of its own: a shared one would outlive the test's database.
+				dbURL := pgtest.NewDatabase(t)
+				var err error
+				if e, err = camundatest.Start(context.Background(), camundatest.Options{Flavor: flavor, PostgresURL: dbURL}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(e.Stop) // before the database is dropped
+			} else {
+				e = camundatest.Shared(t, flavor)
+			}
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("engine log (tail):\n%s", e.LogTail(6000))
@@ -74,6 +119,9 @@ func TestEngineFacts(t *testing.T) {
 			})
 			for _, fc := range facts {
 				t.Run(fc.name, func(t *testing.T) {
+					if !flavor.RESTAPI() && driverlessFacts[fc.name] {
+						t.Skipf("%s has a test driver, not the REST API this fact needs", flavor)
+					}
 					t.Parallel()
 					fc.run(t, newFixture(t, e))
 				})
@@ -269,6 +317,15 @@ func factVersion(t *testing.T, f *fixture) {
 	}
 	if td.Product.Name != f.exp.product || td.Product.Version != f.exp.version || td.Product.Edition != "community" {
 		t.Errorf("telemetry product = %+v, want name %q version %q edition community", td.Product, f.exp.product, f.exp.version)
+	}
+
+	// The schema log names the schema's version: the engine's own, except for the forks.
+	var schemaLog []struct{ Version string }
+	if err := f.c.Get(f.ctx, "/schema/log", nil, &schemaLog); err != nil {
+		t.Fatal(err)
+	}
+	if len(schemaLog) == 0 || schemaLog[len(schemaLog)-1].Version != f.exp.schemaVersion {
+		t.Errorf("GET /schema/log = %+v, want the last entry %s", schemaLog, f.exp.schemaVersion)
 	}
 
 	// The engine can also be addressed by name.
@@ -613,7 +670,7 @@ func factHistoryLog(t *testing.T, f *fixture) {
 func factCreateTime(t *testing.T, f *fixture) {
 	f.deploy(1)
 	before := time.Now()
-	f.start(1)
+	f.start(2)
 	after := time.Now()
 	var raw []map[string]any
 	if err := f.c.Get(f.ctx, "/external-task", q("topicName", f.topics[0], "maxResults", "1"), &raw); err != nil {
@@ -623,9 +680,9 @@ func factCreateTime(t *testing.T, f *fixture) {
 		t.Fatalf("%d tasks", len(raw))
 	}
 	ct, present := raw[0]["createTime"]
-	t.Logf("createTime present=%v value=%v", present, ct)
+	t.Logf("GET /external-task: createTime present=%v value=%v", present, ct)
 	if present != f.exp.createTime {
-		t.Fatalf("createTime present = %v, want %v", present, f.exp.createTime)
+		t.Errorf("GET /external-task: createTime present = %v, want %v", present, f.exp.createTime)
 	}
 	if present {
 		s, _ := ct.(string)
@@ -634,10 +691,51 @@ func factCreateTime(t *testing.T, f *fixture) {
 			t.Fatalf("createTime %v: %v", ct, err)
 		}
 		within(t, "createTime", ts, before, after)
-		resp, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task?sortBy=createTime&sortOrder=asc&maxResults=1&topicName="+url.QueryEscape(f.topics[0]), nil, "")
-		if err != nil || resp.Status != 200 {
-			t.Errorf("sortBy=createTime: %v %v", resp, err)
+	}
+
+	// Sorting by createTime: GET, POST /external-task and fetchAndLock.
+	wantStatus := map[bool]int{true: 200, false: 400}[f.exp.sortByCreateTime]
+	resp, err := f.c.Raw(f.ctx, http.MethodGet, "/external-task?sortBy=createTime&sortOrder=asc&maxResults=1&topicName="+url.QueryEscape(f.topics[0]), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GET /external-task?sortBy=createTime -> HTTP %d %s", resp.Status, truncate(resp.Body, 200))
+	if resp.Status != wantStatus {
+		t.Errorf("GET /external-task?sortBy=createTime&sortOrder=asc: HTTP %d, want %d", resp.Status, wantStatus)
+	}
+	resp, err = f.c.Raw(f.ctx, http.MethodPost, "/external-task?maxResults=1", map[string]any{
+		"topicName": f.topics[0], "sorting": []map[string]string{{"sortBy": "createTime", "sortOrder": "asc"}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("POST /external-task sorting createTime -> HTTP %d %s", resp.Status, truncate(resp.Body, 200))
+	if resp.Status != wantStatus {
+		t.Errorf("POST /external-task with sorting by createTime: HTTP %d, want %d", resp.Status, wantStatus)
+	}
+	// fetchAndLock: newest first where sorting is known; older engines ignore the field, so an
+	// unknown sort key shows the difference (400, or a fetch as if unsorted).
+	fetch := func(sortBy string) *engineclient.Response {
+		resp, err := f.c.Raw(f.ctx, http.MethodPost, "/external-task/fetchAndLock", map[string]any{
+			"workerId": "w-sort", "maxTasks": 1, "sorting": []map[string]string{{"sortBy": sortBy, "sortOrder": "desc"}},
+			"topics": []map[string]any{{"topicName": f.topics[0], "lockDuration": 60000}}}, "")
+		if err != nil {
+			t.Fatal(err)
 		}
+		return resp
+	}
+	bad := fetch("noSuchKey")
+	t.Logf("fetchAndLock sorting by noSuchKey -> HTTP %d %s", bad.Status, truncate(bad.Body, 200))
+	if got := bad.Status == 400; got != f.exp.sortByCreateTime {
+		t.Errorf("fetchAndLock with sorting by an unknown key: HTTP %d; refused = %v, want %v", bad.Status, got, f.exp.sortByCreateTime)
+	}
+	var locked []map[string]any
+	if r := fetch("createTime"); r.Status != 200 || json.Unmarshal(r.Body, &locked) != nil || len(locked) != 1 {
+		t.Fatalf("fetchAndLock with sorting by createTime: HTTP %d %s", r.Status, truncate(r.Body, 300))
+	}
+	_, present = locked[0]["createTime"]
+	t.Logf("fetchAndLock: createTime present=%v", present)
+	if present != f.exp.lockedCreateTime {
+		t.Errorf("fetchAndLock: createTime present = %v, want %v", present, f.exp.lockedCreateTime)
 	}
 }
 
@@ -816,9 +914,52 @@ func factHistoryTimeToLive(t *testing.T, f *fixture) {
 		t.Fatal("test BPMN has no historyTimeToLive attribute to remove")
 	}
 	_, err := f.c.Deploy(f.ctx, key, map[string][]byte{key + ".bpmn": []byte(noTTL)})
+	if !f.exp.ttlRequired {
+		if err != nil {
+			t.Fatalf("deploying without historyTimeToLive: %v, want success on %s", err, f.exp.version)
+		}
+		t.Logf("deploy without historyTimeToLive: accepted")
+		return
+	}
 	var apiErr *engineclient.APIError
-	if !errors.As(err, &apiErr) || apiErr.Status != 400 || !strings.Contains(apiErr.Body, "historyTimeToLive") {
+	// 7.20 says "History Time To Live cannot be null", later releases name historyTimeToLive.
+	if !errors.As(err, &apiErr) || apiErr.Status != 400 ||
+		(!strings.Contains(apiErr.Body, "historyTimeToLive") && !strings.Contains(apiErr.Body, "History Time To Live")) {
 		t.Fatalf("deploying without historyTimeToLive: %v, want HTTP 400 mentioning historyTimeToLive", err)
 	}
 	t.Logf("deploy without historyTimeToLive: %s", truncate([]byte(apiErr.Body), 300))
+}
+
+// factActivityInstance: the historic activity instance of a waiting external task is the task's
+// activityInstanceId, started when the task was created and not ended: its startTime is a task's
+// waiting age where the task has no createTime (7.19, 7.20 over REST).
+func factActivityInstance(t *testing.T, f *fixture) {
+	f.deploy(1)
+	before := time.Now()
+	pis := f.start(1)
+	after := time.Now()
+	tasks, err := f.c.ExternalTasks(f.ctx, q("processInstanceId", pis[0].ID))
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks of the instance: %d, %v", len(tasks), err)
+	}
+	var ais []struct {
+		ID, ActivityID, ActivityType, StartTime string
+		EndTime                                 *string
+	}
+	if err := f.c.Get(f.ctx, "/history/activity-instance", q("processInstanceId", pis[0].ID, "activityId", "task_1"), &ais); err != nil {
+		t.Fatal(err)
+	}
+	if len(ais) != 1 {
+		t.Fatalf("GET /history/activity-instance?activityId=task_1: %d instances, want 1", len(ais))
+	}
+	ai := ais[0]
+	t.Logf("activity instance %s type %s startTime %s endTime %s; task activityInstanceId %s", ai.ID, ai.ActivityType, ai.StartTime, str(ai.EndTime), tasks[0].ActivityInstanceID)
+	if ai.ID != tasks[0].ActivityInstanceID || ai.ActivityType != "serviceTask" || ai.EndTime != nil {
+		t.Errorf("activity instance %+v, want id %s, serviceTask, not ended", ai, tasks[0].ActivityInstanceID)
+	}
+	st, err := engineclient.ParseTime(ai.StartTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, "activity instance startTime", st, before, after)
 }

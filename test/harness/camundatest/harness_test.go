@@ -45,7 +45,8 @@ func TestUniqueName(t *testing.T) {
 }
 
 func TestSourceHashIsStable(t *testing.T) {
-	for _, f := range camundatest.AllFlavors() {
+	seen := map[string]camundatest.Flavor{}
+	for _, f := range camundatest.KnownFlavors() {
 		a, err := camundatest.SourceHash(f)
 		if err != nil {
 			t.Fatal(err)
@@ -54,13 +55,12 @@ func TestSourceHashIsStable(t *testing.T) {
 		if a != b || len(a) != 16 {
 			t.Fatalf("%s: hash %q then %q", f, a, b)
 		}
+		if other, ok := seen[a]; ok {
+			t.Fatalf("flavors %s and %s share a hash", f, other)
+		}
+		seen[a] = f
 	}
-	ha, _ := camundatest.SourceHash(camundatest.FlavorCamunda)
-	hb, _ := camundatest.SourceHash(camundatest.FlavorOperaton)
-	if ha == hb {
-		t.Fatal("flavors share a hash")
-	}
-	if _, err := camundatest.SourceHash("cibseven"); err == nil || !strings.Contains(err.Error(), "unknown flavor") {
+	if _, err := camundatest.SourceHash("no-such-flavor"); err == nil || !strings.Contains(err.Error(), "unknown flavor") {
 		t.Fatalf("unknown flavor: err = %v", err)
 	}
 }
@@ -158,4 +158,31 @@ func TestConcurrentColdBuild(t *testing.T) {
 		t.Fatalf("cache after builds: scratch dirs %v, jars %v", builds, jars)
 	}
 	t.Logf("cold build (warm ~/.m2) of camunda: %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// TestPruneStaleKeepsOtherFlavors: pruning the camunda flavor's old jars must leave those of
+// camunda-7.22 and the other releases, whose directories also start with "camunda-".
+func TestPruneStaleKeepsOtherFlavors(t *testing.T) {
+	cache := t.TempDir()
+	dirs := map[string]bool{ // directory -> kept
+		"camunda-0123456789abcdef":      true, // the current jar
+		"camunda-fedcba9876543210":      false,
+		"camunda-7.22-0123456789abcdef": true,
+		"camunda-7.19-fedcba9876543210": true,
+		"operaton-fedcba9876543210":     true,
+	}
+	for d := range dirs {
+		if err := os.MkdirAll(filepath.Join(cache, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cache, d, "test-engine.jar"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	camundatest.PruneStale(cache, camundatest.FlavorCamunda, filepath.Join(cache, "camunda-0123456789abcdef"))
+	for d, kept := range dirs {
+		if _, err := os.Stat(filepath.Join(cache, d)); (err == nil) != kept {
+			t.Errorf("%s: exists = %v, want %v", d, err == nil, kept)
+		}
+	}
 }

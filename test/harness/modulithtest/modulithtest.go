@@ -266,7 +266,7 @@ func WaitPublications(ctx context.Context, dsn string, timeout time.Duration, co
 		lastErr = err
 		select {
 		case <-ctx.Done():
-			return last, fmt.Errorf("modulithtest: event_publication: condition not met within %s (last error: %v, rows: %+v)", timeout, lastErr, last)
+			return last, fmt.Errorf("modulithtest: event_publication: condition not met within %s (last error: %v, rows: %+v)", timeout, lastErr, last) //nolint:errorlint // lastErr is nil when the rows were read and did not satisfy cond
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -240,14 +240,14 @@ func StartWith(settings []string) (*Server, error) {
 			inst := filepath.Join(dir, "installation")
 			if out, err := exec.Command("cp", "-a", filepath.Dir(bindir), inst).CombinedOutput(); err != nil {
 				os.RemoveAll(dir)
-				return nil, fmt.Errorf("copying the PostgreSQL installation of %s: %v\n%s", bindir, err, out)
+				return nil, fmt.Errorf("copying the PostgreSQL installation of %s: %w\n%s", bindir, err, out)
 			}
 			s.bindir = filepath.Join(inst, filepath.Base(bindir))
 		}
 	}
 	if out, err := s.run("initdb", "-D", s.dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -276,7 +276,7 @@ func StartWith(settings []string) (*Server, error) {
 			return s, nil
 		}
 		log, _ := os.ReadFile(s.logFile)
-		lastErr = fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(string(log), 2000))
+		lastErr = fmt.Errorf("pg_ctl start: %w\n%s\n%s", err, out, tail(string(log), 2000))
 	}
 	os.RemoveAll(dir)
 	return nil, lastErr
@@ -304,7 +304,7 @@ func (s *Server) stop(op, mode string) error {
 		return errors.New("pgtest: " + op + " needs a server started by Start, not " + EnvURL)
 	}
 	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", mode, "-w", "-t", "60", "stop"); err != nil {
-		return fmt.Errorf("pg_ctl stop -m %s: %v\n%s", mode, err, out)
+		return fmt.Errorf("pg_ctl stop -m %s: %w\n%s", mode, err, out)
 	}
 	return nil
 }
@@ -346,7 +346,7 @@ func (s *Server) Resume() error {
 	}
 	if out, err := s.run("pg_ctl", "-D", s.dataDir, "-l", s.logFile, "-o", s.opts, "-w", "-t", "60", "start"); err != nil {
 		log, _ := os.ReadFile(s.logFile)
-		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, tail(string(log), 2000))
+		return fmt.Errorf("pg_ctl start: %w\n%s\n%s", err, out, tail(string(log), 2000))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package promtest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestRewriteWebhookURLs(t *testing.T) {
 	if err != nil || !strings.Contains(out, "url: http://127.0.0.1:4242/pager") {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	if _, err := RewriteWebhookURLs(in, "http://elsewhere", "x"); err != ErrNotFound {
+	if _, err := RewriteWebhookURLs(in, "http://elsewhere", "x"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("want ErrNotFound, got %v", err)
 	}
 }

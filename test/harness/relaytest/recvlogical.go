@@ -137,7 +137,7 @@ func StartRecvLogical(ctx context.Context, opts RecvLogicalOptions) (*RecvLogica
 		cmd := exec.CommandContext(ctx, bin, "-d", conninfo, "-S", opts.Slot, "-P", opts.Plugin, "--create-slot", "--if-not-exists")
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("relaytest: pg_recvlogical --create-slot: %v\n%s", err, out)
+			return nil, fmt.Errorf("relaytest: pg_recvlogical --create-slot: %w\n%s", err, out)
 		}
 	}
 	secs := func(d time.Duration) string { return strconv.Itoa(int(d.Round(time.Second) / time.Second)) }

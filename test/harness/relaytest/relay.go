@@ -138,7 +138,7 @@ func (r *Relay) waitActive(ctx context.Context, timeout time.Duration) error {
 		select {
 		case <-r.done:
 			return fmt.Errorf("relaytest: %s exited before the slot %s was active (%v)\n--- %s log (tail) ---\n%s",
-				r.Name, r.Slot, r.waitErr, r.Name, testkit.Tail(r.Log(), 40))
+				r.Name, r.Slot, r.waitErr, r.Name, testkit.Tail(r.Log(), 40)) //nolint:errorlint // waitErr is nil for a clean exit
 		case <-ctx.Done():
 			return fmt.Errorf("relaytest: %s: slot %s not active within %s (%s)\n--- %s log (tail) ---\n%s",
 				r.Name, r.Slot, timeout, last, r.Name, testkit.Tail(r.Log(), 40))
@@ -205,7 +205,7 @@ func (r *Relay) WaitRecords(ctx context.Context, timeout time.Duration, cond fun
 		case <-r.done:
 			if !cond(r.Records()) {
 				return r.Events(), fmt.Errorf("relaytest: %s exited (%v) with %d records published\n--- %s log (tail) ---\n%s",
-					r.Name, r.waitErr, len(r.Records()), r.Name, testkit.Tail(r.Log(), 30))
+					r.Name, r.waitErr, len(r.Records()), r.Name, testkit.Tail(r.Log(), 30)) //nolint:errorlint // waitErr is nil for a clean exit
 			}
 		case <-ctx.Done():
 			return r.Events(), fmt.Errorf("relaytest: %s: %d records published, condition not met within %s", r.Name, len(all), timeout)
@@ -249,7 +249,7 @@ func (r *Relay) Stop() error {
 		}
 	}
 	if r.waitErr != nil {
-		return fmt.Errorf("relaytest: %s exited with %v\n--- %s log (tail) ---\n%s", r.Name, r.waitErr, r.Name, testkit.Tail(r.Log(), 30))
+		return fmt.Errorf("relaytest: %s exited with %w\n--- %s log (tail) ---\n%s", r.Name, r.waitErr, r.Name, testkit.Tail(r.Log(), 30))
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func goBuild(ctx context.Context, pkg string) (string, error) {
 	list.Stderr = &stderr
 	ids, err := list.Output()
 	if err != nil {
-		return "", fmt.Errorf("testkit: go list %s: %v\n%s", pkg, err, stderr.Bytes())
+		return "", fmt.Errorf("testkit: go list %s: %w\n%s", pkg, err, stderr.Bytes())
 	}
 	sum := sha256.Sum256(ids)
 	name := path.Base(strings.TrimSuffix(pkg, "/"))
@@ -79,7 +79,7 @@ func goBuild(ctx context.Context, pkg string) (string, error) {
 	build := exec.CommandContext(ctx, "go", "build", "-o", tmp, pkg)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("testkit: go build %s: %v\n%s", pkg, err, out)
+		return "", fmt.Errorf("testkit: go build %s: %w\n%s", pkg, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", err

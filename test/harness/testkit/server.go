@@ -100,7 +100,7 @@ func (s *Server) waitReady(ctx context.Context, path string, timeout time.Durati
 	for {
 		select {
 		case <-s.done:
-			return fmt.Errorf("exited: %v", s.err)
+			return fmt.Errorf("exited: %v", s.err) //nolint:errorlint // nil for a clean exit, which must print as such
 		default:
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
@@ -118,7 +118,7 @@ func (s *Server) waitReady(ctx context.Context, path string, timeout time.Durati
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), last)
+			return fmt.Errorf("%w (last: %w)", ctx.Err(), last)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -47,7 +47,9 @@ import (
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "wfx-bench-horizon-")
 	if err == nil && os.Chmod(dir, 0o755) == nil {
-		os.Setenv("TMPDIR", dir)
+		if err := os.Setenv("TMPDIR", dir); err != nil {
+			panic(err)
+		}
 	}
 	code := m.Run()
 	pgtest.StopShared()

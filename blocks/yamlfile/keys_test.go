@@ -1,11 +1,8 @@
-package yamlkeys
+package yamlfile
 
 import (
-	"reflect"
 	"strings"
 	"testing"
-
-	"go.yaml.in/yaml/v3"
 )
 
 type inner struct {
@@ -28,11 +25,8 @@ type Embedded struct {
 
 func check(t *testing.T, doc string) string {
 	t.Helper()
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
-		t.Fatal(err)
-	}
-	if err := Check(&n, reflect.TypeOf(outer{}), ""); err != nil {
+	var v outer
+	if _, err := Decode([]byte(doc), &v, Options{}); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -41,7 +35,7 @@ func check(t *testing.T, doc string) string {
 func TestUnknownKeysByPathWithSuggestion(t *testing.T) {
 	cases := []struct{ doc, want string }{
 		{"name: x\nselector: y\ndatabases: [{min_interval: 1s}]\nby_name: {a: {timeout: 1s}}\nptr: {timeout: 2s}\n", ""},
-		{"nmae: x\n", "nmae (line 1): unknown key; did you mean name?"},
+		{"nmae: x\n", "nmae (line 1): unknown key; did you mean name?"}, //nolint:misspell // the typo is the input
 		{"databases:\n  - {min_interval: 1s}\n  - min_intervall: 1s\n", "databases[1].min_intervall (line 3): unknown key; did you mean databases[1].min_interval?"},
 		{"by_name: {orders: {timout: 1s}}\n", "by_name.orders.timout (line 1): unknown key; did you mean by_name.orders.timeout?"},
 		{"ptr:\n  interval: 1s\n", "ptr.interval (line 2): unknown key; did you mean ptr.min_interval?"},

@@ -4,7 +4,7 @@
 // collectors' requirements) in docs/database.md, so the docs cannot drift
 // from the code. Each file names the sections it holds with markers:
 //
-//	<!-- BEGIN GENERATED metrics (go generate ./scripts/gen-docs) -->
+//	<!-- BEGIN GENERATED metrics (make generate) -->
 //	<!-- END GENERATED metrics -->
 //
 // and every section must be in exactly one of the files given.
@@ -84,7 +84,7 @@ func render(docs map[string]string) (map[string]string, error) {
 }
 
 func beginMarker(name string) string {
-	return "<!-- BEGIN GENERATED " + name + " (go generate ./scripts/gen-docs) -->\n"
+	return "<!-- BEGIN GENERATED " + name + " (make generate) -->\n"
 }
 
 func replaceSection(doc, name, body string) (string, error) {

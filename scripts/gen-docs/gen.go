@@ -1,3 +1,0 @@
-package main
-
-//go:generate go run . ../../docs/metrics.md ../../docs/database.md
