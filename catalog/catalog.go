@@ -108,6 +108,11 @@ const (
 	OutboxEventsPublished          = "workflow_outbox_events_published_total"
 	OutboxPublishDelay             = "workflow_outbox_publish_delay_seconds"
 	OutboxEventsFailed             = "workflow_outbox_events_failed"
+	OutboxOldestFailedAge          = "workflow_outbox_oldest_failed_age_seconds"
+	OutboxEventsRetrying           = "workflow_outbox_events_retrying"
+	InboxMessagesRetrying          = "workflow_inbox_messages_retrying"
+	InboxMessagesFailed            = "workflow_inbox_messages_failed"
+	InboxOldestFailedAge           = "workflow_inbox_oldest_failed_age_seconds"
 
 	ExporterSourceUp              = "workflow_exporter_source_up"
 	ExporterCollectorUp           = "workflow_exporter_collector_up"
@@ -240,6 +245,16 @@ func all() []Metric {
 			"Outbox table: published_at minus created_at of events seen published since the exporter started."},
 		{OutboxEventsFailed, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
 			"Outbox table: unpublished events in a failed or dead status." + polled},
+		{OutboxOldestFailedAge, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: seconds since the oldest failed (dead, blocked) event was created, by the database clock; 0 when none is failed. Absent where the table keeps no creation time or no failed state (docs/outbox-shapes.md)." + polled},
+		{OutboxEventsRetrying, Gauge, SourceDatabase, []string{"database", "aggregate_type", "event_type"},
+			"Outbox table: pending events (not failed) the publisher has already retried at least retrying_after_attempts times (tables.outbox.retrying_after_attempts, default 3). Only where the table keeps an attempt count (docs/outbox-shapes.md)." + polled},
+		{InboxMessagesRetrying, Gauge, SourceDatabase, []string{"database", "source_system", "message_type"},
+			"Inbox table: unfinished messages the consumer has already attempted at least retrying_after_attempts times (tables.inbox.retrying_after_attempts, default 3). Only where the table keeps an attempt count (docs/outbox-shapes.md)." + polled},
+		{InboxMessagesFailed, Gauge, SourceDatabase, []string{"database", "source_system", "message_type"},
+			"Inbox: messages the consumer gave up on that wait in the library's dead-letter table for an operator (Wolverine's wolverine_dead_letters, less those marked for replay; docs/outbox-shapes.md). A mapped inbox's FAILED_FINAL is a terminal status, counted by workflow_inbox_messages_processed_total." + polled},
+		{InboxOldestFailedAge, Gauge, SourceDatabase, []string{"database", "source_system", "message_type"},
+			"Inbox: seconds since the oldest dead-lettered message was sent (the dead-letter table keeps no time of dead-lettering), by the database clock; 0 when none waits." + polled},
 		{IdempotencyRetentionHorizon, Gauge, SourceDatabase, []string{"database", "scope"},
 			"Idempotency table: seconds since the least recently updated record of the scope in a terminal status (" + strings.Join(vocab.IdempotencyTerminalStatuses(), ", ") + "), by the database clock: how far back the records a retention job deletes still reach, so how old a redelivery the scope can still recognise; 0 when the scope has no finished record. Where records are deleted by age it is about the retention period; in a scope that deletes nothing it is simply the scope's age." + polled},
 		{InboxRetentionHorizon, Gauge, SourceDatabase, []string{"database", "source_system"},

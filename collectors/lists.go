@@ -132,8 +132,11 @@ type Item struct {
 	// (Since is the first), how many distinct workers (job executor hosts,
 	// for jobs) reported them, and the latest failure's job (its task is
 	// ExternalTaskID) under its process definition key.
-	ErrorSignature  string     `json:"error_signature,omitempty"`
-	Count           int        `json:"count,omitempty"`
+	ErrorSignature string `json:"error_signature,omitempty"`
+	Count          int    `json:"count,omitempty"`
+	// ExampleIDs are a table's error group's examples: the ids of its
+	// newest rows (events, messages), at most three.
+	ExampleIDs      []string   `json:"example_ids,omitempty"`
 	LastSeen        *time.Time `json:"last_seen,omitempty"`
 	DistinctWorkers int        `json:"distinct_workers,omitempty"`
 	JobID           string     `json:"job_id,omitempty"`

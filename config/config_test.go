@@ -428,6 +428,46 @@ status.max_items (line 13): must be between 1 and 1000, got 1001`
 	}
 }
 
+// TestPresets: a preset is one line; the table defaults to the library's
+// own and can be overridden; the keys the preset replaces are refused by
+// name, as are unknown presets and a preset without a default table left
+// unnamed.
+func TestPresets(t *testing.T) {
+	c, err := Parse([]byte(`databases:
+  - name: a
+    dsn: x
+    tables:
+      outbox: {preset: spring-modulith}
+      inbox: {preset: wolverine, table: app.wolverine_incoming_envelopes, retrying_after_attempts: 5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, in := c.Databases[0].Tables.Outbox, c.Databases[0].Tables.Inbox
+	if o.Table != "event_publication" || o.Columns.EventID != "" || o.FailedStatuses != nil || o.RetryingAfterAttempts != 3 {
+		t.Errorf("outbox with preset: %+v", o)
+	}
+	if in.Table != "app.wolverine_incoming_envelopes" || in.Statuses != nil || in.RetryingAfterAttempts != 5 {
+		t.Errorf("inbox with preset: %+v", in)
+	}
+	for _, tc := range []struct{ name, tables, want string }{
+		{"unknown outbox preset", "outbox: {preset: kafka-connect}", `databases[0].tables.outbox.preset (line 1): unknown outbox preset "kafka-connect"; known: eventuate-tram, gruelbox, masstransit, namastack, nservicebus, spring-modulith, wolverine`},
+		{"library without an inbox", "inbox: {preset: namastack}", `databases[0].tables.inbox.preset (line 1): unknown inbox preset "namastack" (namastack keeps no consumer-side table); known: eventuate-tram, masstransit, wolverine`},
+		{"columns beside a preset", "outbox: {preset: namastack, columns: {created_at: made}}", "databases[0].tables.outbox.columns.created_at (line 1): is not used with preset namastack, which maps the library's columns; remove it, or the preset"},
+		{"attempts beside a preset", "inbox: {preset: masstransit, columns: {attempts: n}}", "databases[0].tables.inbox.columns.attempts (line 1): is not used with preset masstransit"},
+		{"statuses beside a preset", "inbox: {preset: masstransit, statuses: {PROCESSED: [DONE]}}", "databases[0].tables.inbox.statuses (line 1): is not used with preset masstransit, which maps the library's states"},
+		{"failed statuses beside a preset", "outbox: {preset: gruelbox, failed_statuses: [X]}", "databases[0].tables.outbox.failed_statuses (line 1): is not used with preset gruelbox"},
+		{"no default table", "outbox: {preset: nservicebus}", "databases[0].tables.outbox.table (line 1): preset nservicebus has no default table (the library names it after the application): name it"},
+		{"retrying threshold", "outbox: {retrying_after_attempts: -1}", "databases[0].tables.outbox.retrying_after_attempts (line 1): must be at least 1, got -1"},
+		{"empty attempts column", "inbox: {columns: {attempts: ''}}", "databases[0].tables.inbox.columns.attempts (line 1): must not be empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parseExpect(t, "databases: [{name: a, dsn: x, tables: {"+tc.tables+"}}]", []string{tc.want})
+		})
+	}
+	parseExpect(t, "databases: [{name: a, dsn: x, tables: {outbox: {preset: nservicebus, table: Sales_OutboxData}}}]", nil)
+}
+
 func TestOutboxConsumers(t *testing.T) {
 	c, err := Parse([]byte(`
 databases:

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/workflow-exporter/workflow-exporter/blocks/presets"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -277,7 +279,11 @@ func (t ProcessedJobTable) Correlation() Correlation { return t.Camunda }
 
 // InboxTable maps the message inbox (docs/design.md, "The inbox").
 type InboxTable struct {
-	Table   string `yaml:"table"`
+	Table string `yaml:"table"`
+	// Preset reads a messaging library's own consumer-side table
+	// (docs/outbox-shapes.md): the preset maps its columns and statuses,
+	// and its table is the default of table.
+	Preset  string `yaml:"preset"`
 	Columns struct {
 		SourceSystem string `yaml:"source_system"`
 		MessageID    string `yaml:"message_id"`
@@ -285,11 +291,28 @@ type InboxTable struct {
 		Status       string `yaml:"status"`
 		ReceivedAt   string `yaml:"received_at"`
 		ProcessedAt  string `yaml:"processed_at"`
+		// Attempts and Error are optional: unset, the columns named
+		// DefaultAttemptsColumn and DefaultErrorColumn are used if they
+		// exist; set, they are required.
+		Attempts *string `yaml:"attempts"`
+		Error    *string `yaml:"error"`
 	} `yaml:"columns"`
 	Statuses StatusMap `yaml:"statuses"`
+	// RetryingAfterAttempts: unfinished messages attempted at least this
+	// often count as retrying.
+	RetryingAfterAttempts int `yaml:"retrying_after_attempts"`
 	// Status says what the status page may show of the messages.
 	Status SourceStatus `yaml:"status"`
 }
+
+// Defaults of the optional attempts and error columns of the inbox and the
+// outbox, looked for when columns.attempts and columns.error are not set.
+const (
+	DefaultAttemptsColumn = "attempts"
+	DefaultErrorColumn    = "error_message"
+	// DefaultRetryingAfterAttempts is retrying_after_attempts' default.
+	DefaultRetryingAfterAttempts = 3
+)
 
 func (t *InboxTable) columns() []column {
 	c := &t.Columns
@@ -297,19 +320,55 @@ func (t *InboxTable) columns() []column {
 		{"source_system", &c.SourceSystem, "source_system", true}, {"message_id", &c.MessageID, "message_id", true},
 		{"message_type", &c.MessageType, "message_type", true}, {"status", &c.Status, "processing_status", true},
 		{"received_at", &c.ReceivedAt, "received_at", true}, {"processed_at", &c.ProcessedAt, "processed_at", true},
+		{"attempts", c.Attempts, "", true}, {"error", c.Error, "", true},
 	}
 }
 
 func (t *InboxTable) applyDefaults() {
+	orDefault(&t.RetryingAfterAttempts, DefaultRetryingAfterAttempts)
+	if t.Preset != "" {
+		def(&t.Table, presets.DefaultTable("inbox", t.Preset))
+		return
+	}
 	def(&t.Table, "message_inbox")
 	defaultColumns(t.columns())
 	t.Statuses.applyDefaults(vocab.InboxStatuses())
 }
 
 func (t *InboxTable) validate(key string, add func(string, string, ...any)) {
+	if t.RetryingAfterAttempts < 1 {
+		add(key+".retrying_after_attempts", "must be at least 1, got %d", t.RetryingAfterAttempts)
+	}
+	if t.Preset != "" {
+		if _, ok := presets.InboxPreset(t.Preset); !ok {
+			known := presets.InboxNames()
+			hint := ""
+			if slices.Contains(presets.OutboxNames(), t.Preset) {
+				hint = fmt.Sprintf(" (%s keeps no consumer-side table)", t.Preset)
+			}
+			add(key+".preset", "unknown inbox preset %q%s; known: %s", t.Preset, hint, strings.Join(known, ", "))
+			return
+		}
+		checkPresetOnly(key, t.Preset, t.columns(), t.Statuses != nil, "statuses", add)
+		checkTable(key, t.Table, add)
+		return
+	}
 	checkTable(key, t.Table, add)
 	checkColumns(key, t.columns(), add)
 	t.Statuses.validate(key+".statuses", vocab.InboxStatuses(), add)
+}
+
+// checkPresetOnly refuses the keys a preset replaces: the columns and the
+// status mapping (other, named by other).
+func checkPresetOnly(key, preset string, cols []column, otherSet bool, other string, add func(string, string, ...any)) {
+	for _, c := range cols {
+		if c.value != nil && *c.value != "" {
+			add(key+".columns."+c.key, "is not used with preset %s, which maps the library's columns; remove it, or the preset", preset)
+		}
+	}
+	if otherSet {
+		add(key+"."+other, "is not used with preset %s, which maps the library's states; remove it, or the preset", preset)
+	}
 }
 
 // TerminalValues are the stored values of finished messages.
@@ -319,7 +378,11 @@ func (t *InboxTable) TerminalValues() []string {
 
 // OutboxTable maps the event outbox (docs/design.md, "The outbox").
 type OutboxTable struct {
-	Table   string `yaml:"table"`
+	Table string `yaml:"table"`
+	// Preset reads a messaging library's own outbox table
+	// (docs/outbox-shapes.md): the preset maps its columns and states, and
+	// its table is the default of table.
+	Preset  string `yaml:"preset"`
 	Columns struct {
 		EventID       string `yaml:"event_id"`
 		AggregateType string `yaml:"aggregate_type"`
@@ -327,10 +390,16 @@ type OutboxTable struct {
 		Status        string `yaml:"status"`
 		CreatedAt     string `yaml:"created_at"`
 		PublishedAt   string `yaml:"published_at"`
+		// Attempts and Error are optional, as the inbox's.
+		Attempts *string `yaml:"attempts"`
+		Error    *string `yaml:"error"`
 	} `yaml:"columns"`
 	// FailedStatuses are status values of events that will not be published
 	// without help; they count as failed, not pending.
 	FailedStatuses []string `yaml:"failed_statuses"`
+	// RetryingAfterAttempts: pending events attempted at least this often
+	// count as retrying.
+	RetryingAfterAttempts int `yaml:"retrying_after_attempts"`
 	// PublishDelayBuckets are the upper bounds, in seconds, of the
 	// publish-delay histogram.
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
@@ -366,21 +435,43 @@ func (t *OutboxTable) columns() []column {
 		{"event_id", &c.EventID, "event_id", true}, {"aggregate_type", &c.AggregateType, "aggregate_type", true},
 		{"event_type", &c.EventType, "event_type", true}, {"status", &c.Status, "status", true},
 		{"created_at", &c.CreatedAt, "created_at", true}, {"published_at", &c.PublishedAt, "published_at", true},
+		{"attempts", c.Attempts, "", true}, {"error", c.Error, "", true},
 	}
 }
 
 func (t *OutboxTable) applyDefaults() {
+	orDefault(&t.RetryingAfterAttempts, DefaultRetryingAfterAttempts)
+	if t.PublishDelayBuckets == nil {
+		t.PublishDelayBuckets = DefaultPublishDelayBuckets()
+	}
+	if t.Preset != "" {
+		def(&t.Table, presets.DefaultTable("outbox", t.Preset))
+		return
+	}
 	def(&t.Table, "event_outbox")
 	defaultColumns(t.columns())
 	if t.FailedStatuses == nil {
 		t.FailedStatuses = []string{"FAILED", "DEAD"}
 	}
-	if t.PublishDelayBuckets == nil {
-		t.PublishDelayBuckets = DefaultPublishDelayBuckets()
-	}
 }
 
 func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
+	if t.RetryingAfterAttempts < 1 {
+		add(key+".retrying_after_attempts", "must be at least 1, got %d", t.RetryingAfterAttempts)
+	}
+	if t.Preset != "" {
+		if len(presets.OutboxVariants(t.Preset)) == 0 {
+			add(key+".preset", "unknown outbox preset %q; known: %s", t.Preset, strings.Join(presets.OutboxNames(), ", "))
+			return
+		}
+		checkPresetOnly(key, t.Preset, t.columns(), t.FailedStatuses != nil, "failed_statuses", add)
+		if t.Table == "" {
+			add(key+".table", "preset %s has no default table (the library names it after the application): name it", t.Preset)
+			return
+		}
+		checkTable(key, t.Table, add)
+		return
+	}
 	checkTable(key, t.Table, add)
 	checkColumns(key, t.columns(), add)
 	for i, b := range t.PublishDelayBuckets {

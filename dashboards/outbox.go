@@ -89,6 +89,14 @@ func outboxRow(d *board) {
 		desc:     "Events newly in a failed or dead status per minute, per database and event type (the rise of the failed count; events an operator requeues do not count against it). Above 0, the publisher keeps giving up on events of that type.",
 		targets:  []target{{expr: "60 * " + sumBy("clamp_min(deriv("+sel(catalog.OutboxEventsFailed, mDatabase, mEventType)+rateInterval+"), 0)", "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
+	d.series(panel{title: "Oldest failed event by type", unit: "s",
+		desc:     "Age of the oldest failed, dead or blocked event per database and event type, by the database clock: how long its consumers have missed it. Absent where the table keeps no creation time or no failed state (docs/outbox-shapes.md).",
+		targets:  []target{{expr: "max by (database, event_type) (" + sel(catalog.OutboxOldestFailedAge, mDatabase, mEventType) + ")", legend: "{{database}} {{event_type}}"}},
+		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
+	d.series(panel{title: "Events retrying by type", unit: "short",
+		desc:     "Pending events the publisher has retried at least retrying_after_attempts times (exporter config, default 3), per database and event type: it fails on them again and again. Only tables that keep an attempt count (docs/outbox-shapes.md); the status page groups their last errors by cause.",
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsRetrying, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
+		runbooks: []string{rules.WorkflowOutboxEventsRetrying}})
 }
 
 // consumerHorizon is the horizon of the consumers of the selected outboxes

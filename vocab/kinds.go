@@ -37,4 +37,6 @@ const (
 	KindTaskFailureGroups    = "task_failure_groups"
 	KindJobFailureGroups     = "job_failure_groups"
 	KindIncidentGroups       = "incident_groups"
+	KindOutboxErrorGroups    = "outbox_error_groups"
+	KindInboxErrorGroups     = "inbox_error_groups"
 )

@@ -14,9 +14,12 @@ const (
 	WorkflowOutboxOldestEventTooOld       = "WorkflowOutboxOldestEventTooOld"
 	WorkflowOutboxEventsFailed            = "WorkflowOutboxEventsFailed"
 	WorkflowOutboxBacklogGrowing          = "WorkflowOutboxBacklogGrowing"
+	WorkflowOutboxEventsRetrying          = "WorkflowOutboxEventsRetrying"
 	WorkflowInboxBacklogStalled           = "WorkflowInboxBacklogStalled"
 	WorkflowInboxBacklogGrowing           = "WorkflowInboxBacklogGrowing"
 	WorkflowInboxBacklogOld               = "WorkflowInboxBacklogOld"
+	WorkflowInboxMessagesRetrying         = "WorkflowInboxMessagesRetrying"
+	WorkflowInboxMessagesFailed           = "WorkflowInboxMessagesFailed"
 	WorkflowUnknownOutcomeRecords         = "WorkflowUnknownOutcomeRecords"
 	WorkflowIdempotencyStaleInProgress    = "WorkflowIdempotencyStaleInProgress"
 	WorkflowIdempotencyConflicts          = "WorkflowIdempotencyConflicts"
@@ -160,10 +163,13 @@ func Alerts() []Alert {
 		outbox.alert(WorkflowOutboxOldestEventTooOld, rulefile.Critical, "the oldest pending event is older than consumers tolerate"),
 		outbox.alert(WorkflowOutboxEventsFailed, rulefile.Warning, "events in a failed status will not be published without help"),
 		outbox.alert(WorkflowOutboxBacklogGrowing, rulefile.Warning, "the publisher falls behind"),
+		outbox.alert(WorkflowOutboxEventsRetrying, rulefile.Warning, "events are retried again and again and still not published"),
 
 		inbox.alert(WorkflowInboxBacklogStalled, rulefile.Warning, "messages wait and none is processed"),
 		inbox.alert(WorkflowInboxBacklogGrowing, rulefile.Warning, "the consumer falls behind"),
 		inbox.alert(WorkflowInboxBacklogOld, rulefile.Critical, "messages have waited too long to be processed"),
+		inbox.alert(WorkflowInboxMessagesRetrying, rulefile.Warning, "messages are retried again and again and still not processed"),
+		inbox.alert(WorkflowInboxMessagesFailed, rulefile.Warning, "dead-lettered messages wait for an operator"),
 
 		{WorkflowUnknownOutcomeRecords, rulefile.Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
 			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }} of database {{ $labels.database }}: unknown outcomes wait for reconciliation"},

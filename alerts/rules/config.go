@@ -125,6 +125,9 @@ type OutboxConfig struct {
 	// FailedFor: unpublished events in a failed or dead status, for this
 	// long. They will not be published without someone's help.
 	FailedFor model.Duration `yaml:"failed_for"`
+	// RetryingFor: pending events retried at least the exporter's
+	// retrying_after_attempts times, for this long.
+	RetryingFor model.Duration `yaml:"retrying_for"`
 }
 
 // InboxConfig tunes the inbox alerts.
@@ -140,6 +143,12 @@ type InboxConfig struct {
 	GrowingWindow      model.Duration `yaml:"growing_window"`
 	GrowingMinIncrease float64        `yaml:"growing_min_increase"`
 	GrowingFor         model.Duration `yaml:"growing_for"`
+	// RetryingFor: unfinished messages attempted at least the exporter's
+	// retrying_after_attempts times, for this long.
+	RetryingFor model.Duration `yaml:"retrying_for"`
+	// FailedFor: messages in the library's dead-letter table, for this
+	// long.
+	FailedFor model.Duration `yaml:"failed_for"`
 }
 
 // IdempotencyConfig tunes the idempotency-table alerts.
@@ -310,6 +319,7 @@ func DefaultThresholds() Thresholds {
 			GrowingWindow:      d("30m"),
 			GrowingMinIncrease: 10,
 			GrowingFor:         d("15m"),
+			RetryingFor:        d("15m"),
 		},
 		Inbox: InboxConfig{
 			OldestAge:          d("30m"),
@@ -319,6 +329,8 @@ func DefaultThresholds() Thresholds {
 			GrowingWindow:      d("30m"),
 			GrowingMinIncrease: 20,
 			GrowingFor:         d("15m"),
+			RetryingFor:        d("15m"),
+			FailedFor:          d("5m"),
 		},
 		Idempotency: IdempotencyConfig{
 			UnknownOutcomeAge:       d("15m"),

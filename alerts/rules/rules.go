@@ -311,6 +311,11 @@ and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
 and increase(%[5]s[%[6]s]) > 0
 `, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published, dur(o.StalledWindow)),
 			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} now pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
+
+		b.rule(WorkflowOutboxEventsRetrying, o.RetryingFor, fmt.Sprintf(`
+%[1]s > 0
+`, b.sel(catalog.OutboxEventsRetrying)),
+			fmt.Sprintf("{{ $value | humanize }} pending outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}have{{ else }}has{{ end }}"+" been retried at least retrying_after_attempts times (the exporter's setting, default 3) and "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" still not published. The publisher fails on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" again and again: the status page groups the last errors by cause.", what)),
 	}
 }
 
@@ -346,6 +351,16 @@ and %[4]s > 0
 %s > %s
 `, b.bridged(b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`)), secs(in.OldestAge)),
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
+
+		b.rule(WorkflowInboxMessagesRetrying, in.RetryingFor, fmt.Sprintf(`
+%[1]s > 0
+`, b.sel(catalog.InboxMessagesRetrying)),
+			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s "+"{{ if ne $value 1.0 }}have{{ else }}has{{ end }}"+" been attempted at least retrying_after_attempts times (the exporter's setting, default 3) and "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" still not processed. The consumer fails on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" again and again: the status page groups the last errors by cause.", what)),
+
+		b.rule(WorkflowInboxMessagesFailed, in.FailedFor, fmt.Sprintf(`
+%[1]s > 0
+`, b.sel(catalog.InboxMessagesFailed)),
+			fmt.Sprintf("{{ $value | humanize }} "+pl("message")+" of %s "+"{{ if ne $value 1.0 }}wait{{ else }}waits{{ end }}"+" in the dead-letter table: the consumer gave up on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+". Nothing processes "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" until someone fixes the cause and replays "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+".", what)),
 	}
 }
 

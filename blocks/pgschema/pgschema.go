@@ -48,6 +48,15 @@ type Index struct {
 	// schema (deploy/sql/001_reference_schema.sql) already provides: the
 	// generated SQL leaves it out, `check` still verifies it.
 	ReferencePrimaryKey bool
+	// LibraryIndex names an index the library that owns the table creates
+	// itself (a preset's table) and that serves the query: the generated
+	// SQL leaves the statement commented out, `check` still asks the
+	// planner.
+	LibraryIndex string
+	// NoneNeeded says why the query needs no index (it has no Columns):
+	// e.g. every row of the table is open work, because the library deletes
+	// a row once it is done. `check` prints it, the generated SQL too.
+	NoneNeeded string
 }
 
 // CreateStatement renders the index as SQL for the given table.
@@ -88,6 +97,30 @@ type Requirements struct {
 	Columns []Column
 	Indexes []Index
 	Queries []Query
+	// Preset names the library preset the table is read by (a config's
+	// tables.<kind>.preset), empty for a table mapped by its columns.
+	Preset string
+	// Related are the other tables the same collector reads (a library's
+	// dead-letter table beside its inbox), each with its own requirements.
+	Related []Requirements
+	// Resolve, when set, returns the requirements for the table as it is:
+	// queries and indexes that depend on the table's columns (a status
+	// column compared in its own type, a library's schema version told
+	// apart by its columns) rendered for the types the database reports,
+	// and notes on what the mapping cannot match (a mapped status value the
+	// column's type cannot hold). The requirements above are those of the
+	// default shape (text status columns), from which deploy/sql is
+	// generated; `check` and the collections use the resolved ones.
+	Resolve func(ctx context.Context, tx pgx.Tx) (Resolved, error)
+}
+
+// Resolved is a table's requirements as resolved against the database, with
+// the notes on what a mapping cannot match: each a Note, or a Warning when
+// the configuration names a value that can never match.
+type Resolved struct {
+	Requirements
+	Notes    []string
+	Warnings []string
 }
 
 // QuoteTable quotes a possibly schema-qualified table name.
@@ -123,14 +156,20 @@ func BaseName(table string) string {
 	return table
 }
 
-// Error reports a missing table or column, naming the config key.
+// Error reports a missing table or column, or a column whose type the
+// collector cannot read as configured (Detail), naming the config key.
 type Error struct {
 	Table  string
 	Column string
 	Key    string
+	// Detail says what is wrong with a column that exists.
+	Detail string
 }
 
 func (e *Error) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("table %s: column %s %s (config key %s)", e.Table, e.Column, e.Detail, e.Key)
+	}
 	if e.Column == "" {
 		return fmt.Sprintf("table %s does not exist or is not visible to this role (config key %s)", e.Table, e.Key)
 	}
@@ -140,6 +179,9 @@ func (e *Error) Error() string {
 // FailureClass names the failure for the log and the status page
 // (blocks/failure): what is missing, and the config key that names it.
 func (e *Error) FailureClass() string {
+	if e.Detail != "" {
+		return "column type (" + e.Key + ")"
+	}
 	if e.Column == "" {
 		return "table missing (" + e.Key + ")"
 	}
@@ -149,6 +191,50 @@ func (e *Error) FailureClass() string {
 // TableColumns returns the columns of a table and their types, or ok=false
 // when the table does not exist (or the role cannot see it).
 func TableColumns(ctx context.Context, tx pgx.Tx, table string) (cols map[string]string, ok bool, err error) {
+	types, ok, err := ColumnTypes(ctx, tx, table)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	cols = make(map[string]string, len(types))
+	for n, t := range types {
+		cols[n] = t.Type
+	}
+	return cols, true, nil
+}
+
+// ColumnType is a column's type as far as comparing values in it goes.
+type ColumnType struct {
+	// Type is the column's type as format_type prints it, e.g.
+	// "character varying(20)" or "inbox_state".
+	Type string
+	// Base is the name (pg_type.typname) of the type values are compared
+	// in: the column's own type, or for a domain its base type (int2,
+	// int4, int8, bool, text, varchar, bpchar, or an enum's name).
+	Base string
+	// Category is the base type's pg_type.typcategory: "S" string, "N"
+	// numeric, "B" boolean, "E" enum, and others.
+	Category string
+	// Domain says the column's type is a domain over Base: a value is
+	// compared after casting the column to BaseType (a domain over an enum
+	// has no comparison operator of its own, and its constraints never see
+	// a literal then).
+	Domain bool
+	// BaseType is Base as a type name to cast to, schema-qualified where
+	// the role's search_path does not find it (format_type).
+	BaseType string
+	// Labels are an enum's labels in their order (pg_enum): the only
+	// values the column can hold.
+	Labels []string
+}
+
+// Text is the type ColumnTypes reports for text columns, the type the
+// default requirements (and deploy/sql) assume for status columns.
+var Text = ColumnType{Type: "text", Base: "text", BaseType: "text", Category: "S"}
+
+// ColumnTypes returns the columns of a table with their types (a domain's
+// base type, an enum's labels), or ok=false when the table does not exist
+// (or the role cannot see it). One query besides the table lookup.
+func ColumnTypes(ctx context.Context, tx pgx.Tx, table string) (cols map[string]ColumnType, ok bool, err error) {
 	var oid *uint32
 	if err := tx.QueryRow(ctx, "SELECT to_regclass($1)::oid", QuoteTable(table)).Scan(&oid); err != nil {
 		return nil, false, err
@@ -156,19 +242,27 @@ func TableColumns(ctx context.Context, tx pgx.Tx, table string) (cols map[string
 	if oid == nil {
 		return nil, false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT attname, format_type(atttypid, atttypmod)
-		FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped`, *oid)
+	rows, err := tx.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod), b.typname::text, format_type(b.oid, NULL), b.typcategory::text, t.typtype = 'd',
+		ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = b.oid ORDER BY e.enumsortorder)
+	FROM pg_attribute a
+	JOIN pg_type t ON t.oid = a.atttypid
+	JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+	WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped`, *oid)
 	if err != nil {
 		return nil, false, err
 	}
 	defer rows.Close()
-	cols = map[string]string{}
+	cols = map[string]ColumnType{}
 	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
+		var name string
+		var t ColumnType
+		if err := rows.Scan(&name, &t.Type, &t.Base, &t.BaseType, &t.Category, &t.Domain, &t.Labels); err != nil {
 			return nil, false, err
 		}
-		cols[name] = typ
+		if len(t.Labels) == 0 {
+			t.Labels = nil
+		}
+		cols[name] = t
 	}
 	err = rows.Err()
 	return cols, true, err
@@ -185,6 +279,12 @@ func Check(ctx context.Context, tx pgx.Tx, req Requirements, tableKey string) (p
 	if !ok {
 		return nil, &Error{Table: req.Table, Key: tableKey}
 	}
+	return CheckColumns(req, cols)
+}
+
+// CheckColumns is Check on columns already read (TableColumns, or the
+// names of ColumnTypes): the first required column missing is the error.
+func CheckColumns[T any](req Requirements, cols map[string]T) (present map[string]bool, err error) {
 	present = map[string]bool{}
 	for _, c := range req.Columns {
 		if _, ok := cols[c.Name]; ok {

@@ -42,8 +42,34 @@ type Idempotency struct {
 	dupLoaded bool
 	hasDup    bool
 
-	sqlGauges string
 	dupColumn string
+	logged    map[string]bool
+}
+
+// idemStatus is the idempotency table's status column with its mapping,
+// resolved for the column's type (statuscol.go).
+type idemStatus struct {
+	col statusColumn
+	resolvedStatuses
+}
+
+// open selects the non-terminal records, a NULL status included.
+func (s idemStatus) open() string {
+	return s.col.notIn(s.values(vocab.IdempotencyTerminalStatuses()...))
+}
+
+// resolveIdemStatus resolves the status column of an idempotency table
+// (cols nil: a text column, the default shape).
+func resolveIdemStatus(cfg config.IdempotencyTable, key string, cols map[string]pgschema.ColumnType) (idemStatus, error) {
+	typ := pgschema.Text
+	if ct, ok := cols[cfg.Columns.Status]; ok {
+		typ = ct
+	}
+	col, err := newStatusColumn(cfg.Table, key+".columns.status", cfg.Columns.Status, typ)
+	if err != nil {
+		return idemStatus{}, err
+	}
+	return idemStatus{col, resolveStatuses(key+".statuses", cfg.Statuses, col)}, nil
 }
 
 // IdempotencyOptions configures an Idempotency collector.
@@ -64,17 +90,22 @@ func NewIdempotency(o IdempotencyOptions) *Idempotency {
 		duplicates:  map[string]float64{},
 		dupSeen:     map[string]int64{},
 		dupColumn:   config.DefaultDuplicateCountColumn,
+		logged:      map[string]bool{},
 	}
 	if o.Table.Columns.DuplicateCount != nil {
 		c.dupColumn = *o.Table.Columns.DuplicateCount
 	}
-	col := o.Table.Columns
-	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), count(*)::float8,
+	return c
+}
+
+// sqlGauges reads the open records by scope and status.
+func (c *Idempotency) sqlGauges(st idemStatus) string {
+	col := c.cfg.Columns
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s, ''), count(*)::float8,
 	COALESCE(extract(epoch FROM now() - min(%[3]s))::float8, 0),
 	(count(*) FILTER (WHERE %[3]s < now() - make_interval(secs => $1)))::float8
 FROM %[4]s WHERE %[5]s
-GROUP BY 1, 2`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt), pgschema.QuoteTable(o.Table.Table), openStatusPredicate(col.Status, o.Table.TerminalValues()))
-	return c
+GROUP BY 1, 2`, pgschema.QuoteIdent(col.Scope), st.col.text(), pgschema.QuoteIdent(col.UpdatedAt), pgschema.QuoteTable(c.cfg.Table), st.open())
 }
 
 // Name implements collectors.Collector.
@@ -97,8 +128,47 @@ func (c *Idempotency) sqlDupLoad() string {
 		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(c.dupColumn), pgschema.QuoteTable(c.cfg.Table))
 }
 
-// Requirements says what the collector needs from its table.
+// Requirements says what the collector needs from its table, with a text
+// status column; Resolve gives them for the column's type.
 func (c *Idempotency) Requirements() pgschema.Requirements {
+	st, err := resolveIdemStatus(c.cfg, c.key, nil)
+	if err != nil {
+		panic(err) // a text column always resolves
+	}
+	req := c.requirements(st)
+	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		st, err := resolveIdemStatus(c.cfg, c.key, cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		return pgschema.Resolved{Requirements: c.requirements(st), Notes: st.notes, Warnings: st.warnings}, nil
+	}
+	return req
+}
+
+// resolve reads the table's columns, resolves its status column and
+// returns the requirements for them, after checking the columns exist.
+func (c *Idempotency) resolve(ctx context.Context, tx pgx.Tx) (idemStatus, map[string]bool, pgschema.Requirements, error) {
+	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+	if err != nil {
+		return idemStatus{}, nil, pgschema.Requirements{}, err
+	}
+	st, err := resolveIdemStatus(c.cfg, c.key, cols)
+	if err != nil {
+		return idemStatus{}, nil, pgschema.Requirements{}, err
+	}
+	req := c.requirements(st)
+	present, err := pgschema.CheckColumns(req, cols)
+	return st, present, req, err
+}
+
+// requirements is what the collector needs from its table with the status
+// column st.
+func (c *Idempotency) requirements(st idemStatus) pgschema.Requirements {
 	col := c.cfg.Columns
 	base := pgschema.BaseName(c.cfg.Table)
 	return pgschema.Requirements{
@@ -110,7 +180,7 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 			pgschema.Column{Key: c.key + ".columns.duplicate_count", Name: c.dupColumn, Optional: col.DuplicateCount == nil}),
 		Indexes: []pgschema.Index{
 			{Name: base + "_open_idx", Columns: []string{col.Scope, col.Status, col.UpdatedAt},
-				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
+				Where: st.open(),
 				Why:   "records, oldest age and stale gauges read only non-terminal records; terminal history stays out of the index", Query: "open"},
 			{Name: base + "_updated_at_idx", Columns: []string{col.UpdatedAt},
 				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates", Query: "activity"},
@@ -119,11 +189,11 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)", Query: "duplicates", Requires: c.dupColumn},
 		},
 		Queries: []pgschema.Query{
-			{Name: "open", SQL: c.sqlGauges, Args: []any{900.0}},
+			{Name: "open", SQL: c.sqlGauges(st), Args: []any{900.0}},
 			recentQuery("activity", c.sqlActivity(false)),
 			{Name: "duplicates", SQL: c.sqlDupLoad(), Requires: c.dupColumn},
-			c.idempotencyLists()[0].requirement(),
-			c.idempotencyLists()[1].requirement(),
+			c.idempotencyLists(st)[0].requirement(),
+			c.idempotencyLists(st)[1].requirement(),
 		},
 	}
 }
@@ -134,7 +204,12 @@ func (c *Idempotency) Requirements() pgschema.Requirements {
 func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	p := c.newIdempotencyPoll()
 	p.status.sink = sink
-	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error {
+	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+		var present map[string]bool
+		var err error
+		if p.st, present, _, err = c.resolve(ctx, tx); err != nil {
+			return err
+		}
 		p.hasDup = present[c.dupColumn]
 		if err := p.readOpen(ctx, tx); err != nil {
 			return err
@@ -153,6 +228,7 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 	if err != nil {
 		return nil, err
 	}
+	c.logOnce(c.logged, p.st.notes, p.st.warnings)
 	p.commit()
 	p.status.send()
 	return c.metrics(p.gauges), nil
@@ -163,6 +239,8 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 type idempotencyPoll struct {
 	c        *Idempotency
 	conflict map[string]bool // the configured conflict codes
+	// st is the status column as this poll resolved it.
+	st idemStatus
 
 	gauges                             map[string]*agg // scope, status
 	transitions, conflicts, duplicates map[string]float64
@@ -189,7 +267,7 @@ func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {
 // canonical maps a stored status, remembering an unmapped one for the
 // scope's unmapped series and the log.
 func (p *idempotencyPoll) canonical(stored, scope string) string {
-	canon := p.c.cfg.Statuses.Canonical(stored)
+	canon := p.st.canonical(stored)
 	if canon == vocab.Unmapped {
 		p.unmapped.add(scope)
 		p.c.warn.note(stored)
@@ -202,7 +280,7 @@ func (p *idempotencyPoll) readOpen(ctx context.Context, tx pgx.Tx) error {
 	c := p.c
 	var scope, status string
 	var count, oldest, stale float64
-	return each(ctx, tx, "idempotency open-records query", c.sqlGauges, []any{time.Duration(c.cfg.StaleAfter).Seconds()},
+	return each(ctx, tx, "idempotency open-records query", c.sqlGauges(p.st), []any{time.Duration(c.cfg.StaleAfter).Seconds()},
 		[]any{&scope, &status, &count, &oldest, &stale}, func() error {
 			vals := c.limiter.Admit(scope)
 			p.scopes.add(vals...)

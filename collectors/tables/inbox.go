@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/presets"
 	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
@@ -17,7 +18,10 @@ import (
 )
 
 // Inbox watches the message inbox (docs/design.md, "The inbox"): messages received but
-// not finished, how old the oldest is, and how many finish.
+// not finished, how old the oldest is, how many are retried again and
+// again, how many finish, and, where the library keeps them, the dead
+// letters. The table is a mapped one or a library's (a preset:
+// inbox_shape.go); the series its shape cannot support are not served.
 type Inbox struct {
 	tableBase
 	cfg config.InboxTable
@@ -27,8 +31,7 @@ type Inbox struct {
 	unmapped  tuples
 	warn      *unmappedStatuses
 	processed map[string]float64 // source_system, message_type, status
-
-	sqlGauges, sqlProcessed string
+	logged    map[string]bool
 }
 
 // InboxOptions configures an Inbox collector.
@@ -36,60 +39,193 @@ type InboxOptions = Options[config.InboxTable]
 
 // NewInbox returns an inbox collector.
 func NewInbox(o InboxOptions) *Inbox {
-	c := &Inbox{
-		tableBase: newTableBase(o, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed),
+	return &Inbox{
+		tableBase: newTableBase(o, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed,
+			catalog.InboxMessagesRetrying, catalog.InboxMessagesFailed, catalog.InboxOldestFailedAge),
 		cfg:       o.Table,
 		window:    watermark.New(o.LateCommitWindow),
 		known:     tuples{},
 		unmapped:  tuples{},
 		warn:      newUnmappedStatuses("inbox", o.Table.Table, o.Table.Columns.Status),
 		processed: map[string]float64{},
+		logged:    map[string]bool{},
 	}
-	col := o.Table.Columns
-	t := pgschema.QuoteTable(o.Table.Table)
-	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), count(*)::float8,
-	COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
-FROM %[5]s WHERE %[6]s
-GROUP BY 1, 2, 3`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageType), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ReceivedAt), t, openStatusPredicate(col.Status, o.Table.TerminalValues()))
-	c.sqlProcessed = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
-FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageID), pgschema.QuoteIdent(col.MessageType), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessedAt), t)
-	return c
 }
 
 // Name implements collectors.Collector.
 func (c *Inbox) Name() string { return "inbox" }
 
-// Requirements says what the collector needs from its table.
-func (c *Inbox) Requirements() pgschema.Requirements {
-	col := c.cfg.Columns
-	base := pgschema.BaseName(c.cfg.Table)
-	return pgschema.Requirements{
-		Kind:  "inbox",
-		Table: c.cfg.Table,
-		Columns: c.columns(
-			"source_system", col.SourceSystem, "message_id", col.MessageID, "message_type", col.MessageType,
-			"status", col.Status, "received_at", col.ReceivedAt, "processed_at", col.ProcessedAt,
-		),
-		Indexes: []pgschema.Index{
-			{Name: base + "_open_idx", Columns: []string{col.SourceSystem, col.MessageType, col.Status, col.ReceivedAt},
-				Where: openStatusPredicate(col.Status, c.cfg.TerminalValues()),
-				Why:   "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index", Query: "open"},
-			{Name: base + "_processed_at_idx", Columns: []string{col.ProcessedAt},
-				Where: pgschema.QuoteIdent(col.ProcessedAt) + " IS NOT NULL",
-				Why:   "messages_processed_total reads the last late_commit_window of finished messages", Query: "processed"},
-		},
-		Queries: []pgschema.Query{
-			{Name: "open", SQL: c.sqlGauges},
-			recentQuery("processed", c.sqlProcessed),
-			c.inboxLists()[0].requirement(),
-			c.inboxLists()[1].requirement(),
-		},
+// inboxPlan is the collector's queries for one shape of its table.
+type inboxPlan struct {
+	shape     inboxShape
+	series    map[string]bool
+	req       pgschema.Requirements
+	gaugeArgs []any
+	// sqlDead and sqlDeadErrors read the dead-letter table.
+	sqlGauges, sqlProcessed, sqlErrors, sqlDead, sqlDeadErrors string
+	lists                                                      []listQuery
+}
+
+// plan returns the queries for the table as cols says it is (nil: the
+// default shape).
+func (c *Inbox) plan(cols map[string]pgschema.ColumnType) (*inboxPlan, error) {
+	s, err := inboxShapeOf(c.cfg, c.key, cols)
+	if err != nil {
+		return nil, err
 	}
+	p := &inboxPlan{shape: s, series: s.series()}
+	t := pgschema.QuoteTable(s.table)
+	if !s.noOpen {
+		retrying := "0::float8"
+		if s.attempts != "" {
+			retrying = fmt.Sprintf("(count(*) FILTER (WHERE %s >= $1))::float8", s.attempts)
+			p.gaugeArgs = []any{c.cfg.RetryingAfterAttempts}
+		}
+		p.sqlGauges = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, count(*)::float8,
+	%[4]s, %[5]s
+FROM %[6]s%[7]s
+GROUP BY 1, 2, 3`, s.source, s.typ, s.status, s.received.age(), retrying, t, where(s.open))
+		p.lists = c.inboxLists(s)
+		if s.errorText != "" {
+			order := s.id + " DESC"
+			if s.received.present() {
+				order = s.received.value() + " DESC"
+			}
+			p.sqlErrors = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
+FROM %[4]s%[5]s
+ORDER BY %[6]s LIMIT $1`, s.id, textOr(s.errorText), s.received.listColumns(), t, where(s.open, "("+s.errorText+") IS NOT NULL"), order)
+		}
+	}
+	if s.processed.present() {
+		p.sqlProcessed = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s, %[5]s
+FROM %[6]s WHERE %[7]s`, s.source, s.id, s.typ, s.status, s.processed.value(), t, s.processed.after("$1"))
+	}
+	if d := s.dead; d != nil {
+		dt := pgschema.QuoteTable(d.table)
+		p.sqlDead = fmt.Sprintf(`SELECT %[1]s, %[2]s, count(*)::float8, %[3]s
+FROM %[4]s%[5]s
+GROUP BY 1, 2`, d.source, d.typ, d.since.age(), dt, where(d.where))
+		if d.errorText != "" {
+			order := d.id + " DESC"
+			if d.since.present() {
+				order = d.since.value() + " DESC"
+			}
+			p.sqlDeadErrors = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
+FROM %[4]s%[5]s
+ORDER BY %[6]s LIMIT $1`, d.id, textOr(d.errorText), d.since.listColumns(), dt, where(d.where, "("+d.errorText+") IS NOT NULL"), order)
+		}
+	}
+	p.req = c.requirements(p)
+	return p, nil
+}
+
+// requirements is what the collector needs from its table (and its
+// dead-letter table) with the plan.
+func (c *Inbox) requirements(p *inboxPlan) pgschema.Requirements {
+	s := p.shape
+	req := pgschema.Requirements{Kind: "inbox", Table: s.table, Preset: s.preset, Columns: s.columns}
+	if p.sqlGauges != "" {
+		open := pgschema.Index{Query: "open", Name: s.openIndex, Columns: s.openIndexColumns, Where: s.open,
+			LibraryIndex: s.libraryIndexes["open"],
+			Why:          "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index"}
+		if s.open == "" {
+			open = pgschema.Index{Query: "open", NoneNeeded: s.openRows}
+		}
+		req.Indexes = append(req.Indexes, open)
+		req.Queries = append(req.Queries, pgschema.Query{Name: "open", SQL: p.sqlGauges, Args: p.gaugeArgs})
+	}
+	if p.sqlProcessed != "" {
+		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.processedIndex, Columns: []string{s.processed.column},
+			Where:        pgschema.QuoteIdent(s.processed.column) + " IS NOT NULL",
+			LibraryIndex: s.libraryIndexes["processed"],
+			Why:          "messages_processed_total reads the last late_commit_window of finished messages", Query: "processed"})
+		req.Queries = append(req.Queries, recentQuery("processed", p.sqlProcessed))
+	}
+	for _, l := range p.lists {
+		req.Queries = append(req.Queries, l.requirement())
+	}
+	if p.sqlErrors != "" {
+		req.Queries = append(req.Queries, pgschema.Query{Name: "errors", SQL: p.sqlErrors, Args: []any{errorRowsLimit}})
+	}
+	if d := s.dead; d != nil {
+		dr := pgschema.Requirements{Kind: "inbox", Table: d.table, Preset: s.preset, Columns: d.columns,
+			Indexes: []pgschema.Index{{Query: "dead_letters", NoneNeeded: d.rows}},
+			Queries: []pgschema.Query{{Name: "dead_letters", SQL: p.sqlDead}}}
+		if p.sqlDeadErrors != "" {
+			dr.Queries = append(dr.Queries, pgschema.Query{Name: "dead_letter_errors", SQL: p.sqlDeadErrors, Args: []any{errorRowsLimit}})
+		}
+		req.Related = []pgschema.Requirements{dr}
+	}
+	return req
+}
+
+// Requirements says what the collector needs from its table, in the
+// default shape; Resolve gives them for the table as it is.
+func (c *Inbox) Requirements() pgschema.Requirements {
+	p, err := c.plan(nil)
+	if err != nil {
+		panic(err) // the default shape of a valid config always resolves
+	}
+	req := p.req
+	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		p, err := c.plan(cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		return pgschema.Resolved{Requirements: p.req, Notes: p.shape.statuses.notes, Warnings: p.shape.statuses.warnings}, nil
+	}
+	return req
+}
+
+// resolve reads the table's columns (and the dead-letter table's) and
+// returns the plan for them, after checking that the columns it reads
+// exist.
+func (c *Inbox) resolve(ctx context.Context, tx pgx.Tx) (*inboxPlan, error) {
+	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.plan(cols)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pgschema.CheckColumns(p.req, cols); err != nil {
+		return nil, err
+	}
+	for _, r := range p.req.Related {
+		rc, err := columnTypes(ctx, tx, r.Table, c.key+".preset")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pgschema.CheckColumns(r, rc); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// inboxGroup is one (source_system, message_type)'s retrying and dead
+// letters.
+type inboxGroup struct {
+	retrying float64
+	failed   agg
 }
 
 // Collect implements collectors.Collector.
 func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	gauges := map[string]*agg{}
+	groups := map[string]*inboxGroup{}
+	group := func(vals []string) *inboxGroup {
+		k := tupleKey(vals...)
+		if groups[k] == nil {
+			groups[k] = &inboxGroup{}
+		}
+		return groups[k]
+	}
 	newProcessed := map[string]float64{}
 	seen, unmapped := tuples{}, tuples{}
 	terminal := map[string]bool{}
@@ -97,35 +233,58 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 		terminal[s] = true
 	}
 	report := statusReport{sink: sink}
-	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
+	var plan *inboxPlan
+	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+		var err error
+		if plan, err = c.resolve(ctx, tx); err != nil {
+			return err
+		}
+		st := plan.shape.statuses
 		var source, msgType, status, id string
-		var count, oldest float64
+		var count, oldest, retrying float64
 		var ts time.Time
-		err := each(ctx, tx, "inbox open-messages query", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
-			vals := c.limiter.Admit(source, msgType)
-			seen.add(vals...)
-			canon := c.cfg.Statuses.Canonical(status)
-			if canon == vocab.Unmapped {
-				unmapped.add(vals...)
-				c.warn.note(status)
+		if plan.sqlGauges != "" {
+			err = each(ctx, tx, "inbox open-messages query", plan.sqlGauges, plan.gaugeArgs, []any{&source, &msgType, &status, &count, &oldest, &retrying}, func() error {
+				vals := c.limiter.Admit(source, msgType)
+				seen.add(vals...)
+				canon := st.canonical(status)
+				if canon == vocab.Unmapped {
+					unmapped.add(vals...)
+					c.warn.note(status)
+				}
+				k := tupleKey(vals[0], vals[1], canon)
+				if gauges[k] == nil {
+					gauges[k] = &agg{}
+				}
+				gauges[k].merge(count, oldest, 0)
+				group(vals).retrying += retrying
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			k := tupleKey(vals[0], vals[1], canon)
-			if gauges[k] == nil {
-				gauges[k] = &agg{}
+		}
+		if plan.sqlDead != "" {
+			err = each(ctx, tx, "inbox dead-letter query", plan.sqlDead, nil, []any{&source, &msgType, &count, &oldest}, func() error {
+				vals := c.limiter.Admit(source, msgType)
+				seen.add(vals...)
+				group(vals).failed.merge(count, oldest, 0)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			gauges[k].merge(count, oldest, 0)
+		}
+		if err := c.readInboxStatus(ctx, tx, plan, gauges, groups, &report); err != nil {
+			return err
+		}
+		if plan.sqlProcessed == "" {
 			return nil
-		})
-		if err != nil {
-			return err
 		}
-		if err := c.readInboxStatus(ctx, tx, gauges, &report); err != nil {
-			return err
-		}
-		return each(ctx, tx, "inbox processed query", c.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
+		return each(ctx, tx, "inbox processed query", plan.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
-			canon := c.cfg.Statuses.Canonical(status)
+			canon := st.canonical(status)
 			if terminal[canon] && c.window.Observe(ts, source, id, canon) {
 				newProcessed[tupleKey(vals[0], vals[1], canon)]++
 			}
@@ -136,33 +295,52 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 	if err != nil {
 		return nil, err
 	}
+	c.logOnce(c.logged, plan.shape.statuses.notes, plan.shape.statuses.warnings)
 	c.known.merge(seen)
 	c.unmapped.merge(unmapped)
 	addCounts(c.processed, newProcessed)
 	report.send()
-	return c.metrics(gauges), nil
+	return c.metrics(plan.series, gauges, groups), nil
 }
 
-func (c *Inbox) metrics(gauges map[string]*agg) []prometheus.Metric {
+func (c *Inbox) metrics(series map[string]bool, gauges map[string]*agg, groups map[string]*inboxGroup) []prometheus.Metric {
 	openStatuses, terminalStatuses := vocab.InboxOpenStatuses(), vocab.InboxTerminalStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
-		open := openStatuses
-		if _, ok := c.unmapped[tupleKey(vals...)]; ok {
-			open = append(append([]string(nil), open...), vocab.Unmapped)
-		}
-		for _, st := range open {
-			a := gauges[tupleKey(vals[0], vals[1], st)]
-			if a == nil {
-				a = &agg{}
+		lv := []string{c.database, vals[0], vals[1]}
+		if series[presets.InboxMessages] {
+			open := openStatuses
+			if _, ok := c.unmapped[tupleKey(vals...)]; ok {
+				open = append(append([]string(nil), open...), vocab.Unmapped)
 			}
-			out = append(out,
-				c.gauge(catalog.InboxMessages, a.count, c.database, vals[0], vals[1], st),
-				c.gauge(catalog.InboxOldestMessageAge, a.oldest, c.database, vals[0], vals[1], st),
-			)
+			for _, st := range open {
+				a := gauges[tupleKey(vals[0], vals[1], st)]
+				if a == nil {
+					a = &agg{}
+				}
+				out = append(out, c.gauge(catalog.InboxMessages, a.count, append(lv, st)...))
+				if series[presets.InboxOldestAge] {
+					out = append(out, c.gauge(catalog.InboxOldestMessageAge, a.oldest, append(lv, st)...))
+				}
+			}
 		}
-		for _, st := range terminalStatuses {
-			out = append(out, c.counter(catalog.InboxMessagesProcessed, c.processed[tupleKey(vals[0], vals[1], st)], c.database, vals[0], vals[1], st))
+		if series[presets.InboxProcessed] {
+			for _, st := range terminalStatuses {
+				out = append(out, c.counter(catalog.InboxMessagesProcessed, c.processed[tupleKey(vals[0], vals[1], st)], append(lv, st)...))
+			}
+		}
+		g := groups[tupleKey(vals...)]
+		if g == nil {
+			g = &inboxGroup{}
+		}
+		if series[presets.InboxRetrying] {
+			out = append(out, c.gauge(catalog.InboxMessagesRetrying, g.retrying, lv...))
+		}
+		if series[presets.InboxFailed] {
+			out = append(out, c.gauge(catalog.InboxMessagesFailed, g.failed.count, lv...))
+		}
+		if series[presets.InboxOldestFailed] {
+			out = append(out, c.gauge(catalog.InboxOldestFailedAge, g.failed.oldest, lv...))
 		}
 	}
 	return out

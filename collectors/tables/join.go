@@ -110,25 +110,25 @@ func NewIdempotencyJoin(o IdempotencyJoinOptions) *IdempotencyJoin {
 func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
 
 // sql selects the open-work and completed records of the given tasks. $1
-// (and $2) are the task references, $3 the minimum age of a COMPLETED record.
-func (c *IdempotencyJoin) sql() string {
+// (and $2) are the task references, $3 the minimum age of a COMPLETED
+// record; the statuses are compared in the column's own type (status).
+func (c *IdempotencyJoin) sql(status idemStatus) string {
 	col := c.cfg.Columns
-	st := pgschema.QuoteIdent(col.Status)
-	statuses := statusIn(st, c.cfg.Statuses.Values(append([]string{vocab.StatusCompleted}, vocab.IdempotencyInProgressStatuses()...)...))
-	notCompleted := statusNotIn(st, c.cfg.Statuses.Values(vocab.StatusCompleted))
+	statuses := status.col.in(status.values(append([]string{vocab.StatusCompleted}, vocab.IdempotencyInProgressStatuses()...)...))
+	notCompleted := status.col.notIn(status.values(vocab.StatusCompleted))
 	// The key, the time and its age are for the status page's items.
 	tail := fmt.Sprintf("%s::text, %s", pgschema.QuoteIdent(col.Key), ageColumns(col.UpdatedAt))
 	if c.cfg.Camunda.ByProcessInstance() {
-		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text || '/' || %[4]s::text, %[9]s
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s, ''), %[3]s::text || '/' || %[4]s::text, %[9]s
 FROM %[5]s WHERE (%[3]s, %[4]s) IN (SELECT * FROM unnest($1::text[], $2::text[]))
 	AND %[6]s AND (%[7]s OR %[8]s < now() - make_interval(secs => $3))`,
-			pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.ProcessInstanceID), pgschema.QuoteIdent(col.ActivityID),
+			pgschema.QuoteIdent(col.Scope), status.col.text(), pgschema.QuoteIdent(col.ProcessInstanceID), pgschema.QuoteIdent(col.ActivityID),
 			pgschema.QuoteTable(c.cfg.Table), statuses, notCompleted, pgschema.QuoteIdent(col.UpdatedAt), tail)
 	}
-	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::text, %[8]s
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s, ''), %[3]s::text, %[8]s
 FROM %[4]s WHERE %[3]s = ANY($1::text[])
 	AND %[5]s AND (%[6]s OR %[7]s < now() - make_interval(secs => $2))`,
-		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table),
+		pgschema.QuoteIdent(col.Scope), status.col.text(), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteTable(c.cfg.Table),
 		statuses, notCompleted, pgschema.QuoteIdent(col.UpdatedAt), tail)
 }
 
@@ -139,8 +139,47 @@ func (c *IdempotencyJoin) args(l taskLookup) []any {
 	return []any{l.refs, l.minAge}
 }
 
-// Requirements says what the collector needs from its table.
+// Requirements says what the collector needs from its table, with a text
+// status column; Resolve gives them for the column's type.
 func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
+	st, err := resolveIdemStatus(c.cfg, c.key, nil)
+	if err != nil {
+		panic(err) // a text column always resolves
+	}
+	req := c.requirements(st)
+	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		st, err := resolveIdemStatus(c.cfg, c.key, cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		// The notes are the idempotency collector's to give.
+		return pgschema.Resolved{Requirements: c.requirements(st)}, nil
+	}
+	return req
+}
+
+// resolve reads the table's columns, resolves the status column and
+// returns the requirements for them, after checking the columns exist.
+func (c *IdempotencyJoin) resolve(ctx context.Context, tx pgx.Tx) (idemStatus, pgschema.Requirements, error) {
+	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+	if err != nil {
+		return idemStatus{}, pgschema.Requirements{}, err
+	}
+	st, err := resolveIdemStatus(c.cfg, c.key, cols)
+	if err != nil {
+		return idemStatus{}, pgschema.Requirements{}, err
+	}
+	req := c.requirements(st)
+	_, err = pgschema.CheckColumns(req, cols)
+	return st, req, err
+}
+
+// requirements is what the join needs with the status column st.
+func (c *IdempotencyJoin) requirements(st idemStatus) pgschema.Requirements {
 	col := c.cfg.Columns
 	base := pgschema.BaseName(c.cfg.Table)
 	req := pgschema.Requirements{Kind: "idempotency", Table: c.cfg.Table}
@@ -149,13 +188,13 @@ func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
 		req.Columns = append(req.Columns, c.columns("process_instance_id", col.ProcessInstanceID, "activity_id", col.ActivityID)...)
 		req.Indexes = []pgschema.Index{{Name: base + "_process_activity_idx", Columns: []string{col.ProcessInstanceID, col.ActivityID},
 			Why: "the Camunda join looks up the records of in-flight tasks by process instance and activity", Query: "camunda_join"}}
-		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args(exampleLookup)}}
+		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(st), Args: c.args(exampleLookup)}}
 	} else {
 		req.Columns = append(req.Columns, c.columns("job_reference", col.JobReference)...)
 		req.Indexes = []pgschema.Index{{Name: base + "_job_reference_idx", Columns: []string{col.JobReference},
 			Where: pgschema.QuoteIdent(col.JobReference) + " IS NOT NULL",
 			Why:   "the Camunda join looks up the records of in-flight tasks by external task id (= ANY)", Query: "camunda_join"}}
-		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(), Args: c.args(exampleLookup)}}
+		req.Queries = []pgschema.Query{{Name: "camunda_join", SQL: c.sql(st), Args: c.args(exampleLookup)}}
 	}
 	return req
 }
@@ -184,11 +223,15 @@ func (c *IdempotencyJoin) Collect(ctx context.Context, sink *collectors.Sink) ([
 		for _, st := range vocab.IdempotencyInProgressStatuses() {
 			inProgress[st] = true
 		}
-		err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
+		err := c.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			status, _, err := c.resolve(ctx, tx)
+			if err != nil {
+				return err
+			}
 			var scope, stored, ref, key string
 			var updated time.Time
 			var age float64
-			return each(ctx, tx, "idempotency camunda join", c.sql(), c.args(l), []any{&scope, &stored, &ref, &key, &updated, &age}, func() error {
+			return each(ctx, tx, "idempotency camunda join", c.sql(status), c.args(l), []any{&scope, &stored, &ref, &key, &updated, &age}, func() error {
 				t, ok := l.tasks[ref]
 				if !ok {
 					return nil
@@ -197,7 +240,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context, sink *collectors.Sink) ([
 				k := tupleKey(vals[0], engine, vals[1])
 				seen.add(vals[0], engine, vals[1])
 				kind := ""
-				switch canon := c.cfg.Statuses.Canonical(stored); {
+				switch canon := status.canonical(stored); {
 				case canon == vocab.StatusCompleted:
 					completedOpen[k]++
 					kind = vocab.KindCompletedTaskOpen
@@ -333,7 +376,10 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context, sink *collectors.Sink) (
 	seen := tuples{}
 	// The rows behind the gauge, per engine, for the status page.
 	items := make([][]collectors.Item, len(lookups))
-	err := c.read(ctx, c.Requirements(), func(ctx context.Context, tx pgx.Tx, _ map[string]bool) error {
+	err := c.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := c.check(ctx, tx, c.Requirements()); err != nil {
+			return err
+		}
 		for i, l := range lookups {
 			if len(l.tasks) == 0 {
 				continue

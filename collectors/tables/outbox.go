@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/presets"
 	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
@@ -17,11 +18,15 @@ import (
 )
 
 // Outbox watches the event outbox (docs/design.md, "The outbox"): the backlog the
-// publisher has not drained, failed events, and the flow in and out.
+// publisher has not drained, failed events, events retried again and
+// again, and the flow in and out.
 //
-// Gauges come from unpublished rows only (a partial index on
-// published_at IS NULL); counters come from the recent window of created_at
-// and published_at (see package watermark). Nothing reads published history.
+// Gauges come from unpublished rows only (a partial index on the shape's
+// open predicate, published_at IS NULL for a mapped table); counters come
+// from the recent window of the creation and publication times (see package
+// watermark). Nothing reads published history. The table is a mapped one
+// or a library's (a preset: outbox_shape.go); the series its shape cannot
+// support are not served.
 type Outbox struct {
 	tableBase
 	cfg config.OutboxTable
@@ -33,8 +38,7 @@ type Outbox struct {
 	createdTotal   map[string]float64
 	publishedTotal map[string]float64
 	delay          histogram.Dual
-
-	sqlGauges, sqlCreated, sqlPublished string
+	logged         map[string]bool
 }
 
 // OutboxOptions configures an Outbox collector.
@@ -42,8 +46,9 @@ type OutboxOptions = Options[config.OutboxTable]
 
 // NewOutbox returns an outbox collector.
 func NewOutbox(o OutboxOptions) *Outbox {
-	c := &Outbox{
+	return &Outbox{
 		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
+			catalog.OutboxOldestFailedAge, catalog.OutboxEventsRetrying,
 			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxConsumerInfo),
 		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
@@ -51,59 +56,148 @@ func NewOutbox(o OutboxOptions) *Outbox {
 		known:          tuples{},
 		createdTotal:   map[string]float64{},
 		publishedTotal: map[string]float64{},
+		logged:         map[string]bool{},
 	}
-	t := pgschema.QuoteTable(o.Table.Table)
-	col := o.Table.Columns
-	id, agg, typ, status := pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), pgschema.QuoteIdent(col.Status)
-	createdAt, publishedAt := pgschema.QuoteIdent(col.CreatedAt), pgschema.QuoteIdent(col.PublishedAt)
-	c.sqlGauges = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), COALESCE(%[2]s::text, ''),
-	COALESCE(%[3]s, false) AS failed,
-	count(*)::float8, COALESCE(extract(epoch FROM now() - min(%[4]s))::float8, 0)
-FROM %[5]s WHERE %[6]s IS NULL
-GROUP BY 1, 2, 3`, agg, typ, statusIn(status+"::text", o.Table.FailedStatuses), createdAt, t, publishedAt)
-	c.sqlCreated = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz
-FROM %[5]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, createdAt, t)
-	c.sqlPublished = fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), %[4]s::timestamptz,
-	GREATEST(extract(epoch FROM %[4]s - %[5]s)::float8, 0)
-FROM %[6]s WHERE %[4]s > $1::timestamptz`, id, agg, typ, publishedAt, createdAt, t)
-	return c
 }
 
 // Name implements collectors.Collector.
 func (c *Outbox) Name() string { return "outbox" }
 
-// Requirements says what the collector needs from its table.
-func (c *Outbox) Requirements() pgschema.Requirements {
-	col := c.cfg.Columns
-	base := pgschema.BaseName(c.cfg.Table)
-	return pgschema.Requirements{
-		Kind:  "outbox",
-		Table: c.cfg.Table,
-		Columns: c.columns(
-			"event_id", col.EventID, "aggregate_type", col.AggregateType, "event_type", col.EventType,
-			"status", col.Status, "created_at", col.CreatedAt, "published_at", col.PublishedAt,
-		),
-		Indexes: []pgschema.Index{
-			{Name: base + "_unpublished_idx", Columns: []string{col.AggregateType, col.EventType, col.CreatedAt},
-				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NULL",
-				Why:   "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history", Query: "pending"},
-			{Name: base + "_created_at_idx", Columns: []string{col.CreatedAt},
-				Why: "events_created_total reads the last late_commit_window of inserts", Query: "created"},
-			{Name: base + "_published_at_idx", Columns: []string{col.PublishedAt},
-				Where: pgschema.QuoteIdent(col.PublishedAt) + " IS NOT NULL",
-				Why:   "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"},
-		},
-		Queries: []pgschema.Query{
-			{Name: "pending", SQL: c.sqlGauges},
-			recentQuery("created", c.sqlCreated),
-			recentQuery("published", c.sqlPublished),
-			c.outboxList().requirement(),
-		},
+// outboxPlan is the collector's queries for one shape of its table.
+type outboxPlan struct {
+	shape  outboxShape
+	series map[string]bool
+	req    pgschema.Requirements
+	// gaugeArgs are the gauge query's arguments (retrying_after_attempts,
+	// when the shape counts attempts).
+	gaugeArgs                                      []any
+	sqlGauges, sqlCreated, sqlPublished, sqlErrors string
+	list                                           listQuery
+}
+
+// plan returns the queries for the table as cols says it is (nil: the
+// default shape).
+func (c *Outbox) plan(cols map[string]pgschema.ColumnType) (*outboxPlan, error) {
+	s, err := outboxShapeOf(c.cfg, c.key, cols)
+	if err != nil {
+		return nil, err
 	}
+	p := &outboxPlan{shape: s, series: s.series()}
+	t := pgschema.QuoteTable(s.table)
+	retrying := "0::float8"
+	if s.attempts != "" {
+		retrying = fmt.Sprintf("(count(*) FILTER (WHERE %s >= $1))::float8", s.attempts)
+		p.gaugeArgs = []any{c.cfg.RetryingAfterAttempts}
+	}
+	p.sqlGauges = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s AS failed, count(*)::float8, %[4]s, %[5]s
+FROM %[6]s%[7]s
+GROUP BY 1, 2, 3`, s.agg, s.typ, s.failedFlag(), s.created.age(), retrying, t, where(s.open))
+	if p.series[presets.OutboxCreated] {
+		p.sqlCreated = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s
+FROM %[5]s WHERE %[6]s`, s.id, s.agg, s.typ, s.created.value(), t, s.created.after("$1"))
+	}
+	if p.series[presets.OutboxPublished] {
+		delay := "0::float8"
+		if s.created.present() {
+			delay = fmt.Sprintf("GREATEST(extract(epoch FROM %s - %s)::float8, 0)", s.published.value(), s.created.value())
+		}
+		p.sqlPublished = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s, %[5]s
+FROM %[6]s WHERE %[7]s`, s.id, s.agg, s.typ, s.published.value(), delay, t, s.published.after("$1"))
+	}
+	if s.errorText != "" {
+		order := s.id + " DESC"
+		if s.created.present() {
+			order = s.created.value() + " DESC"
+		}
+		p.sqlErrors = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
+FROM %[4]s%[5]s
+ORDER BY %[6]s LIMIT $1`, s.id, textOr(s.errorText), s.created.listColumns(), t,
+			where(s.open, "("+s.errorText+") IS NOT NULL"), order)
+	}
+	p.list = c.outboxList(s)
+	p.req = c.requirements(p)
+	return p, nil
+}
+
+// requirements is what the collector needs from its table with the plan.
+func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
+	s := p.shape
+	preset := s.preset
+	if s.variant != "" {
+		preset += " " + s.variant
+	}
+	req := pgschema.Requirements{Kind: "outbox", Table: s.table, Preset: preset, Columns: s.columns}
+	pending := pgschema.Index{Query: "pending", Name: s.openIndex, Columns: s.openIndexColumns, Where: s.open,
+		LibraryIndex: s.libraryIndexes["pending"],
+		Why:          "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history"}
+	if s.open == "" {
+		pending = pgschema.Index{Query: "pending", NoneNeeded: s.openRows}
+	}
+	req.Indexes = append(req.Indexes, pending)
+	req.Queries = append(req.Queries, pgschema.Query{Name: "pending", SQL: p.sqlGauges, Args: p.gaugeArgs})
+	if p.sqlCreated != "" {
+		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.createdIndex, Columns: []string{s.created.column},
+			LibraryIndex: s.libraryIndexes["created"],
+			Why:          "events_created_total reads the last late_commit_window of inserts", Query: "created"})
+		req.Queries = append(req.Queries, recentQuery("created", p.sqlCreated))
+	}
+	if p.sqlPublished != "" {
+		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.publishedIndex, Columns: []string{s.published.column},
+			Where:        pgschema.QuoteIdent(s.published.column) + " IS NOT NULL",
+			LibraryIndex: s.libraryIndexes["published"],
+			Why:          "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"})
+		req.Queries = append(req.Queries, recentQuery("published", p.sqlPublished))
+	}
+	req.Queries = append(req.Queries, p.list.requirement())
+	if p.sqlErrors != "" {
+		req.Queries = append(req.Queries, pgschema.Query{Name: "errors", SQL: p.sqlErrors, Args: []any{errorRowsLimit}})
+	}
+	return req
+}
+
+// Requirements says what the collector needs from its table, in the
+// default shape; Resolve gives them for the table as it is.
+func (c *Outbox) Requirements() pgschema.Requirements {
+	p, err := c.plan(nil)
+	if err != nil {
+		// The default shape of a valid config always resolves.
+		panic(err)
+	}
+	req := p.req
+	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
+		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		p, err := c.plan(cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		return pgschema.Resolved{Requirements: p.req, Notes: p.shape.notes, Warnings: p.shape.warnings}, nil
+	}
+	return req
+}
+
+// resolve reads the table's columns and returns the plan for them, after
+// checking that the columns it reads exist.
+func (c *Outbox) resolve(ctx context.Context, tx pgx.Tx) (*outboxPlan, error) {
+	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.plan(cols)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pgschema.CheckColumns(p.req, cols); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 type outboxGroup struct {
 	pending, failed agg
+	retrying        float64
 }
 
 // Collect implements collectors.Collector.
@@ -120,39 +214,50 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		return groups[k]
 	}
 	report := statusReport{sink: sink}
-	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
+	var plan *outboxPlan
+	err := c.poll(ctx, []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+		var err error
+		if plan, err = c.resolve(ctx, tx); err != nil {
+			return err
+		}
 		var aggType, evType, id string
 		var failed bool
-		var count, oldest, delay float64
+		var count, oldest, retrying, delay float64
 		var ts time.Time
-		err := each(ctx, tx, "outbox pending query", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
+		err = each(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if g := group(vals); failed {
 				g.failed.merge(count, oldest, 0)
 			} else {
 				g.pending.merge(count, oldest, 0)
+				g.retrying += retrying
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		if err := c.readOutboxStatus(ctx, tx, groups, &report); err != nil {
+		if err := c.readOutboxStatus(ctx, tx, plan, groups, &report); err != nil {
 			return err
 		}
-		err = each(ctx, tx, "outbox created query", c.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
-			vals := c.limiter.Admit(aggType, evType)
-			seen.add(vals...)
-			if c.created.Observe(ts, id) {
-				newCreate[tupleKey(vals...)]++
+		if plan.sqlCreated != "" {
+			err = each(ctx, tx, "outbox created query", plan.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
+				vals := c.limiter.Admit(aggType, evType)
+				seen.add(vals...)
+				if c.created.Observe(ts, id) {
+					newCreate[tupleKey(vals...)]++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
-		return each(ctx, tx, "outbox published query", c.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
+		if plan.sqlPublished == "" {
+			return nil
+		}
+		return each(ctx, tx, "outbox published query", plan.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.published.Observe(ts, id) {
@@ -166,6 +271,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		return nil, err
 	}
 	// The poll succeeded: only now does it change the collector's state.
+	c.logOnce(c.logged, plan.shape.notes, plan.shape.warnings)
 	c.known.merge(seen)
 	report.send()
 	addCounts(c.createdTotal, newCreate)
@@ -173,10 +279,11 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 	for _, d := range delays {
 		c.delay.Observe(c.cfg.PublishDelayBuckets, d)
 	}
-	return c.metrics(groups), nil
+	return c.metrics(plan.series, groups), nil
 }
 
-func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
+// metrics are the series the shape supports, for every label tuple seen.
+func (c *Outbox) metrics(series map[string]bool, groups map[string]*outboxGroup) []prometheus.Metric {
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
 		k := tupleKey(vals...)
@@ -185,19 +292,56 @@ func (c *Outbox) metrics(groups map[string]*outboxGroup) []prometheus.Metric {
 			g = &outboxGroup{}
 		}
 		lv := append([]string{c.database}, vals...)
-		out = append(out,
-			c.gauge(catalog.OutboxEventsPending, g.pending.count, lv...),
-			c.gauge(catalog.OutboxOldestPendingAge, g.pending.oldest, lv...),
-			c.gauge(catalog.OutboxEventsFailed, g.failed.count, lv...),
-			c.counter(catalog.OutboxEventsCreated, c.createdTotal[k], lv...),
-			c.counter(catalog.OutboxEventsPublished, c.publishedTotal[k], lv...),
-		)
+		for _, m := range []struct {
+			name string
+			v    float64
+		}{
+			{catalog.OutboxEventsPending, g.pending.count},
+			{catalog.OutboxOldestPendingAge, g.pending.oldest},
+			{catalog.OutboxEventsFailed, g.failed.count},
+			{catalog.OutboxOldestFailedAge, g.failed.oldest},
+			{catalog.OutboxEventsRetrying, g.retrying},
+		} {
+			if series[m.name] {
+				out = append(out, c.gauge(m.name, m.v, lv...))
+			}
+		}
+		if series[catalog.OutboxEventsCreated] {
+			out = append(out, c.counter(catalog.OutboxEventsCreated, c.createdTotal[k], lv...))
+		}
+		if series[catalog.OutboxEventsPublished] {
+			out = append(out, c.counter(catalog.OutboxEventsPublished, c.publishedTotal[k], lv...))
+		}
 	}
-	out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
+	if series[catalog.OutboxPublishDelay] {
+		out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
+	}
 	// Who deduplicates the events, for the alert that compares the oldest
 	// pending event with the consumer's retention horizon.
 	for _, cons := range c.cfg.Consumers {
 		out = append(out, c.gauge(catalog.OutboxConsumerInfo, 1, c.database, cons.Database, cons.SourceSystem, cons.Scope))
+	}
+	return out
+}
+
+// VariantRequirements are the requirements of every variant of the
+// table's preset (one for a mapped table): what deploy/sql/presets is
+// generated from, so the indexes serve each schema version.
+func (c *Outbox) VariantRequirements() []pgschema.Requirements {
+	if c.cfg.Preset == "" {
+		return []pgschema.Requirements{c.Requirements()}
+	}
+	var out []pgschema.Requirements
+	for _, v := range presets.OutboxVariants(c.cfg.Preset) {
+		cols := map[string]pgschema.ColumnType{}
+		for _, name := range v.Columns {
+			cols[name] = pgschema.Text
+		}
+		p, err := c.plan(cols)
+		if err != nil {
+			panic(err) // a preset's own columns always resolve
+		}
+		out = append(out, p.req)
 	}
 	return out
 }

@@ -73,7 +73,10 @@ func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 func (c *ProcessedJobs) Collect(ctx context.Context, _ *collectors.Sink) ([]prometheus.Metric, error) {
 	newRows := map[string]float64{}
 	seen := tuples{}
-	err := c.poll(ctx, c.Requirements(), []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time, _ map[string]bool) error {
+	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+		if _, err := c.check(ctx, tx, c.Requirements()); err != nil {
+			return err
+		}
 		var engine, ref, activity, status string
 		var ts time.Time
 		return each(ctx, tx, "processed-job query", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {

@@ -59,11 +59,13 @@ func (q listQuery) read(ctx context.Context, tx pgx.Tx, what string, n int, dest
 		return nil, nil
 	}
 	var items []collectors.Item
-	var ts time.Time
+	var ts *time.Time
 	var age float64
 	err := each(ctx, tx, what, q.sql, append([]any{n}, q.extra...), append(dest, &ts, &age), func() error {
 		it := item()
-		it.Since, it.AgeSeconds = since(ts), age
+		if ts != nil {
+			it.Since, it.AgeSeconds = since(*ts), age
+		}
 		items = append(items, it)
 		return nil
 	})
@@ -83,6 +85,9 @@ func (r *statusReport) add(b *tableBase, table string, show config.SourceStatus,
 	r.lists = append(r.lists, collectors.List{Kind: kind, Database: b.database, Table: table, Total: int(total),
 		IdentifiersHidden: !show.ShowIdentifiers(), Items: items})
 }
+
+// addList keeps a list built whole (the error groups).
+func (r *statusReport) addList(l collectors.List) { r.lists = append(r.lists, l) }
 
 // send hands the lists to the collection's sink, if the page is on.
 func (r *statusReport) send() {
@@ -108,16 +113,16 @@ func ageColumns(column string) string {
 
 // idempotencyLists are the idempotency table's two list queries: records
 // in progress not updated within stale_after ($2, seconds), and records in
-// UNKNOWN_OUTCOME, oldest update first.
-func (c *Idempotency) idempotencyLists() []listQuery {
+// UNKNOWN_OUTCOME, oldest update first; st is the resolved status column.
+func (c *Idempotency) idempotencyLists(st idemStatus) []listQuery {
 	col := c.cfg.Columns
-	open := openStatusPredicate(col.Status, c.cfg.TerminalValues())
+	open := st.open()
 	q := func(statuses []string, extra string) string {
-		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
+		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s, ''), COALESCE(%[4]s::text, ''), %[5]s
 FROM %[6]s WHERE %[7]s AND %[8]s%[9]s
-ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status),
+ORDER BY %[10]s LIMIT $1`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), st.col.text(),
 			pgschema.QuoteIdent(col.JobReference), ageColumns(col.UpdatedAt), pgschema.QuoteTable(c.cfg.Table), open,
-			statusIn(pgschema.QuoteIdent(col.Status), c.cfg.Statuses.Values(statuses...)), extra, pgschema.QuoteIdent(col.UpdatedAt))
+			st.col.in(st.values(statuses...)), extra, pgschema.QuoteIdent(col.UpdatedAt))
 	}
 	return []listQuery{
 		{vocab.KindStaleInProgress, q(vocab.IdempotencyInProgressStatuses(),
@@ -144,7 +149,7 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 	}
 	totals := map[string]float64{vocab.KindStaleInProgress: stale, vocab.KindUnknownOutcome: unknown}
 	n := p.status.items(c.cfg.Status)
-	for _, q := range c.idempotencyLists() {
+	for _, q := range c.idempotencyLists(p.st) {
 		var scope, key, st, ref string
 		items, err := q.read(ctx, tx, "idempotency "+q.kind+" list query", n, []any{&scope, &key, &st, &ref}, func() collectors.Item {
 			return collectors.Item{Scope: scope, IdempotencyKey: key, Status: st, JobReference: ref}
@@ -158,39 +163,44 @@ func (p *idempotencyPoll) readStatus(ctx context.Context, tx pgx.Tx) error {
 }
 
 // inboxLists are the inbox's list queries: messages waiting (open, not
-// UNKNOWN_OUTCOME) and messages in UNKNOWN_OUTCOME, oldest first.
-func (c *Inbox) inboxLists() []listQuery {
-	col := c.cfg.Columns
-	st := pgschema.QuoteIdent(col.Status)
-	unknown := c.cfg.Statuses.Values(vocab.StatusUnknownOutcome)
-	q := func(where string) string {
-		return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
-FROM %[6]s WHERE %[7]s AND %[8]s
-ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.SourceSystem), pgschema.QuoteIdent(col.MessageID), pgschema.QuoteIdent(col.MessageType),
-			st, ageColumns(col.ReceivedAt), pgschema.QuoteTable(c.cfg.Table), openStatusPredicate(col.Status, c.cfg.TerminalValues()),
-			where, pgschema.QuoteIdent(col.ReceivedAt))
+// UNKNOWN_OUTCOME) and, where the shape has the state, messages in
+// UNKNOWN_OUTCOME, oldest first (by id without a receive time).
+func (c *Inbox) inboxLists(s inboxShape) []listQuery {
+	order := s.id
+	if s.received.present() {
+		order = s.received.value()
+	}
+	q := func(pred string) string {
+		return fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s, %[5]s
+FROM %[6]s%[7]s
+ORDER BY %[8]s LIMIT $1`, s.source, s.id, s.typ, s.status, s.received.listColumns(), pgschema.QuoteTable(s.table), where(s.open, pred), order)
+	}
+	unknown := s.unknownOutcome()
+	if unknown == "" {
+		return []listQuery{{vocab.KindInboxWaiting, q(""), nil}}
 	}
 	return []listQuery{
-		{vocab.KindInboxWaiting, q(statusNotIn(st, unknown)), nil},
-		{vocab.KindUnknownOutcome, q(statusIn(st, unknown)), nil},
+		{vocab.KindInboxWaiting, q("(" + unknown + ") IS NOT TRUE"), nil},
+		{vocab.KindUnknownOutcome, q(unknown), nil},
 	}
 }
 
-// readInboxStatus reads the inbox lists; totals are the gauges'.
-func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[string]*agg, report *statusReport) error {
+// readInboxStatus reads the inbox lists and the error groups; totals are
+// the gauges'.
+func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, p *inboxPlan, gauges map[string]*agg, groups map[string]*inboxGroup, report *statusReport) error {
 	if report.sink == nil {
 		return nil
 	}
 	totals := map[string]float64{}
 	for k, a := range gauges {
 		kind := vocab.KindInboxWaiting
-		if lastKey(k) == vocab.StatusUnknownOutcome {
+		if lastKey(k) == vocab.StatusUnknownOutcome && len(p.lists) > 1 {
 			kind = vocab.KindUnknownOutcome
 		}
 		totals[kind] += a.count
 	}
 	n := report.items(c.cfg.Status)
-	for _, q := range c.inboxLists() {
+	for _, q := range p.lists {
 		var source, id, typ, st string
 		items, err := q.read(ctx, tx, "inbox "+q.kind+" list query", n, []any{&source, &id, &typ, &st}, func() collectors.Item {
 			return collectors.Item{SourceSystem: source, MessageID: id, MessageType: typ, Status: st}
@@ -200,6 +210,19 @@ func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, gauges map[strin
 		}
 		report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, totals[q.kind], items)
 	}
+	if n == 0 || (p.sqlErrors == "" && p.sqlDeadErrors == "") {
+		return nil
+	}
+	var eg errorGroups
+	for _, q := range []struct{ what, sql string }{{"inbox error query", p.sqlErrors}, {"inbox dead-letter error query", p.sqlDeadErrors}} {
+		if q.sql == "" {
+			continue
+		}
+		if err := eg.read(ctx, tx, q.what, q.sql); err != nil {
+			return err
+		}
+	}
+	report.addList(eg.list(&c.tableBase, c.cfg.Table, c.cfg.Status, vocab.KindInboxErrorGroups))
 	return nil
 }
 
@@ -214,19 +237,21 @@ func lastKey(k string) string {
 }
 
 // outboxList is the outbox's list query: the oldest pending events
-// (unpublished, not in a failed status).
-func (c *Outbox) outboxList() listQuery {
-	col := c.cfg.Columns
-	st := pgschema.QuoteIdent(col.Status)
-	return listQuery{vocab.KindOutboxPending, fmt.Sprintf(`SELECT %[1]s::text, COALESCE(%[2]s::text, ''), COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s
-FROM %[6]s WHERE %[7]s IS NULL AND %[8]s
-ORDER BY %[9]s LIMIT $1`, pgschema.QuoteIdent(col.EventID), pgschema.QuoteIdent(col.AggregateType), pgschema.QuoteIdent(col.EventType), st,
-		ageColumns(col.CreatedAt), pgschema.QuoteTable(c.cfg.Table), pgschema.QuoteIdent(col.PublishedAt),
-		statusNotIn(st, c.cfg.FailedStatuses), pgschema.QuoteIdent(col.CreatedAt)), nil}
+// (unpublished, not failed; by id without a creation time).
+func (c *Outbox) outboxList(s outboxShape) listQuery {
+	order := s.id
+	if s.created.present() {
+		order = s.created.value()
+	}
+	return listQuery{vocab.KindOutboxPending, fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s, %[5]s
+FROM %[6]s%[7]s
+ORDER BY %[8]s LIMIT $1`, s.id, s.agg, s.typ, s.status, s.created.listColumns(), pgschema.QuoteTable(s.table),
+		where(s.open, s.notFailed()), order), nil}
 }
 
-// readOutboxStatus reads the pending list; the total is the gauges'.
-func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[string]*outboxGroup, report *statusReport) error {
+// readOutboxStatus reads the pending list and the error groups; the total
+// is the gauges'.
+func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, p *outboxPlan, groups map[string]*outboxGroup, report *statusReport) error {
 	if report.sink == nil {
 		return nil
 	}
@@ -234,15 +259,23 @@ func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, groups map[str
 	for _, g := range groups {
 		total += g.pending.count
 	}
-	q := c.outboxList()
 	var id, aggType, evType, st string
-	items, err := q.read(ctx, tx, "outbox pending list query", report.items(c.cfg.Status), []any{&id, &aggType, &evType, &st}, func() collectors.Item {
+	n := report.items(c.cfg.Status)
+	items, err := p.list.read(ctx, tx, "outbox pending list query", n, []any{&id, &aggType, &evType, &st}, func() collectors.Item {
 		return collectors.Item{EventID: id, AggregateType: aggType, EventType: evType, Status: st}
 	})
 	if err != nil {
 		return err
 	}
-	report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, q.kind, total, items)
+	report.add(&c.tableBase, c.cfg.Table, c.cfg.Status, p.list.kind, total, items)
+	if n == 0 || p.sqlErrors == "" {
+		return nil
+	}
+	var eg errorGroups
+	if err := eg.read(ctx, tx, "outbox error query", p.sqlErrors); err != nil {
+		return err
+	}
+	report.addList(eg.list(&c.tableBase, c.cfg.Table, c.cfg.Status, vocab.KindOutboxErrorGroups))
 	return nil
 }
 

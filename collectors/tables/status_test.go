@@ -2,6 +2,7 @@ package tables_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,9 @@ func TestStatusListsOfTheTables(t *testing.T) {
 		inboxRow{"kafka", "m-new", "OrderValidated", "RECEIVED", -20, nil},
 		inboxRow{"rabbit", "m-unknown", "PaymentCaptured", "UNKNOWN_OUTCOME", -300, nil},
 		inboxRow{"kafka", "m-done", "OrderValidated", "PROCESSED", -800, pub(-790)})
-	d.Exec(`UPDATE message_inbox SET error_message = 'SECRET-ERROR-MESSAGE', payload_hash = 'SECRET-PAYLOAD-HASH'`)
+	// The inbox's error_message reaches the page only as its signature:
+	// the quoted value and the number masked (the error groups).
+	d.Exec(`UPDATE message_inbox SET error_message = 'timeout calling "SECRET-ERROR-VALUE" after 30012 ms', payload_hash = 'SECRET-PAYLOAD-HASH'`)
 	d.insertOutbox(outboxRow{uuid(1), "Order", "OrderCreated", "PENDING", -400, nil},
 		outboxRow{uuid(2), "Order", "OrderShipped", "PENDING", -100, nil},
 		outboxRow{uuid(3), "Order", "OrderCreated", "FAILED", -900, nil},
@@ -80,6 +83,13 @@ func TestStatusListsOfTheTables(t *testing.T) {
 	collectortest.WantList(t, lists, "inbox_waiting/message_inbox", 2, msg,
 		"kafka m-old OrderValidated PROCESSING -11m40s 700s", "kafka m-new OrderValidated RECEIVED -20s 20s")
 	collectortest.WantList(t, lists, "unknown_outcome/message_inbox", 1, msg, "rabbit m-unknown PaymentCaptured UNKNOWN_OUTCOME -5m0s 300s")
+	// The open messages' errors by signature, newest first in the
+	// examples; the finished one's error is not read.
+	group := func(it collectors.Item) string {
+		return fmt.Sprintf("%s x%d %v last %s %s", it.ErrorSignature, it.Count, it.ExampleIDs, it.LastSeen.Sub(collectortest.T0), collectortest.Age(it))
+	}
+	collectortest.WantList(t, lists, "inbox_error_groups/message_inbox", 1, group,
+		"timeout calling <q> after <n> ms x3 [m-new m-unknown m-old] last -20s -11m40s 700s")
 	event := func(it collectors.Item) string {
 		return strings.Join([]string{it.EventID, it.AggregateType, it.EventType, it.Status, collectortest.Age(it)}, " ")
 	}

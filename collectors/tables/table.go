@@ -110,25 +110,23 @@ func newTableBase[T any](o Options[T], metrics ...string) tableBase {
 		limiter: labellimit.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...)}
 }
 
-// read runs fn in one short read-only transaction, after checking that the
-// table and its required columns exist; present names the optional columns
-// found. The labels the limiter folded during fn count only when the read
-// succeeds.
-func (b *tableBase) read(ctx context.Context, req pgschema.Requirements,
-	fn func(ctx context.Context, tx pgx.Tx, present map[string]bool) error) error {
+// read runs fn in one short read-only transaction. fn first resolves
+// the table (its columns and their types, the collector's shape): a missing
+// table or column, or a column of a type the mapping cannot read, is a
+// *pgschema.Error, kept as it is (its text names table, column and config
+// key, no DSN), so the status page can say which key to fix. The labels the
+// limiter folded during fn count only when the read succeeds.
+func (b *tableBase) read(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	var schemaErr error
 	err := b.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		present, err := pgschema.Check(ctx, tx, req, b.key+".table")
-		if err != nil {
+		err := fn(ctx, tx)
+		if schemaError(err) {
 			schemaErr = err
-			return err
 		}
-		return fn(ctx, tx, present)
+		return err
 	})
 	if schemaErr != nil {
-		// The database answered: a table or column is missing. Kept as
-		// a *pgschema.Error (its text names table, column and config key,
-		// no DSN), so the status page can say which key to fix.
+		// The database answered: the table is not as configured.
 		err = fmt.Errorf("database %s: %w", b.database, schemaErr)
 	}
 	if err != nil {
@@ -143,15 +141,15 @@ func (b *tableBase) read(ctx context.Context, req pgschema.Requirements,
 // gets the database clock. A failed poll leaves no trace (the windows and
 // the limiter forget it); a successful one commits the windows at the
 // database time it started.
-func (b *tableBase) poll(ctx context.Context, req pgschema.Requirements, windows []*watermark.Window,
-	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time, present map[string]bool) error) error {
+func (b *tableBase) poll(ctx context.Context, windows []*watermark.Window,
+	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error) error {
 	var dbNow time.Time
-	err := b.read(ctx, req, func(ctx context.Context, tx pgx.Tx, present map[string]bool) error {
+	err := b.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
 			return err
 		}
-		return fn(ctx, tx, dbNow, present)
+		return fn(ctx, tx, dbNow)
 	})
 	for _, w := range windows {
 		if err != nil {
@@ -161,6 +159,29 @@ func (b *tableBase) poll(ctx context.Context, req pgschema.Requirements, windows
 		}
 	}
 	return err
+}
+
+// check verifies that the table and the required columns of req exist (for
+// a collector whose queries do not depend on the table's column types).
+func (b *tableBase) check(ctx context.Context, tx pgx.Tx, req pgschema.Requirements) (map[string]bool, error) {
+	return pgschema.Check(ctx, tx, req, b.key+".table")
+}
+
+// logOnce logs the notes and warnings of a resolved shape (status values
+// the column cannot hold) the first time the collector meets each.
+func (b *tableBase) logOnce(seen map[string]bool, notes, warnings []string) {
+	for _, n := range notes {
+		if !seen[n] {
+			seen[n] = true
+			b.logger.Info("a canonical status the status column cannot hold never matches", "database", b.database, "note", n)
+		}
+	}
+	for _, w := range warnings {
+		if !seen[w] {
+			seen[w] = true
+			b.logger.Warn("a mapped status value the status column cannot hold never matches; fix the mapping", "database", b.database, "warning", w)
+		}
+	}
 }
 
 // columns lists required columns of the table, given as pairs of their key
@@ -238,31 +259,4 @@ func orDiscard(l *slog.Logger) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return l
-}
-
-// openStatusPredicate selects the rows whose status is not terminal,
-// including a NULL status: NULL NOT IN (...) is never true, and a row
-// without a status must be counted (as "unmapped"), not dropped. The gauge
-// queries and their partial indexes share it, so the planner can match the
-// two.
-func openStatusPredicate(column string, terminal []string) string {
-	return statusNotIn(pgschema.QuoteIdent(column), terminal)
-}
-
-// statusIn renders "the status column (a quoted identifier) is one of
-// values", false for no values (an empty list, e.g. failed_statuses: []).
-func statusIn(column string, values []string) string {
-	if len(values) == 0 {
-		return "false"
-	}
-	return column + " IN (" + pgschema.QuoteLiterals(values) + ")"
-}
-
-// statusNotIn renders its complement, a NULL status included: true for no
-// values.
-func statusNotIn(column string, values []string) string {
-	if len(values) == 0 {
-		return "true"
-	}
-	return "(" + column + " IS NULL OR " + column + " NOT IN (" + pgschema.QuoteLiterals(values) + "))"
 }

@@ -20,6 +20,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -242,95 +243,151 @@ func whoAmI(ctx context.Context, db *pgsource.DB) (version, user string, err err
 }
 
 func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "  %s: table %s\n", req.Kind, req.Table)
 	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		cols, ok, err := pgschema.TableColumns(ctx, tx, req.Table)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			fmt.Fprintf(w, "    ERROR table does not exist or role %q cannot see it\n", user)
-			rep.Errors++
-			return nil
-		}
-		present := map[string]bool{}
-		var missing []string
-		for _, c := range req.Columns {
-			if _, ok := cols[c.Name]; ok {
-				present[c.Name] = true
-				continue
-			}
-			if c.Optional {
-				fmt.Fprintf(w, "    note: optional column %s is absent (%s); the feature it enables is off\n", c.Name, c.Key)
-				continue
-			}
-			missing = append(missing, fmt.Sprintf("%s (%s)", c.Name, c.Key))
-		}
-		if len(missing) > 0 {
-			fmt.Fprintf(w, "    ERROR missing columns: %s\n", strings.Join(missing, ", "))
-			rep.Errors++
-			return nil
-		}
-		fmt.Fprintf(w, "    columns: ok (%d mapped)\n", len(present))
-
-		queries := map[string]pgschema.Query{}
-		for _, q := range req.Queries {
-			queries[q.Name] = q
-		}
-		for _, ix := range req.Indexes {
-			if ix.Requires != "" && !present[ix.Requires] {
-				continue
-			}
-			q, ok := queries[ix.Query]
-			if !ok {
-				continue
-			}
-			serving := pgschema.ServingIndex
-			if q.Ordered {
-				serving = pgschema.ServingOrderedIndex
-			}
-			used, err := serving(ctx, tx, req.Table, q.SQL, q.Args...)
-			if err != nil {
-				return fmt.Errorf("explain %s query: %w", q.Name, err)
-			}
-			if used != "" {
-				fmt.Fprintf(w, "    index for %s query: ok (served by %s)\n", q.Name, used)
-				continue
-			}
-			rep.Warnings++
-			fmt.Fprintf(w, "    WARNING index for %s query missing: %s\n      %s\n", q.Name, ix.Why, ix.CreateStatement(req.Table))
-		}
-
-		var super, ins, upd, del, trunc bool
-		if err := tx.QueryRow(ctx, `SELECT r.rolsuper,
-				has_table_privilege(current_user, $1::regclass, 'INSERT'), has_table_privilege(current_user, $1::regclass, 'UPDATE'),
-				has_table_privilege(current_user, $1::regclass, 'DELETE'), has_table_privilege(current_user, $1::regclass, 'TRUNCATE')
-			FROM pg_roles r WHERE r.rolname = current_user`, pgschema.QuoteTable(req.Table)).Scan(&super, &ins, &upd, &del, &trunc); err != nil {
-			return fmt.Errorf("privilege check: %w", err)
-		}
-		var can []string
-		for name, ok := range map[string]bool{"INSERT": ins, "UPDATE": upd, "DELETE": del, "TRUNCATE": trunc} {
-			if ok {
-				can = append(can, name)
-			}
-		}
-		switch {
-		case super:
-			rep.Warnings++
-			fmt.Fprintf(w, "    WARNING role %q is a superuser; the exporter needs only SELECT (see deploy/sql/004_exporter_role.sql)\n", user)
-		case len(can) > 0:
-			rep.Warnings++
-			sort.Strings(can)
-			fmt.Fprintf(w, "    WARNING role %q can %s this table; grant SELECT only (the exporter reads in read-only transactions anyway)\n", user, strings.Join(can, ", "))
-		default:
-			fmt.Fprintf(w, "    privileges: read-only (ok)\n")
-		}
-		return nil
+		return checkTableIn(ctx, tx, req, user, w, rep)
 	})
 	if err != nil {
 		fmt.Fprintf(w, "    ERROR %v\n", err)
 		rep.Errors++
 	}
+}
+
+// tableHeading is a table's line of the report: its kind, name and preset.
+func tableHeading(req pgschema.Requirements) string {
+	if req.Preset != "" {
+		return fmt.Sprintf("  %s: table %s (preset %s)\n", req.Kind, req.Table, req.Preset)
+	}
+	return fmt.Sprintf("  %s: table %s\n", req.Kind, req.Table)
+}
+
+// checkTableIn checks one table in tx: its columns (for the shape its
+// column types resolve to), what a status mapping cannot match, the
+// indexes its queries need, the role's privileges, then the related
+// tables the same collector reads.
+func checkTableIn(ctx context.Context, tx pgx.Tx, req pgschema.Requirements, user string, w io.Writer, rep *Report) error {
+	cols, ok, err := pgschema.TableColumns(ctx, tx, req.Table)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprint(w, tableHeading(req))
+		fmt.Fprintf(w, "    ERROR table does not exist or role %q cannot see it\n", user)
+		rep.Errors++
+		return nil
+	}
+	var notes, warnings []string
+	if req.Resolve != nil {
+		res, err := req.Resolve(ctx, tx)
+		var se *pgschema.Error
+		switch {
+		case errors.As(err, &se):
+			fmt.Fprint(w, tableHeading(req))
+			fmt.Fprintf(w, "    ERROR %v\n", se)
+			rep.Errors++
+			return nil
+		case err != nil:
+			return err
+		}
+		req, notes, warnings = res.Requirements, res.Notes, res.Warnings
+	}
+	fmt.Fprint(w, tableHeading(req))
+	present := map[string]bool{}
+	var missing []string
+	for _, c := range req.Columns {
+		if _, ok := cols[c.Name]; ok {
+			present[c.Name] = true
+			continue
+		}
+		if c.Optional {
+			fmt.Fprintf(w, "    note: optional column %s is absent (%s); the feature it enables is off\n", c.Name, c.Key)
+			continue
+		}
+		missing = append(missing, fmt.Sprintf("%s (%s)", c.Name, c.Key))
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(w, "    ERROR missing columns: %s\n", strings.Join(missing, ", "))
+		rep.Errors++
+		return nil
+	}
+	fmt.Fprintf(w, "    columns: ok (%d mapped)\n", len(present))
+	for _, n := range notes {
+		fmt.Fprintf(w, "    note: %s\n", n)
+	}
+	for _, wn := range warnings {
+		fmt.Fprintf(w, "    WARNING %s\n", wn)
+		rep.Warnings++
+	}
+
+	queries := map[string]pgschema.Query{}
+	for _, q := range req.Queries {
+		queries[q.Name] = q
+	}
+	for _, ix := range req.Indexes {
+		if ix.NoneNeeded != "" {
+			what := "its"
+			if ix.Query != "" {
+				what = "the " + ix.Query
+			}
+			fmt.Fprintf(w, "    index for %s query: none needed (%s)\n", what, ix.NoneNeeded)
+			continue
+		}
+		if ix.Requires != "" && !present[ix.Requires] {
+			continue
+		}
+		q, ok := queries[ix.Query]
+		if !ok {
+			continue
+		}
+		serving := pgschema.ServingIndex
+		if q.Ordered {
+			serving = pgschema.ServingOrderedIndex
+		}
+		used, err := serving(ctx, tx, req.Table, q.SQL, q.Args...)
+		if err != nil {
+			return fmt.Errorf("explain %s query: %w", q.Name, err)
+		}
+		if used != "" {
+			fmt.Fprintf(w, "    index for %s query: ok (served by %s)\n", q.Name, used)
+			continue
+		}
+		rep.Warnings++
+		lib := ""
+		if ix.LibraryIndex != "" {
+			lib = fmt.Sprintf(" (the library's own %s would serve it: the table lacks it)", ix.LibraryIndex)
+		}
+		fmt.Fprintf(w, "    WARNING index for %s query missing%s: %s\n      %s\n", q.Name, lib, ix.Why, ix.CreateStatement(req.Table))
+	}
+
+	var super, ins, upd, del, trunc bool
+	if err := tx.QueryRow(ctx, `SELECT r.rolsuper,
+			has_table_privilege(current_user, $1::regclass, 'INSERT'), has_table_privilege(current_user, $1::regclass, 'UPDATE'),
+			has_table_privilege(current_user, $1::regclass, 'DELETE'), has_table_privilege(current_user, $1::regclass, 'TRUNCATE')
+		FROM pg_roles r WHERE r.rolname = current_user`, pgschema.QuoteTable(req.Table)).Scan(&super, &ins, &upd, &del, &trunc); err != nil {
+		return fmt.Errorf("privilege check: %w", err)
+	}
+	var can []string
+	for name, ok := range map[string]bool{"INSERT": ins, "UPDATE": upd, "DELETE": del, "TRUNCATE": trunc} {
+		if ok {
+			can = append(can, name)
+		}
+	}
+	switch {
+	case super:
+		rep.Warnings++
+		fmt.Fprintf(w, "    WARNING role %q is a superuser; the exporter needs only SELECT (see deploy/sql/004_exporter_role.sql)\n", user)
+	case len(can) > 0:
+		rep.Warnings++
+		sort.Strings(can)
+		fmt.Fprintf(w, "    WARNING role %q can %s this table; grant SELECT only (the exporter reads in read-only transactions anyway)\n", user, strings.Join(can, ", "))
+	default:
+		fmt.Fprintf(w, "    privileges: read-only (ok)\n")
+	}
+	for _, r := range req.Related {
+		if err := checkTableIn(ctx, tx, r, user, w, rep); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkPermissions names each grant a collector lacks: with the engine's

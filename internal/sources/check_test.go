@@ -186,6 +186,67 @@ func TestCheckReportsEngines(t *testing.T) {
 	}
 }
 
+// TestCheckCoversPresetsAndStatusTypes: a library's tables by its preset
+// (the variant its columns say, the library's own indexes serving the
+// queries, a dead-letter table beside the inbox, the queries that need no
+// index), and an inbox whose status column is an enum lacking canonical
+// labels: check names the values the type cannot hold, and recommends the
+// partial index rendered for the enum.
+func TestCheckCoversPresetsAndStatusTypes(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	conn := pgtest.Connect(t, dsn)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql",
+		"collectors/tables/testdata/presets/spring-modulith-1.sql", "collectors/tables/testdata/presets/wolverine.sql")
+	pgtest.Exec(t, conn, `CREATE TYPE inbox_state AS ENUM ('RECEIVED', 'DONE', 'ERROR');
+ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE inbox_state USING 'RECEIVED'`)
+	doc := `databases:
+  - name: orders
+    dsn_env: WFX_CHECK_DSN
+    tables:
+      outbox: {preset: spring-modulith}
+      inbox: {statuses: {PROCESSED: [DONE], FAILED_FINAL: [ERROR, ERRORX]}}
+  - name: wolverine
+    dsn_env: WFX_CHECK_DSN
+    tables:
+      outbox: {preset: wolverine}
+      inbox: {preset: wolverine}
+`
+	out, rep := runCheckConfig(t, dsn, doc)
+	for _, want := range []string{
+		"outbox: table event_publication (preset spring-modulith 1.x)\n    columns: ok (5 mapped)",
+		"index for pending query: ok (served by event_publication_by_completion_date_idx)",
+		"index for published query: ok (served by event_publication_by_completion_date_idx)",
+		`WARNING index for created query missing: events_created_total reads the last late_commit_window of inserts
+      CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_publication_publication_date_idx" ON "event_publication" ("publication_date");`,
+		`note: databases[0].tables.inbox.statuses.PROCESSING: "PROCESSING" cannot be held by column processing_status (enum inbox_state: RECEIVED, DONE, ERROR); it never matches`,
+		`WARNING databases[0].tables.inbox.statuses.FAILED_FINAL: "ERRORX" cannot be held by column processing_status (enum inbox_state: RECEIVED, DONE, ERROR); it never matches`,
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_open_idx" ON "message_inbox" ("source_system", "message_type", "processing_status", "received_at") WHERE ("processing_status" IS NULL OR "processing_status" NOT IN ('DONE', 'ERROR'));`,
+		"outbox: table wolverine.wolverine_outgoing_envelopes (preset wolverine)",
+		"index for the pending query: none needed (every row of the table is pending: the sending agent deletes an envelope once it is sent (or expired))",
+		"inbox: table wolverine.wolverine_dead_letters (preset wolverine)\n    columns: ok (7 mapped)",
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS "wolverine_incoming_envelopes_open_idx" ON "wolverine"."wolverine_incoming_envelopes" ("message_type") WHERE "status" <> 'Handled';`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if rep.Errors != 0 {
+		t.Errorf("errors = %d, want 0:\n%s", rep.Errors, out)
+	}
+	// The recommended enum index serves the inbox's query once created.
+	pgtest.Exec(t, conn, `CREATE INDEX "message_inbox_open_idx" ON "message_inbox" ("source_system", "message_type", "processing_status", "received_at") WHERE ("processing_status" IS NULL OR "processing_status" NOT IN ('DONE', 'ERROR'))`)
+	out, _ = runCheckConfig(t, dsn, doc)
+	if !strings.Contains(out, "index for open query: ok (served by message_inbox_open_idx)") {
+		t.Errorf("the enum's partial index does not serve the open query:\n%s", out)
+	}
+	// A table the preset cannot read names the missing columns.
+	pgtest.Exec(t, conn, `ALTER TABLE event_publication RENAME COLUMN listener_id TO listener`)
+	out, rep = runCheckConfig(t, dsn, doc)
+	if !strings.Contains(out, "ERROR missing columns: listener_id (databases[0].tables.outbox.preset)") || rep.Errors != 1 {
+		t.Errorf("missing preset column not reported once:\n%s", out)
+	}
+}
+
 // TestCheckHorizonIndexMustServeTheOrder: the retention horizons read the
 // first finished row of each scope in (scope, updated_at) order. The
 // primary key (scope, idempotency_key) restricts that scan by scope but

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,6 +41,22 @@ func TestIndexFilesMatchTheCode(t *testing.T) {
 	}
 	if grant := "GRANT SELECT ON " + strings.Join(tables, ", ") + " TO"; !strings.Contains(string(role), grant) {
 		t.Fatalf("deploy/sql/camunda/002_exporter_role.sql does not say %q", grant)
+	}
+	// deploy/sql/presets holds one generated file per library preset, and
+	// nothing else.
+	names, preqs := PresetRequirements()
+	files, err := filepath.Glob(testkit.Path(t, "deploy/sql/presets") + "/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(names) || len(names) < 7 {
+		t.Fatalf("deploy/sql/presets holds %d files for %d presets %v: run `go generate ./internal/sources`", len(files), len(names), names)
+	}
+	for _, n := range names {
+		got, err := os.ReadFile(testkit.Path(t, "deploy/sql/presets/"+n+".sql"))
+		if err != nil || string(got) != PresetIndexSQL(n, preqs[n]) {
+			t.Errorf("deploy/sql/presets/%s.sql is stale or missing (%v): run `go generate ./internal/sources`", n, err)
+		}
 	}
 	ext, err := os.ReadFile(testkit.Path(t, "deploy/sql/002_duplicate_count_extension.sql"))
 	if err != nil {

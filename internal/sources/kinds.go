@@ -26,7 +26,8 @@ type tableKind struct {
 	join func(t *config.Tables, o kindOptions) TableCollector
 	// horizon returns the collector of the table's retention horizon
 	// (collectors/tables/horizon.go), nil when the kind deduplicates
-	// nothing or the database does not list the table.
+	// nothing, the database does not list the table, or the table is a
+	// library's read through a preset.
 	horizon func(t *config.Tables, o kindOptions) TableCollector
 }
 
@@ -88,7 +89,12 @@ func kindOf[T any, C TableCollector](section string, table func(*config.Tables) 
 	}
 	k.horizon = func(t *config.Tables, o kindOptions) TableCollector {
 		if to, ok := options(t, o); ok && len(horizon) > 0 {
-			return horizon[0](to)
+			// A table without a horizon (an inbox read through a
+			// preset) gives a nil *Horizon: no collector, not a nil
+			// one in the interface.
+			if h := horizon[0](to); h != nil {
+				return h
+			}
 		}
 		return nil
 	}

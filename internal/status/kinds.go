@@ -41,6 +41,10 @@ var kinds = []kindInfo{
 		"Fix the cause the signature names, then retry the incidents (set retries again); the example is the newest incident's process instance."},
 	{vocab.KindInboxWaiting, "Oldest waiting inbox messages", rules.WorkflowInboxBacklogOld,
 		"Find out why the consumer does not finish them (down, stuck in PROCESSING, or a poison message)."},
+	{vocab.KindOutboxErrorGroups, "Outbox errors grouped by cause", rules.WorkflowOutboxEventsRetrying,
+		"Fix the cause the signature names; the publisher's next attempt then publishes the events (the example ids show some of them)."},
+	{vocab.KindInboxErrorGroups, "Inbox errors and dead letters grouped by cause", rules.WorkflowInboxMessagesRetrying,
+		"Fix the cause the signature names, then let the retries run or replay the dead letters (the example ids show some of them)."},
 }
 
 func lookupKind(kind string) (kindInfo, int, bool) {

@@ -109,6 +109,7 @@ var fields = []field{
 	{"Incident type", func(i collectors.Item) string { return i.IncidentType }},
 	{"Failure signature", func(i collectors.Item) string { return i.ErrorSignature }},
 	{"Failures", func(i collectors.Item) string { return countOrEmpty(i.Count) }},
+	{"Examples", func(i collectors.Item) string { return strings.Join(i.ExampleIDs, ", ") }},
 	{"Distinct workers", func(i collectors.Item) string { return countOrEmpty(i.DistinctWorkers) }},
 	{"Last seen", func(i collectors.Item) string {
 		if i.LastSeen == nil {

@@ -42,6 +42,16 @@ func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
 	// A pending event old enough for the critical page.
 	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at)
 		VALUES (gen_random_uuid(), 'Order', 'order-old', 'OrderFulfillmentSubmitted', 'order-old', '{}', 'PENDING', now() - interval '20 minutes')`)
+	// Attempt counts on the outbox and the inbox (the optional attempts
+	// columns), one event and the waiting messages retried past the
+	// threshold; and a library's inbox with dead letters (Wolverine's
+	// tables, read by the preset as a second database), for the retry
+	// and dead-letter panels.
+	pgtest.Exec(t, conn, `ALTER TABLE event_outbox ADD COLUMN attempts integer NOT NULL DEFAULT 0;
+ALTER TABLE message_inbox ADD COLUMN attempts integer NOT NULL DEFAULT 0;
+UPDATE event_outbox SET attempts = 4 WHERE aggregate_id = 'order-old';
+UPDATE message_inbox SET attempts = 4 WHERE processed_at IS NULL`)
+	pgtest.ExecRepoFiles(t, conn, nil, "collectors/tables/testdata/presets/wolverine.sql", "collectors/tables/testdata/presets/wolverine.states.sql")
 
 	// The engine: one process with one external task per instance.
 	engine := sharedEngine(t)
@@ -98,6 +108,10 @@ databases:
       processed_jobs: {}
       inbox: {}
       outbox: {consumers: [{database: orders, source_system: kafka}]}  # the consumer-horizon panel
+  - name: library
+    dsn_env: E2E_ORDERS_DSN
+    min_interval: 1s
+    tables: {inbox: {preset: wolverine}}
 `, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `

@@ -47,10 +47,12 @@ func ownedBy(collectors ...string) func(string) bool {
 		case "processed_jobs_camunda":
 			fams = append(fams, catalog.ProcessedJobTaskOpen)
 		case "inbox":
-			fams = append(fams, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed)
+			fams = append(fams, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed,
+				catalog.InboxMessagesRetrying, catalog.InboxMessagesFailed, catalog.InboxOldestFailedAge)
 		case "outbox":
 			fams = append(fams, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsCreated,
-				catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxEventsFailed)
+				catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxEventsFailed,
+				catalog.OutboxOldestFailedAge, catalog.OutboxEventsRetrying)
 		case "camunda":
 			fams = append(fams, catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 				catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,

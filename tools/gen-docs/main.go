@@ -1,8 +1,9 @@
 // Command gen-docs rewrites the generated sections of the documentation: the
 // metric table (from the catalog) and the history level table (from
-// collectors/engine) in docs/metrics.md and the index table (from the
-// collectors' requirements) in docs/database.md, so the docs cannot drift
-// from the code. Each file names the sections it holds with markers:
+// collectors/engine) in docs/metrics.md, the index table (from the
+// collectors' requirements) in docs/database.md and the tables of the
+// library presets (from blocks/presets) in docs/outbox-shapes.md, so the
+// docs cannot drift from the code. Each file names the sections it holds with markers:
 //
 //	<!-- BEGIN GENERATED metrics (make generate) -->
 //	<!-- END GENERATED metrics -->
@@ -25,6 +26,7 @@ var sections = map[string]func() string{
 	"metrics":        metricTable,
 	"indexes":        indexTable,
 	"history-levels": historyLevelTable,
+	"presets":        presetTables,
 }
 
 func main() {

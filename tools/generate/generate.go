@@ -18,5 +18,5 @@ package generate
 //go:generate go -C ../.. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out dashboards/json
 //go:generate go -C ../.. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --out deploy/helm/workflow-exporter/files/dashboards
 //go:generate go -C ../.. run ./cmd/exporter render dashboards --alerts-config alerts/config.yml --format configmap --out deploy/kubernetes/grafana-dashboards-configmap.yaml
-//go:generate go -C ../.. run ./tools/gen-indexes deploy/sql/003_exporter_indexes.sql deploy/sql/camunda/001_history_timestamp_index.sql
-//go:generate go -C ../.. run ./tools/gen-docs docs/metrics.md docs/database.md
+//go:generate go -C ../.. run ./tools/gen-indexes deploy/sql/003_exporter_indexes.sql deploy/sql/camunda/001_history_timestamp_index.sql deploy/sql/presets
+//go:generate go -C ../.. run ./tools/gen-docs docs/metrics.md docs/database.md docs/outbox-shapes.md

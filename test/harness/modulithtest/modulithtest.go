@@ -223,16 +223,20 @@ type Publication struct {
 // Completed reports whether the publication has a completion date.
 func (p Publication) Completed() bool { return p.CompletionDate != nil }
 
-// Publications reads event_publication, oldest first.
+// Publications reads event_publication, oldest first (schema v2, or v1
+// without the v2 columns: Status "", CompletionAttempts 0).
 func Publications(ctx context.Context, dsn string) ([]Publication, error) {
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close(context.Background())
+	// The v2 columns through the row's JSON, so a table of schema v1
+	// (use-legacy-structure) reads too, with them empty.
 	rows, err := c.Query(ctx, `SELECT id::text, listener_id, event_type, serialized_event, publication_date, completion_date,
-	       coalesce(status, ''), coalesce(completion_attempts, 0), last_resubmission_date
-	  FROM event_publication ORDER BY publication_date, listener_id`)
+	       coalesce(to_jsonb(p)->>'status', ''), coalesce((to_jsonb(p)->>'completion_attempts')::int, 0),
+	       (to_jsonb(p)->>'last_resubmission_date')::timestamptz
+	  FROM event_publication p ORDER BY publication_date, listener_id`)
 	if err != nil {
 		return nil, fmt.Errorf("modulithtest: reading event_publication: %w", err)
 	}

@@ -1,0 +1,13 @@
+-- Indexes the exporter needs on the tables of preset gruelbox (docs/outbox-shapes.md).
+-- Generated from the collectors' requirements (go generate ./internal/sources);
+-- do not edit by hand. Each index keeps one collector query proportional to
+-- the rows it reports on (open work, or the last late_commit_window of
+-- activity). Where the library's own schema already creates an index that
+-- serves a query, the statement is left commented out. CONCURRENTLY builds
+-- without blocking writers; run each statement on its own, outside a
+-- transaction block. 'workflow-exporter check' asks the planner which ones a
+-- database lacks.
+
+-- outbox table txno_outbox
+-- pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history: the library's own index ix_txno_outbox_1 serves this; if your table lacks it, run:
+-- CREATE INDEX CONCURRENTLY IF NOT EXISTS "txno_outbox_open_idx" ON "txno_outbox" ("id") WHERE "processed" = false;

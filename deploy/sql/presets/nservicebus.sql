@@ -1,0 +1,15 @@
+-- Indexes the exporter needs on the tables of preset nservicebus (docs/outbox-shapes.md).
+-- Generated from the collectors' requirements (go generate ./internal/sources);
+-- do not edit by hand. Each index keeps one collector query proportional to
+-- the rows it reports on (open work, or the last late_commit_window of
+-- activity). Where the library's own schema already creates an index that
+-- serves a query, the statement is left commented out. CONCURRENTLY builds
+-- without blocking writers; run each statement on its own, outside a
+-- transaction block. 'workflow-exporter check' asks the planner which ones a
+-- database lacks.
+
+-- outbox table Endpoint_OutboxData: the library names it after the endpoint; put yours in its place
+-- pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history: the library's own index Index_Dispatched serves this; if your table lacks it, run:
+-- CREATE INDEX CONCURRENTLY IF NOT EXISTS "Endpoint_OutboxData_open_idx" ON "Endpoint_OutboxData" ("MessageId") WHERE "Dispatched" = false;
+-- events_published_total and the publish-delay histogram read the last late_commit_window of publishes: the library's own index Index_DispatchedAt serves this; if your table lacks it, run:
+-- CREATE INDEX CONCURRENTLY IF NOT EXISTS "Endpoint_OutboxData_DispatchedAt_idx" ON "Endpoint_OutboxData" ("DispatchedAt") WHERE "DispatchedAt" IS NOT NULL;
