@@ -117,7 +117,7 @@ bench-camunda: deps
 
 ## bench-history: the engine-database mode's history count (camunda_history) on 1M process instances made by SQL in the engine's schema, against a full count of the table (docs/benchmarks.md; about a minute)
 bench-history: deps
-	$(GO) test -run '^$$' -bench HistoryCount -benchtime 1x -count 1 -timeout 30m ./collectors/engine
+	$(GO) test -run '^$$' -bench HistoryCount -benchtime 1x -count 1 -timeout 30m ./test/bench/history
 
 ## bench-engine-cost: what the exporter costs a Camunda engine under live traffic: completions per second of saturating workers without and with the exporter (REST at 30s and 5s, engine-database mode), 5 alternating rounds, and the exporter's database time (docs/benchmarks.md; about 30 minutes)
 bench-engine-cost: deps

@@ -36,6 +36,9 @@ type Source string
 const (
 	SourceCamunda  Source = "camunda"
 	SourceDatabase Source = "database"
+	// SourceDelivery: a delivery, from one database's outbox to one
+	// database's inbox (deliveries[] of the config).
+	SourceDelivery Source = "delivery"
 	SourceExporter Source = "exporter"
 )
 
@@ -113,6 +116,14 @@ const (
 	InboxMessagesRetrying          = "workflow_inbox_messages_retrying"
 	InboxMessagesFailed            = "workflow_inbox_messages_failed"
 	InboxOldestFailedAge           = "workflow_inbox_oldest_failed_age_seconds"
+
+	DeliveryPublishedEvents   = "workflow_delivery_published_events"
+	DeliveryLostEvents        = "workflow_delivery_lost_events"
+	DeliveryInFlightEvents    = "workflow_delivery_in_flight_events"
+	DeliveryDuplicateReceipts = "workflow_delivery_duplicate_receipts"
+	DeliveryLatency           = "workflow_delivery_latency_seconds"
+	DeliveryClockOffset       = "workflow_delivery_clock_offset_seconds"
+	DeliveryWindow            = "workflow_delivery_window_seconds"
 
 	ExporterSourceUp              = "workflow_exporter_source_up"
 	ExporterCollectorUp           = "workflow_exporter_collector_up"
@@ -259,12 +270,29 @@ func all() []Metric {
 			"Idempotency table: seconds since the least recently updated record of the scope in a terminal status (" + strings.Join(vocab.IdempotencyTerminalStatuses(), ", ") + "), by the database clock: how far back the records a retention job deletes still reach, so how old a redelivery the scope can still recognise; 0 when the scope has no finished record. Where records are deleted by age it is about the retention period; in a scope that deletes nothing it is simply the scope's age." + polled},
 		{InboxRetentionHorizon, Gauge, SourceDatabase, []string{"database", "source_system"},
 			"Inbox table: seconds since the oldest processed_at of a finished message (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") + ") from the source system, by the database clock: how far back the inbox can still recognise a redelivered message of that source; 0 when it has no finished message with a processed_at." + polled},
-		{OutboxConsumerInfo, Gauge, SourceDatabase, []string{"database", "consumer_database", "source_system", "scope"},
-			"Outbox table: constant 1 per consumer of the outbox's events named in tables.outbox.consumers: the configured database whose inbox (source_system) or idempotency table (scope) deduplicates them, so the alert on the deduplication window can compare the oldest pending event with that table's retention horizon. Absent without consumers."},
+		{OutboxConsumerInfo, Gauge, SourceDatabase, []string{"database", "consumer_database", "source_system"},
+			"Outbox table: constant 1 per inbox a delivery (deliveries[]) takes the outbox's events to: the consumer's database, and the source system its rows give these events (\"\" when the delivery names none: any). The alert on the deduplication window compares the oldest pending event with that inbox's retention horizon. Absent for an outbox no delivery starts from."},
+
+		// Deliveries: a producer database's outbox compared with a consumer
+		// database's inbox (docs/delivery-ledger.md).
+		{DeliveryPublishedEvents, Gauge, SourceDelivery, []string{"delivery", "event_type"},
+			"Delivery: events of the delivery's event types published within its window (deliveries[].window, by the producer database's clock): the events the comparison covers." + polled},
+		{DeliveryLostEvents, Gauge, SourceDelivery, []string{"delivery", "event_type"},
+			"Delivery: events published within the window longer ago than deliveries[].deadline (by the producer database's clock) whose message id the consumer's inbox does not hold: published and never received. An event published before the window is never counted." + polled},
+		{DeliveryInFlightEvents, Gauge, SourceDelivery, []string{"delivery", "event_type"},
+			"Delivery: events published within the deadline (by the producer database's clock) whose message id the consumer's inbox does not hold yet." + polled},
+		{DeliveryDuplicateReceipts, Gauge, SourceDelivery, []string{"delivery", "event_type"},
+			"Delivery: receipts beyond the first of the events published within the window: inbox rows of one event's message id past the first, or at least as many as the event's rows in IGNORED_DUPLICATE (the inbox kept the duplicate as such)." + polled},
+		{DeliveryLatency, Histogram, SourceDelivery, []string{"delivery", "event_type"},
+			"Delivery: seconds from an event's created_at in the outbox to its first receipt's received_at in the inbox, the consumer's clock corrected by workflow_delivery_clock_offset_seconds; observed once per event, when a collection first finds it received (events received before the exporter's first collection are not observed). Buckets: deliveries[].latency_buckets."},
+		{DeliveryClockOffset, Gauge, SourceDelivery, []string{"delivery"},
+			"Delivery: the consumer database's clock minus the producer database's, as measured at the last collection (each server's now() with the exporter's clock around both readings) and subtracted from each latency; 0 when the difference is within the measurement's own uncertainty, or both ends are one database." + polled},
+		{DeliveryWindow, Gauge, SourceDelivery, []string{"delivery"},
+			"Delivery: seconds of publishes the last comparison covered: deliveries[].window, or less when the window held more than deliveries[].max_events events and the comparison kept the newest of them." + polled},
 
 		// The exporter itself.
 		{ExporterSourceUp, Gauge, SourceExporter, []string{"source", "name"},
-			"Exporter: 1 when the last collection could reach this source (Camunda engine or database), 0 when it could not; the source's data series are then absent."},
+			"Exporter: 1 when the last collection could reach this source (Camunda engine, database or delivery), 0 when it could not; the source's data series are then absent."},
 		{ExporterCollectorUp, Gauge, SourceExporter, []string{"source", "name", "collector"},
 			"Exporter: 1 when this collector's last collection succeeded, 0 when it failed (its data series are then absent)."},
 		{ExporterCollectDuration, Gauge, SourceExporter, []string{"source", "name", "collector"},

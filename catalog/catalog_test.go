@@ -30,7 +30,7 @@ func TestCatalogConventions(t *testing.T) {
 			default:
 				t.Errorf("unknown type %q", m.Type)
 			}
-			wantPrefix := map[Source]string{SourceCamunda: "camunda_", SourceDatabase: "workflow_", SourceExporter: "workflow_exporter_"}[m.Source]
+			wantPrefix := map[Source]string{SourceCamunda: "camunda_", SourceDatabase: "workflow_", SourceDelivery: "workflow_delivery_", SourceExporter: "workflow_exporter_"}[m.Source]
 			if wantPrefix == "" || !strings.HasPrefix(m.Name, wantPrefix) {
 				t.Errorf("source %q needs prefix %q", m.Source, wantPrefix)
 			}
@@ -52,6 +52,10 @@ func TestCatalogConventions(t *testing.T) {
 			case SourceDatabase:
 				if !labels["database"] {
 					t.Errorf("table metrics carry the database label")
+				}
+			case SourceDelivery:
+				if !labels["delivery"] {
+					t.Errorf("delivery metrics carry the delivery label")
 				}
 			}
 		})

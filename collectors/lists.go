@@ -75,9 +75,13 @@ type List struct {
 	// itself for an engine's lists, the joined engine for a database's
 	// join lists (shown only while that engine is up).
 	Engine string `json:"engine,omitempty"`
-	// Database and Table name the table of a database's list.
+	// Database and Table name the table of a database's list (for a
+	// delivery's list, the producer's outbox).
 	Database string `json:"database,omitempty"`
 	Table    string `json:"table,omitempty"`
+	// Delivery names the delivery (deliveries[].name) of a delivery's
+	// list; its items name the producer's and the consumer's database.
+	Delivery string `json:"delivery,omitempty"`
 	// Total is how many there are; Items shows at most MaxItems of them,
 	// oldest first, and More says Total exceeds them.
 	Total int  `json:"total"`
@@ -124,6 +128,11 @@ type Item struct {
 	EventID       string `json:"event_id,omitempty"`
 	AggregateType string `json:"aggregate_type,omitempty"`
 	EventType     string `json:"event_type,omitempty"`
+	// Producer and Consumer name the databases of a delivery's event: the
+	// one whose outbox published it, the one whose inbox should hold it
+	// (under MessageID, when that differs from EventID).
+	Producer string `json:"producer,omitempty"`
+	Consumer string `json:"consumer,omitempty"`
 	// Status is the row's stored status value.
 	Status string `json:"status,omitempty"`
 

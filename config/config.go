@@ -68,6 +68,9 @@ func DefaultDurationBuckets() []float64 {
 type Config struct {
 	Camunda   []Camunda  `yaml:"camunda"`
 	Databases []Database `yaml:"databases"`
+	// Deliveries are the paths from a database's outbox to a database's
+	// inbox that the exporter watches end to end (delivery.go).
+	Deliveries []Delivery `yaml:"deliveries"`
 	// Status configures the on-call status page.
 	Status Status `yaml:"status"`
 }
@@ -303,7 +306,8 @@ func (c *Config) finishIn(doc *yamlfile.Document) error {
 	each("camunda", len(c.Camunda), func(i int) source { return &c.Camunda[i] })
 	each("databases", len(c.Databases), func(i int) source { return &c.Databases[i] })
 	c.resolveCorrelations(add)
-	c.checkOutboxConsumers(add)
+	c.resolveDeliveries(add)
+	c.deriveOutboxConsumers()
 	return errs.Err()
 }
 

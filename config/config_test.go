@@ -468,43 +468,32 @@ func TestPresets(t *testing.T) {
 	parseExpect(t, "databases: [{name: a, dsn: x, tables: {outbox: {preset: nservicebus, table: Sales_OutboxData}}}]", nil)
 }
 
-func TestOutboxConsumers(t *testing.T) {
+// TestOutboxConsumersFromDeliveries: an outbox's consumers are the inboxes
+// its deliveries take its events to, one per source system the delivery
+// names ("" for a delivery that names none), each once.
+func TestOutboxConsumersFromDeliveries(t *testing.T) {
 	c, err := Parse([]byte(`
 databases:
-  - name: orders
-    dsn: x
-    tables:
-      outbox:
-        consumers: [{database: shipping, source_system: orders}, {database: billing, scope: order-events}]
+  - {name: orders, dsn: x, tables: {outbox: {}}}
   - {name: shipping, dsn: y, tables: {inbox: {}}}
-  - {name: billing, dsn: z, tables: {idempotency: {}}}
+  - {name: billing, dsn: z, tables: {inbox: {}, outbox: {}}}
+deliveries:
+  - {name: a, from: {database: orders}, to: {database: shipping, source_systems: [orders, orders-v2]}}
+  - {name: b, from: {database: orders, event_types: [OrderPaid]}, to: {database: billing}}
+  - {name: c, from: {database: orders}, to: {database: shipping, source_systems: [orders]}}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []OutboxConsumer{{Database: "shipping", SourceSystem: "orders"}, {Database: "billing", Scope: "order-events"}}
+	want := []OutboxConsumer{{Database: "shipping", SourceSystem: "orders"}, {Database: "shipping", SourceSystem: "orders-v2"}, {Database: "billing"}}
 	if got := c.Databases[0].Tables.Outbox.Consumers; !slices.Equal(got, want) {
-		t.Fatalf("consumers %+v, want %+v", got, want)
+		t.Errorf("orders' consumers %+v, want %+v", got, want)
 	}
-	cases := []struct{ doc, want string }{
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: nope, source_system: s}]}}}]`,
-			`databases[0].tables.outbox.consumers[0].database (line 1): no database is named "nope"`},
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{source_system: s}]}}}]`,
-			`databases[0].tables.outbox.consumers[0].database (line 1): must name the configured database`},
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d}]}}}]`,
-			`databases[0].tables.outbox.consumers[0] (line 1): set exactly one of source_system (the consumer's inbox) or scope`},
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d, source_system: s, scope: t}]}}}]`,
-			`databases[0].tables.outbox.consumers[0] (line 1): set exactly one of source_system`},
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: d, source_system: s}]}}}]`,
-			`databases[0].tables.outbox.consumers[0].database (line 1): database "d" lists no inbox table`},
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: e, scope: s}, {database: e, scope: s}]}}}, {name: e, dsn: y}]`,
-			`databases[0].tables.outbox.consumers[1] (line 1): repeats consumers[0]`},
-		{`databases: [{name: d, dsn: x, tables: {outbox: {consumers: [{database: e, scope: s}]}}}, {name: e, dsn: y, tables: {inbox: {}}}]`,
-			`databases[0].tables.outbox.consumers[0].database (line 1): database "e" lists no idempotency table`},
+	if got := c.Databases[2].Tables.Outbox.Consumers; len(got) != 0 {
+		t.Errorf("billing's outbox has no delivery, consumers %+v", got)
 	}
-	for _, tc := range cases {
-		if _, err := Parse([]byte(tc.doc)); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("error %v does not contain %q", err, tc.want)
-		}
+	// consumers is no key of its own: the deliveries say it once.
+	if _, err := Parse([]byte(`databases: [{name: d, dsn: x, tables: {outbox: {consumers: []}}}]`)); err == nil || !strings.Contains(err.Error(), "consumers") {
+		t.Errorf("tables.outbox.consumers accepted: %v", err)
 	}
 }

@@ -405,22 +405,20 @@ type OutboxTable struct {
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
 	// Status says what the status page may show of the events.
 	Status SourceStatus `yaml:"status"`
-	// Consumers name the tables that deduplicate the outbox's events
-	// downstream, so a pending event can be compared with how far back
-	// they still recognise a redelivery (WorkflowDeduplicationWindowExceeded).
-	Consumers []OutboxConsumer `yaml:"consumers"`
+	// Consumers are the inboxes that deduplicate the outbox's events
+	// downstream, derived from deliveries: (not a key of its own: a
+	// delivery is the one place that says where an outbox's events go), so
+	// a pending event can be compared with how far back they still
+	// recognise a redelivery (WorkflowDeduplicationWindowExceeded).
+	Consumers []OutboxConsumer `yaml:"-"`
 }
 
-// OutboxConsumer is one table that deduplicates an outbox's events: the
-// inbox of a configured database, by the source_system its rows give the
-// outbox's events, or its idempotency table, by scope.
+// OutboxConsumer is an inbox a delivery takes the outbox's events to: the
+// delivery's to.database, and one of its to.source_systems ("" when the
+// delivery names none: any source of that inbox).
 type OutboxConsumer struct {
-	// Database is the name of a configured database.
-	Database string `yaml:"database"`
-	// SourceSystem is the consumer inbox's source_system for these events.
-	SourceSystem string `yaml:"source_system"`
-	// Scope is the consumer idempotency table's scope for these events.
-	Scope string `yaml:"scope"`
+	Database     string
+	SourceSystem string
 }
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
@@ -485,20 +483,6 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 			add(fmt.Sprintf("%s.failed_statuses[%d]", key, i), "must not be empty")
 		}
 	}
-	seen := map[OutboxConsumer]int{}
-	for i, c := range t.Consumers {
-		ck := fmt.Sprintf("%s.consumers[%d]", key, i)
-		if c.Database == "" {
-			add(ck+".database", "must name the configured database that deduplicates the events")
-		}
-		if (c.SourceSystem == "") == (c.Scope == "") {
-			add(ck, "set exactly one of source_system (the consumer's inbox) or scope (its idempotency table)")
-		}
-		if j, dup := seen[c]; dup {
-			add(ck, "repeats consumers[%d]", j)
-		}
-		seen[c] = i
-	}
 }
 
 // CanonicalNames returns the canonical statuses of the map, sorted.
@@ -557,29 +541,28 @@ func (c *Correlation) validate(key string, add func(string, string, ...any)) {
 	}
 }
 
-// checkOutboxConsumers checks that every outbox consumer names a
-// configured database with the table it deduplicates in: an inbox for a
-// source_system, an idempotency table for a scope.
-func (c *Config) checkOutboxConsumers(add func(string, string, ...any)) {
+// deriveOutboxConsumers gives each outbox the inboxes its deliveries take
+// its events to, once each, in the order of deliveries:. A delivery whose
+// databases are not configured as it needs is left out (resolveDeliveries
+// names the key).
+func (c *Config) deriveOutboxConsumers() {
 	tables := map[string]*Tables{}
 	for _, d := range c.Databases {
 		tables[d.Name] = d.Tables
 	}
-	for i, d := range c.Databases {
-		if d.Tables == nil || d.Tables.Outbox == nil {
+	for _, d := range c.Deliveries {
+		from, to := tables[d.From.Database], tables[d.To.Database]
+		if from == nil || from.Outbox == nil || to == nil || to.Inbox == nil {
 			continue
 		}
-		for j, cons := range d.Tables.Outbox.Consumers {
-			key := fmt.Sprintf("databases[%d].tables.outbox.consumers[%d].database", i, j)
-			t, ok := tables[cons.Database]
-			switch {
-			case cons.Database == "":
-			case !ok:
-				add(key, "no database is named %q", cons.Database)
-			case cons.SourceSystem != "" && t.Inbox == nil:
-				add(key, "database %q lists no inbox table, so no source_system of it deduplicates the events", cons.Database)
-			case cons.Scope != "" && t.Idempotency == nil:
-				add(key, "database %q lists no idempotency table, so no scope of it deduplicates the events", cons.Database)
+		sources := d.To.SourceSystems
+		if len(sources) == 0 {
+			sources = []string{""}
+		}
+		for _, s := range sources {
+			cons := OutboxConsumer{Database: d.To.Database, SourceSystem: s}
+			if !slices.Contains(from.Outbox.Consumers, cons) {
+				from.Outbox.Consumers = append(from.Outbox.Consumers, cons)
 			}
 		}
 	}

@@ -61,6 +61,7 @@ const (
 	varTopic      = "topic"
 	varScope      = "scope"
 	varEventType  = "event_type"
+	varDelivery   = "delivery"
 )
 
 // Matchers on the dashboard variables. Every selector carries mJob and
@@ -77,9 +78,11 @@ const (
 	mTopic     = `topic=~"$topic"`
 	mScope     = `scope=~"$scope"`
 	mEventType = `event_type=~"$event_type"`
+	mDelivery  = `delivery=~"$delivery"`
 	// The self-metrics name a source by source and name.
 	mSourceEngine   = `source="` + string(catalog.SourceCamunda) + `",name=~"$engine"`
 	mSourceDatabase = `source="` + string(catalog.SourceDatabase) + `",name=~"$database"`
+	mSourceDelivery = `source="` + string(catalog.SourceDelivery) + `",name=~"$delivery"`
 	rateInterval    = "[$__rate_interval]"
 )
 
@@ -272,6 +275,13 @@ func topicVar() cog.Builder[dashboard.VariableModel] {
 
 func eventTypeVar() cog.Builder[dashboard.VariableModel] {
 	return queryVar(varEventType, "Event type", "label_values("+sel(catalog.OutboxEventsPending, mDatabase)+", event_type)", ".*")
+}
+
+// deliveryVar lists the configured deliveries (deliveries[]), from their
+// sources' up, which exists while a delivery cannot be read too.
+func deliveryVar() cog.Builder[dashboard.VariableModel] {
+	return queryVar(varDelivery, "Delivery",
+		"label_values("+sel(catalog.ExporterSourceUp, `source="`+string(catalog.SourceDelivery)+`"`)+", name)", ".*")
 }
 
 func scopeVar() cog.Builder[dashboard.VariableModel] {

@@ -23,7 +23,7 @@ func exporterHealth(c rules.Config) *board {
 		targets:  []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
 		runbooks: []string{rules.WorkflowExporterDown, rules.WorkflowExporterWatchdog}})
 	d.upStat(panel{title: "Sources", unit: "none", w: 9,
-		desc:     "Every configured Camunda engine and database, UP or DOWN as of the last collection. A DOWN source has no data series.",
+		desc:     "Every configured Camunda engine, database and delivery, UP or DOWN as of the last collection. A DOWN source has no data series.",
 		targets:  []target{{expr: sel(catalog.ExporterSourceUp), legend: "{{source}} {{name}}"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Collectors failing", unit: "short", w: 3,

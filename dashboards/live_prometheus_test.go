@@ -19,7 +19,7 @@ import (
 var syntheticValues = map[string][]string{
 	"state":  {"waiting", "locked", vocab.StateRetriesExhausted, vocab.StateLockExpired},
 	"status": {vocab.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL", vocab.StatusFailedRetryable},
-	"source": {string(catalog.SourceCamunda), string(catalog.SourceDatabase)},
+	"source": {string(catalog.SourceCamunda), string(catalog.SourceDatabase), string(catalog.SourceDelivery)},
 }
 
 // syntheticExposition renders one or more series of every catalog metric, plus

@@ -8,10 +8,11 @@ import (
 // outboxInbox is the workflow-outbox-inbox dashboard: a row for each table.
 func outboxInbox(c rules.Config) *board {
 	d := newBoard(c, UIDOutboxInbox, "Workflow outbox and inbox",
-		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind.",
-		databaseVar(), eventTypeVar())
+		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind. Deliveries compare one database's outbox with another's inbox: events lost, in flight, received twice, and how long delivery takes.",
+		databaseVar(), eventTypeVar(), deliveryVar())
 	outboxRow(d)
-	inboxRow(d) // inbox.go
+	inboxRow(d)    // inbox.go
+	deliveryRow(d) // delivery.go
 	return d
 }
 
@@ -77,12 +78,11 @@ func outboxRow(d *board) {
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
 	d.series(panel{title: "Oldest pending event against its consumers' retention horizon", unit: "s",
 		desc: "The oldest pending event of each outbox, and the retention horizon of each table that deduplicates its events downstream " +
-			"(tables.outbox.consumers of the exporter config: an inbox by source system, an idempotency table by scope). " +
-			"A pending event older than a consumer's horizon, where that consumer deletes rows, can reach it after the record of its first delivery is gone. Empty without consumers.",
+			"(the inboxes its deliveries take the events to: by the source system a delivery names, or the inbox's shortest where it names none). " +
+			"A pending event older than a consumer's horizon, where that consumer deletes rows, can reach it after the record of its first delivery is gone. Empty without deliveries.",
 		targets: []target{
 			{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase, mEventType) + ")", legend: "oldest pending {{database}}"},
-			{expr: consumerHorizon(catalog.InboxRetentionHorizon, "source_system") + "\nor\n" + consumerHorizon(catalog.IdempotencyRetentionHorizon, "scope"),
-				legend: "horizon of {{consumer_database}} {{source_system}}{{scope}} (consumer of {{database}})"},
+			{expr: consumerHorizon(), legend: "horizon of {{consumer_database}} {{source_system}} (consumer of {{database}})"},
 		},
 		runbooks: []string{rules.WorkflowDeduplicationWindowExceeded}})
 	d.series(panel{title: "Outbox publish failures", unit: "cpm", min: ptr(0.0),
@@ -99,10 +99,15 @@ func outboxRow(d *board) {
 		runbooks: []string{rules.WorkflowOutboxEventsRetrying}})
 }
 
-// consumerHorizon is the horizon of the consumers of the selected outboxes
-// that deduplicate by key (source_system or scope), labelled as the
-// consumer info is: database is the outbox's.
-func consumerHorizon(horizon, key string) string {
-	return sel(catalog.OutboxConsumerInfo, mDatabase, key+`!=""`) + "\n* on (job, instance, consumer_database, " + key + ") group_left ()\n" +
-		`label_replace(` + sel(horizon) + `, "consumer_database", "$1", "database", "(.*)")`
+// consumerHorizon is the retention horizon of each inbox the deliveries
+// from the selected outboxes take their events to, labelled as the consumer
+// info is (database is the outbox's): the source system's where the
+// delivery names one, the inbox's shortest where it names none.
+func consumerHorizon() string {
+	horizon := sel(catalog.InboxRetentionHorizon)
+	return sel(catalog.OutboxConsumerInfo, mDatabase, `source_system!=""`) + "\n* on (job, instance, consumer_database, source_system) group_left ()\n" +
+		`label_replace(` + horizon + `, "consumer_database", "$1", "database", "(.*)")` +
+		"\nor\n" +
+		sel(catalog.OutboxConsumerInfo, mDatabase, `source_system=""`) + "\n* on (job, instance, consumer_database) group_left ()\n" +
+		`label_replace(min by (job, instance, database) (` + horizon + `), "consumer_database", "$1", "database", "(.*)")`
 }

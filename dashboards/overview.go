@@ -76,7 +76,7 @@ func overview(c rules.Config) *board {
 		"Since when the oldest async job that could run now has been due on the selected engines. Orange past camunda.job_executor_stalled_age, red past it plus job_executor_stalled_for: a job executor that runs nothing pages. No data means the engine is down.",
 		sel(catalog.CamundaJobOldestExecutableAge, mEngine), d.steps(d.jobAgeSteps), UIDExternalTask, rules.CamundaJobExecutorStalled)
 	d.stat(panel{title: "Sources down", unit: "short", w: 3,
-		desc:     "Camunda engines and databases the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy, and the pages on it are blind. No data here means the exporter itself is not scraped.",
+		desc:     "Camunda engines, databases and deliveries the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy, and the pages on it are blind. No data here means the exporter itself is not scraped.",
 		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},
 		steps:    []step{{1, "red"}},
 		drill:    UIDExporter,

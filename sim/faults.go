@@ -16,6 +16,7 @@ const (
 	FaultDuplicateDelivery    = "duplicate-delivery"
 	FaultPublisherStopped     = "publisher-stopped"
 	FaultConsumerStopped      = "consumer-stopped"
+	FaultMessagesLost         = "messages-lost"
 	FaultRetriesExhausted     = "retries-exhausted"
 	FaultRetryStorm           = "retry-storm"
 	FaultStuckInProgress      = "stuck-in-progress"
@@ -57,6 +58,7 @@ func Faults() []Fault {
 		{FaultDuplicateDelivery, TargetLane, "the broker delivers every inbox message twice (the second time under a new message id); the consumer records the duplicate as IGNORED_DUPLICATE: the protection working", false},
 		{FaultPublisherStopped, TargetLane, "the outbox publisher of the lane stops: events stay pending", false},
 		{FaultConsumerStopped, TargetLane, "the inbox consumer of the lane stops: messages stay RECEIVED", false},
+		{FaultMessagesLost, TargetLane, "the broker drops every event of the lane's delivery between publish and receive: the outbox marks them published, the consumer's inbox never gets them (a lane with a consumer database only)", false},
 		{FaultRetriesExhausted, TargetLane, "the worker reports a failure with no retries left: the task waits for an operator (an incident)", true},
 		{FaultRetryStorm, TargetLane, "the downstream service is down: the worker fails every task, with retries left and a 1 s retry timeout, so the failures come straight back", true},
 		{FaultStuckInProgress, TargetLane, "the worker completes the task but its record update is lost: the idempotency record stays STARTED", false},

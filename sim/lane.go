@@ -17,6 +17,12 @@ type Lane struct {
 	Name string
 	// Database names the database (Config.Databases) the lane writes to.
 	Database string
+	// Consumer, when set, names the database (Config.Databases) whose
+	// inbox receives the lane's published outbox events: a delivery, as the
+	// exporter's deliveries[] watch it. The lane's broker carries each
+	// event the publisher marks published to that inbox (message id: the
+	// event id), and the lane's consumer processes them there.
+	Consumer string
 }
 
 var laneNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
@@ -27,12 +33,26 @@ func (l Lane) Topic() string         { return "sim." + l.Name }
 func (l Lane) ProcessKey() string    { return "sim-" + l.Name }
 func (l Lane) Scope() string         { return "SIM_" + strings.ToUpper(strings.ReplaceAll(l.Name, "-", "_")) }
 func (l Lane) AggregateType() string { return "sim-" + l.Name }
-func (l Lane) EventType() string     { return "Submitted" }
-func (l Lane) MessageType() string   { return l.Name + ".validated" }
-func (l Lane) ActivityID() string    { return "submit-" + l.Name }
+func (l Lane) EventType() string {
+	if l.Consumer != "" {
+		// A delivering lane's own event type, so that the delivery the
+		// exporter watches (its event_types) holds its events only.
+		return l.Name + "-submitted"
+	}
+	return "Submitted"
+}
+func (l Lane) MessageType() string { return l.Name + ".validated" }
+func (l Lane) ActivityID() string  { return "submit-" + l.Name }
 
-// SourceSystem is the inbox source_system of every lane.
+// SourceSystem is the inbox source_system of every lane's own messages.
 const SourceSystem = "sim-broker"
+
+// The identifiers of a delivering lane (Consumer set): the exporter's
+// delivery name for it, the source system and message type its events
+// arrive under in the consumer's inbox.
+func (l Lane) Delivery() string             { return "sim-" + l.Name }
+func (l Lane) DeliverySourceSystem() string { return "sim-" + l.Database }
+func (l Lane) DeliveredMessageType() string { return l.Name + ".delivered" }
 
 // bpmn is the lane's process: start, the external task on the lane's topic
 // with a boundary event for BPMN errors, end.

@@ -141,6 +141,9 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		if _, ok := cfg.Databases[l.Database]; !ok {
 			return fail(fmt.Errorf("sim: lane %q names database %q, which is not configured (configured: %s)", l.Name, l.Database, strings.Join(sortedNames(cfg.Databases), ", ")))
 		}
+		if _, ok := cfg.Databases[l.Consumer]; l.Consumer != "" && !ok {
+			return fail(fmt.Errorf("sim: lane %q delivers to database %q, which is not configured (configured: %s)", l.Name, l.Consumer, strings.Join(sortedNames(cfg.Databases), ", ")))
+		}
 		s.lanes[l.Name] = l
 		s.faults[l.Name] = &faultSet{}
 		s.counts[l.Name] = map[string]int{}
@@ -257,7 +260,10 @@ func (s *Simulator) Run(ctx context.Context) error {
 		}
 		spawn(func() { s.publish(ctx, l, db) })
 		spawn(func() { s.deliver(ctx, l, db) })
-		spawn(func() { s.consume(ctx, l, db) })
+		spawn(func() { s.consume(ctx, l, db, l.MessageType(), SourceSystem) })
+		if l.Consumer != "" {
+			spawn(func() { s.consume(ctx, l, s.pools[l.Consumer], l.DeliveredMessageType(), l.DeliverySourceSystem()) })
+		}
 		spawn(func() { s.reconcile(ctx, l, db) })
 	}
 	engine := s.cfg.EngineURL
@@ -355,6 +361,9 @@ func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) er
 		if _, ok := s.lanes[target]; !ok {
 			return fmt.Errorf("%s needs a lane: unknown lane %q (lanes: %s)", name, target, strings.Join(sortedNames(s.lanes), ", "))
 		}
+		if on && name == FaultMessagesLost && s.lanes[target].Consumer == "" {
+			return fmt.Errorf("%w %s on lane %s: the lane delivers to no consumer database (give it one: --deliver %s=DATABASE)", ErrCannotInject, name, target, target)
+		}
 		if on && f.NeedsEngine {
 			// The fault acts through the workers' engine: refuse rather
 			// than pretend when it is not there.
@@ -416,14 +425,19 @@ type Status struct {
 
 // LaneStatus is one lane's identifiers, faults and counts.
 type LaneStatus struct {
-	Name          string         `json:"name"`
-	Database      string         `json:"database"`
-	Topic         string         `json:"topic"`
-	Scope         string         `json:"scope"`
-	AggregateType string         `json:"aggregate_type"`
-	MessageType   string         `json:"message_type"`
-	Faults        []string       `json:"faults"`
-	Counts        map[string]int `json:"counts"`
+	Name          string `json:"name"`
+	Database      string `json:"database"`
+	Topic         string `json:"topic"`
+	Scope         string `json:"scope"`
+	AggregateType string `json:"aggregate_type"`
+	EventType     string `json:"event_type"`
+	MessageType   string `json:"message_type"`
+	// Consumer and Delivery: a delivering lane's consumer database and the
+	// delivery name the exporter's config gives it.
+	Consumer string         `json:"consumer,omitempty"`
+	Delivery string         `json:"delivery,omitempty"`
+	Faults   []string       `json:"faults"`
+	Counts   map[string]int `json:"counts"`
 }
 
 // Status returns the current status.
@@ -439,8 +453,12 @@ func (s *Simulator) Status() Status {
 			counts[k] = v
 		}
 		s.mu.Unlock()
-		st.Lanes = append(st.Lanes, LaneStatus{Name: name, Database: l.Database, Topic: l.Topic(), Scope: l.Scope(),
-			AggregateType: l.AggregateType(), MessageType: l.MessageType(), Faults: faults, Counts: counts})
+		ls := LaneStatus{Name: name, Database: l.Database, Topic: l.Topic(), Scope: l.Scope(),
+			AggregateType: l.AggregateType(), EventType: l.EventType(), MessageType: l.MessageType(), Faults: faults, Counts: counts}
+		if l.Consumer != "" {
+			ls.Consumer, ls.Delivery = l.Consumer, l.Delivery()
+		}
+		st.Lanes = append(st.Lanes, ls)
 	}
 	if s.engineProxy != nil {
 		st.EngineFaults = s.engineFaults.list()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 )
 
@@ -174,5 +176,99 @@ func TestWithoutEngine(t *testing.T) {
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A delivering lane: every event its publisher publishes arrives in the
+// consumer database's inbox under its event id and is processed there;
+// with messages-lost on, the events published meanwhile never arrive. A
+// lane without a consumer refuses the fault.
+func TestDeliveringLane(t *testing.T) {
+	orders, billing := workerDatabase(t), workerDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := New(ctx, Config{Databases: map[string]string{"orders": orders}, Lanes: []Lane{{Name: "o", Database: "orders", Consumer: "billing"}}}); err == nil ||
+		!strings.Contains(err.Error(), `lane "o" delivers to database "billing", which is not configured`) {
+		t.Fatalf("a consumer that is not configured: %v", err)
+	}
+	s, err := New(ctx, Config{Databases: map[string]string{"orders": orders, "billing": billing},
+		Lanes:    []Lane{{Name: "o", Database: "orders", Consumer: "billing"}, {Name: "plain", Database: "orders"}},
+		Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Inject(ctx, FaultMessagesLost, "plain"); !errors.Is(err, ErrCannotInject) || !strings.Contains(err.Error(), "delivers to no consumer database") {
+		t.Errorf("messages-lost on a lane without a consumer: %v", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	defer func() { stop(); <-done }() //nolint:errcheck // the run ends with the context it was given
+	prod, cons := pgtest.Connect(t, orders), pgtest.Connect(t, billing)
+	published := func() []string {
+		t.Helper()
+		rows, err := prod.Query(ctx, `SELECT event_id::text FROM event_outbox WHERE aggregate_type = 'sim-o' AND event_type = 'o-submitted' AND published_at IS NOT NULL`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	// processed reports how many of ids the inbox holds, and how many of
+	// those are PROCESSED (from source system sim-orders, type o.delivered).
+	received := func(ids []string) (held, processed int) {
+		t.Helper()
+		if err := cons.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE processing_status = 'PROCESSED') FROM message_inbox
+WHERE source_system = 'sim-orders' AND message_type = 'o.delivered' AND message_id = ANY($1)`, ids).Scan(&held, &processed); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	var before []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		before = published()
+		if held, processed := received(before); len(before) >= 3 && held == len(before) && processed == len(before) {
+			break
+		}
+		if time.Now().After(deadline) {
+			held, processed := received(before)
+			t.Fatalf("after 30s: %d events published, %d of them in billing's inbox, %d processed; status %+v", len(before), held, processed, s.Status())
+		}
+	}
+	if err := s.Inject(ctx, FaultMessagesLost, "o"); err != nil {
+		t.Fatal(err)
+	}
+	// Every event published from now on is published after the fault.
+	before = published()
+	var lost []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		seen := map[string]bool{}
+		for _, id := range before {
+			seen[id] = true
+		}
+		lost = lost[:0]
+		for _, id := range published() {
+			if !seen[id] {
+				lost = append(lost, id)
+			}
+		}
+		if len(lost) >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30s only %d events published under messages-lost", len(lost))
+		}
+	}
+	time.Sleep(time.Second) // the broker had its chance
+	if held, _ := received(lost); held != 0 {
+		t.Errorf("messages-lost: %d of the %d events published since are in the inbox", held, len(lost))
+	}
+	st := s.Status()
+	if st.Lanes[0].Delivery != "sim-o" || st.Lanes[0].Consumer != "billing" || st.Lanes[0].EventType != "o-submitted" || st.Lanes[0].Counts["dropped"] == 0 {
+		t.Errorf("status of the delivering lane: %+v", st.Lanes[0])
 	}
 }

@@ -20,20 +20,44 @@ func (s *Simulator) failed(ctx context.Context, l Lane, what string, err error) 
 
 // publish is the lane's outbox publisher: it marks the lane's pending
 // events published (as a publisher does after the broker confirmed them),
-// unless publisher-stopped is on.
+// unless publisher-stopped is on. A delivering lane's broker then carries
+// them to the consumer's inbox (receive).
 func (s *Simulator) publish(ctx context.Context, l Lane, db *pgxpool.Pool) {
 	for ctx.Err() == nil {
 		sleep(ctx, 500*time.Millisecond)
 		if s.laneFaults(l.Name).on(FaultPublisherStopped) {
 			continue
 		}
-		tag, err := db.Exec(ctx, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now()
-WHERE published_at IS NULL AND status = 'PENDING' AND aggregate_type = $1`, l.AggregateType())
+		rows, err := db.Query(ctx, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now()
+WHERE published_at IS NULL AND status = 'PENDING' AND aggregate_type = $1 RETURNING event_id::text`, l.AggregateType())
 		if s.failed(ctx, l, "outbox publisher", err) {
 			continue
 		}
-		s.add(l, "published", int(tag.RowsAffected()))
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if s.failed(ctx, l, "outbox publisher", err) {
+			continue
+		}
+		s.add(l, "published", len(ids))
+		if l.Consumer != "" && len(ids) > 0 {
+			s.receive(ctx, l, ids)
+		}
 	}
+}
+
+// receive is a delivering lane's broker: it writes each published event
+// into the consumer database's inbox as RECEIVED under the event id, unless
+// messages-lost is on (then they are dropped between publish and receive).
+func (s *Simulator) receive(ctx context.Context, l Lane, ids []string) {
+	if s.laneFaults(l.Name).on(FaultMessagesLost) {
+		s.add(l, "dropped", len(ids))
+		return
+	}
+	tag, err := s.pools[l.Consumer].Exec(ctx, `INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status)
+SELECT $1, id, $2, id, 'RECEIVED' FROM unnest($3::text[]) id ON CONFLICT DO NOTHING`, l.DeliverySourceSystem(), l.DeliveredMessageType(), ids)
+	if s.failed(ctx, l, "broker (delivery)", err) {
+		return
+	}
+	s.add(l, "delivered", int(tag.RowsAffected()))
 }
 
 // deliver is the broker: a message of the lane's type per interval, twice
@@ -53,11 +77,11 @@ VALUES ($1, gen_random_uuid()::text, $2, $3, 'RECEIVED')`, SourceSystem, l.Messa
 	}
 }
 
-// consume is the lane's inbox consumer: RECEIVED -> PROCESSING ->
-// PROCESSED in short transactions, or IGNORED_DUPLICATE for a message whose
-// correlation key was already processed. It pauses while consumer-stopped
-// is on.
-func (s *Simulator) consume(ctx context.Context, l Lane, db *pgxpool.Pool) {
+// consume is the lane's inbox consumer of one message type and source
+// system: RECEIVED -> PROCESSING -> PROCESSED in short transactions, or
+// IGNORED_DUPLICATE for a message whose correlation key was already
+// processed. It pauses while consumer-stopped is on.
+func (s *Simulator) consume(ctx context.Context, l Lane, db *pgxpool.Pool, messageType, sourceSystem string) {
 	for ctx.Err() == nil {
 		sleep(ctx, 300*time.Millisecond)
 		if s.laneFaults(l.Name).on(FaultConsumerStopped) {
@@ -69,7 +93,7 @@ WHERE (source_system, message_id) IN (
   SELECT source_system, message_id FROM message_inbox
   WHERE message_type = $1 AND processing_status = 'RECEIVED'
   ORDER BY received_at LIMIT 20 FOR UPDATE SKIP LOCKED)
-RETURNING message_id, correlation_key`, l.MessageType())
+RETURNING message_id, correlation_key`, messageType)
 		if s.failed(ctx, l, "inbox consumer", err) {
 			continue
 		}
@@ -90,7 +114,7 @@ RETURNING message_id, correlation_key`, l.MessageType())
       SELECT 1 FROM message_inbox o WHERE o.message_type = $2 AND o.correlation_key = $3
         AND o.message_id <> $1 AND o.processing_status = 'PROCESSED') THEN 'IGNORED_DUPLICATE' ELSE 'PROCESSED' END,
   processed_at = now()
-WHERE source_system = $4 AND message_id = $1`, m.id, l.MessageType(), m.corr, SourceSystem)
+WHERE source_system = $4 AND message_id = $1`, m.id, messageType, m.corr, sourceSystem)
 			if s.failed(ctx, l, "inbox consumer", err) {
 				continue
 			}

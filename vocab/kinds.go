@@ -5,6 +5,9 @@ package vocab
 const (
 	SourceCamunda  = "camunda"
 	SourceDatabase = "database"
+	// SourceDelivery is a delivery (deliveries[]): a poll source of its
+	// own, reading its producer's outbox and its consumer's inbox.
+	SourceDelivery = "delivery"
 )
 
 // Table kinds: the keys under databases[].tables and the kind a table's
@@ -39,4 +42,12 @@ const (
 	KindIncidentGroups       = "incident_groups"
 	KindOutboxErrorGroups    = "outbox_error_groups"
 	KindInboxErrorGroups     = "inbox_error_groups"
+	// KindDeliveryLost: events a delivery's producer published that its
+	// consumer's inbox never received (workflow_delivery_lost_events).
+	KindDeliveryLost = "delivery_lost"
 )
+
+// CollectorDelivery is the collector label of a delivery's one collector
+// (source="delivery"): it reads the producer's outbox and the consumer's
+// inbox and compares them.
+const CollectorDelivery = "delivery"

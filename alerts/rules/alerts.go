@@ -20,6 +20,8 @@ const (
 	WorkflowInboxBacklogOld               = "WorkflowInboxBacklogOld"
 	WorkflowInboxMessagesRetrying         = "WorkflowInboxMessagesRetrying"
 	WorkflowInboxMessagesFailed           = "WorkflowInboxMessagesFailed"
+	WorkflowDeliveryEventsLost            = "WorkflowDeliveryEventsLost"
+	WorkflowDeliveryDuplicateReceipts     = "WorkflowDeliveryDuplicateReceipts"
 	WorkflowUnknownOutcomeRecords         = "WorkflowUnknownOutcomeRecords"
 	WorkflowIdempotencyStaleInProgress    = "WorkflowIdempotencyStaleInProgress"
 	WorkflowIdempotencyConflicts          = "WorkflowIdempotencyConflicts"
@@ -50,8 +52,10 @@ const (
 
 // Rule groups of the generated rule file.
 const (
-	GroupOutbox      = "workflow-outbox"
-	GroupInbox       = "workflow-inbox"
+	GroupOutbox = "workflow-outbox"
+	GroupInbox  = "workflow-inbox"
+	// GroupDelivery: deliveries, outbox to inbox across databases.
+	GroupDelivery    = "workflow-delivery"
 	GroupIdempotency = "workflow-idempotency"
 	GroupCamunda     = "camunda-external-tasks"
 	GroupCamundaJobs = "camunda-jobs"
@@ -81,7 +85,7 @@ func DashboardVariables(uid string) []string {
 	case DashboardExternalTask:
 		return []string{"engine", catalog.TenantLabel, "topic"}
 	case DashboardOutboxInbox:
-		return []string{"database", "event_type"}
+		return []string{"database", "event_type", "delivery"}
 	case DashboardIdempotency:
 		return []string{"database", "scope"}
 	}
@@ -109,17 +113,21 @@ type Alert struct {
 }
 
 var (
-	outboxLane  = []string{"database", "aggregate_type", "event_type"}
-	inboxLane   = []string{"database", "source_system", "message_type"}
-	scopeLane   = []string{"database", "scope"}
-	topicLane   = []string{"engine", "topic"}
-	joinLane    = []string{"database", "scope", "engine", "topic"}
-	sourceLane  = []string{"source", "name", "database", "engine", "collector"}
-	outboxWhere = "Outbox {{ $labels.aggregate_type }}/{{ $labels.event_type }} of database {{ $labels.database }}: "
-	inboxWhere  = "Inbox {{ $labels.source_system }}/{{ $labels.message_type }} of database {{ $labels.database }}: "
-	scopeWhere  = "Idempotency scope {{ $labels.scope }} of database {{ $labels.database }}: "
-	topicWhere  = "Topic {{ $labels.topic }} of engine {{ $labels.engine }}: "
-	sourceWhere = "{{ $labels.source }} {{ $labels.name }}{{ with $labels.collector }} (collector {{ . }}){{ end }}"
+	outboxLane = []string{"database", "aggregate_type", "event_type"}
+	inboxLane  = []string{"database", "source_system", "message_type"}
+	// deliveryLane: a delivery's alerts are per event type of the
+	// delivery (the series' labels).
+	deliveryLane  = []string{"delivery", "event_type"}
+	scopeLane     = []string{"database", "scope"}
+	topicLane     = []string{"engine", "topic"}
+	joinLane      = []string{"database", "scope", "engine", "topic"}
+	sourceLane    = []string{"source", "name", "database", "engine", "delivery", "collector"}
+	outboxWhere   = "Outbox {{ $labels.aggregate_type }}/{{ $labels.event_type }} of database {{ $labels.database }}: "
+	inboxWhere    = "Inbox {{ $labels.source_system }}/{{ $labels.message_type }} of database {{ $labels.database }}: "
+	deliveryWhere = "Delivery {{ $labels.delivery }}, event type {{ $labels.event_type }}: "
+	scopeWhere    = "Idempotency scope {{ $labels.scope }} of database {{ $labels.database }}: "
+	topicWhere    = "Topic {{ $labels.topic }} of engine {{ $labels.engine }}: "
+	sourceWhere   = "{{ $labels.source }} {{ $labels.name }}{{ with $labels.collector }} (collector {{ . }}){{ end }}"
 )
 
 // area is what the alerts about one kind of place share: their rule group,
@@ -152,6 +160,7 @@ func Alerts() []Alert {
 	engineWhere := "Engine {{ $labels.engine }}: "
 	outbox := area{GroupOutbox, DashboardOutboxInbox, outboxLane, outboxWhere}
 	inbox := area{GroupInbox, DashboardOutboxInbox, inboxLane, inboxWhere}
+	delivery := area{GroupDelivery, DashboardOutboxInbox, deliveryLane, deliveryWhere}
 	scope := area{GroupIdempotency, DashboardIdempotency, scopeLane, scopeWhere}
 	join := area{GroupIdempotency, DashboardIdempotency, joinLane, topicWhere}
 	topic := area{GroupCamunda, DashboardExternalTask, topicLane, topicWhere}
@@ -171,6 +180,9 @@ func Alerts() []Alert {
 		inbox.alert(WorkflowInboxMessagesRetrying, rulefile.Warning, "messages are retried again and again and still not processed"),
 		inbox.alert(WorkflowInboxMessagesFailed, rulefile.Warning, "dead-lettered messages wait for an operator"),
 
+		delivery.alert(WorkflowDeliveryEventsLost, rulefile.Critical, "published events never reached the consumer's inbox"),
+		delivery.alert(WorkflowDeliveryDuplicateReceipts, rulefile.Warning, "the consumer receives events more than once, above the usual share"),
+
 		{WorkflowUnknownOutcomeRecords, rulefile.Warning, GroupIdempotency, DashboardIdempotency, []string{"database", "scope", "source_system", "message_type"},
 			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }} of database {{ $labels.database }}: unknown outcomes wait for reconciliation"},
 		scope.alert(WorkflowIdempotencyStaleInProgress, rulefile.Warning, "records stuck in {{ $labels.status }}"),
@@ -182,7 +194,7 @@ func Alerts() []Alert {
 		scope.alert(WorkflowDuplicatePreventionSpike, rulefile.Info, "duplicates absorbed rise above their baseline"),
 		{WorkflowDeduplicationWindowExceeded, rulefile.Warning, GroupIdempotency, DashboardIdempotency,
 			[]string{"database", "scope", "source_system", "engine", "topic", "message_type", "outbox_database"},
-			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else }}Inbox {{ $labels.source_system }}{{ end }} of database {{ $labels.database }}: " +
+			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else if $labels.source_system }}Inbox {{ $labels.source_system }}{{ else }}The inbox{{ end }} of database {{ $labels.database }}: " +
 				"redeliveries can come from further back than the records retention leaves"},
 
 		topic.alert(CamundaExternalTaskRetriesExhausted, rulefile.Warning, "tasks out of retries wait for an operator"),

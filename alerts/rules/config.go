@@ -60,6 +60,7 @@ type Config struct {
 type Thresholds struct {
 	Outbox      OutboxConfig      `yaml:"outbox"`
 	Inbox       InboxConfig       `yaml:"inbox"`
+	Delivery    DeliveryConfig    `yaml:"delivery"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	Camunda     CamundaConfig     `yaml:"camunda"`
 	Exporter    ExporterConfig    `yaml:"exporter"`
@@ -149,6 +150,20 @@ type InboxConfig struct {
 	// FailedFor: messages in the library's dead-letter table, for this
 	// long.
 	FailedFor model.Duration `yaml:"failed_for"`
+}
+
+// DeliveryConfig tunes the alerts on deliveries (deliveries[] of the
+// exporter config: outbox to inbox across databases).
+type DeliveryConfig struct {
+	// LostFor: events of a delivery published longer ago than its
+	// deadline and not received, for this long.
+	LostFor model.Duration `yaml:"lost_for"`
+	// DuplicatesMin and DuplicatesRatio: more than Min receipts beyond the
+	// first among the events of the delivery's window, and more than Ratio
+	// of those events, for DuplicatesFor.
+	DuplicatesMin   float64        `yaml:"duplicates_min"`
+	DuplicatesRatio float64        `yaml:"duplicates_ratio"`
+	DuplicatesFor   model.Duration `yaml:"duplicates_for"`
 }
 
 // IdempotencyConfig tunes the idempotency-table alerts.
@@ -332,6 +347,12 @@ func DefaultThresholds() Thresholds {
 			RetryingFor:        d("15m"),
 			FailedFor:          d("5m"),
 		},
+		Delivery: DeliveryConfig{
+			LostFor:         d("2m"),
+			DuplicatesMin:   10,
+			DuplicatesRatio: 0.01,
+			DuplicatesFor:   d("15m"),
+		},
 		Idempotency: IdempotencyConfig{
 			UnknownOutcomeAge:       d("15m"),
 			UnknownOutcomeFor:       d("5m"),
@@ -507,6 +528,9 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 	if c.Idempotency.DuplicatesFactor <= 1 {
 		add(prefix+"idempotency.duplicates_factor", "must be above 1 (a rise against the baseline)")
 	}
+	if r := c.Delivery.DuplicatesRatio; r <= 0 || r > 1 {
+		add(prefix+"delivery.duplicates_ratio", "must be above 0 and at most 1 (a share of the window's events), got %v", r)
+	}
 	if r := c.Camunda.RetryStormFailureRatio; r <= 0 || r >= 1 {
 		add(prefix+"camunda.retry_storm_failure_ratio", "must be between 0 and 1, got %v", r)
 	}
@@ -518,6 +542,7 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 		{"inbox.growing_min_increase", c.Inbox.GrowingMinIncrease},
 		{"idempotency.conflicts_max", c.Idempotency.ConflictsMax},
 		{"idempotency.duplicates_min", c.Idempotency.DuplicatesMin},
+		{"delivery.duplicates_min", c.Delivery.DuplicatesMin},
 		{"camunda.duplicate_execution_max", c.Camunda.DuplicateExecutionMax},
 		{"camunda.lock_expirations_max", c.Camunda.LockExpirationsMax},
 		{"camunda.retry_storm_min_failures", c.Camunda.RetryStormMinFailures},

@@ -20,9 +20,10 @@ import (
 //     (lower bounds of the task's age);
 //   - an inbox message still being retried (FAILED_RETRYABLE), against its
 //     source system's horizon;
-//   - a pending outbox event, against the horizon of each consumer named
-//     in tables.outbox.consumers (workflow_outbox_consumer_info): an inbox
-//     by source system or an idempotency table by scope.
+//   - a pending outbox event, against the horizon of each inbox a delivery
+//     takes the outbox's events to (deliveries[], as
+//     workflow_outbox_consumer_info): by the source system the delivery
+//     names, or the shortest of the inbox's where it names none.
 //
 // A horizon counts only where it fell within deduplication.deletion_window:
 // it only grows while the oldest finished row stays, and falls when that
@@ -53,20 +54,24 @@ func (b builder) deduplication() []Rule {
 	tied := "group by (job, instance, database, scope, engine, topic) (" + b.sel(catalog.IdempotencyInDoubt) + ")"
 	retried := "max by (job, instance, database, source_system, message_type) (" +
 		b.sel(catalog.InboxOldestMessageAge, `status="`+vocab.StatusFailedRetryable+`"`) + ")"
-	// The outbox's oldest pending event per consumer, labelled as the
-	// consumer's table is (database), with the outbox's database as
-	// outbox_database.
-	pending := func(consumer string) string {
+	// The outbox's oldest pending event per consumer inbox (the
+	// deliveries from it: workflow_outbox_consumer_info), labelled as the
+	// consumer's table is (database, and the source system where the
+	// delivery names one), with the outbox's database as outbox_database.
+	pending := func(sources string) string {
 		return fmt.Sprintf(`max without (consumer_database) (
     label_replace(
       label_replace(
         max by (job, instance, database) (%[1]s)
         * on (job, instance, database) group_right ()
-        group by (job, instance, database, consumer_database, %[2]s) (%[3]s),
+        group by (job, instance, database, consumer_database, source_system) (%[2]s),
         "outbox_database", "$1", "database", "(.*)"),
       "database", "$1", "consumer_database", "(.*)")
-  )`, b.sel(catalog.OutboxOldestPendingAge), consumer, b.sel(catalog.OutboxConsumerInfo, consumer+`!=""`))
+  )`, b.sel(catalog.OutboxOldestPendingAge), b.sel(catalog.OutboxConsumerInfo, sources))
 	}
+	// A delivery that names no source system reaches any source of the
+	// inbox: its shortest horizon among the sources being deleted.
+	anySource := "min by (job, instance, database) (" + inbox + ")"
 	expr := fmt.Sprintf(`
 (
   %[1]s
@@ -85,10 +90,10 @@ or
 %[5]s
 or
 %[7]s
-> on (job, instance, database, scope) group_left ()
-%[3]s
-`, taskAge, tied, idem, retried, inbox, pending("source_system"), pending("scope"))
-	where := "{{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}the inbox's source system {{ $labels.source_system }}{{ end }} of database {{ $labels.database }}"
+> on (job, instance, database) group_left ()
+%[8]s
+`, taskAge, tied, idem, retried, inbox, pending(`source_system!=""`), pending(`source_system=""`), anySource)
+	where := "{{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else if $labels.source_system }}the inbox's source system {{ $labels.source_system }}{{ else }}the inbox (any source system){{ end }} of database {{ $labels.database }}"
 	what := "{{ if $labels.topic }}The oldest open external task on topic {{ $labels.topic }} of engine {{ $labels.engine }}" +
 		"{{ else if $labels.outbox_database }}The oldest pending event of the outbox of database {{ $labels.outbox_database }}" +
 		"{{ else }}The oldest message from {{ $labels.source_system }} of type {{ $labels.message_type }} still being retried{{ end }}"

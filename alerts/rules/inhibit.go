@@ -30,6 +30,8 @@ func Inhibitions() []Inhibition {
 			"a stalled publisher lets the oldest event age past the limit: one page, the stall, which names the cause"},
 		{WorkflowInboxBacklogOld, []string{WorkflowInboxBacklogStalled, WorkflowInboxBacklogGrowing}, inboxLane,
 			"once messages are late enough to page, the stall or lag ticket of the same inbox adds nothing"},
+		{WorkflowDeliveryEventsLost, []string{WorkflowDeliveryDuplicateReceipts}, deliveryLane,
+			"a consumer that loses events (acknowledged before committing, crashing and restarting) usually redelivers others too: while events of the delivery and type are lost, the page is the incident and the duplicates ticket adds nothing"},
 		{WorkflowCompletedSideEffectTaskOpen, []string{WorkflowProcessedJobTaskOpen, CamundaExternalTaskLockExpirations, CamundaExternalTaskDuplicateExecution}, topicLane,
 			"a worker that crashed after its side effect leaves the processed-job row of the same task, its lock lapses and the task is fetched again: one incident, the lost completion"},
 		{WorkflowProcessedJobTaskOpen, []string{CamundaExternalTaskLockExpirations, CamundaExternalTaskDuplicateExecution}, topicLane,

@@ -171,7 +171,7 @@ func tenanted(lane []string) bool {
 // and panics.
 func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.idempotency(), b.deduplication(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.delivery(), b.idempotency(), b.deduplication(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
@@ -361,6 +361,31 @@ and %[4]s > 0
 %[1]s > 0
 `, b.sel(catalog.InboxMessagesFailed)),
 			fmt.Sprintf("{{ $value | humanize }} "+pl("message")+" of %s "+"{{ if ne $value 1.0 }}wait{{ else }}waits{{ end }}"+" in the dead-letter table: the consumer gave up on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+". Nothing processes "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" until someone fixes the cause and replays "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+".", what)),
+	}
+}
+
+// delivery: the delivery ledger (deliveries[] of the exporter config). The
+// lost page reads the gauge itself, not bridged over a gap: its series go
+// away only while the delivery or one of its databases cannot be read, and
+// each of those pages by itself (WorkflowExporterSourceDown); the gauge
+// stays above 0 for as long as a lost event stays in the window (an hour
+// by default), so a failed poll costs the page lost_for at most.
+func (b builder) delivery() []Rule {
+	dl := b.c.Delivery
+	lost := b.sel(catalog.DeliveryLostEvents)
+	dups := b.sel(catalog.DeliveryDuplicateReceipts)
+	what := "delivery {{ $labels.delivery }} (event type {{ $labels.event_type }})"
+	return []Rule{
+		b.rule(WorkflowDeliveryEventsLost, dl.LostFor, fmt.Sprintf(`
+%s > 0
+`, lost),
+			"{{ $value | humanize }} "+pl("event")+" of "+what+" "+"{{ if ne $value 1.0 }}were{{ else }}was{{ end }}"+" published longer ago than the delivery's deadline and the consumer's inbox does not hold "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+": published and never received. The status page lists their event ids for the replay."),
+
+		b.rule(WorkflowDeliveryDuplicateReceipts, dl.DuplicatesFor, fmt.Sprintf(`
+%[1]s > %[2]s
+and %[1]s > %[3]s * %[4]s
+`, dups, num(dl.DuplicatesMin), num(dl.DuplicatesRatio), b.sel(catalog.DeliveryPublishedEvents)),
+			fmt.Sprintf("The consumer's inbox of %s holds {{ $value | humanize }} receipts beyond the first of the events published in the delivery's window: more than %s, and more than %s of those events. The inbox absorbs duplicates; find out why they rise (redeliveries after consumer restarts, a publisher that publishes twice, a replay).", what, num(dl.DuplicatesMin), pct(dl.DuplicatesRatio))),
 	}
 }
 
@@ -585,12 +610,17 @@ label_replace(%[1]s == 0, "database", "$1", "name", "(.*)")
 or
 label_replace(%[2]s == 0, "engine", "$1", "name", "(.*)")
 or
+label_replace(%[6]s == 0, "delivery", "$1", "name", "(.*)")
+or
 %[3]s
 or
 %[4]s
 or
 %[5]s
-`, sourceUp(catalog.SourceDatabase), sourceUp(catalog.SourceCamunda), down(behindPages), stale(catalog.SourceDatabase, "database"), stale(catalog.SourceCamunda, "engine")),
+or
+%[7]s
+`, sourceUp(catalog.SourceDatabase), sourceUp(catalog.SourceCamunda), down(behindPages), stale(catalog.SourceDatabase, "database"), stale(catalog.SourceCamunda, "engine"),
+			sourceUp(catalog.SourceDelivery), stale(catalog.SourceDelivery, "delivery")),
 			"The workflow exporter cannot read {{ $labels.source }} source {{ $labels.name }}{{ if $labels.collector }} (collector {{ $labels.collector }}){{ end }}: its series are absent, or (no collector failing) have not been refreshed for "+dur(e.StaleAfter)+" or more, and the alerts on them, paging ones among them, stay silent. This is not all clear."),
 
 		b.rule(WorkflowExporterCollectorDown, e.CollectorDownFor, fmt.Sprintf(`

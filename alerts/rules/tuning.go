@@ -30,6 +30,8 @@ func ForKeys() map[string]string {
 		WorkflowInboxBacklogOld:               "inbox.for",
 		WorkflowInboxMessagesRetrying:         "inbox.retrying_for",
 		WorkflowInboxMessagesFailed:           "inbox.failed_for",
+		WorkflowDeliveryEventsLost:            "delivery.lost_for",
+		WorkflowDeliveryDuplicateReceipts:     "delivery.duplicates_for",
 		WorkflowUnknownOutcomeRecords:         "idempotency.unknown_outcome_for",
 		WorkflowIdempotencyStaleInProgress:    "idempotency.stale_for",
 		WorkflowCompletedSideEffectTaskOpen:   "idempotency.completed_task_open_for",

@@ -56,7 +56,7 @@ func TestBadFilesNameTheKeyAndLine(t *testing.T) {
 	}{
 		{"unknown key", "slos:\n  - name: a\n    objectiv: 99\n", []string{"slos[0].objectiv (line 3): unknown key; did you mean slos[0].objective?"}},
 		{"unknown metric", "slos:\n  - name: a\n    objective: 99\n    indicator:\n      latency: {metric: workflow_outbox_publish_delay, threshold: 1m}\n",
-			[]string{`slos[0].indicator.latency.metric (line 5): unknown metric "workflow_outbox_publish_delay"; the histograms of the catalog are camunda_external_task_duration_seconds, workflow_outbox_publish_delay_seconds`}},
+			[]string{`slos[0].indicator.latency.metric (line 5): unknown metric "workflow_outbox_publish_delay"; the histograms of the catalog are camunda_external_task_duration_seconds, workflow_delivery_latency_seconds, workflow_outbox_publish_delay_seconds`}},
 		{"a counter as a latency", "slos:\n  - name: a\n    objective: 99\n    indicator:\n      latency: {metric: camunda_external_task_completions_total, threshold: 1m}\n",
 			[]string{"slos[0].indicator.latency.metric (line 5): camunda_external_task_completions_total is a counter, not a histogram"}},
 		{"a gauge as good events", "slos:\n  - name: a\n    objective: 99\n    indicator:\n      ratio: {good: workflow_outbox_events_pending, bad: camunda_external_task_failures_total}\n",

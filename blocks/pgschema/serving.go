@@ -12,10 +12,12 @@ import (
 // ServingIndex returns the index the planner uses to restrict the scan of
 // table by the query (run with sequential scans disabled, so an index that
 // could serve it is preferred), or "" when none restricts it: neither an
-// index condition nor a partial index. So an index with another name or
-// column order that serves the query counts, and one that exists but cannot
-// serve it does not. Call it in a transaction: it sets enable_seqscan
-// locally.
+// index condition on the index's leading column nor a partial index. So an
+// index with another name or column order that serves the query counts,
+// and one that exists but cannot serve it does not, nor one whose
+// condition is on a later column only (a composite primary key scanned
+// whole for its second column: its cost grows with the table). Call it in
+// a transaction: it sets enable_seqscan locally.
 func ServingIndex(ctx context.Context, tx pgx.Tx, table, query string, args ...any) (string, error) {
 	return servingIndex(ctx, tx, table, query, false, args)
 }
@@ -41,16 +43,23 @@ func servingIndex(ctx context.Context, tx pgx.Tx, table, query string, ordered b
 	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) == 0 {
 		return "", fmt.Errorf("unexpected EXPLAIN output: %w", err)
 	}
-	partial := func(index string) bool {
-		var p bool
-		err := tx.QueryRow(ctx, `SELECT indpred IS NOT NULL FROM pg_index WHERE indexrelid = to_regclass($1)`,
-			quoteSchemaOf(table, index)).Scan(&p)
-		return err == nil && p
+	serves := func(index, cond string) bool {
+		var partial bool
+		var leading *string
+		err := tx.QueryRow(ctx, `SELECT i.indpred IS NOT NULL, a.attname::text FROM pg_index i
+LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] AND i.indkey[0] <> 0
+WHERE i.indexrelid = to_regclass($1)`, quoteSchemaOf(table, index)).Scan(&partial, &leading)
+		if err != nil {
+			return false
+		}
+		// An expression index (no leading column) is taken at its
+		// condition's word.
+		return partial || cond != "" && (leading == nil || mentions(cond, *leading))
 	}
 	if ordered && sorts(plans[0].Plan) {
 		return "", nil
 	}
-	return findIndex(plans[0].Plan, BaseName(table), partial), nil
+	return findIndex(plans[0].Plan, BaseName(table), serves), nil
 }
 
 // sorts reports whether the plan sorts rows anywhere.
@@ -66,6 +75,26 @@ func sorts(n node) bool {
 	return false
 }
 
+// mentions reports whether an EXPLAIN condition names the column (as a
+// whole identifier, quoted or not).
+func mentions(cond, column string) bool {
+	for i := 0; ; {
+		j := strings.Index(cond[i:], column)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(column)
+		if (start == 0 || !identByte(cond[start-1])) && (end == len(cond) || !identByte(cond[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func identByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
 type node struct {
 	NodeType  string `json:"Node Type"`
 	Relation  string `json:"Relation Name"`
@@ -74,23 +103,23 @@ type node struct {
 	Plans     []node `json:"Plans"`
 }
 
-func findIndex(n node, table string, partial func(string) bool) string {
+func findIndex(n node, table string, serves func(index, cond string) bool) string {
 	switch n.NodeType {
 	case "Index Scan", "Index Only Scan":
-		if n.Relation == table && (n.IndexCond != "" || partial(n.IndexName)) {
+		if n.Relation == table && serves(n.IndexName, n.IndexCond) {
 			return n.IndexName
 		}
 	case "Bitmap Heap Scan":
 		if n.Relation == table {
 			for _, k := range n.Plans {
-				if k.NodeType == "Bitmap Index Scan" && (k.IndexCond != "" || partial(k.IndexName)) {
+				if k.NodeType == "Bitmap Index Scan" && serves(k.IndexName, k.IndexCond) {
 					return k.IndexName
 				}
 			}
 		}
 	}
 	for _, k := range n.Plans {
-		if got := findIndex(k, table, partial); got != "" {
+		if got := findIndex(k, table, serves); got != "" {
 			return got
 		}
 	}

@@ -90,6 +90,8 @@ func sourceDown(source, name, collector string) model.LabelSet {
 		ls["database"] = model.LabelValue(name)
 	case "camunda":
 		ls["engine"] = model.LabelValue(name)
+	case "delivery":
+		ls["delivery"] = model.LabelValue(name)
 	}
 	if collector != "" {
 		ls["collector"] = model.LabelValue(collector)
@@ -164,6 +166,30 @@ func TestEngineDownMutesThatEnginesAlerts(t *testing.T) {
 	} {
 		if mutes(ls) {
 			t.Errorf("%v: muted by the outage of engine main, must not be", ls)
+		}
+	}
+}
+
+// A delivery that cannot be compared mutes its own alerts, not another
+// delivery's, and no database's; a database's outage does not mute a
+// delivery's alerts either (the delivery's series are absent then, and its
+// alerts cannot start).
+func TestDeliveryDownMutesThatDeliverysAlerts(t *testing.T) {
+	mutes := startInhibitor(t, sourceDown("delivery", "orders-billing", ""), sourceDown("database", "billing", ""))
+	lost := alert("WorkflowDeliveryEventsLost", "critical", model.LabelSet{"delivery": "orders-billing", "event_type": "OrderPlaced"})
+	if !waitMuted(t, mutes, lost) {
+		t.Fatal("WorkflowDeliveryEventsLost of delivery orders-billing is not muted while the delivery is down")
+	}
+	if !mutes(alert("WorkflowDeliveryDuplicateReceipts", "warning", model.LabelSet{"delivery": "orders-billing", "event_type": "OrderPaid"})) {
+		t.Error("WorkflowDeliveryDuplicateReceipts of delivery orders-billing is not muted while the delivery is down")
+	}
+	for _, ls := range []model.LabelSet{
+		alert("WorkflowDeliveryEventsLost", "critical", model.LabelSet{"delivery": "quotes", "event_type": "QuoteApproved"}),
+		alert("WorkflowOutboxBacklogStalled", "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "OrderPlaced"}),
+		sourceDown("delivery", "orders-billing", ""),
+	} {
+		if mutes(ls) {
+			t.Errorf("%v: muted by the outage of delivery orders-billing, must not be", ls)
 		}
 	}
 }
@@ -424,6 +450,27 @@ func TestSLOPageMutesItsTicketOnly(t *testing.T) {
 	} {
 		if mutes(other) {
 			t.Errorf("%v muted by another objective's page", other)
+		}
+	}
+}
+
+// Lost events of a delivery mute the duplicates ticket of the same
+// delivery and event type only.
+func TestLostEventsMuteTheirDeliverysDuplicates(t *testing.T) {
+	mutes := startInhibitor(t, alert(rules.WorkflowDeliveryEventsLost, "critical", model.LabelSet{"delivery": "orders-billing", "event_type": "OrderPlaced"}))
+	dups := func(delivery, typ string) model.LabelSet {
+		return alert(rules.WorkflowDeliveryDuplicateReceipts, "warning", model.LabelSet{"delivery": model.LabelValue(delivery), "event_type": model.LabelValue(typ)})
+	}
+	if !waitMuted(t, mutes, dups("orders-billing", "OrderPlaced")) {
+		t.Fatal("the duplicates ticket of the delivery and type is not muted by its lost events")
+	}
+	for _, ls := range []model.LabelSet{
+		dups("orders-billing", "OrderPaid"),
+		dups("quotes", "OrderPlaced"),
+		alert(rules.WorkflowDeliveryEventsLost, "critical", model.LabelSet{"delivery": "orders-billing", "event_type": "OrderPlaced"}),
+	} {
+		if mutes(ls) {
+			t.Errorf("%v: muted, but no root cause of its own lane fires", ls)
 		}
 	}
 }

@@ -34,7 +34,7 @@ var receiverFor = map[string]string{
 
 // groupBy is what every route groups by: the alert and the labels of its
 // lane, so one lane's incident is one notification and two lanes are two.
-var groupBy = []model.LabelName{"alertname", "database", "engine", "topic", "scope", "aggregate_type", "source_system"}
+var groupBy = []model.LabelName{"alertname", "database", "engine", "topic", "scope", "aggregate_type", "source_system", "delivery"}
 
 func TestEverySeverityHasAReceiver(t *testing.T) {
 	for _, s := range rulefile.Severities() {

@@ -5,7 +5,7 @@
 // `make demo` runs it with everything else; see package sim for what each
 // part does.
 //
-//	workflow-sim run [--engine URL] --database orders=DSN --lane orders [--lane billing@other] ...
+//	workflow-sim run [--engine URL] --database orders=DSN --lane orders [--lane billing@other] [--deliver orders=other] ...
 //	workflow-sim faults
 //	workflow-sim inject FAULT TARGET [--sim URL]
 //	workflow-sim clear FAULT TARGET [--sim URL]
@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,6 +53,7 @@ func main() {
 	dbs := run.Flag("database", "A worker database, NAME=DSN (repeatable). The simulator writes its four worker tables only.").StringMap()
 	dbEnvs := run.Flag("database-env", "A worker database whose DSN is in an environment variable, NAME=VAR (repeatable).").StringMap()
 	lanes := run.Flag("lane", "A lane, NAME or NAME@DATABASE (repeatable; default: one lane \"orders\" on the only database).").Strings()
+	deliver := run.Flag("deliver", "LANE=DATABASE: the lane's published outbox events are delivered to the inbox of DATABASE (message id: the event id), a delivery as the exporter's deliveries[] watch it (repeatable; messages-lost acts on it).").StringMap()
 	listen := run.Flag("listen", "Control endpoint address (127.0.0.1 only).").Default(DefaultControl).String()
 	engineProxy := run.Flag("engine-proxy", "Serve a proxy to the engine for the exporter at this address (engine-down, engine-500 act on it).").String()
 	dbProxies := run.Flag("database-proxy", "Serve a TCP proxy to a database for the exporter, NAME=ADDR (repeatable; database-down acts on it).").StringMap()
@@ -76,7 +78,7 @@ func main() {
 	var err error
 	switch cmd {
 	case run.FullCommand():
-		err = runSim(runFlags{engineURL: *engineURL, engineName: *engineName, dbs: *dbs, dbEnvs: *dbEnvs, lanes: *lanes,
+		err = runSim(runFlags{engineURL: *engineURL, engineName: *engineName, dbs: *dbs, dbEnvs: *dbEnvs, lanes: *lanes, deliver: *deliver,
 			listen: *listen, engineProxy: *engineProxy, dbProxies: *dbProxies, interval: *interval, workers: *workers, lock: *lock, initial: *initial})
 	case "faults":
 		fmt.Print(sim.FaultHelp())
@@ -97,7 +99,7 @@ func main() {
 
 type runFlags struct {
 	engineURL, engineName, listen, engineProxy string
-	dbs, dbEnvs, dbProxies                     map[string]string
+	dbs, dbEnvs, dbProxies, deliver            map[string]string
 	lanes, initial                             []string
 	interval, lock                             time.Duration
 	workers                                    int
@@ -143,6 +145,13 @@ func runSim(f runFlags) error {
 	}
 	if len(lanes) == 0 {
 		lanes = []sim.Lane{{Name: "orders", Database: names[0]}}
+	}
+	for lane, consumer := range f.deliver {
+		i := slices.IndexFunc(lanes, func(l sim.Lane) bool { return l.Name == lane })
+		if i < 0 {
+			return fmt.Errorf("--deliver %s=%s: no lane %s", lane, consumer, lane)
+		}
+		lanes[i].Consumer = consumer
 	}
 	s, err := sim.New(ctx, sim.Config{EngineURL: f.engineURL, EngineName: f.engineName, Databases: databases, Lanes: lanes,
 		Interval: f.interval, Workers: f.workers, LockDuration: f.lock, EngineProxy: f.engineProxy, DatabaseProxies: f.dbProxies, Logger: logger})

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sort"
-	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Below history level full the engine writes no external task log, but from
@@ -26,7 +25,7 @@ import (
 //     multi-instance activity, or an activity without an outgoing sequence
 //     flow: measured on both engines), which then counts as a completion;
 //   - canceled: a BPMN error when an error catch event started in the same
-//     root process instance within catchWindow (bpmn.go), otherwise a
+//     root process instance within reading.CatchWindow (bpmn.go), otherwise a
 //     deletion by another cause, not counted.
 //
 // Each is exact for every task, also those created and ended between two
@@ -38,78 +37,6 @@ import (
 // unattributed is the topic label of an ended external task whose topic is
 // an expression no collection saw resolved.
 const unattributed = "unattributed"
-
-// activityEntry is one ended activity instance of an external task type.
-type activityEntry struct {
-	id, activity, defID, rootPI string
-	// tenant is the activity instance's tenant ("" for none).
-	tenant                  string
-	start, end              time.Time
-	canceled, completeScope bool
-}
-
-func (e activityEntry) entryID() string  { return e.id }
-func (e activityEntry) stamp() time.Time { return e.end }
-
-// activitiesRead is what a reader returned of the activity stream.
-type activitiesRead struct {
-	// entries are the activity instances wanted, each once, newest first.
-	entries []activityEntry
-	// cut: max_history_entries were read before reaching the start.
-	cut bool
-}
-
-// newestFirst sorts entries by end, newest first (ties by id), and cuts
-// them to max: the REST reader merges one list per activity type.
-func newestFirst(entries []activityEntry, max int) activitiesRead {
-	sort.Slice(entries, func(i, j int) bool {
-		if !entries[i].end.Equal(entries[j].end) {
-			return entries[i].end.After(entries[j].end)
-		}
-		return entries[i].id < entries[j].id
-	})
-	if len(entries) > max {
-		return activitiesRead{entries: entries[:max], cut: true}
-	}
-	return activitiesRead{entries: entries}
-}
-
-// activities reads the activity instances of the request's types that
-// ended since its start: one paged request per type, newest first.
-func (x *restRead) activities(ctx context.Context) error {
-	hr := x.rq.activities
-	var all []activityEntry
-	seen := map[string]bool{}
-	anyCut := false
-	for _, typ := range x.rq.actTypes {
-		items, cut, err := readLog(ctx, x.r.pageSize, hr,
-			func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
-				p.Sort = camunda.Sort{By: camunda.ActivityInstanceSortEndTime, Order: camunda.Descending}
-				return x.r.client.ListHistoricActivityInstances(ctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, FinishedAfter: hr.from}, p)
-			},
-			func(a camunda.HistoricActivityInstance) (string, time.Time) {
-				if a.EndTime == nil {
-					return a.ID, time.Time{}
-				}
-				return a.ID, a.EndTime.Time
-			})
-		if err != nil {
-			return err
-		}
-		anyCut = anyCut || cut
-		for _, a := range items {
-			if a.EndTime == nil || a.ActivityType != typ || seen[a.ID] {
-				continue
-			}
-			seen[a.ID] = true
-			all = append(all, activityEntry{id: a.ID, activity: a.ActivityID, defID: a.ProcessDefinitionID, rootPI: a.RootProcessInstanceID, tenant: a.TenantID,
-				start: a.StartTime.Time, end: a.EndTime.Time, canceled: a.Canceled, completeScope: a.CompleteScope})
-		}
-	}
-	x.out.activities = newestFirst(all, hr.max)
-	x.out.activities.cut = x.out.activities.cut || anyCut
-	return nil
-}
 
 // processXML reads a process definition's BPMN XML over REST, in both
 // modes (models.go); exists is false when the engine no longer has it.
@@ -129,12 +56,12 @@ func (e *Engine) processXML(ctx context.Context, id string) (doc []byte, exists 
 // the error catch events around the canceled ones. Activity instances of
 // elements that are no external task (a JavaDelegate's service task) are
 // left out.
-func (run *collectionRun) activityOutcomes(fresh []activityEntry, listed []string) ([]historyEntry, bpmnEvidence, error) {
+func (run *collectionRun) activityOutcomes(fresh []reading.ActivityEntry, listed []string) ([]reading.HistoryEntry, reading.BPMNEvidence, error) {
 	c := run.c
-	ev := bpmnEvidence{scopeCompleted: map[string]bool{}}
+	ev := reading.BPMNEvidence{ScopeCompleted: map[string]bool{}}
 	ids := append([]string(nil), listed...)
 	for _, e := range fresh {
-		ids = append(ids, e.defID)
+		ids = append(ids, e.DefID)
 	}
 	models, err := c.models.ensure(run.ctx, dedupe(ids), c.e.processXML)
 	if err != nil {
@@ -146,44 +73,44 @@ func (run *collectionRun) activityOutcomes(fresh []activityEntry, listed []strin
 			topicOf[t.actInst] = t.topic
 		}
 	}
-	var out []historyEntry
-	var canceled []historyEntry
+	var out []reading.HistoryEntry
+	var canceled []reading.HistoryEntry
 	for _, e := range fresh {
-		m := models[e.defID]
+		m := models[e.DefID]
 		if m == nil {
 			continue
 		}
-		el, ok := m.external[e.activity]
+		el, ok := m.external[e.Activity]
 		if !ok {
 			continue
 		}
-		h := historyEntry{id: e.id, activity: e.activity, actInst: e.id, rootPI: e.rootPI, ts: e.end, kind: logSuccess}
-		switch topic := topicOf[e.id]; {
+		h := reading.HistoryEntry{ID: e.ID, Activity: e.Activity, ActInst: e.ID, RootPI: e.RootPI, TS: e.End, Kind: reading.LogSuccess}
+		switch topic := topicOf[e.ID]; {
 		case topic != "":
-			h.topic = run.topicLabel(topic)
+			h.Topic = run.topicLabel(topic)
 		case el.topic != "" && c.e.cfg.TenantLabel:
-			h.topic = run.topicLabel(tenantKey(e.tenant, el.topic))
+			h.Topic = run.topicLabel(reading.TenantKey(e.Tenant, el.topic))
 		case el.topic != "":
-			h.topic = run.topicLabel(el.topic)
+			h.Topic = run.topicLabel(el.topic)
 		default:
-			h.topic = unattributed
+			h.Topic = unattributed
 			run.st.unattributed = true
 		}
 		switch {
-		case e.canceled:
-			h.kind = logDeletion
+		case e.Canceled:
+			h.Kind = reading.LogDeletion
 			canceled = append(canceled, h)
-		case e.completeScope && !el.endsScope:
-			h.kind = logDeletion
-			ev.scopeCompleted[e.id] = true
+		case e.CompleteScope && !el.endsScope:
+			h.Kind = reading.LogDeletion
+			ev.ScopeCompleted[e.ID] = true
 		default:
-			run.observeDuration(h.topic, e.end.Sub(e.start).Seconds())
+			run.observeDuration(h.Topic, e.End.Sub(e.Start).Seconds())
 		}
 		out = append(out, h)
 	}
 	if len(canceled) > 0 {
-		first, last := deletionSpan(canceled)
-		if ev.catches, err = c.e.reader.catchEvents(run.ctx, first.Add(-catchWindow), last.Add(catchWindow), c.e.cfg.MaxHistoryEntries); err != nil {
+		first, last := reading.DeletionSpan(canceled)
+		if ev.Catches, err = c.e.reader.CatchEvents(run.ctx, first.Add(-reading.CatchWindow), last.Add(reading.CatchWindow), c.e.cfg.MaxHistoryEntries); err != nil {
 			return nil, ev, err
 		}
 	}

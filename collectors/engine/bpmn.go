@@ -3,6 +3,8 @@ package engine
 import (
 	"sort"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // BPMN errors. A worker's bpmnError removes the external task and writes a
@@ -21,74 +23,32 @@ import (
 //     boundaryError, or errorStartEvent of an event subprocess) in the same
 //     root process instance, milliseconds after the deletion entry's
 //     timestamp. Each catch event is paired with at most one deletion, the
-//     closest within catchWindow.
+//     closest within reading.CatchWindow.
 //
 // What cannot be told apart: a deletion by another cause (a message,
 // timer or signal interrupting the task, a cancellation, a modification)
-// of a task in the same root process instance within catchWindow of an
+// of a task in the same root process instance within CatchWindow of an
 // error caught there that belongs to no deleted external task (a
 // JavaDelegate's BPMN error) counts as a BPMN error; two deletions of one
-// root process instance within catchWindow of one caught error are told
+// root process instance within CatchWindow of one caught error are told
 // apart by time only (the count is right, the topic of the closer one
 // wins). Without activity instance history (history level none) nothing is
 // counted.
-
-// catchWindow bounds the distance between a deletion entry and the error
-// catch event of the same transaction (milliseconds apart, measured on
-// both engines).
-const catchWindow = time.Second
-
-// Activity types of the events that catch a BPMN error.
-const (
-	activityBoundaryError   = "boundaryError"
-	activityErrorStartEvent = "errorStartEvent"
-)
-
-// catchEvent is an error catch event's activity instance.
-type catchEvent struct {
-	id, rootPI string
-	start      time.Time
-}
-
-// bpmnEvidence is what a reader found in the activity instance history
-// for the new deletion entries.
-type bpmnEvidence struct {
-	// scopeCompleted holds the activity instances of deleted tasks that
-	// completed their scope (uncaught BPMN errors).
-	scopeCompleted map[string]bool
-	// catches are the error catch events started near the deletions.
-	catches []catchEvent
-}
-
-// newDeletions returns the deletion entries of a reading that the cursor
-// has not seen: those the readers look up evidence for.
-func newDeletions(entries []historyEntry, hr historyRequest) []historyEntry {
-	if hr.first {
-		return nil
-	}
-	var out []historyEntry
-	for _, e := range entries {
-		if _, seen := hr.seen[e.id]; !seen && e.kind == logDeletion {
-			out = append(out, e)
-		}
-	}
-	return out
-}
 
 // bpmnErrors returns the deletion entries among entries (new ones, newest
 // first) that the evidence says were BPMN errors. used holds the catch
 // events paired before (with their start), so none pairs twice; it gains
 // the ones paired now.
-func bpmnErrors(entries []historyEntry, ev bpmnEvidence, used map[string]time.Time) map[string]bool {
+func bpmnErrors(entries []reading.HistoryEntry, ev reading.BPMNEvidence, used map[string]time.Time) map[string]bool {
 	out := map[string]bool{}
-	var open []historyEntry
+	var open []reading.HistoryEntry
 	for i := len(entries) - 1; i >= 0; i-- { // oldest first
 		e := entries[i]
-		if e.kind != logDeletion {
+		if e.Kind != reading.LogDeletion {
 			continue
 		}
-		if ev.scopeCompleted[e.actInst] {
-			out[e.id] = true
+		if ev.ScopeCompleted[e.ActInst] {
+			out[e.ID] = true
 			continue
 		}
 		open = append(open, e)
@@ -101,21 +61,21 @@ func bpmnErrors(entries []historyEntry, ev bpmnEvidence, used map[string]time.Ti
 	}
 	var pairs []pair
 	for i, e := range open {
-		if e.rootPI == "" {
+		if e.RootPI == "" {
 			continue
 		}
-		for j, c := range ev.catches {
-			if c.rootPI != e.rootPI {
+		for j, c := range ev.Catches {
+			if c.RootPI != e.RootPI {
 				continue
 			}
-			if _, ok := used[c.id]; ok {
+			if _, ok := used[c.ID]; ok {
 				continue
 			}
-			d := c.start.Sub(e.ts)
+			d := c.Start.Sub(e.TS)
 			if d < 0 {
 				d = -d
 			}
-			if d <= catchWindow {
+			if d <= reading.CatchWindow {
 				pairs = append(pairs, pair{i, j, d})
 			}
 		}
@@ -123,13 +83,13 @@ func bpmnErrors(entries []historyEntry, ev bpmnEvidence, used map[string]time.Ti
 	sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].dist < pairs[b].dist })
 	paired := map[int]bool{}
 	for _, p := range pairs {
-		c := ev.catches[p.catch]
-		if _, ok := used[c.id]; ok || paired[p.del] {
+		c := ev.Catches[p.catch]
+		if _, ok := used[c.ID]; ok || paired[p.del] {
 			continue
 		}
-		used[c.id] = c.start
+		used[c.ID] = c.Start
 		paired[p.del] = true
-		out[open[p.del].id] = true
+		out[open[p.del].ID] = true
 	}
 	return out
 }
@@ -138,21 +98,8 @@ func bpmnErrors(entries []historyEntry, ev bpmnEvidence, used map[string]time.Ti
 // entry a later reading can return (it starts at from).
 func pruneCatches(used map[string]time.Time, from time.Time) {
 	for id, start := range used {
-		if start.Before(from.Add(-2 * catchWindow)) {
+		if start.Before(from.Add(-2 * reading.CatchWindow)) {
 			delete(used, id)
 		}
 	}
-}
-
-// deletionSpan returns the earliest and latest timestamp of the deletions.
-func deletionSpan(dels []historyEntry) (first, last time.Time) {
-	for _, e := range dels {
-		if first.IsZero() || e.ts.Before(first) {
-			first = e.ts
-		}
-		if e.ts.After(last) {
-			last = e.ts
-		}
-	}
-	return first, last
 }

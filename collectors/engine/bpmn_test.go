@@ -4,52 +4,54 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 func TestBpmnErrors(t *testing.T) {
-	del := func(id, rootPI string, at time.Duration) historyEntry {
-		return historyEntry{id: id, kind: logDeletion, actInst: "ai-" + id, rootPI: rootPI, ts: tBase.Add(at)}
+	del := func(id, rootPI string, at time.Duration) reading.HistoryEntry {
+		return reading.HistoryEntry{ID: id, Kind: reading.LogDeletion, ActInst: "ai-" + id, RootPI: rootPI, TS: tBase.Add(at)}
 	}
-	catch := func(id, rootPI string, at time.Duration) catchEvent {
-		return catchEvent{id: id, rootPI: rootPI, start: tBase.Add(at)}
+	catch := func(id, rootPI string, at time.Duration) reading.CatchEvent {
+		return reading.CatchEvent{ID: id, RootPI: rootPI, Start: tBase.Add(at)}
 	}
 	cases := []struct {
 		name    string
-		entries []historyEntry // oldest first here; the function gets them newest first
-		ev      bpmnEvidence
+		entries []reading.HistoryEntry // oldest first here; the function gets them newest first
+		ev      reading.BPMNEvidence
 		used    map[string]time.Time
 		want    string
 	}{
-		{"uncaught: the scope completed", []historyEntry{del("d1", "p1", 0)},
-			bpmnEvidence{scopeCompleted: map[string]bool{"ai-d1": true}}, nil, "[d1]"},
-		{"caught: a catch event in the same root process instance right after", []historyEntry{del("d1", "p1", 0)},
-			bpmnEvidence{catches: []catchEvent{catch("c1", "p1", 3*time.Millisecond)}}, nil, "[d1]"},
-		{"a cancellation: no evidence", []historyEntry{del("d1", "p1", 0)}, bpmnEvidence{}, nil, "[]"},
-		{"a catch event of another root process instance", []historyEntry{del("d1", "p1", 0)},
-			bpmnEvidence{catches: []catchEvent{catch("c1", "p2", 0)}}, nil, "[]"},
-		{"a catch event more than a second away", []historyEntry{del("d1", "p1", 0)},
-			bpmnEvidence{catches: []catchEvent{catch("c1", "p1", 1500*time.Millisecond)}}, nil, "[]"},
-		{"one catch event, two deletions: the closest", []historyEntry{del("d1", "p1", 0), del("d2", "p1", 400*time.Millisecond)},
-			bpmnEvidence{catches: []catchEvent{catch("c1", "p1", 402*time.Millisecond)}}, nil, "[d2]"},
-		{"a catch event paired before", []historyEntry{del("d1", "p1", 0)},
-			bpmnEvidence{catches: []catchEvent{catch("c1", "p1", 0)}}, map[string]time.Time{"c1": tBase}, "[]"},
-		{"a failure or a success is no BPMN error", []historyEntry{{id: "f1", kind: logFailure, actInst: "ai-f1", rootPI: "p1", ts: tBase}},
-			bpmnEvidence{scopeCompleted: map[string]bool{"ai-f1": true}, catches: []catchEvent{catch("c1", "p1", 0)}}, nil, "[]"},
+		{"uncaught: the scope completed", []reading.HistoryEntry{del("d1", "p1", 0)},
+			reading.BPMNEvidence{ScopeCompleted: map[string]bool{"ai-d1": true}}, nil, "[d1]"},
+		{"caught: a catch event in the same root process instance right after", []reading.HistoryEntry{del("d1", "p1", 0)},
+			reading.BPMNEvidence{Catches: []reading.CatchEvent{catch("c1", "p1", 3*time.Millisecond)}}, nil, "[d1]"},
+		{"a cancellation: no evidence", []reading.HistoryEntry{del("d1", "p1", 0)}, reading.BPMNEvidence{}, nil, "[]"},
+		{"a catch event of another root process instance", []reading.HistoryEntry{del("d1", "p1", 0)},
+			reading.BPMNEvidence{Catches: []reading.CatchEvent{catch("c1", "p2", 0)}}, nil, "[]"},
+		{"a catch event more than a second away", []reading.HistoryEntry{del("d1", "p1", 0)},
+			reading.BPMNEvidence{Catches: []reading.CatchEvent{catch("c1", "p1", 1500*time.Millisecond)}}, nil, "[]"},
+		{"one catch event, two deletions: the closest", []reading.HistoryEntry{del("d1", "p1", 0), del("d2", "p1", 400*time.Millisecond)},
+			reading.BPMNEvidence{Catches: []reading.CatchEvent{catch("c1", "p1", 402*time.Millisecond)}}, nil, "[d2]"},
+		{"a catch event paired before", []reading.HistoryEntry{del("d1", "p1", 0)},
+			reading.BPMNEvidence{Catches: []reading.CatchEvent{catch("c1", "p1", 0)}}, map[string]time.Time{"c1": tBase}, "[]"},
+		{"a failure or a success is no BPMN error", []reading.HistoryEntry{{ID: "f1", Kind: reading.LogFailure, ActInst: "ai-f1", RootPI: "p1", TS: tBase}},
+			reading.BPMNEvidence{ScopeCompleted: map[string]bool{"ai-f1": true}, Catches: []reading.CatchEvent{catch("c1", "p1", 0)}}, nil, "[]"},
 	}
 	for _, c := range cases {
 		used := c.used
 		if used == nil {
 			used = map[string]time.Time{}
 		}
-		newestFirst := make([]historyEntry, len(c.entries))
+		newestFirst := make([]reading.HistoryEntry, len(c.entries))
 		for i, e := range c.entries {
 			newestFirst[len(c.entries)-1-i] = e
 		}
 		got := bpmnErrors(newestFirst, c.ev, used)
 		var ids []string
 		for _, e := range c.entries {
-			if got[e.id] {
-				ids = append(ids, e.id)
+			if got[e.ID] {
+				ids = append(ids, e.ID)
 			}
 		}
 		if s := fmt.Sprint(ids); s != c.want && !(c.want == "[]" && len(ids) == 0) {

@@ -10,6 +10,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // historyCollector is the "camunda_history" collector of an engine: history
@@ -45,36 +47,7 @@ type historyCollector struct {
 	out  []prometheus.Metric
 	// level is the history level the last reading was made at: a reading
 	// at another level is not reused (levels.go).
-	level historyLevel
-}
-
-// cleanupRequest is what the history reading needs.
-type cleanupRequest struct {
-	probeRead
-	// budget bounds the report's entries read over REST (max_listed_tasks).
-	budget int
-	// statementTimeout bounds the engine-database count.
-	statementTimeout time.Duration
-}
-
-// cleanupRead is what one reading learned.
-type cleanupRead struct {
-	// perKey are the report's counts per process definition key (all
-	// versions).
-	perKey map[string]finishedCounts
-	// enabled is the engine's cleanup switch; nil when it does not say.
-	enabled *bool
-	// jobs and failing count the cleanup's jobs and those failing.
-	jobs, failing int
-	// tableBytes are the largest engine tables' sizes (engine-database
-	// mode; nil over REST).
-	tableBytes map[string]int64
-}
-
-// finishedCounts are one key's finished instances: all, cleanable now, and
-// those of versions without a time to live.
-type finishedCounts struct {
-	finished, cleanable, withoutTTL int64
+	level capability.Level
 }
 
 // historyFamilies are the families the history collector emits.
@@ -100,27 +73,27 @@ func (c *historyCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ [
 	if err != nil {
 		return nil, err
 	}
-	if !c.last.IsZero() && time.Since(c.last) < time.Duration(c.e.cfg.HistoryCleanup.Interval) && at.level == c.level {
+	if !c.last.IsZero() && time.Since(c.last) < time.Duration(c.e.cfg.HistoryCleanup.Interval) && at.Level == c.level {
 		return c.out, nil
 	}
 	defer func() { settle(err, c.limit) }()
-	rd, err := c.e.reader.readCleanup(ctx, cleanupRequest{probeRead: at, budget: c.e.cfg.MaxListedTasks,
-		statementTimeout: time.Duration(c.e.cfg.HistoryCleanup.StatementTimeout)})
+	rd, err := c.e.reader.ReadCleanup(ctx, reading.CleanupRequest{Probe: at, Budget: c.e.cfg.MaxListedTasks,
+		StatementTimeout: time.Duration(c.e.cfg.HistoryCleanup.StatementTimeout)})
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(rd.perKey))
-	for k := range rd.perKey {
+	keys := make([]string, 0, len(rd.PerKey))
+	for k := range rd.PerKey {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	counts := map[string]finishedCounts{}
+	counts := map[string]reading.FinishedCounts{}
 	for _, k := range keys {
 		l := c.limit.Admit(k)[0]
-		n, add := counts[l], rd.perKey[k]
-		n.finished += add.finished
-		n.cleanable += add.cleanable
-		n.withoutTTL += add.withoutTTL
+		n, add := counts[l], rd.PerKey[k]
+		n.Finished += add.Finished
+		n.Cleanable += add.Cleanable
+		n.WithoutTTL += add.WithoutTTL
 		counts[l] = n
 	}
 	seen := cloneMap(c.seen)
@@ -136,23 +109,23 @@ func (c *historyCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ [
 	// level activity on: at none (and unknown) there are none to count,
 	// and the series are absent, never 0 (levels.go).
 	for _, k := range sortedKeys(seen) {
-		if !at.level.readsProcessHistory() {
+		if !at.Level.ReadsProcessHistory() {
 			break
 		}
 		n := counts[k]
-		gauge(catalog.CamundaHistoryCleanable, float64(n.cleanable), engine, k)
-		gauge(catalog.CamundaHistoryFinished, float64(n.finished), engine, k)
-		gauge(catalog.CamundaHistoryWithoutTTL, float64(n.withoutTTL), engine, k)
+		gauge(catalog.CamundaHistoryCleanable, float64(n.Cleanable), engine, k)
+		gauge(catalog.CamundaHistoryFinished, float64(n.Finished), engine, k)
+		gauge(catalog.CamundaHistoryWithoutTTL, float64(n.WithoutTTL), engine, k)
 	}
-	if rd.enabled != nil {
-		gauge(catalog.CamundaHistoryCleanupEnabled, boolValue(*rd.enabled), engine)
+	if rd.Enabled != nil {
+		gauge(catalog.CamundaHistoryCleanupEnabled, boolValue(*rd.Enabled), engine)
 	}
-	gauge(catalog.CamundaHistoryCleanupJobs, float64(rd.jobs), engine)
-	gauge(catalog.CamundaHistoryCleanupJobsFailing, float64(rd.failing), engine)
-	for _, t := range sortedKeys(rd.tableBytes) {
-		gauge(catalog.CamundaEngineTableBytes, float64(rd.tableBytes[t]), engine, t)
+	gauge(catalog.CamundaHistoryCleanupJobs, float64(rd.Jobs), engine)
+	gauge(catalog.CamundaHistoryCleanupJobsFailing, float64(rd.Failing), engine)
+	for _, t := range sortedKeys(rd.TableBytes) {
+		gauge(catalog.CamundaEngineTableBytes, float64(rd.TableBytes[t]), engine, t)
 	}
-	c.seen, c.out, c.last, c.level = seen, out, time.Now(), at.level
+	c.seen, c.out, c.last, c.level = seen, out, time.Now(), at.Level
 	return out, nil
 }
 

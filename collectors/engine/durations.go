@@ -5,6 +5,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // External task durations: from a task's creation to its successful
@@ -50,7 +51,7 @@ type creationLedger struct {
 // are remembered, success entries observed against them, success and
 // deletion entries end them. entries are newest first; on the first reading
 // (the baseline) nothing is observed, only remembered.
-func (run *collectionRun) trackDurations(entries []historyEntry, baseline bool) {
+func (run *collectionRun) trackDurations(entries []reading.HistoryEntry, baseline bool) {
 	c := run.c
 	run.ledger = creationLedger{added: map[string]int64{}, ended: map[string]bool{}}
 	l := &run.ledger
@@ -66,31 +67,31 @@ func (run *collectionRun) trackDurations(entries []historyEntry, baseline bool) 
 	}
 	for i := len(entries) - 1; i >= 0; i-- { // oldest first
 		e := entries[i]
-		if e.taskID == "" {
+		if e.TaskID == "" {
 			continue
 		}
-		switch e.kind {
-		case logCreation:
-			if _, ok := created(e.taskID); ok {
+		switch e.Kind {
+		case reading.LogCreation:
+			if _, ok := created(e.TaskID); ok {
 				continue
 			}
 			if len(c.creations)+len(l.added)-len(l.ended) >= maxCreations {
 				l.dropped++
 				continue
 			}
-			delete(l.ended, e.taskID)
-			l.added[e.taskID] = e.ts.UnixNano()
-		case logSuccess, logDeletion:
-			ts, ok := created(e.taskID)
+			delete(l.ended, e.TaskID)
+			l.added[e.TaskID] = e.TS.UnixNano()
+		case reading.LogSuccess, reading.LogDeletion:
+			ts, ok := created(e.TaskID)
 			if !ok {
 				continue
 			}
-			if e.kind == logSuccess && !baseline {
-				run.observeDuration(run.topicLabel(e.topic), e.ts.Sub(time.Unix(0, ts)).Seconds())
+			if e.Kind == reading.LogSuccess && !baseline {
+				run.observeDuration(run.topicLabel(e.Topic), e.TS.Sub(time.Unix(0, ts)).Seconds())
 			}
-			delete(l.added, e.taskID)
-			if _, committed := c.creations[e.taskID]; committed {
-				l.ended[e.taskID] = true
+			delete(l.added, e.TaskID)
+			if _, committed := c.creations[e.TaskID]; committed {
+				l.ended[e.TaskID] = true
 			}
 		}
 	}
@@ -104,7 +105,7 @@ func (run *collectionRun) observeDuration(label string, seconds float64) {
 }
 
 // commitCreations applies a successful collection's ledger.
-func (c *Collector) commitCreations(l creationLedger) {
+func (c *externalTasksCollector) commitCreations(l creationLedger) {
 	for id := range l.ended {
 		delete(c.creations, id)
 	}

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/workflow-exporter/workflow-exporter/catalog"
+import (
+	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+)
 
 // camunda_external_tasks_ended_total is a progress signal that needs no
 // history: open tasks seen and then gone, at every history level, in both
@@ -13,7 +16,7 @@ import "github.com/workflow-exporter/workflow-exporter/catalog"
 //     suspended and retries-exhausted tasks (where a listed task goes
 //     without ending); not while a list is cut by max_listed_tasks, when
 //     a listed task may only have moved beyond the cut, and not for a
-//     task the engine says is still open (tasksRead.stillOpen: behind a
+//     task the engine says is still open (TasksRead.StillOpen: behind a
 //     load balancer whose nodes' clocks differ, a lock that just lapsed
 //     may be in neither list).
 //
@@ -28,15 +31,15 @@ import "github.com/workflow-exporter/workflow-exporter/catalog"
 // collection (cur nil: no task) and emits the counter. vanished are the
 // tasks of the label the previous collection listed that no list holds
 // now; cut says a list was cut this collection.
-func (run *collectionRun) ended(label string, cur *topicCounts, vanished int64, cut bool) {
-	var now topicCounts
+func (run *collectionRun) ended(label string, cur *reading.TopicCounts, vanished int64, cut bool) {
+	var now reading.TopicCounts
 	if cur != nil {
 		now = *cur
 	}
 	if prev, ok := run.c.st.open[label]; ok {
-		n := max(0, prev.total-now.total)
+		n := max(0, prev.Total-now.Total)
 		if !cut {
-			moved := max(0, now.suspended-prev.suspended) + max(0, now.exhausted-prev.exhausted)
+			moved := max(0, now.Suspended-prev.Suspended) + max(0, now.Exhausted-prev.Exhausted)
 			n = max(n, vanished-moved)
 		}
 		run.st.ended[label] += float64(n)

@@ -12,6 +12,9 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -24,19 +27,20 @@ import (
 // version without an endpoint one aspect needs loses that aspect's series
 // only.
 //
-//   - "camunda" (Collector, collector.go): external tasks, their history
-//     log, incidents;
+//   - "camunda" (externalTasksCollector, externaltasks.go): external
+//     tasks, their history log, incidents;
 //   - "camunda_jobs" (jobsCollector, jobs.go): async jobs;
 //   - "camunda_processes" (processesCollector, processes.go): running
 //     process instances per process definition.
 //
-// Every aspect reads the engine through one reader, chosen here: the REST
-// API (rest.go) or, with camunda[].database, the engine's own tables
-// (db.go); the rules, the request budget and what cannot be known are in
+// Every aspect reads the engine through one reader (reading.Reader),
+// chosen here: the REST API (collectors/engine/rest) or, with
+// camunda[].database, the engine's own tables (collectors/engine/enginedb);
+// the rules, the request budget and what cannot be known are in
 // docs/camunda-states.md.
 type Engine struct {
 	client *camunda.Client // GET /version and the flavor, in both modes
-	reader reader
+	reader reading.Reader
 	name   string
 	key    string // the config key, e.g. "camunda[0]"
 	cfg    config.Camunda
@@ -45,14 +49,14 @@ type Engine struct {
 	// at is what the probe of the current collection read (zero before
 	// it, and after a failed one). The collectors run after the probe,
 	// one at a time.
-	at probeRead
+	at reading.Probe
 	// productName is cached per engine version: the telemetry product name
 	// only changes with the engine.
 	productName, productFor string
 	// lvl is the history level found for the engine version (levels.go).
 	lvl levelState
 
-	tasks *Collector
+	tasks *externalTasksCollector
 	jobs  *jobsCollector
 	procs *processesCollector
 	// history is nil when history_cleanup.enabled is false.
@@ -98,6 +102,17 @@ func NewClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error)
 	})
 }
 
+// OpenSchemaCheck opens the database of an engine configured with
+// camunda[].database as engine-database mode opens it, for
+// `workflow-exporter check`; it connects to nothing yet.
+func OpenSchemaCheck(cfg config.Camunda, key string, logger *slog.Logger) (*enginedb.SchemaCheck, error) {
+	client, err := NewClient(cfg, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return enginedb.OpenSchemaCheck(cfg, key, client, logger)
+}
+
 // New returns one engine with its collectors. key is the config key, e.g.
 // "camunda[0]". It connects to nothing.
 func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
@@ -111,13 +126,13 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	}
 	e := &Engine{client: client, name: cfg.Name, key: key, cfg: cfg, logger: logger}
 	if cfg.Database != nil {
-		if e.reader, err = newDBReader(cfg, key, client, logger); err != nil {
+		if e.reader, err = enginedb.New(cfg, key, client, logger); err != nil {
 			return nil, err
 		}
 	} else {
-		e.reader = newRESTReader(cfg, client, logger)
+		e.reader = rest.New(cfg, client, logger)
 	}
-	e.tasks = newCollector(e, o)
+	e.tasks = newExternalTasksCollector(e, o)
 	e.jobs = newJobsCollector(e, o)
 	e.procs = newProcessesCollector(e, o)
 	if cfg.HistoryCleanup.On() {
@@ -141,7 +156,7 @@ func (e *Engine) Collectors() []collectors.Collector {
 // product name, which tells the forks apart, is asked once per engine
 // version; the history level as learnLevel says.
 func (e *Engine) Probe(ctx context.Context) error {
-	e.at = probeRead{}
+	e.at = reading.Probe{}
 	v, now, err := e.client.VersionAt(ctx)
 	if err == nil {
 		err = e.learnProduct(ctx, v)
@@ -155,21 +170,21 @@ func (e *Engine) Probe(ctx context.Context) error {
 		e.tasks.views.Withdraw(e.name)
 		return err
 	}
-	e.at = probeRead{now: now, version: v, level: e.lvl.found.level}
+	e.at = reading.Probe{Now: now, Version: v, Level: e.lvl.found.Level}
 	return nil
 }
 
 // probed returns what this collection's probe read, for the collectors'
 // requests; a collector called without one (never by a poll source) fails.
-func (e *Engine) probed() (probeRead, error) {
-	if e.at.now.IsZero() {
-		return probeRead{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
+func (e *Engine) probed() (reading.Probe, error) {
+	if e.at.Now.IsZero() {
+		return reading.Probe{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
 	}
 	return e.at, nil
 }
 
 // Close releases the engine database's connections, in engine-database mode.
-func (e *Engine) Close() { e.reader.close() }
+func (e *Engine) Close() { e.reader.Close() }
 
 // learnProduct asks the engine for its telemetry product name, which tells
 // the forks apart, once per engine version, answer or not: the endpoint may

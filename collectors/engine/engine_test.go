@@ -40,6 +40,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/signature"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/rest"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
@@ -631,7 +633,7 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	for _, n := range []int{engineCount("suspended", "true"), engineCount("active", "true", "noRetriesLeft", "true")} {
 		switch {
 		case n == 0:
-		case n/engine.RESTListPageSize+1+n/engine.ItemsPerCountRequest < open:
+		case n/rest.ListPageSize+1+n/rest.ItemsPerCountRequest < open:
 			listed++
 		default:
 			perTopic += open
@@ -1450,7 +1452,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		t.Fatalf("verify with the engine's time zone: %v", err)
 	}
 	var hist pgschema.Requirements
-	for _, r := range engine.DatabaseRequirements("", "camunda[0].database") {
+	for _, r := range capability.DatabaseRequirements("", "camunda[0].database") {
 		if r.Table == "act_hi_ext_task_log" {
 			hist = r
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/blocks/signature"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Failures grouped by cause: each failure entry of a history log (the
@@ -155,7 +156,7 @@ func (g failureGroups) list(kind, engine string, topics, hide bool, now time.Tim
 			first, last := fg.first.UTC(), fg.last.UTC()
 			it := collectors.Item{Engine: engine, ErrorSignature: sig, Count: int(fg.count), Since: &first, LastSeen: &last,
 				AgeSeconds: max(0, now.Sub(first).Seconds()), DistinctWorkers: len(fg.workers), ProcessInstanceID: fg.exampleProcess}
-			tenant, key := splitKey(label)
+			tenant, key := reading.SplitKey(label)
 			it.Tenant = tenant
 			if topics {
 				it.Topic, it.ExternalTaskID = key, fg.example
@@ -176,32 +177,32 @@ func (g failureGroups) list(kind, engine string, topics, hide bool, now time.Tim
 // first limit signatures (oldest incidents first) keep their own group,
 // the rest share "other"; the example is the newest incident's process
 // instance. partial: more incidents are open than were read.
-func incidentGroups(kind, engine string, incs []incidentMessage, limit int, partial, hide bool, now time.Time) collectors.List {
+func incidentGroups(kind, engine string, incs []reading.IncidentMessage, limit int, partial, hide bool, now time.Time) collectors.List {
 	type groupKey struct{ typ, key, sig string }
 	type tk struct{ typ, key string }
 	groups := map[groupKey]*collectors.Item{}
 	sigs := map[tk]int{}
 	var order []groupKey
 	for _, in := range incs {
-		gk := groupKey{in.typ, in.key, signature.Of(in.message)}
+		gk := groupKey{in.Type, in.Key, signature.Of(in.Message)}
 		if _, ok := groups[gk]; !ok {
-			if sigs[tk{in.typ, in.key}] >= limit {
+			if sigs[tk{in.Type, in.Key}] >= limit {
 				gk.sig = otherSignature
 			}
 		}
 		it := groups[gk]
 		if it == nil {
-			sigs[tk{in.typ, in.key}]++
-			first := in.ts.UTC()
-			it = &collectors.Item{Engine: engine, IncidentType: in.typ, Tenant: tenantOfKey(in.key), ProcessDefinitionKey: plainKey(in.key), ErrorSignature: gk.sig,
+			sigs[tk{in.Type, in.Key}]++
+			first := in.TS.UTC()
+			it = &collectors.Item{Engine: engine, IncidentType: in.Type, Tenant: tenantOfKey(in.Key), ProcessDefinitionKey: plainKey(in.Key), ErrorSignature: gk.sig,
 				Since: &first, AgeSeconds: max(0, now.Sub(first).Seconds())}
 			groups[gk] = it
 			order = append(order, gk)
 		}
 		it.Count++
-		if it.LastSeen == nil || replacesExample(in.ts, in.pi, *it.LastSeen, it.ProcessInstanceID) {
-			last := in.ts.UTC()
-			it.LastSeen, it.ProcessInstanceID = &last, in.pi
+		if it.LastSeen == nil || replacesExample(in.TS, in.PI, *it.LastSeen, it.ProcessInstanceID) {
+			last := in.TS.UTC()
+			it.LastSeen, it.ProcessInstanceID = &last, in.PI
 		}
 	}
 	l := collectors.List{Kind: kind, Engine: engine, Partial: partial, IdentifiersHidden: hide}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -94,12 +95,12 @@ func TestFailureGroupsExampleIndependentOfOrder(t *testing.T) {
 func TestIncidentGroups(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	incs := []incidentMessage{
-		{typ: "failedJob", key: "order", message: "order 4711 timed out after 30012 ms", pi: "p1", ts: at(0)},
-		{typ: "failedJob", key: "order", message: "order 4712 timed out after 30007 ms", pi: "p2", ts: at(5)},
-		{typ: "failedJob", key: "order", message: "connection refused", pi: "p3", ts: at(6)},
-		{typ: "failedJob", key: "order", message: "disk full", pi: "p4", ts: at(7)}, // beyond the limit of 2
-		{typ: "failedExternalTask", key: "order", message: "disk full", pi: "p5", ts: at(8)},
+	incs := []reading.IncidentMessage{
+		{Type: "failedJob", Key: "order", Message: "order 4711 timed out after 30012 ms", PI: "p1", TS: at(0)},
+		{Type: "failedJob", Key: "order", Message: "order 4712 timed out after 30007 ms", PI: "p2", TS: at(5)},
+		{Type: "failedJob", Key: "order", Message: "connection refused", PI: "p3", TS: at(6)},
+		{Type: "failedJob", Key: "order", Message: "disk full", PI: "p4", TS: at(7)}, // beyond the limit of 2
+		{Type: "failedExternalTask", Key: "order", Message: "disk full", PI: "p5", TS: at(8)},
 	}
 	l := incidentGroups(vocab.KindIncidentGroups, "e1", incs, 2, true, false, at(60))
 	got := map[string]string{}

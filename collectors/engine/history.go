@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // The external-task history log turns into counters by reading only the
@@ -21,58 +22,6 @@ import (
 // when it appears, once. An entry that commits more than late_commit_window
 // after its timestamp is missed (an undercount, never an overcount). The job
 // log (jobs.go) is read the same way with the same cursor.
-
-// logKind is the kind of an external-task history log entry.
-type logKind int
-
-const (
-	logCreation logKind = iota
-	logFailure
-	logSuccess
-	logDeletion
-)
-
-// historyEntry is one external-task history log entry.
-type historyEntry struct {
-	id, taskID, topic, worker string
-	// activity, actInst and rootPI are the task's activity, its activity
-	// instance and root process instance (bpmn.go).
-	activity, actInst, rootPI string
-	// pi is the task's process instance; message a failure entry's
-	// error message (failures.go).
-	pi, message string
-	ts          time.Time
-	kind        logKind
-}
-
-// historyRequest says which entries a reader must return.
-type historyRequest struct {
-	// first: no earlier reading; what is read is a baseline (nothing of it
-	// is counted).
-	first bool
-	// from: entries with a timestamp at or after it are wanted; it is base
-	// less back. The engine-database reader reckons its range on the clock
-	// face of the engine's zone instead (dbReader.faceRange): from base's
-	// local time less back to before the later of base's and now's local
-	// times plus ahead (see request).
-	from, base, now time.Time
-	back, ahead     time.Duration
-	// max is max_history_entries.
-	max int
-	// seen are the ids of the entries the previous reading saw within the
-	// window, with their times (read-only): a reader looks up the BPMN
-	// error evidence of new deletion entries only.
-	seen map[string]time.Time
-}
-
-// historyRead is what a reader returned.
-type historyRead struct {
-	// entries are the entries wanted, each once, newest first.
-	entries []historyEntry
-	// cut: max_history_entries were read before reaching the start; the
-	// older entries of this interval are not counted.
-	cut bool
-}
 
 // historyCursor is where the history reading stands between collections.
 //
@@ -104,14 +53,14 @@ type historyCursor struct {
 // local times twice: without the end, each reading of the hour's second
 // pass would return the rest of the first pass too, newest first, so that
 // a busy engine's new entries came last, behind max_history_entries.
-func (h historyCursor) request(now time.Time, window time.Duration, max int) historyRequest {
-	rq := historyRequest{now: now, ahead: window, max: max, seen: h.seen}
-	rq.base, rq.back = h.start(now, window)
-	rq.first = !h.started
+func (h historyCursor) request(now time.Time, window time.Duration, max int) reading.HistoryRequest {
+	rq := reading.HistoryRequest{Now: now, Ahead: window, Max: max, Seen: h.seen}
+	rq.Base, rq.Back = h.start(now, window)
+	rq.First = !h.started
 	if h.resumed || !h.started {
-		rq.seen = nil
+		rq.Seen = nil
 	}
-	rq.from = rq.base.Add(-rq.back)
+	rq.From = rq.Base.Add(-rq.Back)
 	return rq
 }
 
@@ -147,19 +96,17 @@ func (h historyCursor) resume(prev time.Time) historyCursor {
 // entries it had not seen before (none on the first reading: it is the
 // baseline) and whether entries went uncounted (advanceCursor). It does
 // not change h, so a failed collection keeps the old cursor.
-func (h historyCursor) advance(rd historyRead, now time.Time, window time.Duration) (historyCursor, []historyEntry, bool) {
-	return advanceCursor(h, rd.entries, rd.cut, now, window)
+func (h historyCursor) advance(rd reading.HistoryRead, now time.Time, window time.Duration) (historyCursor, []reading.HistoryEntry, bool) {
+	return advanceCursor(h, rd.Entries, rd.Cut, now, window)
 }
 
 // stamped is an entry of a history log read as a stream: the external-task
-// log (historyEntry) or the job log (jobLogEntry).
+// log (reading.HistoryEntry), the activity stream (reading.ActivityEntry)
+// or the job log (reading.JobLogEntry).
 type stamped interface {
-	entryID() string
-	stamp() time.Time
+	EntryID() string
+	Stamp() time.Time
 }
-
-func (e historyEntry) entryID() string  { return e.id }
-func (e historyEntry) stamp() time.Time { return e.ts }
 
 // advanceCursor is advance for the entries of any history log, newest
 // first; cut says the reading stopped at max_history_entries before its
@@ -170,21 +117,21 @@ func (e historyEntry) stamp() time.Time { return e.ts }
 // window holds more than max_history_entries is not reported at every
 // collection. A baseline loses nothing: it counts nothing.
 func advanceCursor[E stamped](h historyCursor, entries []E, cut bool, now time.Time, window time.Duration) (_ historyCursor, fresh []E, lost bool) {
-	lost = cut && h.started && (len(entries) == 0 || !entries[len(entries)-1].stamp().Before(h.at))
+	lost = cut && h.started && (len(entries) == 0 || !entries[len(entries)-1].Stamp().Before(h.at))
 	next := historyCursor{started: true, at: now, seen: make(map[string]time.Time, len(entries))}
 	keepFrom := now.Add(-window)
 	// Entries stamped before the reading's start were read before (late
 	// commits aside: see historyCursor). A reading returns none normally;
 	// in engine-database mode a range reckoned on the clock face reaches
-	// back an hour after a DST fall-back (dbReader.faceRange).
+	// back an hour after a DST fall-back (enginedb.FaceRange).
 	base, back := h.start(now, window)
 	from := base.Add(-back)
 	for _, e := range entries {
-		if _, ok := h.seen[e.entryID()]; !ok && h.started && !e.stamp().Before(from) {
+		if _, ok := h.seen[e.EntryID()]; !ok && h.started && !e.Stamp().Before(from) {
 			fresh = append(fresh, e)
 		}
-		if !e.stamp().Before(keepFrom) {
-			next.seen[e.entryID()] = e.stamp()
+		if !e.Stamp().Before(keepFrom) {
+			next.seen[e.EntryID()] = e.Stamp()
 		}
 	}
 	// Entries seen before and stamped at or after keepFrom stay seen even
@@ -253,7 +200,7 @@ func (e *taskEvidence) actedOtherThan(w string) bool {
 // Entries of topics not yet known are admitted like topics the engine lists
 // (a topic whose tasks all came and went between two collections is
 // reported from then on).
-func (run *collectionRun) countHistory(entries []historyEntry, ev bpmnEvidence) (fresh, recent map[string]*taskEvidence) {
+func (run *collectionRun) countHistory(entries []reading.HistoryEntry, ev reading.BPMNEvidence) (fresh, recent map[string]*taskEvidence) {
 	bpmn := bpmnErrors(entries, ev, run.st.usedCatches)
 	fresh = map[string]*taskEvidence{}
 	of := func(id string) *taskEvidence {
@@ -265,44 +212,44 @@ func (run *collectionRun) countHistory(entries []historyEntry, ev bpmnEvidence) 
 		return e
 	}
 	run.activity = map[topicWorker]time.Time{}
-	acted := func(label string, e historyEntry) {
-		k := topicWorker{label, e.worker}
-		if e.ts.After(run.activity[k]) {
-			run.activity[k] = e.ts
+	acted := func(label string, e reading.HistoryEntry) {
+		k := topicWorker{label, e.Worker}
+		if e.TS.After(run.activity[k]) {
+			run.activity[k] = e.TS
 		}
 	}
 	for _, e := range entries {
-		label := e.topic
+		label := e.Topic
 		if label != unattributed {
-			label = run.topicLabel(e.topic)
+			label = run.topicLabel(e.Topic)
 		}
 		c := run.st.history[label]
 		// Entries of the activity stream (below full) name no task and
 		// no worker: they count, and say nothing to the lock tracking.
-		named := e.taskID != ""
-		switch e.kind {
-		case logFailure:
+		named := e.TaskID != ""
+		switch e.Kind {
+		case reading.LogFailure:
 			c.failures++
 			if run.st.failureGroups.by != nil {
-				run.st.failureGroups.observe(failure{label: label, message: e.message, worker: e.worker, id: e.taskID, process: e.pi, ts: e.ts})
+				run.st.failureGroups.observe(failure{label: label, message: e.Message, worker: e.Worker, id: e.TaskID, process: e.PI, ts: e.TS})
 			}
 			if named {
-				of(e.taskID).failedBy[e.worker] = true
+				of(e.TaskID).failedBy[e.Worker] = true
 				acted(label, e)
 			}
-		case logSuccess:
+		case reading.LogSuccess:
 			c.completions++
 			if named {
-				ev := of(e.taskID)
-				ev.ended, ev.endedBy = true, e.worker
+				ev := of(e.TaskID)
+				ev.ended, ev.endedBy = true, e.Worker
 				acted(label, e)
 			}
-		case logDeletion:
+		case reading.LogDeletion:
 			if named {
-				ev := of(e.taskID)
-				ev.ended, ev.endedBy = true, e.worker
+				ev := of(e.TaskID)
+				ev.ended, ev.endedBy = true, e.Worker
 			}
-			if bpmn[e.id] {
+			if bpmn[e.ID] {
 				// The worker reported a BPMN error: an outcome, so
 				// progress (a cancellation's entry names the holder,
 				// who did nothing).
@@ -346,7 +293,7 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 func (run *collectionRun) emitHistory(label string) {
 	c := run.st.history[label]
 	run.counter(catalog.CamundaExternalTaskFailures, c.failures, run.c.e.name, label)
-	if !run.at.level.hasOutcomes() {
+	if !run.at.Level.HasOutcomes() {
 		return
 	}
 	run.counter(catalog.CamundaExternalTaskCompletions, c.completions, run.c.e.name, label)

@@ -6,13 +6,17 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // zonelessLog is an engine's history log as engine-database mode sees it:
 // entries stamped with the local time of the engine's zone, without the
-// zone (a timestamp column), read the way readLogRange reads them.
+// zone (a timestamp column), read the way enginedb's readLogRange reads
+// them.
 type zonelessLog struct {
-	r    *dbReader
+	loc  *time.Location
 	rows []zonelessRow
 }
 
@@ -23,14 +27,15 @@ type zonelessRow struct {
 
 // write appends an entry written at instant at.
 func (l *zonelessLog) write(id string, at time.Time) {
-	w := at.In(l.r.loc)
+	w := at.In(l.loc)
 	l.rows = append(l.rows, zonelessRow{id, time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)})
 }
 
-// read answers a historyRequest as historySQL does: the bounds rendered as
-// readLogRange renders them, the rows newest first (ties by id), max+1 at most, each
-// row's time read back by dbReader.instant.
-func (l *zonelessLog) read(hr historyRequest) historyRead {
+// read answers a reading.HistoryRequest as capability.ExternalTaskLogSQL
+// does: the bounds rendered as enginedb's readLogRange renders them
+// (enginedb.FaceRange), the rows newest first (ties by id), max+1 at most,
+// each row's time read back by enginedb.Instant.
+func (l *zonelessLog) read(hr reading.HistoryRequest) reading.HistoryRead {
 	parse := func(s string) time.Time {
 		t, err := time.Parse("2006-01-02 15:04:05.999999", s)
 		if err != nil {
@@ -38,7 +43,7 @@ func (l *zonelessLog) read(hr historyRequest) historyRead {
 		}
 		return t
 	}
-	f, t := l.r.faceRange(hr)
+	f, t := enginedb.FaceRange(l.loc, hr)
 	from, to := parse(f), parse(t)
 	var rows []zonelessRow
 	for _, row := range l.rows {
@@ -52,12 +57,12 @@ func (l *zonelessLog) read(hr historyRequest) historyRead {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	var rd historyRead
-	if len(rows) > hr.max {
-		rows, rd.cut = rows[:hr.max], true
+	var rd reading.HistoryRead
+	if len(rows) > hr.Max {
+		rows, rd.Cut = rows[:hr.Max], true
 	}
 	for _, row := range rows {
-		rd.entries = append(rd.entries, historyEntry{id: row.id, ts: l.r.instant(row.wall), kind: logSuccess})
+		rd.Entries = append(rd.Entries, reading.HistoryEntry{ID: row.id, TS: enginedb.Instant(l.loc, row.wall), Kind: reading.LogSuccess})
 	}
 	return rd
 }
@@ -86,7 +91,7 @@ func TestHistoryAcrossDaylightSavingTime(t *testing.T) {
 		{"spring forward", time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC), 3 * int(window/every)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &zonelessLog{r: &dbReader{loc: loc}}
+			log := &zonelessLog{loc: loc}
 			var cur historyCursor
 			counted := map[string]int{}
 			written, cuts := 0, 0
@@ -96,14 +101,14 @@ func TestHistoryAcrossDaylightSavingTime(t *testing.T) {
 					written++
 					log.write(fmt.Sprintf("e%06d", written), next)
 				}
-				var fresh []historyEntry
+				var fresh []reading.HistoryEntry
 				var lost bool
 				cur, fresh, lost = cur.advance(log.read(cur.request(now, window, tc.max)), now, window)
 				if lost {
 					cuts++
 				}
 				for _, e := range fresh {
-					counted[e.id]++
+					counted[e.ID]++
 				}
 			}
 			twice := 0

@@ -2,44 +2,10 @@ package engine
 
 import (
 	"sort"
-	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
-
-// incidentKey is one camunda_incidents series.
-type incidentKey struct{ typ, key, activity string }
-
-// incidentRead is the open incidents, grouped.
-type incidentRead struct {
-	// groups are in the order their labels are to be admitted (oldest
-	// incident first), so both readers fold the same tuples.
-	groups []incidentGroup
-	// oldest is the oldest open incident per incident type, for the types
-	// whose oldest incident is known.
-	oldest map[string]time.Time
-	// messages are the open incidents with their messages, oldest first,
-	// at most max_listed_tasks, for the status page's incident groups
-	// (failures.go); read only when the request asks (messages).
-	messages []incidentMessage
-	// messagesCut: more incidents are open than messages holds.
-	messagesCut bool
-}
-
-// incidentMessage is one open incident as the incident groups need it.
-type incidentMessage struct {
-	typ, key, message, pi string
-	ts                    time.Time
-}
-
-// incidentGroup is one camunda_incidents series before label limits.
-type incidentGroup struct {
-	key incidentKey
-	n   int64
-	// folded: the reader already put these incidents under "other" (the
-	// REST list was cut short); they bypass the label limiter.
-	folded bool
-}
 
 // incidents emits camunda_incidents and camunda_incident_oldest_age_seconds
 // from the grouped open incidents (how each reader groups them is next to
@@ -48,23 +14,23 @@ type incidentGroup struct {
 // incidents are resolved. A type without a known oldest incident (only
 // beyond a cut REST list) gets no age: a made-up age would be worse than
 // none.
-func (run *collectionRun) incidents(rd incidentRead) {
-	counts := run.incidentCounts(rd.groups)
+func (run *collectionRun) incidents(rd reading.IncidentRead) {
+	counts := run.incidentCounts(rd.Groups)
 	for ik := range counts {
 		run.st.incidents[ik] = true
 	}
 	for _, ik := range sortedIncidentKeys(run.st.incidents) {
-		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), run.c.e.name, ik.typ, ik.key, ik.activity)
+		run.gauge(catalog.CamundaIncidents, float64(counts[ik]), run.c.e.name, ik.Type, ik.Key, ik.Activity)
 	}
-	for typ := range rd.oldest {
+	for typ := range rd.Oldest {
 		run.st.oldestInc[typ] = true
 	}
 	open := map[string]bool{}
 	for ik, n := range counts {
-		open[ik.typ] = open[ik.typ] || n > 0
+		open[ik.Type] = open[ik.Type] || n > 0
 	}
 	for _, typ := range sortedKeys(run.st.oldestInc) {
-		ts, ok := rd.oldest[typ]
+		ts, ok := rd.Oldest[typ]
 		switch {
 		case ok:
 			run.gauge(catalog.CamundaIncidentOldestAge, max(0, run.engineNow.Sub(ts).Seconds()), run.c.e.name, typ)
@@ -78,33 +44,33 @@ func (run *collectionRun) incidents(rd incidentRead) {
 // incidentCounts sums the groups by their label tuple, admitted by the
 // label limiter in the reader's order (groups a reader already folded
 // bypass it).
-func (run *collectionRun) incidentCounts(groups []incidentGroup) map[incidentKey]int64 {
-	counts := map[incidentKey]int64{}
+func (run *collectionRun) incidentCounts(groups []reading.IncidentGroup) map[reading.IncidentKey]int64 {
+	counts := map[reading.IncidentKey]int64{}
 	for _, g := range groups {
-		ik := g.key
-		if !g.folded {
-			l := run.c.incidentLimit.Admit(ik.typ, ik.key, ik.activity)
-			ik = incidentKey{l[0], l[1], l[2]}
+		ik := g.Key
+		if !g.Folded {
+			l := run.c.incidentLimit.Admit(ik.Type, ik.Key, ik.Activity)
+			ik = reading.IncidentKey{Type: l[0], Key: l[1], Activity: l[2]}
 		}
-		counts[ik] += g.n
+		counts[ik] += g.N
 	}
 	return counts
 }
 
-func sortedIncidentKeys(m map[incidentKey]bool) []incidentKey {
-	keys := make([]incidentKey, 0, len(m))
+func sortedIncidentKeys(m map[reading.IncidentKey]bool) []reading.IncidentKey {
+	keys := make([]reading.IncidentKey, 0, len(m))
 	for ik := range m {
 		keys = append(keys, ik)
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
-		if a.typ != b.typ {
-			return a.typ < b.typ
+		if a.Type != b.Type {
+			return a.Type < b.Type
 		}
-		if a.key != b.key {
-			return a.key < b.key
+		if a.Key != b.Key {
+			return a.Key < b.Key
 		}
-		return a.activity < b.activity
+		return a.Activity < b.Activity
 	})
 	return keys
 }

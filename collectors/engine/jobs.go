@@ -9,6 +9,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -66,58 +67,6 @@ func (s jobsState) clone() jobsState {
 		cursor: s.cursor, failureGroups: s.failureGroups.clone(), logCuts: s.logCuts, at: s.at}
 }
 
-// jobsRequest is what the jobs reading needs to know.
-type jobsRequest struct {
-	probeRead
-	// budget bounds the jobs listed per list (max_listed_tasks).
-	budget int
-	// log says which job log entries are wanted.
-	log historyRequest
-}
-
-// jobsRead is what one collection learned of the jobs.
-type jobsRead struct {
-	// now is the engine's clock for this reading (ages).
-	now time.Time
-	// exhausted are the jobs with no retries left; executable the jobs the
-	// job executor could run now, grouped by process definition key.
-	exhausted, executable []jobGroup
-	// oldestDue is when the oldest executable job became due (its due
-	// date, or its creation when it has none); zero when none is
-	// executable or, over REST, when the engine's jobs carry no createTime.
-	oldestDue time.Time
-	// noCreateTime: executable jobs without a due date carry no createTime
-	// (engines before 7.15), so the age cannot be told.
-	noCreateTime bool
-	// log holds the job log entries wanted, newest first; logCut says
-	// max_history_entries cut the reading.
-	log    []jobLogEntry
-	logCut bool
-}
-
-// jobGroup is one process definition key's jobs, in the order their labels
-// are to be admitted; folded: the reader already put them under "other"
-// (a REST list cut by max_listed_tasks), so they bypass the label limiter.
-type jobGroup struct {
-	key    string
-	n      int64
-	folded bool
-}
-
-// jobLogEntry is one job history log entry.
-type jobLogEntry struct {
-	id, key string
-	// jobID, pi and host are the job, its process instance and the node
-	// that ran it; message a failure entry's exception message
-	// (failures.go).
-	jobID, pi, host, message string
-	ts                       time.Time
-	kind                     logKind
-}
-
-func (e jobLogEntry) entryID() string  { return e.id }
-func (e jobLogEntry) stamp() time.Time { return e.ts }
-
 // jobFamilies are the families the jobs collector emits.
 var jobFamilies = []string{catalog.CamundaJobsRetriesExhausted, catalog.CamundaJobsExecutable, catalog.CamundaJobOldestExecutableAge,
 	catalog.CamundaJobFailures, catalog.CamundaJobSuccesses, catalog.ExporterJobHistoryReadsCut, catalog.CamundaJobFailuresByError}
@@ -163,17 +112,17 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 	if err != nil {
 		return nil, false, err
 	}
-	now := at.now
+	now := at.Now
 	window := time.Duration(c.e.cfg.LateCommitWindow)
 	// The engine writes the job log at history level full only: below it
 	// the counters are absent, and the log is not read.
-	if at.level.readsTaskLog() {
+	if at.Level.ReadsTaskLog() {
 		st.cursor = st.cursor.resume(st.at)
 	} else {
 		st.cursor = historyCursor{}
 	}
-	rd, err := c.e.reader.readJobs(ctx, jobsRequest{probeRead: at, budget: c.e.cfg.MaxListedTasks,
-		log: st.cursor.request(now, window, c.e.cfg.MaxHistoryEntries)})
+	rd, err := c.e.reader.ReadJobs(ctx, reading.JobsRequest{Probe: at, Budget: c.e.cfg.MaxListedTasks,
+		Log: st.cursor.request(now, window, c.e.cfg.MaxHistoryEntries)})
 	if err != nil {
 		return nil, false, err
 	}
@@ -186,11 +135,11 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 	for _, g := range []struct {
 		name   string
 		limit  *labellimit.Limiter
-		groups []jobGroup
+		groups []reading.JobGroup
 		seen   map[string]bool
 	}{
-		{catalog.CamundaJobsRetriesExhausted, c.exhaustedLimit, rd.exhausted, st.exhausted},
-		{catalog.CamundaJobsExecutable, c.executableLimit, rd.executable, st.executable},
+		{catalog.CamundaJobsRetriesExhausted, c.exhaustedLimit, rd.Exhausted, st.exhausted},
+		{catalog.CamundaJobsExecutable, c.executableLimit, rd.Executable, st.executable},
 	} {
 		counts := admitGroups(g.limit, g.groups)
 		for key := range counts {
@@ -200,46 +149,46 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 			emit(g.name, prometheus.GaugeValue, float64(counts[key]), engine, key)
 		}
 	}
-	if !rd.noCreateTime {
+	if !rd.NoCreateTime {
 		age := 0.0
-		if !rd.oldestDue.IsZero() {
-			age = max(0, rd.now.Sub(rd.oldestDue).Seconds())
+		if !rd.OldestDue.IsZero() {
+			age = max(0, rd.Now.Sub(rd.OldestDue).Seconds())
 		}
 		emit(catalog.CamundaJobOldestExecutableAge, prometheus.GaugeValue, age, engine)
 	}
 
 	st.at = now
-	if !at.level.readsTaskLog() {
+	if !at.Level.ReadsTaskLog() {
 		emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 		return out, false, nil
 	}
-	var fresh []jobLogEntry
+	var fresh []reading.JobLogEntry
 	var lost bool
-	st.cursor, fresh, lost = advanceCursor(st.cursor, rd.log, rd.logCut, now, window)
+	st.cursor, fresh, lost = advanceCursor(st.cursor, rd.Log, rd.LogCut, now, window)
 	if lost {
 		st.logCuts++
 	}
 	emit(catalog.ExporterJobHistoryReadsCut, prometheus.CounterValue, st.logCuts, engine)
 	// Every key the log names gets both counters, at 0 until something is
 	// counted, so the first failure of a key shows in increase().
-	for _, e := range rd.log {
-		if _, ok := st.failures[c.failureLimit.Admit(e.key)[0]]; !ok {
-			st.failures[c.failureLimit.Admit(e.key)[0]] = 0
+	for _, e := range rd.Log {
+		if _, ok := st.failures[c.failureLimit.Admit(e.Key)[0]]; !ok {
+			st.failures[c.failureLimit.Admit(e.Key)[0]] = 0
 		}
-		if _, ok := st.successes[c.successLimit.Admit(e.key)[0]]; !ok {
-			st.successes[c.successLimit.Admit(e.key)[0]] = 0
+		if _, ok := st.successes[c.successLimit.Admit(e.Key)[0]]; !ok {
+			st.successes[c.successLimit.Admit(e.Key)[0]] = 0
 		}
 	}
 	for _, e := range fresh {
-		switch e.kind {
-		case logFailure:
-			key := c.failureLimit.Admit(e.key)[0]
+		switch e.Kind {
+		case reading.LogFailure:
+			key := c.failureLimit.Admit(e.Key)[0]
 			st.failures[key]++
 			if st.failureGroups.by != nil {
-				st.failureGroups.observe(failure{label: key, message: e.message, worker: e.host, id: e.jobID, process: e.pi, ts: e.ts})
+				st.failureGroups.observe(failure{label: key, message: e.Message, worker: e.Host, id: e.JobID, process: e.PI, ts: e.TS})
 			}
-		case logSuccess:
-			st.successes[c.successLimit.Admit(e.key)[0]]++
+		case reading.LogSuccess:
+			st.successes[c.successLimit.Admit(e.Key)[0]]++
 		}
 	}
 	for _, key := range sortedKeys(st.failures) {
@@ -252,21 +201,21 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 		return c.tenanted.of(catalog.CamundaJobFailuresByError, []string{engine, key})
 	})...)
 	if sink != nil && st.failureGroups.by != nil {
-		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.now))
+		sink.Add(st.failureGroups.list(vocab.KindJobFailureGroups, engine, false, !c.e.cfg.Status.ShowIdentifiers(), rd.Now))
 	}
 	return out, lost, nil
 }
 
 // admitGroups sums the groups by their key as the limiter admits them, in
 // the reader's order (groups a reader already folded bypass it).
-func admitGroups(l *labellimit.Limiter, groups []jobGroup) map[string]int64 {
+func admitGroups(l *labellimit.Limiter, groups []reading.JobGroup) map[string]int64 {
 	counts := map[string]int64{}
 	for _, g := range groups {
-		key := g.key
-		if !g.folded {
+		key := g.Key
+		if !g.Folded {
 			key = l.Admit(key)[0]
 		}
-		counts[key] += g.n
+		counts[key] += g.N
 	}
 	return counts
 }

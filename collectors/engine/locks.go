@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Lock tracking: how the collector tells locked from retry_backoff, and
@@ -40,31 +40,14 @@ import (
 //   In engine-database mode both compare with the database's clock.
 // A task is tracked while it shows up in one of these lists.
 
-// taskObs is one listed task as the collector saw it.
+// taskObs is one listed task as the collector saw it: as the reader listed
+// it, with what the history says of it.
 type taskObs struct {
-	id, topic, worker string
-	pi, activity      string // process instance and activity, for the join
-	businessKey       string // the process instance's, for the status page
-	// actInst and defID are its activity instance and process definition
-	// (activities.go: the topic and the model of its activity instance).
-	actInst, defID string
-	exp            time.Time
-	retries        *int
-	errMsg         string
+	reading.TaskObs
 	// history: what the history log says of this task since the previous
 	// collection (nil: nothing); recent: the same over the last two
 	// collections.
 	history, recent *taskEvidence
-}
-
-func obsOf(t camunda.ExternalTask) taskObs {
-	o := taskObs{id: t.ID, topic: t.TopicName, worker: t.WorkerID, retries: t.Retries, errMsg: t.ErrorMessage,
-		pi: t.ProcessInstanceID, activity: t.ActivityID, businessKey: t.BusinessKey,
-		actInst: t.ActivityInstanceID, defID: t.ProcessDefinitionID}
-	if t.LockExpirationTime != nil {
-		o.exp = t.LockExpirationTime.Time
-	}
-	return o
 }
 
 // tracked is what the collector remembers of a task between collections.
@@ -116,7 +99,7 @@ func sameRetries(a, b *int) bool {
 // with unchanged retries and message (one that never decrements retries);
 // the field comparison covers failures the log list did not reach.
 func (o taskObs) failedSince(prev tracked) bool {
-	return o.history.failed() || !sameRetries(o.retries, prev.retries) || o.errMsg != prev.errMsg
+	return o.history.failed() || !sameRetries(o.Retries, prev.retries) || o.ErrMsg != prev.errMsg
 }
 
 // lockEvents are the counter increments one observation implies.
@@ -160,17 +143,17 @@ type lockEvents struct {
 //     and re-fetch by the same worker entirely between two collections looks
 //     like this too and is not counted.)
 func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEvents) {
-	next = tracked{topic: o.topic, actInst: o.actInst, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	next = tracked{topic: o.Topic, actInst: o.ActInst, worker: o.Worker, exp: o.Exp, retries: o.Retries, errMsg: o.ErrMsg}
 	defer func() { next.redelivered = (seen && prev.redelivered) || ev.redeliveries > 0 }()
 	switch {
 	case !seen:
-		next.backoff = o.retries != nil
+		next.backoff = o.Retries != nil
 	case prev.lapsed:
 		switch {
 		case o.failedSince(prev):
 			next.backoff = true
 			handover(o, prev, &next, &ev)
-		case o.exp.Equal(prev.exp) && o.worker == prev.worker:
+		case o.Exp.Equal(prev.exp) && o.Worker == prev.worker:
 			// The same lock, read as held again: behind a load
 			// balancer, a node whose clock runs behind still holds it.
 			// No redelivery; it stays lapsed, so that the next lapsed
@@ -182,9 +165,9 @@ func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEv
 	case o.failedSince(prev):
 		next.backoff = true
 		handover(o, prev, &next, &ev)
-	case o.exp.Equal(prev.exp):
+	case o.Exp.Equal(prev.exp):
 		next.backoff = prev.backoff
-	case o.worker != prev.worker:
+	case o.Worker != prev.worker:
 		if !prev.backoff {
 			ev.expirations, ev.redeliveries = 1, 1
 		}
@@ -206,7 +189,7 @@ func classifyLocked(o taskObs, prev tracked, seen bool) (next tracked, ev lockEv
 // after the lists show the failure), next remembers prev's holder and
 // resolveHandover decides at the next observation.
 func handover(o taskObs, prev tracked, next *tracked, ev *lockEvents) {
-	if prev.backoff || o.worker == prev.worker {
+	if prev.backoff || o.Worker == prev.worker {
 		return
 	}
 	switch {
@@ -272,15 +255,15 @@ const (
 //     (finished backoff, or re-fetch then lapse) and is read as waiting, the
 //     counterpart of reading a first-seen locked failed task as backoff.
 func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time) (next tracked, read lapsedReading, ev lockEvents) {
-	next = tracked{topic: o.topic, actInst: o.actInst, worker: o.worker, exp: o.exp, retries: o.retries, errMsg: o.errMsg}
+	next = tracked{topic: o.Topic, actInst: o.ActInst, worker: o.Worker, exp: o.Exp, retries: o.Retries, errMsg: o.ErrMsg}
 	defer func() { next.redelivered = (seen && prev.redelivered) || ev.redeliveries > 0 }()
 	switch {
-	case seen && prev.lapsed && o.exp.Equal(prev.exp) && !o.failedSince(prev):
+	case seen && prev.lapsed && o.Exp.Equal(prev.exp) && !o.failedSince(prev):
 		next.lapsed = true
 	case seen && o.failedSince(prev):
 		next.backoff = true
 		handover(o, prev, &next, &ev)
-	case seen && o.exp.Equal(prev.exp):
+	case seen && o.Exp.Equal(prev.exp):
 		if prev.backoff {
 			next.backoff = true
 		} else {
@@ -290,7 +273,7 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 	case seen:
 		next.lapsed = true
 		ev.expirations = 1
-		if o.worker != prev.worker && !prev.backoff && !prev.lapsed {
+		if o.Worker != prev.worker && !prev.backoff && !prev.lapsed {
 			ev.expirations++
 			ev.redeliveries++
 		}
@@ -299,9 +282,9 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 			// between two collections.
 			ev.redeliveries++
 		}
-	case o.retries == nil:
+	case o.Retries == nil:
 		next.lapsed = true
-		if !prevEngineNow.IsZero() && o.exp.After(prevEngineNow) {
+		if !prevEngineNow.IsZero() && o.Exp.After(prevEngineNow) {
 			ev.expirations = 1
 		}
 	default:
@@ -326,5 +309,5 @@ func classifyLapsed(o taskObs, prev tracked, seen bool, prevEngineNow time.Time)
 // between two collections looks like extendLock here too.
 func sameLock(o taskObs, prev tracked, seen bool) bool {
 	return seen && !prev.backoff && !prev.lapsed && !prev.lockedSince.IsZero() &&
-		prev.worker == o.worker && !o.failedSince(prev)
+		prev.worker == o.Worker && !o.failedSince(prev)
 }

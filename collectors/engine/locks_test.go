@@ -3,6 +3,8 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Table tests of the classification rules in locks.go, one case per
@@ -15,7 +17,7 @@ var (
 )
 
 func obs(worker string, exp time.Time, retries *int, msg string) taskObs {
-	return taskObs{id: "t", topic: "a", worker: worker, exp: exp, retries: retries, errMsg: msg}
+	return taskObs{TaskObs: reading.TaskObs{ID: "t", Topic: "a", Worker: worker, Exp: exp, Retries: retries, ErrMsg: msg}}
 }
 
 func TestClassifyLocked(t *testing.T) {
@@ -131,7 +133,7 @@ func TestClassifyLockedSameLockAfterLapse(t *testing.T) {
 }
 
 // A task missing from both lists counts as ended unless its lock expired
-// within lapsedMargin before the reference time (a node behind may still
+// within LapsedMargin before the reference time (a node behind may still
 // call it locked).
 func TestMayBeSkewed(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
@@ -142,10 +144,10 @@ func TestMayBeSkewed(t *testing.T) {
 	}{
 		{"no lock", time.Time{}, false},
 		{"expiring within the margin", now.Add(time.Minute), true},
-		{"expiring beyond the margin", now.Add(lapsedMargin + time.Second), false},
+		{"expiring beyond the margin", now.Add(reading.LapsedMargin + time.Second), false},
 		{"expired just now", now, true},
 		{"expired 25s ago", now.Add(-25 * time.Second), true},
-		{"expired beyond the margin", now.Add(-lapsedMargin - time.Second), false},
+		{"expired beyond the margin", now.Add(-reading.LapsedMargin - time.Second), false},
 	} {
 		if got := mayBeSkewed(tracked{exp: tc.exp}, now); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

@@ -9,6 +9,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // processesCollector is the "camunda_processes" collector of an engine:
@@ -22,11 +23,6 @@ type processesCollector struct {
 	// seen are the keys reported so far: each keeps reporting (0 once its
 	// definitions are gone).
 	seen map[string]bool
-}
-
-// processesRequest is what the processes reading needs.
-type processesRequest struct {
-	probeRead
 }
 
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
@@ -50,7 +46,7 @@ func (c *processesCollector) Collect(ctx context.Context, _ *collectors.Sink) (_
 	if err != nil {
 		return nil, err
 	}
-	perKey, err := c.e.reader.readProcesses(ctx, processesRequest{probeRead: at})
+	perKey, err := c.e.reader.ReadProcesses(ctx, reading.ProcessesRequest{Probe: at})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -14,23 +15,9 @@ import (
 // in-flight view of the joins); the tasks whose retries ran out need one
 // bounded reading of their own, and only while the engine has some.
 
-// exhaustedTask is a task whose retries ran out, with its incident's time.
-type exhaustedTask struct {
-	incident  time.Time
-	obs       taskObs
-	suspended bool
-}
-
-// exhaustedRequest asks for the oldest failedExternalTask incidents with
-// their tasks, at most max (the page's status.max_items).
-type exhaustedRequest struct {
-	probeRead
-	max int
-}
-
 // reportStatus hands the engine's lists to the collection's status sink,
 // if the page is on.
-func (run *collectionRun) reportStatus(rd *tasksRead) error {
+func (run *collectionRun) reportStatus(rd *reading.TasksRead) error {
 	sink := run.sink
 	if sink == nil {
 		return nil
@@ -53,23 +40,23 @@ func (run *collectionRun) reportStatus(rd *tasksRead) error {
 	add(vocab.KindRedelivered, redelivered, len(redelivered), run.truncated)
 
 	var failed int
-	for _, g := range rd.incidents.groups {
-		if g.key.typ == camunda.IncidentFailedExternalTask {
-			failed += int(g.n)
+	for _, g := range rd.Incidents.Groups {
+		if g.Key.Type == camunda.IncidentFailedExternalTask {
+			failed += int(g.N)
 		}
 	}
 	var exhausted []collectors.Item
 	if failed > 0 && !hide {
-		tasks, err := c.e.reader.readExhausted(run.ctx, exhaustedRequest{probeRead: run.at, max: sink.MaxItems()})
+		tasks, err := c.e.reader.ReadExhausted(run.ctx, reading.ExhaustedRequest{Probe: run.at, Max: sink.MaxItems()})
 		if err != nil {
 			return err
 		}
 		for _, t := range tasks {
-			tenant, topic := splitKey(t.obs.topic)
-			it := run.taskItem(correlate.Task{ID: t.obs.id, Topic: topic, Tenant: tenant, WorkerID: t.obs.worker,
-				ProcessInstanceID: t.obs.pi, ActivityID: t.obs.activity, BusinessKey: t.obs.businessKey}, t.incident)
+			tenant, topic := reading.SplitKey(t.Obs.Topic)
+			it := run.taskItem(correlate.Task{ID: t.Obs.ID, Topic: topic, Tenant: tenant, WorkerID: t.Obs.Worker,
+				ProcessInstanceID: t.Obs.PI, ActivityID: t.Obs.Activity, BusinessKey: t.Obs.BusinessKey}, t.Incident)
 			it.TaskState = vocab.StateRetriesExhausted
-			if t.suspended {
+			if t.Suspended {
 				it.TaskState = vocab.StateSuspended
 			}
 			exhausted = append(exhausted, it)
@@ -78,8 +65,8 @@ func (run *collectionRun) reportStatus(rd *tasksRead) error {
 	add(vocab.KindRetriesExhausted, exhausted, failed, false)
 	if c.st.failureGroups.by != nil {
 		sink.Add(run.st.failureGroups.list(vocab.KindTaskFailureGroups, c.e.name, true, hide, run.engineNow))
-		sink.Add(incidentGroups(vocab.KindIncidentGroups, c.e.name, rd.incidents.messages, c.e.cfg.FailureSignatureLimit,
-			rd.incidents.messagesCut, hide, run.engineNow))
+		sink.Add(incidentGroups(vocab.KindIncidentGroups, c.e.name, rd.Incidents.Messages, c.e.cfg.FailureSignatureLimit,
+			rd.Incidents.MessagesCut, hide, run.engineNow))
 	}
 	return nil
 }

@@ -6,123 +6,9 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
-
-// tasksRequest is what the tasks reading needs to know of the collector's
-// state.
-type tasksRequest struct {
-	probeRead
-	// topics chooses the topics the reading reports (topics.go).
-	topics topicChoice
-	// budget bounds the tasks listed (max_listed_tasks).
-	budget int
-	// history says where the previous collection's history reading ended
-	// (at history level full: the external task log).
-	history historyRequest
-	// activities is the same for the activity instance stream below full
-	// (activities.go), of the activity types actTypes.
-	activities historyRequest
-	actTypes   []string
-	// incidentMessages asks for the open incidents' messages (the status
-	// page's incident groups, failures.go).
-	incidentMessages bool
-	// incidentTypes are the incident types earlier collections reported:
-	// the REST reader counts each of them when its incident list is cut,
-	// so a type beyond the list keeps its count.
-	incidentTypes []string
-	// recentLapses are the tracked tasks whose lock expires within
-	// lapsedMargin of the reference time (mayBeSkewed): the REST reader
-	// asks whether those no list holds, and whose lock a node may call
-	// lapsed by then, are still open.
-	recentLapses []lapse
-}
-
-// lapse is a tracked task and the expiration of its lock.
-type lapse struct {
-	id  string
-	exp time.Time
-}
-
-// tasksRead is what the tasks reading learned from an engine.
-type tasksRead struct {
-	// now is the engine's clock for this collection (ages, rule L5).
-	now time.Time
-	// topics holds every reported topic (known and newly admitted),
-	// including drained ones (all counts 0), as topicChoice.choose chose
-	// them.
-	topics map[string]*topicRead
-	// all are the engine-wide counts, over every topic, reported or
-	// folded (the REST reader counts the total only when folded): the
-	// counts of "other" are what they leave beyond the reported topics
-	// (otherCounts). folded: topics are folded into "other" (their tasks
-	// are not listed).
-	all    topicCounts
-	folded bool
-	// truncated: the task lists did not cover every in-flight task of the
-	// reported topics (max_listed_tasks); unwatched: how many they left out.
-	truncated bool
-	unwatched int64
-	// noCreateTime: the engine's tasks carry no create time, so no oldest
-	// waiting age can be reported.
-	noCreateTime bool
-	history      historyRead
-	// activities are the ended activity instances below full.
-	activities activitiesRead
-	// bpmn is the evidence of BPMN errors for the new deletion entries.
-	bpmn      bpmnEvidence
-	incidents incidentRead
-	// incidentsIncomplete: over REST, the incident list or the list of
-	// tasks with no retries left was cut by max_listed_tasks, so a topic
-	// without a resolved failedExternalTask incident may still have one.
-	incidentsIncomplete bool
-	// stillOpen are the recentLapses no list holds that the engine still
-	// has (REST only: behind a load balancer a node whose clock runs
-	// behind calls such a lock held, and the task is in neither list).
-	stillOpen map[string]bool
-}
-
-// topicRead is one reported topic as read.
-type topicRead struct {
-	counts topicCounts
-	// oldest is the create time of the oldest fetchable task (active,
-	// retries left or null, not locked); zero when none is fetchable.
-	// oldestUnknown: the REST reader could not find it (the topic's tasks
-	// without a tenant, rest_tenants.go), and no age is reported.
-	oldest        time.Time
-	oldestUnknown bool
-	// locked and lapsed are the listed tasks behind counts.locked and
-	// counts.lapsed, sorted by id.
-	locked, lapsed []taskObs
-	// oldestIncident is the timestamp of the topic's oldest open
-	// failedExternalTask incident; zero when it has none, or when
-	// incidentsIncomplete and none was resolved.
-	oldestIncident time.Time
-}
-
-// topicCounts are the exact per-topic counts, each evaluated by the engine's
-// SQL (or the same SQL in the engine database) against the engine's clock.
-type topicCounts struct {
-	total     int64 // all open tasks of the topic
-	suspended int64 // suspended=true
-	exhausted int64 // active, noRetriesLeft (retries = 0)
-	locked    int64 // active, withRetriesLeft, locked (E > now): worker locks and backoffs
-	lapsed    int64 // active, withRetriesLeft, notLocked, lockExpirationBefore=far future (E < now)
-}
-
-func (a *topicCounts) add(b topicCounts) {
-	a.total += b.total
-	a.suspended += b.suspended
-	a.exhausted += b.exhausted
-	a.locked += b.locked
-	a.lapsed += b.lapsed
-}
-
-// fetchable is how many tasks a worker could fetch now: active, retries
-// left or null, not locked (waiting tasks and lapsed locks).
-func (a topicCounts) fetchable() int64 {
-	return a.total - a.suspended - a.exhausted - a.locked
-}
 
 // partition is one topic's state gauge values.
 type partition map[string]int64
@@ -132,16 +18,16 @@ type partition map[string]int64
 // lock and history counters. fresh is what the history log says each task
 // went through since the previous collection, recent the same over two
 // collections.
-func (run *collectionRun) topic(topic string, tr *topicRead, rd *tasksRead, fresh, recent map[string]*taskEvidence) {
+func (run *collectionRun) topic(topic string, tr *reading.TopicRead, rd *reading.TasksRead, fresh, recent map[string]*taskEvidence) {
 	r := run.trackListed(tr, fresh, recent)
-	p := partitionOf(tr.counts, r)
+	p := partitionOf(tr.Counts, r)
 	run.emitPartition(topic, p)
 	named := run.emitLocksByWorker(topic, r.perWorker, p[vocab.StateLocked])
 	run.emitLockAges(topic, r, named)
-	if !rd.noCreateTime {
+	if !rd.NoCreateTime {
 		run.emitOldestWaiting(topic, tr)
 	}
-	run.emitOldestIncident(topic, tr, rd.incidentsIncomplete)
+	run.emitOldestIncident(topic, tr, rd.IncidentsIncomplete)
 	run.st.expirations[topic] += float64(r.events.expirations)
 	run.st.redeliveries[topic] += float64(r.events.redeliveries)
 	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.e.name, topic)
@@ -151,7 +37,7 @@ func (run *collectionRun) topic(topic string, tr *topicRead, rd *tasksRead, fres
 		h.failures += float64(r.failures)
 		run.st.history[topic] = h
 	}
-	run.ended(topic, &tr.counts, run.vanished[topic], rd.truncated)
+	run.ended(topic, &tr.Counts, run.vanished[topic], rd.Truncated)
 	run.emitHistory(topic)
 }
 
@@ -174,7 +60,7 @@ type readings struct {
 // the previous collections saw of it (locks.go), records it in the next
 // state and, when a worker holds it or its lock lapsed, in the view for the
 // joins.
-func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*taskEvidence) readings {
+func (run *collectionRun) trackListed(tr *reading.TopicRead, fresh, recent map[string]*taskEvidence) readings {
 	c := run.c
 	r := readings{perWorker: map[string]int64{}}
 	add := func(e lockEvents) {
@@ -187,15 +73,15 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 	// failed between two collections, and failures that exhaust the
 	// retries (the task leaves the lists), are not seen.
 	observeFailure := func(o taskObs, prev tracked, seen bool) {
-		if seen && !run.at.level.readsTaskLog() && o.failedSince(prev) {
+		if seen && !run.at.Level.ReadsTaskLog() && o.failedSince(prev) {
 			r.failures++
 		}
 	}
-	inLocked := make(map[string]bool, len(tr.locked))
-	for _, o := range tr.locked {
-		o.history, o.recent = fresh[o.id], recent[o.id]
-		inLocked[o.id] = true
-		prev, seen := c.st.tasks[o.id]
+	inLocked := make(map[string]bool, len(tr.Locked))
+	for _, ro := range tr.Locked {
+		o := taskObs{TaskObs: ro, history: fresh[ro.ID], recent: recent[ro.ID]}
+		inLocked[o.ID] = true
+		prev, seen := c.st.tasks[o.ID]
 		observeFailure(o, prev, seen)
 		next, e := classifyLocked(o, prev, seen)
 		next.redeliveredAt = redeliveredAt(next, prev, seen, run.engineNow)
@@ -205,7 +91,7 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 			r.backoff++
 			state = correlate.RetryBackoff
 		} else {
-			r.perWorker[o.worker]++
+			r.perWorker[o.Worker]++
 			next.lockedSince = run.engineNow
 			if sameLock(o, prev, seen) {
 				next.lockedSince = prev.lockedSince
@@ -214,22 +100,22 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 				r.oldestLock = next.lockedSince
 			}
 		}
-		run.st.tasks[o.id] = next
+		run.st.tasks[o.ID] = next
 		run.inflight = append(run.inflight, inflightTask(o, state, next))
 	}
-	for _, o := range tr.lapsed {
-		o.history, o.recent = fresh[o.id], recent[o.id]
-		if inLocked[o.id] {
+	for _, ro := range tr.Lapsed {
+		o := taskObs{TaskObs: ro, history: fresh[ro.ID], recent: recent[ro.ID]}
+		if inLocked[o.ID] {
 			// Lapsed between the two list requests: it is read as locked
 			// this time and as lapsed at the next collection.
 			continue
 		}
 		r.lapsedListed++
-		prev, seen := c.st.tasks[o.id]
+		prev, seen := c.st.tasks[o.ID]
 		observeFailure(o, prev, seen)
 		next, read, e := classifyLapsed(o, prev, seen, c.st.engineNow)
 		next.redeliveredAt = redeliveredAt(next, prev, seen, run.engineNow)
-		run.st.tasks[o.id] = next
+		run.st.tasks[o.ID] = next
 		add(e)
 		if read == readExpired {
 			r.expired++
@@ -253,19 +139,19 @@ func (run *collectionRun) trackListed(tr *topicRead, fresh, recent map[string]*t
 // counted already. Without such evidence a task is tracked maxMissed more
 // collections, so evidence that arrives a collection late (the REST reader
 // reads the history before the lists) still finds it; and as long as its
-// lock expiration lies within lapsedMargin of the reference time: engine
+// lock expiration lies within LapsedMargin of the reference time: engine
 // nodes behind a load balancer whose clocks differ may leave such a task
 // out of both lists (lapsed by the reference time, not yet by the answering
 // node's clock, see qLapsed), and its next listing must count as the lapse
 // of the lock the collector saw, not as a first sighting.
-func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*taskEvidence) {
+func (run *collectionRun) trackUnlisted(rd *reading.TasksRead, evidence map[string]*taskEvidence) {
 	listed := map[string]bool{}
-	for _, tr := range rd.topics {
-		for _, o := range tr.locked {
-			listed[o.id] = true
+	for _, tr := range rd.Topics {
+		for _, o := range tr.Locked {
+			listed[o.ID] = true
 		}
-		for _, o := range tr.lapsed {
-			listed[o.id] = true
+		for _, o := range tr.Lapsed {
+			listed[o.ID] = true
 		}
 	}
 	run.vanished = map[string]int64{}
@@ -273,7 +159,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 		if listed[id] {
 			continue
 		}
-		if prev.missed == 0 && !rd.stillOpen[id] {
+		if prev.missed == 0 && !rd.StillOpen[id] {
 			run.vanished[prev.topic]++
 		}
 		ev := evidence[id]
@@ -288,7 +174,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 				run.st.expirations[prev.topic]++
 			}
 			run.st.redeliveries[prev.topic]++
-		case ev != nil && ev.ended, prev.missed >= maxMissed && !prev.exp.After(run.engineNow.Add(-lapsedMargin)):
+		case ev != nil && ev.ended, prev.missed >= maxMissed && !prev.exp.After(run.engineNow.Add(-reading.LapsedMargin)):
 			// Done with it.
 		default:
 			prev.missed++
@@ -297,7 +183,7 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 	}
 }
 
-// mayBeSkewed: a task's lock expires within lapsedMargin of the reference
+// mayBeSkewed: a task's lock expires within LapsedMargin of the reference
 // time now, so behind a load balancer whose nodes' clocks differ the task
 // may be in neither list while it is open (qLocked, qLapsed): expired by
 // now, a node whose clock runs behind still calls it locked; expiring just
@@ -305,12 +191,12 @@ func (run *collectionRun) trackUnlisted(rd *tasksRead, evidence map[string]*task
 // whose clock has passed E by the time it answers (the collection takes
 // time, the reference time is truncated to the second) leaves it out of
 // the lapsed list. The REST reader asks the engine whether such a task
-// that no list holds is still open (tasksRequest.recentLapses, narrowed to
-// what its own elapsed time allows: restRead.stillOpen), so that it is not
+// that no list holds is still open (TasksRequest.RecentLapses, narrowed to
+// what its own elapsed time allows: TasksRead.StillOpen), so that it is not
 // counted as ended (ended.go): an end that did not happen would hide a
 // stalled backlog.
 func mayBeSkewed(t tracked, now time.Time) bool {
-	return !t.exp.IsZero() && t.exp.After(now.Add(-lapsedMargin)) && !t.exp.After(now.Add(lapsedMargin))
+	return !t.exp.IsZero() && t.exp.After(now.Add(-reading.LapsedMargin)) && !t.exp.After(now.Add(reading.LapsedMargin))
 }
 
 // partitionOf splits a topic's exact counts into the six states by the
@@ -318,16 +204,16 @@ func mayBeSkewed(t tracked, now time.Time) bool {
 // max_listed_tasks) count as locked, unlisted lapsed ones as lock_expired.
 // Each split is clamped to its count, so the six states always add up to
 // the counts.
-func partitionOf(tc topicCounts, r readings) partition {
+func partitionOf(tc reading.TopicCounts, r readings) partition {
 	p := partition{}
-	p[vocab.StateSuspended] = tc.suspended
-	p[vocab.StateRetriesExhausted] = tc.exhausted
-	p[vocab.StateRetryBackoff] = min(r.backoff, tc.locked)
-	p[vocab.StateLocked] = tc.locked - p[vocab.StateRetryBackoff]
-	unlisted := max(0, tc.lapsed-r.lapsedListed)
-	p[vocab.StateLockExpired] = min(r.expired+unlisted, tc.lapsed)
-	lapsedWaiting := tc.lapsed - p[vocab.StateLockExpired]
-	p[vocab.StateWaiting] = max(0, tc.total-tc.suspended-tc.exhausted-tc.locked-tc.lapsed) + lapsedWaiting
+	p[vocab.StateSuspended] = tc.Suspended
+	p[vocab.StateRetriesExhausted] = tc.Exhausted
+	p[vocab.StateRetryBackoff] = min(r.backoff, tc.Locked)
+	p[vocab.StateLocked] = tc.Locked - p[vocab.StateRetryBackoff]
+	unlisted := max(0, tc.Lapsed-r.lapsedListed)
+	p[vocab.StateLockExpired] = min(r.expired+unlisted, tc.Lapsed)
+	lapsedWaiting := tc.Lapsed - p[vocab.StateLockExpired]
+	p[vocab.StateWaiting] = max(0, tc.Total-tc.Suspended-tc.Exhausted-tc.Locked-tc.Lapsed) + lapsedWaiting
 	return p
 }
 
@@ -375,7 +261,7 @@ func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[str
 		age = max(0, run.engineNow.Sub(r.oldestLock).Seconds())
 	}
 	run.gauge(catalog.CamundaExternalTaskOldestLockAge, age, engine, topic)
-	if !run.at.level.readsTaskLog() {
+	if !run.at.Level.ReadsTaskLog() {
 		// Below full no history names the workers' outcomes: an idle
 		// time would only grow (levels.go).
 		return
@@ -409,13 +295,13 @@ type topicWorker struct{ topic, worker string }
 
 // emitOldestWaiting emits the age of the oldest fetchable task (active,
 // retries left or null, not locked), which includes lapsed locks.
-func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
-	if tr.oldestUnknown && tr.counts.fetchable() > 0 {
+func (run *collectionRun) emitOldestWaiting(topic string, tr *reading.TopicRead) {
+	if tr.OldestUnknown && tr.Counts.Fetchable() > 0 {
 		return
 	}
 	age := 0.0
-	if tr.counts.fetchable() > 0 && !tr.oldest.IsZero() {
-		age = max(0, run.engineNow.Sub(tr.oldest).Seconds())
+	if tr.Counts.Fetchable() > 0 && !tr.Oldest.IsZero() {
+		age = max(0, run.engineNow.Sub(tr.Oldest).Seconds())
 	}
 	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.e.name, topic)
 }
@@ -424,11 +310,11 @@ func (run *collectionRun) emitOldestWaiting(topic string, tr *topicRead) {
 // failedExternalTask incident; 0 when it has none. When the REST lists
 // were cut and none of the topic's incidents was resolved, its age is not
 // known and no value is emitted (a made-up age would be worse than none).
-func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomplete bool) {
+func (run *collectionRun) emitOldestIncident(topic string, tr *reading.TopicRead, incomplete bool) {
 	age := 0.0
 	switch {
-	case !tr.oldestIncident.IsZero():
-		age = max(0, run.engineNow.Sub(tr.oldestIncident).Seconds())
+	case !tr.OldestIncident.IsZero():
+		age = max(0, run.engineNow.Sub(tr.OldestIncident).Seconds())
 	case incomplete:
 		return
 	}
@@ -436,9 +322,9 @@ func (run *collectionRun) emitOldestIncident(topic string, tr *topicRead, incomp
 }
 
 func inflightTask(o taskObs, s correlate.State, t tracked) correlate.Task {
-	tenant, topic := splitKey(o.topic)
-	return correlate.Task{ID: o.id, Topic: topic, Tenant: tenant, WorkerID: o.worker, ProcessInstanceID: o.pi, ActivityID: o.activity,
-		BusinessKey: o.businessKey, State: s, LockExpiration: o.exp, Redelivered: t.redelivered, RedeliveredAt: t.redeliveredAt}
+	tenant, topic := reading.SplitKey(o.Topic)
+	return correlate.Task{ID: o.ID, Topic: topic, Tenant: tenant, WorkerID: o.Worker, ProcessInstanceID: o.PI, ActivityID: o.Activity,
+		BusinessKey: o.BusinessKey, State: s, LockExpiration: o.Exp, Redelivered: t.redelivered, RedeliveredAt: t.redeliveredAt}
 }
 
 // redeliveredAt is when next's redelivery was counted: at this collection
@@ -457,13 +343,13 @@ func redeliveredAt(next, prev tracked, seen bool, now time.Time) time.Time {
 // label_value_limit). Their tasks are not listed: locks count as locked,
 // lapsed locks as lock_expired, and no lock events or oldest age are
 // reported for them. o is nil when no folded topic holds a task now.
-func (run *collectionRun) otherTopics(o *topicCounts) {
+func (run *collectionRun) otherTopics(o *reading.TopicCounts) {
 	if o == nil {
-		o = &topicCounts{}
+		o = &reading.TopicCounts{}
 	}
-	if o.locked > 0 || o.lapsed > 0 {
+	if o.Locked > 0 || o.Lapsed > 0 {
 		run.truncated = true // in-flight tasks of folded topics are not listed
-		run.unwatched += o.locked + o.lapsed
+		run.unwatched += o.Locked + o.Lapsed
 	}
 	// Nothing is listed: the partition of the counts alone.
 	run.emitPartition(labellimit.Other, partitionOf(*o, readings{}))

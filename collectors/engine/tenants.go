@@ -1,55 +1,34 @@
 package engine
 
 import (
-	"strings"
-
-	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // With camunda[].tenant_label on, the collectors break their series per
 // topic or process definition key down by tenant without a second kind of
 // state: every map keyed by a topic or key label (the counts, the tracked
 // tasks, the counters, the admission; the jobs', processes', incidents' and
-// history cleanup's keys alike) is keyed by tenantKey(tenant, topic)
-// instead, which the readers build where they read one (restReader.keyOf,
-// dbReader.keyOf, in SQL dbReader.keyed with the same separator), and which
+// history cleanup's keys alike) is keyed by reading.TenantKey(tenant, topic)
+// instead, which the readers build where they read one (keyOf of the rest
+// and the enginedb Reader, in SQL enginedb's Reader.keyed with the same
+// separator), and which
 // the series split into their tenant and topic (or key) labels as they are
 // emitted (tenantLabels). label_value_limit then bounds the pairs; beyond
 // it they fold into the one key "other", served as tenant="other",
 // topic="other". Keys without the separator (the configured topics,
 // "unattributed") belong to no tenant.
 
-// tenantSep separates the tenant from the topic in a topic key: a control
-// character no topic name or tenant id holds. The engine-database reader
-// writes it as chr(31).
-const tenantSep = "\x1f"
-
-// tenantKey is the topic key of a topic of a tenant ("" for tasks without
-// one).
-func tenantKey(tenant, topic string) string { return tenant + tenantSep + topic }
-
-// splitKey returns the tenant and the topic of a topic key.
-func splitKey(key string) (tenant, topic string) {
-	if key == labellimit.Other {
-		return labellimit.Other, labellimit.Other
-	}
-	if t, topic, ok := strings.Cut(key, tenantSep); ok {
-		return t, topic
-	}
-	return "", key
-}
-
 // tenantOfKey returns the tenant of a key ("" for none).
 func tenantOfKey(key string) string {
-	tenant, _ := splitKey(key)
+	tenant, _ := reading.SplitKey(key)
 	return tenant
 }
 
 // plainKey returns the topic (or process definition key) of a key: what
 // the joins and the status page call it.
 func plainKey(key string) string {
-	_, topic := splitKey(key)
+	_, topic := reading.SplitKey(key)
 	return topic
 }
 
@@ -77,7 +56,7 @@ func (t tenantLabels) of(name string, values []string) []string {
 	if !ok || i >= len(values) {
 		return values
 	}
-	tenant, v := splitKey(values[i])
+	tenant, v := reading.SplitKey(values[i])
 	out := make([]string, 0, len(values)+1)
 	out = append(out, values[:i]...)
 	out = append(out, tenant, v)
@@ -85,7 +64,7 @@ func (t tenantLabels) of(name string, values []string) []string {
 }
 
 // topicLabels are the label values of a series of the collector.
-func (c *Collector) topicLabels(name string, labels []string) []string {
+func (c *externalTasksCollector) topicLabels(name string, labels []string) []string {
 	return c.tenanted.of(name, labels)
 }
 

@@ -95,7 +95,7 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 	}
 	// Then one more task waits for acme and one without a tenant: the
 	// oldest waiting task of the tasks without a tenant is one the REST
-	// API cannot select (rest_tenants.go).
+	// API cannot select (rest/tenants.go).
 	for _, tenant := range []string{"acme", ""} {
 		if _, err := c.StartProcessForTenant(ctx, key, tenant, nil); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 func TestTenantLabels(t *testing.T) {
@@ -18,11 +19,11 @@ func TestTenantLabels(t *testing.T) {
 		in     []string
 		want   []string
 	}{
-		{"a tenant's topic", on, catalog.CamundaExternalTasks, []string{"e1", tenantKey("acme", "pay"), "locked"}, []string{"e1", "acme", "pay", "locked"}},
-		{"no tenant", on, catalog.CamundaExternalTasks, []string{"e1", tenantKey("", "pay"), "locked"}, []string{"e1", "", "pay", "locked"}},
+		{"a tenant's topic", on, catalog.CamundaExternalTasks, []string{"e1", reading.TenantKey("acme", "pay"), "locked"}, []string{"e1", "acme", "pay", "locked"}},
+		{"no tenant", on, catalog.CamundaExternalTasks, []string{"e1", reading.TenantKey("", "pay"), "locked"}, []string{"e1", "", "pay", "locked"}},
 		{"a configured topic without key", on, catalog.CamundaExternalTasks, []string{"e1", "pay", "waiting"}, []string{"e1", "", "pay", "waiting"}},
 		{"the fold", on, catalog.CamundaExternalTasks, []string{"e1", labellimit.Other, "waiting"}, []string{"e1", labellimit.Other, labellimit.Other, "waiting"}},
-		{"the key after the type", on, catalog.CamundaIncidents, []string{"e1", "failedJob", tenantKey("globex", "order"), "task"},
+		{"the key after the type", on, catalog.CamundaIncidents, []string{"e1", "failedJob", reading.TenantKey("globex", "order"), "task"},
 			[]string{"e1", "failedJob", "globex", "order", "task"}},
 		{"a family without the label", on, catalog.CamundaEngineInfo, []string{"e1", "7.24.0", "camunda", "full"}, []string{"e1", "7.24.0", "camunda", "full"}},
 		{"tenant_label off", off, catalog.CamundaExternalTasks, []string{"e1", "pay", "locked"}, []string{"e1", "pay", "locked"}},

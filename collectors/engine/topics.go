@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"sort"
-
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 )
 
 // Topic admission, for both readers. A topic is reported (has its own topic
@@ -11,83 +10,15 @@ import (
 // after it drains) or the topic label's limiter admits it; beyond
 // label_value_limit topics fold into "other", whose counts are what the
 // engine-wide counts leave beyond the reported topics. A reader chooses its
-// topics (topicChoice.choose) as soon as it has the names of the topics the
-// engine holds, because the REST reader spends requests per reported topic
-// only; topics named only by the history log are admitted after the reading
-// (topicLabel).
-
-// topicChoice is what a reader needs of the collector to choose the topics
-// of its reading.
-type topicChoice struct {
-	// known are the topics reported so far. Sorted, without "other".
-	known []string
-	// otherKnown: "other" (folded topics) is reported.
-	otherKnown bool
-	// admit is called for each topic the engine holds that is not known:
-	// true admits it to its own label, false folds it into "other".
-	admit func(topic string) bool
-}
-
-// chosenTopics is the choice of one reading.
-type chosenTopics struct {
-	// read holds an empty topicRead for every reported topic (known, and
-	// admitted now), for the reader to fill.
-	read map[string]*topicRead
-	// present are the reported topics that hold open tasks now, sorted:
-	// those the reader reads per topic.
-	present []string
-	// folded: topics are folded into "other", in this reading or before.
-	folded bool
-}
-
-// choose admits the topics the engine holds now (holding, in the order the
-// reader read them: admission is first come, first served) and returns the
-// reading's choice.
-func (tc topicChoice) choose(holding []string) chosenTopics {
-	ch := chosenTopics{read: make(map[string]*topicRead, len(tc.known)), folded: tc.otherKnown}
-	for _, t := range tc.known {
-		ch.read[t] = &topicRead{}
-	}
-	for _, n := range holding {
-		if ch.read[n] == nil {
-			if !tc.admit(n) {
-				ch.folded = true
-				continue
-			}
-			ch.read[n] = &topicRead{}
-		}
-		ch.present = append(ch.present, n)
-	}
-	sort.Strings(ch.present)
-	return ch
-}
-
-// otherCounts are the counts of the topics folded into "other": the
-// engine-wide counts less the reported topics' (over REST separate
-// requests, so clamped at 0). nil when no topic is folded: the REST reader
-// then counts no engine-wide total.
-func (rd *tasksRead) otherCounts() *topicCounts {
-	if !rd.folded {
-		return nil
-	}
-	var rep topicCounts
-	for _, tr := range rd.topics {
-		rep.add(tr.counts)
-	}
-	sub := func(a, b int64) int64 { return max(0, a-b) }
-	return &topicCounts{
-		total:     sub(rd.all.total, rep.total),
-		suspended: sub(rd.all.suspended, rep.suspended),
-		exhausted: sub(rd.all.exhausted, rep.exhausted),
-		locked:    sub(rd.all.locked, rep.locked),
-		lapsed:    sub(rd.all.lapsed, rep.lapsed),
-	}
-}
+// topics (reading.TopicChoice) as soon as it has the names of the topics
+// the engine holds, because the REST reader spends requests per reported
+// topic only; topics named only by the history log are admitted after the
+// reading (topicLabel).
 
 // topicChoice is the collector's side of the reading's choice of topics:
 // the topics known so far, and admitTopic for the others.
-func (run *collectionRun) topicChoice() topicChoice {
-	return topicChoice{known: run.knownTopics(), otherKnown: run.st.topics[labellimit.Other], admit: run.admitTopic}
+func (run *collectionRun) topicChoice() reading.TopicChoice {
+	return reading.TopicChoice{Known: run.knownTopics(), OtherKnown: run.st.topics[labellimit.Other], Admit: run.admitTopic}
 }
 
 // knownTopics are the topics reported so far, sorted, without "other".

@@ -114,22 +114,23 @@ func TestRetentionHorizonNullScope(t *testing.T) {
 		catalog.IdempotencyRetentionHorizon)
 }
 
-// TestOutboxConsumerInfo: each configured consumer of the outbox's events
-// is one series, with the label of the table kind it deduplicates in.
+// TestOutboxConsumerInfo: each inbox a delivery takes the outbox's events
+// to is one series, with the source system the delivery names ("" for
+// none: any source of that inbox).
 func TestOutboxConsumerInfo(t *testing.T) {
 	d := newTestDB(t, false)
-	e := d.newExporter(collectortest.BaseConfig + `    tables:
-      outbox: {consumers: [{database: orders, source_system: kafka}, {database: orders, scope: ORDER_EVENTS}]}
-      inbox: {}
-      idempotency: {}
+	e := d.newExporter(collectortest.BaseConfig + `    tables: {outbox: {}, inbox: {}}
+deliveries:
+  - {name: a, from: {database: orders}, to: {database: orders, source_systems: [kafka]}}
+  - {name: b, from: {database: orders}, to: {database: orders}}
 `)
 	e.Collect()
 	e.Expect(collectortest.HelpHeader(catalog.OutboxConsumerInfo)+
-		catalog.OutboxConsumerInfo+`{consumer_database="orders",database="orders",scope="",source_system="kafka"} 1
-`+catalog.OutboxConsumerInfo+`{consumer_database="orders",database="orders",scope="ORDER_EVENTS",source_system=""} 1
+		catalog.OutboxConsumerInfo+`{consumer_database="orders",database="orders",source_system=""} 1
+`+catalog.OutboxConsumerInfo+`{consumer_database="orders",database="orders",source_system="kafka"} 1
 `, catalog.OutboxConsumerInfo)
 
-	// Without consumers the family is absent.
+	// Without a delivery the family is absent.
 	plain := d.newExporter(collectortest.BaseConfig)
 	plain.Collect()
 	if err := plain.Compare("", catalog.OutboxConsumerInfo); err != nil {

@@ -142,7 +142,11 @@ func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 		req.Queries = append(req.Queries, recentQuery("created", p.sqlCreated))
 	}
 	if p.sqlPublished != "" {
-		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.publishedIndex, Columns: []string{s.published.column},
+		cols := s.publishedIndexColumns
+		if len(cols) == 0 {
+			cols = []string{s.published.column}
+		}
+		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.publishedIndex, Columns: cols,
 			Where:        pgschema.QuoteIdent(s.published.column) + " IS NOT NULL",
 			LibraryIndex: s.libraryIndexes["published"],
 			Why:          "events_published_total and the publish-delay histogram read the last late_commit_window of publishes", Query: "published"})
@@ -316,10 +320,11 @@ func (c *Outbox) metrics(series map[string]bool, groups map[string]*outboxGroup)
 	if series[catalog.OutboxPublishDelay] {
 		out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
 	}
-	// Who deduplicates the events, for the alert that compares the oldest
-	// pending event with the consumer's retention horizon.
+	// Who deduplicates the events (the deliveries from this outbox), for
+	// the alert that compares the oldest pending event with the consumer
+	// inbox's retention horizon.
 	for _, cons := range c.cfg.Consumers {
-		out = append(out, c.gauge(catalog.OutboxConsumerInfo, 1, c.database, cons.Database, cons.SourceSystem, cons.Scope))
+		out = append(out, c.gauge(catalog.OutboxConsumerInfo, 1, c.database, cons.Database, cons.SourceSystem))
 	}
 	return out
 }

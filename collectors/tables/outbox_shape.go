@@ -29,8 +29,13 @@ type outboxShape struct {
 	openIndex                    string
 	openIndexColumns             []string
 	createdIndex, publishedIndex string
-	libraryIndexes               map[string]string
-	notes, warnings              []string
+	// publishedIndexColumns are the publish-time index's columns: the
+	// publish time, and for a mapped table the event id after it, so that
+	// the one index also serves a delivery's keyset pages (deliveries[]),
+	// which order the events of one publish time by id.
+	publishedIndexColumns []string
+	libraryIndexes        map[string]string
+	notes, warnings       []string
 }
 
 // failedFlag is the failed predicate as a boolean never NULL.
@@ -79,6 +84,7 @@ func configOutboxShape(t config.OutboxTable, key string, cols map[string]pgschem
 		rowsStay:  true,
 		openIndex: base + "_unpublished_idx", openIndexColumns: []string{c.AggregateType, c.EventType, c.CreatedAt},
 		createdIndex: base + "_created_at_idx", publishedIndex: base + "_published_at_idx",
+		publishedIndexColumns: []string{c.PublishedAt, c.EventID},
 	}
 	col := func(k, name string) pgschema.Column { return pgschema.Column{Key: key + ".columns." + k, Name: name} }
 	s.columns = []pgschema.Column{col("event_id", c.EventID), col("aggregate_type", c.AggregateType), col("event_type", c.EventType),

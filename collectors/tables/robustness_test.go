@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -114,8 +116,13 @@ func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 	// With an engine configured, the Camunda joins' queries are checked too.
 	e := d.newExporter(joinConfig)
 	conn := pgtest.Connect(t, d.DSN)
+	var reqs []pgschema.Requirements
 	for _, c := range e.Database.Collectors {
-		req := c.Requirements()
+		reqs = append(reqs, c.Requirements())
+	}
+	// And a delivery's window and lookup (deliveries[]).
+	reqs = append(reqs, deliveryRequirements(t)...)
+	for _, req := range reqs {
 		for _, q := range req.Queries {
 			args := q.Args
 			for i, a := range args {

@@ -45,4 +45,11 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_unpublished_idx" ON "event
 -- events_created_total reads the last late_commit_window of inserts
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_created_at_idx" ON "event_outbox" ("created_at");
 -- events_published_total and the publish-delay histogram read the last late_commit_window of publishes
-CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_published_at_idx" ON "event_outbox" ("published_at") WHERE "published_at" IS NOT NULL;
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "event_outbox_published_at_idx" ON "event_outbox" ("published_at", "event_id") WHERE "published_at" IS NOT NULL;
+
+-- outbox (deliveries[]) table event_outbox
+-- a delivery (deliveries[]) reads the window's published events in keyset pages, newest first, by publish time and event id: the index event_outbox_published_at_idx above serves this
+
+-- inbox (deliveries[]) table message_inbox
+-- a delivery (deliveries[]) looks the window's events up in the consumer's inbox by message id (= ANY)
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_message_id_idx" ON "message_inbox" ("message_id");

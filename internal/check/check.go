@@ -34,7 +34,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
 	"github.com/workflow-exporter/workflow-exporter/camunda"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
@@ -57,7 +57,7 @@ type EngineTarget struct {
 	Database *EngineDBTarget
 	// HistoryLevel finds the engine's history level as the first
 	// collection does; nil: not checked.
-	HistoryLevel func(context.Context) engine.HistoryLevelReport
+	HistoryLevel func(context.Context) capability.HistoryLevelReport
 }
 
 // EngineDBTarget is an engine's database as engine-database mode opens it.
@@ -168,13 +168,13 @@ func restHistoryReading(level, key string) string {
 // checkHistoryLevel names the engine's history level, where it came from
 // and what it means for each metric that depends on it; a level below full
 // (or unknown) is a warning, with what the detection cannot tell apart.
-func checkHistoryLevel(lv engine.HistoryLevelReport, w io.Writer, rep *Report) {
+func checkHistoryLevel(lv capability.HistoryLevelReport, w io.Writer, rep *Report) {
 	from := ""
 	if lv.From != "" {
 		from = " (from " + lv.From + ")"
 	}
 	fmt.Fprintf(w, "    history level: %s%s\n", lv.Level, from)
-	for _, g := range engine.SupportAt(lv.Level) {
+	for _, g := range capability.SupportAt(lv.Level) {
 		fmt.Fprintf(w, "      %s: %s\n", g.Support, strings.Join(g.Metrics, ", "))
 	}
 	if lv.Detected != "" && lv.Detected != lv.Level {
@@ -394,7 +394,7 @@ func checkTableIn(ctx context.Context, tx pgx.Tx, req pgschema.Requirements, use
 // authorization on, the REST API leaves out what the user may not read, and
 // the collector would report too little (the collectors fail on it too).
 func checkPermissions(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
-	missing, known, err := engine.MissingPermissions(ctx, e.Client, e.Config, nil)
+	missing, known, err := capability.MissingPermissions(ctx, e.Client, e.Config, nil)
 	switch {
 	case err != nil:
 		fmt.Fprintf(w, "    ERROR checking the user's permissions: %v\n", err)
@@ -414,12 +414,12 @@ func checkPermissions(ctx context.Context, e EngineTarget, w io.Writer, rep *Rep
 	}
 }
 
-// checkTenants says which tenants the user sees (engine.TenantMembership):
+// checkTenants says which tenants the user sees (capability.TenantMembership):
 // the engine hides the others, and their data, from it. Notes, not
 // warnings: most engines have no tenants, and the exporter cannot see the
 // tenants the user misses.
 func checkTenants(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
-	tm, err := engine.TenantMembershipOf(ctx, e.Client, e.Config)
+	tm, err := capability.TenantMembershipOf(ctx, e.Client, e.Config)
 	user := e.Config.Username
 	switch {
 	case err != nil:

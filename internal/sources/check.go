@@ -8,6 +8,8 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/tables"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
 )
@@ -37,7 +39,7 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		if e.Database == nil {
 			continue
 		}
-		ed := &check.EngineDBTarget{Tables: engine.DatabaseRequirements(e.Database.Schema, key+".database")}
+		ed := &check.EngineDBTarget{Tables: capability.DatabaseRequirements(e.Database.Schema, key+".database")}
 		if sc, err := engine.OpenSchemaCheck(e, key, logger); err != nil {
 			ed.Err = err
 		} else {
@@ -64,6 +66,23 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		databases[i].DB = db.DB
 		for _, c := range db.Collectors {
 			databases[i].Tables = append(databases[i].Tables, c.Requirements())
+		}
+	}
+	// Each delivery's needs go under its databases: the window's query
+	// under the producer's, the lookup under the consumer's.
+	for i, d := range cfg.Deliveries {
+		ends := deliveryEnds(cfg, d)
+		reqs := tables.NewDelivery(tables.DeliveryOptions{Delivery: d, Key: fmt.Sprintf("deliveries[%d]", i),
+			Outbox: *ends.From.Tables.Outbox, Inbox: *ends.To.Tables.Inbox,
+			OutboxKey: ends.FromKey + ".tables.outbox", InboxKey: ends.ToKey + ".tables.inbox", Logger: logger}).Requirements()
+		for j := range databases {
+			for k, db := range []string{d.From.Database, d.To.Database} {
+				if databases[j].Config.Name == db && databases[j].DB != nil {
+					r := reqs[k]
+					r.Kind = fmt.Sprintf("%s, for delivery %s", r.Kind, d.Name)
+					databases[j].Tables = append(databases[j].Tables, r)
+				}
+			}
 		}
 	}
 	return check.Run(ctx, engines, databases, w)

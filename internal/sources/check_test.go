@@ -247,6 +247,42 @@ ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE inbox_state USING 
 	}
 }
 
+// TestCheckCoversDeliveries: a delivery's needs are reported under its two
+// databases: the outbox's columns and the window's index under the
+// producer, the inbox's columns and the lookup's index under the consumer.
+func TestCheckCoversDeliveries(t *testing.T) {
+	orders, billing := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
+	for _, dsn := range []string{orders, billing} {
+		pgtest.ExecRepoFiles(t, pgtest.Connect(t, dsn), nil, "deploy/sql/001_reference_schema.sql")
+	}
+	t.Setenv("WFX_CHECK_BILLING", billing)
+	doc := `databases:
+  - {name: orders, dsn_env: WFX_CHECK_DSN, tables: {outbox: {}}}
+  - {name: billing, dsn_env: WFX_CHECK_BILLING, tables: {inbox: {}}}
+deliveries: [{name: orders-billing, from: {database: orders}, to: {database: billing}}]`
+	out, _ := runCheckConfig(t, orders, doc)
+	for _, want := range []string{
+		"outbox, for delivery orders-billing: table event_outbox\n    columns: ok (4 mapped)",
+		"inbox, for delivery orders-billing: table message_inbox\n    columns: ok (4 mapped)\n    WARNING index for delivery_lookup query missing: a delivery (deliveries[]) looks the window's events up in the consumer's inbox by message id (= ANY)\n" +
+			`      CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_message_id_idx" ON "message_inbox" ("message_id");`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	pgtest.ExecRepoFiles(t, pgtest.Connect(t, billing), nil, "deploy/sql/003_exporter_indexes.sql")
+	pgtest.Exec(t, pgtest.Connect(t, billing), "ALTER TABLE message_inbox RENAME COLUMN received_at TO received")
+	out, _ = runCheckConfig(t, orders, doc)
+	if want := "inbox, for delivery orders-billing: table message_inbox\n    ERROR missing columns: received_at (databases[1].tables.inbox.columns.received_at)"; !strings.Contains(out, want) {
+		t.Errorf("report lacks %q:\n%s", want, out)
+	}
+	pgtest.Exec(t, pgtest.Connect(t, billing), "ALTER TABLE message_inbox RENAME COLUMN received TO received_at")
+	out, _ = runCheckConfig(t, orders, doc)
+	if strings.Contains(out, "delivery_lookup query missing") || !strings.Contains(out, "index for delivery_lookup query: ok (served by message_inbox_message_id_idx)") {
+		t.Errorf("the lookup's index after 003_exporter_indexes.sql:\n%s", out)
+	}
+}
+
 // TestCheckHorizonIndexMustServeTheOrder: the retention horizons read the
 // first finished row of each scope in (scope, updated_at) order. The
 // primary key (scope, idempotency_key) restricts that scan by scope but

@@ -17,7 +17,8 @@ import (
 // the optional duplicate_count extension. deploy/sql/003_exporter_indexes.sql
 // and the index table of docs/database.md are generated from it.
 func DefaultRequirements() []pgschema.Requirements {
-	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]"))
+	cfg, err := config.Parse([]byte("camunda: [{name: main, url: 'http://localhost:8080/engine-rest'}]\ndatabases: [{name: reference, dsn: 'postgres://localhost/reference'}]\n" +
+		"deliveries: [{name: reference, from: {database: reference}, to: {database: reference}}]"))
 	if err != nil {
 		panic(err)
 	}
@@ -29,6 +30,15 @@ func DefaultRequirements() []pgschema.Requirements {
 				out = append(out, c.Requirements())
 			}
 		}
+	}
+	// A delivery's window and lookup (deliveries[]), from the reference
+	// outbox to the reference inbox.
+	d := cfg.Deliveries[0]
+	for _, r := range tables.NewDelivery(tables.DeliveryOptions{Delivery: d, Key: "deliveries[0]",
+		Outbox: *cfg.Databases[0].Tables.Outbox, Inbox: *cfg.Databases[0].Tables.Inbox,
+		OutboxKey: "tables.outbox", InboxKey: "tables.inbox"}).Requirements() {
+		r.Kind += " (deliveries[])"
+		out = append(out, r)
 	}
 	return out
 }
@@ -148,6 +158,9 @@ func IndexSQL(reqs []pgschema.Requirements) string {
 -- own, outside a transaction block. The exporter never creates them itself:
 -- it only reads. 'workflow-exporter check' lists the ones a database lacks.
 `)
+	// An index two collectors share is created once; the second names the
+	// first.
+	written := map[string]bool{}
 	for _, r := range reqs {
 		fmt.Fprintf(&b, "\n-- %s table %s\n", r.Kind, r.Table)
 		for _, ix := range r.Indexes {
@@ -163,7 +176,13 @@ func IndexSQL(reqs []pgschema.Requirements) string {
 				fmt.Fprintf(&b, "-- %s: the reference schema's primary key serves this; with another key, run:\n-- %s\n", ix.Why, ix.CreateStatement(r.Table))
 				continue
 			}
-			fmt.Fprintf(&b, "-- %s\n%s\n", ix.Why, ix.CreateStatement(r.Table))
+			stmt := ix.CreateStatement(r.Table)
+			if written[stmt] {
+				fmt.Fprintf(&b, "-- %s: the index %s above serves this\n", ix.Why, ix.Name)
+				continue
+			}
+			written[stmt] = true
+			fmt.Fprintf(&b, "-- %s\n%s\n", ix.Why, stmt)
 		}
 	}
 	return b.String()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -26,7 +26,7 @@ func TestIndexFilesMatchTheCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(eng) != engine.IndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
+	if string(eng) != capability.IndexSQL() || !strings.Contains(string(eng), `ON "act_hi_ext_task_log" ("timestamp_")`) {
 		t.Fatal("deploy/sql/camunda/001_history_timestamp_index.sql is stale: run `go generate ./internal/sources`")
 	}
 	// The engine-database role grants SELECT on exactly the tables the
@@ -36,7 +36,7 @@ func TestIndexFilesMatchTheCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tables []string
-	for _, r := range engine.DatabaseRequirements("", "") {
+	for _, r := range capability.DatabaseRequirements("", "") {
 		tables = append(tables, r.Table)
 	}
 	if grant := "GRANT SELECT ON " + strings.Join(tables, ", ") + " TO"; !strings.Contains(string(role), grant) {

@@ -20,6 +20,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
+	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
 // Manager holds the sources of the running configuration in one poll.Set.
@@ -92,6 +93,20 @@ func (m *Manager) statusItems(cfg *config.Config) int {
 		return 0
 	}
 	return cfg.Status.MaxItems
+}
+
+// databaseDown reports whether the source of the named database is down
+// by its latest snapshot: a delivery between it and another database then
+// reports nothing (DeliveryOptions.DatabaseDown). It reads the set, never
+// m.mu, so a collection that asks never waits for Apply or Close.
+func (m *Manager) databaseDown(name string) bool {
+	for _, src := range m.set.Sources() {
+		if src.Kind() == vocab.SourceDatabase && src.Name() == name {
+			snap := src.Current()
+			return snap != nil && !snap.Up
+		}
+	}
+	return false
 }
 
 // Set is the poll.Set serving the current sources.
@@ -246,6 +261,16 @@ type engineSpec struct {
 	StatusItems int
 }
 
+// deliverySpec: a delivery is built from its section and its two
+// databases' sections (a change of either's DSN, timeouts or tables
+// rebuilds it).
+type deliverySpec struct {
+	Key         string
+	Config      config.Delivery
+	Ends        DeliveryEnds
+	StatusItems int
+}
+
 // joinEngines are the engines a database's joins look up that its own
 // config section does not name: those of a processed-job join without an
 // engine (it joins every configured engine). An idempotency join's engine
@@ -258,8 +283,8 @@ func joinEngines(d config.Database, engines []string) []string {
 }
 
 // specsOf lists cfg's sources in the order start-up builds them: the
-// databases, then the engines; statusItems is the length of their status
-// lists (0: none).
+// databases, the deliveries, then the engines; statusItems is the length
+// of their status lists (0: none).
 func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 	var engines []string
 	for _, e := range cfg.Camunda {
@@ -274,6 +299,17 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 				return nil, err
 			}
 			return &entry{id: "database/" + d.Name, spec: sp, src: db.Source, close: db.DB.Close}, nil
+		}})
+	}
+	for i, d := range cfg.Deliveries {
+		sp := deliverySpec{Key: fmt.Sprintf("deliveries[%d]", i), Config: d, Ends: deliveryEnds(cfg, d), StatusItems: statusItems}
+		id := vocab.SourceDelivery + "/" + d.Name
+		out = append(out, sourceSpec{id: id, spec: sp, build: func(m *Manager) (*entry, error) {
+			ds, err := NewDelivery(sp.Config, sp.Key, sp.Ends, DeliveryOptions{Folds: m.folds, StatusItems: sp.StatusItems, DatabaseDown: m.databaseDown, Logger: m.logger})
+			if err != nil {
+				return nil, err
+			}
+			return &entry{id: id, spec: sp, src: ds.Source, close: ds.Close}, nil
 		}})
 	}
 	for i, e := range cfg.Camunda {

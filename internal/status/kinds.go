@@ -17,6 +17,8 @@ type kindInfo struct {
 var kinds = []kindInfo{
 	{vocab.KindOutboxPending, "Oldest pending outbox events", rules.WorkflowOutboxOldestEventTooOld,
 		"Consumers wait for these events: find out why the publisher does not publish them (it is stopped, or fails on the oldest)."},
+	{vocab.KindDeliveryLost, "Published, never received (delivery lost)", rules.WorkflowDeliveryEventsLost,
+		"Confirm the consumer's inbox lacks these message ids, then replay exactly these events from the outbox; never re-run the business operation."},
 	{vocab.KindCompletedTaskOpen, "Side effect completed, Camunda task still open", rules.WorkflowCompletedSideEffectTaskOpen,
 		"Complete the task with the stored result; do not redo the side effect."},
 	{vocab.KindProcessedJobTaskOpen, "Processed job, Camunda task still open", rules.WorkflowProcessedJobTaskOpen,

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 )
 
 // SchemaVersion is the version of the JSON schema below (docs/status.md).
@@ -48,9 +48,9 @@ const (
 	StateNotCollected = "not_collected" // no collection has finished since the exporter started
 )
 
-// Source is one configured Camunda engine or database.
+// Source is one configured Camunda engine, database or delivery.
 type Source struct {
-	Kind  string `json:"kind"` // "camunda" or "database"
+	Kind  string `json:"kind"` // "camunda", "database" or "delivery"
 	Name  string `json:"name"`
 	State string `json:"state"`
 	Up    bool   `json:"up"`
@@ -70,8 +70,8 @@ type Source struct {
 	// activity, audit, full or unknown); HistorySupport what it means for
 	// each metric that depends on it. Absent for databases and while the
 	// engine's camunda collector has not succeeded.
-	HistoryLevel   string                `json:"history_level,omitempty"`
-	HistorySupport []engine.SupportGroup `json:"history_support,omitempty"`
+	HistoryLevel   string                    `json:"history_level,omitempty"`
+	HistorySupport []capability.SupportGroup `json:"history_support,omitempty"`
 }
 
 // Failure is one failed step of a collection.

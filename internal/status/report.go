@@ -14,7 +14,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/failure"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -161,7 +161,7 @@ func historyLevel(data []prometheus.Metric) string {
 func source(s Snapshot) Source {
 	out := Source{Kind: s.Kind, Name: s.Name, MinIntervalSeconds: s.MinInterval.Seconds(), Failures: s.Failures}
 	if s.HistoryLevel != "" {
-		out.HistoryLevel, out.HistorySupport = s.HistoryLevel, engine.SupportAt(s.HistoryLevel)
+		out.HistoryLevel, out.HistorySupport = s.HistoryLevel, capability.SupportAt(s.HistoryLevel)
 	}
 	switch {
 	case !s.Collected:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -110,12 +110,12 @@ func TestHistoryLevelOnThePage(t *testing.T) {
 		}
 		r := Build(snaps, Options{MaxItems: 5}, time.Now())
 		s := r.Sources[0]
-		support := map[engine.Support]string{}
+		support := map[capability.Support]string{}
 		for _, g := range s.HistorySupport {
 			support[g.Support] = strings.Join(g.Metrics, ",")
 		}
-		completions := map[string]engine.Support{"none": engine.Absent, "audit": engine.Exact, "full": engine.Exact}[level]
-		idle := map[string]engine.Support{"none": engine.Absent, "audit": engine.Absent, "full": engine.Exact}[level]
+		completions := map[string]capability.Support{"none": capability.Absent, "audit": capability.Exact, "full": capability.Exact}[level]
+		idle := map[string]capability.Support{"none": capability.Absent, "audit": capability.Absent, "full": capability.Exact}[level]
 		if s.HistoryLevel != level || !strings.Contains(support[completions], catalog.CamundaExternalTaskCompletions) ||
 			!strings.Contains(support[idle], catalog.CamundaExternalTaskWorkerIdle) {
 			t.Errorf("at %s: source %+v", level, s)

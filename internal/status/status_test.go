@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -255,5 +256,47 @@ func TestPageGroupsAListWithAFewExamplesEach(t *testing.T) {
 	}
 	if n := strings.Count(page, `<td data-label="Idempotency key">`); n != 13 {
 		t.Errorf("%d rows in all, want 13 (5 examples + 8 folded)", n)
+	}
+}
+
+// TestDeliveryLostOnThePage: a delivery's lost events are listed with
+// their event id, type, publish time, producer and consumer, under the
+// delivery; a delivery source down lists nothing.
+func TestDeliveryLostOnThePage(t *testing.T) {
+	src := collectors.SourceRef{Kind: vocab.SourceDelivery, Name: "orders-billing"}
+	snap := Snapshot{Kind: vocab.SourceDelivery, Name: "orders-billing", MinInterval: 30 * time.Second, Collected: true, Started: t0, Up: true, LastSuccess: t0,
+		Lists: []collectors.List{{Kind: vocab.KindDeliveryLost, Source: src, Delivery: "orders-billing", Database: "orders", Table: "event_outbox", Total: 2,
+			Items: []collectors.Item{
+				{EventID: "e-1", EventType: "OrderPlaced", Producer: "orders", Consumer: "billing", Since: testkit.At(-600), AgeSeconds: 600},
+				{EventID: "e-2", EventType: "OrderPlaced", Producer: "orders", Consumer: "billing", Since: testkit.At(-400), AgeSeconds: 400},
+			}}}}
+	r := Build([]Snapshot{snap}, Options{MaxItems: 50}, t0)
+	if len(r.Lists) != 1 || r.Lists[0].Alert != rules.WorkflowDeliveryEventsLost || r.Lists[0].Severity != rulefile.Critical {
+		t.Fatalf("lists %+v", r.Lists)
+	}
+	var b bytes.Buffer
+	if err := NewHandlers(nil, HandlerOptions{}).Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<h3>Published, never received (delivery lost) <span class="count">2</span></h3>`,
+		`delivery orders-billing, from database orders, table event_outbox · alert <code>WorkflowDeliveryEventsLost</code>`,
+		`<th>Since</th><th>Event id</th><th>Event type</th><th>Producer</th><th>Consumer</th><th>Runbook</th>`,
+		`<td data-label="Event id">e-1</td>`, `<td data-label="Consumer">billing</td>`,
+		`<td data-label="Since" title="2026-12-03T09:50:00Z">10m 0s</td>`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	js, _ := json.Marshal(r)
+	for _, want := range []string{`"delivery":"orders-billing"`, `"event_id":"e-1"`, `"producer":"orders"`, `"consumer":"billing"`, `"since":"2026-12-03T09:50:00Z"`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("status.json lacks %s: %s", want, js)
+		}
+	}
+	snap.Up = false
+	if r := Build([]Snapshot{snap}, Options{MaxItems: 50}, t0); len(r.Lists) != 0 {
+		t.Errorf("a delivery that is down lists %+v", r.Lists)
 	}
 }

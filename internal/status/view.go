@@ -133,6 +133,8 @@ var fields = []field{
 	{"Event id", func(i collectors.Item) string { return i.EventID }},
 	{"Aggregate type", func(i collectors.Item) string { return i.AggregateType }},
 	{"Event type", func(i collectors.Item) string { return i.EventType }},
+	{"Producer", func(i collectors.Item) string { return i.Producer }},
+	{"Consumer", func(i collectors.Item) string { return i.Consumer }},
 	{"Status", func(i collectors.Item) string { return i.Status }},
 }
 
@@ -240,6 +242,8 @@ func newPageView(r Report) pageView {
 // where names the table or engine a list comes from.
 func where(l List) string {
 	switch {
+	case l.Delivery != "":
+		return fmt.Sprintf("delivery %s, from database %s, table %s", l.Delivery, l.Database, l.Table)
 	case l.Table != "" && l.Engine != "":
 		return fmt.Sprintf("database %s, table %s, joined with engine %s", l.Database, l.Table, l.Engine)
 	case l.Table != "":

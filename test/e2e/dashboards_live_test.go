@@ -103,15 +103,12 @@ databases:
     dsn_env: E2E_ORDERS_DSN
     min_interval: 1s
     late_commit_window: 2m
-    tables:
-      idempotency: {}
-      processed_jobs: {}
-      inbox: {}
-      outbox: {consumers: [{database: orders, source_system: kafka}]}  # the consumer-horizon panel
   - name: library
     dsn_env: E2E_ORDERS_DSN
     min_interval: 1s
     tables: {inbox: {preset: wolverine}}
+deliveries:
+  - {name: orders-orders, from: {database: orders}, to: {database: orders}, min_interval: 1s}
 `, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
 
 	rules := promtest.GenerateRules(t, `
@@ -124,7 +121,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	// Let the first collections (the counters' baselines) happen: what
 	// happens before them is their baseline, not counted. Under load a
 	// collection takes seconds, so wait for them rather than a fixed time.
-	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs)
+	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorDelivery)
 
 	// Drive the tasks into every state, and replay both crash cases.
 	w1, w2 := engineclient.NewWorker(c, "worker-1"), engineclient.NewWorker(c, "worker-2")
@@ -206,6 +203,17 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	pgtest.Exec(t, conn, `UPDATE event_outbox SET status = 'PUBLISHED', published_at = now() WHERE aggregate_id = 'order-1003'`)
 	pgtest.Exec(t, conn, `UPDATE message_inbox SET processing_status = 'PROCESSED', processed_at = now() WHERE message_id = 'm-2'`)
 	pgtest.Exec(t, conn, `UPDATE workflow_idempotency_record SET duplicate_count = duplicate_count + 1, updated_at = now() WHERE idempotency_key = 'quote-78:task-10:v1'`)
+	// The delivery from orders' outbox to its own inbox: three events
+	// published and received (one of them twice), observed in the latency
+	// histogram, and one published ten minutes ago and never received.
+	pgtest.Exec(t, conn, `WITH e AS (
+  INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+  SELECT gen_random_uuid(), 'Order', 'delivered-' || g, 'OrderDelivered', 'delivered-' || g, '{}', 'PUBLISHED', now() - interval '2 seconds', now() - interval '1 second'
+  FROM generate_series(1, 3) g RETURNING event_id::text AS id)
+INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
+SELECT s, id, 'OrderDelivered', id, 'PROCESSED', now(), now() FROM e, (VALUES ('orders'), ('orders-replay')) v(s) WHERE s = 'orders' OR id = (SELECT min(id) FROM e)`)
+	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
+		VALUES (gen_random_uuid(), 'Order', 'never-received', 'OrderDelivered', 'never-received', '{}', 'PUBLISHED', now() - interval '11 minutes', now() - interval '10 minutes')`)
 
 	// Give Prometheus time to scrape the new state and evaluate the rules,
 	// then ask every panel.

@@ -50,6 +50,7 @@ inbox: {stalled_window: 1m, stalled_for: 0s, for: 0s}
 idempotency: {unknown_outcome_age: 1m, unknown_outcome_for: 0s, stale_for: 10s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 30s}
 camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, lock_expirations_for: 30s, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 1m, backlog_stalled_window: 1m, backlog_stalled_for: 0s, duplicate_execution_window: 2m, duplicate_execution_for: 30s}
 exporter: {source_down_for: 30s, pages_keep_firing_for: 1m, down_for: 30s, min_interval: 5s}
+delivery: {lost_for: 10s, duplicates_for: 30s}
 `
 
 func main() {
@@ -92,7 +93,12 @@ func run(ctx context.Context, o options) error {
 	if o.exporterOnly {
 		files = append(files, "tools/demo/sample.sql")
 	}
-	dsn, err := workerDatabase(ctx, srv, files)
+	dsn, err := workerDatabase(ctx, srv, "orders", files)
+	if err != nil {
+		return err
+	}
+	// billing: the consumer of the orders lane's events (a delivery).
+	billingDSN, err := workerDatabase(ctx, srv, "billing", files[:3]) // no sample rows
 	if err != nil {
 		return err
 	}
@@ -111,10 +117,10 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	step("workload simulator: lanes orders, payments, shipping")
-	lanes := []sim.Lane{{Name: "orders", Database: "orders"}, {Name: "payments", Database: "orders"}, {Name: "shipping", Database: "orders"}}
-	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: map[string]string{"orders": dsn},
-		Lanes: lanes, DatabaseProxies: map[string]string{"orders": "127.0.0.1:0"},
+	step("workload simulator: lanes orders (its events delivered to database billing), payments, shipping")
+	lanes := []sim.Lane{{Name: "orders", Database: "orders", Consumer: "billing"}, {Name: "payments", Database: "orders"}, {Name: "shipping", Database: "orders"}}
+	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: map[string]string{"orders": dsn, "billing": billingDSN},
+		Lanes: lanes, DatabaseProxies: map[string]string{"orders": "127.0.0.1:0", "billing": "127.0.0.1:0"},
 		Logger: slog.New(slog.NewTextHandler(logFile, nil))}
 	if engineURL != "" {
 		cfg.EngineProxy = "127.0.0.1:0"
@@ -148,7 +154,7 @@ func run(ctx context.Context, o options) error {
 		defer f.Close()
 		exporterLog = f
 	}
-	exporter, err := startExporter(ctx, o, dir, s, dsn, exporterLog)
+	exporter, err := startExporter(ctx, o, dir, s, map[string]string{"orders": dsn, "billing": billingDSN}, lanes[0], exporterLog)
 	if err != nil {
 		return err
 	}
@@ -175,7 +181,7 @@ func run(ctx context.Context, o options) error {
 	if camundaURL == "" {
 		camundaURL = "(not started)"
 	}
-	fmt.Fprintf(&urls, "  simulator status     %s/\n  Camunda REST         %s\n  PostgreSQL           %s\n  simulator log        %s\n", simURL, camundaURL, dsn, logFile.Name())
+	fmt.Fprintf(&urls, "  simulator status     %s/\n  Camunda REST         %s\n  PostgreSQL           %s\n                       %s\n  simulator log        %s\n", simURL, camundaURL, dsn, billingDSN, logFile.Name())
 	var faults []string
 	for _, f := range sim.Faults() {
 		if engineURL == "" && (f.NeedsEngine || f.Target == sim.TargetEngine) {
@@ -196,7 +202,8 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf(`
 Everything runs on 127.0.0.1:
 %s%s
-%sInject a fault (lanes: orders, payments, shipping; the engine faults take no lane):
+%sInject a fault (lanes: orders, payments, shipping; the engine faults take no lane; messages-lost drops the
+orders lane's events on their way to database billing, the delivery sim-orders):
 %s
 Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
@@ -232,20 +239,20 @@ func dashboardsHint(prometheusURL string) (string, error) {
 `, len(files), filepath.Join(dir, "*.json"), prometheusURL), nil
 }
 
-// workerDatabase creates the "orders" database and runs the SQL files in
+// workerDatabase creates a database of that name and runs the SQL files in
 // it (the reference schema, the duplicate_count extension, the exporter's
 // indexes, and for make run the sample rows).
-func workerDatabase(ctx context.Context, srv *pgtest.Server, files []string) (string, error) {
+func workerDatabase(ctx context.Context, srv *pgtest.Server, name string, files []string) (string, error) {
 	admin, err := pgx.Connect(ctx, srv.AdminURL)
 	if err != nil {
 		return "", err
 	}
-	if _, err := admin.Exec(ctx, "CREATE DATABASE orders"); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		admin.Close(ctx)
 		return "", err
 	}
 	admin.Close(ctx)
-	dsn := pgtest.WithDatabase(srv.AdminURL, "orders")
+	dsn := pgtest.WithDatabase(srv.AdminURL, name)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return "", err
@@ -261,14 +268,23 @@ func workerDatabase(ctx context.Context, srv *pgtest.Server, files []string) (st
 
 // startExporter runs the exporter binary against the simulator's proxies
 // (so the engine and database faults act on what the exporter sees), its
-// log to out.
-func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsn string, out io.Writer) (*exportertest.Exporter, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return nil, err
+// log to out: the databases by name (their DSNs), and the delivery of the
+// lane that delivers from orders to billing.
+func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsns map[string]string, delivering sim.Lane, out io.Writer) (*exportertest.Exporter, error) {
+	var env []string
+	cfg := "databases:\n"
+	for _, name := range []string{"orders", "billing"} {
+		u, err := url.Parse(dsns[name])
+		if err != nil {
+			return nil, err
+		}
+		u.Host = s.DatabaseProxyAddr(name)
+		v := "DEMO_" + strings.ToUpper(name) + "_DSN"
+		env = append(env, v+"="+u.String())
+		cfg += fmt.Sprintf("  - name: %s\n    dsn_env: %s\n    min_interval: 5s\n", name, v)
 	}
-	u.Host = s.DatabaseProxyAddr("orders")
-	cfg := "databases:\n  - name: orders\n    dsn_env: DEMO_ORDERS_DSN\n    min_interval: 5s\n"
+	cfg += fmt.Sprintf("deliveries:\n  - {name: %s, from: {database: %s, event_types: [%s]}, to: {database: %s, source_systems: [%s]}, deadline: 1m, min_interval: 5s}\n",
+		delivering.Delivery(), delivering.Database, delivering.EventType(), delivering.Consumer, delivering.DeliverySourceSystem())
 	if addr := s.EngineProxyAddr(); addr != "" {
 		cfg += fmt.Sprintf("camunda:\n  - name: main\n    url: http://%s/engine-rest\n    min_interval: 5s\n", addr)
 	}
@@ -277,7 +293,7 @@ func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator,
 		return nil, err
 	}
 	return exportertest.Launch(ctx, exportertest.Options{Binary: o.bin, Config: cfg, Dir: dir, Addr: addr,
-		Env: []string{"DEMO_ORDERS_DSN=" + u.String()}, Output: out})
+		Env: env, Output: out})
 }
 
 // alerting is Prometheus with the rules and Alertmanager with

@@ -1,6 +1,6 @@
 // Command gen-docs rewrites the generated sections of the documentation: the
 // metric table (from the catalog) and the history level table (from
-// collectors/engine) in docs/metrics.md, the index table (from the
+// collectors/engine/capability) in docs/metrics.md, the index table (from the
 // collectors' requirements) in docs/database.md and the tables of the
 // library presets (from blocks/presets) in docs/outbox-shapes.md, so the
 // docs cannot drift from the code. Each file names the sections it holds with markers:
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
-	"github.com/workflow-exporter/workflow-exporter/collectors/engine"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 )
 
@@ -123,12 +123,13 @@ func markdownTable(header []string, rows [][]string) string {
 func code(s string) string { return "`" + s + "`" }
 
 // metricSections are the metric table's sections, by source, in order.
-var metricSections = []catalog.Source{catalog.SourceCamunda, catalog.SourceDatabase, catalog.SourceExporter}
+var metricSections = []catalog.Source{catalog.SourceCamunda, catalog.SourceDatabase, catalog.SourceDelivery, catalog.SourceExporter}
 
 // sectionTitles are their titles.
 var sectionTitles = map[catalog.Source]string{
 	catalog.SourceCamunda:  "Camunda engine (REST API or engine database), per configured engine",
 	catalog.SourceDatabase: "Worker tables (PostgreSQL), per configured database",
+	catalog.SourceDelivery: "Deliveries, outbox to inbox across databases, per configured delivery ([delivery-ledger.md](delivery-ledger.md))",
 	catalog.SourceExporter: "The exporter itself (plus the standard go_* and process_* metrics)",
 }
 
@@ -180,10 +181,10 @@ func indexTable() string {
 
 // historyLevelTable is, per metric whose source depends on the engine's
 // history level, what each level lets the exporter report
-// (engine.HistoryLevelSupport, also what check and the status page say).
+// (capability.HistoryLevelSupport, also what check and the status page say).
 func historyLevelTable() string {
 	var rows [][]string
-	for _, s := range engine.HistoryLevelSupport() {
+	for _, s := range capability.HistoryLevelSupport() {
 		rows = append(rows, []string{code(s.Metric), string(s.None), string(s.Activity), string(s.Audit), string(s.Full), s.Why})
 	}
 	return "\n" + markdownTable([]string{"metric", "none", "activity", "audit", "full", "below full"}, rows) + "\n"

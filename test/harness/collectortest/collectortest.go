@@ -49,7 +49,13 @@ type DB struct {
 
 func NewDB(t *testing.T, withDuplicateCount bool) *DB {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	return NewDBAt(t, pgtest.NewDatabase(t), withDuplicateCount)
+}
+
+// NewDBAt is NewDB on the empty database at url (pgtest's NewDatabase of
+// a server of the test's own, for tests across two servers).
+func NewDBAt(t *testing.T, url string, withDuplicateCount bool) *DB {
+	t.Helper()
 	conn := pgtest.Connect(t, url)
 	files := []string{"deploy/sql/001_reference_schema.sql"}
 	if withDuplicateCount {
@@ -294,4 +300,98 @@ func Age(it collectors.Item) string {
 		return "no time"
 	}
 	return fmt.Sprintf("%s %.0fs", it.Since.Sub(T0), it.AgeSeconds)
+}
+
+// Sources is every source of a configuration built as the binary builds
+// them (internal/sources' Manager): for what spans sources, such as a
+// delivery between two databases.
+type Sources struct {
+	T       *testing.T
+	Manager *sources.Manager
+	Logs    *testkit.LogBuffer
+}
+
+// NewSources builds the sources of configYAML; env holds the environment
+// variables its dsn_env keys name. The sources are closed when the test
+// ends.
+func NewSources(t *testing.T, configYAML string, env map[string]string) *Sources {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	cfg, err := config.Parse([]byte(configYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &testkit.LogBuffer{}
+	m := sources.New(sources.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if _, err := m.Apply(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		m.Close(ctx)
+	})
+	return &Sources{T: t, Manager: m, Logs: logs}
+}
+
+// Collect refreshes every source now (min_interval is tiny in the tests),
+// phase by phase as a scrape does.
+func (s *Sources) Collect() {
+	s.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.Manager.Set().Refresh(ctx)
+}
+
+// Expect compares the named metric families with the exposition text.
+func (s *Sources) Expect(want string, names ...string) {
+	s.T.Helper()
+	if err := s.Compare(want, names...); err != nil {
+		s.T.Fatal(err)
+	}
+}
+
+// Compare is Expect returning the error.
+func (s *Sources) Compare(want string, names ...string) error {
+	return testutil.CollectAndCompare(s.Manager.Set(), strings.NewReader(want), names...)
+}
+
+// Value returns one sample's value (a gauge's or a counter's), failing if
+// it is absent.
+func (s *Sources) Value(name string, labels map[string]string) float64 {
+	s.T.Helper()
+	m := Series(s.T, s.Manager.Set(), name, labels)
+	switch {
+	case m == nil:
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	}
+	s.T.Fatalf("no sample %s%v", name, labels)
+	return 0
+}
+
+// Lists returns the status page's lists of the source of that kind and
+// name, from its last collection, by kind.
+func (s *Sources) Lists(kind, name string) map[string]collectors.List {
+	s.T.Helper()
+	for _, src := range s.Manager.Set().Sources() {
+		if src.Kind() != kind || src.Name() != name {
+			continue
+		}
+		snap := src.Current()
+		if snap == nil {
+			s.T.Fatalf("%s %s not collected", kind, name)
+		}
+		out := map[string]collectors.List{}
+		for _, l := range snap.Lists {
+			out[l.Kind] = l
+		}
+		return out
+	}
+	s.T.Fatalf("no source %s %s", kind, name)
+	return nil
 }

@@ -111,11 +111,18 @@ func SharedServer(t testing.TB) *Server {
 	return shared.srv
 }
 
-// NewDatabase creates a fresh, empty database for the test and returns its
-// URL. The database is dropped when the test ends.
+// NewDatabase creates a fresh, empty database for the test on the shared
+// server and returns its URL. The database is dropped when the test ends.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	srv := SharedServer(t)
+	return SharedServer(t).NewDatabase(t)
+}
+
+// NewDatabase creates a fresh, empty database for the test on this server
+// (a test's own, from NewServer, to test across two servers) and returns
+// its URL. The database is dropped when the test ends.
+func (srv *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
 	name := "t_" + randomHex(6)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,0 +1,49 @@
+package reading
+
+import "sort"
+
+// TopicChoice is what a reader needs of the collector to choose the topics
+// of its reading.
+type TopicChoice struct {
+	// Known are the topics reported so far. Sorted, without "other".
+	Known []string
+	// OtherKnown: "other" (folded topics) is reported.
+	OtherKnown bool
+	// Admit is called for each topic the engine holds that is not known:
+	// true admits it to its own label, false folds it into "other".
+	Admit func(topic string) bool
+}
+
+// ChosenTopics is the choice of one reading.
+type ChosenTopics struct {
+	// Read holds an empty TopicRead for every reported topic (known, and
+	// admitted now), for the reader to fill.
+	Read map[string]*TopicRead
+	// Present are the reported topics that hold open tasks now, sorted:
+	// those the reader reads per topic.
+	Present []string
+	// Folded: topics are folded into "other", in this reading or before.
+	Folded bool
+}
+
+// Choose admits the topics the engine holds now (holding, in the order the
+// reader read them: admission is first come, first served) and returns the
+// reading's choice.
+func (tc TopicChoice) Choose(holding []string) ChosenTopics {
+	ch := ChosenTopics{Read: make(map[string]*TopicRead, len(tc.Known)), Folded: tc.OtherKnown}
+	for _, t := range tc.Known {
+		ch.Read[t] = &TopicRead{}
+	}
+	for _, n := range holding {
+		if ch.Read[n] == nil {
+			if !tc.Admit(n) {
+				ch.Folded = true
+				continue
+			}
+			ch.Read[n] = &TopicRead{}
+		}
+		ch.Present = append(ch.Present, n)
+	}
+	sort.Strings(ch.Present)
+	return ch
+}

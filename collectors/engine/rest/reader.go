@@ -1,0 +1,130 @@
+package rest
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/workflow-exporter/workflow-exporter/camunda"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
+	"github.com/workflow-exporter/workflow-exporter/config"
+)
+
+// Reader reads an engine over its REST API, aspect by aspect: tasks.go,
+// history.go, activities.go, incidents.go, jobs.go, processes.go,
+// cleanup.go, levels.go. What it asks, and why each request costs what it
+// costs, is in docs/camunda-states.md ("The cost of a collection"). In
+// short, per collection of the "camunda" collector:
+//
+//   - one GET /external-task/topic-names;
+//   - engine-wide counts per state group (suspended, retries exhausted,
+//     locked, lapsed; the total too when topics are folded into "other");
+//   - the history log entries new since the previous collection, newest
+//     first, in pages (one request when little happened);
+//   - per topic that holds tasks: one count of its open tasks, and one
+//     request for its oldest fetchable task when it has one;
+//   - the suspended and retries-exhausted tasks listed engine-wide and
+//     grouped by topic when that takes fewer requests than one count per
+//     topic, otherwise counted per topic;
+//   - the locked and lapsed tasks listed engine-wide when they fit in
+//     max_listed_tasks (their per-topic counts then come from the lists),
+//     otherwise counted per topic and listed topic by topic within the
+//     budget;
+//   - incidents: a count, and a list when not 0.
+//
+// Independent requests run concurrently, at most request_concurrency at a
+// time. The history is read before any task list, so a failure the lists
+// show is never attributed to an earlier collection (see locks.go in
+// collectors/engine).
+type Reader struct {
+	client *camunda.Client
+	engine string
+	logger *slog.Logger
+	// concurrency bounds the requests in flight (request_concurrency).
+	concurrency int
+	// pageSize is the page size of every list (1000, or the engine's
+	// max results limit when lower).
+	pageSize int
+	// noCreateTime: the engine version whose external tasks carry no
+	// createTime (the oldest waiting age is then not reported);
+	// noJobCreateTime: the one whose jobs carry none (oldest executable age).
+	noCreateTime, noJobCreateTime *versionFlag
+	// perms are the engine's answers on the grants each collector needs
+	// (capability.Permissions).
+	perms *capability.Permissions
+	// tenants: tenant_label is on (tenants.go); seen are the tenants
+	// the readings met in tasks and history, beside those of the deployed
+	// definitions.
+	tenants bool
+	seen    *tenantSet
+}
+
+var _ reading.Reader = (*Reader)(nil)
+
+func New(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *Reader {
+	return &Reader{client: client, engine: cfg.Name, logger: logger,
+		perms:       capability.NewPermissions(client, cfg, logger),
+		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(ListPageSize),
+		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
+		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
+			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
+		noJobCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
+			warning: "jobs carry no createTime; camunda_job_oldest_executable_age_seconds is not reported for this engine version"},
+	}
+}
+
+// Close implements reading.Reader: the REST client holds nothing to release.
+func (r *Reader) Close() {}
+
+// versionFlag remembers that the engine version lacks a field the REST API
+// returns from some version on, so that what depends on it is not reported
+// (a made-up age would be worse than none), with one warning per version.
+// Concurrent requests of one reading set it.
+type versionFlag struct {
+	logger          *slog.Logger
+	engine, warning string
+
+	mu      sync.Mutex
+	version string
+}
+
+// in reports whether the flag is set for the engine version.
+func (f *versionFlag) in(version string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.version != "" && f.version == version
+}
+
+// set sets the flag for the engine version, warning when it was not set.
+func (f *versionFlag) set(version string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.version == version {
+		return
+	}
+	f.version = version
+	if err != nil {
+		f.logger.Warn(f.warning, "engine", f.engine, "err", err)
+	} else {
+		f.logger.Warn(f.warning, "engine", f.engine)
+	}
+}
+
+// ListPageSize is the page size of the REST reader's lists. A request's
+// cost is mostly fixed (HTTP, the engine's query set-up, and a re-run of the
+// query for every offset page), so fewer, larger pages are cheaper; 1000
+// tasks are about 700 KB of JSON.
+const ListPageSize = 1000
+
+// ItemsPerCountRequest converts listed items into the cost of count
+// requests: listing this many tasks costs about as much engine time as one
+// count request (measured on Camunda 7.24 with PostgreSQL, see
+// docs/benchmarks.md). It decides per collection whether a state group is
+// listed engine-wide or counted topic by topic.
+const ItemsPerCountRequest = 50
+
+// sortedKeys returns m's keys in order, for requests and output that do
+// not depend on map iteration.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
