@@ -109,6 +109,11 @@ bench: deps-run
 alert-matrix: deps
 	PROMTEST_REQUIRE=1 $(GO) test -count=1 -timeout 30m -run TestAlertMatrix -v ./test/e2e
 
+## bench-horizon: the retention horizon's loose index scan on idempotency tables of 1M and 5M rows with 10 to 1000 scopes, against a GROUP BY over the finished rows (docs/benchmarks.md; about 5 minutes)
+.PHONY: bench-horizon
+bench-horizon: deps-run
+	$(GO) test -run '^$$' -bench RetentionHorizon -benchtime 1x -count 1 -timeout 30m ./test/bench/tables/horizon
+
 ## bench-camunda: Camunda collection cost versus engine size and history, REST and engine-database mode, against listing every task and one SQL query (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
 bench-camunda: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/bench/camunda

@@ -144,6 +144,14 @@ const (
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
+// The deduplication window: how far back the records a retention job
+// deletes still reach, and who deduplicates an outbox's events.
+const (
+	IdempotencyRetentionHorizon = "workflow_idempotency_retention_horizon_seconds"
+	InboxRetentionHorizon       = "workflow_inbox_retention_horizon_seconds"
+	OutboxConsumerInfo          = "workflow_outbox_consumer_info"
+)
+
 const polled = " Value as of the last poll, at most min_interval old."
 
 // all builds the catalog. It is a function, not a package variable, so no
@@ -265,6 +273,12 @@ func all() []Metric {
 			"Inbox: messages the consumer gave up on that wait in the library's dead-letter table for an operator (Wolverine's wolverine_dead_letters, less those marked for replay; docs/outbox-shapes.md). A mapped inbox's FAILED_FINAL is a terminal status, counted by workflow_inbox_messages_processed_total." + polled},
 		{InboxOldestFailedAge, Gauge, SourceDatabase, []string{"database", "source_system", "message_type"},
 			"Inbox: seconds since the oldest dead-lettered message was sent (the dead-letter table keeps no time of dead-lettering), by the database clock; 0 when none waits." + polled},
+		{IdempotencyRetentionHorizon, Gauge, SourceDatabase, []string{"database", "scope"},
+			"Idempotency table: seconds since the least recently updated record of the scope in a terminal status (" + strings.Join(vocab.IdempotencyTerminalStatuses(), ", ") + "), by the database clock: how far back the records a retention job deletes still reach, so how old a redelivery the scope can still recognise; 0 when the scope has no finished record. Where records are deleted by age it is about the retention period; in a scope that deletes nothing it is simply the scope's age." + polled},
+		{InboxRetentionHorizon, Gauge, SourceDatabase, []string{"database", "source_system"},
+			"Inbox table: seconds since the oldest processed_at of a finished message (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") + ") from the source system, by the database clock: how far back the inbox can still recognise a redelivered message of that source; 0 when it has no finished message with a processed_at." + polled},
+		{OutboxConsumerInfo, Gauge, SourceDatabase, []string{"database", "consumer_database", "source_system"},
+			"Outbox table: constant 1 per inbox a delivery (deliveries[]) takes the outbox's events to: the consumer's database, and the source system its rows give these events (\"\" when the delivery names none: any). The alert on the deduplication window compares the oldest pending event with that inbox's retention horizon. Absent for an outbox no delivery starts from."},
 
 		// Deliveries: a producer database's outbox compared with a consumer
 		// database's inbox (docs/delivery-ledger.md).

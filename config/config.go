@@ -309,6 +309,7 @@ func (c *Config) finishIn(doc *yamlfile.Document) error {
 	each("databases", len(c.Databases), func(i int) source { return &c.Databases[i] })
 	c.resolveCorrelations(add)
 	c.resolveDeliveries(add)
+	c.deriveOutboxConsumers()
 	return errs.Err()
 }
 

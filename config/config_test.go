@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -495,5 +496,35 @@ func TestOutboxRelay(t *testing.T) {
 				t.Errorf("ReadsColumns() = %v, want %v", got, tc.readsColumns)
 			}
 		})
+	}
+}
+
+// TestOutboxConsumersFromDeliveries: an outbox's consumers are the inboxes
+// its deliveries take its events to, one per source system the delivery
+// names ("" for a delivery that names none), each once.
+func TestOutboxConsumersFromDeliveries(t *testing.T) {
+	c, err := Parse([]byte(`
+databases:
+  - {name: orders, dsn: x, tables: {outbox: {}}}
+  - {name: shipping, dsn: y, tables: {inbox: {}}}
+  - {name: billing, dsn: z, tables: {inbox: {}, outbox: {}}}
+deliveries:
+  - {name: a, from: {database: orders}, to: {database: shipping, source_systems: [orders, orders-v2]}}
+  - {name: b, from: {database: orders, event_types: [OrderPaid]}, to: {database: billing}}
+  - {name: c, from: {database: orders}, to: {database: shipping, source_systems: [orders]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OutboxConsumer{{Database: "shipping", SourceSystem: "orders"}, {Database: "shipping", SourceSystem: "orders-v2"}, {Database: "billing"}}
+	if got := c.Databases[0].Tables.Outbox.Consumers; !slices.Equal(got, want) {
+		t.Errorf("orders' consumers %+v, want %+v", got, want)
+	}
+	if got := c.Databases[2].Tables.Outbox.Consumers; len(got) != 0 {
+		t.Errorf("billing's outbox has no delivery, consumers %+v", got)
+	}
+	// consumers is no key of its own: the deliveries say it once.
+	if _, err := Parse([]byte(`databases: [{name: d, dsn: x, tables: {outbox: {consumers: []}}}]`)); err == nil || !strings.Contains(err.Error(), "consumers") {
+		t.Errorf("tables.outbox.consumers accepted: %v", err)
 	}
 }

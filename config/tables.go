@@ -405,6 +405,12 @@ type OutboxTable struct {
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
 	// Status says what the status page may show of the events.
 	Status SourceStatus `yaml:"status"`
+	// Consumers are the inboxes that deduplicate the outbox's events
+	// downstream, derived from deliveries: (not a key of its own: a
+	// delivery is the one place that says where an outbox's events go), so
+	// a pending event can be compared with how far back they still
+	// recognise a redelivery (WorkflowDeduplicationWindowExceeded).
+	Consumers []OutboxConsumer `yaml:"-"`
 	// Relay names the logical replication slot a change-data-capture relay
 	// (Debezium's outbox event router, pg_recvlogical, ...) reads the
 	// outbox's writes from. With it the table may have any shape and be
@@ -449,6 +455,14 @@ func (t *OutboxTable) ReadsColumns() bool {
 		}
 	}
 	return t.Relay == nil
+}
+
+// OutboxConsumer is an inbox a delivery takes the outbox's events to: the
+// delivery's to.database, and one of its to.source_systems ("" when the
+// delivery names none: any source of that inbox).
+type OutboxConsumer struct {
+	Database     string
+	SourceSystem string
 }
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
@@ -580,5 +594,32 @@ func (c *Correlation) validate(key string, add func(string, string, ...any)) {
 	}
 	if c.Grace < 0 {
 		add(key+".grace", "must not be negative")
+	}
+}
+
+// deriveOutboxConsumers gives each outbox the inboxes its deliveries take
+// its events to, once each, in the order of deliveries:. A delivery whose
+// databases are not configured as it needs is left out (resolveDeliveries
+// names the key).
+func (c *Config) deriveOutboxConsumers() {
+	tables := map[string]*Tables{}
+	for _, d := range c.Databases {
+		tables[d.Name] = d.Tables
+	}
+	for _, d := range c.Deliveries {
+		from, to := tables[d.From.Database], tables[d.To.Database]
+		if from == nil || from.Outbox == nil || to == nil || to.Inbox == nil {
+			continue
+		}
+		sources := d.To.SourceSystems
+		if len(sources) == 0 {
+			sources = []string{""}
+		}
+		for _, s := range sources {
+			cons := OutboxConsumer{Database: d.To.Database, SourceSystem: s}
+			if !slices.Contains(from.Outbox.Consumers, cons) {
+				from.Outbox.Consumers = append(from.Outbox.Consumers, cons)
+			}
+		}
 	}
 }

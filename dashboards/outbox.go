@@ -129,6 +129,15 @@ func outboxRow(d *board) {
 		desc:     "Outbox events in a failed or dead status per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
+	d.series(panel{title: "Oldest pending event against its consumers' retention horizon", unit: "s",
+		desc: "The oldest pending event of each outbox, and the retention horizon of each table that deduplicates its events downstream " +
+			"(the inboxes its deliveries take the events to: by the source system a delivery names, or the inbox's shortest where it names none). " +
+			"A pending event older than a consumer's horizon, where that consumer deletes rows, can reach it after the record of its first delivery is gone. Empty without deliveries.",
+		targets: []target{
+			{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase, mEventType) + ")", legend: "oldest pending {{database}}"},
+			{expr: consumerHorizon(), legend: "horizon of {{consumer_database}} {{source_system}} (consumer of {{database}})"},
+		},
+		runbooks: []string{rules.WorkflowDeduplicationWindowExceeded}})
 	d.series(panel{title: "Outbox publish failures", unit: "cpm", min: ptr(0.0),
 		desc:     "Events newly in a failed or dead status per minute, per database and event type (the rise of the failed count; events an operator requeues do not count against it). Above 0, the publisher keeps giving up on events of that type.",
 		targets:  []target{{expr: "60 * " + sumBy("clamp_min(deriv("+sel(catalog.OutboxEventsFailed, mDatabase, mEventType)+rateInterval+"), 0)", "database", "event_type"), legend: "{{database}} {{event_type}}"}},
@@ -141,4 +150,17 @@ func outboxRow(d *board) {
 		desc:     "Pending events the publisher has retried at least retrying_after_attempts times (exporter config, default 3), per database and event type: it fails on them again and again. Only tables that keep an attempt count (docs/outbox-shapes.md); the status page groups their last errors by cause.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsRetrying, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsRetrying}})
+}
+
+// consumerHorizon is the retention horizon of each inbox the deliveries
+// from the selected outboxes take their events to, labelled as the consumer
+// info is (database is the outbox's): the source system's where the
+// delivery names one, the inbox's shortest where it names none.
+func consumerHorizon() string {
+	horizon := sel(catalog.InboxRetentionHorizon)
+	return sel(catalog.OutboxConsumerInfo, mDatabase, `source_system!=""`) + "\n* on (job, instance, consumer_database, source_system) group_left ()\n" +
+		`label_replace(` + horizon + `, "consumer_database", "$1", "database", "(.*)")` +
+		"\nor\n" +
+		sel(catalog.OutboxConsumerInfo, mDatabase, `source_system=""`) + "\n* on (job, instance, consumer_database) group_left ()\n" +
+		`label_replace(min by (job, instance, database) (` + horizon + `), "consumer_database", "$1", "database", "(.*)")`
 }

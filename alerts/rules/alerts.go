@@ -31,6 +31,7 @@ const (
 	WorkflowIdempotencyInDoubt            = "WorkflowIdempotencyInDoubt"
 	WorkflowProcessedJobTaskOpen          = "WorkflowProcessedJobTaskOpen"
 	WorkflowDuplicatePreventionSpike      = "WorkflowDuplicatePreventionSpike"
+	WorkflowDeduplicationWindowExceeded   = "WorkflowDeduplicationWindowExceeded"
 	CamundaExternalTaskRetriesExhausted   = "CamundaExternalTaskRetriesExhausted"
 	CamundaExternalTaskLockExpirations    = "CamundaExternalTaskLockExpirations"
 	CamundaExternalTaskDuplicateExecution = "CamundaExternalTaskDuplicateExecution"
@@ -198,6 +199,10 @@ func Alerts() []Alert {
 		{WorkflowProcessedJobTaskOpen, rulefile.Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
 			topicWhere + "jobs recorded as processed (activity {{ $labels.activity_id }}, database {{ $labels.database }}), their tasks still open"},
 		scope.alert(WorkflowDuplicatePreventionSpike, rulefile.Info, "duplicates absorbed rise above their baseline"),
+		{WorkflowDeduplicationWindowExceeded, rulefile.Warning, GroupIdempotency, DashboardIdempotency,
+			[]string{"database", "scope", "source_system", "engine", "topic", "message_type", "outbox_database"},
+			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else if $labels.source_system }}Inbox {{ $labels.source_system }}{{ else }}The inbox{{ end }} of database {{ $labels.database }}: " +
+				"redeliveries can come from further back than the records retention leaves"},
 
 		topic.alert(CamundaExternalTaskRetriesExhausted, rulefile.Warning, "tasks out of retries wait for an operator"),
 		topic.alert(CamundaExternalTaskLockExpirations, rulefile.Warning, "task locks lapse before the workers finish"),

@@ -65,6 +65,8 @@ type Thresholds struct {
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	Camunda     CamundaConfig     `yaml:"camunda"`
 	Exporter    ExporterConfig    `yaml:"exporter"`
+	// Deduplication tunes the alert on the deduplication window.
+	Deduplication DeduplicationConfig `yaml:"deduplication"`
 }
 
 // AlertConfig tunes one alert.
@@ -200,6 +202,19 @@ type IdempotencyConfig struct {
 	DuplicatesFactor        float64        `yaml:"duplicates_factor"`
 	DuplicatesMin           float64        `yaml:"duplicates_min"`
 	DuplicatesFor           model.Duration `yaml:"duplicates_for"`
+}
+
+// DeduplicationConfig tunes WorkflowDeduplicationWindowExceeded: something
+// that can still be redelivered is older than the retention horizon of the
+// table that would recognise it.
+type DeduplicationConfig struct {
+	// DeletionWindow: a horizon counts only where it fell within this
+	// window, that is where the table's oldest finished row went away
+	// (a retention job deletes them). A horizon that only grows is the age
+	// of a table or scope nothing was deleted from yet: every row it ever
+	// held is still there. Longer than the interval of the retention job.
+	DeletionWindow model.Duration `yaml:"deletion_window"`
+	For            model.Duration `yaml:"for"`
 }
 
 // CamundaConfig tunes the Camunda alerts.
@@ -406,6 +421,10 @@ func DefaultThresholds() Thresholds {
 			HistoryCleanupBehindWindow: d("1d"),
 			HistoryCleanupBehindFor:    d("1h"),
 		},
+		Deduplication: DeduplicationConfig{
+			DeletionWindow: d("1d"),
+			For:            d("1h"),
+		},
 		Exporter: ExporterConfig{
 			SourceDownFor:           d("5m"),
 			PagesKeepFiringFor:      d("10m"),
@@ -501,6 +520,7 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 			{"exporter.history_reads_cut_window", c.Exporter.HistoryReadsCutWindow},
 			{"exporter.label_values_folded_window", c.Exporter.LabelValuesFoldedWindow},
 			{"exporter.stale_after", c.Exporter.StaleAfter},
+			{"deduplication.deletion_window", c.Deduplication.DeletionWindow},
 		} {
 			if time.Duration(w.v) < minWindow {
 				add(prefix+w.key, "%s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", w.v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)

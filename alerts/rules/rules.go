@@ -171,7 +171,7 @@ func tenanted(lane []string) bool {
 // and panics.
 func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.relay(), b.inbox(), b.delivery(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.relay(), b.inbox(), b.delivery(), b.idempotency(), b.deduplication(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}

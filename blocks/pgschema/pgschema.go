@@ -80,6 +80,11 @@ type Query struct {
 	Args []any
 	// Requires names an optional column without which the query is not run.
 	Requires string
+	// Ordered marks a query that reads the first rows of an index in its
+	// order (ORDER BY ... LIMIT, as a loose index scan does): an index
+	// that only restricts the scan does not serve it, the plan must need
+	// no sort (see ServingOrderedIndex).
+	Ordered bool
 }
 
 // Requirements is what a collector needs from one table.

@@ -373,7 +373,11 @@ func checkTableIn(ctx context.Context, tx pgx.Tx, req pgschema.Requirements, use
 		if !ok {
 			continue
 		}
-		used, err := pgschema.ServingIndex(ctx, tx, req.Table, q.SQL, q.Args...)
+		serving := pgschema.ServingIndex
+		if q.Ordered {
+			serving = pgschema.ServingOrderedIndex
+		}
+		used, err := serving(ctx, tx, req.Table, q.SQL, q.Args...)
 		if err != nil {
 			return fmt.Errorf("explain %s query: %w", q.Name, err)
 		}

@@ -28,6 +28,11 @@ type tableKind struct {
 	// relay (outbox.relay), nil when the kind has none or the table names
 	// no relay. It fails apart from the table's own collector.
 	relay func(t *config.Tables, o kindOptions) TableCollector
+	// horizon returns the collector of the table's retention horizon
+	// (collectors/tables/horizon.go), nil when the kind deduplicates
+	// nothing, the database does not list the table, or the table is a
+	// library's read through a preset.
+	horizon func(t *config.Tables, o kindOptions) TableCollector
 }
 
 // tableKinds is the one list of worker table kinds, in the order their
@@ -39,10 +44,10 @@ type tableKind struct {
 func tableKinds() []tableKind {
 	return []tableKind{
 		kindOf("idempotency", func(t *config.Tables) *config.IdempotencyTable { return t.Idempotency },
-			tables.NewIdempotency, joined(tables.NewIdempotencyJoin)),
+			tables.NewIdempotency, joined(tables.NewIdempotencyJoin), tables.NewIdempotencyHorizon),
 		kindOf("processed_jobs", func(t *config.Tables) *config.ProcessedJobTable { return t.ProcessedJobs },
 			tables.NewProcessedJobs, joined(tables.NewProcessedJobJoin)),
-		kindOf("inbox", func(t *config.Tables) *config.InboxTable { return t.Inbox }, tables.NewInbox, nil),
+		kindOf("inbox", func(t *config.Tables) *config.InboxTable { return t.Inbox }, tables.NewInbox, nil, tables.NewInboxHorizon),
 		outboxKind(),
 	}
 }
@@ -80,8 +85,11 @@ type kindOptions struct {
 	engines          []string
 }
 
+// kindOf builds a kind from its config section, its collector, its join
+// (nil for none) and, for a kind that deduplicates, its horizon.
 func kindOf[T any, C TableCollector](section string, table func(*config.Tables) *T,
-	collector func(tables.Options[T]) C, join func(tables.JoinOptions[T]) TableCollector) tableKind {
+	collector func(tables.Options[T]) C, join func(tables.JoinOptions[T]) TableCollector,
+	horizon ...func(tables.Options[T]) *tables.Horizon) tableKind {
 	options := func(t *config.Tables, o kindOptions) (tables.Options[T], bool) {
 		cfg := table(t)
 		if cfg == nil {
@@ -99,6 +107,17 @@ func kindOf[T any, C TableCollector](section string, table func(*config.Tables) 
 	k.join = func(t *config.Tables, o kindOptions) TableCollector {
 		if to, ok := options(t, o); ok && join != nil {
 			return join(tables.JoinOptions[T]{Options: to, Views: o.views, Engines: o.engines})
+		}
+		return nil
+	}
+	k.horizon = func(t *config.Tables, o kindOptions) TableCollector {
+		if to, ok := options(t, o); ok && len(horizon) > 0 {
+			// A table without a horizon (an inbox read through a
+			// preset) gives a nil *Horizon: no collector, not a nil
+			// one in the interface.
+			if h := horizon[0](to); h != nil {
+				return h
+			}
 		}
 		return nil
 	}
