@@ -75,10 +75,17 @@ func (run *collectionRun) incidents(rd incidentRead) {
 	}
 }
 
-// incidentCounts sums the groups by their label tuple, admitted by the
-// label limiter in the reader's order (groups a reader already folded
-// bypass it).
+// incidentCounts sums the groups by their label tuple, new tuples offered
+// to the label limiter in its order (groups a reader already folded bypass
+// it).
 func (run *collectionRun) incidentCounts(groups []incidentGroup) map[incidentKey]int64 {
+	var tuples [][]string
+	for _, g := range groups {
+		if !g.folded {
+			tuples = append(tuples, []string{g.key.typ, g.key.key, g.key.activity})
+		}
+	}
+	run.c.incidentLimit.Offer(tuples...)
 	counts := map[incidentKey]int64{}
 	for _, g := range groups {
 		ik := g.key

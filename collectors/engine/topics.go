@@ -40,23 +40,37 @@ type chosenTopics struct {
 	folded bool
 }
 
-// choose admits the topics the engine holds now (holding, in the order the
-// reader read them: admission is first come, first served) and returns the
-// reading's choice.
+// choose admits the topics the engine holds now that are not known yet, in
+// labellimit.Order (not the reader's order: two exporters, or one before
+// and after a restart, choose the same topics), and returns the reading's
+// choice.
 func (tc topicChoice) choose(holding []string) chosenTopics {
 	ch := chosenTopics{read: make(map[string]*topicRead, len(tc.known)), folded: tc.otherKnown}
 	for _, t := range tc.known {
 		ch.read[t] = &topicRead{}
 	}
+	var fresh [][]string
 	for _, n := range holding {
 		if ch.read[n] == nil {
-			if !tc.admit(n) {
-				ch.folded = true
-				continue
-			}
-			ch.read[n] = &topicRead{}
+			fresh = append(fresh, []string{n})
 		}
-		ch.present = append(ch.present, n)
+	}
+	labellimit.Order(fresh)
+	foldedNow := map[string]bool{}
+	for _, n := range fresh {
+		if ch.read[n[0]] != nil || foldedNow[n[0]] {
+			continue
+		}
+		if !tc.admit(n[0]) {
+			ch.folded, foldedNow[n[0]] = true, true
+			continue
+		}
+		ch.read[n[0]] = &topicRead{}
+	}
+	for _, n := range holding {
+		if ch.read[n] != nil {
+			ch.present = append(ch.present, n)
+		}
 	}
 	sort.Strings(ch.present)
 	return ch

@@ -101,7 +101,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 		var source, msgType, status, id string
 		var count, oldest float64
 		var ts time.Time
-		err := each(ctx, tx, "inbox open-messages query", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() error {
+		err := c.eachOffered(ctx, tx, "inbox open-messages query", c.sqlGauges, nil, []any{&source, &msgType, &status, &count, &oldest}, func() []string { return []string{source, msgType} }, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := c.cfg.Statuses.Canonical(status)

@@ -125,7 +125,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		var failed bool
 		var count, oldest, delay float64
 		var ts time.Time
-		err := each(ctx, tx, "outbox pending query", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() error {
+		err := c.eachOffered(ctx, tx, "outbox pending query", c.sqlGauges, nil, []any{&aggType, &evType, &failed, &count, &oldest}, func() []string { return []string{aggType, evType} }, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if g := group(vals); failed {
