@@ -192,8 +192,8 @@ func Alerts() []Alert {
 
 		source.alert(WorkflowExporterSourceDown, Critical, "the alerts on it are blind"),
 		source.alert(WorkflowExporterCollectorDown, Warning, "no paging alert reads it, its series are missing"),
-		{WorkflowExporterDown, Critical, GroupExporter, DashboardExporter, []string{"job", "instance"},
-			"Prometheus cannot scrape the workflow exporter{{ with $labels.instance }} {{ . }}{{ end }}: every workflow alert is blind"},
+		{WorkflowExporterDown, Critical, GroupExporter, DashboardExporter, []string{"job"},
+			"Prometheus cannot scrape the workflow exporter of job {{ $labels.job }}: every workflow alert is blind"},
 		exporterEngine.alert(WorkflowExporterTasksUnwatched, Warning, "in-flight external tasks beyond the exporter's lists go unwatched"),
 		exporterEngine.alert(WorkflowExporterHistoryReadsCut, Warning, "the exporter reads less history than is written, failures and completions are undercounted"),
 		{WorkflowExporterLabelValuesFolded, Warning, GroupExporter, DashboardExporter, []string{"metric"},
