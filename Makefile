@@ -11,7 +11,7 @@ DEMO      := bin/workflow-demo
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-history bench-engine-cost alert-matrix
+.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-history bench-engine-cost bench-replicas alert-matrix
 
 all: build
 
@@ -64,7 +64,7 @@ test-pg-current:
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
 # fuzzes each for FUZZTIME. A failure writes the input to the package's
 # testdata/fuzz/: fix the code and commit the input as a regression case.
-FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
+FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzLimiterOffer blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
 FUZZTIME    ?= 5s
 
 ## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding and the error signatures, each for FUZZTIME (5s)
@@ -121,6 +121,10 @@ bench-camunda: deps
 ## bench-history: the engine-database mode's history count (camunda_history) on 1M process instances made by SQL in the engine's schema, against a full count of the table (docs/benchmarks.md; about a minute)
 bench-history: deps
 	$(GO) test -run '^$$' -bench HistoryCount -benchtime 1x -count 1 -timeout 30m ./test/bench/history
+
+## bench-replicas: what a second replica costs the sources: statements on PostgreSQL (pg_stat_statements) and requests to a Camunda engine with one exporter, then two, scraped at the same interval (docs/benchmarks.md; starts a Camunda 7.24 engine, about 6 minutes)
+bench-replicas: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench/replicas
 
 ## bench-engine-cost: what the exporter costs a Camunda engine under live traffic: completions per second of saturating workers without and with the exporter (REST at 30s and 5s, engine-database mode), 5 alternating rounds, and the exporter's database time (docs/benchmarks.md; about 30 minutes)
 bench-engine-cost: deps

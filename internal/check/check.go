@@ -58,6 +58,9 @@ type EngineTarget struct {
 	// HistoryLevel finds the engine's history level as the first
 	// collection does; nil: not checked.
 	HistoryLevel func(context.Context) capability.HistoryLevelReport
+	// Warnings are about how the engine is reached (plain HTTP, a DSN
+	// that does not verify the server), as start-up logs them.
+	Warnings []string
 }
 
 // EngineDBTarget is an engine's database as engine-database mode opens it.
@@ -80,6 +83,9 @@ type DatabaseTarget struct {
 	DB     *pgsource.DB
 	Err    error
 	Tables []pgschema.Requirements
+	// Warnings are about how the database is reached (a DSN that does not
+	// verify the server), as start-up logs them.
+	Warnings []string
 }
 
 // Run checks every engine and database and writes a human-readable report.
@@ -92,6 +98,7 @@ func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget
 		fmt.Fprintln(w, "no databases configured")
 	}
 	for _, d := range databases {
+		warn(w, &rep, "database "+d.Config.Name, d.Warnings)
 		if d.Err != nil {
 			fmt.Fprintf(w, "database %s: ERROR %v\n", d.Config.Name, d.Err)
 			rep.Errors++
@@ -103,8 +110,18 @@ func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget
 	return rep
 }
 
+// warn prints each warning about how a source is reached, as its own line
+// before the source's checks (which may fail for the same source).
+func warn(w io.Writer, rep *Report, source string, warnings []string) {
+	for _, text := range warnings {
+		rep.Warnings++
+		fmt.Fprintf(w, "%s: WARNING %s\n", source, text)
+	}
+}
+
 func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
 	cfg := e.Config
+	warn(w, rep, "camunda "+cfg.Name, e.Warnings)
 	if e.ClientErr != nil {
 		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", cfg.Name, e.Key, e.ClientErr)
 		rep.Errors++
