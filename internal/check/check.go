@@ -246,8 +246,16 @@ func checkDatabase(ctx context.Context, d DatabaseTarget, w io.Writer, rep *Repo
 		return
 	}
 	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", d.Config.Name, version, user)
+	// Several collectors may read one table (the idempotency collector
+	// and its retention horizon): a table that is not there is one error.
+	missing := map[string]bool{}
 	for _, req := range d.Tables {
-		checkTable(ctx, d.DB, req, user, w, rep)
+		if missing[req.Table] {
+			continue
+		}
+		if !checkTable(ctx, d.DB, req, user, w, rep) {
+			missing[req.Table] = true
+		}
 	}
 }
 
@@ -259,7 +267,9 @@ func whoAmI(ctx context.Context, db *pgsource.DB) (version, user string, err err
 	return version, user, err
 }
 
-func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) {
+// checkTable checks one table and its probes and says whether the table
+// is there.
+func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) bool {
 	found := false
 	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkTableIn(ctx, tx, req, user, w, rep); err != nil {
@@ -279,6 +289,7 @@ func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements,
 			checkProbe(ctx, db, p, w, rep)
 		}
 	}
+	return found
 }
 
 // checkProbe runs a collector's probe (pgschema.Probe) in a read-only
