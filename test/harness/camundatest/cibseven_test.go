@@ -111,19 +111,7 @@ func TestCIBSevenOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var schemaVersion, schemaLog string
-	if err := conn.QueryRow(ctx, `SELECT value_ FROM act_ge_property WHERE name_ = 'schema.version'`).Scan(&schemaVersion); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.QueryRow(ctx, `SELECT version_ FROM act_ge_schema_log ORDER BY timestamp_ DESC LIMIT 1`).Scan(&schemaLog); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("ACT_GE_PROPERTY schema.version = %q, ACT_GE_SCHEMA_LOG version = %q", schemaVersion, schemaLog)
-	var hasCreateTime bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-		WHERE table_name = 'act_ru_ext_task' AND column_name = 'create_time_')`).Scan(&hasCreateTime); err != nil {
-		t.Fatal(err)
-	}
+	_, _, hasCreateTime := engineSchema(ctx, t, conn)
 	if !hasCreateTime {
 		t.Error("ACT_RU_EXT_TASK has no CREATE_TIME_")
 	}

@@ -54,21 +54,9 @@ func TestEngineTablesOnPostgres(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close(ctx)
-			var property, schemaLog string
-			if err := conn.QueryRow(ctx, `SELECT value_ FROM act_ge_property WHERE name_ = 'schema.version'`).Scan(&property); err != nil {
-				t.Fatal(err)
-			}
-			if err := conn.QueryRow(ctx, `SELECT version_ FROM act_ge_schema_log ORDER BY timestamp_ DESC LIMIT 1`).Scan(&schemaLog); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("ACT_GE_PROPERTY schema.version = %q, ACT_GE_SCHEMA_LOG = %q", property, schemaLog)
+			property, schemaLog, column := engineSchema(ctx, t, conn)
 			if property != "fox" || schemaLog != exp.schemaVersion {
 				t.Errorf("schema.version %q, schema log %q; want fox and %s", property, schemaLog, exp.schemaVersion)
-			}
-			var column bool
-			if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-				WHERE table_name = 'act_ru_ext_task' AND column_name = 'create_time_')`).Scan(&column); err != nil {
-				t.Fatal(err)
 			}
 			if column != exp.createTimeColumn {
 				t.Errorf("ACT_RU_EXT_TASK has CREATE_TIME_: %v, want %v", column, exp.createTimeColumn)
@@ -96,4 +84,23 @@ func TestEngineTablesOnPostgres(t *testing.T) {
 			}
 		})
 	}
+}
+
+// engineSchema reads what an engine wrote of its schema to its database:
+// ACT_GE_PROPERTY's schema.version, the newest ACT_GE_SCHEMA_LOG version
+// (both logged), and whether ACT_RU_EXT_TASK has CREATE_TIME_ (7.21+).
+func engineSchema(ctx context.Context, t *testing.T, conn *pgx.Conn) (property, schemaLog string, createTime bool) {
+	t.Helper()
+	if err := conn.QueryRow(ctx, `SELECT value_ FROM act_ge_property WHERE name_ = 'schema.version'`).Scan(&property); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT version_ FROM act_ge_schema_log ORDER BY timestamp_ DESC LIMIT 1`).Scan(&schemaLog); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ACT_GE_PROPERTY schema.version = %q, ACT_GE_SCHEMA_LOG version = %q", property, schemaLog)
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+		WHERE table_name = 'act_ru_ext_task' AND column_name = 'create_time_')`).Scan(&createTime); err != nil {
+		t.Fatal(err)
+	}
+	return property, schemaLog, createTime
 }

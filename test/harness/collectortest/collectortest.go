@@ -148,16 +148,7 @@ func (e *Exporter) Expect(want string, names ...string) {
 // Value returns one sample's Value, failing if it is absent.
 func (e *Exporter) Value(name string, labels map[string]string) float64 {
 	e.T.Helper()
-	m := Series(e.T, e.Set, name, labels)
-	switch {
-	case m == nil:
-	case m.Gauge != nil:
-		return m.GetGauge().GetValue()
-	case m.Counter != nil:
-		return m.GetCounter().GetValue()
-	}
-	e.T.Fatalf("no sample %s%v", name, labels)
-	return 0
+	return value(e.T, e.Set, name, labels)
 }
 
 // Series returns the first Series of the metric whose labels include
@@ -363,7 +354,14 @@ func (s *Sources) Compare(want string, names ...string) error {
 // it is absent.
 func (s *Sources) Value(name string, labels map[string]string) float64 {
 	s.T.Helper()
-	m := Series(s.T, s.Manager.Set(), name, labels)
+	return value(s.T, s.Manager.Set(), name, labels)
+}
+
+// value returns the value of set's one sample of name with labels (a
+// gauge's or a counter's), failing the test if it is absent.
+func value(t *testing.T, set prometheus.Collector, name string, labels map[string]string) float64 {
+	t.Helper()
+	m := Series(t, set, name, labels)
 	switch {
 	case m == nil:
 	case m.Gauge != nil:
@@ -371,7 +369,7 @@ func (s *Sources) Value(name string, labels map[string]string) float64 {
 	case m.Counter != nil:
 		return m.GetCounter().GetValue()
 	}
-	s.T.Fatalf("no sample %s%v", name, labels)
+	t.Fatalf("no sample %s%v", name, labels)
 	return 0
 }
 
