@@ -79,12 +79,14 @@ func TestMinIntervalBoundsCollections(t *testing.T) {
 		advance   time.Duration
 		wantCalls int32
 	}{
-		{0, 1},                 // first scrape collects
-		{10 * time.Second, 1},  // within min_interval: served from the snapshot
-		{19 * time.Second, 1},  // 29 s after the collection: still served
-		{1 * time.Second, 2},   // 30 s: collects again
-		{100 * time.Second, 3}, // long pause: one collection, not a catch-up burst
-		{0, 3},
+		{0, 1},                                 // first scrape collects
+		{10 * time.Second, 1},                  // within min_interval: served from the snapshot
+		{16 * time.Second, 1},                  // 26 s after the collection: still served
+		{1 * time.Second, 2},                   // 27 s, the last tenth of min_interval: collects again
+		{30*time.Second - time.Millisecond, 3}, // a scraper every min_interval, a little early: a collection each time
+		{30*time.Second - time.Millisecond, 4},
+		{100 * time.Second, 5}, // long pause: one collection, not a catch-up burst
+		{0, 5},
 	}
 	for i, s := range steps {
 		clk.advance(s.advance)

@@ -69,7 +69,8 @@ type SourceOptions struct {
 	Kind string
 	// Name is the configured name (the engine or database label).
 	Name string
-	// MinInterval is the least time between two collections.
+	// MinInterval is the least time between two collections, less the
+	// last tenth of it (fresh).
 	MinInterval time.Duration
 	// Timeout bounds one whole collection.
 	Timeout time.Duration
@@ -172,7 +173,7 @@ func (s *Source) Current() *Snapshot {
 // next scrape benefits from it.
 func (s *Source) Refresh(ctx context.Context) *Snapshot {
 	s.mu.Lock()
-	if s.closed || (s.snap != nil && s.o.Now().Sub(s.snap.Started) < s.o.MinInterval) {
+	if s.closed || (s.snap != nil && s.fresh(s.o.Now().Sub(s.snap.Started))) {
 		snap := s.snap
 		s.mu.Unlock()
 		return snap
@@ -190,6 +191,16 @@ func (s *Source) Refresh(ctx context.Context) *Snapshot {
 	case <-ctx.Done():
 	}
 	return s.Current()
+}
+
+// fresh says whether a snapshot of this age serves a scrape. Its last
+// tenth of min_interval does not: Prometheus scraping every min_interval
+// (the documented setup: 30s and 30s) asks again a little less than
+// min_interval after the collection it caused started, and would
+// otherwise read every other snapshot twice, each series a collection
+// behind. Several scrapers within that tenth still share one collection.
+func (s *Source) fresh(age time.Duration) bool {
+	return age < s.o.MinInterval-s.o.MinInterval/10
 }
 
 // Close stops the source: no collection starts any more, and a running one

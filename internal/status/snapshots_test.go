@@ -51,7 +51,7 @@ func TestPageLoadsGoThroughTheMinIntervalGate(t *testing.T) {
 	for i, step := range []struct {
 		advance   time.Duration
 		wantCalls int32
-	}{{0, 1}, {time.Second, 1}, {28 * time.Second, 1}, {time.Second, 2}, {0, 2}} {
+	}{{0, 1}, {time.Second, 1}, {25 * time.Second, 1}, {time.Second, 2}, {0, 2}} {
 		now = now.Add(step.advance)
 		snaps := Snapshots(context.Background(), set)
 		if got := lc.calls.Load(); got != step.wantCalls {
