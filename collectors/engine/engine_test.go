@@ -690,21 +690,32 @@ func engineRequestBudget(t *testing.T, e *camundatest.Engine, creds string) {
 	}
 	xs := newCamundaExporterWith(t, camundaConfig(p.URL, "", creds), true)
 	xs.collect()
-	p.Counts()
-	xs.collect()
-	withStatus := p.Counts()
-	x.collect()
-	without := p.Counts()
-	extra := map[string]int{}
-	for path, n := range withStatus {
-		if d := n - without[path]; d != 0 {
-			extra[path] = d
+	// The other scenarios run on this engine meanwhile: a lock that
+	// lapses or a task that appears between the two collections changes
+	// what one of them lists. The pair is measured again (at most three
+	// times) until nothing moved in between.
+	var extra map[string]int
+	for attempt := 1; attempt <= 3; attempt++ {
+		p.Counts()
+		xs.collect()
+		withStatus := p.Counts()
+		x.collect()
+		without := p.Counts()
+		extra = map[string]int{}
+		for path, n := range withStatus {
+			if d := n - without[path]; d != 0 {
+				extra[path] = d
+			}
 		}
-	}
-	for path, n := range without {
-		if _, ok := withStatus[path]; !ok {
-			extra[path] = -n
+		for path, n := range without {
+			if _, ok := withStatus[path]; !ok {
+				extra[path] = -n
+			}
 		}
+		if len(extra) == 2 && extra["/incident"] == 1 && extra["/external-task"] == 1 {
+			break
+		}
+		t.Logf("attempt %d: the status page's reading added %v requests", attempt, extra)
 	}
 	if len(extra) != 2 || extra["/incident"] != 1 || extra["/external-task"] != 1 {
 		t.Errorf("the status page's reading added %v requests, want /incident 1 and /external-task 1 (%d failedExternalTask incidents)", extra, failed)
