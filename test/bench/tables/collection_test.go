@@ -53,23 +53,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-// TestMain keeps the throwaway server's files in a directory of this run,
-// so that a cleanup of stray /tmp/pgtest-* directories by a concurrent run
-// cannot remove them during the minutes the benchmark takes.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "wfx-bench-")
-	if err == nil && os.Chmod(dir, 0o755) == nil {
-		if err := os.Setenv("TMPDIR", dir); err != nil {
-			panic(err)
-		}
-	}
-	code := m.Run()
-	pgtest.StopShared()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.BenchMain(m, "wfx-bench-", pgtest.StopShared) }
 
 var (
 	historyFlag = flag.String("history", "10000,100000,1000000", "terminal history rows per table, comma-separated, ascending")

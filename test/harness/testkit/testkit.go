@@ -38,6 +38,27 @@ func Main(m *testing.M, stop ...func()) {
 	os.Exit(code)
 }
 
+// BenchMain is Main for a package of long benchmarks: the throwaway
+// servers' files go to a directory of this run (TMPDIR, removed at the
+// end), so that a cleanup of stray /tmp directories by a concurrent run
+// cannot remove them during the minutes a benchmark takes.
+func BenchMain(m *testing.M, prefix string, stop ...func()) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err == nil && os.Chmod(dir, 0o755) == nil {
+		if err := os.Setenv("TMPDIR", dir); err != nil {
+			panic(err)
+		}
+	}
+	code := m.Run()
+	for _, s := range stop {
+		s()
+	}
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
 // LogBuffer is an io.Writer that keeps everything written to it and may be
 // written and read concurrently: a logger's handler or a child process
 // writes while the test reads.

@@ -41,23 +41,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-// TestMain keeps the throwaway server's files in a directory of this run
-// (as test/bench/tables does), so that a cleanup of stray /tmp/pgtest-*
-// directories by a concurrent run cannot remove them.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "wfx-bench-horizon-")
-	if err == nil && os.Chmod(dir, 0o755) == nil {
-		if err := os.Setenv("TMPDIR", dir); err != nil {
-			panic(err)
-		}
-	}
-	code := m.Run()
-	pgtest.StopShared()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.BenchMain(m, "wfx-bench-horizon-", pgtest.StopShared) }
 
 var (
 	casesFlag   = flag.String("cases", "1000000:10,5000000:10,5000000:100,5000000:1000", "rows:scopes of each table, comma-separated")
