@@ -22,8 +22,6 @@ func optionalInSummary(alert, label string) bool {
 		return label == "scope" || label == "source_system" || label == "message_type"
 	case rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown:
 		return label == "collector"
-	case rules.WorkflowExporterDown:
-		return label == "instance"
 	}
 	return false
 }

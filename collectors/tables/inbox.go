@@ -244,7 +244,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 		var count, oldest, retrying float64
 		var ts time.Time
 		if plan.sqlGauges != "" {
-			err = each(ctx, tx, "inbox open-messages query", plan.sqlGauges, plan.gaugeArgs, []any{&source, &msgType, &status, &count, &oldest, &retrying}, func() error {
+			err = c.eachOffered(ctx, tx, "inbox open-messages query", plan.sqlGauges, plan.gaugeArgs, []any{&source, &msgType, &status, &count, &oldest, &retrying}, func() []string { return []string{source, msgType} }, func() error {
 				vals := c.limiter.Admit(source, msgType)
 				seen.add(vals...)
 				canon := st.canonical(status)
@@ -265,7 +265,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 			}
 		}
 		if plan.sqlDead != "" {
-			err = each(ctx, tx, "inbox dead-letter query", plan.sqlDead, nil, []any{&source, &msgType, &count, &oldest}, func() error {
+			err = c.eachOffered(ctx, tx, "inbox dead-letter query", plan.sqlDead, nil, []any{&source, &msgType, &count, &oldest}, func() []string { return []string{source, msgType} }, func() error {
 				vals := c.limiter.Admit(source, msgType)
 				seen.add(vals...)
 				group(vals).failed.merge(count, oldest, 0)

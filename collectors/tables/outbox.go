@@ -228,7 +228,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		var failed bool
 		var count, oldest, retrying, delay float64
 		var ts time.Time
-		err = each(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying}, func() error {
+		err = c.eachOffered(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying}, func() []string { return []string{aggType, evType} }, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if g := group(vals); failed {
