@@ -50,6 +50,8 @@ type kindOptions struct {
 	database, prefix string
 	lateCommitWindow time.Duration
 	labelValueLimit  int
+	forgetAfter      time.Duration
+	maxCatchUp       time.Duration
 	folds            *labellimit.Stats
 	logger           *slog.Logger
 	views            *correlate.Registry
@@ -64,7 +66,8 @@ func kindOf[T any, C TableCollector](section string, table func(*config.Tables) 
 			return tables.Options[T]{}, false
 		}
 		return tables.Options[T]{DB: o.db, Database: o.database, Table: *cfg, ConfigKey: o.prefix + section,
-			LateCommitWindow: o.lateCommitWindow, LabelValueLimit: o.labelValueLimit, Folds: o.folds, Logger: o.logger}, true
+			LateCommitWindow: o.lateCommitWindow, LabelValueLimit: o.labelValueLimit, LabelValueForgetAfter: o.forgetAfter, MaxCatchUp: o.maxCatchUp,
+			Folds: o.folds, Logger: o.logger}, true
 	}
 	k := tableKind{section: section}
 	k.collector = func(t *config.Tables, o kindOptions) TableCollector {
