@@ -45,7 +45,7 @@ const (
 	// DefaultMaxRememberedDuplicates bounds the idempotency records whose
 	// duplicate_count the exporter remembers, per table.
 	DefaultMaxRememberedDuplicates = 2_000_000
-	DefaultWorkerIDLimit    = 20
+	DefaultWorkerIDLimit           = 20
 	// DefaultFailureSignatureLimit is how many failure signatures each
 	// topic or process definition key keeps as their own error label.
 	DefaultFailureSignatureLimit = 10

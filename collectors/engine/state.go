@@ -455,7 +455,9 @@ func (c *processesCollector) StateKey() string { return c.e.stateKey(nameProcess
 func (c *processesCollector) SaveState() ([]byte, error) { return saveKeys(c.seen, c.limit) }
 
 // LoadState implements collectors.Stateful.
-func (c *processesCollector) LoadState(data []byte, _ bool) error { return loadKeys(data, c.seen, c.limit) }
+func (c *processesCollector) LoadState(data []byte, _ bool) error {
+	return loadKeys(data, c.seen, c.limit)
+}
 
 // Remembered implements collectors.Remembering.
 func (c *processesCollector) Remembered(note func(kind string, n int)) {
@@ -470,7 +472,9 @@ func (c *historyCollector) StateKey() string { return c.e.stateKey(nameHistory) 
 func (c *historyCollector) SaveState() ([]byte, error) { return saveKeys(c.seen, c.limit) }
 
 // LoadState implements collectors.Stateful.
-func (c *historyCollector) LoadState(data []byte, _ bool) error { return loadKeys(data, c.seen, c.limit) }
+func (c *historyCollector) LoadState(data []byte, _ bool) error {
+	return loadKeys(data, c.seen, c.limit)
+}
 
 // Remembered implements collectors.Remembering.
 func (c *historyCollector) Remembered(note func(kind string, n int)) {

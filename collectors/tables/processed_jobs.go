@@ -62,7 +62,9 @@ func (c *ProcessedJobs) StateKey() string {
 func (c *ProcessedJobs) SaveState() ([]byte, error) { return c.saveState(nil) }
 
 // LoadState implements collectors.Stateful (state.go).
-func (c *ProcessedJobs) LoadState(data []byte, resume bool) error { return c.loadState(data, resume, nil) }
+func (c *ProcessedJobs) LoadState(data []byte, resume bool) error {
+	return c.loadState(data, resume, nil)
+}
 
 // Remembered implements collectors.Remembering.
 func (c *ProcessedJobs) Remembered(note func(kind string, n int)) { c.remembered(note) }
