@@ -218,6 +218,9 @@ func (s *Source) Close(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
+	if s.storage != nil {
+		s.storage.wait(ctx)
+	}
 }
 
 func (s *Source) run(done chan struct{}) {
@@ -236,10 +239,14 @@ func (s *Source) run(done chan struct{}) {
 		s.snap = snap
 	}
 	s.inflight = nil
+	if pending != nil {
+		s.storage.writing.Add(1) // before done: Close waits for it
+	}
 	s.mu.Unlock()
 	close(done)
 	if pending != nil {
 		s.storage.write(s, pending)
+		s.storage.writing.Done()
 	}
 }
 

@@ -1,6 +1,7 @@
 package poll
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -43,6 +44,23 @@ type storage struct {
 	seq         uint64    // of the last encoding
 	written     uint64    // the seq of the file on disk
 	failing     bool      // the last write failed (logged once until one succeeds)
+
+	// writing counts the periodic writes under way (after their
+	// collection's done): Close waits for them.
+	writing sync.WaitGroup
+}
+
+// wait waits for the periodic writes under way, or for ctx.
+func (st *storage) wait(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		st.writing.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // encodedState is a state encoded for the file.
