@@ -213,7 +213,7 @@ func tenanted(lane []string) bool {
 // and panics.
 func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.delivery(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.relay(), b.inbox(), b.delivery(), b.idempotency(), b.deduplication(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
@@ -378,6 +378,27 @@ and %[7]s > 0
 	}
 }
 
+// relay: an outbox's change-data-capture relay, by the logical replication
+// slot it reads.
+func (b builder) relay() []Rule {
+	r := b.c.Relay
+	what := "database {{ $labels.database }} (slot {{ $labels.slot }})"
+	return []Rule{
+		b.rule(WorkflowOutboxRelayBehind, r.LagFor, fmt.Sprintf(`
+%s > %s
+`, one(b.bridged(b.sel(catalog.OutboxRelayLagSeconds))), secs(r.Lag)),
+			fmt.Sprintf("The oldest outbox write of %s that the relay has not confirmed has waited {{ $value | humanizeDuration }} (threshold %s): consumers have not seen those events. The relay is disconnected (see workflow_outbox_relay_slot_active) or connected and not confirming. A Debezium connector without heartbeats confirms a transaction only when the next one arrives: on a quiet outbox that reads as behind.", what, dur(r.Lag))),
+
+		b.rule(WorkflowOutboxRelayWALAtRisk, r.WALRiskFor, fmt.Sprintf(`
+%[1]s == 1
+or
+%[2]s > %[3]s * %[4]s
+`, one(b.bridged(b.sel(catalog.OutboxRelayWALStatus, `status=~"unreserved|lost"`))), one(b.bridged(b.sel(catalog.OutboxRelayRetainedWALBytes))),
+			num(r.WALKeepRatio), one(b.bridged(b.sel(catalog.OutboxRelayWALKeepLimitBytes)))),
+			fmt.Sprintf("{{ if $labels.status }}The replication slot of %[1]s has wal_status {{ $labels.status }}: {{ if eq $labels.status \"lost\" }}PostgreSQL removed WAL the relay needs, and it cannot resume from the slot; the events in that WAL were never published.{{ else }}WAL the relay needs is due for removal at the next checkpoint.{{ end }}{{ else }}The replication slot of %[1]s retains {{ $value | humanize1024 }}B of WAL, over %[2]s of max_slot_wal_keep_size: past it PostgreSQL invalidates the slot and the relay loses the events it has not read.{{ end }} Get the relay to read (or raise max_slot_wal_keep_size) now.", what, pct(r.WALKeepRatio))),
+	}
+}
+
 func (b builder) inbox() []Rule {
 	in := b.c.Inbox
 	// Messages waiting to be processed, and those processed, per source
@@ -431,19 +452,19 @@ and %[4]s > 0
 // by default), so a failed poll costs the page lost_for at most.
 func (b builder) delivery() []Rule {
 	dl := b.c.Delivery
-	lost := b.sel(catalog.DeliveryLostEvents)
-	dups := b.sel(catalog.DeliveryDuplicateReceipts)
+	lost := one(b.sel(catalog.DeliveryLostEvents))
+	dups := one(b.sel(catalog.DeliveryDuplicateReceipts))
 	what := "delivery {{ $labels.delivery }} (event type {{ $labels.event_type }})"
 	return []Rule{
 		b.rule(WorkflowDeliveryEventsLost, dl.LostFor, fmt.Sprintf(`
 %s > 0
-`, one(lost)),
+`, lost),
 			"{{ $value | humanize }} "+pl("event")+" of "+what+" "+"{{ if ne $value 1.0 }}were{{ else }}was{{ end }}"+" published longer ago than the delivery's deadline and the consumer's inbox does not hold "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+": published and never received. The status page lists their event ids for the replay."),
 
 		b.rule(WorkflowDeliveryDuplicateReceipts, dl.DuplicatesFor, fmt.Sprintf(`
 %[1]s > %[2]s
 and %[1]s > %[3]s * %[4]s
-`, one(dups), num(dl.DuplicatesMin), num(dl.DuplicatesRatio), one(b.sel(catalog.DeliveryPublishedEvents))),
+`, dups, num(dl.DuplicatesMin), num(dl.DuplicatesRatio), one(b.sel(catalog.DeliveryPublishedEvents))),
 			fmt.Sprintf("The consumer's inbox of %s holds {{ $value | humanize }} receipts beyond the first of the events published in the delivery's window: more than %s, and more than %s of those events. The inbox absorbs duplicates; find out why they rise (redeliveries after consumer restarts, a publisher that publishes twice, a replay).", what, num(dl.DuplicatesMin), pct(dl.DuplicatesRatio))),
 	}
 }
@@ -655,13 +676,13 @@ func pl(word string) string { return word + "{{ if ne $value 1.0 }}s{{ end }}" }
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) + "%" }
 
 // CollectorsBehindPages are the collectors whose series a paging alert
-// reads (the outbox and inbox tables, the two Camunda joins, the engine's
-// external tasks and async jobs). One of them failing blinds a page, so
+// reads (the outbox and inbox tables, the outbox's relay, the two Camunda
+// joins, the engine's external tasks and async jobs). One of them failing blinds a page, so
 // WorkflowExporterSourceDown (critical) covers it; any other collector
 // failing is WorkflowExporterCollectorDown (a ticket). A whole source down
 // blinds every page on it and is always WorkflowExporterSourceDown.
 func CollectorsBehindPages() []string {
-	return []string{vocab.TableOutbox, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
+	return []string{vocab.TableOutbox, vocab.CollectorOutboxRelay, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
 }
 
 func (b builder) exporter() []Rule {

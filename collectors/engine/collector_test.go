@@ -398,9 +398,10 @@ func TestCamundaFolding(t *testing.T) {
 }
 
 // TestCamundaFoldingIgnoresTheEnginesOrder: two exporters on the same
-// engine (replicas), one reading the topics in the engine's order and one
-// started after a fourth topic appeared first in the list, keep the same
-// topics under their own label.
+// engine (replicas), one reading the topic list in the engine's order and
+// one in the reverse order (an engine whose database sorts otherwise), keep
+// the same topics under their own label. Admitted as listed, they kept
+// a, b and c, d.
 func TestCamundaFoldingIgnoresTheEnginesOrder(t *testing.T) {
 	f := newFakeCamunda(t)
 	for i, topic := range []string{"a", "b", "c", "d"} {
@@ -567,11 +568,10 @@ func TestCamundaRequestBudget(t *testing.T) {
 	wantValue(t, e2, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 140)
 }
 
-// Configured topics beyond label_value_limit are reported as "other" even
-// when the engine has no task of theirs.
+// Configured topics are reserved: reported under their own label even
+// beyond label_value_limit and without a task, while a topic the engine
+// holds beyond them folds into "other".
 func TestCamundaConfiguredTopicsBeyondLimit(t *testing.T) {
-	// Configured topics are reserved: both reported although the limit is
-	// 1, and a topic the engine holds beyond them folds.
 	f := newFakeCamunda(t)
 	f.add(&fakeTask{id: "t1", topic: "z"})
 	e := fakeExporter(t, f, "x, y", "    label_value_limit: 1\n")

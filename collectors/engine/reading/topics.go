@@ -31,14 +31,15 @@ type ChosenTopics struct {
 }
 
 // Choose admits the topics the engine holds now that are not known yet, in
-// labellimit.Order (not the reader's order: two exporters, or one before
-// and after a restart, choose the same topics), and returns the reading's
-// choice.
+// labellimit.Order, and returns the reading's choice.
 func (tc TopicChoice) Choose(holding []string) ChosenTopics {
 	ch := ChosenTopics{Read: make(map[string]*TopicRead, len(tc.Known)), Folded: tc.OtherKnown}
 	for _, t := range tc.Known {
 		ch.Read[t] = &TopicRead{}
 	}
+	// New topics are admitted in labellimit.Order, not the reader's order:
+	// two exporters, or one before and after a restart, choose the same
+	// topics.
 	var fresh [][]string
 	for _, n := range holding {
 		if ch.Read[n] == nil {
