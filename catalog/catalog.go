@@ -336,7 +336,7 @@ func all() []Metric {
 		{ExporterJobHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
 			"Exporter: collections of this engine that found more new job history log entries than max_history_entries, so that the reading stopped before it reached the previous collection's time; the job failures and successes of those intervals are undercounted. A reading cut inside the late_commit_window it reads again is not counted."},
 		{ExporterRememberedEntries, Gauge, SourceExporter, []string{"source", "name", "kind"},
-			"Exporter: entries this source's collectors keep in memory between collections, by what they remember (kind: locks, workers, redeliveries, label_values, watermark_keys, duplicate_counts, creations); each kind has a bound (docs/production.md). As of the last collection, kept while the source is down."},
+			"Exporter: entries this source's collectors keep in memory between collections, by what they remember (kind: locks, workers, redeliveries, label_values, watermark_keys, duplicate_counts, creations, relay_marks); each kind has a bound (docs/production.md). As of the last collection, kept while the source is down."},
 		{ExporterCollectionSkipped, Counter, SourceExporter, []string{"source", "name", "collector"},
 			"Exporter: seconds of table history this collector's counters skipped after a gap without collections longer than max_catch_up (plus the late_commit_window): rows written in those spans are never counted. 0 while every collection reads on from the one before."},
 		// Served by client_golang's version collector

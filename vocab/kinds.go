@@ -89,10 +89,14 @@ const (
 	// RememberedCreations are the creation times of external tasks, for
 	// their durations (bounded in the engine collector).
 	RememberedCreations = "creations"
+	// RememberedRelayMarks are the outbox writes an outbox's relay has not
+	// confirmed yet, one mark per reading that counted new writes, for
+	// the relay's lag in seconds: at most 4096, merged beyond.
+	RememberedRelayMarks = "relay_marks"
 )
 
 // RememberedKinds returns every remembered kind.
 func RememberedKinds() []string {
 	return []string{RememberedLocks, RememberedWorkers, RememberedRedeliveries, RememberedLabelValues,
-		RememberedWatermarkKeys, RememberedDuplicateCounts, RememberedCreations}
+		RememberedWatermarkKeys, RememberedDuplicateCounts, RememberedCreations, RememberedRelayMarks}
 }
