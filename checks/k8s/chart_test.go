@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -429,6 +430,18 @@ func TestPlainManifests(t *testing.T) {
 		ps.ServiceAccountName != k["ServiceAccount"][0].GetName() || ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
 		t.Errorf("the pod's ServiceAccount %q mounts a token, or is not the file's", ps.ServiceAccountName)
 	}
+	// The state directory on an emptyDir, as the chart's default; and
+	// GOMEMLIMIT at 90% of the memory limit, as the chart computes it.
+	vol, mount, flags := stateVolume(t, ps)
+	if vol == nil || vol.EmptyDir == nil || mount == nil || mount.ReadOnly || flags["--storage.path"] != mount.MountPath {
+		t.Errorf("the state: volume %+v, mount %+v, flags %v", vol, mount, flags)
+	}
+	c := ps.Containers[0]
+	if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+		t.Errorf("no memory limit")
+	} else if want := fmt.Sprintf("%dMiB", limit.Value()*9/10/(1<<20)); envOf(c, "GOMEMLIMIT") != want {
+		t.Errorf("GOMEMLIMIT %q with a %s limit, want %s", envOf(c, "GOMEMLIMIT"), limit.String(), want)
+	}
 	if len(k["PrometheusRule"]) != 1 {
 		t.Fatalf("%d PrometheusRules in deploy/kubernetes", len(k["PrometheusRule"]))
 	}
@@ -667,9 +680,9 @@ func TestChartStorage(t *testing.T) {
 	if s, _, _ := unstructured.NestedString(d.Object, "spec", "strategy", "type"); s != "" {
 		t.Errorf("an emptyDir with strategy %q: the rolling update stays", s)
 	}
-	// 90% of 256Mi.
-	if got := envOf(ps.Containers[0], "GOMEMLIMIT"); got != "230MiB" {
-		t.Errorf("GOMEMLIMIT %q with a 256Mi limit, want 230MiB", got)
+	// 90% of 512Mi.
+	if got := envOf(ps.Containers[0], "GOMEMLIMIT"); got != "460MiB" {
+		t.Errorf("GOMEMLIMIT %q with a 512Mi limit, want 460MiB", got)
 	}
 
 	d, objs := dep("storage: {volume: persistentVolumeClaim, persistentVolumeClaim: {storageClassName: fast, size: 2Gi}}\n")
@@ -707,11 +720,11 @@ func TestChartStorage(t *testing.T) {
 		t.Errorf("storage and GOMEMLIMIT off: volume %+v, mount %+v, flags %v, env %v", vol, mount, flags, ps.Containers[0].Env)
 	}
 	for doc, want := range map[string]string{
-		"resources: {limits: {memory: 1Gi}}\n":       "921MiB",
-		"resources: {limits: {memory: 500M}}\n":      "429MiB",
-		"goMemLimit: 300MiB\n":                       "300MiB",
-		"resources: {limits: {cpu: 1}}\n":            "",
-		"resources: {limits: {memory: 524288000}}\n": "450MiB",
+		"resources: {limits: {memory: 1Gi}}\n":          "921MiB",
+		"resources: {limits: {memory: 500M}}\n":         "429MiB",
+		"goMemLimit: 300MiB\n":                          "300MiB",
+		"resources: {limits: {cpu: 1, memory: null}}\n": "",
+		"resources: {limits: {memory: 524288000}}\n":    "450MiB",
 	} {
 		d, _ = dep(doc)
 		if got := envOf(podSpec(t, d).Containers[0], "GOMEMLIMIT"); got != want {
