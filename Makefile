@@ -11,7 +11,7 @@ DEMO      := bin/workflow-demo
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-history bench-engine-cost bench-replicas alert-matrix
+.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-history bench-engine-cost bench-replicas bench-memory alert-matrix
 
 all: build
 
@@ -121,6 +121,10 @@ bench-camunda: deps
 ## bench-history: the engine-database mode's history count (camunda_history) on 1M process instances made by SQL in the engine's schema, against a full count of the table (docs/benchmarks.md; about a minute)
 bench-history: deps
 	$(GO) test -run '^$$' -bench HistoryCount -benchtime 1x -count 1 -timeout 30m ./test/bench/history
+
+## bench-memory: the exporter's resident memory with 1M idempotency records that absorbed a duplicate and 200k external tasks under lock tracking, against the same binary over empty tables, and with GOMEMLIMIT (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
+bench-memory: deps
+	$(GO) test -run '^$$' -bench ExporterMemory -benchtime 1x -count 1 -timeout 60m ./test/bench/memory
 
 ## bench-replicas: what a second replica costs the sources: statements on PostgreSQL (pg_stat_statements) and requests to a Camunda engine with one exporter, then two, scraped at the same interval (docs/benchmarks.md; starts a Camunda 7.24 engine, about 6 minutes)
 bench-replicas: deps

@@ -141,6 +141,8 @@ const (
 	ExporterUnwatchedTasks        = "workflow_exporter_unwatched_external_tasks"
 	ExporterHistoryReadsCut       = "workflow_exporter_history_reads_cut_total"
 	ExporterJobHistoryReadsCut    = "workflow_exporter_job_history_reads_cut_total"
+	ExporterRememberedEntries     = "workflow_exporter_remembered_entries"
+	ExporterCollectionSkipped     = "workflow_exporter_collection_skipped_seconds_total"
 	ExporterBuildInfo             = "workflow_exporter_build_info"
 )
 
@@ -333,6 +335,10 @@ func all() []Metric {
 			"Exporter: collections of this engine that found more new external task history log entries (below history level full: external task activity instances) than max_history_entries, so that the reading stopped before it reached the previous collection's time; the failures and completions of those intervals are undercounted. A reading cut further back, inside the late_commit_window it reads again, lost no new entry and is not counted."},
 		{ExporterJobHistoryReadsCut, Counter, SourceExporter, []string{"engine"},
 			"Exporter: collections of this engine that found more new job history log entries than max_history_entries, so that the reading stopped before it reached the previous collection's time; the job failures and successes of those intervals are undercounted. A reading cut inside the late_commit_window it reads again is not counted."},
+		{ExporterRememberedEntries, Gauge, SourceExporter, []string{"source", "name", "kind"},
+			"Exporter: entries this source's collectors keep in memory between collections, by what they remember (kind: locks, workers, redeliveries, label_values, watermark_keys, duplicate_counts, creations, relay_marks); each kind has a bound (docs/production.md). As of the last collection, kept while the source is down."},
+		{ExporterCollectionSkipped, Counter, SourceExporter, []string{"source", "name", "collector"},
+			"Exporter: seconds of table history this collector's counters skipped after a gap without collections longer than max_catch_up (plus the late_commit_window): rows written in those spans are never counted. 0 while every collection reads on from the one before."},
 		// Served by client_golang's version collector
 		// (prometheus/collectors/version), with its labels and HELP text.
 		{ExporterBuildInfo, Gauge, SourceExporter, []string{"version", "revision", "branch", "goversion", "goos", "goarch", "tags"},

@@ -39,3 +39,33 @@ type Collector interface {
 	// stay as it was.
 	Collect(ctx context.Context, sink *Sink) ([]prometheus.Metric, error)
 }
+
+// Stateful is a Collector whose committed state can outlive the process
+// (--storage.path; docs/production.md, "Restarts"). The source saves it
+// after collections and when the exporter stops, and restores it into the
+// collector of the next process before its first collection. Never called
+// while Collect runs.
+type Stateful interface {
+	// StateKey says what the state is about: the collector's state
+	// version and what it reads (a table, its key columns). A state saved
+	// under another key is not restored.
+	StateKey() string
+	// SaveState encodes the state the last successful collection
+	// committed.
+	SaveState() ([]byte, error)
+	// LoadState restores a state SaveState encoded. resume says the state
+	// was saved as the previous process stopped, after its last
+	// collection: the collector may go on counting from where it stopped.
+	// Without it the state may be older than what the previous process
+	// counted, and the collector restores only what it remembers (lock
+	// first sightings, redeliveries, label admissions), and counts from a
+	// baseline as a fresh start does. On error the collector stays fresh.
+	LoadState(data []byte, resume bool) error
+}
+
+// Remembering is a Collector that reports the sizes of what it keeps
+// between collections, by kind (vocab.RememberedKinds), for
+// workflow_exporter_remembered_entries. Never called while Collect runs.
+type Remembering interface {
+	Remembered(note func(kind string, n int))
+}

@@ -34,7 +34,18 @@ const (
 	DefaultMaxConnections   = 2
 	DefaultLateCommitWindow = 5 * time.Minute
 	DefaultLabelValueLimit  = 100
-	DefaultWorkerIDLimit    = 20
+	// DefaultLabelValueForgetAfter: a label value unseen this long frees
+	// its place under label_value_limit (its series go away). A week, so
+	// that a topic or event type of a weekly job keeps its series.
+	DefaultLabelValueForgetAfter = 7 * 24 * time.Hour
+	// DefaultMaxCatchUp bounds how far behind late_commit_window a table
+	// counter reads after a gap without collections: at the defaults a
+	// catch-up reads at most twice the rows of a regular collection.
+	DefaultMaxCatchUp = 5 * time.Minute
+	// DefaultMaxRememberedDuplicates bounds the idempotency records whose
+	// duplicate_count the exporter remembers, per table.
+	DefaultMaxRememberedDuplicates = 2_000_000
+	DefaultWorkerIDLimit           = 20
 	// DefaultFailureSignatureLimit is how many failure signatures each
 	// topic or process definition key keeps as their own error label.
 	DefaultFailureSignatureLimit = 10
@@ -96,6 +107,9 @@ type Camunda struct {
 	WorkerIDLimit int `yaml:"worker_id_limit"`
 	// LabelValueLimit bounds every other label drawn from data (topic, activity, ...).
 	LabelValueLimit int `yaml:"label_value_limit"`
+	// LabelValueForgetAfter frees the place of a label value no
+	// collection has seen for that long (0: never); its series go away.
+	LabelValueForgetAfter *model.Duration `yaml:"label_value_forget_after"`
 	// MaxListedTasks bounds how many locked tasks one collection lists to
 	// watch lock expiry and redelivery; counts are exact regardless.
 	MaxListedTasks int `yaml:"max_listed_tasks"`
@@ -219,6 +233,13 @@ type Database struct {
 	// timestamp was taken before they committed.
 	LateCommitWindow model.Duration `yaml:"late_commit_window"`
 	LabelValueLimit  int            `yaml:"label_value_limit"`
+	// LabelValueForgetAfter frees the place of a label value no
+	// collection has seen for that long (0: never); its series go away.
+	LabelValueForgetAfter *model.Duration `yaml:"label_value_forget_after"`
+	// MaxCatchUp bounds how far behind late_commit_window the counters
+	// read after a gap without collections; the older part of a longer
+	// gap is skipped and counted (0: no bound, the whole gap is read).
+	MaxCatchUp *model.Duration `yaml:"max_catch_up"`
 
 	// Tables omitted: all four with their default (reference schema) names.
 	// Present: only those listed.
@@ -437,6 +458,7 @@ func (e *Camunda) applyDefaults() {
 	orDefault(&e.RequestTimeout, model.Duration(DefaultRequestTimeout))
 	orDefault(&e.WorkerIDLimit, DefaultWorkerIDLimit)
 	orDefault(&e.LabelValueLimit, DefaultLabelValueLimit)
+	durationOr(&e.LabelValueForgetAfter, DefaultLabelValueForgetAfter)
 	orDefault(&e.MaxListedTasks, DefaultMaxListedTasks)
 	orDefault(&e.RequestConcurrency, DefaultRequestConcurrency)
 	orDefault(&e.LateCommitWindow, model.Duration(DefaultEngineLateCommitWindow))
@@ -485,6 +507,7 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	if e.LabelValueLimit < 1 {
 		add(key+".label_value_limit", "must be at least 1")
 	}
+	notNegative(add, key+".label_value_forget_after", e.LabelValueForgetAfter)
 	positive(add, key+".history_cleanup.interval", time.Duration(e.HistoryCleanup.Interval))
 	positive(add, key+".history_cleanup.statement_timeout", time.Duration(e.HistoryCleanup.StatementTimeout))
 	if e.HistoryCleanup.StatementTimeout >= e.Timeout {
@@ -541,6 +564,8 @@ func (d *Database) applyDefaults() {
 	d.Connection.applyDefaults()
 	orDefault(&d.LateCommitWindow, model.Duration(DefaultLateCommitWindow))
 	orDefault(&d.LabelValueLimit, DefaultLabelValueLimit)
+	durationOr(&d.LabelValueForgetAfter, DefaultLabelValueForgetAfter)
+	durationOr(&d.MaxCatchUp, DefaultMaxCatchUp)
 	if d.Tables == nil {
 		d.Tables = &Tables{
 			Idempotency:   &IdempotencyTable{},
@@ -574,6 +599,8 @@ func (d *Database) validate(key string, add func(string, string, ...any)) {
 	if d.LabelValueLimit < 1 {
 		add(key+".label_value_limit", "must be at least 1")
 	}
+	notNegative(add, key+".label_value_forget_after", d.LabelValueForgetAfter)
+	notNegative(add, key+".max_catch_up", d.MaxCatchUp)
 	t := d.Tables
 	if t.Idempotency == nil && t.ProcessedJobs == nil && t.Inbox == nil && t.Outbox == nil {
 		add(key+".tables", "lists no table; omit the key to watch all four with default names")
@@ -590,6 +617,30 @@ func (d *Database) validate(key string, add func(string, string, ...any)) {
 	if t.Outbox != nil {
 		t.Outbox.validate(key+".tables.outbox", add)
 	}
+}
+
+// durationOr sets *v to def when the key was not configured; a configured
+// 0 stays (it switches the bound off).
+func durationOr(v **model.Duration, def time.Duration) {
+	if *v == nil {
+		d := model.Duration(def)
+		*v = &d
+	}
+}
+
+// notNegative refuses a negative duration (model.Duration parses "-1s").
+func notNegative(add func(string, string, ...any), key string, d *model.Duration) {
+	if d != nil && *d < 0 {
+		add(key, "must not be negative (0 switches it off)")
+	}
+}
+
+// Dur returns a duration key that durationOr defaulted (0 when unset).
+func Dur(d *model.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return time.Duration(*d)
 }
 
 func positive(add func(string, string, ...any), key string, d time.Duration) {

@@ -181,6 +181,10 @@ type IdempotencyTable struct {
 	Camunda Correlation `yaml:"camunda"`
 	// Status says what the status page may show of the records.
 	Status SourceStatus `yaml:"status"`
+	// MaxRememberedDuplicates bounds the records whose duplicate_count the
+	// exporter remembers (duplicate_count extension); past it the records
+	// updated longest ago are forgotten.
+	MaxRememberedDuplicates int `yaml:"max_remembered_duplicates"`
 }
 
 // DefaultDuplicateCountColumn is the column name looked for when
@@ -207,6 +211,7 @@ func (t *IdempotencyTable) applyDefaults() {
 	t.Camunda.applyDefaults()
 	t.Statuses.applyDefaults(vocab.IdempotencyStatuses())
 	orDefault(&t.StaleAfter, model.Duration(DefaultStaleAfter))
+	orDefault(&t.MaxRememberedDuplicates, DefaultMaxRememberedDuplicates)
 	if t.ConflictCodes == nil {
 		t.ConflictCodes = []string{"IDEMPOTENCY_CONFLICT"}
 	}
@@ -217,6 +222,9 @@ func (t *IdempotencyTable) validate(key string, add func(string, string, ...any)
 	checkColumns(key, t.columns(), add)
 	t.Statuses.validate(key+".statuses", vocab.IdempotencyStatuses(), add)
 	positive(add, key+".stale_after", time.Duration(t.StaleAfter))
+	if t.MaxRememberedDuplicates < 1000 {
+		add(key+".max_remembered_duplicates", "must be at least 1000 (records whose duplicate_count is remembered), got %d", t.MaxRememberedDuplicates)
+	}
 	t.Camunda.validate(key+".camunda", add)
 	if t.Camunda.Reference == ReferenceProcessInstanceActivity && t.Columns.ActivityID == "" {
 		add(key+".columns.activity_id", "must name the activity column when camunda.reference is %s (the reference table has none)", ReferenceProcessInstanceActivity)

@@ -73,6 +73,9 @@ func exporterHealth(c rules.Config) *board {
 			{expr: sumBy(increase(catalog.ExporterJobHistoryReadsCut), "engine"), legend: "jobs {{engine}}"},
 		},
 		runbooks: []string{rules.WorkflowExporterHistoryReadsCut}})
+	d.series(panel{title: "Table history skipped after a gap", unit: "s",
+		desc:    "Seconds of table history per collector that the counters skipped because the collection before had been longer ago than max_catch_up plus the late_commit_window (no scrapes for a while, a long outage): rows written in those spans are never counted, so the counters' increases over them are lower bounds. The exporter logs each skip once. Raise max_catch_up if a longer catch-up fits in the statement timeout.",
+		targets: []target{{expr: sumBy(increase(catalog.ExporterCollectionSkipped), "source", "name", "collector"), legend: "{{name}} {{collector}}"}}})
 	d.labelTable(panel{title: "Build", unit: "none",
 		desc:    "Version, revision, branch, Go version and platform of each exporter instance (workflow_exporter_build_info).",
 		targets: []target{{expr: sel(catalog.ExporterBuildInfo)}}},
@@ -88,5 +91,8 @@ func exporterHealth(c rules.Config) *board {
 	d.series(panel{title: "Goroutines", unit: "short", w: 8,
 		desc:    "Goroutines of the exporter process; a steady climb is a leak.",
 		targets: []target{{expr: sel(goGoroutines), legend: "{{instance}}"}}})
+	d.series(panel{title: "Remembered entries", unit: "short", w: 24,
+		desc:    "What each source's collectors keep in memory between collections, by kind (lock first sightings, workers, redeliveries, admitted label values, watermark keys, duplicate counts, task creations), per exporter instance. Each kind has a bound (docs/production.md, \"Memory\"); resident memory follows the largest ones.",
+		targets: []target{{expr: sel(catalog.ExporterRememberedEntries), legend: "{{instance}} {{name}} {{kind}}"}}})
 	return d
 }

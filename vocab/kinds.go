@@ -61,3 +61,42 @@ const (
 // (source="delivery"): it reads the producer's outbox and the consumer's
 // inbox and compares them.
 const CollectorDelivery = "delivery"
+
+// Remembered kinds: what an exporter keeps in memory between collections,
+// the values of the kind label of workflow_exporter_remembered_entries.
+// Each has a bound (docs/production.md, "Memory").
+const (
+	// RememberedLocks are the external tasks the lock tracking follows
+	// (locked, in backoff, lapsed): at most max_listed_tasks listed, each
+	// kept a few collections after it leaves the lists.
+	RememberedLocks = "locks"
+	// RememberedWorkers are the (topic, worker) pairs holding locks, with
+	// the time their idleness counts from.
+	RememberedWorkers = "workers"
+	// RememberedRedeliveries are the tracked tasks redelivered (another
+	// attempt runs or ran alongside the first): the joins' in doubt.
+	RememberedRedeliveries = "redeliveries"
+	// RememberedLabelValues are the label value tuples the label limiters
+	// admitted: at most label_value_limit per limiter.
+	RememberedLabelValues = "label_values"
+	// RememberedWatermarkKeys are the rows counted inside the late commit
+	// window (table counters) and the history log entries seen inside the
+	// engines' (history cursors).
+	RememberedWatermarkKeys = "watermark_keys"
+	// RememberedDuplicateCounts are the idempotency records whose
+	// duplicate_count the exporter knows (max_remembered_duplicates).
+	RememberedDuplicateCounts = "duplicate_counts"
+	// RememberedCreations are the creation times of external tasks, for
+	// their durations (bounded in the engine collector).
+	RememberedCreations = "creations"
+	// RememberedRelayMarks are the outbox writes an outbox's relay has not
+	// confirmed yet, one mark per reading that counted new writes, for
+	// the relay's lag in seconds: at most 4096, merged beyond.
+	RememberedRelayMarks = "relay_marks"
+)
+
+// RememberedKinds returns every remembered kind.
+func RememberedKinds() []string {
+	return []string{RememberedLocks, RememberedWorkers, RememberedRedeliveries, RememberedLabelValues,
+		RememberedWatermarkKeys, RememberedDuplicateCounts, RememberedCreations, RememberedRelayMarks}
+}

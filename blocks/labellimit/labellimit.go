@@ -15,13 +15,21 @@
 // why, is in docs/production.md ("Two replicas"): only values beyond the
 // limit, which the folding self-metric reports, can be admitted differently
 // by a process that saw other values earlier in its life.
+//
+// A Limiter can also forget (SetForgetAfter): a tuple that no successful
+// collection has seen for that long gives its place back (Sweep), so that
+// values that went away (a renamed topic, a retired event type) do not hold
+// places for good; the collector then drops its series. And its admissions
+// can outlive the process (Admissions, Restore: --storage.path).
 package labellimit
 
 import (
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -81,13 +89,23 @@ type Limiter struct {
 	stats    *Stats
 	admitted map[string]struct{}
 	pending  map[string]struct{}
+
+	// reserved are the tuples Reserve admitted: never forgotten.
+	reserved map[string]struct{}
+	// seen is when a successful collection last saw each admitted tuple
+	// (Sweep's time), touched the tuples seen by the collection in
+	// progress; forgetAfter > 0 frees tuples unseen for that long.
+	seen        map[string]time.Time
+	touched     map[string]struct{}
+	forgetAfter time.Duration
 }
 
 // NewLimiter returns a limiter for one metric family. Several limiters
 // (one per source) may share a metric name; their folds add up.
 func NewLimiter(stats *Stats, metric string, limit int) *Limiter {
 	stats.add(metric, 0)
-	return &Limiter{metric: metric, limit: limit, stats: stats, admitted: map[string]struct{}{}, pending: map[string]struct{}{}}
+	return &Limiter{metric: metric, limit: limit, stats: stats, admitted: map[string]struct{}{}, pending: map[string]struct{}{},
+		reserved: map[string]struct{}{}, seen: map[string]time.Time{}, touched: map[string]struct{}{}}
 }
 
 // Reserve admits the tuple whatever the limit: a value the configuration
@@ -95,7 +113,9 @@ func NewLimiter(stats *Stats, metric string, limit int) *Limiter {
 // configuration bounds these; they take places of the limit like any
 // other admitted tuple.
 func (l *Limiter) Reserve(values ...string) {
-	l.admitted[strings.Join(values, "\xff")] = struct{}{}
+	key := strings.Join(values, "\xff")
+	l.admitted[key] = struct{}{}
+	l.reserved[key] = struct{}{}
 }
 
 // Offer admits the new tuples among tuples (a reading's, in any order, with
@@ -110,6 +130,7 @@ func (l *Limiter) Offer(tuples ...[]string) {
 	for _, t := range tuples {
 		key := strings.Join(t, "\xff")
 		if _, ok := l.admitted[key]; ok || seen[key] {
+			l.touch(key)
 			continue
 		}
 		seen[key] = true
@@ -120,7 +141,9 @@ func (l *Limiter) Offer(tuples ...[]string) {
 		if len(l.admitted) >= l.limit {
 			return
 		}
-		l.admitted[strings.Join(t, "\xff")] = struct{}{}
+		key := strings.Join(t, "\xff")
+		l.admitted[key] = struct{}{}
+		l.touch(key)
 	}
 }
 
@@ -170,10 +193,12 @@ func Order(tuples [][]string) {
 func (l *Limiter) Admit(values ...string) []string {
 	key := strings.Join(values, "\xff")
 	if _, ok := l.admitted[key]; ok {
+		l.touch(key)
 		return values
 	}
 	if len(l.admitted) < l.limit {
 		l.admitted[key] = struct{}{}
+		l.touch(key)
 		return values
 	}
 	l.pending[key] = struct{}{}
@@ -193,8 +218,126 @@ func (l *Limiter) Flush() {
 	}
 }
 
-// Discard forgets the folds of a failed collection.
-func (l *Limiter) Discard() { clear(l.pending) }
+// Discard forgets the folds of a failed collection, and what it saw.
+func (l *Limiter) Discard() {
+	clear(l.pending)
+	clear(l.touched)
+}
+
+// touch notes that the collection in progress saw an admitted tuple; only
+// tracked when the limiter forgets.
+func (l *Limiter) touch(key string) {
+	if l.forgetAfter > 0 {
+		l.touched[key] = struct{}{}
+	}
+}
+
+// SetForgetAfter makes Sweep free the admitted tuples that no successful
+// collection has seen for d (0: never, the default). Reserved tuples and
+// Other are never freed.
+func (l *Limiter) SetForgetAfter(d time.Duration) { l.forgetAfter = d }
+
+// Sweep ends a successful collection at now (the source's clock): the
+// tuples it saw are seen at now, and those unseen since now less the
+// forget-after time are freed and returned, so that the collector drops
+// their series. A freed tuple that comes back competes for a place like a
+// new one; its counters start again from 0 (a new series to Prometheus).
+// A tuple admitted before the limiter tracked it (restored without a time)
+// counts as seen at the first Sweep.
+func (l *Limiter) Sweep(now time.Time) (freed [][]string) {
+	if l.forgetAfter <= 0 {
+		return nil
+	}
+	for key := range l.touched {
+		l.seen[key] = now
+	}
+	clear(l.touched)
+	floor := now.Add(-l.forgetAfter)
+	for key := range l.admitted {
+		if _, ok := l.reserved[key]; ok || key == Other {
+			continue
+		}
+		at, ok := l.seen[key]
+		if !ok {
+			l.seen[key] = now
+			continue
+		}
+		if at.Before(floor) {
+			delete(l.admitted, key)
+			delete(l.seen, key)
+			freed = append(freed, strings.Split(key, "\xff"))
+		}
+	}
+	slices.SortFunc(freed, func(a, b []string) int { return strings.Compare(strings.Join(a, "\xff"), strings.Join(b, "\xff")) })
+	return freed
+}
+
+// Has says whether the tuple is admitted (without admitting it).
+func (l *Limiter) Has(values ...string) bool {
+	_, ok := l.admitted[strings.Join(values, "\xff")]
+	return ok
+}
+
+// Len is how many tuples are admitted (reserved ones included): what the
+// limiter remembers, at most its limit plus the reserved tuples.
+func (l *Limiter) Len() int { return len(l.admitted) }
+
+// Admission is one admitted tuple as Admissions reports it: its values,
+// when a collection last saw it (zero when the limiter does not forget)
+// and whether it was reserved.
+type Admission struct {
+	Values   []string
+	Seen     time.Time
+	Reserved bool
+}
+
+// Admissions lists the admitted tuples in a stable order, for a state that
+// outlives the process.
+func (l *Limiter) Admissions() []Admission {
+	keys := make([]string, 0, len(l.admitted))
+	for k := range l.admitted {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]Admission, len(keys))
+	for i, k := range keys {
+		_, res := l.reserved[k]
+		out[i] = Admission{Values: strings.Split(k, "\xff"), Seen: l.seen[k], Reserved: res}
+	}
+	return out
+}
+
+// Restore admits what Admissions listed in an earlier process, before the
+// first collection: the same values keep their own label across a restart,
+// whatever order the source returns them in now. Tuples reserved then are
+// not reserved by a restore (the configuration reserves what it names now);
+// beyond the limit (lowered since) the tuples are taken in Order, so that
+// the choice is deterministic.
+func (l *Limiter) Restore(as []Admission) {
+	tuples := make([][]string, 0, len(as))
+	seen := make(map[string]time.Time, len(as))
+	for _, a := range as {
+		if len(a.Values) == 0 {
+			continue
+		}
+		tuples = append(tuples, a.Values)
+		seen[strings.Join(a.Values, "\xff")] = a.Seen
+	}
+	Order(tuples)
+	for _, t := range tuples {
+		key := strings.Join(t, "\xff")
+		if _, ok := l.admitted[key]; ok {
+			continue
+		}
+		if len(l.admitted) >= l.limit {
+			break
+		}
+		l.admitted[key] = struct{}{}
+		if at := seen[key]; !at.IsZero() {
+			l.seen[key] = at
+		}
+	}
+}
 
 // Ranked bounds a label of a gauge whose values come and go (worker ids: pod
 // names change with every rollout). Unlike a Limiter it admits anew in every

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -134,5 +135,102 @@ func TestReserveAlwaysAdmits(t *testing.T) {
 	}
 	if got := l.Admit("a"); got[0] != Other {
 		t.Fatalf("a tuple beyond the limit kept its label: %v", got)
+	}
+}
+
+// A tuple no successful collection saw for the forget-after time gives its
+// place back: a new value takes it instead of folding. Reserved tuples stay,
+// and what a failed collection saw does not count as seen.
+func TestLimiterForgetsUnseenTuples(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := NewLimiter(NewStats(), "m", 2)
+	l.SetForgetAfter(time.Hour)
+	l.Reserve("configured")
+	l.Admit("old")
+	if freed := l.Sweep(t0); freed != nil {
+		t.Fatalf("freed %v at once", freed)
+	}
+	if got := l.Admit("new")[0]; got != Other {
+		t.Fatalf("new admitted as %q past the limit", got)
+	}
+	l.Flush()
+	l.Sweep(t0.Add(30 * time.Minute))
+	// A failed collection sees old: not a sighting.
+	l.Admit("old")
+	l.Discard()
+	freed := l.Sweep(t0.Add(61 * time.Minute))
+	if !reflect.DeepEqual(freed, [][]string{{"old"}}) {
+		t.Fatalf("freed %v, want old (the reserved tuple stays)", freed)
+	}
+	if got := l.Admit("new")[0]; got != "new" {
+		t.Fatalf("new folded as %q after old's place was freed", got)
+	}
+	if l.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", l.Len())
+	}
+	// Seen in every collection: never freed.
+	for m := 62; m < 300; m += 30 {
+		l.Admit("new")
+		if freed := l.Sweep(t0.Add(time.Duration(m) * time.Minute)); freed != nil {
+			t.Fatalf("freed %v though seen in every collection", freed)
+		}
+	}
+}
+
+// Without a forget-after time nothing is tracked or freed.
+func TestLimiterWithoutForgetAfterKeepsEverything(t *testing.T) {
+	l := NewLimiter(NewStats(), "m", 2)
+	l.Admit("a")
+	if freed := l.Sweep(time.Now().Add(1000 * time.Hour)); freed != nil {
+		t.Fatalf("freed %v", freed)
+	}
+	if len(l.touched) != 0 {
+		t.Fatalf("tracked %d sightings without forget-after", len(l.touched))
+	}
+}
+
+// Admissions restored into a new limiter keep their labels whatever the
+// order the source offers values in now, and keep their last sighting;
+// past a lowered limit the restored tuples are taken in Order.
+func TestLimiterRestore(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := NewLimiter(NewStats(), "m", 3)
+	l.SetForgetAfter(time.Hour)
+	l.Reserve("cfg")
+	l.Admit("z")
+	l.Admit("y")
+	l.Sweep(t0)
+	saved := l.Admissions()
+	if len(saved) != 3 || !saved[0].Reserved || saved[0].Values[0] != "cfg" || !saved[1].Seen.Equal(t0) {
+		t.Fatalf("Admissions = %+v", saved)
+	}
+
+	next := NewLimiter(NewStats(), "m", 3)
+	next.SetForgetAfter(time.Hour)
+	next.Reserve("cfg")
+	next.Restore(saved)
+	next.Offer([]string{"a"}, []string{"b"})
+	for _, v := range []string{"z", "y"} {
+		if got := next.Admit(v)[0]; got != v {
+			t.Fatalf("restored %q admitted as %q", v, got)
+		}
+	}
+	if got := next.Admit("a")[0]; got != Other {
+		t.Fatalf("a took a restored tuple's place: %q", got)
+	}
+	// That collection failed: its sightings do not count. The restored
+	// ones do: unseen since t0, z and y are freed an hour after it,
+	// although this process has not run an hour.
+	next.Discard()
+	if freed := next.Sweep(t0.Add(61 * time.Minute)); !reflect.DeepEqual(freed, [][]string{{"y"}, {"z"}}) {
+		t.Fatalf("freed %v, want y and z (restored, unseen since t0)", freed)
+	}
+
+	small := NewLimiter(NewStats(), "m", 1)
+	small.Restore([]Admission{{Values: []string{"z"}}, {Values: []string{"y"}}})
+	order := [][]string{{"z"}, {"y"}}
+	Order(order)
+	if small.Len() != 1 || small.Admit(order[0][0])[0] != order[0][0] {
+		t.Fatalf("past a lowered limit the restore did not keep the first in Order (%v)", order)
 	}
 }

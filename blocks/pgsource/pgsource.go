@@ -44,11 +44,12 @@ type Options struct {
 
 // DB is a read-only handle on one database.
 type DB struct {
-	name   string
-	pool   *pgxpool.Pool
-	setup  string
-	iso    pgx.TxIsoLevel
-	logger *slog.Logger
+	identity string
+	name     string
+	pool     *pgxpool.Pool
+	setup    string
+	iso      pgx.TxIsoLevel
+	logger   *slog.Logger
 }
 
 // Open prepares a pool; it does not connect until first use, so a database
@@ -88,8 +89,14 @@ func Open(o Options) (*DB, error) {
 	if o.Snapshot {
 		iso = pgx.RepeatableRead
 	}
-	return &DB{name: o.Name, pool: pool, setup: setup, iso: iso, logger: logger}, nil
+	cc := cfg.ConnConfig
+	identity := fmt.Sprintf("postgresql %s:%d/%s", cc.Host, cc.Port, cc.Database)
+	return &DB{name: o.Name, pool: pool, setup: setup, iso: iso, logger: logger, identity: identity}, nil
 }
+
+// Identity is what the database is, without credentials: its host, port
+// and database name (a state file written for another is not restored).
+func (db *DB) Identity() string { return db.identity }
 
 func ms(d time.Duration) int64 {
 	if d <= 0 {

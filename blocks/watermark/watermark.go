@@ -13,10 +13,22 @@
 // (retention) cannot lower them, and rows older than the lookback are never
 // read again. The cost of a poll is the rows written in the last
 // LateCommitWindow plus the poll interval, independent of the table's size.
+//
+// After a gap (no poll for a while: nothing scraped, the database down) the
+// next poll would read every row of the gap. SetMaxCatchUp bounds that: a
+// poll reads at most the lookback plus the catch-up span, and the older
+// part of the gap is skipped (Skipped counts it: its rows are never
+// counted); a poll that fails by timing out while catching up halves the
+// span of the next attempt (Backoff), so retries read less, not more.
+//
+// A window's state can outlive the process (State, Restore): the keys are
+// hashed with a salt the state carries, so a restarted exporter recognises
+// the rows its predecessor counted.
 package watermark
 
 import (
-	"hash/maphash"
+	"crypto/rand"
+	"encoding/binary"
 	"time"
 )
 
@@ -24,30 +36,76 @@ import (
 // safe for concurrent use; a collector owns it.
 type Window struct {
 	late   time.Duration
-	seed   maphash.Seed
+	salt   uint64
 	seen   map[uint64]int64 // key hash -> row timestamp (Unix ns)
 	lower  time.Time
 	primed bool
 
 	// pending holds the keys of the poll in progress until Commit.
 	pending map[uint64]int64
+
+	// maxCatchUp bounds how far behind the lookback a poll reads (0: no
+	// bound); halvings is how often a timed-out catch-up halved it since
+	// the last success; skip is the span the poll in progress skips,
+	// skipped the total of committed polls.
+	maxCatchUp time.Duration
+	halvings   int
+	skip       time.Duration
+	skipped    time.Duration
+	// gap is how far behind the lookback the poll in progress started
+	// before the bound: what a halving of the span would cut.
+	gap time.Duration
 }
 
 // New returns a window with the given lookback. The lookback must exceed the
 // longest transaction that writes the table, plus any clock skew between the
 // writers and the database.
 func New(lateCommitWindow time.Duration) *Window {
-	return &Window{late: lateCommitWindow, seed: maphash.MakeSeed(), seen: map[uint64]int64{}, pending: map[uint64]int64{}}
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand documents it)
+	return &Window{late: lateCommitWindow, salt: binary.LittleEndian.Uint64(b[:]), seen: map[uint64]int64{}, pending: map[uint64]int64{}}
 }
+
+// SetMaxCatchUp bounds the gap a poll reads behind the lookback (0: no
+// bound): after a longer gap the poll reads the last d plus the lookback,
+// and the rest of the gap is skipped.
+func (w *Window) SetMaxCatchUp(d time.Duration) { w.maxCatchUp = d }
 
 // Lower returns the exclusive lower bound on the timestamp column for the
 // poll that starts at dbNow, the database clock at the start of the poll's
-// transaction.
+// transaction. After a gap longer than the catch-up span it is that span
+// plus the lookback before dbNow, and the poll skips the rest of the gap
+// (Skipping says how much; Commit adds it to Skipped).
 func (w *Window) Lower(dbNow time.Time) time.Time {
 	if !w.primed {
 		return dbNow.Add(-w.late)
 	}
+	w.skip, w.gap = 0, dbNow.Add(-w.late).Sub(w.lower)
+	if w.maxCatchUp > 0 {
+		span := w.maxCatchUp >> min(w.halvings, 62)
+		if floor := dbNow.Add(-w.late - span); floor.After(w.lower) {
+			w.skip = floor.Sub(w.lower)
+			return floor
+		}
+	}
 	return w.lower
+}
+
+// Skipping is the span of the gap the poll in progress skips (Lower).
+func (w *Window) Skipping() time.Duration { return w.skip }
+
+// Skipped is the total span the committed polls skipped.
+func (w *Window) Skipped() time.Duration { return w.skipped }
+
+// Backoff notes that the poll in progress failed by running out of time:
+// if it was catching up (it read further behind the lookback than half
+// its catch-up span), the next attempt reads half the span. A success
+// ends the halving. A poll that timed out for another reason (a slow
+// gauge query) with no gap to speak of changes nothing.
+func (w *Window) Backoff() {
+	if w.primed && w.maxCatchUp > 0 && w.halvings < 62 && w.gap > w.maxCatchUp>>(w.halvings+1) {
+		w.halvings++
+	}
 }
 
 // Primed reports whether a baseline poll has been committed. Rows of the
@@ -82,6 +140,8 @@ func (w *Window) Observe(ts time.Time, key ...string) bool {
 // poll's keys, moves the lower bound to dbNow minus the lookback, and
 // forgets keys below it, which no later poll can return.
 func (w *Window) Commit(dbNow time.Time) {
+	w.skipped += w.skip
+	w.skip, w.halvings = 0, 0
 	for h, ts := range w.pending {
 		w.seen[h] = ts
 	}
@@ -97,17 +157,74 @@ func (w *Window) Commit(dbNow time.Time) {
 }
 
 // Abort forgets the keys of a failed poll.
-func (w *Window) Abort() { clear(w.pending) }
+func (w *Window) Abort() {
+	clear(w.pending)
+	w.skip = 0
+}
 
 // Remembered returns how many keys the window holds (its memory use).
 func (w *Window) Remembered() int { return len(w.seen) }
 
+// hash is FNV-1a (64 bits) over the salt and the key's parts: stable across
+// processes, so a restored state recognises its keys; the salt, random per
+// window, keeps rows from being chosen to collide.
 func (w *Window) hash(key []string) uint64 {
-	var h maphash.Hash
-	h.SetSeed(w.seed)
-	for _, k := range key {
-		h.WriteString(k)
-		h.WriteByte(0xff)
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	for i := 0; i < 8; i++ {
+		h ^= (w.salt >> (8 * i)) & 0xff
+		h *= prime
 	}
-	return h.Sum64()
+	for _, k := range key {
+		for i := 0; i < len(k); i++ {
+			h ^= uint64(k[i])
+			h *= prime
+		}
+		h ^= 0xff
+		h *= prime
+	}
+	return h
+}
+
+// State is a window's committed state, for a state that outlives the
+// process: the salt of its key hashes, the lower bound of the next poll
+// and the keys inside the lookback with their row times (Unix ns), in two
+// parallel slices (compact to encode).
+type State struct {
+	Salt   uint64
+	Lower  time.Time
+	Hashes []uint64
+	Stamps []int64
+}
+
+// State returns the committed state; nil before the first committed poll
+// (nothing to resume).
+func (w *Window) State() *State {
+	if !w.primed {
+		return nil
+	}
+	st := &State{Salt: w.salt, Lower: w.lower, Hashes: make([]uint64, 0, len(w.seen)), Stamps: make([]int64, 0, len(w.seen))}
+	for h, ts := range w.seen {
+		st.Hashes = append(st.Hashes, h)
+		st.Stamps = append(st.Stamps, ts)
+	}
+	return st
+}
+
+// Restore resumes the committed state of a window of an earlier process,
+// before the first poll: the next poll reads from where that process's
+// last poll left off (bounded by the catch-up span) and counts each row it
+// had not counted, once. A state whose slices disagree is refused (false),
+// and the window stays as it was.
+func (w *Window) Restore(st *State) bool {
+	if st == nil || len(st.Hashes) != len(st.Stamps) || st.Lower.IsZero() {
+		return false
+	}
+	w.salt, w.lower, w.primed = st.Salt, st.Lower, true
+	w.seen = make(map[uint64]int64, len(st.Hashes))
+	for i, h := range st.Hashes {
+		w.seen[h] = st.Stamps[i]
+	}
+	clear(w.pending)
+	return true
 }

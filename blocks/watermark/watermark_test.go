@@ -1,6 +1,7 @@
 package watermark
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -128,5 +129,131 @@ func TestDuplicateKeysWithinOnePollCountOnce(t *testing.T) {
 	poll(w, 0, nil)
 	if got := poll(w, 10, []row{{"a", 5}, {"a", 5}}); got != 1 {
 		t.Fatalf("counted %d, want 1", got)
+	}
+}
+
+// After a gap longer than the catch-up span, a poll reads the span plus
+// the lookback and skips the rest of the gap, once: the skipped rows are
+// never counted, the later ones are, and the skipped span is reported.
+func TestCatchUpSkipsTheOlderPartOfAGap(t *testing.T) {
+	w := New(60 * time.Second)
+	w.SetMaxCatchUp(100 * time.Second)
+	poll(w, 0, nil)
+	// An hour without polls; rows all along it.
+	var rows []row
+	for s := 10; s <= 3600; s += 10 {
+		rows = append(rows, row{fmt.Sprint("r", s), s})
+	}
+	if got := w.Lower(at(3600)); !got.Equal(at(3600 - 60 - 100)) {
+		t.Fatalf("lower after an hour = %v, want the span plus the lookback before the poll (%v)", got, at(3440))
+	}
+	// The poll counts the rows after the bound: 3450..3600, 16 rows.
+	if got := poll(w, 3600, rows); got != 16 {
+		t.Fatalf("the catch-up poll counted %d rows, want 16", got)
+	}
+	if want := (3600 - 60 - 100 + 60) * time.Second; w.Skipped() != want {
+		t.Fatalf("skipped %s, want %s (from the last poll's lower bound to the catch-up bound)", w.Skipped(), want)
+	}
+	// The next poll reads from the last one on: nothing skipped, nothing
+	// counted twice.
+	if got := poll(w, 3630, append(rows, row{"new", 3620})); got != 1 {
+		t.Fatalf("the poll after the catch-up counted %d rows, want 1", got)
+	}
+	if want := 3500 * time.Second; w.Skipped() != want {
+		t.Fatalf("skipped grew to %s after a poll without a gap", w.Skipped())
+	}
+}
+
+// A catch-up that times out reads half as far back at its next attempt,
+// and so on, down to the lookback alone: retries never read more than the
+// attempt that failed. A success ends the halving.
+func TestTimedOutCatchUpReadsLessAtEachRetry(t *testing.T) {
+	w := New(60 * time.Second)
+	w.SetMaxCatchUp(800 * time.Second)
+	poll(w, 0, nil)
+	prev := time.Duration(1 << 62)
+	for i, now := range []int{3600, 3630, 3660, 3690, 3720} {
+		read := at(now).Sub(w.Lower(at(now)))
+		if read >= prev {
+			t.Fatalf("attempt %d reads %s back, the failed attempt before it %s", i, read, prev)
+		}
+		prev = read
+		w.Backoff()
+		w.Abort()
+	}
+	if w.Skipped() != 0 {
+		t.Fatalf("failed polls counted a skipped span of %s", w.Skipped())
+	}
+	// 800s halved five times: 25s, plus the lookback.
+	if got := at(3750).Sub(w.Lower(at(3750))); got != 85*time.Second {
+		t.Fatalf("after five timeouts the poll reads %s back, want 85s", got)
+	}
+	w.Commit(at(3750))
+	w.Lower(at(6000))
+	if got := w.Skipping(); got != 6000*time.Second-3750*time.Second-800*time.Second {
+		t.Fatalf("after a success the span is back to 800s: skipping %s", got)
+	}
+}
+
+// A timeout without a gap (a slow query) does not shrink the catch-up.
+func TestTimeoutWithoutAGapKeepsTheSpan(t *testing.T) {
+	w := New(60 * time.Second)
+	w.SetMaxCatchUp(800 * time.Second)
+	poll(w, 0, nil)
+	for _, now := range []int{30, 60, 90} {
+		w.Lower(at(now))
+		w.Backoff()
+		w.Abort()
+	}
+	w.Lower(at(2000))
+	if got := w.Skipping(); got != (2000-60-800-(-60))*time.Second {
+		t.Fatalf("skipping %s after timeouts without a gap, want the full span kept", got)
+	}
+}
+
+// A restored state resumes counting where the earlier process stopped:
+// the rows it counted do not count again (the late commit included), the
+// ones that arrived since count once; a new window (no state) would count
+// none of them (its first poll is a baseline).
+func TestRestoredStateCountsEachRowOnce(t *testing.T) {
+	w := New(60 * time.Second)
+	poll(w, 0, nil)
+	rows := []row{{"a", 10}, {"b", 20}}
+	if got := poll(w, 30, rows); got != 2 {
+		t.Fatalf("counted %d", got)
+	}
+	st := w.State()
+	next := New(60 * time.Second)
+	if !next.Restore(st) {
+		t.Fatal("a state State returned was refused")
+	}
+	// The restarted process sees a, b again (inside the lookback), a late
+	// commit stamped before the stop, and a row written after it.
+	rows = append(rows, row{"late", 25}, row{"c", 50})
+	if got := poll(next, 60, rows); got != 2 {
+		t.Fatalf("the restored window counted %d rows at its first poll, want 2 (late and c)", got)
+	}
+	fresh := New(60 * time.Second)
+	if got := poll(fresh, 60, rows); got != 0 {
+		t.Fatalf("a fresh window counted %d rows at its first poll", got)
+	}
+}
+
+func TestRestoreRefusesABrokenState(t *testing.T) {
+	w := New(time.Minute)
+	if w.State() != nil {
+		t.Fatal("an unprimed window returned a state")
+	}
+	for name, st := range map[string]*State{
+		"nil":      nil,
+		"slices":   {Salt: 1, Lower: t0, Hashes: []uint64{1, 2}, Stamps: []int64{1}},
+		"no lower": {Salt: 1, Hashes: []uint64{1}, Stamps: []int64{1}},
+	} {
+		if w.Restore(st) {
+			t.Errorf("%s: restored", name)
+		}
+	}
+	if w.Primed() {
+		t.Fatal("a refused state primed the window")
 	}
 }

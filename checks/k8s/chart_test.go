@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -137,6 +138,9 @@ func TestChartDefaults(t *testing.T) {
 	c := ps.Containers[0]
 	env := map[string]bool{}
 	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			continue // the chart's, from resources.limits.memory (TestChartStorage)
+		}
 		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name == "" || e.ValueFrom.SecretKeyRef.Key == "" {
 			t.Errorf("env %s does not come from a Secret", e.Name)
 		}
@@ -327,7 +331,9 @@ resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 128Mi}}
 	if ps.ServiceAccountName != "shared-reader" || *ps.SecurityContext.RunAsUser != 10001 {
 		t.Errorf("ServiceAccount %q, runAsUser %d", ps.ServiceAccountName, *ps.SecurityContext.RunAsUser)
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != "TZ" || len(ps.Volumes) != 4 || c.VolumeMounts[len(c.VolumeMounts)-1].MountPath != "/tmp" {
+	// The extra env after GOMEMLIMIT (90% of the 128Mi limit); the extra
+	// volume after the config, the state, the TLS and the secret's.
+	if len(c.Env) != 2 || c.Env[0].Value != "115MiB" || c.Env[1].Name != "TZ" || len(ps.Volumes) != 5 || c.VolumeMounts[len(c.VolumeMounts)-1].MountPath != "/tmp" {
 		t.Errorf("extra env %v, volumes %v, mounts %v", c.Env, ps.Volumes, c.VolumeMounts)
 	}
 	// Basic auth on: the probes knock on the port (an httpGet would get 401),
@@ -423,6 +429,18 @@ func TestPlainManifests(t *testing.T) {
 	if len(k["ServiceAccount"]) != 1 || k["ServiceAccount"][0].Object["automountServiceAccountToken"] != false ||
 		ps.ServiceAccountName != k["ServiceAccount"][0].GetName() || ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
 		t.Errorf("the pod's ServiceAccount %q mounts a token, or is not the file's", ps.ServiceAccountName)
+	}
+	// The state directory on an emptyDir, as the chart's default; and
+	// GOMEMLIMIT at 90% of the memory limit, as the chart computes it.
+	vol, mount, flags := stateVolume(t, ps)
+	if vol == nil || vol.EmptyDir == nil || mount == nil || mount.ReadOnly || flags["--storage.path"] != mount.MountPath {
+		t.Errorf("the state: volume %+v, mount %+v, flags %v", vol, mount, flags)
+	}
+	c := ps.Containers[0]
+	if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+		t.Errorf("no memory limit")
+	} else if want := fmt.Sprintf("%dMiB", limit.Value()*9/10/(1<<20)); envOf(c, "GOMEMLIMIT") != want {
+		t.Errorf("GOMEMLIMIT %q with a %s limit, want %s", envOf(c, "GOMEMLIMIT"), limit.String(), want)
 	}
 	if len(k["PrometheusRule"]) != 1 {
 		t.Fatalf("%d PrometheusRules in deploy/kubernetes", len(k["PrometheusRule"]))
@@ -601,6 +619,124 @@ func TestChartVersionIsTheRelease(t *testing.T) {
 	for _, dep := range kinds(plainManifests(t))["Deployment"] {
 		if img := podSpec(t, dep).Containers[0].Image; img != "workflow-exporter:"+want {
 			t.Errorf("deploy/kubernetes runs %s, want workflow-exporter:%s", img, want)
+		}
+	}
+}
+
+// stateVolume returns the pod's state volume and the container's mount of
+// it, and the container's --storage.* flags.
+func stateVolume(t *testing.T, ps corev1.PodSpec) (*corev1.Volume, *corev1.VolumeMount, map[string]string) {
+	t.Helper()
+	flags := map[string]string{}
+	for _, a := range ps.Containers[0].Args {
+		if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--storage.") {
+			flags[k] = v
+		}
+	}
+	var vol *corev1.Volume
+	for i := range ps.Volumes {
+		if ps.Volumes[i].Name == "state" {
+			vol = &ps.Volumes[i]
+		}
+	}
+	var mount *corev1.VolumeMount
+	for i, m := range ps.Containers[0].VolumeMounts {
+		if m.Name == "state" {
+			mount = &ps.Containers[0].VolumeMounts[i]
+		}
+	}
+	return vol, mount, flags
+}
+
+// envOf is the container's value of an environment variable ("" unset).
+func envOf(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// TestChartStorage: the state directory (--storage.path) is a writable
+// volume at the flag's path: the pod's emptyDir by default, a claim
+// (created, or an existing one) with the Recreate strategy as an option,
+// refused for two replicas; off, no flag and no volume. GOMEMLIMIT follows
+// the memory limit (90% of it) unless set or switched off.
+func TestChartStorage(t *testing.T) {
+	dep := func(doc string) (*unstructured.Unstructured, []object) {
+		t.Helper()
+		objs := render(t, "wfx", values(t, doc))
+		validateAll(t, objs)
+		return kinds(objs)["Deployment"][0], objs
+	}
+	d, _ := dep("{}")
+	ps := podSpec(t, d)
+	vol, mount, flags := stateVolume(t, ps)
+	if vol == nil || vol.EmptyDir == nil || vol.EmptyDir.SizeLimit == nil || mount == nil || mount.ReadOnly ||
+		flags["--storage.path"] != mount.MountPath || flags["--storage.write-interval"] != "1m" || flags["--storage.max-age"] != "1h" {
+		t.Errorf("default state: volume %+v, mount %+v, flags %v", vol, mount, flags)
+	}
+	if s, _, _ := unstructured.NestedString(d.Object, "spec", "strategy", "type"); s != "" {
+		t.Errorf("an emptyDir with strategy %q: the rolling update stays", s)
+	}
+	// 90% of 512Mi.
+	if got := envOf(ps.Containers[0], "GOMEMLIMIT"); got != "460MiB" {
+		t.Errorf("GOMEMLIMIT %q with a 512Mi limit, want 460MiB", got)
+	}
+
+	d, objs := dep("storage: {volume: persistentVolumeClaim, persistentVolumeClaim: {storageClassName: fast, size: 2Gi}}\n")
+	ps = podSpec(t, d)
+	vol, _, _ = stateVolume(t, ps)
+	pvcs := kinds(objs)["PersistentVolumeClaim"]
+	if len(pvcs) != 1 || vol == nil || vol.PersistentVolumeClaim == nil || vol.PersistentVolumeClaim.ClaimName != pvcs[0].GetName() {
+		t.Fatalf("a claim: %d PersistentVolumeClaims, volume %+v", len(pvcs), vol)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pvcs[0].Object, &pvc); err != nil {
+		t.Fatal(err)
+	}
+	if *pvc.Spec.StorageClassName != "fast" || pvc.Spec.Resources.Requests.Storage().String() != "2Gi" || pvc.Spec.AccessModes[0] != corev1.ReadWriteOnce {
+		t.Errorf("the claim %+v", pvc.Spec)
+	}
+	if s, _, _ := unstructured.NestedString(d.Object, "spec", "strategy", "type"); s != "Recreate" {
+		t.Errorf("a claim with strategy %q, want Recreate", s)
+	}
+	d, objs = dep("storage: {volume: persistentVolumeClaim, persistentVolumeClaim: {existingClaim: mine}}\n")
+	if vol, _, _ = stateVolume(t, podSpec(t, d)); vol.PersistentVolumeClaim.ClaimName != "mine" || len(kinds(objs)["PersistentVolumeClaim"]) != 0 {
+		t.Errorf("an existing claim: volume %+v, %d claims rendered", vol, len(kinds(objs)["PersistentVolumeClaim"]))
+	}
+	if _, err := renderRelease(t, "wfx", values(t, "replicas: 2\nstorage: {volume: persistentVolumeClaim}\n")); err == nil || !strings.Contains(err.Error(), "replicas") {
+		t.Errorf("two replicas on one claim: %v", err)
+	}
+	// Two replicas with emptyDirs: each its own.
+	if _, err := renderRelease(t, "wfx", values(t, "replicas: 2\n")); err != nil {
+		t.Errorf("two replicas with emptyDirs: %v", err)
+	}
+
+	d, _ = dep("storage: {enabled: false}\ngoMemLimit: \"off\"\n")
+	ps = podSpec(t, d)
+	if vol, mount, flags = stateVolume(t, ps); vol != nil || mount != nil || len(flags) != 0 || envOf(ps.Containers[0], "GOMEMLIMIT") != "" {
+		t.Errorf("storage and GOMEMLIMIT off: volume %+v, mount %+v, flags %v, env %v", vol, mount, flags, ps.Containers[0].Env)
+	}
+	for doc, want := range map[string]string{
+		"resources: {limits: {memory: 1Gi}}\n":          "921MiB",
+		"resources: {limits: {memory: 500M}}\n":         "429MiB",
+		"goMemLimit: 300MiB\n":                          "300MiB",
+		"resources: {limits: {cpu: 1, memory: null}}\n": "",
+		"resources: {limits: {memory: 524288000}}\n":    "450MiB",
+	} {
+		d, _ = dep(doc)
+		if got := envOf(podSpec(t, d).Containers[0], "GOMEMLIMIT"); got != want {
+			t.Errorf("%q: GOMEMLIMIT %q, want %q", doc, got, want)
+		}
+	}
+	if _, err := renderRelease(t, "wfx", values(t, "resources: {limits: {memory: 0.5Gi}}\n")); err == nil || !strings.Contains(err.Error(), "goMemLimit") {
+		t.Errorf("a fractional limit: %v, want an error naming goMemLimit", err)
+	}
+	for _, doc := range []string{"storage: {volume: hostPath}\n", "storage: {writeInterval: 1 minute}\n", "goMemLimit: 300MB\n", "storage: {path: relative}\n"} {
+		if _, err := renderRelease(t, "wfx", values(t, doc)); err == nil || !strings.Contains(err.Error(), "schema") {
+			t.Errorf("%q: %v, want the schema to refuse it", doc, err)
 		}
 	}
 }

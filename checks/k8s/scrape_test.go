@@ -240,6 +240,14 @@ func runPod(t *testing.T, dep *unstructured.Unstructured, cms []*unstructured.Un
 		return s
 	}
 	for _, m := range c.VolumeMounts {
+		if emptyDir(pod.Volumes, m.Name) {
+			// The state directory (--storage.path): empty and writable,
+			// as the pod's own.
+			if err := os.MkdirAll(filepath.Join(root, m.MountPath), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		data := volumeData(t, pod.Volumes, m.Name, cms, sec)
 		if m.SubPath != "" {
 			write(t, filepath.Join(root, m.MountPath), rooted(data[m.SubPath]))
@@ -269,6 +277,16 @@ func runPod(t *testing.T, dep *unstructured.Unstructured, cms []*unstructured.Un
 	// TLS and basic auth: the harness's plain readiness probe cannot get
 	// through; Prometheus's up is the probe.
 	return exportertest.Start(t, exportertest.Options{Flags: flags, Env: env, NoWait: true})
+}
+
+// emptyDir says whether the pod's volume name is an emptyDir.
+func emptyDir(vols []corev1.Volume, name string) bool {
+	for _, v := range vols {
+		if v.Name == name {
+			return v.EmptyDir != nil
+		}
+	}
+	return false
 }
 
 // volumeData is the content of the pod's volume name: a ConfigMap's data or

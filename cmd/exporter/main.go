@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+	"github.com/workflow-exporter/workflow-exporter/blocks/statefile"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
@@ -64,6 +65,9 @@ type options struct {
 	configCheck    bool
 	timeoutOffset  time.Duration
 	defaultTimeout time.Duration
+	storagePath    string
+	storageEvery   time.Duration
+	storageMaxAge  time.Duration
 	log            *promslog.Config
 	command        string
 	render         renderOptions
@@ -83,6 +87,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	app.Flag("config.file", "YAML configuration file (sources, tables, limits). Without it: one Camunda engine at "+config.DefaultCamundaURL+" and no database.").Default("").StringVar(&o.configFile)
 	app.Flag("config.check", "Validate the configuration file, print the result and exit.").BoolVar(&o.configCheck)
 	app.Flag("scrape.timeout-offset", "Subtracted from the Prometheus scrape timeout: a scrape never waits longer for collections, it gets the previous snapshot instead.").Default("500ms").DurationVar(&o.timeoutOffset)
+	app.Flag("storage.path", "Directory for the state that must survive a restart (lock first sightings, worker idle starts, redeliveries, label admissions, counter watermarks), one file per source; written periodically and on SIGTERM, read at start. Empty: kept in memory only, a restart forgets it.").Default("").StringVar(&o.storagePath)
+	app.Flag("storage.write-interval", "Least time between two writes of a source's state file while running (after a collection); it is also written on SIGTERM.").Default("1m").DurationVar(&o.storageEvery)
+	app.Flag("storage.max-age", "Oldest state file restored at start; an older one is stale: a warning and a fresh start.").Default("1h").DurationVar(&o.storageMaxAge)
 	app.Flag("scrape.default-timeout", "Scrape timeout assumed when the scraper sends no X-Prometheus-Scrape-Timeout-Seconds header.").Default("10s").DurationVar(&o.defaultTimeout)
 	promslogflag.AddFlags(app, o.log)
 	app.Version(version.Print(exporterName))
@@ -117,6 +124,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err := validateTelemetryPath(o.metricsPath, !o.disableStatus); err != nil {
+		fmt.Fprintf(stderr, "%s\n", err)
+		return 1
+	}
+	if err := validateStorage(o); err != nil {
 		fmt.Fprintf(stderr, "%s\n", err)
 		return 1
 	}
@@ -159,7 +170,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Logger) int {
 	logger.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 	folds := labellimit.NewStats()
-	mgr := sources.New(sources.Options{Folds: folds, DisableStatus: o.disableStatus, Logger: logger})
+	var storage *sources.Storage
+	if o.storagePath != "" {
+		storage = &sources.Storage{Dir: o.storagePath, Interval: o.storageEvery, MaxAge: o.storageMaxAge, Program: version.Info()}
+	}
+	mgr := sources.New(sources.Options{Folds: folds, DisableStatus: o.disableStatus, Storage: storage, Logger: logger})
 	if _, err := mgr.Apply(ctx, cfg); err != nil {
 		logger.Error("cannot set up sources", "err", err)
 		return 1
@@ -307,6 +322,25 @@ func serve(ctx context.Context, o *options, cfg *config.Config, logger *slog.Log
 		logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond).String())
 	}
 	return 0
+}
+
+// validateStorage refuses a storage path the exporter cannot write to (at
+// start, naming the flag, rather than a warning at each write later) and
+// bounds that cannot work.
+func validateStorage(o *options) error {
+	if o.storageEvery <= 0 {
+		return fmt.Errorf("--storage.write-interval %s: must be positive, for example 1m", o.storageEvery)
+	}
+	if o.storageMaxAge <= 0 {
+		return fmt.Errorf("--storage.max-age %s: must be positive, for example 1h", o.storageMaxAge)
+	}
+	if o.storagePath == "" || o.command != "serve" || o.configCheck {
+		return nil
+	}
+	if err := statefile.Writable(o.storagePath); err != nil {
+		return fmt.Errorf("--storage.path %q: cannot keep state there: %v (mount a writable volume, or leave the flag out to keep state in memory only)", o.storagePath, err)
+	}
+	return nil
 }
 
 // validateTelemetryPath refuses a metrics path the HTTP mux would panic on or

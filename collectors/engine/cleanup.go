@@ -56,12 +56,14 @@ var historyFamilies = []string{catalog.CamundaHistoryCleanable, catalog.CamundaH
 	catalog.CamundaEngineTableBytes}
 
 func newHistoryCollector(e *Engine, o Options) *historyCollector {
-	return &historyCollector{e: e,
+	c := &historyCollector{e: e,
 		limit:    labellimit.NewLimiter(o.Folds, catalog.CamundaHistoryCleanable, e.cfg.LabelValueLimit),
 		descs:    newDescs(e.cfg.TenantLabel, historyFamilies...),
 		tenanted: newTenantLabels(e.cfg.TenantLabel, historyFamilies...),
 		seen:     map[string]bool{},
 	}
+	c.limit.SetForgetAfter(e.forgetAfter())
+	return c
 }
 
 // Name implements collectors.Collector.
@@ -127,6 +129,7 @@ func (c *historyCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ [
 		gauge(catalog.CamundaEngineTableBytes, float64(rd.TableBytes[t]), engine, t)
 	}
 	c.seen, c.out, c.last, c.level = seen, out, time.Now(), at.Level
+	c.seen = forgetKeys(at.Now, c.seen, c.limit)
 	return out, nil
 }
 

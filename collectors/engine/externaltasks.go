@@ -64,6 +64,12 @@ type externalTasksCollector struct {
 	// models are the process models read so far (models.go), for the
 	// activity stream below history level full.
 	models *models
+
+	// quiet: the next successful collection counts no lock expiration or
+	// redelivery (the first after a restore without resume, state.go).
+	quiet bool
+	// forgetAfter is label_value_forget_after (0: never).
+	forgetAfter time.Duration
 }
 
 // collectorState is everything a collection commits on success.
@@ -163,9 +169,12 @@ func newExternalTasksCollector(e *Engine, o Options) *externalTasksCollector {
 			catalog.CamundaExternalTaskDuration, catalog.CamundaExternalTaskOldestLockAge, catalog.CamundaExternalTaskWorkerIdle,
 			catalog.CamundaExternalTaskOldestIncidentAge, catalog.CamundaExternalTaskBpmnErrors, catalog.CamundaExternalTasksEnded,
 			catalog.CamundaExternalTaskFailuresByError),
-		creations: map[string]int64{},
-		models:    newModels(),
+		creations:   map[string]int64{},
+		models:      newModels(),
+		forgetAfter: e.forgetAfter(),
 	}
+	c.topicLimit.SetForgetAfter(c.forgetAfter)
+	c.incidentLimit.SetForgetAfter(c.forgetAfter)
 	c.tenanted = newTenantLabels(cfg.TenantLabel, slices.Collect(maps.Keys(c.descs))...)
 	c.st = collectorState{
 		topics: map[string]bool{}, tasks: map[string]tracked{},
@@ -225,6 +234,8 @@ type collectionRun struct {
 	// vanished counts per topic the tasks the previous collection listed
 	// that no list holds now (ended.go).
 	vanished map[string]int64
+	// quiet: lock events are not counted (state.go).
+	quiet bool
 }
 
 func (run *collectionRun) gauge(name string, v float64, labels ...string) {
@@ -238,7 +249,7 @@ func (run *collectionRun) counter(name string, v float64, labels ...string) {
 // Collect implements collectors.Collector.
 func (c *externalTasksCollector) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	taken := time.Now()
-	run := &collectionRun{c: c, ctx: ctx, sink: sink, st: c.st.clone()}
+	run := &collectionRun{c: c, ctx: ctx, sink: sink, st: c.st.clone(), quiet: c.quiet}
 	err := run.collect()
 	settle(err, c.topicLimit, c.workerFold, c.incidentLimit)
 	if err != nil {
@@ -247,7 +258,9 @@ func (c *externalTasksCollector) Collect(ctx context.Context, sink *collectors.S
 	}
 	run.st.engineNow = run.engineNow
 	c.st = run.st
+	c.quiet = false
 	c.commitCreations(run.ledger)
+	c.forget(run.engineNow)
 	c.views.Publish(&correlate.View{Engine: c.e.name, Taken: taken, Tasks: run.inflight, Truncated: run.truncated,
 		HideIdentifiers: !c.e.cfg.Status.ShowIdentifiers()})
 	return run.out, nil
@@ -297,6 +310,13 @@ func (run *collectionRun) collect() error {
 	run.trackUnlisted(rd, recent)
 
 	run.truncated, run.unwatched = rd.Truncated, rd.Unwatched
+	// A topic holding tasks is seen: it keeps its label
+	// (label_value_forget_after).
+	for topic, tr := range rd.Topics {
+		if tr.Counts.Total > 0 && run.st.topics[topic] {
+			run.c.topicLimit.Admit(topic)
+		}
+	}
 	for _, topic := range run.knownTopics() {
 		tr := rd.Topics[topic]
 		if tr == nil {

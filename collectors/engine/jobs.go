@@ -75,7 +75,7 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 	limit := func(metric string) *labellimit.Limiter {
 		return labellimit.NewLimiter(o.Folds, metric, e.cfg.LabelValueLimit)
 	}
-	return &jobsCollector{e: e,
+	c := &jobsCollector{e: e,
 		exhaustedLimit:  limit(catalog.CamundaJobsRetriesExhausted),
 		executableLimit: limit(catalog.CamundaJobsExecutable),
 		failureLimit:    limit(catalog.CamundaJobFailures),
@@ -86,6 +86,10 @@ func newJobsCollector(e *Engine, o Options) *jobsCollector {
 			failures: map[string]float64{}, successes: map[string]float64{},
 			failureGroups: newFailureGroups(e.cfg.FailureSignatures, e.cfg.FailureSignatureLimit)},
 	}
+	for _, l := range c.limiters() {
+		l.SetForgetAfter(e.forgetAfter())
+	}
+	return c
 }
 
 // Name implements collectors.Collector.
@@ -104,6 +108,7 @@ func (c *jobsCollector) Collect(ctx context.Context, sink *collectors.Sink) ([]p
 			"engine", c.e.name, "max_history_entries", c.e.cfg.MaxHistoryEntries)
 	}
 	c.st, c.logCut = st, cut
+	c.forget(st.at)
 	return out, nil
 }
 

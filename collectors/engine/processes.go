@@ -26,12 +26,14 @@ type processesCollector struct {
 }
 
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
-	return &processesCollector{e: e,
+	c := &processesCollector{e: e,
 		limit:    labellimit.NewLimiter(o.Folds, catalog.CamundaProcessInstances, e.cfg.LabelValueLimit),
 		descs:    newDescs(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
 		tenanted: newTenantLabels(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
 		seen:     map[string]bool{},
 	}
+	c.limit.SetForgetAfter(e.forgetAfter())
+	return c
 }
 
 // Name implements collectors.Collector.
@@ -70,5 +72,7 @@ func (c *processesCollector) Collect(ctx context.Context, _ *collectors.Sink) (_
 			c.tenanted.of(catalog.CamundaProcessInstances, []string{c.e.name, k})...))
 	}
 	c.seen = seen
+	// A deployed key is seen (label_value_forget_after).
+	c.seen = forgetKeys(at.Now, c.seen, c.limit)
 	return out, nil
 }

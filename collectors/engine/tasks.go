@@ -28,8 +28,10 @@ func (run *collectionRun) topic(topic string, tr *reading.TopicRead, rd *reading
 		run.emitOldestWaiting(topic, tr)
 	}
 	run.emitOldestIncident(topic, tr, rd.IncidentsIncomplete)
-	run.st.expirations[topic] += float64(r.events.expirations)
-	run.st.redeliveries[topic] += float64(r.events.redeliveries)
+	if !run.quiet {
+		run.st.expirations[topic] += float64(r.events.expirations)
+		run.st.redeliveries[topic] += float64(r.events.redeliveries)
+	}
 	run.counter(catalog.CamundaExternalTaskLockExpirations, run.st.expirations[topic], run.c.e.name, topic)
 	run.counter(catalog.CamundaExternalTaskRedeliveries, run.st.redeliveries[topic], run.c.e.name, topic)
 	if r.failures > 0 {
@@ -73,7 +75,7 @@ func (run *collectionRun) trackListed(tr *reading.TopicRead, fresh, recent map[s
 	// failed between two collections, and failures that exhaust the
 	// retries (the task leaves the lists), are not seen.
 	observeFailure := func(o taskObs, prev tracked, seen bool) {
-		if seen && !run.at.Level.ReadsTaskLog() && o.failedSince(prev) {
+		if seen && !run.at.Level.ReadsTaskLog() && o.failedSince(prev) && !run.quiet {
 			r.failures++
 		}
 	}
@@ -163,17 +165,22 @@ func (run *collectionRun) trackUnlisted(rd *reading.TasksRead, evidence map[stri
 			run.vanished[prev.topic]++
 		}
 		ev := evidence[id]
+		count := func(m map[string]float64) {
+			if !run.quiet {
+				m[prev.topic]++
+			}
+		}
 		switch {
 		case !prev.backoff && ev.actedOtherThan(prev.worker):
 			if !prev.lapsed {
-				run.st.expirations[prev.topic]++
+				count(run.st.expirations)
 			}
-			run.st.redeliveries[prev.topic]++
+			count(run.st.redeliveries)
 		case prev.handoverFrom != "" && ev.actedOtherThan(prev.handoverFrom):
 			if !prev.handoverLapsed {
-				run.st.expirations[prev.topic]++
+				count(run.st.expirations)
 			}
-			run.st.redeliveries[prev.topic]++
+			count(run.st.redeliveries)
 		case ev != nil && ev.ended, prev.missed >= maxMissed && !prev.exp.After(run.engineNow.Add(-reading.LapsedMargin)):
 			// Done with it.
 		default:

@@ -47,6 +47,7 @@ func (run *collectionRun) admitTopic(topic string) bool {
 // admitting it if it is new.
 func (run *collectionRun) topicLabel(topic string) string {
 	if run.st.topics[topic] && topic != labellimit.Other {
+		run.c.topicLimit.Admit(topic) // seen (label_value_forget_after)
 		return topic
 	}
 	if run.admitTopic(topic) {

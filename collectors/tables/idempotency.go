@@ -35,12 +35,10 @@ type Idempotency struct {
 	transitions map[string]float64 // scope, status
 	conflicts   map[string]float64 // scope
 	duplicates  map[string]float64 // scope
-	// dupSeen is the last duplicate_count seen per record that ever had
-	// one; absent means 0. Loaded in full on the first poll (a partial index
-	// on duplicate_count > 0 keeps that cheap).
-	dupSeen   map[string]int64
-	dupLoaded bool
-	hasDup    bool
+	// dup is the duplicate_count last seen per record that has one
+	// (dupmemory.go); absent means 0. hasDup: the table has the column.
+	dup    *dupMemory
+	hasDup bool
 
 	dupColumn string
 	logged    map[string]bool
@@ -88,14 +86,38 @@ func NewIdempotency(o IdempotencyOptions) *Idempotency {
 		transitions: map[string]float64{},
 		conflicts:   map[string]float64{},
 		duplicates:  map[string]float64{},
-		dupSeen:     map[string]int64{},
+		dup:         newDupMemory(o.Table.MaxRememberedDuplicates),
 		dupColumn:   config.DefaultDuplicateCountColumn,
 		logged:      map[string]bool{},
 	}
 	if o.Table.Columns.DuplicateCount != nil {
 		c.dupColumn = *o.Table.Columns.DuplicateCount
 	}
+	c.keep(c.Name(), tableParts{windows: []*watermark.Window{c.window}, kept: []keptTuples{{set: c.scopes}, {set: c.unmapped}},
+		counters: []map[string]float64{c.transitions, c.conflicts, c.duplicates}})
 	return c
+}
+
+// StateKey implements collectors.Stateful.
+func (c *Idempotency) StateKey() string {
+	col := c.cfg.Columns
+	return c.stateKey("idempotency", c.cfg.Table, col.Scope, col.Key, col.Status, col.UpdatedAt, c.dupColumn)
+}
+
+// SaveState implements collectors.Stateful.
+func (c *Idempotency) SaveState() ([]byte, error) { return c.saveState(c.dup) }
+
+// LoadState implements collectors.Stateful: see state.go; the duplicate
+// memory is restored with the windows (resume) and is then current if it
+// was; otherwise a baseline scan runs at the first collections.
+func (c *Idempotency) LoadState(data []byte, resume bool) error {
+	return c.loadState(data, resume, c.dup)
+}
+
+// Remembered implements collectors.Remembering.
+func (c *Idempotency) Remembered(note func(kind string, n int)) {
+	c.remembered(note)
+	note(vocab.RememberedDuplicateCounts, len(c.dup.m))
 }
 
 // sqlGauges reads the open records by scope and status.
@@ -120,12 +142,6 @@ func (c *Idempotency) sqlActivity(withDup bool) string {
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::timestamptz, COALESCE(%[5]s::text, ''), %[6]s
 FROM %[7]s WHERE %[4]s > $1::timestamptz`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt),
 		pgschema.QuoteIdent(col.ErrorCode), dup, pgschema.QuoteTable(c.cfg.Table))
-}
-
-func (c *Idempotency) sqlDupLoad() string {
-	col := c.cfg.Columns
-	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, %[3]s::bigint FROM %[4]s WHERE %[3]s > 0`,
-		pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(c.dupColumn), pgschema.QuoteTable(c.cfg.Table))
 }
 
 // Requirements says what the collector needs from its table, with a text
@@ -186,24 +202,27 @@ func (c *Idempotency) requirements(st idemStatus) pgschema.Requirements {
 				Why: "transitions, conflicts and duplicates counters read the last late_commit_window of updates", Query: "activity"},
 			{Name: base + "_duplicates_idx", Columns: []string{col.UpdatedAt},
 				Where: pgschema.QuoteIdent(c.dupColumn) + " > 0",
-				Why:   "one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension)", Query: "duplicates", Requires: c.dupColumn},
+				Why:   "the scan of the records that absorbed duplicates, in keyset pages by updated_at, at start and hourly (only with the duplicate_count extension)", Query: "duplicates", Requires: c.dupColumn},
 		},
 		Queries: []pgschema.Query{
 			{Name: "open", SQL: c.sqlGauges(st), Args: []any{900.0}},
 			recentQuery("activity", c.sqlActivity(false)),
-			{Name: "duplicates", SQL: c.sqlDupLoad(), Requires: c.dupColumn},
+			{Name: "duplicates", SQL: c.sqlDupScan(), Args: []any{true, time.Time{}, "", ""}, Requires: c.dupColumn},
 			c.idempotencyLists(st)[0].requirement(),
 			c.idempotencyLists(st)[1].requirement(),
 		},
 	}
 }
 
-// Collect implements collectors.Collector: the open records (gauges), on the
-// first collection that sees duplicate_count the baseline of duplicates,
-// then the recent activity (counters), in one transaction.
+// Collect implements collectors.Collector: the open records (gauges) and
+// the recent activity (counters), in one transaction; then, when one is
+// due, pages of the duplicate memory's scan (dupmemory.go), each its own
+// transaction.
 func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
 	p := c.newIdempotencyPoll()
 	p.status.sink = sink
+	p.counting = c.dup.current
+	p.skippedBefore = c.window.Skipped()
 	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
 		var present map[string]bool
 		var err error
@@ -217,11 +236,7 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 		if err := p.readStatus(ctx, tx); err != nil {
 			return err
 		}
-		if p.hasDup && !c.dupLoaded {
-			if err := p.loadDuplicates(ctx, tx); err != nil {
-				return err
-			}
-		}
+		p.dbNow = dbNow
 		return p.readActivity(ctx, tx, dbNow)
 	})
 	c.warn.flush(&c.tableBase, err == nil)
@@ -231,7 +246,16 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 	c.logOnce(c.logged, p.st.notes, p.st.warnings)
 	p.commit()
 	p.status.send()
-	return c.metrics(p.gauges), nil
+	if c.hasDup && (c.dup.scan != nil || c.dup.needsScanNow) {
+		// After the poll, which committed: a failed page is logged, not
+		// the collection's failure, and the scan goes on next time.
+		err := c.scanDuplicates(ctx)
+		if err != nil && !c.dup.scanFailing {
+			c.logger.Warn("idempotency: the scan of the records' duplicate_count failed; it goes on at the next collection, and the duplicates counter waits for it", "database", c.database, "table", c.cfg.Table, "err", err)
+		}
+		c.dup.scanFailing = err != nil
+	}
+	return append(c.metrics(p.gauges), c.skippedMetric()), nil
 }
 
 // idempotencyPoll is what one collection of the idempotency table read. It
@@ -244,12 +268,16 @@ type idempotencyPoll struct {
 
 	gauges                             map[string]*agg // scope, status
 	transitions, conflicts, duplicates map[string]float64
-	// dupUpdates is the duplicate_count last seen per record in this poll;
-	// dupLoad, on the first poll that sees the column, the baseline of
-	// every record that has one.
-	dupUpdates, dupLoad map[string]int64
-	hasDup              bool
-	scopes, unmapped    tuples
+	// dupUpdates is the duplicate_count last seen per record in this
+	// poll, with the update's time; counting says the duplicate memory is
+	// current, so their growth counts (else this poll is a baseline).
+	dupUpdates map[uint64]dupUpdate
+	hasDup     bool
+	counting   bool
+	dbNow      time.Time
+	// skippedBefore is the window's skipped total before this poll.
+	skippedBefore    time.Duration
+	scopes, unmapped tuples
 	// status holds the status page's lists until the poll succeeded.
 	status statusReport
 }
@@ -257,7 +285,7 @@ type idempotencyPoll struct {
 func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {
 	p := &idempotencyPoll{c: c, conflict: map[string]bool{},
 		gauges: map[string]*agg{}, transitions: map[string]float64{}, conflicts: map[string]float64{}, duplicates: map[string]float64{},
-		dupUpdates: map[string]int64{}, scopes: tuples{}, unmapped: tuples{}}
+		dupUpdates: map[uint64]dupUpdate{}, scopes: tuples{}, unmapped: tuples{}}
 	for _, code := range c.cfg.ConflictCodes {
 		p.conflict[code] = true
 	}
@@ -293,16 +321,10 @@ func (p *idempotencyPoll) readOpen(ctx context.Context, tx pgx.Tx) error {
 		})
 }
 
-// loadDuplicates reads the duplicate_count of every record that has one:
-// the baseline the counter grows from.
-func (p *idempotencyPoll) loadDuplicates(ctx context.Context, tx pgx.Tx) error {
-	p.dupLoad = map[string]int64{}
-	var scope, key string
-	var n int64
-	return each(ctx, tx, "idempotency duplicate_count load query", p.c.sqlDupLoad(), nil, []any{&scope, &key, &n}, func() error {
-		p.dupLoad[tupleKey(scope, key)] = n
-		return nil
-	})
+// dupUpdate is a record's duplicate_count as one poll saw it.
+type dupUpdate struct {
+	n  int64
+	ts time.Time
 }
 
 // readActivity reads the records updated in the window and counts the
@@ -324,42 +346,50 @@ func (p *idempotencyPoll) readActivity(ctx context.Context, tx pgx.Tx, dbNow tim
 				p.conflicts[vals[0]]++
 			}
 			if p.hasDup {
-				p.countDuplicates(vals[0], tupleKey(scope, key), dupCount)
+				p.countDuplicates(vals[0], c.dup.hash(scope, key), dupCount, updated)
 			}
 			return nil
 		})
 }
 
 // countDuplicates counts the growth of one record's duplicate_count.
-func (p *idempotencyPoll) countDuplicates(scopeLabel, record string, n int64) {
-	prev, ok := p.dupUpdates[record]
-	if !ok {
-		prev = p.c.dupSeen[record]
-		if p.dupLoad != nil {
-			prev = p.dupLoad[record]
-		}
+func (p *idempotencyPoll) countDuplicates(scopeLabel string, record uint64, n int64, ts time.Time) {
+	prev := p.c.dup.count(record)
+	if u, ok := p.dupUpdates[record]; ok {
+		prev = u.n
 	}
 	if n <= prev {
 		return
 	}
-	// The first poll and the first poll that sees the column are
-	// baselines: earlier duplicates are not ours.
-	if p.c.window.Primed() && p.dupLoad == nil {
+	// The first poll, and every poll while the memory is not current (a
+	// scan is due or under way, a span was skipped), are baselines:
+	// earlier duplicates are not ours.
+	if p.counting && p.c.window.Primed() && p.c.window.Skipping() == 0 {
 		p.duplicates[scopeLabel] += float64(n - prev)
 	}
-	p.dupUpdates[record] = n
+	p.dupUpdates[record] = dupUpdate{n, ts}
 }
 
 // commit folds a successful poll into the collector's state.
 func (p *idempotencyPoll) commit() {
 	c := p.c
-	c.hasDup = p.hasDup
-	if p.dupLoad != nil {
-		c.dupSeen = p.dupLoad
-		c.dupLoaded = true
+	if p.hasDup && !c.hasDup {
+		c.dup.stale() // the column appeared: a baseline scan
 	}
-	for rk, n := range p.dupUpdates {
-		c.dupSeen[rk] = n
+	c.hasDup = p.hasDup
+	for h, u := range p.dupUpdates {
+		if u.n > c.dup.count(h) {
+			c.dup.set(h, u.n, u.ts)
+		}
+	}
+	if c.hasDup {
+		if c.window.Skipped() > p.skippedBefore {
+			// Updates in the skipped span were not read: the counts
+			// may be behind.
+			c.dup.stale()
+		}
+		c.dup.needsScanNow = c.dup.scan == nil && c.dup.needsScan(p.dbNow)
+		c.dup.bound(c)
 	}
 	c.scopes.merge(p.scopes)
 	c.unmapped.merge(p.unmapped)

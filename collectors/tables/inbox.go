@@ -39,7 +39,7 @@ type InboxOptions = Options[config.InboxTable]
 
 // NewInbox returns an inbox collector.
 func NewInbox(o InboxOptions) *Inbox {
-	return &Inbox{
+	c := &Inbox{
 		tableBase: newTableBase(o, catalog.InboxMessages, catalog.InboxOldestMessageAge, catalog.InboxMessagesProcessed,
 			catalog.InboxMessagesRetrying, catalog.InboxMessagesFailed, catalog.InboxOldestFailedAge),
 		cfg:       o.Table,
@@ -50,7 +50,24 @@ func NewInbox(o InboxOptions) *Inbox {
 		processed: map[string]float64{},
 		logged:    map[string]bool{},
 	}
+	c.keep(c.Name(), tableParts{windows: []*watermark.Window{c.window}, kept: []keptTuples{{set: c.known}, {set: c.unmapped}}, counters: []map[string]float64{c.processed}})
+	return c
 }
+
+// StateKey implements collectors.Stateful.
+func (c *Inbox) StateKey() string {
+	col := c.cfg.Columns
+	return c.stateKey("inbox", c.cfg.Table+" preset="+c.cfg.Preset, col.SourceSystem, col.MessageID, col.Status, col.ProcessedAt)
+}
+
+// SaveState implements collectors.Stateful (state.go).
+func (c *Inbox) SaveState() ([]byte, error) { return c.saveState(nil) }
+
+// LoadState implements collectors.Stateful (state.go).
+func (c *Inbox) LoadState(data []byte, resume bool) error { return c.loadState(data, resume, nil) }
+
+// Remembered implements collectors.Remembering.
+func (c *Inbox) Remembered(note func(kind string, n int)) { c.remembered(note) }
 
 // Name implements collectors.Collector.
 func (c *Inbox) Name() string { return "inbox" }
@@ -266,7 +283,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 			}
 		}
 		if plan.sqlDead != "" {
-			err = each(ctx, tx, "inbox dead-letter query", plan.sqlDead, nil, []any{&source, &msgType, &count, &oldest}, func() error {
+			err = c.eachOffered(ctx, tx, "inbox dead-letter query", plan.sqlDead, nil, []any{&source, &msgType, &count, &oldest}, func() []string { return []string{source, msgType} }, func() error {
 				vals := c.limiter.Admit(source, msgType)
 				seen.add(vals...)
 				group(vals).failed.merge(count, oldest, 0)
@@ -301,7 +318,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 	c.unmapped.merge(unmapped)
 	addCounts(c.processed, newProcessed)
 	report.send()
-	return c.metrics(plan.series, gauges, groups), nil
+	return append(c.metrics(plan.series, gauges, groups), c.skippedMetric()), nil
 }
 
 func (c *Inbox) metrics(series map[string]bool, gauges map[string]*agg, groups map[string]*inboxGroup) []prometheus.Metric {

@@ -100,11 +100,31 @@ func NewIdempotencyJoin(o IdempotencyJoinOptions) *IdempotencyJoin {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &IdempotencyJoin{
+	c := &IdempotencyJoin{
 		tableBase: newTableBase(o.Options, catalog.IdempotencyInDoubt, catalog.IdempotencyCompletedTaskOpen),
 		cfg:       o.Table, views: o.Views, now: o.Now, known: tuples{},
 	}
+	// known is (scope, engine, topic), the limiter's tuple (scope, topic).
+	c.keep(c.Name(), tableParts{kept: []keptTuples{{set: c.known, labels: func(t []string) []string { return []string{t[0], t[2]} }}}})
+	return c
 }
+
+// StateKey implements collectors.Stateful.
+func (c *IdempotencyJoin) StateKey() string {
+	return c.stateKey("idempotency_camunda", c.cfg.Table, c.cfg.Camunda.Engine)
+}
+
+// SaveState implements collectors.Stateful (state.go): the label
+// admissions and the tuples that report 0.
+func (c *IdempotencyJoin) SaveState() ([]byte, error) { return c.saveState(nil) }
+
+// LoadState implements collectors.Stateful (state.go).
+func (c *IdempotencyJoin) LoadState(data []byte, resume bool) error {
+	return c.loadState(data, resume, nil)
+}
+
+// Remembered implements collectors.Remembering.
+func (c *IdempotencyJoin) Remembered(note func(kind string, n int)) { c.remembered(note) }
 
 // Name implements collectors.Collector.
 func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
@@ -272,6 +292,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context, sink *collectors.Sink) ([
 		}
 	}
 	c.known.merge(seen)
+	c.forget(c.now())
 	var out []prometheus.Metric
 	for _, v := range c.known.sorted() {
 		k := tupleKey(v...)
@@ -311,11 +332,30 @@ func NewProcessedJobJoin(o ProcessedJobJoinOptions) *ProcessedJobJoin {
 	if o.Table.Camunda.Engine != "" {
 		engines = []string{o.Table.Camunda.Engine}
 	}
-	return &ProcessedJobJoin{
+	c := &ProcessedJobJoin{
 		tableBase: newTableBase(o.Options, catalog.ProcessedJobTaskOpen),
 		cfg:       o.Table, views: o.Views, engines: engines, now: o.Now, known: tuples{},
 	}
+	// known is (engine, topic, activity), the limiter's tuple (topic, activity).
+	c.keep(c.Name(), tableParts{kept: []keptTuples{{set: c.known, labels: func(t []string) []string { return []string{t[1], t[2]} }}}})
+	return c
 }
+
+// StateKey implements collectors.Stateful.
+func (c *ProcessedJobJoin) StateKey() string {
+	return c.stateKey("processed_jobs_camunda", c.cfg.Table, c.engines...)
+}
+
+// SaveState implements collectors.Stateful (state.go).
+func (c *ProcessedJobJoin) SaveState() ([]byte, error) { return c.saveState(nil) }
+
+// LoadState implements collectors.Stateful (state.go).
+func (c *ProcessedJobJoin) LoadState(data []byte, resume bool) error {
+	return c.loadState(data, resume, nil)
+}
+
+// Remembered implements collectors.Remembering.
+func (c *ProcessedJobJoin) Remembered(note func(kind string, n int)) { c.remembered(note) }
 
 // Name implements collectors.Collector.
 func (c *ProcessedJobJoin) Name() string { return "processed_jobs_camunda" }
@@ -427,6 +467,7 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context, sink *collectors.Sink) (
 		}
 	}
 	c.known.merge(seen)
+	c.forget(c.now())
 	var out []prometheus.Metric
 	for _, v := range c.known.sorted() {
 		out = append(out, c.gauge(catalog.ProcessedJobTaskOpen, open[tupleKey(v...)], c.database, v[0], v[1], v[2]))

@@ -46,7 +46,7 @@ type OutboxOptions = Options[config.OutboxTable]
 
 // NewOutbox returns an outbox collector.
 func NewOutbox(o OutboxOptions) *Outbox {
-	return &Outbox{
+	c := &Outbox{
 		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
 			catalog.OutboxOldestFailedAge, catalog.OutboxEventsRetrying,
 			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxConsumerInfo),
@@ -58,7 +58,25 @@ func NewOutbox(o OutboxOptions) *Outbox {
 		publishedTotal: map[string]float64{},
 		logged:         map[string]bool{},
 	}
+	c.keep(c.Name(), tableParts{windows: []*watermark.Window{c.created, c.published}, kept: []keptTuples{{set: c.known}},
+		counters: []map[string]float64{c.createdTotal, c.publishedTotal}})
+	return c
 }
+
+// StateKey implements collectors.Stateful.
+func (c *Outbox) StateKey() string {
+	col := c.cfg.Columns
+	return c.stateKey("outbox", c.cfg.Table+" preset="+c.cfg.Preset, col.EventID, col.CreatedAt, col.PublishedAt)
+}
+
+// SaveState implements collectors.Stateful (state.go).
+func (c *Outbox) SaveState() ([]byte, error) { return c.saveState(nil) }
+
+// LoadState implements collectors.Stateful (state.go).
+func (c *Outbox) LoadState(data []byte, resume bool) error { return c.loadState(data, resume, nil) }
+
+// Remembered implements collectors.Remembering.
+func (c *Outbox) Remembered(note func(kind string, n int)) { c.remembered(note) }
 
 // Name implements collectors.Collector.
 func (c *Outbox) Name() string { return "outbox" }
@@ -284,7 +302,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 	for _, d := range delays {
 		c.delay.Observe(c.cfg.PublishDelayBuckets, d)
 	}
-	return c.metrics(plan.series, groups), nil
+	return append(c.metrics(plan.series, groups), c.skippedMetric()), nil
 }
 
 // metrics are the series the shape supports, for every label tuple seen.

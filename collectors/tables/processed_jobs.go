@@ -42,6 +42,7 @@ func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
 		known:     tuples{},
 		total:     map[string]float64{},
 	}
+	c.keep(c.Name(), tableParts{windows: []*watermark.Window{c.window}, kept: []keptTuples{{set: c.known}}, counters: []map[string]float64{c.total}})
 	col := o.Table.Columns
 	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
 FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.CompletedAt), pgschema.QuoteTable(o.Table.Table))
@@ -50,6 +51,23 @@ FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgsc
 
 // Name implements collectors.Collector.
 func (c *ProcessedJobs) Name() string { return "processed_jobs" }
+
+// StateKey implements collectors.Stateful.
+func (c *ProcessedJobs) StateKey() string {
+	col := c.cfg.Columns
+	return c.stateKey("processed_jobs", c.cfg.Table, col.Engine, col.JobReference, col.CompletedAt)
+}
+
+// SaveState implements collectors.Stateful (state.go).
+func (c *ProcessedJobs) SaveState() ([]byte, error) { return c.saveState(nil) }
+
+// LoadState implements collectors.Stateful (state.go).
+func (c *ProcessedJobs) LoadState(data []byte, resume bool) error {
+	return c.loadState(data, resume, nil)
+}
+
+// Remembered implements collectors.Remembering.
+func (c *ProcessedJobs) Remembered(note func(kind string, n int)) { c.remembered(note) }
 
 // Requirements says what the collector needs from its table.
 func (c *ProcessedJobs) Requirements() pgschema.Requirements {
@@ -97,5 +115,5 @@ func (c *ProcessedJobs) Collect(ctx context.Context, _ *collectors.Sink) ([]prom
 	for _, vals := range c.known.sorted() {
 		out = append(out, c.counter(catalog.ProcessedJobs, c.total[tupleKey(vals...)], c.database, vals[0], vals[1], vals[2]))
 	}
-	return out, nil
+	return append(out, c.skippedMetric()), nil
 }

@@ -93,6 +93,12 @@ FROM pg_publication p ORDER BY 1`
 // Name implements collectors.Collector.
 func (c *OutboxRelay) Name() string { return vocab.CollectorOutboxRelay }
 
+// Remembered implements collectors.Remembering: the write marks the relay
+// has not confirmed (at most maxWriteMarks).
+func (c *OutboxRelay) Remembered(note func(kind string, n int)) {
+	note(vocab.RememberedRelayMarks, len(c.marks.marks))
+}
+
 // Requirements says what the collector needs: the table (none of its
 // columns), and the slot, which `check` probes.
 func (c *OutboxRelay) Requirements() pgschema.Requirements {

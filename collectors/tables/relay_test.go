@@ -12,6 +12,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -468,4 +469,71 @@ func runCheck(t *testing.T, dsn, doc string) string {
 	var out bytes.Buffer
 	sources.RunCheck(context.Background(), cfg, &out, nil)
 	return out.String()
+}
+
+// The relay's lag across a restart of the exporter (--storage.path): the
+// write marks the slot has not confirmed are kept, so the lag goes on from
+// the oldest unconfirmed write (WorkflowOutboxRelayBehind pages without a
+// for:, and a lag started over would resolve it for as long as the
+// threshold); after a clean stop, the writes made while the exporter was
+// away count from its last reading, and the written counter starts from 0
+// with only them. The control, an exporter started at the same moment
+// without the state, does not know the lag at its first collection and
+// then reads 0 while the writes wait.
+func TestRelayLagSurvivesARestart(t *testing.T) {
+	d, _ := relayDB(t)
+	dsn := d.DSN
+	slot, pub := slotName(t), "cdc_pub"
+	if err := relaytest.CreatePublication(context.Background(), dsn, pub, cdcTable); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginPgoutput); err != nil {
+		t.Fatal(err)
+	}
+	cfg := relayConfig(fmt.Sprintf("{table: %s, relay: {slot: %s, publication: %s}}", cdcTable, slot, pub))
+	dir := t.TempDir()
+	start := func(withState bool) *exporter {
+		e := d.newExporter(cfg)
+		if withState {
+			e.Database.Source.UseStorage(poll.StorageOptions{Dir: dir, Identity: "orders", Interval: time.Hour, MaxAge: time.Hour, Program: "test"})
+		}
+		return e
+	}
+
+	a := start(true)
+	a.Collect()
+	write(t, d, dsn, 2)
+	d.SetClock(30 * time.Second)
+	a.Collect()
+	a.expectLag(slot, 30, 0, 2)
+	// SIGTERM: the sources close, then write their state.
+	a.Database.Source.Close(context.Background())
+	if err := a.Database.Source.Persist(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Away for a minute, one more write meanwhile.
+	write(t, d, dsn, 1)
+	d.SetClock(90 * time.Second)
+	b, control := start(true), start(false)
+	b.Collect()
+	b.expectLag(slot, 90, 0, 1)
+	control.Collect()
+	if v := control.relay(slot); v.lag != nil {
+		t.Fatalf("without the state, the first collection knows a lag: %+v", v)
+	}
+	d.SetClock(100 * time.Second)
+	b.Collect()
+	b.expectLag(slot, 100, 0, 1)
+	control.Collect()
+	control.expectLag(slot, 0, 0, 0)
+	if n := b.Value(catalog.ExporterRememberedEntries, map[string]string{"kind": "relay_marks"}); n != 2 {
+		t.Errorf("remembered relay marks %v, want 2 (the writes before the stop and while away)", n)
+	}
+
+	// The relay catches up: the restored marks are confirmed too.
+	consume(t, d, slot, pub)
+	d.SetClock(110 * time.Second)
+	b.Collect()
+	b.expectLag(slot, 0, 0, 1)
 }

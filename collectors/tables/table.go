@@ -85,8 +85,13 @@ type Options[T any] struct {
 	ConfigKey        string
 	LateCommitWindow time.Duration
 	LabelValueLimit  int
-	Folds            *labellimit.Stats
-	Logger           *slog.Logger
+	// LabelValueForgetAfter frees the label values unseen this long (0:
+	// never); MaxCatchUp bounds the counters' read after a gap (0: no
+	// bound). See state.go.
+	LabelValueForgetAfter time.Duration
+	MaxCatchUp            time.Duration
+	Folds                 *labellimit.Stats
+	Logger                *slog.Logger
 }
 
 // tableBase is what every table collector and join has: its database, its
@@ -99,6 +104,12 @@ type tableBase struct {
 	logger   *slog.Logger
 	limiter  *labellimit.Limiter
 	descs    catalog.Descs
+
+	// name is the collector's name; parts what it keeps (state.go).
+	name        string
+	parts       tableParts
+	maxCatchUp  time.Duration
+	forgetAfter time.Duration
 }
 
 // newTableBase returns the base of a collector that emits metrics; the
@@ -109,7 +120,8 @@ func newTableBase[T any](o Options[T], metrics ...string) tableBase {
 		folds = labellimit.NewStats()
 	}
 	return tableBase{db: o.DB, database: o.Database, key: o.ConfigKey, logger: orDiscard(o.Logger),
-		limiter: labellimit.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...)}
+		limiter: labellimit.NewLimiter(folds, metrics[0], o.LabelValueLimit), descs: catalog.NewDescs(metrics...),
+		maxCatchUp: o.MaxCatchUp, forgetAfter: o.LabelValueForgetAfter}
 }
 
 // read runs fn in one short read-only transaction. fn first resolves
@@ -141,11 +153,14 @@ func (b *tableBase) read(ctx context.Context, fn func(ctx context.Context, tx pg
 
 // poll is read for a collector that counts with watermark windows: fn also
 // gets the database clock. A failed poll leaves no trace (the windows and
-// the limiter forget it); a successful one commits the windows at the
-// database time it started.
+// the limiter forget it; one that timed out while catching up after a gap
+// reads less at its next try: watermark.Window.Backoff); a successful one
+// commits the windows at the database time it started, counts the span
+// they skipped and forgets the label values unseen too long (state.go).
 func (b *tableBase) poll(ctx context.Context, windows []*watermark.Window,
 	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error) error {
 	var dbNow time.Time
+	skippedBefore := b.skippedTotal()
 	err := b.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
@@ -155,10 +170,16 @@ func (b *tableBase) poll(ctx context.Context, windows []*watermark.Window,
 	})
 	for _, w := range windows {
 		if err != nil {
+			if timedOut(err) {
+				w.Backoff()
+			}
 			w.Abort()
 		} else {
 			w.Commit(dbNow)
 		}
+	}
+	if err == nil {
+		b.afterPoll(dbNow, skippedBefore)
 	}
 	return err
 }

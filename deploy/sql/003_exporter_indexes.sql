@@ -11,7 +11,7 @@
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" ON "workflow_idempotency_record" ("scope", "status", "updated_at") WHERE ("status" IS NULL OR "status" NOT IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED'));
 -- transitions, conflicts and duplicates counters read the last late_commit_window of updates
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_idx" ON "workflow_idempotency_record" ("updated_at");
--- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension): needs the optional column duplicate_count; created by 002_duplicate_count_extension.sql
+-- the scan of the records that absorbed duplicates, in keyset pages by updated_at, at start and hourly (only with the duplicate_count extension): needs the optional column duplicate_count; created by 002_duplicate_count_extension.sql
 
 -- idempotency (retention horizon) table workflow_idempotency_record
 -- the retention horizon reads the least recently updated finished record of each scope, one index entry per scope

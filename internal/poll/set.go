@@ -23,7 +23,7 @@ type Set struct {
 	sources []*Source
 	folds   *labellimit.Stats
 
-	descSourceUp, descCollectorUp, descDuration, descErrors, descLastSuccess, descFolded *prometheus.Desc
+	descSourceUp, descCollectorUp, descDuration, descErrors, descLastSuccess, descFolded, descRemembered *prometheus.Desc
 }
 
 // NewSet returns a set over the sources. folds may be nil.
@@ -37,6 +37,7 @@ func NewSet(folds *labellimit.Stats, sources ...*Source) *Set {
 		descErrors:      catalog.Desc(catalog.ExporterCollectErrors),
 		descLastSuccess: catalog.Desc(catalog.ExporterLastSuccessfulCollect),
 		descFolded:      catalog.Desc(catalog.ExporterLabelValuesFolded),
+		descRemembered:  catalog.Desc(catalog.ExporterRememberedEntries),
 	}
 }
 
@@ -104,6 +105,10 @@ func (s *Set) Collect(ch chan<- prometheus.Metric) {
 			// than a guess.
 			continue
 		}
+		// What the collectors keep is kept while the source is down too.
+		for _, kind := range sortedKinds(snap.Remembered) {
+			ch <- prometheus.MustNewConstMetric(s.descRemembered, prometheus.GaugeValue, float64(snap.Remembered[kind]), src.Kind(), src.Name(), kind)
+		}
 		ch <- prometheus.MustNewConstMetric(s.descSourceUp, prometheus.GaugeValue, boolFloat(snap.Up), src.Kind(), src.Name())
 		for _, r := range snap.Results {
 			ch <- prometheus.MustNewConstMetric(s.descDuration, prometheus.GaugeValue, r.Duration.Seconds(), src.Kind(), src.Name(), r.Collector)
@@ -138,6 +143,15 @@ func (s *Source) collectorNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+func sortedKinds(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func boolFloat(b bool) float64 {

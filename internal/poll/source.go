@@ -27,6 +27,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
+// The source's state file (--storage.path) is in state.go.
+
 // Source is one configured Camunda engine or database.
 type Source struct {
 	// o is the configuration as given, with the defaults filled in.
@@ -42,6 +44,10 @@ type Source struct {
 	closed      bool
 	errorsTotal map[string]float64
 	lastSuccess time.Time
+
+	// storage keeps the collectors' state in a file (state.go); nil
+	// without --storage.path. Its own lock orders the writes.
+	storage *storage
 
 	// failures are the ongoing failures by log key (a step, or sourceKey
 	// for the source as a whole), so a failure is logged at warn level when
@@ -150,6 +156,10 @@ type Snapshot struct {
 	// Lists are the status page's lists of the collectors that succeeded;
 	// empty when the source is down or the page is off.
 	Lists []collectors.List
+	// Remembered are the entries the collectors keep between collections
+	// by kind (collectors.Remembering), after this collection: kept while
+	// the source is down, as the memory is.
+	Remembered map[string]int
 }
 
 // Result is the outcome of one collector in one collection.
@@ -219,20 +229,36 @@ func (s *Source) Close(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
+	if s.storage != nil {
+		s.storage.wait(ctx)
+	}
 }
 
 func (s *Source) run(done chan struct{}) {
-	defer close(done)
 	ctx, cancel := context.WithTimeout(s.base, s.o.Timeout)
 	defer cancel()
 	snap := s.collect(ctx)
+	// The state is encoded here, while no other collection can run; the
+	// file is written after the scrapes waiting for this one are served.
+	var pending *encodedState
+	if s.storage != nil && s.base.Err() == nil {
+		pending = s.storage.due(s)
+	}
 	s.mu.Lock()
 	// A collection cut short by Close is not a finding about the source.
 	if s.base.Err() == nil || s.snap == nil {
 		s.snap = snap
 	}
 	s.inflight = nil
+	if pending != nil {
+		s.storage.writing.Add(1) // before done: Close waits for it
+	}
 	s.mu.Unlock()
+	close(done)
+	if pending != nil {
+		s.storage.write(s, pending)
+		s.storage.writing.Done()
+	}
 }
 
 func (s *Source) collect(ctx context.Context) *Snapshot {
@@ -309,6 +335,7 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	if s.o.UpMetrics != nil {
 		snap.UpMetrics = s.o.UpMetrics(snap.Up)
 	}
+	snap.Remembered = s.remembered()
 
 	s.mu.Lock()
 	for name := range failed {

@@ -63,7 +63,8 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*DatabaseS
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	ko := kindOptions{db: db, database: cfg.Name, prefix: key + ".tables.", lateCommitWindow: time.Duration(cfg.LateCommitWindow),
-		labelValueLimit: cfg.LabelValueLimit, folds: folds, logger: logger, views: o.Views, engines: o.Engines}
+		labelValueLimit: cfg.LabelValueLimit, forgetAfter: config.Dur(cfg.LabelValueForgetAfter), maxCatchUp: config.Dur(cfg.MaxCatchUp),
+		folds: folds, logger: logger, views: o.Views, engines: o.Engines}
 	// The tables' collectors (and the outbox's relay) first, then their
 	// horizons, then the joins, each in the order of the kinds.
 	var cs []TableCollector

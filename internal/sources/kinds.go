@@ -79,6 +79,8 @@ type kindOptions struct {
 	database, prefix string
 	lateCommitWindow time.Duration
 	labelValueLimit  int
+	forgetAfter      time.Duration
+	maxCatchUp       time.Duration
 	folds            *labellimit.Stats
 	logger           *slog.Logger
 	views            *correlate.Registry
@@ -128,7 +130,8 @@ func kindOf[T any, C TableCollector](section string, table func(*config.Tables) 
 // section.
 func tableOptions[T any](section string, cfg *T, o kindOptions) tables.Options[T] {
 	return tables.Options[T]{DB: o.db, Database: o.database, Table: *cfg, ConfigKey: o.prefix + section,
-		LateCommitWindow: o.lateCommitWindow, LabelValueLimit: o.labelValueLimit, Folds: o.folds, Logger: o.logger}
+		LateCommitWindow: o.lateCommitWindow, LabelValueLimit: o.labelValueLimit, LabelValueForgetAfter: o.forgetAfter, MaxCatchUp: o.maxCatchUp,
+		Folds: o.folds, Logger: o.logger}
 }
 
 // joinable is a table config whose rows name Camunda external tasks.

@@ -32,10 +32,23 @@ type Manager struct {
 	set       *poll.Set
 	statusOff bool
 
+	// storage keeps the sources' state between processes; nil without
+	// --storage.path.
+	storage *Storage
+
 	mu      sync.Mutex
 	entries []*entry
 	closed  bool
 	status  config.Status // of the running configuration
+}
+
+// Storage is --storage.path and its companions: where and how often the
+// sources' state is written (poll.StorageOptions).
+type Storage struct {
+	Dir      string
+	Interval time.Duration
+	MaxAge   time.Duration
+	Program  string
 }
 
 // Options configure a Manager.
@@ -46,7 +59,9 @@ type Options struct {
 	// DisableStatus turns off the reading only the status page needs
 	// (--web.disable-status), whatever status.max_items says.
 	DisableStatus bool
-	Logger        *slog.Logger
+	// Storage, when set, keeps every source's state in a file.
+	Storage *Storage
+	Logger  *slog.Logger
 }
 
 // entry is one built source and what it was built from.
@@ -60,6 +75,8 @@ type entry struct {
 	// sources), withdrawn when the source goes.
 	engine string
 	close  func()
+	// identity is what the source reads, for its state file.
+	identity string
 }
 
 // Changes says what Apply did, by source ("camunda/main", "database/orders").
@@ -75,7 +92,7 @@ func New(o Options) *Manager {
 	if o.Folds == nil {
 		o.Folds = labellimit.NewStats()
 	}
-	return &Manager{folds: o.Folds, views: correlate.NewRegistry(), logger: o.Logger, set: poll.NewSet(o.Folds), statusOff: o.DisableStatus}
+	return &Manager{folds: o.Folds, views: correlate.NewRegistry(), logger: o.Logger, set: poll.NewSet(o.Folds), statusOff: o.DisableStatus, storage: o.Storage}
 }
 
 // Status is the status section of the running configuration (the status
@@ -167,6 +184,12 @@ func (m *Manager) swap(cfg *config.Config) (Changes, []*entry, error) {
 			}
 			return Changes{}, nil, err
 		}
+		if m.storage != nil {
+			// Before its first collection: the state a previous process
+			// (or the source this one replaces) left.
+			e.src.UseStorage(poll.StorageOptions{Dir: m.storage.Dir, Identity: e.identity, Interval: m.storage.Interval,
+				MaxAge: m.storage.MaxAge, Program: m.storage.Program})
+		}
 		// Said once per source built: at start, and when a reload
 		// changes it (a kept source said it already).
 		for _, w := range sp.warnings {
@@ -222,9 +245,28 @@ func (m *Manager) Close(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	// The state as the exporter stops: the next process goes on from it.
+	// Sources replaced or removed by a reload write none (Apply): their
+	// successor in this process took over.
+	for _, e := range m.entries {
+		if err := e.src.Persist(); err != nil {
+			m.logger.Warn("state not written at shutdown; the next start restores the last periodic state and counts from a baseline", "err", err)
+		}
+	}
 	for _, e := range m.entries {
 		e.close()
 	}
+}
+
+// engineIdentity is what an engine's state file is about: its REST URL and
+// the engine's name (in engine-database mode too: the same engine read
+// another way keeps its lock tracking).
+func engineIdentity(c config.Camunda) string {
+	name := c.Engine
+	if name == "" {
+		name = "default"
+	}
+	return "camunda " + c.URL + " engine " + name
 }
 
 // Check builds every source of cfg as Apply would and closes them again,
@@ -305,7 +347,7 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 			if err != nil {
 				return nil, err
 			}
-			return &entry{id: "database/" + d.Name, spec: sp, src: db.Source, close: db.DB.Close}, nil
+			return &entry{id: "database/" + d.Name, spec: sp, src: db.Source, close: db.DB.Close, identity: db.DB.Identity()}, nil
 		}})
 	}
 	for i, d := range cfg.Deliveries {
@@ -326,7 +368,7 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 			if err != nil {
 				return nil, err
 			}
-			return &entry{id: "camunda/" + e.Name, spec: sp, src: eng.Source, engine: e.Name, close: eng.Close}, nil
+			return &entry{id: "camunda/" + e.Name, spec: sp, src: eng.Source, engine: e.Name, close: eng.Close, identity: engineIdentity(sp.Config)}, nil
 		}})
 	}
 	return out

@@ -63,3 +63,32 @@ without credentials. */ -}}
 {{- end -}}
 {{- toYaml $probe -}}
 {{- end -}}
+
+{{- /* GOMEMLIMIT: goMemLimit as set; empty: 90% of resources.limits.memory
+in MiB (Kubernetes quantities in Ki, Mi, Gi, K, M, G or bytes; a fraction or
+another unit: set goMemLimit); nothing without a memory limit or with "off". */ -}}
+{{- define "workflow-exporter.goMemLimit" -}}
+{{- $set := .Values.goMemLimit | toString -}}
+{{- if eq $set "off" -}}
+{{- else if $set -}}
+{{- $set -}}
+{{- else -}}
+{{- $limit := "" -}}
+{{- with .Values.resources -}}{{- with .limits -}}{{- with .memory -}}{{- $limit = toString . -}}{{- end -}}{{- end -}}{{- end -}}
+{{- if $limit -}}
+{{- $digits := regexFind "^[0-9]+" $limit -}}
+{{- $unit := trimPrefix $digits $limit -}}
+{{- $scale := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "K" 1000 "M" 1000000 "G" 1000000000 -}}
+{{- if or (not $digits) (not (hasKey $scale $unit)) -}}
+{{- fail (printf "resources.limits.memory %q: the chart derives GOMEMLIMIT from whole numbers of Ki, Mi, Gi, K, M, G or bytes; set goMemLimit (e.g. 460MiB) or goMemLimit: off" $limit) -}}
+{{- end -}}
+{{- $bytes := mul (int64 $digits) (get $scale $unit) -}}
+{{- printf "%dMiB" (div (mul $bytes 9) 10485760) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* The state's claim: the existing one, or the chart's. */ -}}
+{{- define "workflow-exporter.stateClaim" -}}
+{{- default (printf "%s-state" (include "workflow-exporter.fullname" .)) .Values.storage.persistentVolumeClaim.existingClaim -}}
+{{- end -}}
