@@ -42,6 +42,18 @@ func relayDB(t *testing.T) (*testDB, string) {
 	return d, dsn
 }
 
+// publishedSlot publishes the outbox table as pub and creates slot (a
+// pgoutput slot) on dsn: what a Debezium relay would find.
+func publishedSlot(t *testing.T, dsn, slot, pub string) {
+	t.Helper()
+	if err := relaytest.CreatePublication(context.Background(), dsn, pub, cdcTable); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginPgoutput); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // slotName is a replication slot name of the test's own: slots belong to
 // the server, which the tests share.
 func slotName(t *testing.T) string {
@@ -200,12 +212,7 @@ func TestRelayLagCountsOutboxWritesOnly(t *testing.T) {
 	d, _ := relayDB(t)
 	dsn := d.DSN
 	slot, pub := slotName(t), "cdc_pub"
-	if err := relaytest.CreatePublication(context.Background(), dsn, pub, cdcTable); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginPgoutput); err != nil {
-		t.Fatal(err)
-	}
+	publishedSlot(t, dsn, slot, pub)
 	e := d.newExporter(relayConfig(fmt.Sprintf("{table: %s, relay: {slot: %s, publication: %s}}", cdcTable, slot, pub)))
 
 	// First collection: the lag is unknown (absent), the rest is there.
@@ -425,12 +432,7 @@ func TestRelayRoleThatCannotReadTheSlot(t *testing.T) {
 	if err := relaytest.CreateOutbox(context.Background(), dsn, cdcTable); err != nil {
 		t.Fatal(err)
 	}
-	if err := relaytest.CreatePublication(context.Background(), dsn, pub, cdcTable); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginPgoutput); err != nil {
-		t.Fatal(err)
-	}
+	publishedSlot(t, dsn, slot, pub)
 	d.Exec(`CREATE ROLE watcher LOGIN; GRANT USAGE ON SCHEMA testclock TO watcher; GRANT SELECT ON ALL TABLES IN SCHEMA public, testclock TO watcher;
 ALTER ROLE watcher SET default_transaction_read_only = on`)
 	watcher := strings.Replace(d.DSN, "postgres@", "watcher@", 1)
@@ -484,12 +486,7 @@ func TestRelayLagSurvivesARestart(t *testing.T) {
 	d, _ := relayDB(t)
 	dsn := d.DSN
 	slot, pub := slotName(t), "cdc_pub"
-	if err := relaytest.CreatePublication(context.Background(), dsn, pub, cdcTable); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := relaytest.CreateSlot(context.Background(), dsn, slot, relaytest.PluginPgoutput); err != nil {
-		t.Fatal(err)
-	}
+	publishedSlot(t, dsn, slot, pub)
 	cfg := relayConfig(fmt.Sprintf("{table: %s, relay: {slot: %s, publication: %s}}", cdcTable, slot, pub))
 	dir := t.TempDir()
 	start := func(withState bool) *exporter {
