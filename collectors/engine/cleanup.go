@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
@@ -34,13 +33,12 @@ import (
 // engine-database mode the count runs under its own statement timeout. It
 // fails alone.
 type historyCollector struct {
-	e        *Engine
+	// keyedState: the process definition keys reported so far (each
+	// keeps reporting, 0 once its instances are gone) and their
+	// admissions.
+	keyedState
 	descs    catalog.Descs
 	tenanted tenantLabels
-	limit    *labellimit.Limiter // process_definition_key
-	// seen are the keys reported so far: each keeps reporting (0 once its
-	// instances are gone).
-	seen map[string]bool
 	// last is when the last reading succeeded (the exporter's clock), out
 	// what it emitted.
 	last time.Time
@@ -56,14 +54,11 @@ var historyFamilies = []string{catalog.CamundaHistoryCleanable, catalog.CamundaH
 	catalog.CamundaEngineTableBytes}
 
 func newHistoryCollector(e *Engine, o Options) *historyCollector {
-	c := &historyCollector{e: e,
-		limit:    labellimit.NewLimiter(o.Folds, catalog.CamundaHistoryCleanable, e.cfg.LabelValueLimit),
-		descs:    newDescs(e.cfg.TenantLabel, historyFamilies...),
-		tenanted: newTenantLabels(e.cfg.TenantLabel, historyFamilies...),
-		seen:     map[string]bool{},
+	return &historyCollector{
+		keyedState: newKeyedState(e, o, nameHistory, catalog.CamundaHistoryCleanable),
+		descs:      newDescs(e.cfg.TenantLabel, historyFamilies...),
+		tenanted:   newTenantLabels(e.cfg.TenantLabel, historyFamilies...),
 	}
-	c.limit.SetForgetAfter(e.forgetAfter())
-	return c
 }
 
 // Name implements collectors.Collector.

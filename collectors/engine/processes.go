@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
@@ -16,24 +15,20 @@ import (
 // running process instances per process definition key, from one request
 // (GET /process-definition/statistics) or one GROUP BY per collection.
 type processesCollector struct {
-	e        *Engine
+	// keyedState: the process definition keys reported so far (each
+	// keeps reporting, 0 once its definitions are gone) and their
+	// admissions.
+	keyedState
 	descs    catalog.Descs
 	tenanted tenantLabels
-	limit    *labellimit.Limiter // process_definition_key
-	// seen are the keys reported so far: each keeps reporting (0 once its
-	// definitions are gone).
-	seen map[string]bool
 }
 
 func newProcessesCollector(e *Engine, o Options) *processesCollector {
-	c := &processesCollector{e: e,
-		limit:    labellimit.NewLimiter(o.Folds, catalog.CamundaProcessInstances, e.cfg.LabelValueLimit),
-		descs:    newDescs(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
-		tenanted: newTenantLabels(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
-		seen:     map[string]bool{},
+	return &processesCollector{
+		keyedState: newKeyedState(e, o, nameProcesses, catalog.CamundaProcessInstances),
+		descs:      newDescs(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
+		tenanted:   newTenantLabels(e.cfg.TenantLabel, catalog.CamundaProcessInstances),
 	}
-	c.limit.SetForgetAfter(e.forgetAfter())
-	return c
 }
 
 // Name implements collectors.Collector.

@@ -447,38 +447,37 @@ func forgetKeys(now time.Time, seen map[string]bool, l *labellimit.Limiter) map[
 	return out
 }
 
+// keyedState is the state of a collector whose series are per process
+// definition key and keep reporting once seen (camunda_processes,
+// camunda_history): the keys that report 0 and the label admissions
+// (limit, whose values unseen for label_value_forget_after are freed),
+// kept under the collector's name.
+type keyedState struct {
+	e     *Engine
+	name  string
+	limit *labellimit.Limiter // process_definition_key
+	seen  map[string]bool
+}
+
+func newKeyedState(e *Engine, o Options, name, metric string) keyedState {
+	k := keyedState{e: e, name: name, limit: labellimit.NewLimiter(o.Folds, metric, e.cfg.LabelValueLimit), seen: map[string]bool{}}
+	k.limit.SetForgetAfter(e.forgetAfter())
+	return k
+}
+
 // StateKey implements collectors.Stateful.
-func (c *processesCollector) StateKey() string { return c.e.stateKey(nameProcesses) }
+func (k *keyedState) StateKey() string { return k.e.stateKey(k.name) }
 
 // SaveState implements collectors.Stateful: the keys that report 0 and the
 // admissions.
-func (c *processesCollector) SaveState() ([]byte, error) { return saveKeys(c.seen, c.limit) }
+func (k *keyedState) SaveState() ([]byte, error) { return saveKeys(k.seen, k.limit) }
 
 // LoadState implements collectors.Stateful.
-func (c *processesCollector) LoadState(data []byte, _ bool) error {
-	return loadKeys(data, c.seen, c.limit)
-}
+func (k *keyedState) LoadState(data []byte, _ bool) error { return loadKeys(data, k.seen, k.limit) }
 
 // Remembered implements collectors.Remembering.
-func (c *processesCollector) Remembered(note func(kind string, n int)) {
-	note(vocab.RememberedLabelValues, c.limit.Len())
-}
-
-// StateKey implements collectors.Stateful.
-func (c *historyCollector) StateKey() string { return c.e.stateKey(nameHistory) }
-
-// SaveState implements collectors.Stateful: the keys that report 0 and the
-// admissions.
-func (c *historyCollector) SaveState() ([]byte, error) { return saveKeys(c.seen, c.limit) }
-
-// LoadState implements collectors.Stateful.
-func (c *historyCollector) LoadState(data []byte, _ bool) error {
-	return loadKeys(data, c.seen, c.limit)
-}
-
-// Remembered implements collectors.Remembering.
-func (c *historyCollector) Remembered(note func(kind string, n int)) {
-	note(vocab.RememberedLabelValues, c.limit.Len())
+func (k *keyedState) Remembered(note func(kind string, n int)) {
+	note(vocab.RememberedLabelValues, k.limit.Len())
 }
 
 // forgetAfter is the engine's label_value_forget_after (0: never).
