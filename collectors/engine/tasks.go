@@ -25,9 +25,7 @@ func (run *collectionRun) topic(topic string, tr *reading.TopicRead, rd *reading
 	run.emitPartition(topic, p)
 	named := run.emitLocksByWorker(topic, r.perWorker, p[vocab.StateLocked])
 	run.emitLockAges(topic, r, named)
-	if rd.Age != capability.AgeNone {
-		run.emitOldestWaiting(topic, tr)
-	}
+	run.emitOldestWaiting(topic, tr, rd.Age)
 	run.emitOldestIncident(topic, tr, rd.IncidentsIncomplete)
 	run.st.expirations[topic] += float64(r.events.expirations)
 	run.st.redeliveries[topic] += float64(r.events.redeliveries)
@@ -300,9 +298,12 @@ type topicWorker struct{ topic, worker string }
 // task the reader could not date (capability/waitingage.go). When neither
 // dates a fetchable task, no value is emitted (a made-up age would be worse
 // than none; CamundaExternalTaskWaitingAgeMissing says so).
-func (run *collectionRun) emitOldestWaiting(topic string, tr *reading.TopicRead) {
+func (run *collectionRun) emitOldestWaiting(topic string, tr *reading.TopicRead, src capability.AgeSource) {
 	age := 0.0
 	if tr.Counts.Fetchable() > 0 {
+		if src == capability.AgeNone {
+			return // the reader could not tell how to date them (yet)
+		}
 		oldest := tr.Oldest
 		if seen := run.firstSeen(tr.Undated); !seen.IsZero() && (oldest.IsZero() || seen.Before(oldest)) {
 			oldest = seen

@@ -95,6 +95,11 @@ func (x *restRead) oldestWaiting(ctx context.Context) error {
 	}
 	times, known := x.r.times.get(x.rq.Version)
 	if len(todo) == 0 {
+		// Nothing waits (every age is 0): what the version would show
+		// is what Camunda's release of it shows, if it is one.
+		if !known {
+			times, known = capability.TaskTimesOf(x.rq.Version)
+		}
 		x.out.Age = x.ageSource(times, known)
 		return nil
 	}
