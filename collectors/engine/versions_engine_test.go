@@ -3,6 +3,8 @@
 package engine_test
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"net/url"
 	"sort"
@@ -11,9 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/enginedb"
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -196,5 +203,52 @@ func engineDatabaseAlone(t *testing.T, u engineUnderTest) {
 		if strings.Contains(alone.logs.String(), line) {
 			t.Errorf("the exporter without url asked the REST API (%q in its log):\n%s", line, alone.logs)
 		}
+	}
+}
+
+// engineOldestWaitingOnLargeHistory: on an engine without CREATE_TIME_ (7.20): with
+// an ACT_HI_ACTINST of historyRows finished instances (made by SQL in the
+// engine's own table) and waiting tasks, the counts query of
+// engine-database mode dates the fetchable tasks by primary key lookups of
+// ACT_HI_ACTINST, never a scan of it (EXPLAIN), and reads the same age as
+// before.
+func engineOldestWaitingOnLargeHistory(t *testing.T, u engineUnderTest) {
+	const historyRows = 300_000
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := u.e.Client()
+	key := camundatest.UniqueName(t.Name())
+	topic := key + ".topic"
+	startTasks(t, ctx, c, key, topic, 20)
+	conn := pgtest.Connect(t, u.dbURL)
+	started := time.Now()
+	pgtest.Exec(t, conn, fmt.Sprintf(`INSERT INTO act_hi_actinst (id_, proc_def_key_, proc_def_id_, root_proc_inst_id_, proc_inst_id_, execution_id_,
+		act_id_, act_type_, start_time_, end_time_, duration_, act_inst_state_, sequence_counter_)
+	SELECT 'bulk-' || i, 'bulk', 'bulk:1:x', 'pi-' || i, 'pi-' || i, 'ex-' || i, 'task_1', 'serviceTask',
+		timestamp '2026-01-01' + i * interval '1 second', timestamp '2026-01-01' + i * interval '1 second' + interval '2 seconds', 2000, 1, 1
+	FROM generate_series(1, %d) i;
+	ANALYZE act_hi_actinst`, historyRows))
+	t.Logf("%d finished activity instances made in %s", historyRows, time.Since(started).Round(time.Second))
+	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), `DELETE FROM act_hi_actinst WHERE id_ LIKE 'bulk-%'`) })
+
+	sql := enginedb.CountsSQL("", false, capability.LevelFull)
+	rows, err := conn.Query(ctx, "EXPLAIN "+sql, time.Now().Format("2006-01-02 15:04:05"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(lines, "\n")
+	t.Logf("plan of the counts query without CREATE_TIME_, %d rows in act_hi_actinst:\n%s", historyRows, text)
+	if strings.Contains(text, "Seq Scan on act_hi_actinst") || !strings.Contains(text, "act_hi_actinst_pkey") {
+		t.Errorf("the counts query does not look up act_hi_actinst by its primary key:\n%s", text)
+	}
+	// The readings agree with REST mode on the waiting tasks' age.
+	x := newCamundaExporter(t, u.config(topic, u.databaseConfig()))
+	x.collect()
+	if age, ok := x.get(catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": topic}); !ok || age < 0 {
+		t.Errorf("no oldest waiting age for the topic with %d rows in act_hi_actinst", historyRows)
 	}
 }

@@ -84,16 +84,30 @@ const fetchableSQL = `(t.suspension_state_ = 1 AND (t.retries_ IS NULL OR t.retr
 // activity on; at level none nothing dates a task without CREATE_TIME_, and
 // the collector dates it by its first sighting (Undated).
 func (r *Reader) dateOf(level capability.Level) (string, capability.AgeSource) {
-	lookup := "(" + fmt.Sprintf(capability.ActivityStartSQL, r.prefix, "t.act_inst_id_") + ")"
+	return dateOf(r.prefix, r.createTime, level)
+}
+
+func dateOf(prefix string, createTime bool, level capability.Level) (string, capability.AgeSource) {
+	lookup := "(" + fmt.Sprintf(capability.ActivityStartSQL, prefix, "t.act_inst_id_") + ")"
 	switch {
-	case r.createTime && level == capability.LevelNone:
+	case createTime && level == capability.LevelNone:
 		return "t." + capability.CreateTimeColumn, capability.AgeFromCreateTime
-	case r.createTime:
+	case createTime:
 		return "coalesce(t." + capability.CreateTimeColumn + ", " + lookup + ")", capability.AgeFromCreateTime
 	case level == capability.LevelNone:
 		return "NULL::timestamp", capability.AgeFromFirstSeen
 	}
 	return lookup, capability.AgeFromActivityInstance
+}
+
+// CountsSQL is the counts query as the reader runs it without tenant_label,
+// for tables qualified by prefix, an engine with or without CREATE_TIME_, at
+// a history level ($1: the engine's now as a local time). Exported for the
+// plan test of the oldest waiting age on a large history
+// (collectors/engine).
+func CountsSQL(prefix string, createTime bool, level capability.Level) string {
+	date, _ := dateOf(prefix, createTime, level)
+	return fmt.Sprintf(countsSQL, prefix, date)
 }
 
 // topicRow is a row of countsSQL.
