@@ -11,7 +11,7 @@ DEMO      := bin/workflow-demo
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-history bench-engine-cost alert-matrix
+.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-camunda bench-history bench-engine-cost bench-replicas alert-matrix
 
 all: build
 
@@ -64,7 +64,7 @@ test-pg-current:
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
 # fuzzes each for FUZZTIME. A failure writes the input to the package's
 # testdata/fuzz/: fix the code and commit the input as a regression case.
-FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
+FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzLimiterOffer blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
 FUZZTIME    ?= 5s
 
 ## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding and the error signatures, each for FUZZTIME (5s)
@@ -79,14 +79,17 @@ test-k8s:
 	cd checks && $(GO) test -count=1 ./k8s/... ./compose/...
 
 ## test-static: gofmt, go vet and golangci-lint (.golangci.yml) on both modules (the main one and checks/)
-# golangci-lint is a tool line of checks/go.mod, built into .cache/bin at that
-# version (Go's build cache makes the later builds instant).
-GOLANGCI_LINT = $(CURDIR)/.cache/bin/golangci-lint
+# golangci-lint builds from its own module at GOLANGCI_LINT_VERSION (go
+# install, into .cache/bin, once per version): as a tool line of the checks
+# module its dependencies would join that module's versions and move the
+# ones Prometheus builds with.
+GOLANGCI_LINT_VERSION = v2.15.0
+GOLANGCI_LINT = $(CURDIR)/.cache/bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
 test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd checks && $(GO) vet ./...
-	$(GO) build -C checks -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	@test -x $(GOLANGCI_LINT) || (GOBIN=$(CURDIR)/.cache/bin.tmp GOFLAGS= GOWORK=off $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && mkdir -p $(CURDIR)/.cache/bin && mv $(CURDIR)/.cache/bin.tmp/golangci-lint $(GOLANGCI_LINT) && rmdir $(CURDIR)/.cache/bin.tmp)
 	$(GOLANGCI_LINT) run ./...
 	cd checks && $(GOLANGCI_LINT) run ./...
 
@@ -106,6 +109,11 @@ bench: deps-run
 alert-matrix: deps
 	PROMTEST_REQUIRE=1 $(GO) test -count=1 -timeout 30m -run TestAlertMatrix -v ./test/e2e
 
+## bench-horizon: the retention horizon's loose index scan on idempotency tables of 1M and 5M rows with 10 to 1000 scopes, against a GROUP BY over the finished rows (docs/benchmarks.md; about 5 minutes)
+.PHONY: bench-horizon
+bench-horizon: deps-run
+	$(GO) test -run '^$$' -bench RetentionHorizon -benchtime 1x -count 1 -timeout 30m ./test/bench/tables/horizon
+
 ## bench-camunda: Camunda collection cost versus engine size and history, REST and engine-database mode, against listing every task and one SQL query (docs/benchmarks.md; starts a Camunda 7.24 engine, about 10 minutes)
 bench-camunda: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 90m ./test/bench/camunda
@@ -113,6 +121,10 @@ bench-camunda: deps
 ## bench-history: the engine-database mode's history count (camunda_history) on 1M process instances made by SQL in the engine's schema, against a full count of the table (docs/benchmarks.md; about a minute)
 bench-history: deps
 	$(GO) test -run '^$$' -bench HistoryCount -benchtime 1x -count 1 -timeout 30m ./test/bench/history
+
+## bench-replicas: what a second replica costs the sources: statements on PostgreSQL (pg_stat_statements) and requests to a Camunda engine with one exporter, then two, scraped at the same interval (docs/benchmarks.md; starts a Camunda 7.24 engine, about 6 minutes)
+bench-replicas: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench/replicas
 
 ## bench-engine-cost: what the exporter costs a Camunda engine under live traffic: completions per second of saturating workers without and with the exporter (REST at 30s and 5s, engine-database mode), 5 alternating rounds, and the exporter's database time (docs/benchmarks.md; about 30 minutes)
 bench-engine-cost: deps

@@ -61,7 +61,7 @@ func externalTasks(c rules.Config) *board {
 		targets:   []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: waitingAgeLegend}},
 		steps:     d.steps(d.waitingAgeSteps),
 		overrides: d.overrides(waitingAgeLegend, d.waitingAgeSteps, rules.CamundaExternalTaskBacklogStalled),
-		runbooks:  []string{rules.CamundaExternalTaskBacklogStalled}})
+		runbooks:  []string{rules.CamundaExternalTaskBacklogStalled, rules.CamundaExternalTaskWaitingAgeMissing}})
 	d.series(panel{title: "Locked tasks by worker", unit: "short",
 		desc:     "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}},
@@ -95,7 +95,7 @@ func externalTasks(c rules.Config) *board {
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Top failure causes", unit: "ops",
-		desc: "The five causes failing most per second: failures by topic and the signature of the worker's error message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count, workers and an example task. Absent where failure_signatures is off.",
+		desc: "The five causes failing most per second: failures by topic and the signature of the worker's error message (ids, numbers, quoted values, timestamps, e-mail addresses and tokens masked). The status page lists each cause with its count, workers and an example task. Absent where failure_signatures is off.",
 		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaExternalTaskFailuresByError, mEngine, mTopic), "topic", "error") + ")",
 			legend: "{{topic}}: {{error}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
@@ -134,7 +134,8 @@ func externalTasks(c rules.Config) *board {
 	d.labelTable(panel{title: "What each engine provides", unit: "none",
 		desc: "Per engine, the metrics whose values depend on its version, the mode and its history level, with what the exporter can report of each: exact, lower_bound or absent. " +
 			"The oldest waiting age is a lower bound where the engine keeps no creation time (history level none before Camunda 7.21): it counts from the exporter's first sighting of each task (docs/camunda-states.md).",
-		targets: []target{{expr: sel(catalog.CamundaEngineCapability, mEngine)}}},
+		targets:  []target{{expr: sel(catalog.CamundaEngineCapability, mEngine)}},
+		runbooks: []string{rules.CamundaExternalTaskWaitingAgeMissing}},
 		"job", "instance")
 
 	d.row("Async jobs")
@@ -156,7 +157,7 @@ func externalTasks(c rules.Config) *board {
 		},
 		runbooks: []string{rules.CamundaJobExecutorStalled, rules.CamundaIncidentsOpen}})
 	d.series(panel{title: "Top job failure causes", unit: "ops",
-		desc: "The five causes failing most per second: job failures by process definition and the signature of the exception message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count and an example job. Absent where failure_signatures is off.",
+		desc: "The five causes failing most per second: job failures by process definition and the signature of the exception message (ids, numbers, quoted values, timestamps, e-mail addresses and tokens masked). The status page lists each cause with its count and an example job. Absent where failure_signatures is off.",
 		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaJobFailuresByError, mEngine), "process_definition_key", "error") + ")",
 			legend: "{{process_definition_key}}: {{error}}"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})

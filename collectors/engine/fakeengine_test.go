@@ -111,6 +111,9 @@ type fakeCamunda struct {
 	// (history level activity or higher), unfinished, started at the
 	// task's creation, id "ai-" + the task's id.
 	openActInsts bool
+	// reverseTopics lists topic names in reverse order (an engine whose
+	// database sorts them otherwise).
+	reverseTopics bool
 	// onRequest, when set, runs at the start of every request with the
 	// engine locked (it may change the engine's data directly): what
 	// happens in the engine between two of the collector's requests.
@@ -342,6 +345,9 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		sort.Strings(out)
+		if f.reverseTopics {
+			slices.Reverse(out)
+		}
 		reply(out)
 	case "/external-task/count":
 		count(len(f.filterTasks(w, q)))

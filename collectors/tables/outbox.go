@@ -49,7 +49,7 @@ func NewOutbox(o OutboxOptions) *Outbox {
 	return &Outbox{
 		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
 			catalog.OutboxOldestFailedAge, catalog.OutboxEventsRetrying,
-			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay),
+			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxConsumerInfo),
 		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
 		published:      watermark.New(o.LateCommitWindow),
@@ -228,17 +228,18 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		var failed bool
 		var count, oldest, retrying, delay float64
 		var ts time.Time
-		err = each(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying}, func() error {
-			vals := c.limiter.Admit(aggType, evType)
-			seen.add(vals...)
-			if g := group(vals); failed {
-				g.failed.merge(count, oldest, 0)
-			} else {
-				g.pending.merge(count, oldest, 0)
-				g.retrying += retrying
-			}
-			return nil
-		})
+		err = c.eachOffered(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying},
+			func() []string { return []string{aggType, evType} }, func() error {
+				vals := c.limiter.Admit(aggType, evType)
+				seen.add(vals...)
+				if g := group(vals); failed {
+					g.failed.merge(count, oldest, 0)
+				} else {
+					g.pending.merge(count, oldest, 0)
+					g.retrying += retrying
+				}
+				return nil
+			})
 		if err != nil {
 			return err
 		}
@@ -319,6 +320,12 @@ func (c *Outbox) metrics(series map[string]bool, groups map[string]*outboxGroup)
 	}
 	if series[catalog.OutboxPublishDelay] {
 		out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
+	}
+	// Who deduplicates the events (the deliveries from this outbox), for
+	// the alert that compares the oldest pending event with the consumer
+	// inbox's retention horizon.
+	for _, cons := range c.cfg.Consumers {
+		out = append(out, c.gauge(catalog.OutboxConsumerInfo, 1, c.database, cons.Database, cons.SourceSystem))
 	}
 	return out
 }

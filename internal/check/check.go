@@ -63,6 +63,9 @@ type EngineTarget struct {
 	// mode and its history level let the exporter report; nil: not
 	// checked.
 	Capabilities func(context.Context) (capability.EngineReport, error)
+	// Warnings are about how the engine is reached (plain HTTP, a DSN
+	// that does not verify the server), as start-up logs them.
+	Warnings []string
 }
 
 // EngineDBTarget is an engine's database as engine-database mode opens it.
@@ -85,6 +88,9 @@ type DatabaseTarget struct {
 	DB     *pgsource.DB
 	Err    error
 	Tables []pgschema.Requirements
+	// Warnings are about how the database is reached (a DSN that does not
+	// verify the server), as start-up logs them.
+	Warnings []string
 }
 
 // Run checks every engine and database and writes a human-readable report.
@@ -97,6 +103,7 @@ func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget
 		fmt.Fprintln(w, "no databases configured")
 	}
 	for _, d := range databases {
+		warn(w, &rep, "database "+d.Config.Name, d.Warnings)
 		if d.Err != nil {
 			fmt.Fprintf(w, "database %s: ERROR %v\n", d.Config.Name, d.Err)
 			rep.Errors++
@@ -108,8 +115,18 @@ func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget
 	return rep
 }
 
+// warn prints each warning about how a source is reached, as its own line
+// before the source's checks (which may fail for the same source).
+func warn(w io.Writer, rep *Report, source string, warnings []string) {
+	for _, text := range warnings {
+		rep.Warnings++
+		fmt.Fprintf(w, "%s: WARNING %s\n", source, text)
+	}
+}
+
 func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
 	cfg := e.Config
+	warn(w, rep, "camunda "+cfg.Name, e.Warnings)
 	if cfg.URL == "" {
 		checkEngineWithoutREST(ctx, e, w, rep)
 		return
@@ -294,8 +311,16 @@ func checkDatabase(ctx context.Context, d DatabaseTarget, w io.Writer, rep *Repo
 		return
 	}
 	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", d.Config.Name, version, user)
+	// Several collectors may read one table (the idempotency collector
+	// and its retention horizon): a table that is not there is one error.
+	missing := map[string]bool{}
 	for _, req := range d.Tables {
-		checkTable(ctx, d.DB, req, user, w, rep)
+		if missing[req.Table] {
+			continue
+		}
+		if !checkTable(ctx, d.DB, req, user, w, rep) {
+			missing[req.Table] = true
+		}
 	}
 }
 
@@ -307,13 +332,51 @@ func whoAmI(ctx context.Context, db *pgsource.DB) (version, user string, err err
 	return version, user, err
 }
 
-func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) {
+// checkTable checks one table and its probes and says whether the table
+// is there.
+func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) bool {
+	found := false
 	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return checkTableIn(ctx, tx, req, user, w, rep)
+		if err := checkTableIn(ctx, tx, req, user, w, rep); err != nil {
+			return err
+		}
+		var err error
+		_, found, err = pgschema.TableColumns(ctx, tx, req.Table)
+		return err
 	})
 	if err != nil {
 		fmt.Fprintf(w, "    ERROR %v\n", err)
 		rep.Errors++
+	}
+	// A probe of a table that is not there would only repeat that.
+	for _, p := range req.Probes {
+		if found {
+			checkProbe(ctx, db, p, w, rep)
+		}
+	}
+	return found
+}
+
+// checkProbe runs a collector's probe (pgschema.Probe) in a read-only
+// transaction of its own, so a failing one leaves the others their own.
+func checkProbe(ctx context.Context, db *pgsource.DB, p pgschema.Probe, w io.Writer, rep *Report) {
+	var pr pgschema.ProbeReport
+	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		pr, err = p.Run(ctx, tx)
+		return err
+	})
+	if err != nil {
+		fmt.Fprintf(w, "    ERROR %s: %v\n", p.Name, err)
+		rep.Errors++
+		return
+	}
+	for _, n := range pr.Notes {
+		fmt.Fprintf(w, "    %s: %s\n", p.Name, n)
+	}
+	for _, warn := range pr.Warnings {
+		fmt.Fprintf(w, "    WARNING %s: %s\n", p.Name, warn)
+		rep.Warnings++
 	}
 }
 
@@ -403,7 +466,11 @@ func checkTableIn(ctx context.Context, tx pgx.Tx, req pgschema.Requirements, use
 		if !ok {
 			continue
 		}
-		used, err := pgschema.ServingIndex(ctx, tx, req.Table, q.SQL, q.Args...)
+		serving := pgschema.ServingIndex
+		if q.Ordered {
+			serving = pgschema.ServingOrderedIndex
+		}
+		used, err := serving(ctx, tx, req.Table, q.SQL, q.Args...)
 		if err != nil {
 			return fmt.Errorf("explain %s query: %w", q.Name, err)
 		}
