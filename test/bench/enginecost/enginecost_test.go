@@ -1,4 +1,4 @@
-// Package benchload measures what the exporter costs a Camunda engine under
+// Package enginecost measures what the exporter costs a Camunda engine under
 // live traffic: a real Camunda 7.24 engine on PostgreSQL, saturated by
 // external-task workers that fetch and complete as fast as the engine lets
 // them, and its completions per second without the exporter and with it

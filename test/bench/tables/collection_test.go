@@ -1,4 +1,4 @@
-// Package bench measures what a collection of each table collector costs as
+// Package benchtables measures what a collection of each table collector costs as
 // a table's terminal history grows (this file), and what a scrape served from
 // the snapshot costs at about 10k series (scrape_test.go), each against a
 // named baseline in the same run on the same data. It runs only with

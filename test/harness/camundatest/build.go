@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -239,10 +238,10 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 	defer os.RemoveAll(work)
 	// The pom reads ../shared: the copies stand side by side as in test/camunda-engine.
 	project := filepath.Join(work, string(flavor))
-	if err := copyTree(src, project, "target"); err != nil {
+	if err := testkit.CopyTree(src, project, "target"); err != nil {
 		return "", fmt.Errorf("camundatest: copying %s: %w", src, err)
 	}
-	if err := copyTree(sharedDir(src), sharedDir(project)); err != nil {
+	if err := testkit.CopyTree(sharedDir(src), sharedDir(project)); err != nil {
 		return "", fmt.Errorf("camundatest: copying %s: %w", sharedDir(src), err)
 	}
 	args := []string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}
@@ -299,45 +298,6 @@ func isHash(s string) bool {
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
-}
-
-// copyTree copies the regular files of src to dst, skipping top-level entries named in skip.
-func copyTree(src, dst string, skip ...string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		for _, s := range skip {
-			if rel == s {
-				return filepath.SkipDir
-			}
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }
 
 // tail returns at most the last n bytes of b, starting at a line boundary when possible.

@@ -164,14 +164,7 @@ func (e *Engine) LogTail(n int) string {
 }
 
 // Exited reports whether the JVM has exited.
-func (e *Engine) Exited() bool {
-	select {
-	case <-e.exited:
-		return true
-	default:
-		return false
-	}
-}
+func (e *Engine) Exited() bool { return testkit.Closed(e.exited) }
 
 // Stop kills the JVM's process group, waits for it to exit and removes its temporary files.
 // It is safe to call more than once and from several goroutines.

@@ -104,15 +104,8 @@ type App struct {
 // application when the test ends.
 func New(t testing.TB, opts Options) *App {
 	t.Helper()
-	testkit.SkipIfShort(t, "the Spring Modulith application (a JVM)")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	a, err := Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Stop() })
-	return a
+	return testkit.ForTest(t, "the Spring Modulith application (a JVM)", 10*time.Minute,
+		func(ctx context.Context) (*App, error) { return Start(ctx, opts) }, func(a *App) { _ = a.Stop() })
 }
 
 // Start builds the application (or takes it from the cache), runs it on a free 127.0.0.1 port
@@ -126,15 +119,7 @@ func Start(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		return nil, fmt.Errorf("modulithtest: java not found (apt-get install openjdk-17-jre-headless): %w", err)
-	}
 	port, err := testkit.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "modulithtest-")
 	if err != nil {
 		return nil, err
 	}
@@ -142,13 +127,17 @@ func Start(ctx context.Context, opts Options) (*App, error) {
 	if opts.JVMArgs != nil {
 		jvm = opts.JVMArgs
 	}
+	java, tmp, args, err := testkit.JavaJar("modulithtest", jar, jvm)
+	if err != nil {
+		return nil, err
+	}
 	orders := opts.StartupOrders
 	if orders == 0 {
 		orders = 1
 	} else if orders < 0 {
 		orders = 0
 	}
-	args := append(append([]string{}, jvm...), "-Djava.io.tmpdir="+tmp, "-jar", jar,
+	args = append(args,
 		"--server.port="+strconv.Itoa(port),
 		"--server.address=127.0.0.1",
 		"--spring.datasource.url=jdbc:postgresql://"+u.Host+u.Path,

@@ -100,15 +100,8 @@ type Debezium struct {
 // closes the relay when the test ends.
 func NewDebezium(t testing.TB, opts DebeziumOptions) *Debezium {
 	t.Helper()
-	testkit.SkipIfShort(t, "the Debezium relay (a JVM)")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	d, err := StartDebezium(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	return d
+	return testkit.ForTest(t, "the Debezium relay (a JVM)", 10*time.Minute,
+		func(ctx context.Context) (*Debezium, error) { return StartDebezium(ctx, opts) }, (*Debezium).Close)
 }
 
 // StartDebezium builds the relay (or takes it from the cache), runs it against the database and
@@ -126,11 +119,11 @@ func StartDebezium(ctx context.Context, opts DebeziumOptions) (*Debezium, error)
 	if err != nil {
 		return nil, err
 	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		return nil, fmt.Errorf("relaytest: java not found (apt-get install openjdk-17-jre-headless): %w", err)
+	jvm := DebeziumJVMArgs
+	if opts.JVMArgs != nil {
+		jvm = opts.JVMArgs
 	}
-	tmp, err := os.MkdirTemp("", "relaytest-debezium-")
+	java, tmp, args, err := testkit.JavaJar("relaytest-debezium", jar, jvm)
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +131,6 @@ func StartDebezium(ctx context.Context, opts DebeziumOptions) (*Debezium, error)
 	if offsetDir == "" {
 		offsetDir = filepath.Join(tmp, "offsets")
 	}
-	args := append([]string{}, DebeziumJVMArgs...)
-	if opts.JVMArgs != nil {
-		args = append([]string{}, opts.JVMArgs...)
-	}
-	args = append(args, "-Djava.io.tmpdir="+tmp, "-jar", jar)
 	args = append(args, debeziumArgs(conn, opts, offsetDir)...)
 	cmd := exec.Command(java, args...)
 	cmd.Dir = tmp

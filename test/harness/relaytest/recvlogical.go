@@ -85,15 +85,8 @@ func RecvLogicalBinary() (string, error) {
 // and closes the relay when the test ends.
 func NewRecvLogical(t testing.TB, opts RecvLogicalOptions) *RecvLogical {
 	t.Helper()
-	testkit.SkipIfShort(t, "pg_recvlogical")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	r, err := StartRecvLogical(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
+	return testkit.ForTest(t, "pg_recvlogical", 2*time.Minute,
+		func(ctx context.Context) (*RecvLogical, error) { return StartRecvLogical(ctx, opts) }, (*RecvLogical).Close)
 }
 
 // StartRecvLogical runs pg_recvlogical --start on the slot (creating it first with CreateSlot),

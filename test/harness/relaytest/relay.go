@@ -220,14 +220,7 @@ func (r *Relay) Log() string { return r.log.String() }
 func (r *Relay) Done() <-chan struct{} { return r.done }
 
 // Exited reports whether the relay has exited.
-func (r *Relay) Exited() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
+func (r *Relay) Exited() bool { return testkit.Closed(r.done) }
 
 // ErrKilled is what Stop returns when the relay did not exit within StopTimeout of its stop
 // signal.

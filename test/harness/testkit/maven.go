@@ -82,7 +82,7 @@ func MavenBuild(ctx context.Context, m MavenJar) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(work)
-	if err := copyTree(src, work, "target"); err != nil {
+	if err := CopyTree(src, work, "target"); err != nil {
 		return "", fmt.Errorf("testkit: copying %s: %w", src, err)
 	}
 	args := append([]string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}, m.Args...)
@@ -149,8 +149,9 @@ func MavenSourceHash(dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// copyTree copies the regular files of src to dst, skipping top-level entries named in skip.
-func copyTree(src, dst string, skip ...string) error {
+// CopyTree copies the regular files of src to dst, skipping top-level entries named in skip:
+// the scratch copy a Maven build runs in.
+func CopyTree(src, dst string, skip ...string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -1,0 +1,2 @@
+// Command cmdtool says what it does.
+package main

@@ -1,0 +1,2 @@
+// Package documented says what it holds.
+package documented

@@ -1,0 +1,3 @@
+// A comment that is not the package's doc: a blank line follows it.
+
+package undocumented
