@@ -26,6 +26,8 @@ import (
 // quiet, and no CamundaExternalTaskWaitingAgeMissing ticket says a page is
 // blind.
 func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
+	const stalledTopic, servedTopic = "versions.stalled", "versions.served"
+	processOf := func(topic string) string { return strings.ReplaceAll(topic, ".", "_") }
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
 	type engine struct {
 		name   string
@@ -37,13 +39,18 @@ func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
 		dsn      string
 	}
 	engines := []*engine{
-		{name: "e724", flavor: camundatest.FlavorCamunda},
+		// 7.24: the package's shared engine (other tests' topics on it
+		// are left alone: this test's have names of their own).
+		{name: "e724", flavor: camundatest.FlavorCamunda, e: sharedEngine(t)},
 		{name: "e722", flavor: camundatest.FlavorCamunda722},
 		{name: "e720", flavor: camundatest.FlavorCamunda720, database: true},
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(engines))
 	for i, en := range engines {
+		if en.e != nil {
+			continue
+		}
 		opts := camundatest.Options{Flavor: en.flavor}
 		if en.database {
 			en.dsn = pgtest.NewDatabase(t)
@@ -62,7 +69,9 @@ func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatal(errs[i])
 		}
-		t.Cleanup(en.e.Stop)
+		if en.name != "e724" {
+			t.Cleanup(en.e.Stop)
+		}
 		t.Logf("%s: %s %s at %s (started in %s)", en.name, en.flavor, en.e.Version, en.e.BaseURL, en.e.StartupTime.Round(time.Second))
 	}
 
@@ -92,15 +101,15 @@ func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
 	stalled := time.Now()
 	for _, en := range engines {
 		c := en.e.Client()
-		for _, topic := range []string{"stalled", "served"} {
-			key := "p_" + topic
+		for _, topic := range []string{stalledTopic, servedTopic} {
+			key := processOf(topic)
 			if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": engineclient.ExternalTaskProcess(key, topic)}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// Two tasks nobody fetches.
 		for range 2 {
-			if _, err := c.StartProcess(ctx, "p_stalled", "", nil); err != nil {
+			if _, err := c.StartProcess(ctx, processOf(stalledTopic), "", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -110,11 +119,11 @@ func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
 			defer work.Done()
 			w := engineclient.NewWorker(c, "served-worker")
 			for ctx.Err() == nil {
-				if _, err := c.StartProcess(ctx, "p_served", "", nil); err != nil && ctx.Err() == nil {
+				if _, err := c.StartProcess(ctx, processOf(servedTopic), "", nil); err != nil && ctx.Err() == nil {
 					t.Errorf("%s: start: %v", en.name, err)
 					return
 				}
-				tasks, err := w.FetchAndLock(ctx, "served", time.Minute, 10)
+				tasks, err := w.FetchAndLock(ctx, servedTopic, time.Minute, 10)
 				for _, tk := range tasks {
 					if err := w.Complete(ctx, tk.ID, nil); err != nil && ctx.Err() == nil {
 						t.Errorf("%s: complete: %v", en.name, err)
@@ -145,7 +154,7 @@ func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
 		for time.Since(stalled) < 4*time.Minute && len(paged) < len(want) && !a.Exited() {
 			time.Sleep(500 * time.Millisecond)
 			for _, n := range a.Receiver.Notifications() {
-				if n.Receiver == "pager" && n.Status == "firing" && n.Labels["alertname"] == "CamundaExternalTaskBacklogStalled" && n.Labels["topic"] == "stalled" {
+				if n.Receiver == "pager" && n.Status == "firing" && n.Labels["alertname"] == "CamundaExternalTaskBacklogStalled" && n.Labels["topic"] == stalledTopic {
 					if _, seen := paged[n.Labels["engine"]]; !seen {
 						paged[n.Labels["engine"]] = n.At
 					}
@@ -167,7 +176,7 @@ func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
 		for _, n := range a.Receiver.Notifications() {
 			switch {
 			case n.Status != "firing", n.Labels["alertname"] == "WorkflowExporterWatchdog":
-			case n.Labels["topic"] == "served":
+			case n.Labels["topic"] == servedTopic:
 				t.Errorf("a notification for the topic whose worker keeps up: %+v", n)
 			case n.Labels["alertname"] == "CamundaExternalTaskWaitingAgeMissing":
 				t.Errorf("the oldest waiting age was missing, a page blind: %+v", n)
