@@ -10,15 +10,26 @@ import (
 // activityInstanceIdIn, which only some versions have) rather than refusing
 // them, so every filter here is one the engines verified in
 // test/harness/camundatest and collectors/engine/engine_test.go apply.
+//
+// The query selects one activity instance by id (activityInstanceId, the
+// primary key), not a list of them: no version from 7.19 to 7.24 (nor
+// Operaton 1.0) has activityInstanceIdIn, on GET or POST
+// (HistoricActivityInstanceQueryDto).
 type HistoricActivityInstanceQuery struct {
-	ActivityID    string
-	ActivityType  string
-	CompleteScope bool // only instances that completed their scope
-	StartedAfter  time.Time
-	FinishedAfter time.Time
+	ActivityInstanceID  string
+	ProcessDefinitionID string
+	ActivityID          string
+	ActivityType        string
+	CompleteScope       bool // only instances that completed their scope
+	Unfinished          bool // only instances that have not ended
+	StartedAfter        time.Time
+	FinishedAfter       time.Time
 }
 
 func (q HistoricActivityInstanceQuery) encode(v params) {
+	v.set("activityInstanceId", q.ActivityInstanceID)
+	v.set("processDefinitionId", q.ProcessDefinitionID)
+	v.flag("unfinished", q.Unfinished)
 	v.set("activityId", q.ActivityID)
 	v.set("activityType", q.ActivityType)
 	v.flag("completeScope", q.CompleteScope)

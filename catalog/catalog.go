@@ -61,6 +61,7 @@ func (m Metric) Desc() *prometheus.Desc {
 const (
 	CamundaUp                            = "camunda_up"
 	CamundaEngineInfo                    = "camunda_engine_info"
+	CamundaEngineCapability              = "camunda_engine_capability"
 	CamundaExternalTasks                 = "camunda_external_tasks"
 	CamundaExternalTaskOldestWaitingAge  = "camunda_external_task_oldest_waiting_age_seconds"
 	CamundaExternalTaskLockExpirations   = "camunda_external_task_lock_expirations_total"
@@ -162,9 +163,11 @@ func all() []Metric {
 	return []Metric{
 		// Camunda engine, read over its REST API or from its database.
 		{CamundaUp, Gauge, SourceCamunda, []string{"engine"},
-			"Camunda engine: 1 when the engine answered GET /version in the last poll, 0 when it did not (every other series of the engine is then absent). Each aspect of the engine (collector camunda, camunda_jobs, camunda_processes) can fail alone: see workflow_exporter_collector_up."},
+			"Camunda engine: 1 when the engine answered its probe in the last poll (GET /version; without camunda[].url, a read of its database), 0 when it did not (every other series of the engine is then absent). Each aspect of the engine (collector camunda, camunda_jobs, camunda_processes) can fail alone: see workflow_exporter_collector_up."},
 		{CamundaEngineInfo, Gauge, SourceCamunda, []string{"engine", "version", "flavor", "history_level"},
-			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version, the detected flavor (camunda, operaton, cibseven) and the history level the exporter reads the engine at (none, activity, audit, full, or unknown: camunda[].history_level, else the engine database's historyLevel property, else the history the REST API shows); below full some series are lower bounds or absent (docs/camunda-states.md)." + polled},
+			"Camunda engine (REST API or engine database): constant 1 labelled with the engine version from /version (without camunda[].url: the newest schema version in ACT_GE_SCHEMA_LOG, which for the forks is the Camunda schema they carry), the detected flavor (camunda, operaton, cibseven, or unknown where the engine cannot tell) and the history level the exporter reads the engine at (none, activity, audit, full, or unknown: camunda[].history_level, else the engine database's historyLevel property, else the history the REST API shows); below full some series are lower bounds or absent (docs/camunda-states.md)." + polled},
+		{CamundaEngineCapability, Gauge, SourceCamunda, []string{"engine", "metric", "support"},
+			"Camunda engine (REST API or engine database): constant 1 per metric whose values depend on the engine version, the mode and the history level, labelled with what this engine lets the exporter report of it: exact, lower_bound or absent (e.g. camunda_external_task_oldest_waiting_age_seconds is exact from the tasks' create time or their activity instances' start, a lower bound from the first poll that saw each task at history level none on engines before 7.21). docs/camunda-states.md has the table of versions." + polled},
 		{CamundaExternalTasks, Gauge, SourceCamunda, []string{"engine", "topic", "state"},
 			"Camunda engine (REST API or engine database): open external tasks per topic, partitioned by state (" + strings.Join(vocab.ExternalTaskStates(), ", ") + ")." + polled},
 		{CamundaExternalTaskOldestWaitingAge, Gauge, SourceCamunda, []string{"engine", "topic"},

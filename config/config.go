@@ -63,11 +63,17 @@ const (
 	DefaultEngineTimeZone         = "UTC"
 	// HistoryLevelAuto detects the engine's history level (camunda[].history_level).
 	HistoryLevelAuto = "auto"
+	// FlavorAuto takes the flavor from the engine (camunda[].flavor).
+	FlavorAuto = "auto"
 )
 
 // HistoryLevels are the values of camunda[].history_level besides auto: the
 // engine's history levels, lowest first.
 func HistoryLevels() []string { return []string{"none", "activity", "audit", "full"} }
+
+// Flavors are the values of camunda[].flavor besides auto: the
+// distributions of Camunda 7 the exporter knows (the flavor label).
+func Flavors() []string { return []string{"camunda", "operaton", "cibseven"} }
 
 // DefaultDurationBuckets span external work from a quick call (0.1 s) to a
 // worker that holds a task for an hour, in seconds.
@@ -88,7 +94,10 @@ type Config struct {
 
 // Camunda is one engine, polled over its REST API.
 type Camunda struct {
-	Name         string `yaml:"name"`
+	Name string `yaml:"name"`
+	// URL is the engine's REST API. It may be left out when Database is
+	// set: the engine is then read from its database alone (an embedded
+	// engine without REST API), probed there too.
 	URL          string `yaml:"url"`
 	Engine       string `yaml:"engine"` // named engine; empty means the default engine
 	Username     string `yaml:"username"`
@@ -158,8 +167,17 @@ type Camunda struct {
 	// Database, when set, reads the engine's own tables (PostgreSQL)
 	// instead of asking the REST API for external tasks, history, incidents
 	// and jobs: a few queries per collection whatever the number of topics.
-	// The REST API still gives the version and flavor.
+	// With URL the REST API still gives the version, flavor and clock, and
+	// checks time_zone; without it the database does (less can be checked:
+	// docs/camunda-states.md).
 	Database *EngineDatabase `yaml:"database"`
+
+	// Flavor names the distribution (camunda, operaton, cibseven) of an
+	// engine read without URL, whose tables cannot tell Camunda 7 from CIB
+	// seven (Operaton's can): the flavor label says it. auto (the
+	// default): what the tables tell, else unknown. With URL the REST API
+	// names it and the key is refused.
+	Flavor string `yaml:"flavor"`
 
 	// Status says what the status page may show of this engine's tasks.
 	Status SourceStatus `yaml:"status"`
@@ -474,6 +492,7 @@ func (e *Camunda) applyDefaults() {
 		e.DurationBuckets = DefaultDurationBuckets()
 	}
 	orDefault(&e.HistoryLevel, HistoryLevelAuto)
+	orDefault(&e.Flavor, FlavorAuto)
 	if d := e.Database; d != nil {
 		orDefault(&d.TimeZone, DefaultEngineTimeZone)
 		d.Connection.applyDefaults()
@@ -484,10 +503,26 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	if !nameRE.MatchString(e.Name) {
 		add(key+".name", "must be set to a short name (letters, digits, _ . : -); it becomes the engine label")
 	}
-	if e.URL == "" {
-		add(key+".url", "must not be empty (for example %s)", DefaultCamundaURL)
-	} else if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
+	switch {
+	case e.URL == "" && e.Database == nil:
+		add(key+".url", "must not be empty (for example %s), unless %s.database reads the engine's tables", DefaultCamundaURL, key)
+	case e.URL == "":
+		// The engine is read from its database alone: what only the
+		// REST API uses has no meaning.
+		for k, set := range map[string]bool{"username": e.Username != "", "engine": e.Engine != "",
+			"tls": e.TLS != (TLS{}), "password_file": e.PasswordFile != "", "password_env": e.PasswordEnv != ""} {
+			if set {
+				add(key+"."+k, "is for the REST API, and %s.url is not set (the engine is read from %s.database alone)", key, key)
+			}
+		}
+	case !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://"):
 		add(key+".url", "must start with http:// or https://, got %q", e.URL)
+	}
+	switch {
+	case e.Flavor != FlavorAuto && !slices.Contains(Flavors(), e.Flavor):
+		add(key+".flavor", "must be %s or one of %s, got %q", FlavorAuto, strings.Join(Flavors(), ", "), e.Flavor)
+	case e.Flavor != FlavorAuto && e.URL != "":
+		add(key+".flavor", "names the flavor of an engine read without url; with %s.url the REST API names it: remove the key", key)
 	}
 	if e.Username == "" && (e.PasswordFile != "" || e.PasswordEnv != "") {
 		add(key+".username", "must be set when a password is configured")

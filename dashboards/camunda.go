@@ -61,7 +61,7 @@ func externalTasks(c rules.Config) *board {
 		targets:   []target{{expr: "max by (engine, topic) (" + sel(catalog.CamundaExternalTaskOldestWaitingAge, mEngine, mTopic) + ")", legend: waitingAgeLegend}},
 		steps:     d.steps(d.waitingAgeSteps),
 		overrides: d.overrides(waitingAgeLegend, d.waitingAgeSteps, rules.CamundaExternalTaskBacklogStalled),
-		runbooks:  []string{rules.CamundaExternalTaskBacklogStalled}})
+		runbooks:  []string{rules.CamundaExternalTaskBacklogStalled, rules.CamundaExternalTaskWaitingAgeMissing}})
 	d.series(panel{title: "Locked tasks by worker", unit: "short",
 		desc:     "Tasks each worker holds locked now; worker ids past the configured limit are folded into \"other\".",
 		targets:  []target{{expr: sumBy(sel(catalog.CamundaExternalTasksLockedByWorker, mEngine, mTopic), "worker_id"), legend: "{{worker_id}}"}},
@@ -130,6 +130,12 @@ func externalTasks(c rules.Config) *board {
 	d.labelTable(panel{title: "Engines", unit: "none",
 		desc:    "Version and flavor (camunda, operaton, cibseven) of each selected engine, as reported by its /version endpoint, and the history level the exporter reads it at (none, activity, audit, full, unknown): below full failures are lower bounds, idle workers and job executions are not shown, and at none completions, BPMN errors and durations neither.",
 		targets: []target{{expr: sel(catalog.CamundaEngineInfo, mEngine)}}},
+		"job", "instance")
+	d.labelTable(panel{title: "What each engine provides", unit: "none",
+		desc: "Per engine, the metrics whose values depend on its version, the mode and its history level, with what the exporter can report of each: exact, lower_bound or absent. " +
+			"The oldest waiting age is a lower bound where the engine keeps no creation time (history level none before Camunda 7.21): it counts from the exporter's first sighting of each task (docs/camunda-states.md).",
+		targets:  []target{{expr: sel(catalog.CamundaEngineCapability, mEngine)}},
+		runbooks: []string{rules.CamundaExternalTaskWaitingAgeMissing}},
 		"job", "instance")
 
 	d.row("Async jobs")

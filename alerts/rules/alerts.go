@@ -40,6 +40,7 @@ const (
 	CamundaIncidentsOpen                  = "CamundaIncidentsOpen"
 	CamundaExternalTaskLockHeldTooLong    = "CamundaExternalTaskLockHeldTooLong"
 	CamundaExternalTaskWorkerSilent       = "CamundaExternalTaskWorkerSilent"
+	CamundaExternalTaskWaitingAgeMissing  = "CamundaExternalTaskWaitingAgeMissing"
 	CamundaJobExecutorStalled             = "CamundaJobExecutorStalled"
 	CamundaHistoryCleanupFailing          = "CamundaHistoryCleanupFailing"
 	CamundaHistoryCleanupBehind           = "CamundaHistoryCleanupBehind"
@@ -214,6 +215,7 @@ func Alerts() []Alert {
 		topic.alert(CamundaExternalTaskLockHeldTooLong, rulefile.Warning, "a worker has held a task's lock far longer than normal"),
 		{CamundaExternalTaskWorkerSilent, rulefile.Warning, GroupCamunda, DashboardExternalTask, []string{"engine", "topic", "worker_id"},
 			topicWhere + "worker {{ $labels.worker_id }} holds locks and finishes nothing"},
+		topic.alert(CamundaExternalTaskWaitingAgeMissing, rulefile.Warning, "tasks wait and the exporter serves no oldest waiting age: the backlog page is blind"),
 
 		{CamundaJobExecutorStalled, rulefile.Critical, GroupCamundaJobs, DashboardExternalTask, engineLane,
 			engineWhere + "async jobs are due and the job executor runs none"},

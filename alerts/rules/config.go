@@ -248,6 +248,10 @@ type CamundaConfig struct {
 	// failed none of its tasks for longer than this.
 	WorkerSilentAge model.Duration `yaml:"worker_silent_age"`
 	WorkerSilentFor model.Duration `yaml:"worker_silent_for"`
+	// WaitingAgeMissingFor: tasks wait on a topic and the exporter has
+	// served no oldest waiting age for it this long (the input of
+	// CamundaExternalTaskBacklogStalled is missing).
+	WaitingAgeMissingFor model.Duration `yaml:"waiting_age_missing_for"`
 	// JobExecutorStalledAge and JobExecutorStalledWindow: an executable
 	// async job has been due longer than the age, and no job was executed
 	// (succeeded or failed) within the window: the job executor runs
@@ -413,6 +417,7 @@ func DefaultThresholds() Thresholds {
 			LockHeldFor:              d("5m"),
 			WorkerSilentAge:          d("20m"),
 			WorkerSilentFor:          d("5m"),
+			WaitingAgeMissingFor:     d("15m"),
 			JobExecutorStalledAge:    d("10m"),
 			JobExecutorStalledWindow: d("10m"),
 			JobExecutorStalledFor:    d("10m"),

@@ -592,6 +592,17 @@ unless %[6]s > 0
 `, one(b.sel(catalog.CamundaExternalTaskOldestLockAge)), secs(c.LockHeldAge)),
 			fmt.Sprintf("The longest lock on %s has been held by the same worker for {{ $value | humanizeDuration }} (threshold %s), extended or not. The worker may hang in a call that never returns while it keeps the task from everyone else.", what, dur(c.LockHeldAge))),
 
+		// The page's input missing while tasks wait: an engine or reading
+		// that cannot date them (docs/camunda-states.md, "The oldest
+		// waiting age on every version"), so the page is blind, never
+		// silently. topic="other" has no age by design (its own ticket:
+		// WorkflowExporterLabelValuesFolded).
+		b.rule(CamundaExternalTaskWaitingAgeMissing, c.WaitingAgeMissingFor, fmt.Sprintf(`
+%s > 0
+unless %s
+`, one("sum without (state) ("+b.sel(catalog.CamundaExternalTasks, `state=~"`+vocab.StateWaiting+"|"+vocab.StateLockExpired+`"`, `topic!="other"`)+")"), one(b.sel(catalog.CamundaExternalTaskOldestWaitingAge))),
+			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" wait on %s and the exporter serves no oldest waiting age for the topic: CamundaExternalTaskBacklogStalled cannot fire for it. camunda_engine_capability says what this engine lets the exporter report.", what)),
+
 		b.rule(CamundaExternalTaskWorkerSilent, c.WorkerSilentFor, fmt.Sprintf(`
 %s > %s
 `, one(b.sel(catalog.CamundaExternalTaskWorkerIdle)), secs(c.WorkerSilentAge)),

@@ -48,6 +48,7 @@ func ForKeys() map[string]string {
 		CamundaIncidentsOpen:                  "camunda.incidents_for",
 		CamundaExternalTaskLockHeldTooLong:    "camunda.lock_held_for",
 		CamundaExternalTaskWorkerSilent:       "camunda.worker_silent_for",
+		CamundaExternalTaskWaitingAgeMissing:  "camunda.waiting_age_missing_for",
 		CamundaJobExecutorStalled:             "camunda.job_executor_stalled_for",
 		CamundaHistoryCleanupFailing:          "camunda.history_cleanup_failing_for",
 		CamundaHistoryCleanupBehind:           "camunda.history_cleanup_behind_for",

@@ -39,8 +39,12 @@ import (
 const unattributed = "unattributed"
 
 // processXML reads a process definition's BPMN XML over REST, in both
-// modes (models.go); exists is false when the engine no longer has it.
+// modes (models.go), or from the engine's database without camunda[].url;
+// exists is false when the engine no longer has it.
 func (e *Engine) processXML(ctx context.Context, id string) (doc []byte, exists bool, err error) {
+	if e.client == nil {
+		return e.db.ProcessXML(ctx, id)
+	}
 	doc, err = e.client.ProcessDefinitionXML(ctx, id)
 	var apiErr *camunda.APIError
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {

@@ -173,21 +173,113 @@ func TestCamundaOldestWaitingAge(t *testing.T) {
 	f.lock("old", "w", time.Minute)
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}, 10)
+}
 
-	// An engine without createTime: no series, one warning, the rest still works.
-	g := newFakeCamunda(t)
-	g.noCreate = true
-	g.add(&fakeTask{id: "x", topic: "a"})
-	e2 := fakeExporter(t, g, "", "")
-	e2.collect()
-	e2.collect()
-	if _, ok := e2.get(catalog.CamundaExternalTaskOldestWaitingAge, map[string]string{"topic": "a"}); ok {
-		t.Fatal("oldest waiting age reported for an engine without createTime")
+// TestCamundaOldestWaitingAgeOnEveryVersion: the same tasks on an engine
+// that returns createTime (7.24, Operaton), one that sorts by it without
+// returning it (7.21 to 7.23) and one that does neither (7.20 and older),
+// each with the open tasks' activity instances in its history (level
+// activity or higher): the same ages, each by the requests the reader's
+// rule for that engine makes (docs/camunda-states.md's budget), and exact
+// in camunda_engine_capability. Then at history level none on the oldest
+// engine: ages from the first collection that saw each task, a lower
+// bound, said so; and with max_listed_tasks cut below the fetchable tasks,
+// the oldest of the listed ones.
+func TestCamundaOldestWaitingAgeOnEveryVersion(t *testing.T) {
+	a := map[string]string{"topic": "a"}
+	type engine struct {
+		name              string
+		noCreate, noField bool
+		// extra are the requests per collection beyond /external-task
+		// (the sorted list, or the listed fetchable tasks): the activity
+		// instance lookups.
+		lists, lookups int
 	}
-	wantPartition(t, e2, "a", map[string]int{vocab.StateWaiting: 1})
-	if n := strings.Count(e2.logs.String(), "carry no createTime"); n != 1 {
-		t.Fatalf("createTime warning logged %d times, want once:\n%s", n, e2.logs)
+	for _, v := range []engine{
+		{name: "7.24", lists: 1},
+		{name: "7.22", noField: true, lists: 1, lookups: 1},
+		{name: "7.20", noCreate: true, lists: 1, lookups: 1},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFakeCamunda(t)
+			f.version = v.name + ".0"
+			f.noCreate, f.noField, f.openActInsts = v.noCreate, v.noField, true
+			f.add(&fakeTask{id: "old", topic: "a"})
+			f.advance(90 * time.Second)
+			f.add(&fakeTask{id: "new", topic: "a"})
+			f.advance(10*time.Second + 700*time.Millisecond)
+			e := fakeExporter(t, f, "", "")
+			e.collect()
+			wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 100)
+			wantValue(t, e, catalog.CamundaEngineCapability, map[string]string{"metric": catalog.CamundaExternalTaskOldestWaitingAge, "support": "exact"}, 1)
+			// A locked task does not wait; a steady collection's requests.
+			f.lock("old", "w", time.Minute)
+			f.resetRequests()
+			e.collect()
+			wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 10)
+			f.mu.Lock()
+			lists, lookups := f.requests["/external-task"], f.requests["/history/activity-instance"]
+			f.mu.Unlock()
+			// One more list: the locked tasks engine-wide.
+			if lists != v.lists+1 || lookups != v.lookups {
+				t.Errorf("%d /external-task and %d /history/activity-instance requests, want %d and %d", lists, lookups, v.lists+1, v.lookups)
+			}
+			wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 1})
+		})
 	}
+
+	t.Run("7.20 at history level none", func(t *testing.T) {
+		f := newFakeCamunda(t)
+		f.version, f.noCreate = "7.20.0", true
+		f.add(&fakeTask{id: "old", topic: "a"})
+		f.advance(90 * time.Second)
+		e := fakeExporter(t, f, "", "    history_level: none\n")
+		e.collect()
+		// First seen now: the age counts from the exporter's first
+		// collection, a lower bound (the task is 90 s old).
+		wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 0)
+		wantValue(t, e, catalog.CamundaEngineCapability, map[string]string{"metric": catalog.CamundaExternalTaskOldestWaitingAge, "support": "lower_bound"}, 1)
+		f.advance(30 * time.Second)
+		f.add(&fakeTask{id: "new", topic: "a"})
+		e.collect()
+		wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 30)
+		// The old one fetched: the new one was seen at the last
+		// collection.
+		f.lock("old", "w", time.Minute)
+		f.advance(20 * time.Second)
+		e.collect()
+		wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 20)
+		// Its lock lapses: it waits again, since it was first seen.
+		f.advance(time.Minute)
+		e.collect()
+		wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 110)
+		f.mu.Lock()
+		lookups := f.requests["/history/activity-instance"]
+		f.mu.Unlock()
+		if lookups != 0 {
+			t.Errorf("%d activity instance requests at history level none", lookups)
+		}
+	})
+
+	t.Run("7.20 with max_listed_tasks cut", func(t *testing.T) {
+		f := newFakeCamunda(t)
+		f.version, f.noCreate, f.openActInsts = "7.20.0", true, true
+		// Ids sort against creation: the list by id reaches the newest
+		// first.
+		for i := range 5 {
+			f.add(&fakeTask{id: fmt.Sprintf("t%d", 9-i), topic: "a"})
+			f.advance(10 * time.Second)
+		}
+		e := fakeExporter(t, f, "", "    max_listed_tasks: 2\n")
+		e.collect()
+		// Listed: t5 and t6 (10 s and 20 s old): the oldest of them, a
+		// lower bound; the oldest of all (t9) is 50 s old.
+		wantValue(t, e, catalog.CamundaExternalTaskOldestWaitingAge, a, 20)
+		cfg := "    max_listed_tasks: 10\n"
+		e2 := fakeExporter(t, f, "", cfg)
+		e2.collect()
+		wantValue(t, e2, catalog.CamundaExternalTaskOldestWaitingAge, a, 50)
+	})
 }
 
 // The history log becomes counters by reading the entries new since the

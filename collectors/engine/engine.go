@@ -39,7 +39,11 @@ import (
 // the rules, the request budget and what cannot be known are in
 // docs/camunda-states.md.
 type Engine struct {
-	client *camunda.Client // GET /version and the flavor, in both modes
+	// client is the REST client (GET /version and the flavor, in both
+	// modes); nil for an engine read without camunda[].url, whose database
+	// (db) is probed instead.
+	client *camunda.Client
+	db     *enginedb.Reader // engine-database mode, else nil
 	reader reading.Reader
 	name   string
 	key    string // the config key, e.g. "camunda[0]"
@@ -51,8 +55,10 @@ type Engine struct {
 	// one at a time.
 	at reading.Probe
 	// productName is cached per engine version: the telemetry product name
-	// only changes with the engine.
+	// only changes with the engine. dbFlavor is what the database probe
+	// found, without camunda[].url.
 	productName, productFor string
+	dbFlavor                camunda.Flavor
 	// lvl is the history level found for the engine version (levels.go).
 	lvl levelState
 
@@ -106,11 +112,24 @@ func NewClient(cfg config.Camunda, logger *slog.Logger) (*camunda.Client, error)
 // camunda[].database as engine-database mode opens it, for
 // `workflow-exporter check`; it connects to nothing yet.
 func OpenSchemaCheck(cfg config.Camunda, key string, logger *slog.Logger) (*enginedb.SchemaCheck, error) {
+	client, err := optionalClient(cfg, key, logger)
+	if err != nil {
+		return nil, err
+	}
+	return enginedb.OpenSchemaCheck(cfg, key, client, logger)
+}
+
+// optionalClient is the engine's REST client, nil without camunda[].url
+// (engine-database mode alone).
+func optionalClient(cfg config.Camunda, key string, logger *slog.Logger) (*camunda.Client, error) {
+	if cfg.URL == "" {
+		return nil, nil
+	}
 	client, err := NewClient(cfg, logger)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	return enginedb.OpenSchemaCheck(cfg, key, client, logger)
+	return client, nil
 }
 
 // New returns one engine with its collectors. key is the config key, e.g.
@@ -120,15 +139,16 @@ func New(cfg config.Camunda, key string, o Options) (*Engine, error) {
 	if o.Folds == nil {
 		o.Folds = labellimit.NewStats()
 	}
-	client, err := NewClient(cfg, logger)
+	client, err := optionalClient(cfg, key, logger)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
+		return nil, err
 	}
 	e := &Engine{client: client, name: cfg.Name, key: key, cfg: cfg, logger: logger}
 	if cfg.Database != nil {
-		if e.reader, err = enginedb.New(cfg, key, client, logger); err != nil {
+		if e.db, err = enginedb.New(cfg, key, client, logger); err != nil {
 			return nil, err
 		}
+		e.reader = e.db
 	} else {
 		e.reader = rest.New(cfg, client, logger)
 	}
@@ -154,11 +174,20 @@ func (e *Engine) Collectors() []collectors.Collector {
 // Probe reads GET /version: the engine answers (camunda_up), its version,
 // and its clock for the collectors of this collection. The telemetry
 // product name, which tells the forks apart, is asked once per engine
-// version; the history level as learnLevel says.
+// version; the history level as learnLevel says. Without camunda[].url the
+// engine's database answers instead (enginedb's Reader.Probe: its clock,
+// its schema version, the flavor its tables tell).
 func (e *Engine) Probe(ctx context.Context) error {
 	e.at = reading.Probe{}
-	v, now, err := e.client.VersionAt(ctx)
-	if err == nil {
+	var v string
+	var now time.Time
+	var err error
+	if e.client == nil {
+		var p enginedb.Probed
+		if p, err = e.db.Probe(ctx); err == nil {
+			v, now, e.dbFlavor = p.Version, p.Now, p.Flavor
+		}
+	} else if v, now, err = e.client.VersionAt(ctx); err == nil {
 		err = e.learnProduct(ctx, v)
 	}
 	if err == nil {
@@ -178,9 +207,19 @@ func (e *Engine) Probe(ctx context.Context) error {
 // requests; a collector called without one (never by a poll source) fails.
 func (e *Engine) probed() (reading.Probe, error) {
 	if e.at.Now.IsZero() {
-		return reading.Probe{}, fmt.Errorf("camunda: engine %s: no GET /version answer in this collection", e.name)
+		return reading.Probe{}, fmt.Errorf("camunda: engine %s: no probe answer (GET /version, or its database) in this collection", e.name)
 	}
 	return e.at, nil
+}
+
+// flavor is the engine's flavor label: over REST from the version and the
+// telemetry product name, without camunda[].url what the database probe
+// found (camunda.FlavorUnknown where the tables cannot tell).
+func (e *Engine) flavor(version string) camunda.Flavor {
+	if e.client == nil {
+		return e.dbFlavor
+	}
+	return camunda.DetectFlavor(version, e.productName)
 }
 
 // Close releases the engine database's connections, in engine-database mode.

@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,7 +122,7 @@ func (e *camExporter) collect() {
 // ageTolerance is how far the two modes' ages (and idle times) may differ
 // when the REST collection started span before the engine-database one
 // ended: the REST mode reads the engine's clock from the Date header of GET
-// /version at its start (truncated to the second, so up to 1 s behind),
+// /version at its start (up to dateLag behind),
 // the engine-database mode the database clock at some point of its own
 // collection, which ran after the REST one. Ages that count from an
 // earlier collection's engine time (lock ages, idle workers) differ by the
@@ -129,7 +130,14 @@ func (e *camExporter) collect() {
 // collections so far. On an idle machine it is well under a second; under
 // load (the race detector, other tests on the same two cores) it is longer,
 // and so is the honest bound.
-func ageTolerance(span time.Duration) float64 { return span.Seconds() + 1.1 }
+func ageTolerance(span time.Duration) float64 { return span.Seconds() + dateLag + 0.1 }
+
+// dateLag is how far behind the engine's clock the Date header of its
+// answer may be: truncated to the second, and Tomcat reuses the header it
+// formatted for up to a second (FastHttpDateFormat), so nearly 2 s
+// (measured: an age 1.34 s short on Camunda 7.20's Tomcat 10.1.10). The
+// REST mode's ages are short by at most that, never long.
+const dateLag = 2.0
 
 // sameCamundaSeries checks that two exporters of one engine serve the same
 // camunda_* series with the same values (a histogram's count, sum and every
@@ -264,6 +272,7 @@ type scenario struct {
 	t     *testing.T
 	ctx   context.Context
 	e     *camundatest.Engine
+	u     engineUnderTest
 	creds string // config lines with the exporter's credentials
 	// dbConfig is the camunda[].database section of the engine's
 	// database ("" when the engine runs without PostgreSQL).
@@ -273,6 +282,9 @@ type scenario struct {
 	topic    string
 	exp      *camExporter
 	labels   map[string]string
+	// ages collects the oldest waiting age figures across versions
+	// (scenarioOldestWaitingAge).
+	ages *waitingAges
 }
 
 // engineUnderTest is a started engine with what the exporter needs to
@@ -289,6 +301,57 @@ type engineUnderTest struct {
 // database.
 func (u engineUnderTest) databaseConfig() string {
 	return fmt.Sprintf("    database:\n      dsn: %s\n      time_zone: %s\n", u.dbURL, u.tzName)
+}
+
+// restAPI: the exporter reads the engine over its REST API (and, with a
+// database, in engine-database mode beside it). CIB seven's test engine
+// has no REST API the exporter may read (its /engine-rest is the test
+// driver), so the exporter reads it from its database alone.
+func (u engineUnderTest) restAPI() bool { return u.e.Flavor.RESTAPI() }
+
+// config is the exporter's configuration of the engine: over REST (url
+// and credentials, plus extra), or from its database alone (no url).
+func (u engineUnderTest) config(topics, extra string) string {
+	if u.restAPI() {
+		return camundaConfig(u.e.BaseURL, topics, u.creds+extra)
+	}
+	return databaseAloneConfig(topics, u.databaseConfig()+"    flavor: "+string(u.e.Flavor.Product())+"\n"+extra)
+}
+
+// databaseAloneConfig is camundaConfig without url: the engine read from
+// its database alone (extra holds the database section).
+func databaseAloneConfig(topics, extra string) string {
+	return fmt.Sprintf(`
+camunda:
+  - name: e1
+    min_interval: 1ms
+    timeout: 80s
+    topics: [%s]
+%s`, topics, extra)
+}
+
+// infoLabels are the labels camunda_engine_info must carry for the engine
+// as the exporter reads it: over REST GET /version's version and the
+// detected flavor; from the database alone the newest schema version and
+// the flavor the tables tell (Operaton) or the configured one.
+func (u engineUnderTest) infoLabels() map[string]string {
+	if u.restAPI() {
+		return map[string]string{"engine": "e1", "version": u.e.Version, "flavor": string(u.e.Flavor.Product())}
+	}
+	return map[string]string{"engine": "e1", "version": schemaVersion(u.e), "flavor": string(u.e.Flavor.Product())}
+}
+
+// schemaVersion is the newest ACT_GE_SCHEMA_LOG version the engine writes
+// (measured: Camunda's own release, Operaton 1.0.3 7.24.0, CIB seven
+// 2.0.0 7.23.0).
+func schemaVersion(e *camundatest.Engine) string {
+	switch e.Flavor {
+	case camundatest.FlavorOperaton:
+		return "7.24.0"
+	case camundatest.FlavorCIBSeven:
+		return "7.23.0"
+	}
+	return e.Version
 }
 
 // startTasks deploys the external task process of key on topic
@@ -320,18 +383,20 @@ func newScenario(t *testing.T, u engineUnderTest, bpmn func(key, topic string) [
 	if _, err := c.Deploy(ctx, key, map[string][]byte{key + ".bpmn": bpmn(key, topic)}); err != nil {
 		t.Fatal(err)
 	}
-	s := &scenario{t: t, ctx: ctx, e: e, creds: creds, c: c, key: key, topic: topic,
-		exp:    newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds)),
+	s := &scenario{t: t, ctx: ctx, e: e, u: u, creds: creds, c: c, key: key, topic: topic,
+		exp:    newCamundaExporter(t, u.config(topic, "")),
 		labels: map[string]string{"engine": "e1", "topic": topic}}
-	if u.dbURL != "" {
+	if u.dbURL != "" && u.restAPI() {
 		s.dbConfig = u.databaseConfig()
 		s.exp.twin = newCamundaExporter(t, camundaConfig(e.BaseURL, topic, creds+u.databaseConfig()))
 		// This scenario's topic and process, and the engine's own series
 		// but those that other scenarios change (the engine-wide age of
-		// executable jobs belongs to the AsyncJobs scenario).
+		// executable jobs belongs to the AsyncJobs scenario, the history
+		// cleanup's jobs to HistoryCleanup, which makes them between two
+		// collections of any other scenario).
 		s.exp.twinOwns = func(name string, l map[string]string) bool {
 			return l["topic"] == topic || l["process_definition_key"] == key || l["flavor"] != "" ||
-				len(l) == 1 && name != catalog.CamundaJobOldestExecutableAge
+				len(l) == 1 && name != catalog.CamundaJobOldestExecutableAge && !strings.HasPrefix(name, "camunda_history_cleanup_")
 		}
 	}
 	s.exp.collect() // baseline
@@ -466,10 +531,18 @@ func lockExpiry(t *testing.T, tk engineclient.ExternalTask) time.Time {
 }
 
 // shortLock is the lock duration and retry timeout of tasks meant to lapse:
-// long enough for a collection to see them locked first on a loaded machine
-// (four JVMs and the race detector on two cores), short enough to keep the
-// suite fast.
-const shortLock = 5 * time.Second
+// long enough for a collection in both modes (REST, then engine database)
+// to see them locked first on a loaded machine (the matrix's six JVMs, the
+// race detector and other packages' tests on two cores: a collection pair
+// took up to 5 s, and a backoff of 5 s ended within it), short enough to
+// keep the suite fast.
+const shortLock = 8 * time.Second
+
+// subsetConcurrency bounds the version subset's scenarios running at once
+// on one engine: each scenario's two exporters read every topic of the
+// engine at every collection, so nine at once on four engines slowed
+// collections past shortLock.
+const subsetConcurrency = 3
 
 // sleepPast waits until the engine's clock (the same machine's) is past ts.
 func sleepPast(ts time.Time) { time.Sleep(time.Until(ts) + 1200*time.Millisecond) }
@@ -492,6 +565,79 @@ func startCamundaEngine(t *testing.T, opts camundatest.Options) *camundatest.Eng
 	t.Cleanup(e.Stop)
 	t.Logf("%s engine %s started in %s", opts.Flavor, e.Version, e.StartupTime.Round(100*time.Millisecond))
 	return e
+}
+
+// engineRun is one engine of TestCamundaEngine's version matrix and what
+// it runs there (docs/camunda-states.md, "The version matrix").
+type engineRun struct {
+	flavor camundatest.Flavor
+	// full: every scenario, then the checks that need the scenarios'
+	// leftovers (tenants, the request budget, missing endpoints, basic
+	// auth); otherwise the scenarios of versionScenarios, or for CIB seven
+	// every scenario its test driver can drive (cibsevenScenarios).
+	full bool
+}
+
+// runs says whether the run includes a scenario.
+func (r engineRun) runs(name string) bool {
+	switch {
+	case r.full:
+		return true
+	case r.flavor == camundatest.FlavorCIBSeven:
+		return name != "HistoryCleanup" // POST /history/cleanup: not in the test driver
+	}
+	return slices.Contains(versionScenarios, name)
+}
+
+// versionScenarios are the scenarios the older releases and CIB seven run:
+// the states, lapses and redeliveries, failures, completions, BPMN errors,
+// incidents, jobs and the join, plus the oldest waiting age compared across
+// versions. The others (extendLock, first sightings, suspension, lock ages,
+// durations, status lists, failure groups, history cleanup, process
+// instances) read what those read, by the same code, and run on the newest
+// release of each distribution.
+var versionScenarios = []string{"WaitingLockedCompleteDrain", "FailureBackoffRefetch", "LockLapseRedelivery", "RetriesExhaustedIncident",
+	"JobRetriesExhausted", "AsyncJobs", "BpmnErrors", "JoinCrashCases", "OldestWaitingAge"}
+
+// engineRuns is the matrix: the newest Camunda 7 and Operaton in full,
+// Camunda 7.22, 7.20 and 7.19 the versionScenarios, each in REST mode and
+// engine-database mode side by side, and CIB seven, from its database
+// alone, every scenario but history cleanup. CAMUNDATEST_FLAVORS narrows it (the newest releases
+// then run in full, the others the subset).
+func engineRuns() []engineRun {
+	flavors := camundatest.KnownFlavors()
+	if os.Getenv("CAMUNDATEST_FLAVORS") != "" {
+		flavors = camundatest.Flavors()
+	}
+	var out []engineRun
+	for _, f := range flavors {
+		out = append(out, engineRun{flavor: f, full: slices.Contains(camundatest.AllFlavors(), f)})
+	}
+	return out
+}
+
+// engineOptions are how TestCamundaEngine starts an engine: on PostgreSQL
+// in a zone that is not UTC, its job executor off (async jobs stay
+// executable until a scenario runs one), REST flavors with basic auth.
+func engineOptions(flavor camundatest.Flavor, dbURL string) camundatest.Options {
+	o := camundatest.Options{Flavor: flavor, PostgresURL: dbURL, TimeZone: engineTimeZone}
+	switch {
+	case !flavor.RESTAPI():
+		o.ExtraArgs = []string{"--job-executor=false"}
+		return o
+	case flavor == camundatest.FlavorCamunda719:
+		// 7.19 deploys definitions without a time to live anyway, and
+		// knows no enforceHistoryTimeToLive.
+		o.ExtraArgs = []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false"}
+	default:
+		// Definitions without a history time to live deploy (the
+		// HistoryCleanup scenario has one), as on engines upgraded from
+		// before 7.20.
+		o.ExtraArgs = []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false",
+			"--" + flavor.PropertyPrefix() + ".generic-properties.properties.enforceHistoryTimeToLive=false"}
+	}
+	o.Username, o.Password = engineUser, enginePassword
+	return o
 }
 
 func TestCamundaEngine(t *testing.T) {
@@ -522,50 +668,91 @@ func TestCamundaEngine(t *testing.T) {
 		{"StatusLists", nil, scenarioStatusLists},
 		{"FailureGroups", nil, scenarioFailureGroups},
 		{"HistoryCleanup", ttlZeroProcess, scenarioHistoryCleanup},
+		{"OldestWaitingAge", nil, scenarioOldestWaitingAge},
 	}
-	for _, flavor := range camundatest.Flavors() {
-		t.Run(string(flavor), func(t *testing.T) {
-			t.Parallel()
-			// The engine runs on PostgreSQL in a zone that is not UTC, and
-			// every scenario is read in both modes (REST and engine
-			// database) side by side: the values must be identical.
-			u := engineUnderTest{dbURL: pgtest.NewDatabase(t), tzName: engineTimeZone}
-			// The job executor is off, as when it stopped: async jobs
-			// stay executable until a scenario runs one (POST
-			// /job/{id}/execute).
-			e := startCamundaEngine(t, camundatest.Options{Flavor: flavor, Username: engineUser, Password: enginePassword,
-				PostgresURL: u.dbURL, TimeZone: engineTimeZone,
-				// Definitions without a history time to live deploy (the
-				// HistoryCleanup scenario has one), as on engines
-				// upgraded from before 7.20.
-				ExtraArgs: []string{"--" + flavor.PropertyPrefix() + ".job-execution.enabled=false",
-					"--" + flavor.PropertyPrefix() + ".generic-properties.properties.enforceHistoryTimeToLive=false"}})
-			u.e, u.creds = e, credentialsConfig(t, enginePassword)
-			creds := u.creds
-			// An engine in use has history: one task created and
-			// completed before the exporters start, so REST mode finds
-			// the history level (full) from the external task log at its
-			// first collection, as engine-database mode reads it from the
-			// engine's property (a fresh engine reads as unknown over
-			// REST until its first task: TestCamundaHistoryLevels).
-			warmUpHistory(t, e)
-			t.Run("scenarios", func(t *testing.T) {
-				for _, sc := range scenarios {
-					t.Run(sc.name, func(t *testing.T) {
-						t.Parallel()
-						sc.run(newScenario(t, u, sc.bpmn))
-					})
+	ages := &waitingAges{by: map[camundatest.Flavor]map[string]float64{}}
+	t.Run("matrix", func(t *testing.T) {
+		for _, run := range engineRuns() {
+			flavor := run.flavor
+			t.Run(string(flavor), func(t *testing.T) {
+				t.Parallel()
+				// The engine runs on PostgreSQL in a zone that is not UTC,
+				// and every scenario is read in both modes (REST and
+				// engine database) side by side: the values must be
+				// identical.
+				u := engineUnderTest{dbURL: pgtest.NewDatabase(t), tzName: engineTimeZone}
+				e := startCamundaEngine(t, engineOptions(flavor, u.dbURL))
+				u.e = e
+				if flavor.RESTAPI() {
+					u.creds = credentialsConfig(t, enginePassword)
 				}
+				// An engine in use has history: one task created and
+				// completed before the exporters start, so REST mode finds
+				// the history level (full) from the external task log at
+				// its first collection, as engine-database mode reads it
+				// from the engine's property (a fresh engine reads as
+				// unknown over REST until its first task:
+				// TestCamundaHistoryLevels).
+				warmUpHistory(t, e)
+				sc := func(t *testing.T, name string, bpmn func(key, topic string) []byte, fn func(*scenario)) {
+					s := newScenario(t, u, bpmn)
+					s.ages = ages
+					fn(s)
+				}
+				t.Run("scenarios", func(t *testing.T) {
+					if !run.full {
+						// The subset's scenarios run in goroutines,
+						// subsetConcurrency at a time, under this
+						// engine's one place among the package's
+						// parallel tests: they mostly wait for locks
+						// to lapse.
+						var wg sync.WaitGroup
+						slots := make(chan struct{}, subsetConcurrency)
+						for _, x := range scenarios {
+							if !run.runs(x.name) {
+								continue
+							}
+							wg.Add(1)
+							go func() {
+								defer wg.Done()
+								slots <- struct{}{}
+								defer func() { <-slots }()
+								t.Run(x.name, func(t *testing.T) { sc(t, x.name, x.bpmn, x.run) })
+							}()
+						}
+						wg.Wait()
+						return
+					}
+					for _, x := range scenarios {
+						t.Run(x.name, func(t *testing.T) {
+							t.Parallel()
+							sc(t, x.name, x.bpmn, x.run)
+						})
+					}
+				})
+				if u.restAPI() {
+					t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })
+				}
+				t.Run("DatabaseAlone", func(t *testing.T) { engineDatabaseAlone(t, u) })
+				if flavor == camundatest.FlavorCamunda720 {
+					// The version without CREATE_TIME_ whose fetchable
+					// tasks are each dated by ACT_HI_ACTINST.
+					t.Run("OldestWaitingOnLargeHistory", func(t *testing.T) { engineOldestWaitingOnLargeHistory(t, u) })
+				}
+				if !run.full {
+					return
+				}
+				// With the engine full of the scenarios' leftovers: the
+				// request budget of docs/camunda-states.md, counted at a
+				// proxy.
+				t.Run("Tenants", func(t *testing.T) { engineTenants(t, u) })
+				t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, u.creds) })
+				t.Run("MissingEndpoints", func(t *testing.T) { engineMissingEndpoints(t, e, u.creds) })
+				t.Run("BasicAuth", func(t *testing.T) { engineBasicAuth(t, e) })
 			})
-			// With the engine full of the scenarios' leftovers: the request
-			// budget of docs/camunda-states.md, counted at a proxy.
-			t.Run("Tenants", func(t *testing.T) { engineTenants(t, u) })
-			t.Run("RequestBudget", func(t *testing.T) { engineRequestBudget(t, e, creds) })
-			t.Run("MissingEndpoints", func(t *testing.T) { engineMissingEndpoints(t, e, creds) })
-			t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })
-			t.Run("BasicAuth", func(t *testing.T) { engineBasicAuth(t, e) })
-		})
-	}
+		}
+	})
+	ages.compare(t)
 }
 
 // startCountingProxy starts a proxy in front of the engine that counts
@@ -735,7 +922,7 @@ func engineCount0(t *testing.T, c *engineclient.Client, path string, q url.Value
 func scenarioWaitingLocked(s *scenario) {
 	// A configured topic with no task yet reports zeros.
 	s.states(map[string]int{})
-	info := map[string]string{"engine": "e1", "version": s.e.Version, "flavor": string(s.e.Flavor)}
+	info := s.u.infoLabels()
 	if v := s.exp.must(catalog.CamundaEngineInfo, info); v != 1 {
 		s.t.Errorf("camunda_engine_info%v = %v", info, v)
 	}
@@ -746,18 +933,20 @@ func scenarioWaitingLocked(s *scenario) {
 	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
 	collected := time.Now()
 	s.states(map[string]int{vocab.StateWaiting: 4})
-	var oldest []engineclient.ExternalTask
-	s.ok(s.c.Get(s.ctx, "/external-task", url.Values{"topicName": {s.topic}, "sortBy": {"createTime"}, "sortOrder": {"asc"}, "maxResults": {"1"}}, &oldest))
-	if len(oldest) != 1 || oldest[0].CreateTime == nil {
-		s.t.Fatalf("engine's oldest task: %+v", oldest)
+	// The engine's own creation time of its oldest task: the creation
+	// entries of the external task log, on every version (createTime is
+	// in the REST API's answers from 7.24 only).
+	var created time.Time
+	for _, at := range s.createdAt() {
+		if created.IsZero() || at.Before(created) {
+			created = at
+		}
 	}
-	created, err := engineclient.ParseTime(*oldest[0].CreateTime)
-	s.ok(err)
 	// The exporter measures against the engine's Date header at the start
-	// of the collection, truncated to the second: its age is up to 1 s short
+	// of the collection, up to dateLag behind: its age is up to that short
 	// of the age at that moment, never longer than the age now. The engine
 	// runs on this machine, so its clock is ours.
-	lo, hi := collected.Sub(created).Seconds()-1.2, time.Since(created).Seconds()+0.2
+	lo, hi := collected.Sub(created).Seconds()-dateLag-0.2, time.Since(created).Seconds()+0.2
 	age := s.exp.must(catalog.CamundaExternalTaskOldestWaitingAge, s.labels)
 	if age < lo || age > hi || age <= 0 {
 		s.t.Errorf("oldest waiting age = %.3f s, want between %.3f and %.3f by the engine's createTime", age, lo, hi)
@@ -988,7 +1177,7 @@ func scenarioExhausted(s *scenario) {
 	time.Sleep(1500 * time.Millisecond)
 	collected := time.Now()
 	s.exp.collect()
-	lo, hi := collected.Sub(oldest).Seconds()-1.2, time.Since(oldest).Seconds()+0.2
+	lo, hi := collected.Sub(oldest).Seconds()-dateLag-0.2, time.Since(oldest).Seconds()+0.2
 	if age := s.counter(catalog.CamundaExternalTaskOldestIncidentAge); age < lo || age > hi || age <= 0 {
 		s.t.Errorf("oldest incident age of the topic = %.3f s, want between %.3f and %.3f by the engine's incidentTimestamp", age, lo, hi)
 	}
@@ -1023,7 +1212,7 @@ func scenarioFirstSighting(s *scenario) {
 	s.ok(w1.Failure(s.ctx, tks[0].ID, 2, time.Minute, "in backoff")) // locked, retries 2
 	s.ok(w1.Failure(s.ctx, tks[1].ID, 2, 0, "backoff over"))         // lapsed at once, retries 2
 	sleepPast(lockExpiry(s.t, tks[2]))                               // tks[2]: a lapsed worker lock
-	fresh := newCamundaExporter(s.t, camundaConfig(s.e.BaseURL, s.topic, s.creds))
+	fresh := newCamundaExporter(s.t, s.u.config(s.topic, ""))
 	s.exp = fresh
 	s.states(map[string]int{vocab.StateRetryBackoff: 1, vocab.StateWaiting: 1, vocab.StateLockExpired: 1})
 	// Nothing is counted on a first sighting.
@@ -1152,7 +1341,7 @@ func scenarioLockAge(s *scenario) {
 	// second: a difference of two is off by up to 1 s.
 	elapsed := second.Sub(first).Seconds()
 	for _, v := range []float64{s.counter(catalog.CamundaExternalTaskOldestLockAge), s.exp.must(catalog.CamundaExternalTaskWorkerIdle, w1l)} {
-		if v < elapsed-1.2 || v > elapsed+1.2+float64(time.Since(second).Seconds()) {
+		if v < elapsed-dateLag-0.2 || v > elapsed+dateLag+0.2+float64(time.Since(second).Seconds()) {
 			s.t.Errorf("lock age / idle %v s after extendLock, want about %.1f s", v, elapsed)
 		}
 	}
@@ -1161,11 +1350,11 @@ func scenarioLockAge(s *scenario) {
 	other := s.fetch(w1, time.Minute, 1)[0]
 	s.ok(w1.Complete(s.ctx, other.ID, nil))
 	s.exp.collect()
-	if idle := s.exp.must(catalog.CamundaExternalTaskWorkerIdle, w1l); idle > 1.5 {
+	if idle := s.exp.must(catalog.CamundaExternalTaskWorkerIdle, w1l); idle > dateLag+0.5 {
 		s.t.Errorf("worker idle right after a completion = %v, want at most 1 s (the Date header's truncation)", idle)
 	}
-	if age := s.counter(catalog.CamundaExternalTaskOldestLockAge); age < elapsed-1.2 {
-		s.t.Errorf("oldest lock age %v after w1 completed another task, want at least %.1f", age, elapsed-1.2)
+	if age := s.counter(catalog.CamundaExternalTaskOldestLockAge); age < elapsed-dateLag-0.2 {
+		s.t.Errorf("oldest lock age %v after w1 completed another task, want at least %.1f", age, elapsed-dateLag-0.2)
 	}
 	// The lock goes: no lock, no idle worker.
 	s.ok(w1.Complete(s.ctx, tk.ID, nil))
@@ -1307,8 +1496,8 @@ func scenarioAsyncJobs(s *scenario) {
 	}
 	want(catalog.CamundaJobsExecutable, key, 3)
 	// The engine runs on this machine: its clock is ours. The REST mode's
-	// engine clock is the Date header, truncated to the second.
-	lo, hi := collected.Sub(oldest).Seconds()-1.2, time.Since(oldest).Seconds()+0.2
+	// engine clock is the Date header, up to dateLag behind.
+	lo, hi := collected.Sub(oldest).Seconds()-dateLag-0.2, time.Since(oldest).Seconds()+0.2
 	if age := s.exp.must(catalog.CamundaJobOldestExecutableAge, engine); age < lo || age > hi || age <= 0 {
 		s.t.Errorf("oldest executable job age = %.3f s, want between %.3f and %.3f by the engine's createTime", age, lo, hi)
 	}
@@ -1494,7 +1683,7 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	role := "wfx_engine_" + strings.ToLower(string(u.e.Flavor))
+	role := "wfx_engine_" + strings.NewReplacer("-", "_", ".", "_").Replace(strings.ToLower(string(u.e.Flavor)))
 	roleSQL = []byte(strings.NewReplacer("workflow_exporter_engine", role, "change-me", "s3cret").Replace(string(roleSQL)))
 	if _, err := conn.Exec(ctx, string(roleSQL)); err != nil {
 		t.Fatal(err)
@@ -1517,6 +1706,14 @@ func engineDatabaseChecks(t *testing.T, u engineUnderTest) {
 		if v, _ := r.get(catalog.ExporterCollectorUp, map[string]string{"collector": c}); v != 1 {
 			t.Errorf("collector %s up = %v through the role of 002_exporter_role.sql; log:\n%s", c, v, r.logs)
 		}
+	}
+	// Read from the database alone through the role: the engine's
+	// version from its schema log, which the role may read.
+	alone := newCamundaExporter(t, databaseAloneConfig("", asRole))
+	alone.collect()
+	if v, ok := alone.get(catalog.CamundaEngineInfo, map[string]string{"version": schemaVersion(u.e)}); !ok || v != 1 {
+		t.Errorf("without url through the role of 002_exporter_role.sql: camunda_engine_info %v, want version %s; log:\n%s",
+			alone.samples(catalog.CamundaEngineInfo), schemaVersion(u.e), alone.logs)
 	}
 	if _, err := conn.Exec(ctx, "REVOKE SELECT ON act_ru_job FROM "+role); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/blocks/histogram"
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
-	"github.com/workflow-exporter/workflow-exporter/camunda"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
@@ -120,6 +119,10 @@ type collectorState struct {
 	// usedCatches are the error catch events paired with a deletion entry,
 	// by id, with their start (bpmn.go).
 	usedCatches map[string]time.Time
+	// firstSeen are the engine times of the first collection that saw each
+	// fetchable task the reader could not date (tasks.go, firstSeen), kept
+	// while a collection lists it as undated or in flight.
+	firstSeen map[string]time.Time
 }
 
 func (s collectorState) clone() collectorState {
@@ -142,6 +145,7 @@ func (s collectorState) clone() collectorState {
 		durations:    cloneHists(s.durations),
 		holders:      map[topicWorker]time.Time{}, // rebuilt by every collection
 		usedCatches:  cloneMap(s.usedCatches),
+		firstSeen:    map[string]time.Time{}, // rebuilt by every collection
 
 		failureGroups: s.failureGroups.clone(),
 	}
@@ -162,7 +166,7 @@ func newExternalTasksCollector(e *Engine, o Options) *externalTasksCollector {
 		topicLimit:    labellimit.NewLimiter(o.Folds, catalog.CamundaExternalTasks, cfg.LabelValueLimit),
 		workerFold:    labellimit.NewRanked(o.Folds, catalog.CamundaExternalTasksLockedByWorker, cfg.WorkerIDLimit),
 		incidentLimit: labellimit.NewLimiter(o.Folds, catalog.CamundaIncidents, cfg.LabelValueLimit),
-		descs: newDescs(cfg.TenantLabel, catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
+		descs: newDescs(cfg.TenantLabel, catalog.CamundaEngineInfo, catalog.CamundaEngineCapability, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 			catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 			catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 			catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,
@@ -181,7 +185,7 @@ func newExternalTasksCollector(e *Engine, o Options) *externalTasksCollector {
 		expirations: map[string]float64{}, redeliveries: map[string]float64{},
 		history: map[string]historyCounts{}, incidents: map[reading.IncidentKey]bool{},
 		oldestInc: map[string]bool{}, durations: map[string]histogram.Dual{}, holders: map[topicWorker]time.Time{},
-		usedCatches: map[string]time.Time{}, open: map[string]reading.TopicCounts{}, ended: map[string]float64{},
+		usedCatches: map[string]time.Time{}, open: map[string]reading.TopicCounts{}, ended: map[string]float64{}, firstSeen: map[string]time.Time{},
 		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
 	// Configured topics are reserved: always reported, whatever the limit
@@ -300,7 +304,7 @@ func (run *collectionRun) collect() error {
 		return err
 	}
 	run.engineNow = rd.Now
-	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.Version, string(camunda.DetectFlavor(at.Version, e.productName)), at.Level.String())
+	run.gauge(catalog.CamundaEngineInfo, 1, e.name, at.Version, string(e.flavor(at.Version)), at.Level.String())
 
 	fresh, recent, err := run.history(rd, rq)
 	if err != nil {
@@ -335,6 +339,8 @@ func (run *collectionRun) collect() error {
 	if run.st.unattributed && at.Level.HasOutcomes() {
 		run.emitHistory(unattributed)
 	}
+	run.keepFirstSeen()
+	run.emitCapabilities(rd)
 	run.gauge(catalog.ExporterUnwatchedTasks, float64(run.unwatched), e.name)
 	run.counter(catalog.ExporterHistoryReadsCut, run.st.historyCuts, e.name)
 	run.incidents(rd.Incidents)

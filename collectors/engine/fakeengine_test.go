@@ -63,9 +63,9 @@ type fakeCleanable struct {
 
 // fakeActInst is a historic activity instance.
 type fakeActInst struct {
-	id, activity, typ, rootPI string
-	start, end                time.Time
-	completeScope             bool
+	id, activity, typ, rootPI, defID string
+	start, end                       time.Time
+	completeScope                    bool
 }
 
 type fakeJob struct {
@@ -106,6 +106,11 @@ type fakeCamunda struct {
 	requests    map[string]int
 	fail        map[string]int // path -> HTTP status to answer instead
 	noCreate    bool           // answer 400 to sortBy=createTime (engines before 7.21)
+	noField     bool           // sort by createTime, but return no createTime (7.21 to 7.23; implied by noCreate)
+	// openActInsts: the open tasks' activity instances are in the history
+	// (history level activity or higher), unfinished, started at the
+	// task's creation, id "ai-" + the task's id.
+	openActInsts bool
 	// reverseTopics lists topic names in reverse order (an engine whose
 	// database sorts them otherwise).
 	reverseTopics bool
@@ -360,7 +365,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		out := []map[string]any{}
 		for _, t := range page(ts, q) {
 			m := map[string]any{"id": t.id, "topicName": t.topic, "retries": t.retries, "suspended": t.suspended,
-				"processDefinitionId": t.defID, "activityId": t.activity}
+				"processDefinitionId": t.defID, "activityId": t.activity, "activityInstanceId": "ai-" + t.id}
 			if t.worker != "" {
 				m["workerId"] = t.worker
 			}
@@ -373,7 +378,7 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			if t.exp != nil {
 				m["lockExpirationTime"] = camunda.FormatTime(*t.exp)
 			}
-			if !f.noCreate {
+			if !f.noCreate && !f.noField {
 				m["createTime"] = camunda.FormatTime(t.created)
 			}
 			out = append(out, m)
@@ -417,9 +422,18 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		started, finished := after("startedAfter"), after("finishedAfter")
 		var as []fakeActInst
-		for _, a := range f.actInsts {
+		all := append([]fakeActInst(nil), f.actInsts...)
+		if f.openActInsts {
+			for _, t := range f.tasks {
+				all = append(all, fakeActInst{id: "ai-" + t.id, activity: t.activity, typ: "serviceTask", rootPI: "pi-" + t.id, start: t.created, defID: t.defID})
+			}
+		}
+		for _, a := range all {
 			switch {
-			case q.Get("activityId") != "" && q.Get("activityId") != a.activity,
+			case q.Get("activityInstanceId") != "" && q.Get("activityInstanceId") != a.id,
+				q.Get("processDefinitionId") != "" && q.Get("processDefinitionId") != a.defID,
+				q.Get("unfinished") == "true" && !a.end.IsZero(),
+				q.Get("activityId") != "" && q.Get("activityId") != a.activity,
 				q.Get("activityType") != "" && q.Get("activityType") != a.typ,
 				q.Get("completeScope") == "true" && !a.completeScope,
 				!started.IsZero() && a.start.Before(started),
@@ -431,8 +445,12 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 		sort.SliceStable(as, func(i, j int) bool { return as[i].start.Before(as[j].start) })
 		out := []map[string]any{}
 		for _, a := range page(as, q) {
-			out = append(out, map[string]any{"id": a.id, "activityId": a.activity, "activityType": a.typ, "rootProcessInstanceId": a.rootPI,
-				"startTime": camunda.FormatTime(a.start), "endTime": camunda.FormatTime(a.end), "completeScope": a.completeScope})
+			m := map[string]any{"id": a.id, "activityId": a.activity, "activityType": a.typ, "rootProcessInstanceId": a.rootPI,
+				"startTime": camunda.FormatTime(a.start), "completeScope": a.completeScope, "processDefinitionId": a.defID}
+			if !a.end.IsZero() {
+				m["endTime"] = camunda.FormatTime(a.end)
+			}
+			out = append(out, m)
 		}
 		reply(out)
 	case "/history/job-log":

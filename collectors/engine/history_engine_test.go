@@ -41,7 +41,7 @@ func scenarioHistoryCleanup(s *scenario) {
 	}
 	// Its own exporters: the history is read at most once per interval
 	// (10m by default), here at every collection.
-	cfg := camundaConfig(s.e.BaseURL, s.topic, s.creds+"    history_cleanup: {interval: 1ms}\n")
+	cfg := s.u.config(s.topic, "    history_cleanup: {interval: 1ms}\n")
 	rest := newCamundaExporter(t, cfg)
 	exps := []*camExporter{rest}
 	if s.exp.twin != nil {

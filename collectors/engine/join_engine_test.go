@@ -23,13 +23,14 @@ import (
 func scenarioJoinCrashCases(s *scenario) {
 	t := s.t
 	d := collectortest.NewDB(t, false)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
-camunda: [{name: e1, url: %q}]
+	// The engine as the scenario's exporter reads it (over REST, or from
+	// its database alone), beside the worker database.
+	cfg, err := config.Parse([]byte(s.u.config(s.topic, "") + fmt.Sprintf(`
 databases:
   - name: orders
     dsn: %q
     min_interval: 1ms
-`, s.e.BaseURL, d.DSN)))
+`, d.DSN)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -190,7 +190,7 @@ func scenarioStatusLists(s *scenario) {
 	}
 
 	// The engine's identifiers switched off: counts only, in both modes.
-	hidden := newCamundaExporter(t, camundaConfig(s.e.BaseURL, s.topic, s.creds+"    status: {identifiers: false}\n"))
+	hidden := newCamundaExporter(t, s.u.config(s.topic, "    status: {identifiers: false}\n"))
 	hidden.collect()
 	for kind, l := range hidden.statusLists() {
 		if !l.IdentifiersHidden || len(l.Items) != 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/blocks/correlate"
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -24,9 +25,7 @@ func (run *collectionRun) topic(topic string, tr *reading.TopicRead, rd *reading
 	run.emitPartition(topic, p)
 	named := run.emitLocksByWorker(topic, r.perWorker, p[vocab.StateLocked])
 	run.emitLockAges(topic, r, named)
-	if !rd.NoCreateTime {
-		run.emitOldestWaiting(topic, tr)
-	}
+	run.emitOldestWaiting(topic, tr, rd.Age)
 	run.emitOldestIncident(topic, tr, rd.IncidentsIncomplete)
 	if !run.quiet {
 		run.st.expirations[topic] += float64(r.events.expirations)
@@ -301,16 +300,48 @@ func (run *collectionRun) emitLockAges(topic string, r readings, byLabel map[str
 type topicWorker struct{ topic, worker string }
 
 // emitOldestWaiting emits the age of the oldest fetchable task (active,
-// retries left or null, not locked), which includes lapsed locks.
-func (run *collectionRun) emitOldestWaiting(topic string, tr *reading.TopicRead) {
-	if tr.OldestUnknown && tr.Counts.Fetchable() > 0 {
-		return
-	}
+// retries left or null, not locked), which includes lapsed locks: from the
+// creation the reader found, or from the first collection that saw each
+// task the reader could not date (capability/waitingage.go). When neither
+// dates a fetchable task, no value is emitted (a made-up age would be worse
+// than none; CamundaExternalTaskWaitingAgeMissing says so).
+func (run *collectionRun) emitOldestWaiting(topic string, tr *reading.TopicRead, src capability.AgeSource) {
 	age := 0.0
-	if tr.Counts.Fetchable() > 0 && !tr.Oldest.IsZero() {
-		age = max(0, run.engineNow.Sub(tr.Oldest).Seconds())
+	if tr.Counts.Fetchable() > 0 {
+		if src == capability.AgeNone {
+			return // the reader could not tell how to date them (yet)
+		}
+		oldest := tr.Oldest
+		if seen := run.firstSeen(tr.Undated); !seen.IsZero() && (oldest.IsZero() || seen.Before(oldest)) {
+			oldest = seen
+		}
+		switch {
+		case !oldest.IsZero():
+			age = max(0, run.engineNow.Sub(oldest).Seconds())
+		case tr.OldestUnknown, tr.UndatedCut:
+			return
+		}
+		// Otherwise its tasks were fetched since they were counted.
 	}
 	run.gauge(catalog.CamundaExternalTaskOldestWaitingAge, age, run.c.e.name, topic)
+}
+
+// firstSeen dates tasks the reader could not date by the first collection
+// that saw each (by the engine's clock), remembered in the next state, and
+// returns the earliest; zero for none.
+func (run *collectionRun) firstSeen(ids []string) time.Time {
+	var oldest time.Time
+	for _, id := range ids {
+		at, ok := run.c.st.firstSeen[id]
+		if !ok {
+			at = run.engineNow
+		}
+		run.st.firstSeen[id] = at
+		if oldest.IsZero() || at.Before(oldest) {
+			oldest = at
+		}
+	}
+	return oldest
 }
 
 // emitOldestIncident emits the age of the topic's oldest open
@@ -365,3 +396,36 @@ func (run *collectionRun) otherTopics(o *reading.TopicCounts) {
 // maxMissed is how many collections a tracked task may go unlisted before
 // it is forgotten.
 const maxMissed = 3
+
+// keepFirstSeen keeps the first sighting of the tasks the collection
+// tracks in flight: a task locked now and lapsed later waits since it was
+// first seen, not since it lapsed.
+func (run *collectionRun) keepFirstSeen() {
+	for id := range run.st.tasks {
+		if _, kept := run.st.firstSeen[id]; kept {
+			continue
+		}
+		if at, ok := run.c.st.firstSeen[id]; ok {
+			run.st.firstSeen[id] = at
+		}
+	}
+}
+
+// emitCapabilities emits camunda_engine_capability: what this engine's
+// version, mode and history level let the exporter report of each metric
+// whose values depend on them (capability.Facts). The oldest waiting age
+// is a lower bound as soon as one topic's was dated by first sightings.
+func (run *collectionRun) emitCapabilities(rd *reading.TasksRead) {
+	age := rd.Age
+	if age.Support() == capability.Exact {
+		for _, tr := range rd.Topics {
+			if len(tr.Undated) > 0 || tr.UndatedCut {
+				age = capability.AgeFromFirstSeen
+				break
+			}
+		}
+	}
+	for _, f := range capability.Facts(run.at.Level, age) {
+		run.gauge(catalog.CamundaEngineCapability, 1, run.c.e.name, f.Metric, f.Support.LabelValue())
+	}
+}

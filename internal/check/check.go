@@ -58,6 +58,11 @@ type EngineTarget struct {
 	// HistoryLevel finds the engine's history level as the first
 	// collection does; nil: not checked.
 	HistoryLevel func(context.Context) capability.HistoryLevelReport
+	// Capabilities probes the engine as a collection does (over REST, or
+	// its database without camunda[].url) and says what its version, the
+	// mode and its history level let the exporter report; nil: not
+	// checked.
+	Capabilities func(context.Context) (capability.EngineReport, error)
 	// Warnings are about how the engine is reached (plain HTTP, a DSN
 	// that does not verify the server), as start-up logs them.
 	Warnings []string
@@ -122,6 +127,10 @@ func warn(w io.Writer, rep *Report, source string, warnings []string) {
 func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
 	cfg := e.Config
 	warn(w, rep, "camunda "+cfg.Name, e.Warnings)
+	if cfg.URL == "" {
+		checkEngineWithoutREST(ctx, e, w, rep)
+		return
+	}
 	if e.ClientErr != nil {
 		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", cfg.Name, e.Key, e.ClientErr)
 		rep.Errors++
@@ -150,10 +159,9 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 		fmt.Fprintf(w, "    open external tasks visible to this user: %d (with authorization enabled, the user needs READ on process instances and definitions or this undercounts)\n", n)
 	}
 	level := ""
-	if e.HistoryLevel != nil {
-		lv := e.HistoryLevel(ctx)
-		checkHistoryLevel(lv, w, rep)
-		level = lv.Level
+	if e.Capabilities != nil {
+		c, err := e.Capabilities(ctx)
+		level = checkCapabilities(c, err, w, rep)
 	}
 	if e.Database == nil && cfg.Username != "" {
 		checkPermissions(ctx, e, w, rep)
@@ -164,6 +172,63 @@ func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) 
 		return
 	}
 	checkEngineDatabase(ctx, cfg, *e.Database, w, rep)
+}
+
+// checkEngineWithoutREST checks an engine read from its database alone
+// (camunda[].database without url): its database answers the probe and
+// names the engine, then as in engine-database mode.
+func checkEngineWithoutREST(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
+	cfg := e.Config
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Timeout))
+	defer cancel()
+	if e.Capabilities == nil || e.Database == nil {
+		fmt.Fprintf(w, "camunda %s: ERROR %s: the engine database cannot be opened\n", cfg.Name, e.Key)
+		rep.Errors++
+		return
+	}
+	c, err := e.Capabilities(ctx)
+	if err != nil && c.Version == "" {
+		fmt.Fprintf(w, "camunda %s: ERROR its database (no url: the engine is read from %s.database alone): %v\n", cfg.Name, e.Key, err)
+		rep.Errors++
+		return
+	}
+	fmt.Fprintf(w, "camunda %s: ok, %s, schema %s, read from its database alone (no url)\n", cfg.Name, c.Flavor, c.Version)
+	if c.Flavor == string(camunda.FlavorUnknown) {
+		fmt.Fprintf(w, "    note: the engine's tables cannot tell Camunda 7 from CIB seven: flavor=\"unknown\" unless %s.flavor names it\n", e.Key)
+	}
+	fmt.Fprintf(w, "    note: without url the cleanup's switch (camunda_history_cleanup_enabled) is not known, and time_zone is checked only against timestamps in the database clock's future\n")
+	level := checkCapabilities(c, err, w, rep)
+	if level != "full" {
+		fmt.Fprintf(w, "    note: below history level full the process models come from %s (GRANT SELECT ON it; it also holds serialized variables)\n", capability.ByteArrayTable)
+	}
+	checkEngineDatabase(ctx, cfg, *e.Database, w, rep)
+}
+
+// checkCapabilities prints the engine's history level and what the engine
+// (version, mode, level) lets the exporter report of each metric that
+// depends on it (c, as Capabilities found it), and returns the level.
+func checkCapabilities(c capability.EngineReport, err error, w io.Writer, rep *Report) string {
+	if err != nil {
+		fmt.Fprintf(w, "    ERROR finding what the engine provides: %v\n", err)
+		rep.Errors++
+		return c.Level.Level
+	}
+	checkHistoryLevel(c.Level, w, rep)
+	age := c.Facts[len(c.Facts)-1]
+	why := ""
+	if c.AgeWhy != "" {
+		why = " (" + c.AgeWhy + ")"
+	}
+	fmt.Fprintf(w, "    oldest waiting age (%s, version %s): %s, from %s%s\n", c.Mode, c.Version, age.Support, age.Why, why)
+	switch age.Support {
+	case capability.Absent:
+		rep.Warnings++
+		fmt.Fprintf(w, "    WARNING no oldest waiting age yet: CamundaExternalTaskBacklogStalled cannot fire for this engine until it is known (CamundaExternalTaskWaitingAgeMissing says so)\n")
+	case capability.LowerBound:
+		rep.Warnings++
+		fmt.Fprintf(w, "    WARNING the oldest waiting age is a lower bound (ages count from the exporter's first sighting of each task, and from its start): CamundaExternalTaskBacklogStalled fires late for a backlog older than the exporter\n")
+	}
+	return c.Level.Level
 }
 
 // restHistoryReading says what the REST reader reads of the history at

@@ -29,12 +29,16 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 	for i, e := range cfg.Camunda {
 		key := fmt.Sprintf("camunda[%d]", i)
 		engines[i] = check.EngineTarget{Config: e, Key: key, Warnings: texts(EngineWarnings(e, key))}
-		engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
-		// The history level as the first collection finds it, through
-		// the engine the collectors read (its database in that mode).
+		if e.URL != "" {
+			engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
+		}
+		// The history level and what the engine provides as the first
+		// collection finds them, through the engine the collectors read
+		// (its database in that mode, and its probe without url).
 		if eng, err := engine.New(e, key, engine.Options{Logger: logger}); err == nil {
 			closers = append(closers, eng.Close)
 			engines[i].HistoryLevel = eng.HistoryLevel
+			engines[i].Capabilities = eng.Capabilities
 		}
 		if e.Database == nil {
 			continue

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -62,6 +64,14 @@ type Reader struct {
 	// tenants: tenant_label is on, and the readings key topics by tenant
 	// (keyed).
 	tenants bool
+	// createTime: ACT_RU_EXT_TASK has CREATE_TIME_ (Camunda 7.21 on, the
+	// forks), as the check of the camunda collector's tables found.
+	createTime bool
+	// flavor is camunda[].flavor ("" or auto: not configured), for an
+	// engine read without its REST API (probe.go); probeWarned: the probe
+	// said once that the role cannot read what names the engine.
+	flavor      string
+	probeWarned bool
 }
 
 func New(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Logger) (*Reader, error) {
@@ -83,8 +93,11 @@ func New(cfg config.Camunda, key string, client *camunda.Client, logger *slog.Lo
 		prefix = pgx.Identifier{d.Schema}.Sanitize() + "."
 	}
 	return &Reader{db: db, client: client, engine: cfg.Name, key: key + ".database", prefix: prefix, schema: d.Schema,
-		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}, tenants: cfg.TenantLabel}, nil
+		zone: d.TimeZone, loc: loc, logger: logger, verified: map[string]bool{}, tenants: cfg.TenantLabel, flavor: cfg.Flavor}, nil
 }
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // topicColumn matches a topic column of the readings' SQL, with its table
 // alias if any; definitionKeyColumn a process definition's key (alias d).
@@ -182,8 +195,12 @@ func Instant(loc *time.Location, t time.Time) time.Time {
 // verifyZone checks that time_zone is the zone the engine writes its times
 // in: the newest deployment's time as the REST API renders it (an instant,
 // in the JVM's offset) must be the time the database holds, read in
-// time_zone.
+// time_zone. Without the REST API (no camunda[].url) only what the
+// database shows can be checked (zoneInFuture).
 func (r *Reader) verifyZone(ctx context.Context) error {
+	if r.client == nil {
+		return r.zoneInFuture(ctx)
+	}
 	deps, err := r.client.ListDeployments(ctx, camunda.Page{MaxResults: 1, Sort: camunda.Sort{By: camunda.DeploymentSortTime, Order: camunda.Descending}})
 	if err != nil {
 		return err

@@ -63,52 +63,58 @@ func (r *Reader) checkTables(ctx context.Context, collector string) error {
 			if collector != "" && !slices.Contains(t.ReadBy, collector) {
 				continue
 			}
-			if err := r.checkTable(ctx, tx, t.Table, t.Columns); err != nil {
+			present, err := r.checkTable(ctx, tx, t)
+			if err != nil {
 				return err
+			}
+			if t.Table == "act_ru_ext_task" {
+				r.createTime = present[capability.CreateTimeColumn]
 			}
 		}
 		return nil
 	})
 }
 
-// checkTable names a missing table or column (Camunda 7.21 added
-// act_ru_ext_task.create_time_; older engines are not supported in this
-// mode).
-func (r *Reader) checkTable(ctx context.Context, tx pgx.Tx, table string, columns []string) error {
+// checkTable names a missing table or column and returns the columns the
+// table has. An optional column (capability.EngineTable.Optional: one older
+// engine versions lack, such as act_ru_ext_task.create_time_ before 7.21)
+// may be missing: the reader then reads without it.
+func (r *Reader) checkTable(ctx context.Context, tx pgx.Tx, t capability.EngineTable) (map[string]bool, error) {
+	table := t.Table
 	var reg *string
 	if err := tx.QueryRow(ctx, `SELECT to_regclass($1)::text`, r.prefix+table).Scan(&reg); err != nil {
-		return err
+		return nil, err
 	}
 	if reg == nil {
-		return fmt.Errorf("%s: table %s%s not found (check dsn and schema: the exporter reads the engine's own tables)", r.key, r.prefix, table)
+		return nil, fmt.Errorf("%s: table %s%s not found (check dsn and schema: the exporter reads the engine's own tables)", r.key, r.prefix, table)
 	}
 	rows, err := tx.Query(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, r.prefix+table)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	present := map[string]bool{}
 	for _, c := range have {
 		present[strings.ToLower(c)] = true
 	}
 	var missing []string
-	for _, c := range columns {
+	for _, c := range t.Columns {
 		if !present[c] {
 			missing = append(missing, c)
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s: table %s%s has no column %s (Camunda 7.21+ or Operaton has them all)", r.key, r.prefix, table, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%s: table %s%s has no column %s (the tables of Camunda 7.19 and later, Operaton and CIB seven have them all)", r.key, r.prefix, table, strings.Join(missing, ", "))
 	}
 	var ok bool
 	if err := tx.QueryRow(ctx, `SELECT has_table_privilege(to_regclass($1), 'SELECT')`, r.prefix+table).Scan(&ok); err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
-		return fmt.Errorf("%s: the role may not read table %s%s (GRANT SELECT ON it)", r.key, r.prefix, table)
+		return nil, fmt.Errorf("%s: the role may not read table %s%s (GRANT SELECT ON it)", r.key, r.prefix, table)
 	}
-	return nil
+	return present, nil
 }

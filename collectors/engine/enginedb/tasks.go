@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
 	"github.com/workflow-exporter/workflow-exporter/collectors/engine/reading"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
@@ -19,11 +20,14 @@ func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*readi
 	err := r.readNow(ctx, vocab.CollectorCamunda, func(ctx context.Context, tx pgx.Tx, now time.Time) error {
 		out.Now = now
 		nowWall := r.wall(now)
-		admitted, err := r.counts(ctx, tx, rq, nowWall, out)
+		admitted, undated, err := r.counts(ctx, tx, rq, nowWall, out)
 		if err != nil {
 			return err
 		}
 		if err := r.inflight(ctx, tx, rq, nowWall, admitted, out); err != nil {
+			return err
+		}
+		if err := r.undated(ctx, tx, rq, nowWall, undated, out); err != nil {
 			return err
 		}
 		switch {
@@ -52,35 +56,78 @@ func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*readi
 	return out, err
 }
 
-// countsSQL reads every topic's counts by state group and the create time
-// of its oldest fetchable task, by the engine's own filters (Reader).
+// countsSQL reads every topic's counts by state group, the creation of its
+// oldest fetchable task (%[2]s: the date expression, dateOf) and how many of
+// its fetchable tasks have none, by the engine's own filters (Reader).
 const countsSQL = `SELECT topic_name_,
   count(*),
   count(*) FILTER (WHERE suspension_state_ = 2),
   count(*) FILTER (WHERE suspension_state_ = 1 AND retries_ = 0),
   count(*) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ > $1::timestamp),
   count(*) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ < $1::timestamp),
-  min(create_time_) FILTER (WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0)
-                              AND (lock_exp_time_ IS NULL OR lock_exp_time_ < $1::timestamp))
-FROM %sact_ru_ext_task
+  min(created),
+  count(*) FILTER (WHERE fetchable AND created IS NULL)
+FROM (SELECT t.*, ` + fetchableSQL + ` AS fetchable, CASE WHEN ` + fetchableSQL + ` THEN %[2]s END AS created
+      FROM %[1]sact_ru_ext_task t) t
 GROUP BY topic_name_
 ORDER BY topic_name_ COLLATE "C"`
+
+// fetchableSQL is the engine's fetchable filter on ACT_RU_EXT_TASK t: active,
+// retries left or null, not locked (never locked, or lapsed by $1).
+const fetchableSQL = `(t.suspension_state_ = 1 AND (t.retries_ IS NULL OR t.retries_ > 0) AND (t.lock_exp_time_ IS NULL OR t.lock_exp_time_ < $1::timestamp))`
+
+// dateOf is the expression that dates a task t of ACT_RU_EXT_TASK, and
+// where that date comes from (capability/waitingage.go): CREATE_TIME_ where
+// the engine has it (7.21 on), else, and for NULLs (tasks created before an
+// upgrade to 7.21), the start of its historic activity instance by primary
+// key (capability.ActivityStartSQL), which exists from history level
+// activity on; at level none nothing dates a task without CREATE_TIME_, and
+// the collector dates it by its first sighting (Undated).
+func (r *Reader) dateOf(level capability.Level) (string, capability.AgeSource) {
+	return dateOf(r.prefix, r.createTime, level)
+}
+
+func dateOf(prefix string, createTime bool, level capability.Level) (string, capability.AgeSource) {
+	lookup := "(" + fmt.Sprintf(capability.ActivityStartSQL, prefix, "t.act_inst_id_") + ")"
+	switch {
+	case createTime && level == capability.LevelNone:
+		return "t." + capability.CreateTimeColumn, capability.AgeFromCreateTime
+	case createTime:
+		return "coalesce(t." + capability.CreateTimeColumn + ", " + lookup + ")", capability.AgeFromCreateTime
+	case level == capability.LevelNone:
+		return "NULL::timestamp", capability.AgeFromFirstSeen
+	}
+	return lookup, capability.AgeFromActivityInstance
+}
+
+// CountsSQL is the counts query as the reader runs it without tenant_label,
+// for tables qualified by prefix, an engine with or without CREATE_TIME_, at
+// a history level ($1: the engine's now as a local time). Exported for the
+// plan test of the oldest waiting age on a large history
+// (collectors/engine).
+func CountsSQL(prefix string, createTime bool, level capability.Level) string {
+	date, _ := dateOf(prefix, createTime, level)
+	return fmt.Sprintf(countsSQL, prefix, date)
+}
 
 // topicRow is a row of countsSQL.
 type topicRow struct {
 	Topic                                       *string
 	Total, Suspended, Exhausted, Locked, Lapsed int64
 	Oldest                                      *time.Time
+	Undated                                     int64
 }
 
 // counts reads every topic's counts and oldest fetchable task in one GROUP BY,
 // in topic name order (the order topics are admitted in), and chooses the
 // reported topics (reading.TopicChoice). It returns the reported topics that
-// hold tasks.
-func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, error) {
-	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix)), nowWall)
+// hold tasks, and how many undated fetchable tasks each has.
+func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, out *reading.TasksRead) ([]string, map[string]int64, error) {
+	date, age := r.dateOf(rq.Level)
+	out.Age = age
+	rows, err := collectRows(ctx, tx, r, "reading act_ru_ext_task", pgx.RowToStructByPos[topicRow], r.keyed(fmt.Sprintf(countsSQL, r.prefix, date)), nowWall)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, len(rows))
 	for i, t := range rows {
@@ -90,6 +137,7 @@ func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest,
 	}
 	ch := rq.Topics.Choose(names)
 	out.Topics, out.Folded = ch.Read, ch.Folded
+	undated := map[string]int64{}
 	for i, t := range rows {
 		c := reading.TopicCounts{Total: t.Total, Suspended: t.Suspended, Exhausted: t.Exhausted, Locked: t.Locked, Lapsed: t.Lapsed}
 		out.All.Add(c)
@@ -101,8 +149,58 @@ func (r *Reader) counts(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest,
 		if t.Oldest != nil {
 			tr.Oldest = r.instant(*t.Oldest)
 		}
+		if t.Undated > 0 {
+			undated[names[i]] = t.Undated
+		}
 	}
-	return ch.Present, nil
+	return ch.Present, undated, nil
+}
+
+// undatedSQL lists the fetchable tasks of the topics $2 that nothing dates
+// (%[2]s: dateOf's expression), in topic and id order, at most $3.
+const undatedSQL = `SELECT t.id_, t.topic_name_
+FROM %[1]sact_ru_ext_task t
+WHERE ` + fetchableSQL + ` AND %[2]s IS NULL AND t.topic_name_ = ANY($2)
+ORDER BY t.topic_name_ COLLATE "C", t.id_
+LIMIT $3`
+
+// undated lists the fetchable tasks nothing dates (level none without
+// CREATE_TIME_, or with tasks created before an upgrade to 7.21) for the
+// collector's first sightings, within what max_listed_tasks leaves after
+// the in-flight lists, topic by topic in name order.
+func (r *Reader) undated(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest, nowWall string, counts map[string]int64, out *reading.TasksRead) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	topics := sortedKeys(counts)
+	budget := rq.Budget - listedInFlight(out)
+	if budget > 0 {
+		date, _ := r.dateOf(rq.Level)
+		type row struct{ ID, Topic string }
+		rows, err := collectRows(ctx, tx, r, "listing act_ru_ext_task", pgx.RowToStructByPos[row],
+			r.keyed(fmt.Sprintf(undatedSQL, r.prefix, date)), nowWall, topics, budget)
+		if err != nil {
+			return err
+		}
+		for _, t := range rows {
+			tr := out.Topics[t.Topic]
+			tr.Undated = append(tr.Undated, t.ID)
+		}
+	}
+	for _, t := range topics {
+		tr := out.Topics[t]
+		tr.UndatedCut = int64(len(tr.Undated)) < counts[t]
+	}
+	return nil
+}
+
+// listedInFlight is how many in-flight tasks the reading listed.
+func listedInFlight(out *reading.TasksRead) int {
+	n := 0
+	for _, tr := range out.Topics {
+		n += len(tr.Locked) + len(tr.Lapsed)
+	}
+	return n
 }
 
 // inflightSQL lists the locked and lapsed tasks of the topics $2 with their
@@ -163,4 +261,19 @@ func (r *Reader) inflight(ctx context.Context, tx pgx.Tx, rq reading.TasksReques
 		out.Unwatched = want - listed
 	}
 	return nil
+}
+
+// WaitingAgeSource implements reading.Reader: where the counts query dates
+// the tasks (dateOf), after checking the camunda collector's tables (which
+// finds CREATE_TIME_).
+func (r *Reader) WaitingAgeSource(ctx context.Context, at reading.Probe) (capability.AgeSource, string, error) {
+	if err := r.checkTables(ctx, vocab.CollectorCamunda); err != nil {
+		return capability.AgeNone, "", err
+	}
+	_, src := r.dateOf(at.Level)
+	why := "act_ru_ext_task has create_time_"
+	if !r.createTime {
+		why = "act_ru_ext_task has no create_time_ (Camunda before 7.21)"
+	}
+	return src, why, nil
 }

@@ -42,6 +42,11 @@ type Reader interface {
 	// history cleanup's switch and jobs, and in engine-database mode the
 	// largest engine tables' sizes.
 	ReadCleanup(ctx context.Context, rq CleanupRequest) (*CleanupRead, error)
+	// WaitingAgeSource says where the reader finds the oldest waiting
+	// tasks' creation on this engine at the probe's history level
+	// (capability/waitingage.go), for `workflow-exporter check`; why
+	// explains an answer it could not learn from the engine.
+	WaitingAgeSource(ctx context.Context, at Probe) (src capability.AgeSource, why string, err error)
 	// Close releases what the reader holds (the database's connections).
 	Close()
 }

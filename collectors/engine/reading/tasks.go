@@ -1,6 +1,10 @@
 package reading
 
-import "time"
+import (
+	"time"
+
+	"github.com/workflow-exporter/workflow-exporter/collectors/engine/capability"
+)
 
 // TasksRequest is what the tasks reading needs to know of the collector's
 // state.
@@ -57,10 +61,11 @@ type TasksRead struct {
 	// reported topics (max_listed_tasks); Unwatched: how many they left out.
 	Truncated bool
 	Unwatched int64
-	// NoCreateTime: the engine's tasks carry no create time, so no oldest
-	// waiting age can be reported.
-	NoCreateTime bool
-	History      HistoryRead
+	// Age is where this reading found the creation of each topic's oldest
+	// fetchable task (capability.AgeSource; capability/waitingage.go):
+	// AgeNone when no age can be reported.
+	Age     capability.AgeSource
+	History HistoryRead
 	// Activities are the ended activity instances below full.
 	Activities ActivitiesRead
 	// BPMN is the evidence of BPMN errors for the new deletion entries.
@@ -86,6 +91,19 @@ type TopicRead struct {
 	// is reported.
 	Oldest        time.Time
 	OldestUnknown bool
+	// OldestPartial: Oldest is the oldest of a part of the topic's
+	// fetchable tasks only (over REST on engines before 7.21, a list cut by
+	// max_listed_tasks or a history lookup that gave up), so the age is a
+	// lower bound.
+	OldestPartial bool
+	// Undated are fetchable tasks the reader could not date (no create
+	// time, no activity instance: history level none), by id, at most
+	// max_listed_tasks over the reading: the collector dates each by the
+	// first collection that saw it (a lower bound of its age) and takes
+	// the oldest of those and Oldest. UndatedCut: the topic has more
+	// undated tasks than listed.
+	Undated    []string
+	UndatedCut bool
 	// Locked and Lapsed are the listed tasks behind Counts.Locked and
 	// Counts.Lapsed, sorted by id.
 	Locked, Lapsed []TaskObs

@@ -23,8 +23,10 @@ import (
 //     locked, lapsed; the total too when topics are folded into "other");
 //   - the history log entries new since the previous collection, newest
 //     first, in pages (one request when little happened);
-//   - per topic that holds tasks: one count of its open tasks, and one
-//     request for its oldest fetchable task when it has one;
+//   - per topic that holds tasks: one count of its open tasks, and, when
+//     it has a fetchable task, one request for its oldest (two on 7.21 to
+//     7.23, a list and a history request per activity before 7.21:
+//     oldest.go);
 //   - the suspended and retries-exhausted tasks listed engine-wide and
 //     grouped by topic when that takes fewer requests than one count per
 //     topic, otherwise counted per topic;
@@ -47,10 +49,11 @@ type Reader struct {
 	// pageSize is the page size of every list (1000, or the engine's
 	// max results limit when lower).
 	pageSize int
-	// noCreateTime: the engine version whose external tasks carry no
-	// createTime (the oldest waiting age is then not reported);
-	// noJobCreateTime: the one whose jobs carry none (oldest executable age).
-	noCreateTime, noJobCreateTime *versionFlag
+	// times is what the engine version shows of its external tasks'
+	// createTime (oldest.go); noJobCreateTime: the version whose jobs carry
+	// none (the oldest executable age is then not reported).
+	times           *taskTimes
+	noJobCreateTime *versionFlag
 	// perms are the engine's answers on the grants each collector needs
 	// (capability.Permissions).
 	perms *capability.Permissions
@@ -68,8 +71,7 @@ func New(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *Reade
 		perms:       capability.NewPermissions(client, cfg, logger),
 		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(ListPageSize),
 		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
-		noCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
-			warning: "external tasks carry no createTime (Camunda 7.24+ has it); camunda_external_task_oldest_waiting_age_seconds is not reported for this engine version"},
+		times: &taskTimes{logger: logger, engine: cfg.Name},
 		noJobCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
 			warning: "jobs carry no createTime; camunda_job_oldest_executable_age_seconds is not reported for this engine version"},
 	}

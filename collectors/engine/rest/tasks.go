@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -75,24 +74,26 @@ type restRead struct {
 // ReadTasks reads the "camunda" collector's aspects: the topic names and
 // the topics chosen from them, then three phases of concurrent requests
 // (engine-wide counts with the history; per-topic counts with the lists;
-// the oldest waiting tasks), then the incidents' topics and the BPMN error
-// evidence.
+// the oldest waiting tasks, oldest.go), then the incidents' topics and the
+// BPMN error evidence.
 func (r *Reader) ReadTasks(ctx context.Context, rq reading.TasksRequest) (*reading.TasksRead, error) {
 	if err := r.perms.Authorized(ctx, vocab.CollectorCamunda); err != nil {
 		return nil, err
 	}
 	x := &restRead{r: r, rq: rq, budget: rq.Budget, out: &reading.TasksRead{Now: rq.Now}, started: time.Now()}
-	x.out.NoCreateTime = r.noCreateTime.in(rq.Version)
 	if err := x.topics(ctx); err != nil {
 		return nil, err
 	}
-	for _, phase := range []func(context.Context, *errgroup.Group){x.engineWide, x.perTopic, x.oldestWaiting} {
+	for _, phase := range []func(context.Context, *errgroup.Group){x.engineWide, x.perTopic} {
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(r.concurrency)
 		phase(gctx, g)
 		if err := g.Wait(); err != nil {
 			return nil, err
 		}
+	}
+	if err := x.oldestWaiting(ctx); err != nil {
+		return nil, err
 	}
 	if err := x.stillOpen(ctx); err != nil {
 		return nil, err
@@ -345,41 +346,6 @@ func (x *restRead) inflightPerTopic(ctx context.Context) error {
 		}
 	}
 	return g.Wait()
-}
-
-// oldestWaiting reads the oldest fetchable task of each topic that has one
-// (sorting by createTime needs 7.21+, the field in the answer 7.24+).
-// Engines without createTime get no series: a made-up age would be worse
-// than none (see docs/camunda-states.md).
-func (x *restRead) oldestWaiting(ctx context.Context, g *errgroup.Group) {
-	if x.out.NoCreateTime {
-		return
-	}
-	for _, t := range x.present {
-		tr := x.out.Topics[t]
-		if tr.Counts.Fetchable() <= 0 {
-			continue
-		}
-		g.Go(func() error {
-			tasks, err := x.oldestFetchable(ctx, t, tr)
-			if camunda.IsStatus(err, http.StatusBadRequest) {
-				x.r.noCreateTime.set(x.rq.Version, err)
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if len(tasks) == 0 {
-				return nil
-			}
-			if tasks[0].CreateTime == nil {
-				x.r.noCreateTime.set(x.rq.Version, nil)
-				return nil
-			}
-			tr.Oldest = tasks[0].CreateTime.Time
-			return nil
-		})
-	}
 }
 
 // stillOpen asks which of the recent lapses (TasksRequest.RecentLapses)

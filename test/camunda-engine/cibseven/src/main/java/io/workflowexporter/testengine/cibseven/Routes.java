@@ -185,8 +185,152 @@ final class Routes {
     if (r.is("GET", "history", "external-task-log", "count")) {
       return count(externalTaskLogQuery(r));
     }
+    Reply more = jobsAndInstances(r);
+    if (more != null) {
+      return more;
+    }
     throw new HttpError(404, "NotFound", "the test driver has no " + r.method + " /" + String.join("/", r.segs)
         + " (it answers only what test/harness/camundatest's Client and Worker call)");
+  }
+
+  // ---- jobs, process instances, messages: what the engine scenarios of collectors/engine call
+  // through Client.Get/Do/Count on the REST flavors
+
+  private Reply jobsAndInstances(TestDriver.Request r) throws IOException {
+    if (r.is("GET", "job")) {
+      return list(jobQuery(r), r, Routes::job);
+    }
+    if (r.is("GET", "job", "count")) {
+      return count(jobQuery(r));
+    }
+    if (r.is("PUT", "job", "*", "retries")) {
+      engine.getManagementService().setJobRetries(r.seg(1), r.json().get("retries").getAsInt());
+      return Reply.noContent();
+    }
+    if (r.is("POST", "job", "*", "execute")) {
+      engine.getManagementService().executeJob(r.seg(1));
+      return Reply.noContent();
+    }
+    if (r.is("GET", "history", "job-log")) {
+      return list(jobLogQuery(r), r, Routes::jobLog);
+    }
+    if (r.is("GET", "history", "job-log", "count")) {
+      return count(jobLogQuery(r));
+    }
+    if (r.is("GET", "process-instance", "count")) {
+      var q = runtime.createProcessInstanceQuery();
+      str(r.query, "processDefinitionKey", q::processDefinitionKey);
+      return count(q);
+    }
+    if (r.is("DELETE", "process-instance", "*")) {
+      runtime.deleteProcessInstance(r.seg(1), null);
+      return Reply.noContent();
+    }
+    if (r.is("GET", "process-instance", "*", "activity-instances")) {
+      var tree = runtime.getActivityInstance(r.seg(1));
+      if (tree == null) {
+        throw new HttpError(404, "InvalidRequestException", "Process instance with id " + r.seg(1) + " does not exist");
+      }
+      return Reply.json(activityInstance(tree));
+    }
+    if (r.is("POST", "process-instance", "*", "modification")) {
+      var m = runtime.createProcessInstanceModification(r.seg(1));
+      for (JsonElement e : r.json().getAsJsonArray("instructions")) {
+        JsonObject i = e.getAsJsonObject();
+        switch (string(i, "type")) {
+          case "cancel" -> m.cancelActivityInstance(string(i, "activityInstanceId"));
+          case "startBeforeActivity" -> m.startBeforeActivity(string(i, "activityId"));
+          default -> throw new HttpError(400, "InvalidRequestException", "the test driver has no modification " + string(i, "type"));
+        }
+      }
+      m.execute();
+      return Reply.noContent();
+    }
+    if (r.is("POST", "message")) {
+      JsonObject b = r.json();
+      var c = runtime.createMessageCorrelation(string(b, "messageName"));
+      if (b.has("processInstanceId")) {
+        c.processInstanceId(string(b, "processInstanceId"));
+      }
+      c.correlate();
+      return Reply.noContent();
+    }
+    return null;
+  }
+
+  private org.cibseven.bpm.engine.runtime.JobQuery jobQuery(TestDriver.Request r) {
+    var q = engine.getManagementService().createJobQuery();
+    Map<String, String> p = r.query;
+    str(p, "processDefinitionKey", q::processDefinitionKey);
+    str(p, "processInstanceId", q::processInstanceId);
+    flag(p, "noRetriesLeft", q::noRetriesLeft);
+    flag(p, "withRetriesLeft", q::withRetriesLeft);
+    flag(p, "executable", q::executable);
+    flag(p, "active", q::active);
+    flag(p, "suspended", q::suspended);
+    sort(p, Map.of("jobId", q::orderByJobId, "jobDueDate", q::orderByJobDuedate), q);
+    return q;
+  }
+
+  private static Map<String, Object> job(org.cibseven.bpm.engine.runtime.Job j) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("id", j.getId());
+    m.put("jobDefinitionId", j.getJobDefinitionId());
+    m.put("processInstanceId", j.getProcessInstanceId());
+    m.put("processDefinitionId", j.getProcessDefinitionId());
+    m.put("processDefinitionKey", j.getProcessDefinitionKey());
+    m.put("executionId", j.getExecutionId());
+    m.put("exceptionMessage", j.getExceptionMessage());
+    m.put("failedActivityId", j.getFailedActivityId());
+    m.put("retries", j.getRetries());
+    m.put("dueDate", date(j.getDuedate()));
+    m.put("suspended", j.isSuspended());
+    m.put("priority", j.getPriority());
+    m.put("tenantId", j.getTenantId());
+    m.put("createTime", date(j.getCreateTime()));
+    return m;
+  }
+
+  private org.cibseven.bpm.engine.history.HistoricJobLogQuery jobLogQuery(TestDriver.Request r) {
+    var q = history.createHistoricJobLogQuery();
+    Map<String, String> p = r.query;
+    str(p, "processDefinitionKey", q::processDefinitionKey);
+    str(p, "jobId", q::jobId);
+    flag(p, "creationLog", q::creationLog);
+    flag(p, "failureLog", q::failureLog);
+    flag(p, "successLog", q::successLog);
+    flag(p, "deletionLog", q::deletionLog);
+    sort(p, Map.of("timestamp", q::orderByTimestamp, "jobId", q::orderByJobId), q);
+    return q;
+  }
+
+  private static Map<String, Object> jobLog(org.cibseven.bpm.engine.history.HistoricJobLog l) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("id", l.getId());
+    m.put("timestamp", date(l.getTimestamp()));
+    m.put("jobId", l.getJobId());
+    m.put("jobExceptionMessage", l.getJobExceptionMessage());
+    m.put("processDefinitionKey", l.getProcessDefinitionKey());
+    m.put("processInstanceId", l.getProcessInstanceId());
+    m.put("hostname", l.getHostname());
+    m.put("creationLog", l.isCreationLog());
+    m.put("failureLog", l.isFailureLog());
+    m.put("successLog", l.isSuccessLog());
+    m.put("deletionLog", l.isDeletionLog());
+    return m;
+  }
+
+  private static Map<String, Object> activityInstance(org.cibseven.bpm.engine.runtime.ActivityInstance a) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("id", a.getId());
+    m.put("activityId", a.getActivityId());
+    m.put("activityType", a.getActivityType());
+    List<Map<String, Object>> children = new ArrayList<>();
+    for (var c : a.getChildActivityInstances()) {
+      children.add(activityInstance(c));
+    }
+    m.put("childActivityInstances", children);
+    return m;
   }
 
   // ---- engine facts
@@ -499,6 +643,7 @@ final class Routes {
     str(p, "rootCauseIncidentId", q::rootCauseIncidentId);
     str(p, "configuration", q::configuration);
     str(p, "tenantIdIn", v -> q.tenantIdIn(v.split(",")));
+    str(p, "processDefinitionKeyIn", v -> q.processDefinitionKeyIn(v.split(",")));
     sort(p, Map.of(
         "incidentId", q::orderByIncidentId,
         "incidentMessage", q::orderByIncidentMessage,

@@ -134,6 +134,14 @@ public final class TestDriver {
   void handle(HttpExchange ex) throws IOException {
     try {
       String path = ex.getRequestURI().getRawPath();
+      // The exporter reads a CIB seven engine from its database: it must
+      // never take this driver for the engine's REST API. Its client
+      // names itself, so a test that points it here fails loudly.
+      String agent = ex.getRequestHeaders().getFirst("User-Agent");
+      if (agent != null && agent.startsWith("workflow-exporter/")) {
+        throw new Routes.HttpError(403, "TestDriverException",
+            "this is the CIB seven test driver, not a REST API for the exporter: read the engine from its database (camunda[].database without url)");
+      }
       if (!path.startsWith(Routes.ROOT + "/")) {
         throw new Routes.HttpError(404, "NotFound", "the test driver answers under " + Routes.ROOT + " only");
       }
