@@ -117,13 +117,20 @@ const (
 	InboxMessagesFailed            = "workflow_inbox_messages_failed"
 	InboxOldestFailedAge           = "workflow_inbox_oldest_failed_age_seconds"
 
-	DeliveryPublishedEvents   = "workflow_delivery_published_events"
-	DeliveryLostEvents        = "workflow_delivery_lost_events"
-	DeliveryInFlightEvents    = "workflow_delivery_in_flight_events"
-	DeliveryDuplicateReceipts = "workflow_delivery_duplicate_receipts"
-	DeliveryLatency           = "workflow_delivery_latency_seconds"
-	DeliveryClockOffset       = "workflow_delivery_clock_offset_seconds"
-	DeliveryWindow            = "workflow_delivery_window_seconds"
+	DeliveryPublishedEvents      = "workflow_delivery_published_events"
+	DeliveryLostEvents           = "workflow_delivery_lost_events"
+	DeliveryInFlightEvents       = "workflow_delivery_in_flight_events"
+	DeliveryDuplicateReceipts    = "workflow_delivery_duplicate_receipts"
+	DeliveryLatency              = "workflow_delivery_latency_seconds"
+	DeliveryClockOffset          = "workflow_delivery_clock_offset_seconds"
+	DeliveryWindow               = "workflow_delivery_window_seconds"
+	OutboxEventsWritten          = "workflow_outbox_events_written_total"
+	OutboxRelaySlotActive        = "workflow_outbox_relay_slot_active"
+	OutboxRelayLagSeconds        = "workflow_outbox_relay_lag_seconds"
+	OutboxRelayLagBytes          = "workflow_outbox_relay_lag_bytes"
+	OutboxRelayRetainedWALBytes  = "workflow_outbox_relay_retained_wal_bytes"
+	OutboxRelayWALStatus         = "workflow_outbox_relay_wal_status"
+	OutboxRelayWALKeepLimitBytes = "workflow_outbox_relay_wal_keep_limit_bytes"
 
 	ExporterSourceUp              = "workflow_exporter_source_up"
 	ExporterCollectorUp           = "workflow_exporter_collector_up"
@@ -135,6 +142,14 @@ const (
 	ExporterHistoryReadsCut       = "workflow_exporter_history_reads_cut_total"
 	ExporterJobHistoryReadsCut    = "workflow_exporter_job_history_reads_cut_total"
 	ExporterBuildInfo             = "workflow_exporter_build_info"
+)
+
+// The deduplication window: how far back the records a retention job
+// deletes still reach, and who deduplicates an outbox's events.
+const (
+	IdempotencyRetentionHorizon = "workflow_idempotency_retention_horizon_seconds"
+	InboxRetentionHorizon       = "workflow_inbox_retention_horizon_seconds"
+	OutboxConsumerInfo          = "workflow_outbox_consumer_info"
 )
 
 const polled = " Value as of the last poll, at most min_interval old."
@@ -258,6 +273,12 @@ func all() []Metric {
 			"Inbox: messages the consumer gave up on that wait in the library's dead-letter table for an operator (Wolverine's wolverine_dead_letters, less those marked for replay; docs/outbox-shapes.md). A mapped inbox's FAILED_FINAL is a terminal status, counted by workflow_inbox_messages_processed_total." + polled},
 		{InboxOldestFailedAge, Gauge, SourceDatabase, []string{"database", "source_system", "message_type"},
 			"Inbox: seconds since the oldest dead-lettered message was sent (the dead-letter table keeps no time of dead-lettering), by the database clock; 0 when none waits." + polled},
+		{IdempotencyRetentionHorizon, Gauge, SourceDatabase, []string{"database", "scope"},
+			"Idempotency table: seconds since the least recently updated record of the scope in a terminal status (" + strings.Join(vocab.IdempotencyTerminalStatuses(), ", ") + "), by the database clock: how far back the records a retention job deletes still reach, so how old a redelivery the scope can still recognise; 0 when the scope has no finished record. Where records are deleted by age it is about the retention period; in a scope that deletes nothing it is simply the scope's age." + polled},
+		{InboxRetentionHorizon, Gauge, SourceDatabase, []string{"database", "source_system"},
+			"Inbox table: seconds since the oldest processed_at of a finished message (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") + ") from the source system, by the database clock: how far back the inbox can still recognise a redelivered message of that source; 0 when it has no finished message with a processed_at." + polled},
+		{OutboxConsumerInfo, Gauge, SourceDatabase, []string{"database", "consumer_database", "source_system"},
+			"Outbox table: constant 1 per inbox a delivery (deliveries[]) takes the outbox's events to: the consumer's database, and the source system its rows give these events (\"\" when the delivery names none: any). The alert on the deduplication window compares the oldest pending event with that inbox's retention horizon. Absent for an outbox no delivery starts from."},
 
 		// Deliveries: a producer database's outbox compared with a consumer
 		// database's inbox (docs/delivery-ledger.md).
@@ -275,6 +296,23 @@ func all() []Metric {
 			"Delivery: the consumer database's clock minus the producer database's, as measured at the last collection (each server's now() with the exporter's clock around both readings) and subtracted from each latency; 0 when the difference is within the measurement's own uncertainty, or both ends are one database." + polled},
 		{DeliveryWindow, Gauge, SourceDelivery, []string{"delivery"},
 			"Delivery: seconds of publishes the last comparison covered: deliveries[].window, or less when the window held more than deliveries[].max_events events and the comparison kept the newest of them." + polled},
+
+		// The outbox's change-data-capture relay (tables.outbox.relay):
+		// the logical replication slot it reads.
+		{OutboxEventsWritten, Counter, SourceDatabase, []string{"database"},
+			"Outbox table with a relay: inserts into the table since the exporter started, from PostgreSQL's table statistics (pg_stat_user_tables.n_tup_ins, which counts rolled-back inserts too; it may lag a write by the statistics' flush delay, up to 10 s after an idle session's commit)."},
+		{OutboxRelaySlotActive, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: 1 while a relay streams from its logical replication slot (pg_replication_slots.active), 0 while none is connected." + polled},
+		{OutboxRelayLagSeconds, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: seconds the oldest outbox write the relay has not confirmed to its slot has waited, by the database clock; 0 when it has confirmed every write. Only writes to the outbox table count (its insert statistics), never other WAL. Counted from the collection before the one that saw the write, so up to a collection interval high (when it reads low: docs/metrics.md, The outbox relay); absent at the exporter's first collection, which has nothing to compare with." + polled},
+		{OutboxRelayLagBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: bytes of WAL between the server's current position and the slot's confirmed_flush_lsn. Not a count of unpublished events: it includes the WAL of every other table and database, which a relay such as Debezium (lsn.flush.mode=connector) does not confirm while its outbox is idle." + polled},
+		{OutboxRelayRetainedWALBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: bytes of WAL the slot keeps from removal (the server's current position less restart_lsn); absent once the slot has lost its WAL." + polled},
+		{OutboxRelayWALStatus, Gauge, SourceDatabase, []string{"database", "slot", "status"},
+			"Outbox relay: 1 for the slot's wal_status (" + strings.Join(vocab.SlotWALStatuses(), ", ") + "), 0 for the others: unreserved means the WAL the relay needs is due for removal at the next checkpoint, lost that it is gone and the relay cannot resume." + polled},
+		{OutboxRelayWALKeepLimitBytes, Gauge, SourceDatabase, []string{"database", "slot"},
+			"Outbox relay: max_slot_wal_keep_size in bytes, the WAL a slot may retain before PostgreSQL invalidates it; absent when unlimited (-1, the default: the slot retains WAL until the disk is full)." + polled},
 
 		// The exporter itself.
 		{ExporterSourceUp, Gauge, SourceExporter, []string{"source", "name"},

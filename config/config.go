@@ -263,6 +263,8 @@ func Parse(b []byte) (*Config, error) {
 	doc, err := yamlfile.Decode(b, c, yamlfile.Options{EmptySection: map[reflect.Type]string{
 		// The decoder would read "tables:" as left out: all four tables.
 		reflect.TypeOf(Tables{}): "omit the key to watch all four tables with their default names, or list the tables under it",
+		// A relay without its slot would watch nothing.
+		reflect.TypeOf(OutboxRelay{}): "name the logical replication slot the relay reads, relay: {slot: NAME} (or remove the key)",
 	}})
 	if err != nil {
 		return nil, err
@@ -307,6 +309,7 @@ func (c *Config) finishIn(doc *yamlfile.Document) error {
 	each("databases", len(c.Databases), func(i int) source { return &c.Databases[i] })
 	c.resolveCorrelations(add)
 	c.resolveDeliveries(add)
+	c.deriveOutboxConsumers()
 	return errs.Err()
 }
 

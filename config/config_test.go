@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -465,4 +466,65 @@ func TestPresets(t *testing.T) {
 		})
 	}
 	parseExpect(t, "databases: [{name: a, dsn: x, tables: {outbox: {preset: nservicebus, table: Sales_OutboxData}}}]", nil)
+}
+
+// A relay makes the outbox's columns optional: they are read only where
+// columns: names some; the slot is required and must be a slot name.
+func TestOutboxRelay(t *testing.T) {
+	const head = "databases: [{name: a, dsn: x, tables: {outbox: "
+	cases := []struct {
+		name, outbox string
+		want         []string // nil: accepted
+		readsColumns bool
+	}{
+		{"no relay", "{}}}]", nil, true},
+		{"relay alone", "{table: public.outbox, relay: {slot: outbox_relay}}}}]", nil, false},
+		{"relay and a publication", "{relay: {slot: dbz, publication: dbz_publication}}}}]", nil, false},
+		{"relay beside status columns", "{relay: {slot: s}, columns: {status: state}}}}]", nil, true},
+		{"slot missing", "{relay: {publication: p}}}}]", []string{`databases[0].tables.outbox.relay.slot (line 1): "" is not a replication slot name`}, false},
+		{"slot not a slot name", "{relay: {slot: Outbox-Relay}}}}]", []string{`databases[0].tables.outbox.relay.slot (line 1): "Outbox-Relay" is not a replication slot name`}, false},
+		{"publication not a name", "{relay: {slot: s, publication: 'a b'}}}}]", []string{`databases[0].tables.outbox.relay.publication (line 1): "a b" is not a publication name`}, false},
+		{"relay without value", "{relay: }}}]", []string{"databases[0].tables.outbox.relay (line 1): has no value; name the logical replication slot the relay reads"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := parseExpect(t, head+tc.outbox, tc.want)
+			if c == nil {
+				return
+			}
+			if got := c.Databases[0].Tables.Outbox.ReadsColumns(); got != tc.readsColumns {
+				t.Errorf("ReadsColumns() = %v, want %v", got, tc.readsColumns)
+			}
+		})
+	}
+}
+
+// TestOutboxConsumersFromDeliveries: an outbox's consumers are the inboxes
+// its deliveries take its events to, one per source system the delivery
+// names ("" for a delivery that names none), each once.
+func TestOutboxConsumersFromDeliveries(t *testing.T) {
+	c, err := Parse([]byte(`
+databases:
+  - {name: orders, dsn: x, tables: {outbox: {}}}
+  - {name: shipping, dsn: y, tables: {inbox: {}}}
+  - {name: billing, dsn: z, tables: {inbox: {}, outbox: {}}}
+deliveries:
+  - {name: a, from: {database: orders}, to: {database: shipping, source_systems: [orders, orders-v2]}}
+  - {name: b, from: {database: orders, event_types: [OrderPaid]}, to: {database: billing}}
+  - {name: c, from: {database: orders}, to: {database: shipping, source_systems: [orders]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OutboxConsumer{{Database: "shipping", SourceSystem: "orders"}, {Database: "shipping", SourceSystem: "orders-v2"}, {Database: "billing"}}
+	if got := c.Databases[0].Tables.Outbox.Consumers; !slices.Equal(got, want) {
+		t.Errorf("orders' consumers %+v, want %+v", got, want)
+	}
+	if got := c.Databases[2].Tables.Outbox.Consumers; len(got) != 0 {
+		t.Errorf("billing's outbox has no delivery, consumers %+v", got)
+	}
+	// consumers is no key of its own: the deliveries say it once.
+	if _, err := Parse([]byte(`databases: [{name: d, dsn: x, tables: {outbox: {consumers: []}}}]`)); err == nil || !strings.Contains(err.Error(), "consumers") {
+		t.Errorf("tables.outbox.consumers accepted: %v", err)
+	}
 }

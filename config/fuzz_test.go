@@ -31,6 +31,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("databases:\n  - &d {name: a, dsn: x}\n  - <<: *d\n    name: b\n---\n"))
 	f.Add([]byte("databases: [{name: a, dsn: x, tables: {idempotency: , outbox: {statuses: {PENDING: [P]}}}}]"))
 	f.Add([]byte("camunda: [{name: m, url: 'http://x', database: {dsn: y, time_zone: Mars/Olympus}}]"))
+	f.Add([]byte("databases: [{name: a, dsn: x, tables: {outbox: {table: cdc.outbox, relay: {slot: dbz, publication: dbz_publication}}}}]"))
+	f.Add([]byte("databases: [{name: a, dsn: x, tables: {outbox: {relay: {slot: dbz}, columns: {status: state}}}}]"))
 	lineRE := regexp.MustCompile(`\(line (\d+)\)|line (\d+):`)
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		cfg, err := Parse(doc)

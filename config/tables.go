@@ -405,6 +405,64 @@ type OutboxTable struct {
 	PublishDelayBuckets []float64 `yaml:"publish_delay_buckets"`
 	// Status says what the status page may show of the events.
 	Status SourceStatus `yaml:"status"`
+	// Consumers are the inboxes that deduplicate the outbox's events
+	// downstream, derived from deliveries: (not a key of its own: a
+	// delivery is the one place that says where an outbox's events go), so
+	// a pending event can be compared with how far back they still
+	// recognise a redelivery (WorkflowDeduplicationWindowExceeded).
+	Consumers []OutboxConsumer `yaml:"-"`
+	// Relay names the logical replication slot a change-data-capture relay
+	// (Debezium's outbox event router, pg_recvlogical, ...) reads the
+	// outbox's writes from. With it the table may have any shape and be
+	// empty at all times; its columns are read only where columns: names
+	// some (status columns beside the relay).
+	Relay *OutboxRelay `yaml:"relay"`
+}
+
+// OutboxRelay is the change-data-capture relay of an outbox.
+type OutboxRelay struct {
+	// Slot is the logical replication slot the relay reads (Debezium's
+	// slot.name).
+	Slot string `yaml:"slot"`
+	// Publication, optional, is the publication a pgoutput relay streams
+	// (Debezium's publication.name): checked to publish the table's
+	// inserts. Empty: some publication must.
+	Publication string `yaml:"publication"`
+}
+
+// slotNameRE is what PostgreSQL accepts as a replication slot name.
+var slotNameRE = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+func (r *OutboxRelay) validate(key string, add func(string, string, ...any)) {
+	if !slotNameRE.MatchString(r.Slot) {
+		add(key+".slot", "%q is not a replication slot name (1-63 lower-case letters, digits, _): name the logical replication slot the relay reads", r.Slot)
+	}
+	if r.Publication != "" && !validIdent(r.Publication, false) {
+		add(key+".publication", "%q is not a publication name (letters, digits, _)", r.Publication)
+	}
+}
+
+// ReadsColumns says whether the outbox's columns are read: always without
+// a relay or with a preset, and beside a relay only where columns: names
+// some (applyDefaults leaves them all empty otherwise).
+func (t *OutboxTable) ReadsColumns() bool {
+	if t.Preset != "" {
+		return true // the preset reads the library's columns
+	}
+	for _, c := range t.columns() {
+		if c.value != nil && *c.value != "" {
+			return true
+		}
+	}
+	return t.Relay == nil
+}
+
+// OutboxConsumer is an inbox a delivery takes the outbox's events to: the
+// delivery's to.database, and one of its to.source_systems ("" when the
+// delivery names none: any source of that inbox).
+type OutboxConsumer struct {
+	Database     string
+	SourceSystem string
 }
 
 // DefaultPublishDelayBuckets spans a healthy sub-second publisher to an
@@ -433,7 +491,11 @@ func (t *OutboxTable) applyDefaults() {
 		return
 	}
 	def(&t.Table, "event_outbox")
-	defaultColumns(t.columns())
+	// Beside a relay the table may have any shape: its columns get their
+	// defaults only where columns: names some.
+	if t.ReadsColumns() {
+		defaultColumns(t.columns())
+	}
 	if t.FailedStatuses == nil {
 		t.FailedStatuses = []string{"FAILED", "DEAD"}
 	}
@@ -449,6 +511,9 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 			return
 		}
 		checkPresetOnly(key, t.Preset, t.columns(), t.FailedStatuses != nil, "failed_statuses", add)
+		if t.Relay != nil {
+			t.Relay.validate(key+".relay", add)
+		}
 		if t.Table == "" {
 			add(key+".table", "preset %s has no default table (the library names it after the application): name it", t.Preset)
 			return
@@ -457,7 +522,12 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 		return
 	}
 	checkTable(key, t.Table, add)
-	checkColumns(key, t.columns(), add)
+	if t.Relay != nil {
+		t.Relay.validate(key+".relay", add)
+	}
+	if t.ReadsColumns() {
+		checkColumns(key, t.columns(), add)
+	}
 	for i, b := range t.PublishDelayBuckets {
 		if b <= 0 || (i > 0 && b <= t.PublishDelayBuckets[i-1]) {
 			add(key+".publish_delay_buckets", "must be positive and strictly increasing, got %v", t.PublishDelayBuckets)
@@ -524,5 +594,32 @@ func (c *Correlation) validate(key string, add func(string, string, ...any)) {
 	}
 	if c.Grace < 0 {
 		add(key+".grace", "must not be negative")
+	}
+}
+
+// deriveOutboxConsumers gives each outbox the inboxes its deliveries take
+// its events to, once each, in the order of deliveries:. A delivery whose
+// databases are not configured as it needs is left out (resolveDeliveries
+// names the key).
+func (c *Config) deriveOutboxConsumers() {
+	tables := map[string]*Tables{}
+	for _, d := range c.Databases {
+		tables[d.Name] = d.Tables
+	}
+	for _, d := range c.Deliveries {
+		from, to := tables[d.From.Database], tables[d.To.Database]
+		if from == nil || from.Outbox == nil || to == nil || to.Inbox == nil {
+			continue
+		}
+		sources := d.To.SourceSystems
+		if len(sources) == 0 {
+			sources = []string{""}
+		}
+		for _, s := range sources {
+			cons := OutboxConsumer{Database: d.To.Database, SourceSystem: s}
+			if !slices.Contains(from.Outbox.Consumers, cons) {
+				from.Outbox.Consumers = append(from.Outbox.Consumers, cons)
+			}
+		}
 	}
 }

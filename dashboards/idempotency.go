@@ -71,6 +71,19 @@ func idempotency(c rules.Config) *board {
 		targets:  []target{{expr: sumBy(sel(catalog.IdempotencyCompletedTaskOpen, mDatabase, mScope), "scope", "engine", "topic"), legend: "{{scope}} {{engine}} {{topic}}"}},
 		runbooks: []string{rules.WorkflowCompletedSideEffectTaskOpen}})
 
+	d.row("Deduplication window")
+	d.series(panel{title: "Retention horizon and oldest open task by scope", unit: "s",
+		desc: "Horizon: seconds since the least recently updated finished record (" + strings.Join(vocab.IdempotencyTerminalStatuses(), ", ") +
+			") of the scope, how far back a redelivery is still recognised. Where a retention job deletes by age it is a saw-tooth near the retention period; " +
+			"in a scope nothing was deleted from it only grows (the scope's age). Oldest task: the oldest open external task on the topics the Camunda join tied to the scope " +
+			"(waiting age, longest lock, oldest incident). A task line above its scope's saw-tooth can be redelivered after its record is gone.",
+		targets: []target{
+			{expr: "max by (database, scope) (" + sel(catalog.IdempotencyRetentionHorizon, mDatabase, mScope) + ")", legend: "horizon {{database}} {{scope}}"},
+			{expr: "max by (database, scope) (\n" + oldestTaskAge() + "\n* on (job, instance, engine, topic) group_right ()\n" +
+				"group by (job, instance, database, scope, engine, topic) (" + sel(catalog.IdempotencyInDoubt, mDatabase, mScope) + "))", legend: "oldest task {{database}} {{scope}}"},
+		},
+		runbooks: []string{rules.WorkflowDeduplicationWindowExceeded}})
+
 	d.row("Conflicts, duplicates and processed jobs")
 	d.series(panel{title: "Conflicts and duplicates by scope", unit: "ops",
 		desc: "Per second by scope: key conflicts (same key, different request) and duplicate attempts absorbed.",
@@ -96,4 +109,20 @@ func idempotency(c rules.Config) *board {
 func joinZeroWhenUp(inner string) string {
 	return zeroWhenUp(inner, sel(catalog.ExporterSourceUp, mSourceDatabase), sel(catalog.ExporterCollectorUp, mSourceDatabase), sel(catalog.CamundaUp),
 		sel(catalog.ExporterCollectorUp, `source="`+string(catalog.SourceCamunda)+`"`, `collector="`+vocab.CollectorCamunda+`"`))
+}
+
+// oldestTaskAge is the age of each topic's oldest open external task as
+// far as the engine reports it: the oldest waiting for a fetch, the
+// longest-held lock, the oldest incident (label_replace keeps the three
+// apart through "or"). The engine's selectors carry no tenant matcher:
+// this dashboard has no tenant variable, and the maximum is over tenants.
+func oldestTaskAge() string {
+	engineSel := func(metric string) string {
+		catalog.MustGet(metric)
+		return metric + "{" + mJob + "," + mInstance + "}"
+	}
+	return "max by (job, instance, engine, topic) (" +
+		"label_replace(" + engineSel(catalog.CamundaExternalTaskOldestWaitingAge) + `, "age_of", "waiting", "", "")` +
+		" or label_replace(" + engineSel(catalog.CamundaExternalTaskOldestLockAge) + `, "age_of", "lock", "", "")` +
+		" or label_replace(" + engineSel(catalog.CamundaExternalTaskOldestIncidentAge) + `, "age_of", "incident", "", ""))`
 }

@@ -47,6 +47,15 @@ func inboxRow(d *board) {
 		steps:     d.steps(d.inboxAgeSteps),
 		overrides: d.overrides(inboxAgeLegend, d.inboxAgeSteps, rules.WorkflowInboxBacklogOld, rules.WorkflowInboxBacklogStalled),
 		runbooks:  []string{rules.WorkflowInboxBacklogOld}})
+	d.series(panel{title: "Inbox retention horizon and retried messages", unit: "s",
+		desc: "Horizon: seconds since the oldest processed_at of a finished message (" + strings.Join(vocab.InboxTerminalStatuses(), ", ") +
+			") per source system, how far back a redelivered message is still recognised; a saw-tooth where a retention job deletes by age, a line that only grows where nothing was deleted. " +
+			"Retried: the oldest message per source system still in FAILED_RETRYABLE. A retried line above its source's saw-tooth: the broker redelivers from further back than the inbox remembers.",
+		targets: []target{
+			{expr: "max by (database, source_system) (" + sel(catalog.InboxRetentionHorizon, mDatabase) + ")", legend: "horizon {{database}} {{source_system}}"},
+			{expr: "max by (database, source_system) (" + sel(catalog.InboxOldestMessageAge, mDatabase, `status="`+vocab.StatusFailedRetryable+`"`) + ")", legend: "retried {{database}} {{source_system}}"},
+		},
+		runbooks: []string{rules.WorkflowDeduplicationWindowExceeded}})
 	d.series(panel{title: "Messages processed by status", unit: "ops",
 		desc:     "Inbox messages reaching a terminal status per second, by status. No processed messages while some wait: the consumer is stalled.",
 		targets:  []target{{expr: sumBy(rate(catalog.InboxMessagesProcessed, mDatabase), "status"), legend: "{{status}}"}},

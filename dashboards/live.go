@@ -53,13 +53,19 @@ var optionalLabels = map[string]bool{varTenant: true}
 // $__interval, $__range) by interval, every other variable by the regular
 // expression ".+" (".*" for optionalLabels). The dashboards use variables
 // only inside =~ matchers, so the result selects everything the exporter
-// serves, and a label a query needs must be there.
+// serves, and a label a query needs must be there. Numbered references
+// ($1) are label_replace's capture groups and stay.
 func Substitute(expr, interval string) string {
 	return grafanaVariable.ReplaceAllStringFunc(expr, func(m string) string {
 		sub := grafanaVariable.FindStringSubmatch(m)
 		name := sub[1]
 		if name == "" {
 			name = sub[2]
+		}
+		if strings.Trim(name, "0123456789") == "" {
+			// $1: a capture group in label_replace's replacement, no
+			// variable; Grafana leaves names it does not know alone.
+			return m
 		}
 		if intervalVariables[name] {
 			return interval

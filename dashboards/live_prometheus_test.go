@@ -18,7 +18,7 @@ import (
 // Label values the panels select on; every other label gets "x".
 var syntheticValues = map[string][]string{
 	"state":  {"waiting", "locked", vocab.StateRetriesExhausted, vocab.StateLockExpired},
-	"status": {vocab.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL"},
+	"status": {vocab.StatusUnknownOutcome, "STARTED", "IGNORED_DUPLICATE", "FAILED_FINAL", "unreserved", vocab.StatusFailedRetryable},
 	"source": {string(catalog.SourceCamunda), string(catalog.SourceDatabase), string(catalog.SourceDelivery)},
 }
 

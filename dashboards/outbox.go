@@ -11,9 +11,62 @@ func outboxInbox(c rules.Config) *board {
 		"Transactional outbox and inbox tables per database: backlog, age of the oldest event or message, inflow against outflow, publish delay and failures. Stalled means work waits and nothing moves; growing means it moves but falls behind. Deliveries compare one database's outbox with another's inbox: events lost, in flight, received twice, and how long delivery takes.",
 		databaseVar(), eventTypeVar(), deliveryVar())
 	outboxRow(d)
+	relayRow(d)
 	inboxRow(d)    // inbox.go
 	deliveryRow(d) // delivery.go
 	return d
+}
+
+// relayRow: is the change-data-capture relay (tables.outbox.relay) keeping
+// up with the outbox's writes, and is its slot's WAL safe? Its panels show
+// data only for databases whose outbox names a relay.
+func relayRow(d *board) {
+	d.row("Change-data-capture relay")
+	d.stat(panel{title: "Oldest unconfirmed outbox write", unit: "s",
+		desc:     "How long the oldest outbox write the relay has not confirmed to its replication slot has waited (workflow_outbox_relay_lag_seconds): only outbox writes count, so a relay idle while other tables write reads 0. Red past relay.lag of the alerts config (plus relay.lag_for where set, orange in between), where WorkflowOutboxRelayBehind pages. Empty for databases whose outbox has no relay.",
+		targets:  []target{{expr: "max(" + sel(catalog.OutboxRelayLagSeconds, mDatabase) + ")"}},
+		steps:    d.steps(d.relayLagSteps),
+		runbooks: []string{rules.WorkflowOutboxRelayBehind}})
+	d.stat(panel{title: "Relays disconnected", unit: "short",
+		desc:     "Relay slots no relay streams from (workflow_outbox_relay_slot_active 0): the relay is stopped, failing or cannot connect, and every outbox write waits.",
+		targets:  []target{{expr: sumBy("1 - " + sel(catalog.OutboxRelaySlotActive, mDatabase))}},
+		steps:    []step{{1, "red"}},
+		runbooks: []string{rules.WorkflowOutboxRelayBehind}})
+	d.stat(panel{title: "Slots at risk", unit: "short",
+		desc:     "Relay slots whose WAL is due for removal (wal_status unreserved) or gone (lost): the relay loses the events it has not read (WorkflowOutboxRelayWALAtRisk).",
+		targets:  []target{{expr: sumBy(sel(catalog.OutboxRelayWALStatus, mDatabase, `status=~"unreserved|lost"`))}},
+		steps:    []step{{1, "red"}},
+		runbooks: []string{rules.WorkflowOutboxRelayWALAtRisk}})
+	d.stat(panel{title: "WAL retained by relay slots", unit: "bytes",
+		desc:     "The most WAL a relay slot keeps from removal (the server's position less restart_lsn). It grows while the relay is stopped, and on an idle outbox with a relay that confirms only what it was sent (Debezium's default lsn.flush.mode).",
+		targets:  []target{{expr: "max(" + sel(catalog.OutboxRelayRetainedWALBytes, mDatabase) + ")"}},
+		runbooks: []string{rules.WorkflowOutboxRelayWALAtRisk}})
+	d.stat(panel{title: "Outbox write rate", unit: "ops", w: 8,
+		desc:    "Inserts into relayed outbox tables per second, from the tables' statistics (rolled-back inserts included).",
+		targets: []target{{expr: sumBy(rate(catalog.OutboxEventsWritten, mDatabase))}}})
+
+	d.series(panel{title: "Oldest outbox write the relay has not confirmed", unit: "s",
+		desc:     "Per database and slot. A relay that confirms as it publishes stays near 0 (for a moment up to a collection interval, or its offset commit interval, after a write); a steady climb is a relay that stopped or does not confirm. Debezium without heartbeats climbs on a quiet outbox: it confirms a transaction only when the next one arrives. The dashed lines are WorkflowOutboxRelayBehind's thresholds.",
+		targets:  []target{{expr: "max by (database, slot) (" + sel(catalog.OutboxRelayLagSeconds, mDatabase) + ")", legend: relayLegend}},
+		steps:    d.steps(d.relayLagSteps),
+		runbooks: []string{rules.WorkflowOutboxRelayBehind}})
+	d.series(panel{title: "Relay connected", unit: "short", min: ptr(0.0),
+		desc:     "1 while a relay streams from the slot, 0 while none does.",
+		targets:  []target{{expr: "max by (database, slot) (" + sel(catalog.OutboxRelaySlotActive, mDatabase) + ")", legend: relayLegend}},
+		runbooks: []string{rules.WorkflowOutboxRelayBehind}})
+	d.series(panel{title: "WAL the slot retains, and its limit", unit: "bytes",
+		desc: "The WAL each relay slot keeps from removal, and max_slot_wal_keep_size (absent when unlimited: the slot then retains WAL until the disk is full). WorkflowOutboxRelayWALAtRisk pages past relay.wal_keep_ratio of the limit.",
+		targets: []target{
+			{expr: "max by (database, slot) (" + sel(catalog.OutboxRelayRetainedWALBytes, mDatabase) + ")", legend: "retained " + relayLegend},
+			{expr: "max by (database, slot) (" + sel(catalog.OutboxRelayWALKeepLimitBytes, mDatabase) + ")", legend: "limit " + relayLegend},
+		},
+		runbooks: []string{rules.WorkflowOutboxRelayWALAtRisk}})
+	d.series(panel{title: "WAL behind the server's position", unit: "bytes",
+		desc:    "The server's WAL position less the slot's confirmed_flush_lsn (workflow_outbox_relay_lag_bytes). Not a count of unpublished events: it includes every table's WAL, which a relay confirming only what it was sent leaves unconfirmed while its outbox is idle. The oldest unconfirmed outbox write is the figure to judge the relay by.",
+		targets: []target{{expr: "max by (database, slot) (" + sel(catalog.OutboxRelayLagBytes, mDatabase) + ")", legend: relayLegend}}})
+	d.series(panel{title: "Outbox writes", unit: "ops",
+		desc:    "Inserts into the relayed outbox per second per database, from the table's statistics: the inflow the relay must keep up with.",
+		targets: []target{{expr: sumBy(rate(catalog.OutboxEventsWritten, mDatabase), "database"), legend: "{{database}}"}}})
 }
 
 // outboxRow: is the publisher draining the outbox? Stats on top, then the
@@ -76,6 +129,15 @@ func outboxRow(d *board) {
 		desc:     "Outbox events in a failed or dead status per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsFailed}})
+	d.series(panel{title: "Oldest pending event against its consumers' retention horizon", unit: "s",
+		desc: "The oldest pending event of each outbox, and the retention horizon of each table that deduplicates its events downstream " +
+			"(the inboxes its deliveries take the events to: by the source system a delivery names, or the inbox's shortest where it names none). " +
+			"A pending event older than a consumer's horizon, where that consumer deletes rows, can reach it after the record of its first delivery is gone. Empty without deliveries.",
+		targets: []target{
+			{expr: "max by (database) (" + sel(catalog.OutboxOldestPendingAge, mDatabase, mEventType) + ")", legend: "oldest pending {{database}}"},
+			{expr: consumerHorizon(), legend: "horizon of {{consumer_database}} {{source_system}} (consumer of {{database}})"},
+		},
+		runbooks: []string{rules.WorkflowDeduplicationWindowExceeded}})
 	d.series(panel{title: "Outbox publish failures", unit: "cpm", min: ptr(0.0),
 		desc:     "Events newly in a failed or dead status per minute, per database and event type (the rise of the failed count; events an operator requeues do not count against it). Above 0, the publisher keeps giving up on events of that type.",
 		targets:  []target{{expr: "60 * " + sumBy("clamp_min(deriv("+sel(catalog.OutboxEventsFailed, mDatabase, mEventType)+rateInterval+"), 0)", "database", "event_type"), legend: "{{database}} {{event_type}}"}},
@@ -88,4 +150,17 @@ func outboxRow(d *board) {
 		desc:     "Pending events the publisher has retried at least retrying_after_attempts times (exporter config, default 3), per database and event type: it fails on them again and again. Only tables that keep an attempt count (docs/outbox-shapes.md); the status page groups their last errors by cause.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsRetrying, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
 		runbooks: []string{rules.WorkflowOutboxEventsRetrying}})
+}
+
+// consumerHorizon is the retention horizon of each inbox the deliveries
+// from the selected outboxes take their events to, labelled as the consumer
+// info is (database is the outbox's): the source system's where the
+// delivery names one, the inbox's shortest where it names none.
+func consumerHorizon() string {
+	horizon := sel(catalog.InboxRetentionHorizon)
+	return sel(catalog.OutboxConsumerInfo, mDatabase, `source_system!=""`) + "\n* on (job, instance, consumer_database, source_system) group_left ()\n" +
+		`label_replace(` + horizon + `, "consumer_database", "$1", "database", "(.*)")` +
+		"\nor\n" +
+		sel(catalog.OutboxConsumerInfo, mDatabase, `source_system=""`) + "\n* on (job, instance, consumer_database) group_left ()\n" +
+		`label_replace(min by (job, instance, database) (` + horizon + `), "consumer_database", "$1", "database", "(.*)")`
 }

@@ -25,6 +25,7 @@ const (
 	outboxAgeLegend  = "{{database}} {{aggregate_type}} {{event_type}}"
 	inboxAgeLegend   = "{{source_system}} {{message_type}}"
 	waitingAgeLegend = "{{engine}} {{topic}}"
+	relayLegend      = "{{database}} {{slot}}"
 )
 
 // secs is a duration in seconds, a panel threshold in unit "s".
@@ -42,6 +43,16 @@ type ageSteps func(t rules.Thresholds) []step
 
 func (d *board) outboxAgeSteps(t rules.Thresholds) []step {
 	return []step{{secs(t.Outbox.StalledWindow), "orange"}, {secs(t.Outbox.OldestAge), "red"}}
+}
+
+// relayLagSteps: red where WorkflowOutboxRelayBehind notifies, orange from
+// its threshold before that when it has a for: (by default it has none).
+func (d *board) relayLagSteps(t rules.Thresholds) []step {
+	r := t.Relay
+	if r.LagFor <= 0 {
+		return []step{{secs(r.Lag), "red"}}
+	}
+	return []step{{secs(r.Lag), "orange"}, {secs(r.Lag + r.LagFor), "red"}}
 }
 
 func (d *board) inboxAgeSteps(t rules.Thresholds) []step {

@@ -183,7 +183,7 @@ current_commands() {
   local v=${prometheus_current_version#v0.} p=github.com/prometheus
   local release=$((10#${v%%.*} / 100)).$((10#${v%%.*} % 100)).${v#*.}
   cat <<EOF
-rm -rf "$prometheus_current_dir.tmp" && cd "$root/checks" && go build -tags remove_all_sd -ldflags "-X $p/common/version.Version=$release" -o "$prometheus_current_dir.tmp/" $p/prometheus/cmd/prometheus $p/prometheus/cmd/promtool && mv "$prometheus_current_dir.tmp" "$prometheus_current_dir"
+rm -rf "$prometheus_current_dir.tmp" && cd "$root/checks" && GOWORK=off go build -tags remove_all_sd -ldflags "-X $p/common/version.Version=$release" -o "$prometheus_current_dir.tmp/" $p/prometheus/cmd/prometheus $p/prometheus/cmd/promtool && mv "$prometheus_current_dir.tmp" "$prometheus_current_dir"
 rm -rf "$alertmanager_current_dir.tmp" && cd / && GOBIN="$alertmanager_current_dir.tmp" GOFLAGS= go install -ldflags "-X $p/common/version.Version=${ALERTMANAGER_CURRENT_VERSION#v}" $p/alertmanager/cmd/alertmanager@$ALERTMANAGER_CURRENT_VERSION $p/alertmanager/cmd/amtool@$ALERTMANAGER_CURRENT_VERSION && mv "$alertmanager_current_dir.tmp" "$alertmanager_current_dir"
 EOF
 }

@@ -15,6 +15,7 @@ const (
 	FaultUnknownOutcome       = "unknown-outcome"
 	FaultDuplicateDelivery    = "duplicate-delivery"
 	FaultPublisherStopped     = "publisher-stopped"
+	FaultRelayStopped         = "relay-stopped"
 	FaultConsumerStopped      = "consumer-stopped"
 	FaultMessagesLost         = "messages-lost"
 	FaultRetriesExhausted     = "retries-exhausted"
@@ -59,6 +60,7 @@ func Faults() []Fault {
 		{FaultPublisherStopped, TargetLane, "the outbox publisher of the lane stops: events stay pending", false},
 		{FaultConsumerStopped, TargetLane, "the inbox consumer of the lane stops: messages stay RECEIVED", false},
 		{FaultMessagesLost, TargetLane, "the broker drops every event of the lane's delivery between publish and receive: the outbox marks them published, the consumer's inbox never gets them (a lane with a consumer database only)", false},
+		{FaultRelayStopped, TargetLane, "the change-data-capture relay of a relay lane (pg_recvlogical on the lane's replication slot) stops while the workers keep writing events: the slot goes inactive and confirms none of them; refused on a lane without a relay", false},
 		{FaultRetriesExhausted, TargetLane, "the worker reports a failure with no retries left: the task waits for an operator (an incident)", true},
 		{FaultRetryStorm, TargetLane, "the downstream service is down: the worker fails every task, with retries left and a 1 s retry timeout, so the failures come straight back", true},
 		{FaultStuckInProgress, TargetLane, "the worker completes the task but its record update is lost: the idempotency record stays STARTED", false},

@@ -23,6 +23,11 @@ type Lane struct {
 	// event the publisher marks published to that inbox (message id: the
 	// event id), and the lane's consumer processes them there.
 	Consumer string
+	// Relay: the lane's outbox is drained by change data capture (relay.go):
+	// its events go to its own Debezium-shaped outbox table, inserted and
+	// deleted in one transaction, and pg_recvlogical reads them from its
+	// replication slot. Its database's server needs wal_level=logical.
+	Relay bool
 }
 
 var laneNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)

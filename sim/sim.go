@@ -12,7 +12,9 @@
 // faults that act through the engine are refused then.
 //
 // It writes only to the databases it is given, and only to the four worker
-// tables; it never writes to the engine's database (only through the
+// tables, and for a relay lane (relay.go) to the lane's own outbox table,
+// which it creates with the lane's replication slot (dropped again by
+// Close); it never writes to the engine's database (only through the
 // engine's REST API, as a worker does). The engine and database faults act
 // on proxies in front of them (sim/faultproxy) that only the
 // exporter uses.
@@ -68,7 +70,10 @@ type Config struct {
 	// DatabaseProxies are TCP proxies to databases for the exporter, by
 	// database name (database-down acts on them).
 	DatabaseProxies map[string]string
-	Logger          *slog.Logger
+	// RecvLogical is the pg_recvlogical the relay lanes run as their relay
+	// ("": from PATH or Debian's PostgreSQL bin directories).
+	RecvLogical string
+	Logger      *slog.Logger
 }
 
 // Simulator runs the workload. Create it with New, then Run.
@@ -86,6 +91,11 @@ type Simulator struct {
 	engineProxy  *faultproxy.Proxy
 	engineFaults faultSet
 	dbProxies    map[string]*dbProxy
+
+	// recvLogical is pg_recvlogical, for the relay lanes; slots are the
+	// replication slots New created, which Close drops.
+	recvLogical string
+	slots       map[string]string // slot -> database
 
 	mu       sync.Mutex
 	faults   map[string]*faultSet // per lane
@@ -122,7 +132,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Simulator{cfg: cfg, pools: map[string]*pgxpool.Pool{},
+	s := &Simulator{cfg: cfg, pools: map[string]*pgxpool.Pool{}, slots: map[string]string{},
 		lanes: map[string]Lane{}, logger: cfg.Logger, dbProxies: map[string]*dbProxy{},
 		faults: map[string]*faultSet{}, counts: map[string]map[string]int{}, crashed: map[string]bool{}, lastLogs: map[string]string{}}
 	if cfg.EngineURL != "" {
@@ -159,6 +169,27 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 		s.pools[name] = pool
 		if err := checkTables(ctx, pool); err != nil {
 			return fail(fmt.Errorf("sim: database %s: %w", name, err))
+		}
+	}
+	for _, name := range sortedNames(s.lanes) {
+		l := s.lanes[name]
+		if !l.Relay {
+			continue
+		}
+		if err := CheckRelay(ctx, cfg.Databases[l.Database], cfg.RecvLogical); err != nil {
+			return fail(fmt.Errorf("sim: relay lane %s (database %s): %w", l.Name, l.Database, err))
+		}
+		bin, err := FindRecvLogical(cfg.RecvLogical)
+		if err != nil {
+			return fail(fmt.Errorf("sim: relay lane %s: %w", l.Name, err))
+		}
+		s.recvLogical = bin
+		created, err := setupRelay(ctx, s.pools[l.Database], l)
+		if err != nil {
+			return fail(fmt.Errorf("sim: relay lane %s (database %s): %w", l.Name, l.Database, err))
+		}
+		if created {
+			s.slots[l.Slot()] = l.Database
 		}
 	}
 	down, err := startDownstream(s.laneFaults)
@@ -258,7 +289,11 @@ func (s *Simulator) Run(ctx context.Context) error {
 			w := s.newWorker(l, fmt.Sprintf("%s-w%d", l.Name, i), db, i == 1)
 			spawn(func() { w.run(ctx) })
 		}
-		spawn(func() { s.publish(ctx, l, db) })
+		if l.Relay {
+			spawn(func() { s.relay(ctx, l) })
+		} else {
+			spawn(func() { s.publish(ctx, l, db) })
+		}
 		spawn(func() { s.deliver(ctx, l, db) })
 		spawn(func() { s.consume(ctx, l, db, l.MessageType(), SourceSystem) })
 		if l.Consumer != "" {
@@ -305,6 +340,15 @@ func (s *Simulator) Close() {
 	}
 	if s.down != nil {
 		s.down.stop()
+	}
+	// The slots the simulator created go with it: a slot left behind
+	// keeps WAL from removal for ever. Run has stopped their relays.
+	for slot, db := range s.slots {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := dropSlot(ctx, s.pools[db], slot); err != nil {
+			s.logger.Warn("dropping the relay lane's replication slot", "slot", slot, "err", err)
+		}
+		cancel()
 	}
 	for _, p := range s.pools {
 		p.Close()
@@ -377,6 +421,9 @@ func (s *Simulator) toggle(ctx context.Context, name, target string, on bool) er
 				return fmt.Errorf("%w %s on lane %s: the engine at %s does not answer: %w", ErrCannotInject, name, target, s.cfg.EngineURL, err)
 			}
 		}
+		if on && name == FaultRelayStopped && !s.lanes[target].Relay {
+			return fmt.Errorf("%w %s on lane %s: the lane has no relay (its outbox is drained by the publisher; publisher-stopped stops that)", ErrCannotInject, name, target)
+		}
 		s.laneFaults(target).set(name, on)
 	case TargetDatabase:
 		p := s.dbProxies[target]
@@ -434,10 +481,13 @@ type LaneStatus struct {
 	MessageType   string `json:"message_type"`
 	// Consumer and Delivery: a delivering lane's consumer database and the
 	// delivery name the exporter's config gives it.
-	Consumer string         `json:"consumer,omitempty"`
-	Delivery string         `json:"delivery,omitempty"`
-	Faults   []string       `json:"faults"`
-	Counts   map[string]int `json:"counts"`
+	Consumer string `json:"consumer,omitempty"`
+	Delivery string `json:"delivery,omitempty"`
+	// Slot is a relay lane's replication slot (its outbox table:
+	// RelayTable); empty for a lane the publisher drains.
+	Slot   string         `json:"slot,omitempty"`
+	Faults []string       `json:"faults"`
+	Counts map[string]int `json:"counts"`
 }
 
 // Status returns the current status.
@@ -457,6 +507,9 @@ func (s *Simulator) Status() Status {
 			AggregateType: l.AggregateType(), EventType: l.EventType(), MessageType: l.MessageType(), Faults: faults, Counts: counts}
 		if l.Consumer != "" {
 			ls.Consumer, ls.Delivery = l.Consumer, l.Delivery()
+		}
+		if l.Relay {
+			ls.Slot = l.Slot()
 		}
 		st.Lanes = append(st.Lanes, ls)
 	}

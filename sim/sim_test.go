@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -270,5 +271,107 @@ WHERE source_system = 'sim-orders' AND message_type = 'o.delivered' AND message_
 	st := s.Status()
 	if st.Lanes[0].Delivery != "sim-o" || st.Lanes[0].Consumer != "billing" || st.Lanes[0].EventType != "o-submitted" || st.Lanes[0].Counts["dropped"] == 0 {
 		t.Errorf("status of the delivering lane: %+v", st.Lanes[0])
+	}
+}
+
+// A relay lane: its events go to its own Debezium-shaped outbox table,
+// which stays empty, and pg_recvlogical on its slot publishes them;
+// relay-stopped stops the relay (the slot inactive) while the events keep
+// coming, clearing it starts it again, and Close drops the slot it created.
+// relay-stopped is refused on a lane without a relay.
+func TestRelayLane(t *testing.T) {
+	dsn, _ := relaytest.NewLogicalDatabase(t)
+	pgtest.ExecRepoFiles(t, pgtest.Connect(t, dsn), nil, "deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lane := Lane{Name: "cdc-lane", Database: "orders", Relay: true}
+	s, err := New(ctx, Config{Databases: map[string]string{"orders": dsn},
+		Lanes: []Lane{lane, {Name: "orders", Database: "orders"}}, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
+	if err := s.Inject(ctx, FaultRelayStopped, "orders"); !errors.Is(err, ErrCannotInject) {
+		t.Errorf("relay-stopped on a lane without a relay: %v, want ErrCannotInject", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	conn := pgtest.Connect(t, dsn)
+	published := func() int {
+		for _, l := range s.Status().Lanes {
+			if l.Name == lane.Name {
+				return l.Counts["published"]
+			}
+		}
+		return 0
+	}
+	written := func() (inserted, left int) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT coalesce((SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = $1), 0), (SELECT count(*) FROM sim_cdc_lane_outbox)`,
+			lane.RelayTable()).Scan(&inserted, &left); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 30s: %s; status %+v", what, s.Status())
+			}
+		}
+	}
+	slot := func() relaytest.SlotState {
+		t.Helper()
+		st, err := relaytest.Slot(ctx, dsn, lane.Slot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	waitFor("3 events published by the relay", func() bool { return published() >= 3 && slot().Active })
+	// The statistics count the inserts once the writers flush them.
+	waitFor("3 inserts into the relay outbox counted", func() bool { ins, _ := written(); return ins >= 3 })
+	if _, left := written(); left != 0 {
+		t.Errorf("relay outbox: %d rows left; want every event inserted and deleted in its transaction", left)
+	}
+
+	if err := s.Inject(ctx, FaultRelayStopped, lane.Name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the slot inactive after relay-stopped", func() bool { return !slot().Active })
+	before, ins := published(), 0
+	waitFor("3 more events written while the relay is stopped", func() bool { ins, _ = written(); return ins >= before+3 })
+	if p := published(); p != before {
+		t.Errorf("%d events published while the relay was stopped", p-before)
+	}
+	if err := s.Clear(ctx, FaultRelayStopped, lane.Name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the backlog published after the relay is back", func() bool { return slot().Active && published() >= ins })
+
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	closed = true
+	if _, err := relaytest.Slot(ctx, dsn, lane.Slot()); !errors.Is(err, relaytest.ErrNoSlot) {
+		t.Errorf("the slot the simulator created is still there after Close: %v", err)
+	}
+}
+
+// A relay lane on a server without logical decoding is refused, saying why.
+func TestRelayLaneNeedsLogicalDecoding(t *testing.T) {
+	_, err := New(context.Background(), Config{Databases: map[string]string{"orders": workerDatabase(t)},
+		Lanes: []Lane{{Name: "cdc", Database: "orders", Relay: true}}})
+	if !errors.Is(err, ErrNoLogicalDecoding) || !strings.Contains(err.Error(), "relay lane cdc (database orders)") || !strings.Contains(err.Error(), "wal_level=replica") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -156,10 +156,7 @@ func (s *Simulator) reconcile(ctx context.Context, l Lane, db *pgxpool.Pool) {
 WHERE scope = $1 AND idempotency_key = $2 AND status = 'UNKNOWN_OUTCOME' RETURNING business_entity_id`, l.Scope(), k, res).Scan(&entity); err != nil {
 					return err
 				}
-				_, err := tx.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status)
-VALUES (gen_random_uuid(), $1, $2, $3, $4, jsonb_build_object('result', $5::text), 'PENDING')`,
-					l.AggregateType(), entity, l.EventType(), k, res)
-				return err
+				return s.writeEvent(ctx, tx, l, entity, k, res)
 			})
 			if err == nil {
 				s.add(l, "reconciled", 1)

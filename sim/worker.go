@@ -411,9 +411,7 @@ WHERE scope = $1 AND idempotency_key = $2 AND status NOT IN ('COMPLETED', 'RECON
 			w.s.count(w.lane, "finished_elsewhere")
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status)
-VALUES (gen_random_uuid(), $1, $2, $3, $4, jsonb_build_object('result', $5::text), 'PENDING')`,
-			w.lane.AggregateType(), c.entity, w.lane.EventType(), c.key, result); err != nil {
+		if err := w.s.writeEvent(ctx, tx, w.lane, c.entity, c.key, result); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO workflow_processed_job (engine, job_reference, process_instance, activity_id, worker_name, status)

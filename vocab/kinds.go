@@ -19,6 +19,16 @@ const (
 	TableOutbox        = "outbox"
 )
 
+// CollectorOutboxRelay is the collector label of the outbox's
+// change-data-capture relay (databases[].tables.outbox.relay), which fails
+// apart from the outbox table's collector.
+const CollectorOutboxRelay = "outbox_relay"
+
+// SlotWALStatuses are the values of a replication slot's wal_status
+// (pg_replication_slots), from healthy to gone: the status label of
+// workflow_outbox_relay_wal_status.
+func SlotWALStatuses() []string { return []string{"reserved", "extended", "unreserved", "lost"} }
+
 // TableKinds returns every table kind, in the order their collectors run.
 func TableKinds() []string {
 	return []string{TableIdempotency, TableProcessedJobs, TableInbox, TableOutbox}

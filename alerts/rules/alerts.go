@@ -15,6 +15,8 @@ const (
 	WorkflowOutboxEventsFailed            = "WorkflowOutboxEventsFailed"
 	WorkflowOutboxBacklogGrowing          = "WorkflowOutboxBacklogGrowing"
 	WorkflowOutboxEventsRetrying          = "WorkflowOutboxEventsRetrying"
+	WorkflowOutboxRelayBehind             = "WorkflowOutboxRelayBehind"
+	WorkflowOutboxRelayWALAtRisk          = "WorkflowOutboxRelayWALAtRisk"
 	WorkflowInboxBacklogStalled           = "WorkflowInboxBacklogStalled"
 	WorkflowInboxBacklogGrowing           = "WorkflowInboxBacklogGrowing"
 	WorkflowInboxBacklogOld               = "WorkflowInboxBacklogOld"
@@ -29,6 +31,7 @@ const (
 	WorkflowIdempotencyInDoubt            = "WorkflowIdempotencyInDoubt"
 	WorkflowProcessedJobTaskOpen          = "WorkflowProcessedJobTaskOpen"
 	WorkflowDuplicatePreventionSpike      = "WorkflowDuplicatePreventionSpike"
+	WorkflowDeduplicationWindowExceeded   = "WorkflowDeduplicationWindowExceeded"
 	CamundaExternalTaskRetriesExhausted   = "CamundaExternalTaskRetriesExhausted"
 	CamundaExternalTaskLockExpirations    = "CamundaExternalTaskLockExpirations"
 	CamundaExternalTaskDuplicateExecution = "CamundaExternalTaskDuplicateExecution"
@@ -113,6 +116,7 @@ type Alert struct {
 
 var (
 	outboxLane = []string{"database", "aggregate_type", "event_type"}
+	relayLane  = []string{"database", "slot"}
 	inboxLane  = []string{"database", "source_system", "message_type"}
 	// deliveryLane: a delivery's alerts are per event type of the
 	// delivery (the series' labels).
@@ -121,6 +125,7 @@ var (
 	topicLane     = []string{"engine", "topic"}
 	joinLane      = []string{"database", "scope", "engine", "topic"}
 	sourceLane    = []string{"source", "name", "database", "engine", "delivery", "collector"}
+	relayWhere    = "Outbox relay of database {{ $labels.database }} (slot {{ $labels.slot }}): "
 	outboxWhere   = "Outbox {{ $labels.aggregate_type }}/{{ $labels.event_type }} of database {{ $labels.database }}: "
 	inboxWhere    = "Inbox {{ $labels.source_system }}/{{ $labels.message_type }} of database {{ $labels.database }}: "
 	deliveryWhere = "Delivery {{ $labels.delivery }}, event type {{ $labels.event_type }}: "
@@ -158,6 +163,7 @@ func Alerts() []Alert {
 	engineLane := []string{"engine"}
 	engineWhere := "Engine {{ $labels.engine }}: "
 	outbox := area{GroupOutbox, DashboardOutboxInbox, outboxLane, outboxWhere}
+	relay := area{GroupOutbox, DashboardOutboxInbox, relayLane, relayWhere}
 	inbox := area{GroupInbox, DashboardOutboxInbox, inboxLane, inboxWhere}
 	delivery := area{GroupDelivery, DashboardOutboxInbox, deliveryLane, deliveryWhere}
 	scope := area{GroupIdempotency, DashboardIdempotency, scopeLane, scopeWhere}
@@ -172,6 +178,8 @@ func Alerts() []Alert {
 		outbox.alert(WorkflowOutboxEventsFailed, rulefile.Warning, "events in a failed status will not be published without help"),
 		outbox.alert(WorkflowOutboxBacklogGrowing, rulefile.Warning, "the publisher falls behind"),
 		outbox.alert(WorkflowOutboxEventsRetrying, rulefile.Warning, "events are retried again and again and still not published"),
+		relay.alert(WorkflowOutboxRelayBehind, rulefile.Critical, "outbox events wait and the relay has not confirmed them"),
+		relay.alert(WorkflowOutboxRelayWALAtRisk, rulefile.Critical, "the WAL the relay needs is about to be removed, or gone"),
 
 		inbox.alert(WorkflowInboxBacklogStalled, rulefile.Warning, "messages wait and none is processed"),
 		inbox.alert(WorkflowInboxBacklogGrowing, rulefile.Warning, "the consumer falls behind"),
@@ -191,6 +199,10 @@ func Alerts() []Alert {
 		{WorkflowProcessedJobTaskOpen, rulefile.Critical, GroupIdempotency, DashboardIdempotency, []string{"database", "engine", "topic", "activity_id"},
 			topicWhere + "jobs recorded as processed (activity {{ $labels.activity_id }}, database {{ $labels.database }}), their tasks still open"},
 		scope.alert(WorkflowDuplicatePreventionSpike, rulefile.Info, "duplicates absorbed rise above their baseline"),
+		{WorkflowDeduplicationWindowExceeded, rulefile.Warning, GroupIdempotency, DashboardIdempotency,
+			[]string{"database", "scope", "source_system", "engine", "topic", "message_type", "outbox_database"},
+			"{{ if $labels.scope }}Idempotency scope {{ $labels.scope }}{{ else if $labels.source_system }}Inbox {{ $labels.source_system }}{{ else }}The inbox{{ end }} of database {{ $labels.database }}: " +
+				"redeliveries can come from further back than the records retention leaves"},
 
 		topic.alert(CamundaExternalTaskRetriesExhausted, rulefile.Warning, "tasks out of retries wait for an operator"),
 		topic.alert(CamundaExternalTaskLockExpirations, rulefile.Warning, "task locks lapse before the workers finish"),

@@ -59,11 +59,14 @@ type Config struct {
 // by the area they watch.
 type Thresholds struct {
 	Outbox      OutboxConfig      `yaml:"outbox"`
+	Relay       RelayConfig       `yaml:"relay"`
 	Inbox       InboxConfig       `yaml:"inbox"`
 	Delivery    DeliveryConfig    `yaml:"delivery"`
 	Idempotency IdempotencyConfig `yaml:"idempotency"`
 	Camunda     CamundaConfig     `yaml:"camunda"`
 	Exporter    ExporterConfig    `yaml:"exporter"`
+	// Deduplication tunes the alert on the deduplication window.
+	Deduplication DeduplicationConfig `yaml:"deduplication"`
 }
 
 // AlertConfig tunes one alert.
@@ -129,6 +132,23 @@ type OutboxConfig struct {
 	RetryingFor model.Duration `yaml:"retrying_for"`
 }
 
+// RelayConfig tunes the alerts on an outbox's change-data-capture relay
+// (databases[].tables.outbox.relay).
+type RelayConfig struct {
+	// Lag: the oldest outbox write the relay has not confirmed has waited
+	// longer than this, for LagFor (default 0: the lag is a duration that
+	// grows only while a write waits, so it cannot spike past the
+	// threshold, and a root cause with no for: fits under every for: of
+	// the outbox pages it inhibits).
+	Lag    model.Duration `yaml:"lag"`
+	LagFor model.Duration `yaml:"lag_for"`
+	// WALKeepRatio: the slot retains more than this fraction of
+	// max_slot_wal_keep_size (where it is set), or its wal_status is
+	// unreserved or lost, for WALRiskFor.
+	WALKeepRatio float64        `yaml:"wal_keep_ratio"`
+	WALRiskFor   model.Duration `yaml:"wal_risk_for"`
+}
+
 // InboxConfig tunes the inbox alerts.
 type InboxConfig struct {
 	OldestAge model.Duration `yaml:"oldest_age"`
@@ -182,6 +202,19 @@ type IdempotencyConfig struct {
 	DuplicatesFactor        float64        `yaml:"duplicates_factor"`
 	DuplicatesMin           float64        `yaml:"duplicates_min"`
 	DuplicatesFor           model.Duration `yaml:"duplicates_for"`
+}
+
+// DeduplicationConfig tunes WorkflowDeduplicationWindowExceeded: something
+// that can still be redelivered is older than the retention horizon of the
+// table that would recognise it.
+type DeduplicationConfig struct {
+	// DeletionWindow: a horizon counts only where it fell within this
+	// window, that is where the table's oldest finished row went away
+	// (a retention job deletes them). A horizon that only grows is the age
+	// of a table or scope nothing was deleted from yet: every row it ever
+	// held is still there. Longer than the interval of the retention job.
+	DeletionWindow model.Duration `yaml:"deletion_window"`
+	For            model.Duration `yaml:"for"`
 }
 
 // CamundaConfig tunes the Camunda alerts.
@@ -321,6 +354,12 @@ func DefaultThresholds() Thresholds {
 			GrowingFor:         d("15m"),
 			RetryingFor:        d("15m"),
 		},
+		Relay: RelayConfig{
+			Lag:          d("5m"),
+			LagFor:       0,
+			WALKeepRatio: 0.8,
+			WALRiskFor:   d("1m"),
+		},
 		Inbox: InboxConfig{
 			OldestAge:          d("30m"),
 			For:                d("5m"),
@@ -381,6 +420,10 @@ func DefaultThresholds() Thresholds {
 			HistoryCleanupBehindMin:    1000,
 			HistoryCleanupBehindWindow: d("1d"),
 			HistoryCleanupBehindFor:    d("1h"),
+		},
+		Deduplication: DeduplicationConfig{
+			DeletionWindow: d("1d"),
+			For:            d("1h"),
 		},
 		Exporter: ExporterConfig{
 			SourceDownFor:           d("5m"),
@@ -477,6 +520,7 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 			{"exporter.history_reads_cut_window", c.Exporter.HistoryReadsCutWindow},
 			{"exporter.label_values_folded_window", c.Exporter.LabelValuesFoldedWindow},
 			{"exporter.stale_after", c.Exporter.StaleAfter},
+			{"deduplication.deletion_window", c.Deduplication.DeletionWindow},
 		} {
 			if time.Duration(w.v) < minWindow {
 				add(prefix+w.key, "%s is shorter than %s, %d polls of exporter.min_interval %s: shorter windows hold too few samples and are noise", w.v, model.Duration(minWindow), windowPolls, c.Exporter.MinInterval)
@@ -488,6 +532,7 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 		v   model.Duration
 	}{
 		{"outbox.oldest_age", c.Outbox.OldestAge},
+		{"relay.lag", c.Relay.Lag},
 		{"inbox.oldest_age", c.Inbox.OldestAge},
 		{"idempotency.unknown_outcome_age", c.Idempotency.UnknownOutcomeAge},
 		{"camunda.backlog_stalled_age", c.Camunda.BacklogStalledAge},
@@ -507,6 +552,9 @@ func (c Thresholds) validate(prefix string, add func(key, format string, args ..
 	}
 	if c.Idempotency.DuplicatesFactor <= 1 {
 		add(prefix+"idempotency.duplicates_factor", "must be above 1 (a rise against the baseline)")
+	}
+	if r := c.Relay.WALKeepRatio; r <= 0 || r > 1 {
+		add(prefix+"relay.wal_keep_ratio", "must be above 0 and at most 1 (a fraction of max_slot_wal_keep_size), got %v", r)
 	}
 	if r := c.Delivery.DuplicatesRatio; r <= 0 || r > 1 {
 		add(prefix+"delivery.duplicates_ratio", "must be above 0 and at most 1 (a share of the window's events), got %v", r)

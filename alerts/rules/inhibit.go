@@ -28,6 +28,8 @@ func Inhibitions() []Inhibition {
 	return []Inhibition{
 		{WorkflowOutboxBacklogStalled, []string{WorkflowOutboxOldestEventTooOld}, outboxLane,
 			"a stalled publisher lets the oldest event age past the limit: one page, the stall, which names the cause"},
+		{WorkflowOutboxRelayBehind, []string{WorkflowOutboxBacklogStalled, WorkflowOutboxOldestEventTooOld}, []string{"database"},
+			"an outbox with status columns beside its change-data-capture relay (one per database) stalls when the relay stops: one page, the relay's, which names the cause (every event type of the database is behind it)"},
 		{WorkflowInboxBacklogOld, []string{WorkflowInboxBacklogStalled, WorkflowInboxBacklogGrowing}, inboxLane,
 			"once messages are late enough to page, the stall or lag ticket of the same inbox adds nothing"},
 		{WorkflowDeliveryEventsLost, []string{WorkflowDeliveryDuplicateReceipts}, deliveryLane,

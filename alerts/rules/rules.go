@@ -171,7 +171,7 @@ func tenanted(lane []string) bool {
 // and panics.
 func (b builder) all() map[string]Rule {
 	built := map[string]Rule{}
-	for _, r := range slices.Concat(b.outbox(), b.inbox(), b.delivery(), b.idempotency(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
+	for _, r := range slices.Concat(b.outbox(), b.relay(), b.inbox(), b.delivery(), b.idempotency(), b.deduplication(), b.camunda(), b.camundaJobs(), b.camundaHistory(), b.exporter()) {
 		if _, dup := built[r.Alert]; dup {
 			panic(fmt.Sprintf("alerts/rules: two rules for alert %s", r.Alert))
 		}
@@ -316,6 +316,27 @@ and increase(%[5]s[%[6]s]) > 0
 %[1]s > 0
 `, b.sel(catalog.OutboxEventsRetrying)),
 			fmt.Sprintf("{{ $value | humanize }} pending outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}have{{ else }}has{{ end }}"+" been retried at least retrying_after_attempts times (the exporter's setting, default 3) and "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" still not published. The publisher fails on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" again and again: the status page groups the last errors by cause.", what)),
+	}
+}
+
+// relay: an outbox's change-data-capture relay, by the logical replication
+// slot it reads.
+func (b builder) relay() []Rule {
+	r := b.c.Relay
+	what := "database {{ $labels.database }} (slot {{ $labels.slot }})"
+	return []Rule{
+		b.rule(WorkflowOutboxRelayBehind, r.LagFor, fmt.Sprintf(`
+%s > %s
+`, b.bridged(b.sel(catalog.OutboxRelayLagSeconds)), secs(r.Lag)),
+			fmt.Sprintf("The oldest outbox write of %s that the relay has not confirmed has waited {{ $value | humanizeDuration }} (threshold %s): consumers have not seen those events. The relay is disconnected (see workflow_outbox_relay_slot_active) or connected and not confirming. A Debezium connector without heartbeats confirms a transaction only when the next one arrives: on a quiet outbox that reads as behind.", what, dur(r.Lag))),
+
+		b.rule(WorkflowOutboxRelayWALAtRisk, r.WALRiskFor, fmt.Sprintf(`
+%[1]s == 1
+or
+%[2]s > %[3]s * %[4]s
+`, b.bridged(b.sel(catalog.OutboxRelayWALStatus, `status=~"unreserved|lost"`)), b.bridged(b.sel(catalog.OutboxRelayRetainedWALBytes)),
+			num(r.WALKeepRatio), b.bridged(b.sel(catalog.OutboxRelayWALKeepLimitBytes))),
+			fmt.Sprintf("{{ if $labels.status }}The replication slot of %[1]s has wal_status {{ $labels.status }}: {{ if eq $labels.status \"lost\" }}PostgreSQL removed WAL the relay needs, and it cannot resume from the slot; the events in that WAL were never published.{{ else }}WAL the relay needs is due for removal at the next checkpoint.{{ end }}{{ else }}The replication slot of %[1]s retains {{ $value | humanize1024 }}B of WAL, over %[2]s of max_slot_wal_keep_size: past it PostgreSQL invalidates the slot and the relay loses the events it has not read.{{ end }} Get the relay to read (or raise max_slot_wal_keep_size) now.", what, pct(r.WALKeepRatio))),
 	}
 }
 
@@ -566,13 +587,13 @@ func pl(word string) string { return word + "{{ if ne $value 1.0 }}s{{ end }}" }
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', -1, 64) + "%" }
 
 // CollectorsBehindPages are the collectors whose series a paging alert
-// reads (the outbox and inbox tables, the two Camunda joins, the engine's
-// external tasks and async jobs). One of them failing blinds a page, so
+// reads (the outbox and inbox tables, the outbox's relay, the two Camunda
+// joins, the engine's external tasks and async jobs). One of them failing blinds a page, so
 // WorkflowExporterSourceDown (critical) covers it; any other collector
 // failing is WorkflowExporterCollectorDown (a ticket). A whole source down
 // blinds every page on it and is always WorkflowExporterSourceDown.
 func CollectorsBehindPages() []string {
-	return []string{vocab.TableOutbox, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
+	return []string{vocab.TableOutbox, vocab.CollectorOutboxRelay, vocab.TableInbox, "idempotency_camunda", "processed_jobs_camunda", vocab.CollectorCamunda, vocab.CollectorCamundaJobs}
 }
 
 func (b builder) exporter() []Rule {

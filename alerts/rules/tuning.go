@@ -25,6 +25,8 @@ func ForKeys() map[string]string {
 		WorkflowOutboxEventsFailed:            "outbox.failed_for",
 		WorkflowOutboxBacklogGrowing:          "outbox.growing_for",
 		WorkflowOutboxEventsRetrying:          "outbox.retrying_for",
+		WorkflowOutboxRelayBehind:             "relay.lag_for",
+		WorkflowOutboxRelayWALAtRisk:          "relay.wal_risk_for",
 		WorkflowInboxBacklogStalled:           "inbox.stalled_for",
 		WorkflowInboxBacklogGrowing:           "inbox.growing_for",
 		WorkflowInboxBacklogOld:               "inbox.for",
@@ -53,6 +55,17 @@ func ForKeys() map[string]string {
 		WorkflowExporterCollectorDown:         "exporter.collector_down_for",
 		WorkflowExporterDown:                  "exporter.down_for",
 		WorkflowExporterTasksUnwatched:        "exporter.unwatched_tasks_for",
+		WorkflowDeduplicationWindowExceeded:   "deduplication.for",
+	}
+}
+
+// noSelectors names the alerts that take no selectors, and why: a
+// selector's matchers go on every series of the expression, and these
+// join series that do not share the lane's labels (an engine's topic and
+// a table's scope), so any matcher empties one side of the join.
+func noSelectors() map[string]string {
+	return map[string]string{
+		WorkflowDeduplicationWindowExceeded: "its expression joins the engine's topics, the outbox and the deduplicating tables, whose series share no label a selector could match on all of them",
 	}
 }
 
@@ -134,6 +147,10 @@ func (c Config) validateAlerts(errs *yamlfile.Errors) {
 		if a.Severity == rulefile.None && (ac.Severity != "" || len(ac.Selectors) > 0) {
 			add(key, "the watchdog can be turned off or labelled, nothing else")
 			continue
+		}
+		if why, ok := noSelectors()[name]; ok && len(ac.Selectors) > 0 {
+			add(key+".selectors", "%s; tune its keys for all series, or its severity and labels", why)
+			ac.Selectors = nil
 		}
 		checkSeverity(key, ac.Severity, add)
 		checkLabels(key, ac.Labels, a, add)

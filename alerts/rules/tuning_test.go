@@ -116,6 +116,8 @@ func TestAlertsConfigErrorsNameTheKey(t *testing.T) {
 		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {outbox: {stalled_window: 30s}}}]\n", "selectors[0].set.outbox.stalled_window"},
 		{"alerts:\n  WorkflowOutboxBacklogStalled:\n    selectors: [{match: 'event_type=\"x\"', set: {outbox: {stalled_windw: 30s}}}]\n", "selectors[0].set.outbox.stalled_windw (line 3): unknown key; did you mean"},
 		{"alerts:\n  WorkflowExporterWatchdog: {severity: critical}\n", "alerts.WorkflowExporterWatchdog (line 2): the watchdog can be turned off or labelled"},
+		{"alerts:\n  WorkflowDeduplicationWindowExceeded:\n    selectors: [{match: 'topic=\"x\"', severity: info}]\n", "alerts.WorkflowDeduplicationWindowExceeded.selectors (line 3): its expression joins the engine's topics"},
+		{"deduplication: {deletion_window: 1m}\n", "deduplication.deletion_window (line 1): 1m is shorter than 2m"},
 		{"dashboard_base_url: grafana:3000\n", "dashboard_base_url (line 1): must be an http:// or https:// URL"},
 	} {
 		_, err := Parse([]byte(c.doc))

@@ -80,6 +80,11 @@ type Query struct {
 	Args []any
 	// Requires names an optional column without which the query is not run.
 	Requires string
+	// Ordered marks a query that reads the first rows of an index in its
+	// order (ORDER BY ... LIMIT, as a loose index scan does): an index
+	// that only restricts the scan does not serve it, the plan must need
+	// no sort (see ServingOrderedIndex).
+	Ordered bool
 }
 
 // Requirements is what a collector needs from one table.
@@ -107,6 +112,9 @@ type Requirements struct {
 	// default shape (text status columns), from which deploy/sql is
 	// generated; `check` and the collections use the resolved ones.
 	Resolve func(ctx context.Context, tx pgx.Tx) (Resolved, error)
+	// Probes are what the collector needs beyond the table's columns and
+	// indexes (the replication slot of an outbox relay), for `check`.
+	Probes []Probe
 }
 
 // Resolved is a table's requirements as resolved against the database, with
@@ -116,6 +124,25 @@ type Resolved struct {
 	Requirements
 	Notes    []string
 	Warnings []string
+}
+
+// Probe is a check a collector needs beyond its table's columns and
+// indexes: `workflow-exporter check` runs it in a read-only transaction of
+// its own, after the table's checks, and prints what it reports. The
+// collector runs the same reading at every collection, so check and
+// collection fail alike.
+type Probe struct {
+	// Name says what is checked, e.g. "relay slot outbox_relay".
+	Name string
+	// Run returns what it found; an error is a problem the collector
+	// fails on (its text names the config key to fix).
+	Run func(ctx context.Context, tx pgx.Tx) (ProbeReport, error)
+}
+
+// ProbeReport is what a probe found besides errors: notes on what is
+// there, and warnings of what will go wrong without a change.
+type ProbeReport struct {
+	Notes, Warnings []string
 }
 
 // QuoteTable quotes a possibly schema-qualified table name.

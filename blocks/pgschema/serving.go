@@ -19,6 +19,19 @@ import (
 // whole for its second column: its cost grows with the table). Call it in
 // a transaction: it sets enable_seqscan locally.
 func ServingIndex(ctx context.Context, tx pgx.Tx, table, query string, args ...any) (string, error) {
+	return servingIndex(ctx, tx, table, query, false, args)
+}
+
+// ServingOrderedIndex is ServingIndex for a query that reads rows in an
+// index's order (Query.Ordered): an index serves it only when the plan
+// has no sort. An index that restricts the scan but not its order (the
+// leading column of a primary key, under a sort of everything it finds)
+// reads every row it restricts to, and does not count.
+func ServingOrderedIndex(ctx context.Context, tx pgx.Tx, table, query string, args ...any) (string, error) {
+	return servingIndex(ctx, tx, table, query, true, args)
+}
+
+func servingIndex(ctx context.Context, tx pgx.Tx, table, query string, ordered bool, args []any) (string, error) {
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 		return "", err
 	}
@@ -43,7 +56,23 @@ WHERE i.indexrelid = to_regclass($1)`, quoteSchemaOf(table, index)).Scan(&partia
 		// condition's word.
 		return partial || cond != "" && (leading == nil || mentions(cond, *leading))
 	}
+	if ordered && sorts(plans[0].Plan) {
+		return "", nil
+	}
 	return findIndex(plans[0].Plan, BaseName(table), serves), nil
+}
+
+// sorts reports whether the plan sorts rows anywhere.
+func sorts(n node) bool {
+	if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
+		return true
+	}
+	for _, k := range n.Plans {
+		if sorts(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // mentions reports whether an EXPLAIN condition names the column (as a

@@ -474,3 +474,43 @@ func TestLostEventsMuteTheirDeliverysDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// An outbox relay that stopped: its page mutes the outbox's own pages of the
+// same database (an outbox with status columns beside the relay), of every
+// event type, and nothing of another database; the relay's own WAL page is
+// not its consequence. While the database is down, both relay pages are
+// muted like every alert on its data; a failing relay collector alone mutes
+// nothing.
+func TestRelayBehindMutesItsDatabasesOutboxPages(t *testing.T) {
+	relay := model.LabelSet{"database": "orders", "slot": "outbox_relay"}
+	mutes := startInhibitor(t, alert(rules.WorkflowOutboxRelayBehind, "critical", relay))
+	stalled := alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Order", "event_type": "Submitted"})
+	if !waitMuted(t, mutes, stalled) {
+		t.Fatal("the outbox stall of the relay's database is not muted by the relay's page")
+	}
+	if !mutes(alert(rules.WorkflowOutboxOldestEventTooOld, "critical", model.LabelSet{"database": "orders", "aggregate_type": "Quote", "event_type": "Approved"})) {
+		t.Error("the outbox age page of another event type of the relay's database is not muted")
+	}
+	for _, ls := range []model.LabelSet{
+		alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "billing", "aggregate_type": "Order", "event_type": "Submitted"}),
+		alert(rules.WorkflowOutboxRelayWALAtRisk, "critical", model.LabelSet{"database": "orders", "slot": "outbox_relay", "status": "unreserved"}),
+		alert(rules.WorkflowInboxBacklogOld, "critical", model.LabelSet{"database": "orders", "source_system": "broker", "message_type": "m"}),
+	} {
+		if mutes(ls) {
+			t.Errorf("%v: muted by the relay's page", ls)
+		}
+	}
+
+	down := startInhibitor(t, sourceDown("database", "orders", ""))
+	if !waitMuted(t, down, alert(rules.WorkflowOutboxRelayBehind, "critical", relay)) {
+		t.Error("the relay's page is not muted while its database is down")
+	}
+	if !down(alert(rules.WorkflowOutboxRelayWALAtRisk, "critical", relay)) {
+		t.Error("the relay's WAL page is not muted while its database is down")
+	}
+	collector := startInhibitor(t, sourceDown("database", "orders", "outbox_relay"))
+	time.Sleep(200 * time.Millisecond)
+	if collector(alert(rules.WorkflowOutboxRelayWALAtRisk, "critical", relay)) {
+		t.Error("a failing relay collector mutes the relay's alerts: only a whole source down does")
+	}
+}

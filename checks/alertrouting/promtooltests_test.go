@@ -20,6 +20,8 @@ func optionalInSummary(alert, label string) bool {
 	switch alert {
 	case rules.WorkflowUnknownOutcomeRecords:
 		return label == "scope" || label == "source_system" || label == "message_type"
+	case rules.WorkflowDeduplicationWindowExceeded:
+		return label == "scope" || label == "source_system"
 	case rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown:
 		return label == "collector"
 	case rules.WorkflowExporterDown:

@@ -5,7 +5,7 @@
 // `make demo` runs it with everything else; see package sim for what each
 // part does.
 //
-//	workflow-sim run [--engine URL] --database orders=DSN --lane orders [--lane billing@other] [--deliver orders=other] ...
+//	workflow-sim run [--engine URL] --database orders=DSN --lane orders [--lane billing@other] [--deliver orders=other] [--relay-lane cdc@other] ...
 //	workflow-sim faults
 //	workflow-sim inject FAULT TARGET [--sim URL]
 //	workflow-sim clear FAULT TARGET [--sim URL]
@@ -54,6 +54,8 @@ func main() {
 	dbEnvs := run.Flag("database-env", "A worker database whose DSN is in an environment variable, NAME=VAR (repeatable).").StringMap()
 	lanes := run.Flag("lane", "A lane, NAME or NAME@DATABASE (repeatable; default: one lane \"orders\" on the only database).").Strings()
 	deliver := run.Flag("deliver", "LANE=DATABASE: the lane's published outbox events are delivered to the inbox of DATABASE (message id: the event id), a delivery as the exporter's deliveries[] watch it (repeatable; messages-lost acts on it).").StringMap()
+	relayLanes := run.Flag("relay-lane", "A relay lane, NAME or NAME@DATABASE (repeatable): its outbox is drained by change data capture, pg_recvlogical on the lane's replication slot sim_NAME (the server needs wal_level=logical; the slot is dropped at exit), its events in its own Debezium-shaped table sim_NAME_outbox.").Strings()
+	recvLogical := run.Flag("pg-recvlogical", "The pg_recvlogical of the relay lanes (default: from PATH or /usr/lib/postgresql/*/bin).").String()
 	listen := run.Flag("listen", "Control endpoint address (127.0.0.1 only).").Default(DefaultControl).String()
 	engineProxy := run.Flag("engine-proxy", "Serve a proxy to the engine for the exporter at this address (engine-down, engine-500 act on it).").String()
 	dbProxies := run.Flag("database-proxy", "Serve a TCP proxy to a database for the exporter, NAME=ADDR (repeatable; database-down acts on it).").StringMap()
@@ -78,7 +80,7 @@ func main() {
 	var err error
 	switch cmd {
 	case run.FullCommand():
-		err = runSim(runFlags{engineURL: *engineURL, engineName: *engineName, dbs: *dbs, dbEnvs: *dbEnvs, lanes: *lanes, deliver: *deliver,
+		err = runSim(runFlags{engineURL: *engineURL, engineName: *engineName, dbs: *dbs, dbEnvs: *dbEnvs, lanes: *lanes, deliver: *deliver, relayLanes: *relayLanes, recvLogical: *recvLogical,
 			listen: *listen, engineProxy: *engineProxy, dbProxies: *dbProxies, interval: *interval, workers: *workers, lock: *lock, initial: *initial})
 	case "faults":
 		fmt.Print(sim.FaultHelp())
@@ -98,11 +100,11 @@ func main() {
 }
 
 type runFlags struct {
-	engineURL, engineName, listen, engineProxy string
-	dbs, dbEnvs, dbProxies, deliver            map[string]string
-	lanes, initial                             []string
-	interval, lock                             time.Duration
-	workers                                    int
+	engineURL, engineName, listen, engineProxy, recvLogical string
+	dbs, dbEnvs, dbProxies, deliver                         map[string]string
+	lanes, relayLanes, initial                              []string
+	interval, lock                                          time.Duration
+	workers                                                 int
 }
 
 func runSim(f runFlags) error {
@@ -133,15 +135,20 @@ func runSim(f runFlags) error {
 	}
 	sort.Strings(names)
 	var lanes []sim.Lane
-	for _, spec := range f.lanes {
+	for _, spec := range append(append([]string{}, f.lanes...), f.relayLanes...) {
+		flag := "--lane"
+		relay := len(lanes) >= len(f.lanes)
+		if relay {
+			flag = "--relay-lane"
+		}
 		name, db, found := strings.Cut(spec, "@")
 		if !found {
 			if len(names) > 1 {
-				return fmt.Errorf("--lane %s: name its database (NAME@DATABASE), there are %d", spec, len(names))
+				return fmt.Errorf("%s %s: name its database (NAME@DATABASE), there are %d", flag, spec, len(names))
 			}
 			db = names[0]
 		}
-		lanes = append(lanes, sim.Lane{Name: name, Database: db})
+		lanes = append(lanes, sim.Lane{Name: name, Database: db, Relay: relay})
 	}
 	if len(lanes) == 0 {
 		lanes = []sim.Lane{{Name: "orders", Database: names[0]}}
@@ -154,7 +161,8 @@ func runSim(f runFlags) error {
 		lanes[i].Consumer = consumer
 	}
 	s, err := sim.New(ctx, sim.Config{EngineURL: f.engineURL, EngineName: f.engineName, Databases: databases, Lanes: lanes,
-		Interval: f.interval, Workers: f.workers, LockDuration: f.lock, EngineProxy: f.engineProxy, DatabaseProxies: f.dbProxies, Logger: logger})
+		Interval: f.interval, Workers: f.workers, LockDuration: f.lock, EngineProxy: f.engineProxy, DatabaseProxies: f.dbProxies,
+		RecvLogical: f.recvLogical, Logger: logger})
 	if err != nil {
 		return err
 	}

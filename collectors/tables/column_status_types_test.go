@@ -52,26 +52,28 @@ func TestStatusColumnTypes(t *testing.T) {
 	cases := []statusTypeCase{
 		{
 			name: "enum lacking the canonical labels",
-			setup: `DROP INDEX message_inbox_open_idx; CREATE TYPE inbox_state AS ENUM ('RECEIVED', 'DONE', 'ERROR');
+			setup: `DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_horizon_idx; CREATE TYPE inbox_state AS ENUM ('RECEIVED', 'DONE', 'ERROR');
 ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE inbox_state USING processing_status::inbox_state`,
 			tables: "inbox: {statuses: {PROCESSED: [DONE], FAILED_FINAL: [ERROR, ERRORX]}}",
 			rows:   []string{inbox("m1", "'RECEIVED'", -100, "NULL"), inbox("m2", "'RECEIVED'", -50, "NULL"), inbox("m3", "'DONE'", -200, at(-190))},
 			later:  []string{`UPDATE message_inbox SET processing_status = 'ERROR', processed_at = ` + at(5) + ` WHERE message_id = 'm2'`, inbox("m4", "'DONE'", 1, at(2))},
 			want: []seriesValue{{catalog.InboxMessages, msg("RECEIVED"), 1}, {catalog.InboxOldestMessageAge, msg("RECEIVED"), 110},
 				{catalog.InboxMessages, msg("PROCESSING"), 0},
-				{catalog.InboxMessagesProcessed, msg("PROCESSED"), 1}, {catalog.InboxMessagesProcessed, msg("FAILED_FINAL"), 1}},
+				{catalog.InboxMessagesProcessed, msg("PROCESSED"), 1}, {catalog.InboxMessagesProcessed, msg("FAILED_FINAL"), 1},
+				{catalog.InboxRetentionHorizon, map[string]string{"source_system": "kafka"}, 200}},
 			notes: []string{`statuses.PROCESSING: "PROCESSING" cannot be held by column processing_status (enum inbox_state: RECEIVED, DONE, ERROR); it never matches`,
 				`statuses.UNKNOWN_OUTCOME: "UNKNOWN_OUTCOME" cannot be held`, `statuses.IGNORED_DUPLICATE: "IGNORED_DUPLICATE" cannot be held`},
 			warnings: []string{`databases[0].tables.inbox.statuses.FAILED_FINAL: "ERRORX" cannot be held by column processing_status (enum inbox_state: RECEIVED, DONE, ERROR); it never matches`},
 		},
 		{
 			name:   "integer",
-			setup:  `DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_processed_at_idx; ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE integer USING 0`,
+			setup:  `DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_horizon_idx; DROP INDEX message_inbox_processed_at_idx; ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE integer USING 0`,
 			tables: `inbox: {statuses: {RECEIVED: ["0"], PROCESSING: [" 1"], PROCESSED: ["2"], FAILED_FINAL: ["03", "99999999999", "FAILED"]}}`,
 			rows:   []string{inbox("m1", "0", -100, "NULL"), inbox("m2", "0", -50, "NULL"), inbox("m3", "1", -30, "NULL"), inbox("m4", "2", -200, at(-190))},
 			later:  []string{`UPDATE message_inbox SET processing_status = 3, processed_at = ` + at(5) + ` WHERE message_id = 'm3'`},
 			want: []seriesValue{{catalog.InboxMessages, msg("RECEIVED"), 2}, {catalog.InboxOldestMessageAge, msg("RECEIVED"), 110},
-				{catalog.InboxMessages, msg("PROCESSING"), 0}, {catalog.InboxMessagesProcessed, msg("FAILED_FINAL"), 1}},
+				{catalog.InboxMessages, msg("PROCESSING"), 0}, {catalog.InboxMessagesProcessed, msg("FAILED_FINAL"), 1},
+				{catalog.InboxRetentionHorizon, map[string]string{"source_system": "kafka"}, 200}},
 			notes: []string{`statuses.FAILED_RETRYABLE: "FAILED_RETRYABLE" cannot be held by column processing_status (integer)`},
 			warnings: []string{`statuses.FAILED_FINAL: "99999999999" cannot be held by column processing_status (integer)`,
 				`statuses.FAILED_FINAL: "FAILED" cannot be held by column processing_status (integer)`},
@@ -91,18 +93,18 @@ ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE inbox_state USING 
 		},
 		{
 			name:   "boolean",
-			setup:  `DROP INDEX message_inbox_open_idx; ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE boolean USING false`,
+			setup:  `DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_horizon_idx; ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE boolean USING false`,
 			tables: `inbox: {statuses: {RECEIVED: ["no"], PROCESSED: ["TRUE"], FAILED_FINAL: ["maybe"]}}`,
 			rows:   []string{inbox("m1", "false", -100, "NULL"), inbox("m2", "false", -40, "NULL")},
 			later:  []string{`UPDATE message_inbox SET processing_status = true, processed_at = ` + at(5) + ` WHERE message_id = 'm2'`},
 			want: []seriesValue{{catalog.InboxMessages, msg("RECEIVED"), 1}, {catalog.InboxOldestMessageAge, msg("RECEIVED"), 110},
-				{catalog.InboxMessagesProcessed, msg("PROCESSED"), 1}},
+				{catalog.InboxMessagesProcessed, msg("PROCESSED"), 1}, {catalog.InboxRetentionHorizon, map[string]string{"source_system": "kafka"}, 5}},
 			notes:    []string{`statuses.PROCESSING: "PROCESSING" cannot be held by column processing_status (boolean)`},
 			warnings: []string{`statuses.FAILED_FINAL: "maybe" cannot be held by column processing_status (boolean)`},
 		},
 		{
 			name: "domain over an enum (no operator of its own)",
-			setup: `DROP INDEX message_inbox_open_idx; CREATE TYPE msg_state AS ENUM ('RECEIVED', 'PROCESSED'); CREATE DOMAIN msg_status AS msg_state;
+			setup: `DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_horizon_idx; CREATE TYPE msg_state AS ENUM ('RECEIVED', 'PROCESSED'); CREATE DOMAIN msg_status AS msg_state;
 ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE msg_status USING processing_status::msg_state`,
 			tables: "inbox: {}",
 			rows:   []string{inbox("m1", "'RECEIVED'", -100, "NULL"), inbox("m2", "'PROCESSED'", -100, at(-99))},
@@ -154,7 +156,7 @@ ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE msg_status USING p
 // join (which compares COMPLETED and the in-progress statuses).
 func TestIdempotencyEnumStatusWithTheJoin(t *testing.T) {
 	d := newTestDB(t, false)
-	d.Exec(`DROP INDEX workflow_idempotency_record_open_idx; CREATE TYPE idem_state AS ENUM ('STARTED', 'DONE', 'FAILED');
+	d.Exec(`DROP INDEX workflow_idempotency_record_open_idx; DROP INDEX workflow_idempotency_record_horizon_idx; CREATE TYPE idem_state AS ENUM ('STARTED', 'DONE', 'FAILED');
 ALTER TABLE workflow_idempotency_record ALTER COLUMN status TYPE idem_state USING 'STARTED'`)
 	d.Exec(`INSERT INTO workflow_idempotency_record (scope, idempotency_key, business_entity_id, job_reference, status, updated_at)
 		VALUES ('S', 'k1', 'e', 'task-1', 'STARTED', $1), ('S', 'k2', 'e', 'task-2', 'DONE', $1), ('S', 'k3', 'e', NULL, 'FAILED', $1)`, collectortest.At(-1200))
@@ -173,6 +175,9 @@ ALTER TABLE workflow_idempotency_record ALTER COLUMN status TYPE idem_state USIN
 		{catalog.IdempotencyRecords, map[string]string{"scope": "S", "status": "UNKNOWN_OUTCOME"}, 0},
 		{catalog.IdempotencyInDoubt, map[string]string{"scope": "S", "topic": "t"}, 1},
 		{catalog.IdempotencyCompletedTaskOpen, map[string]string{"scope": "S", "topic": "t"}, 1},
+		// DONE and FAILED are the finished records: the retention
+		// horizon compares the enum in its own labels.
+		{catalog.IdempotencyRetentionHorizon, map[string]string{"scope": "S"}, 1200},
 	})
 	if l := e.Lists()["stale_in_progress/workflow_idempotency_record"]; l.Total != 1 || len(l.Items) != 1 || l.Items[0].IdempotencyKey != "k1" {
 		t.Errorf("stale list %+v", l)
@@ -183,7 +188,7 @@ ALTER TABLE workflow_idempotency_record ALTER COLUMN status TYPE idem_state USIN
 // naming the key and the type, not a query failing on the server.
 func TestStatusColumnOfAnotherTypeIsNamed(t *testing.T) {
 	d := newTestDB(t, false)
-	d.Exec(`DROP INDEX message_inbox_open_idx; ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE uuid USING gen_random_uuid()`)
+	d.Exec(`DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_horizon_idx; ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE uuid USING gen_random_uuid()`)
 	e := d.newExporter(presetConfig("inbox: {}"))
 	e.Collect()
 	if v := e.Value(catalog.ExporterCollectorUp, map[string]string{"collector": "inbox"}); v != 0 {
@@ -284,7 +289,7 @@ func wantAll(t *testing.T, what string, got, want []string) {
 func TestEnumStatusQueriesReadOnlyOpenRows(t *testing.T) {
 	const history = 50000
 	d := newTestDB(t, false)
-	d.Exec(`DROP INDEX message_inbox_open_idx; CREATE TYPE inbox_state AS ENUM ('RECEIVED', 'DONE', 'ERROR');
+	d.Exec(`DROP INDEX message_inbox_open_idx; DROP INDEX message_inbox_horizon_idx; CREATE TYPE inbox_state AS ENUM ('RECEIVED', 'DONE', 'ERROR');
 ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE inbox_state USING processing_status::inbox_state`)
 	d.Exec(`INSERT INTO message_inbox (source_system, message_id, message_type, correlation_key, processing_status, received_at, processed_at)
 		SELECT 'kafka', 'h' || g, 'T' || (g % 5), 'c', 'DONE', $1::timestamptz - make_interval(secs => g), $1::timestamptz - make_interval(secs => g)

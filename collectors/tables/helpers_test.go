@@ -5,9 +5,11 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m, pgtest.StopShared, relaytest.StopShared) }
 
 // testDB and exporter are the harness's database and exporter, with the
 // row writers and checks of these tests as their methods.

@@ -49,7 +49,7 @@ func NewOutbox(o OutboxOptions) *Outbox {
 	return &Outbox{
 		tableBase: newTableBase(o, catalog.OutboxEventsPending, catalog.OutboxOldestPendingAge, catalog.OutboxEventsFailed,
 			catalog.OutboxOldestFailedAge, catalog.OutboxEventsRetrying,
-			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay),
+			catalog.OutboxEventsCreated, catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxConsumerInfo),
 		cfg:            o.Table,
 		created:        watermark.New(o.LateCommitWindow),
 		published:      watermark.New(o.LateCommitWindow),
@@ -324,6 +324,12 @@ func (c *Outbox) metrics(series map[string]bool, groups map[string]*outboxGroup)
 	}
 	if series[catalog.OutboxPublishDelay] {
 		out = append(out, c.delay.MustMetric(c.descs.Get(catalog.OutboxPublishDelay), c.cfg.PublishDelayBuckets, c.database))
+	}
+	// Who deduplicates the events (the deliveries from this outbox), for
+	// the alert that compares the oldest pending event with the consumer
+	// inbox's retention horizon.
+	for _, cons := range c.cfg.Consumers {
+		out = append(out, c.gauge(catalog.OutboxConsumerInfo, 1, c.database, cons.Database, cons.SourceSystem))
 	}
 	return out
 }

@@ -143,6 +143,12 @@ func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 			if seq {
 				t.Errorf("%s/%s: sequential scan over %d history rows:\n%s", req.Kind, q.Name, history, raw)
 			}
+			// A query that reads an index in its order (the loose index
+			// scans of the retention horizons) must not sort: a sort
+			// reads every row it orders.
+			if q.Ordered && strings.Contains(string(raw), `"Sort`) {
+				t.Errorf("%s/%s reads rows in index order but its plan sorts:\n%s", req.Kind, q.Name, raw)
+			}
 			if touched > 20 {
 				t.Errorf("%s/%s touched %v rows; only the few open or recent rows should be read:\n%s", req.Kind, q.Name, touched, raw)
 			}

@@ -14,6 +14,10 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_
 -- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension): needs the optional column duplicate_count; created by 002_duplicate_count_extension.sql
 
 -- idempotency table workflow_idempotency_record
+-- the retention horizon reads the least recently updated finished record of each scope, one index entry per scope
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_horizon_idx" ON "workflow_idempotency_record" ("scope", "updated_at") WHERE "status" IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');
+
+-- idempotency table workflow_idempotency_record
 -- the Camunda join looks up the records of in-flight tasks by external task id (= ANY)
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_job_reference_idx" ON "workflow_idempotency_record" ("job_reference") WHERE "job_reference" IS NOT NULL;
 
@@ -30,6 +34,10 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_processed_job_completed_at_idx
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_open_idx" ON "message_inbox" ("source_system", "message_type", "processing_status", "received_at") WHERE ("processing_status" IS NULL OR "processing_status" NOT IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED'));
 -- messages_processed_total reads the last late_commit_window of finished messages
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_processed_at_idx" ON "message_inbox" ("processed_at") WHERE "processed_at" IS NOT NULL;
+
+-- inbox table message_inbox
+-- the retention horizon reads the oldest processed_at of each source system's finished messages, one index entry per source system
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_horizon_idx" ON "message_inbox" ("source_system", "processed_at") WHERE "processed_at" IS NOT NULL AND "processing_status" IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED');
 
 -- outbox table event_outbox
 -- pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history

@@ -8,3 +8,6 @@ CREATE ROLE workflow_exporter LOGIN PASSWORD 'change-me';
 GRANT USAGE ON SCHEMA public TO workflow_exporter;
 GRANT SELECT ON workflow_idempotency_record, workflow_processed_job, message_inbox, event_outbox TO workflow_exporter;
 ALTER ROLE workflow_exporter SET default_transaction_read_only = on;
+-- An outbox relay (tables.outbox.relay) needs nothing more: the slot, the
+-- table's statistics, the publications and the WAL position are readable by
+-- PUBLIC (no REPLICATION attribute, no pg_monitor; docs/database.md, Roles).

@@ -243,12 +243,47 @@ func whoAmI(ctx context.Context, db *pgsource.DB) (version, user string, err err
 }
 
 func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) {
+	found := false
 	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return checkTableIn(ctx, tx, req, user, w, rep)
+		if err := checkTableIn(ctx, tx, req, user, w, rep); err != nil {
+			return err
+		}
+		var err error
+		_, found, err = pgschema.TableColumns(ctx, tx, req.Table)
+		return err
 	})
 	if err != nil {
 		fmt.Fprintf(w, "    ERROR %v\n", err)
 		rep.Errors++
+	}
+	// A probe of a table that is not there would only repeat that.
+	for _, p := range req.Probes {
+		if found {
+			checkProbe(ctx, db, p, w, rep)
+		}
+	}
+}
+
+// checkProbe runs a collector's probe (pgschema.Probe) in a read-only
+// transaction of its own, so a failing one leaves the others their own.
+func checkProbe(ctx context.Context, db *pgsource.DB, p pgschema.Probe, w io.Writer, rep *Report) {
+	var pr pgschema.ProbeReport
+	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		pr, err = p.Run(ctx, tx)
+		return err
+	})
+	if err != nil {
+		fmt.Fprintf(w, "    ERROR %s: %v\n", p.Name, err)
+		rep.Errors++
+		return
+	}
+	for _, n := range pr.Notes {
+		fmt.Fprintf(w, "    %s: %s\n", p.Name, n)
+	}
+	for _, warn := range pr.Warnings {
+		fmt.Fprintf(w, "    WARNING %s: %s\n", p.Name, warn)
+		rep.Warnings++
 	}
 }
 
@@ -338,7 +373,11 @@ func checkTableIn(ctx context.Context, tx pgx.Tx, req pgschema.Requirements, use
 		if !ok {
 			continue
 		}
-		used, err := pgschema.ServingIndex(ctx, tx, req.Table, q.SQL, q.Args...)
+		serving := pgschema.ServingIndex
+		if q.Ordered {
+			serving = pgschema.ServingOrderedIndex
+		}
+		used, err := serving(ctx, tx, req.Table, q.SQL, q.Args...)
 		if err != nil {
 			return fmt.Errorf("explain %s query: %w", q.Name, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/check"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -59,8 +60,10 @@ func TestCheckReportsMissingIndexesTablesAndWriteAccess(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	if rep.Errors != 2 {
-		t.Errorf("errors = %d, want 2 (missing table, missing column)\n%s", rep.Errors, out)
+	// The missing inbox table twice: for the inbox's collector and for
+	// its retention horizon's.
+	if rep.Errors != 3 {
+		t.Errorf("errors = %d, want 3 (missing table for two collectors, missing column)\n%s", rep.Errors, out)
 	}
 }
 
@@ -91,11 +94,12 @@ func TestCheckPassesOnReferenceSetupWithReadOnlyRole(t *testing.T) {
 	if rep.Errors != 0 || rep.Warnings != 0 {
 		t.Fatalf("reference setup with a SELECT-only role should pass cleanly, got %d errors, %d warnings:\n%s", rep.Errors, rep.Warnings, out)
 	}
-	if got := strings.Count(out, "privileges: read-only (ok)"); got != 4 {
-		t.Errorf("read-only lines = %d, want 4:\n%s", got, out)
+	// Four tables, and the retention horizons of two of them.
+	if got := strings.Count(out, "privileges: read-only (ok)"); got != 6 {
+		t.Errorf("read-only lines = %d, want 6:\n%s", got, out)
 	}
-	if got := strings.Count(out, ": ok (served by "); got != 9 {
-		t.Errorf("served indexes = %d, want 9:\n%s", got, out)
+	if got := strings.Count(out, ": ok (served by "); got != 11 {
+		t.Errorf("served indexes = %d, want 11:\n%s", got, out)
 	}
 	// And a role that can write is flagged.
 	pgtest.Exec(t, conn, `GRANT INSERT, DELETE ON event_outbox TO `+role)
@@ -276,5 +280,62 @@ deliveries: [{name: orders-billing, from: {database: orders}, to: {database: bil
 	out, _ = runCheckConfig(t, orders, doc)
 	if strings.Contains(out, "delivery_lookup query missing") || !strings.Contains(out, "index for delivery_lookup query: ok (served by message_inbox_message_id_idx)") {
 		t.Errorf("the lookup's index after 003_exporter_indexes.sql:\n%s", out)
+	}
+}
+
+// TestCheckHorizonIndexMustServeTheOrder: the retention horizons read the
+// first finished row of each scope in (scope, updated_at) order. The
+// primary key (scope, idempotency_key) restricts that scan by scope but
+// cannot give the order, so the plan sorts the scope's every row: check
+// calls the index missing until the horizon index exists.
+func TestCheckHorizonIndexMustServeTheOrder(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	conn := pgtest.Connect(t, dsn)
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/001_reference_schema.sql")
+	out, _ := runCheckDSN(t, dsn)
+	for _, want := range []string{
+		`WARNING index for horizon query missing: the retention horizon reads the least recently updated finished record of each scope, one index entry per scope
+      CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_horizon_idx" ON "workflow_idempotency_record" ("scope", "updated_at") WHERE "status" IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');`,
+		`WARNING index for horizon query missing: the retention horizon reads the oldest processed_at of each source system's finished messages, one index entry per source system
+      CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_horizon_idx" ON "message_inbox" ("source_system", "processed_at") WHERE "processed_at" IS NOT NULL AND "processing_status" IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED');`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	// Without the order requirement the primary key would pass for it.
+	cfg, err := config.Parse([]byte(fmt.Sprintf("databases: [{name: orders, dsn: %q}]", dsn)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := NewDatabase(cfg.Databases[0], "databases[0]", DatabaseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.DB.Close()
+	for _, c := range db.Collectors {
+		if c.Name() != "idempotency_horizon" {
+			continue
+		}
+		q := c.Requirements().Queries[0]
+		tx, err := conn.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		used, err := pgschema.ServingIndex(context.Background(), tx, "workflow_idempotency_record", q.SQL)
+		tx.Rollback(context.Background())
+		if err != nil || used != "workflow_idempotency_record_pkey" {
+			t.Errorf("ServingIndex = %q, %v; the primary key restricts the scan by scope (that is why the query is Ordered)", used, err)
+		}
+	}
+	pgtest.ExecRepoFiles(t, conn, nil, "deploy/sql/003_exporter_indexes.sql")
+	out, _ = runCheckDSN(t, dsn)
+	for _, want := range []string{
+		"index for horizon query: ok (served by workflow_idempotency_record_horizon_idx)",
+		"index for horizon query: ok (served by message_inbox_horizon_idx)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q after 003_exporter_indexes.sql:\n%s", want, out)
+		}
 	}
 }

@@ -64,11 +64,22 @@ func NewDatabase(cfg config.Database, key string, o DatabaseOptions) (*DatabaseS
 	}
 	ko := kindOptions{db: db, database: cfg.Name, prefix: key + ".tables.", lateCommitWindow: time.Duration(cfg.LateCommitWindow),
 		labelValueLimit: cfg.LabelValueLimit, folds: folds, logger: logger, views: o.Views, engines: o.Engines}
-	// The tables' collectors first, then the joins, each in the order of
-	// the kinds.
+	// The tables' collectors (and the outbox's relay) first, then their
+	// horizons, then the joins, each in the order of the kinds.
 	var cs []TableCollector
 	for _, k := range tableKinds() {
 		if c := k.collector(cfg.Tables, ko); c != nil {
+			cs = append(cs, c)
+		}
+		if k.relay == nil {
+			continue
+		}
+		if c := k.relay(cfg.Tables, ko); c != nil {
+			cs = append(cs, c)
+		}
+	}
+	for _, k := range tableKinds() {
+		if c := k.horizon(cfg.Tables, ko); c != nil {
 			cs = append(cs, c)
 		}
 	}

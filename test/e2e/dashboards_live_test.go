@@ -18,6 +18,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
 )
 
@@ -52,6 +53,21 @@ ALTER TABLE message_inbox ADD COLUMN attempts integer NOT NULL DEFAULT 0;
 UPDATE event_outbox SET attempts = 4 WHERE aggregate_id = 'order-old';
 UPDATE message_inbox SET attempts = 4 WHERE processed_at IS NULL`)
 	pgtest.ExecRepoFiles(t, conn, nil, "collectors/tables/testdata/presets/wolverine.sql", "collectors/tables/testdata/presets/wolverine.states.sql")
+
+	// An outbox drained by change data capture, for the relay's panels: a
+	// Debezium-shaped table on a wal_level=logical server of its own
+	// (with a WAL limit for the slot, so the limit's series exists), and
+	// its slot, which nothing consumes.
+	cdcDSN, _ := relaytest.NewLogicalDatabase(t, "max_slot_wal_keep_size=1GB")
+	if err := relaytest.CreateOutbox(ctx, cdcDSN, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := relaytest.CreatePublication(ctx, cdcDSN, "cdc_publication"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relaytest.CreateSlot(ctx, cdcDSN, "cdc_relay", relaytest.PluginPgoutput); err != nil {
+		t.Fatal(err)
+	}
 
 	// The engine: one process with one external task per instance.
 	engine := sharedEngine(t)
@@ -107,9 +123,14 @@ databases:
     dsn_env: E2E_ORDERS_DSN
     min_interval: 1s
     tables: {inbox: {preset: wolverine}}
+  - name: cdc
+    dsn_env: E2E_CDC_DSN
+    min_interval: 1s
+    tables:
+      outbox: {table: public.event_outbox, relay: {slot: cdc_relay, publication: cdc_publication}}
 deliveries:
   - {name: orders-orders, from: {database: orders}, to: {database: orders}, min_interval: 1s}
-`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn}}).Addr
+`, engine.BaseURL, topic), Env: []string{"E2E_ORDERS_DSN=" + dsn, "E2E_CDC_DSN=" + cdcDSN}}).Addr
 
 	rules := promtest.GenerateRules(t, `
 outbox: {stalled_for: 0s, oldest_age_for: 0s}
@@ -121,7 +142,7 @@ camunda: {retries_exhausted_for: 0s, incidents_for: 0s}
 	// Let the first collections (the counters' baselines) happen: what
 	// happens before them is their baseline, not counted. Under load a
 	// collection takes seconds, so wait for them rather than a fixed time.
-	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorDelivery)
+	waitForBaselines(t, exporterAddr, vocab.CollectorCamunda, vocab.CollectorCamundaJobs, vocab.CollectorDelivery, vocab.CollectorOutboxRelay)
 
 	// Drive the tasks into every state, and replay both crash cases.
 	w1, w2 := engineclient.NewWorker(c, "worker-1"), engineclient.NewWorker(c, "worker-2")
@@ -214,6 +235,9 @@ INSERT INTO message_inbox (source_system, message_id, message_type, correlation_
 SELECT s, id, 'OrderDelivered', id, 'PROCESSED', now(), now() FROM e, (VALUES ('orders'), ('orders-replay')) v(s) WHERE s = 'orders' OR id = (SELECT min(id) FROM e)`)
 	pgtest.Exec(t, conn, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status, created_at, published_at)
 		VALUES (gen_random_uuid(), 'Order', 'never-received', 'OrderDelivered', 'never-received', '{}', 'PUBLISHED', now() - interval '11 minutes', now() - interval '10 minutes')`)
+	if _, err := relaytest.WriteEvents(ctx, cdcDSN, "", relaytest.OutboxEvent{}, relaytest.OutboxEvent{}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Give Prometheus time to scrape the new state and evaluate the rules,
 	// then ask every panel.

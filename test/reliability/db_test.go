@@ -182,11 +182,11 @@ func databaseFaults(srv *pgtest.Server) []dbFault {
 			settings:     []string{"statement_timeout: 300ms", "lock_timeout: 10s"},
 			leakSettings: []string{"statement_timeout: 20ms", "lock_timeout: 10s"},
 			make:         lockFor("event_outbox")},
-		{fault: fault{name: "lock timeout behind an ACCESS EXCLUSIVE lock", step: "inbox", cause: "lock_timeout", gone: ownedBy("inbox")},
+		{fault: fault{name: "lock timeout behind an ACCESS EXCLUSIVE lock", step: "inbox", also: []string{"inbox_horizon"}, cause: "lock_timeout", gone: ownedBy("inbox", "inbox_horizon")},
 			settings:     []string{"statement_timeout: 5s", "lock_timeout: 100ms"},
 			leakSettings: []string{"statement_timeout: 5s", "lock_timeout: 10ms"},
 			make:         lockFor("message_inbox")},
-		{fault: fault{name: "table renamed while running", step: "inbox", gone: ownedBy("inbox"),
+		{fault: fault{name: "table renamed while running", step: "inbox", also: []string{"inbox_horizon"}, gone: ownedBy("inbox", "inbox_horizon"),
 			cause: "table missing (databases[0].tables.inbox.table)"},
 			make: func(t *testing.T, d *faultDB, f *fault) {
 				f.inject = func(t *testing.T) { d.exec(t, "ALTER TABLE message_inbox RENAME TO message_inbox_moved") }
@@ -203,7 +203,7 @@ func databaseFaults(srv *pgtest.Server) []dbFault {
 					pgtest.ExecRepoFiles(t, d.admin, nil, "deploy/sql/003_exporter_indexes.sql")
 				}
 			}},
-		{fault: fault{name: "role loses SELECT", step: "idempotency", cause: "permission denied (SQLSTATE 42501)", gone: ownedBy("idempotency")},
+		{fault: fault{name: "role loses SELECT", step: "idempotency", also: []string{"idempotency_horizon"}, cause: "permission denied (SQLSTATE 42501)", gone: ownedBy("idempotency", "idempotency_horizon")},
 			make: func(t *testing.T, d *faultDB, f *fault) {
 				f.inject = func(t *testing.T) { d.exec(t, "REVOKE SELECT ON workflow_idempotency_record FROM "+d.role) }
 				f.clear = func(t *testing.T) { d.exec(t, "GRANT SELECT ON workflow_idempotency_record TO "+d.role) }

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,10 @@ func ownedBy(collectors ...string) func(string) bool {
 				catalog.IdempotencyTransitions, catalog.IdempotencyConflicts, catalog.IdempotencyDuplicatesPrevented)
 		case "idempotency_camunda":
 			fams = append(fams, catalog.IdempotencyCompletedTaskOpen, catalog.IdempotencyInDoubt)
+		case "idempotency_horizon":
+			fams = append(fams, catalog.IdempotencyRetentionHorizon)
+		case "inbox_horizon":
+			fams = append(fams, catalog.InboxRetentionHorizon)
 		case "processed_jobs":
 			fams = append(fams, catalog.ProcessedJobs)
 		case "processed_jobs_camunda":
@@ -80,6 +85,9 @@ type fault struct {
 	kind, source string
 	// step is the step the log line must name: "connect", or a collector.
 	step string
+	// also are further collectors the same fault fails, each with a log
+	// line of its own (a table's retention horizon reads the table too).
+	also []string
 	// cause is the failure class the log line must give.
 	cause string
 	// down: the whole source is reported down (source_up 0); otherwise
@@ -142,13 +150,15 @@ func (f fault) run(t *testing.T, r *rig) {
 	}
 	warns := r.logLines(from, "WARN")
 	errs := r.logLines(from, "ERROR")
-	if len(warns) != 1 || len(errs) != 0 {
-		t.Errorf("%d warnings and %d errors for one fault over %d polls, want 1 warning:\n%s", len(warns), len(errs), faultedPolls, r.logs.String()[from:])
+	steps := append([]string{f.step}, f.also...)
+	if len(warns) != len(steps) || len(errs) != 0 {
+		t.Errorf("%d warnings and %d errors for one fault over %d polls, want %d warning(s), one per collector it fails:\n%s", len(warns), len(errs), faultedPolls, len(steps), r.logs.String()[from:])
 	} else {
-		w := warns[0]
-		if w.str("kind") != f.kind || w.str("name") != f.source || w.str("collector") != f.step || w.str("cause") != f.cause || w.str("err") == "" {
-			t.Errorf("the warning names kind=%q name=%q collector=%q cause=%q, want %s %s %s %q:\n%v",
-				w.str("kind"), w.str("name"), w.str("collector"), w.str("cause"), f.kind, f.source, f.step, f.cause, w)
+		for i, w := range warns {
+			if w.str("kind") != f.kind || w.str("name") != f.source || !slices.Contains(steps, w.str("collector")) || w.str("cause") != f.cause || w.str("err") == "" {
+				t.Errorf("warning %d names kind=%q name=%q collector=%q cause=%q, want %s %s one of %v %q:\n%v",
+					i, w.str("kind"), w.str("name"), w.str("collector"), w.str("cause"), f.kind, f.source, steps, f.cause, w)
+			}
 		}
 	}
 
@@ -176,8 +186,8 @@ func (f fault) run(t *testing.T, r *rig) {
 			infos++
 		}
 	}
-	if infos != 1 {
-		t.Errorf("%d recovery lines for the end of the fault, want 1:\n%s", infos, r.logs.String()[from:])
+	if infos != len(steps) {
+		t.Errorf("%d recovery lines for the end of the fault, want %d:\n%s", infos, len(steps), r.logs.String()[from:])
 	}
 	if w := r.logLines(from, "WARN"); len(w) != 0 {
 		t.Errorf("warnings after the fault ended: %v", w)
@@ -201,11 +211,14 @@ func (f fault) checkFaulted(t *testing.T, i int, base, p page) {
 			t.Errorf("poll %d: camunda_up %v (present %v), want %v", i, v, ok, wantUp)
 		}
 	}
-	if f.step != vocab.CollectorConnect {
-		if v, ok := p.get(catalog.ExporterCollectorUp, "source", f.kind, "name", f.source, "collector", f.step); ok && v != 0 {
-			t.Errorf("poll %d: collector_up{%s} %v, want 0 or absent", i, f.step, v)
+	for _, step := range append([]string{f.step}, f.also...) {
+		if step == vocab.CollectorConnect {
+			continue
+		}
+		if v, ok := p.get(catalog.ExporterCollectorUp, "source", f.kind, "name", f.source, "collector", step); ok && v != 0 {
+			t.Errorf("poll %d: collector_up{%s} %v, want 0 or absent", i, step, v)
 		} else if !ok && !f.down {
-			t.Errorf("poll %d: collector_up{%s} absent while the source is up", i, f.step)
+			t.Errorf("poll %d: collector_up{%s} absent while the source is up", i, step)
 		}
 	}
 	data := p.data()

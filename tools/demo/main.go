@@ -38,6 +38,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -46,6 +47,7 @@ import (
 // consequences wait longer than the root causes that inhibit them.
 const fastAlerts = `
 outbox: {stalled_window: 1m, stalled_for: 0s, oldest_age_for: 0s}
+relay: {lag: 1m}
 inbox: {stalled_window: 1m, stalled_for: 0s, for: 0s}
 idempotency: {unknown_outcome_age: 1m, unknown_outcome_for: 0s, stale_for: 10s, conflicts_window: 1m, conflicts_max: 0, completed_task_open_for: 10s, in_doubt_for: 10s, processed_job_task_open_for: 30s}
 camunda: {retries_exhausted_for: 0s, lock_expirations_window: 2m, lock_expirations_max: 0, lock_expirations_for: 30s, retry_storm_window: 1m, retry_storm_min_failures: 50, retry_storm_for: 0s, backlog_stalled_age: 1m, backlog_stalled_window: 1m, backlog_stalled_for: 0s, duplicate_execution_window: 2m, duplicate_execution_for: 30s}
@@ -83,24 +85,33 @@ func run(ctx context.Context, o options) error {
 	}
 	defer logFile.Close()
 
-	step("PostgreSQL (throwaway, Debian's server binaries)")
-	srv, err := pgtest.Start()
+	step("PostgreSQL (throwaway, Debian's server binaries, wal_level=logical for the relay lane)")
+	srv, err := pgtest.StartWith(relaytest.LogicalSettings)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
 	files := []string{"deploy/sql/001_reference_schema.sql", "deploy/sql/002_duplicate_count_extension.sql", "deploy/sql/003_exporter_indexes.sql"}
-	if o.exporterOnly {
-		files = append(files, "tools/demo/sample.sql")
-	}
-	dsn, err := workerDatabase(ctx, srv, "orders", files)
+	dsn, err := workerDatabase(ctx, srv, "orders", append(files, sampleRows(o)...))
 	if err != nil {
 		return err
 	}
 	// billing: the consumer of the orders lane's events (a delivery).
-	billingDSN, err := workerDatabase(ctx, srv, "billing", files[:3]) // no sample rows
+	billingDSN, err := workerDatabase(ctx, srv, "billing", files) // no sample rows
 	if err != nil {
 		return err
+	}
+	// The relay lane: an outbox drained by change data capture, in a
+	// database of its own (the exporter watches one outbox per database).
+	// Where it cannot run (no logical decoding, no pg_recvlogical) the demo
+	// says why and goes on without it.
+	cdcDSN, err := workerDatabase(ctx, srv, relayDatabase, files)
+	if err != nil {
+		return err
+	}
+	if err := sim.CheckRelay(ctx, cdcDSN, ""); err != nil {
+		fmt.Printf("    relay lane %s not started: %v\n    continuing without it\n", relayDatabase, err)
+		cdcDSN = ""
 	}
 
 	step("Camunda 7.24 engine (the first run builds it with Maven: about a minute, ~140 MB of downloads)")
@@ -117,9 +128,17 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	step("workload simulator: lanes orders (its events delivered to database billing), payments, shipping")
+	laneNames, relayNote := "orders (its events delivered to database billing), payments, shipping", ""
 	lanes := []sim.Lane{{Name: "orders", Database: "orders", Consumer: "billing"}, {Name: "payments", Database: "orders"}, {Name: "shipping", Database: "orders"}}
-	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: map[string]string{"orders": dsn, "billing": billingDSN},
+	databases := map[string]string{"orders": dsn, "billing": billingDSN}
+	if cdcDSN != "" {
+		laneNames += ", " + relayDatabase
+		relayNote = " (" + relayDatabase + ": its outbox drained by change data capture, pg_recvlogical on a replication slot)"
+		lanes = append(lanes, sim.Lane{Name: relayDatabase, Database: relayDatabase, Relay: true})
+		databases[relayDatabase] = cdcDSN
+	}
+	step("workload simulator: lanes %s%s", laneNames, relayNote)
+	cfg := sim.Config{EngineURL: engineURL, EngineName: "main", Databases: databases,
 		Lanes: lanes, DatabaseProxies: map[string]string{"orders": "127.0.0.1:0", "billing": "127.0.0.1:0"},
 		Logger: slog.New(slog.NewTextHandler(logFile, nil))}
 	if engineURL != "" {
@@ -154,7 +173,7 @@ func run(ctx context.Context, o options) error {
 		defer f.Close()
 		exporterLog = f
 	}
-	exporter, err := startExporter(ctx, o, dir, s, map[string]string{"orders": dsn, "billing": billingDSN}, lanes[0], exporterLog)
+	exporter, err := startExporter(ctx, o, dir, s, map[string]string{"orders": dsn, "billing": billingDSN}, lanes[0], cdcDSN, exporterLog)
 	if err != nil {
 		return err
 	}
@@ -188,9 +207,13 @@ func run(ctx context.Context, o options) error {
 			continue // refused without an engine
 		}
 		target := "orders"
-		switch f.Target {
-		case sim.TargetEngine:
+		switch {
+		case f.Target == sim.TargetEngine:
 			target = ""
+		case f.Name == sim.FaultRelayStopped && cdcDSN == "":
+			continue // no relay lane
+		case f.Name == sim.FaultRelayStopped:
+			target = relayDatabase
 		}
 		// make demo and make run build bin/workflow-sim next to the exporter.
 		faults = append(faults, strings.TrimRight(fmt.Sprintf("    bin/workflow-sim --sim %s inject %s %s", simURL, f.Name, target), " "))
@@ -202,13 +225,13 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf(`
 Everything runs on 127.0.0.1:
 %s%s
-%sInject a fault (lanes: orders, payments, shipping; the engine faults take no lane; messages-lost drops the
-orders lane's events on their way to database billing, the delivery sim-orders):
+%sInject a fault (lanes: %s; the engine faults take no lane; messages-lost drops the orders lane's events on
+their way to database billing, the delivery sim-orders):
 %s
 Clear one with "clear" instead of "inject". The list with what each does: bin/workflow-sim faults
 docs/alerts.md says which alert each fault raises. Press Ctrl-C to stop and remove everything.
 
-`, urls.String(), dashboards, notifications, strings.Join(faults, "\n"))
+`, urls.String(), dashboards, notifications, laneNames, strings.Join(faults, "\n"))
 
 	select {
 	case <-ctx.Done():
@@ -239,9 +262,20 @@ func dashboardsHint(prometheusURL string) (string, error) {
 `, len(files), filepath.Join(dir, "*.json"), prometheusURL), nil
 }
 
-// workerDatabase creates a database of that name and runs the SQL files in
-// it (the reference schema, the duplicate_count extension, the exporter's
-// indexes, and for make run the sample rows).
+// relayDatabase is the database, and the lane, of the demo's outbox relay.
+const relayDatabase = "cdc"
+
+// sampleRows are the sample rows of every situation, for make run.
+func sampleRows(o options) []string {
+	if o.exporterOnly {
+		return []string{"tools/demo/sample.sql"}
+	}
+	return nil
+}
+
+// workerDatabase creates the database and runs the SQL files in it (the
+// reference schema, the duplicate_count extension, the exporter's indexes,
+// and for make run the sample rows).
 func workerDatabase(ctx context.Context, srv *pgtest.Server, name string, files []string) (string, error) {
 	admin, err := pgx.Connect(ctx, srv.AdminURL)
 	if err != nil {
@@ -268,9 +302,10 @@ func workerDatabase(ctx context.Context, srv *pgtest.Server, name string, files 
 
 // startExporter runs the exporter binary against the simulator's proxies
 // (so the engine and database faults act on what the exporter sees), its
-// log to out: the databases by name (their DSNs), and the delivery of the
-// lane that delivers from orders to billing.
-func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsns map[string]string, delivering sim.Lane, out io.Writer) (*exportertest.Exporter, error) {
+// log to out: the databases by name (their DSNs), the delivery of the
+// lane that delivers from orders to billing, and the relay lane's database
+// (cdcDSN, empty without it).
+func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator, dsns map[string]string, delivering sim.Lane, cdcDSN string, out io.Writer) (*exportertest.Exporter, error) {
 	var env []string
 	cfg := "databases:\n"
 	for _, name := range []string{"orders", "billing"} {
@@ -282,6 +317,12 @@ func startExporter(ctx context.Context, o options, dir string, s *sim.Simulator,
 		v := "DEMO_" + strings.ToUpper(name) + "_DSN"
 		env = append(env, v+"="+u.String())
 		cfg += fmt.Sprintf("  - name: %s\n    dsn_env: %s\n    min_interval: 5s\n", name, v)
+	}
+	if cdcDSN != "" {
+		l := sim.Lane{Name: relayDatabase}
+		cfg += fmt.Sprintf("  - name: %s\n    dsn_env: DEMO_CDC_DSN\n    min_interval: 5s\n    tables:\n      outbox: {table: %s, relay: {slot: %s}}\n",
+			relayDatabase, l.RelayTable(), l.Slot())
+		env = append(env, "DEMO_CDC_DSN="+cdcDSN)
 	}
 	cfg += fmt.Sprintf("deliveries:\n  - {name: %s, from: {database: %s, event_types: [%s]}, to: {database: %s, source_systems: [%s]}, deadline: 1m, min_interval: 5s}\n",
 		delivering.Delivery(), delivering.Database, delivering.EventType(), delivering.Consumer, delivering.DeliverySourceSystem())

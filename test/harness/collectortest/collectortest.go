@@ -52,8 +52,9 @@ func NewDB(t *testing.T, withDuplicateCount bool) *DB {
 	return NewDBAt(t, pgtest.NewDatabase(t), withDuplicateCount)
 }
 
-// NewDBAt is NewDB on the empty database at url (pgtest's NewDatabase of
-// a server of the test's own, for tests across two servers).
+// NewDBAt is NewDB on the empty database at url: one on a server of the
+// test's own (tests across two servers), or on a wal_level=logical server
+// (the outbox relay's tests).
 func NewDBAt(t *testing.T, url string, withDuplicateCount bool) *DB {
 	t.Helper()
 	conn := pgtest.Connect(t, url)

@@ -24,12 +24,12 @@ import (
 // at start-up only), which is what NewServer gives.
 var LogicalSettings = []string{"wal_level=logical", "max_replication_slots=10", "max_wal_senders=10"}
 
-// NewLogicalDatabase starts a PostgreSQL server of the test's own with LogicalSettings
-// (pgtest.NewServer: removed when the test ends, skipped under -short) and creates a database on
-// it; it returns the database's URL and the server.
-func NewLogicalDatabase(t testing.TB) (string, *pgtest.Server) {
+// NewLogicalDatabase starts a PostgreSQL server of the test's own with LogicalSettings and the
+// extra settings (pgtest.NewServer: removed when the test ends, skipped under -short) and creates
+// a database on it; it returns the database's URL and the server.
+func NewLogicalDatabase(t testing.TB, settings ...string) (string, *pgtest.Server) {
 	t.Helper()
-	srv := pgtest.NewServer(t, LogicalSettings...)
+	srv := pgtest.NewServer(t, append(append([]string{}, LogicalSettings...), settings...)...)
 	name := "relay_" + randomHex(4)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
