@@ -289,7 +289,7 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 		b.Fatal(err)
 	}
 	listClient := &engineclient.Client{BaseURL: e.proxy.URL, HTTP: longClient()}
-	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn)}
+	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn), newFairFloor(e.conn)}
 	defer func() {
 		for _, c := range contenders {
 			c.close()

@@ -160,6 +160,7 @@ const (
 	databaseMode = "exporter, engine-database mode"
 	listAll      = "baseline: list everything"
 	physical     = "physical limit: one SQL query"
+	fairFloor    = "fair floor: the query and the in-flight list"
 )
 
 // exporterConfig is the config file of the exporter contenders: the
@@ -336,6 +337,59 @@ func newPhysical(conn *pgx.Conn) *contender {
 	ct.collect = func(ctx context.Context) (err error) {
 		last, err = sqlCounts(ctx, conn)
 		return err
+	}
+	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }
+	return ct
+}
+
+// inflightFloorSQL lists what lock tracking must read besides the counts:
+// every in-flight task (locked or lapsed: active, retries left, a lock
+// expiration) with its topic, worker, lock expiration and retries, the
+// least from which lock ages, lapses and redeliveries can be told.
+const inflightFloorSQL = `SELECT id_, topic_name_, worker_id_, lock_exp_time_, retries_
+FROM act_ru_ext_task
+WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ IS NOT NULL`
+
+// newFairFloor is the fair floor of a collection with lock tracking: the
+// physical limit's GROUP BY and the in-flight list (inflightFloorSQL), in
+// one read-only transaction, every row read.
+func newFairFloor(conn *pgx.Conn) *contender {
+	var last map[string]groups
+	ct := &contender{name: fairFloor, close: func() {}}
+	ct.collect = func(ctx context.Context) error {
+		return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, countsSQL, time.Now().UTC().Format("2006-01-02 15:04:05.999"))
+			if err != nil {
+				return err
+			}
+			out := map[string]groups{}
+			for rows.Next() {
+				var topic string
+				var g groups
+				if err := rows.Scan(&topic, &g.total, &g.suspended, &g.exhausted, &g.locked, &g.lapsed); err != nil {
+					rows.Close()
+					return err
+				}
+				out[topic] = g
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			rows, err = tx.Query(ctx, inflightFloorSQL)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				if _, err := rows.Values(); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			rows.Close()
+			last = out
+			return rows.Err()
+		})
 	}
 	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }
 	return ct

@@ -71,13 +71,13 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	}
 	fmt.Fprintln(w)
 
-	tableHead(w, "Per collection (engine CPU: the engine's JVM; DB CPU: the PostgreSQL server, all its processes; client CPU: the Go process, i.e. the exporter's collector or the baseline's client, plus the counting proxy; x: the list-everything baseline's figure divided by this one, wall time and engine+DB CPU):",
+	tableHead(w, "Per collection (engine CPU: the engine's JVM; DB CPU: the PostgreSQL server, all its processes; client CPU: the Go process, i.e. the exporter's collector or the baseline's client (the list-everything baseline's also the counting proxy's; the exporters talk to the engine directly); x: the list-everything baseline's figure divided by this one, wall time and engine+DB CPU):",
 		"| size | contender | wall ms (median) | wall ms (min-max) | HTTP requests | engine CPU ms | of which JIT / GC | DB CPU ms | engine+DB CPU ms | client CPU ms | wall x | CPU x | counts vs engine tables |",
 		"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, s := range sizes {
 		base := s.results[listAll]
 		bw, bc := ms(base.medianWall()), ms(base.perCollection().jvm+base.perCollection().db)
-		for _, name := range []string{restMode, databaseMode, listAll, physical} {
+		for _, name := range []string{restMode, databaseMode, listAll, physical, fairFloor} {
 			m := s.results[name]
 			cpu := m.perCollection()
 			lo, hi := minMax(m.wall)
@@ -168,10 +168,39 @@ func report(e *env, sizes []*size, ipc []ipcRow, loadBefore, loadAfter string, t
 	}
 	fmt.Fprintln(w)
 
+	reportFloor(w, sizes)
 	if len(ipc) > 0 {
 		reportItemsPerCount(w, ipc)
 	}
 	reportTargets(w, sizes, by)
+}
+
+// reportFloor prints engine-database mode against the physical limit (one
+// GROUP BY over the runtime table) and the fair floor (the same and the
+// in-flight list lock tracking reads), per size: the median of the
+// per-round ratios (the contenders of a round ran back to back) with their
+// extremes, wall time and database CPU.
+func reportFloor(w io.Writer, sizes []*size) {
+	tableHead(w, "Engine-database mode against the physical limit and the fair floor (median of the per-round ratios of wall time, min-max; database CPU per collection):",
+		"| size | engine-database mode ms | physical limit ms | fair floor ms | mode / physical limit | mode / fair floor | fair floor / physical limit | mode DB CPU ms | physical limit DB CPU ms | fair floor DB CPU ms |",
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, s := range sizes {
+		db, pl, ff := s.results[databaseMode], s.results[physical], s.results[fairFloor]
+		if db == nil || pl == nil || ff == nil {
+			continue
+		}
+		ratios := func(a, b *measurement) string {
+			var rs []float64
+			for i := range min(len(a.wall), len(b.wall)) {
+				rs = append(rs, float64(a.wall[i])/float64(b.wall[i]))
+			}
+			sort.Float64s(rs)
+			return fmt.Sprintf("%.2fx (%.2f-%.2f)", rs[len(rs)/2], rs[0], rs[len(rs)-1])
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %.1f |\n", s.name, ms(db.medianWall()), ms(pl.medianWall()), ms(ff.medianWall()),
+			ratios(db, pl), ratios(db, ff), ratios(ff, pl), ms(db.perCollection().db), ms(pl.perCollection().db), ms(ff.perCollection().db))
+	}
+	fmt.Fprintln(w)
 }
 
 // reportItemsPerCount prints the items-per-count measurement.
