@@ -11,7 +11,7 @@ DEMO      := bin/workflow-demo
 # Dockerfile too.
 DIST      ?= dist
 
-.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-write-rate bench-camunda bench-camunda-topics bench-history bench-engine-cost alert-matrix
+.PHONY: all build image release run demo test test-unit test-go test-static test-k8s test-pg-current test-fuzz deps deps-run generate bench bench-write-rate bench-camunda bench-camunda-topics bench-history bench-engine-cost bench-replicas alert-matrix
 
 all: build
 
@@ -64,7 +64,7 @@ test-pg-current:
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
 # fuzzes each for FUZZTIME. A failure writes the input to the package's
 # testdata/fuzz/: fix the code and commit the input as a regression case.
-FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
+FUZZ_TARGETS = config:FuzzParse camunda:FuzzDecode camunda:FuzzErrorBody blocks/labellimit:FuzzLimiter blocks/labellimit:FuzzLimiterOffer blocks/labellimit:FuzzRanked blocks/signature:FuzzOf
 FUZZTIME    ?= 5s
 
 ## test-fuzz: fuzz the config loader, the Camunda response decoding and the label folding and the error signatures, each for FUZZTIME (5s)
@@ -89,7 +89,7 @@ test-static:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	cd checks && $(GO) vet ./...
-	@test -x $(GOLANGCI_LINT) || (GOBIN=$(CURDIR)/.cache/bin.tmp GOFLAGS= GOWORK=off $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && mv $(CURDIR)/.cache/bin.tmp/golangci-lint $(GOLANGCI_LINT) && rmdir $(CURDIR)/.cache/bin.tmp)
+	@test -x $(GOLANGCI_LINT) || (GOBIN=$(CURDIR)/.cache/bin.tmp GOFLAGS= GOWORK=off $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) && mkdir -p $(CURDIR)/.cache/bin && mv $(CURDIR)/.cache/bin.tmp/golangci-lint $(GOLANGCI_LINT) && rmdir $(CURDIR)/.cache/bin.tmp)
 	$(GOLANGCI_LINT) run ./...
 	cd checks && $(GOLANGCI_LINT) run ./...
 
@@ -129,6 +129,10 @@ bench-camunda-topics: deps
 ## bench-history: the engine-database mode's history count (camunda_history) on 1M process instances made by SQL in the engine's schema, against a full count of the table (docs/benchmarks.md; about a minute)
 bench-history: deps
 	$(GO) test -run '^$$' -bench HistoryCount -benchtime 1x -count 1 -timeout 30m ./test/bench/history
+
+## bench-replicas: what a second replica costs the sources: statements on PostgreSQL (pg_stat_statements) and requests to a Camunda engine with one exporter, then two, scraped at the same interval (docs/benchmarks.md; starts a Camunda 7.24 engine, about 6 minutes)
+bench-replicas: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m ./test/bench/replicas
 
 ## bench-engine-cost: what the exporter costs a Camunda engine under live traffic: completions per second and engine+database CPU per completion of saturating workers, in 10 pairs of windows without and with the exporter per configuration (REST at 30s and 5s, engine-database mode), the median ratio with its spread and confidence interval, and the exporter's database time (docs/benchmarks.md; about 80 minutes)
 bench-engine-cost: deps

@@ -229,14 +229,12 @@ func New(cfg Config) (*Client, error) {
 		SetHeader("Accept", "application/json").
 		SetResponseBodyLimit(maxBody).
 		// resty's own warnings (for example "basic auth over HTTP") would
-		// go to stderr on every request; New logs that once instead.
+		// go to stderr on every request; the exporter warns once per
+		// source about a plain HTTP URL instead (internal/sources).
 		SetDisableWarn(true).
 		SetLogger(restyLogger{logger})
 	if cfg.Username != "" {
 		rc.SetBasicAuth(cfg.Username, cfg.Password)
-		if strings.HasPrefix(root, "http://") {
-			logger.Warn("camunda: basic auth over plain HTTP sends the password unencrypted", "engine_root", root)
-		}
 	}
 
 	return &Client{

@@ -121,12 +121,23 @@ func quantile(q float64, histogram string, by []string, matchers ...string) stri
 		q, strings.Join(append([]string{"le"}, by...), ", "), rate(histogram+"_bucket", matchers...))
 }
 
-// sumBy renders sum by (labels) (inner), or sum(inner) without labels.
+// sumBy renders sum by (labels) (one(inner)), or sum(one(inner)) without
+// labels: the sum over the selection of one exporter's readings, whatever
+// the number of its replicas (see one).
 func sumBy(inner string, by ...string) string {
 	if len(by) == 0 {
-		return "sum(" + inner + ")"
+		return "sum(" + one(inner) + ")"
 	}
-	return "sum by (" + strings.Join(by, ", ") + ") (" + inner + ")"
+	return "sum by (" + strings.Join(by, ", ") + ") (" + one(inner) + ")"
+}
+
+// one merges the replicas of an exporter in inner's result, as the alert
+// rules do (rules.ReplicaLabels): two replicas on the same sources read the
+// same values, so a sum over their series would double every count and
+// rate; max keeps one reading. The panels that take a max or a quantile
+// need no merging: neither changes with a second copy.
+func one(inner string) string {
+	return "max without (" + strings.Join(rules.ReplicaLabels(), ", ") + ") (" + inner + ")"
 }
 
 // zeroWhenUp renders `inner or (0 * (min(up1) == 1) * ...)`. Some series

@@ -95,7 +95,7 @@ func externalTasks(c rules.Config) *board {
 			" + " + sumBy(rate(catalog.CamundaExternalTaskFailures, mEngine, mTopic), "topic") + ")", legend: "{{topic}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Top failure causes", unit: "ops",
-		desc: "The five causes failing most per second: failures by topic and the signature of the worker's error message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count, workers and an example task. Absent where failure_signatures is off.",
+		desc: "The five causes failing most per second: failures by topic and the signature of the worker's error message (ids, numbers, quoted values, timestamps, e-mail addresses and tokens masked). The status page lists each cause with its count, workers and an example task. Absent where failure_signatures is off.",
 		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaExternalTaskFailuresByError, mEngine, mTopic), "topic", "error") + ")",
 			legend: "{{topic}}: {{error}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
@@ -151,7 +151,7 @@ func externalTasks(c rules.Config) *board {
 		},
 		runbooks: []string{rules.CamundaJobExecutorStalled, rules.CamundaIncidentsOpen}})
 	d.series(panel{title: "Top job failure causes", unit: "ops",
-		desc: "The five causes failing most per second: job failures by process definition and the signature of the exception message (ids, numbers, quoted values and timestamps masked). The status page lists each cause with its count and an example job. Absent where failure_signatures is off.",
+		desc: "The five causes failing most per second: job failures by process definition and the signature of the exception message (ids, numbers, quoted values, timestamps, e-mail addresses and tokens masked). The status page lists each cause with its count and an example job. Absent where failure_signatures is off.",
 		targets: []target{{expr: "topk(5, " + sumBy(rate(catalog.CamundaJobFailuresByError, mEngine), "process_definition_key", "error") + ")",
 			legend: "{{process_definition_key}}: {{error}}"}},
 		runbooks: []string{rules.CamundaIncidentsOpen}})

@@ -26,7 +26,7 @@ const (
 // the last day, so the All value of job does not pull in every target of the
 // Prometheus server, and an exporter that went down is still shown (as 0).
 func exporterTargetsUp() string {
-	return "up{" + mJob + "," + mInstance + "} and on (job, instance) max_over_time(" +
+	return "up{" + mJob + "," + mInstance + "} and on (job, instance, pod) max_over_time(" +
 		sel(catalog.ExporterBuildInfo) + "[1d])"
 }
 
@@ -131,8 +131,8 @@ func overview(c rules.Config) *board {
 		targets:  []target{{expr: sel(catalog.ExporterCollectorUp), legend: "{{name}} {{collector}}"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.upStat(panel{title: "Exporter scrape", unit: "none", w: 8,
-		desc:       "Prometheus's own view (up) of each exporter target that served data in the last day. DOWN means Prometheus cannot scrape the exporter: every panel of this bundle goes blank. Click an exporter for its status page: what is wrong, with the first rows of each problem.",
-		targets:    []target{{expr: exporterTargetsUp(), legend: "{{instance}}"}},
+		desc:       "Prometheus's own view (up) of each exporter target that served data in the last day, one per replica (pod). DOWN means Prometheus cannot scrape that replica; with every replica of an exporter DOWN, every panel of this bundle goes blank. Click an exporter for its status page: what is wrong, with the first rows of each problem.",
+		targets:    []target{{expr: exporterTargetsUp(), legend: "{{instance}} {{pod}}"}},
 		statusPage: true,
 		runbooks:   []string{rules.WorkflowExporterDown}})
 

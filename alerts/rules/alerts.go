@@ -223,8 +223,8 @@ func Alerts() []Alert {
 
 		source.alert(WorkflowExporterSourceDown, rulefile.Critical, "the alerts on it are blind"),
 		source.alert(WorkflowExporterCollectorDown, rulefile.Warning, "no paging alert reads it, its series are missing"),
-		{WorkflowExporterDown, rulefile.Critical, GroupExporter, DashboardExporter, []string{"job", "instance"},
-			"Prometheus cannot scrape the workflow exporter{{ with $labels.instance }} {{ . }}{{ end }}: every workflow alert is blind"},
+		{WorkflowExporterDown, rulefile.Critical, GroupExporter, DashboardExporter, []string{"job"},
+			"Prometheus cannot scrape the workflow exporter of job {{ $labels.job }}: every workflow alert is blind"},
 		exporterEngine.alert(WorkflowExporterTasksUnwatched, rulefile.Warning, "in-flight external tasks beyond the exporter's lists go unwatched"),
 		exporterEngine.alert(WorkflowExporterHistoryReadsCut, rulefile.Warning, "the exporter reads less history than is written, failures and completions are undercounted"),
 		{WorkflowExporterLabelValuesFolded, rulefile.Warning, GroupExporter, DashboardExporter, []string{"metric"},

@@ -42,9 +42,10 @@ type Config struct {
 	DashboardBaseURL string `yaml:"dashboard_base_url"`
 	// StatusPageURL is the exporter's status page as on-call reaches it,
 	// e.g. https://workflow-exporter.example.com/status or
-	// http://{{ $labels.instance }}/status (a template over the alert's
-	// labels); set, every alert but the watchdog carries it as the
-	// status_page_url annotation. Empty: none.
+	// https://workflow-exporter.{{ $labels.namespace }}.example.com/status
+	// (a template over the alert's labels, which carry no instance or pod:
+	// the rules merge an exporter's replicas); set, every alert but the
+	// watchdog carries it as the status_page_url annotation. Empty: none.
 	StatusPageURL string `yaml:"status_page_url"`
 
 	// Thresholds are every window, age, count and `for` of the rules.

@@ -38,11 +38,11 @@ func (b builder) deduplication() []Rule {
 	// within the window.
 	deleting := func(metric string, group string) string {
 		h := b.sel(metric)
-		return fmt.Sprintf("(%[1]s and on (job, instance, database, %[3]s) resets(%[1]s[%[2]s]) > 0)", h, window, group)
+		return fmt.Sprintf("(%[1]s and on (job, database, %[4]s) %[2]s > 0)", one(h), one("resets("+h+"["+window+"])"), window, group)
 	}
 	idem := deleting(catalog.IdempotencyRetentionHorizon, "scope")
 	inbox := deleting(catalog.InboxRetentionHorizon, "source_system")
-	taskAge := "max by (job, instance, engine, topic) (\n" +
+	taskAge := "max by (job, engine, topic) (\n" +
 		"      label_replace(" + b.sel(catalog.CamundaExternalTaskOldestWaitingAge) + `, "age_of", "waiting", "", "")` + "\n" +
 		"    or label_replace(" + b.sel(catalog.CamundaExternalTaskOldestLockAge) + `, "age_of", "lock", "", "")` + "\n" +
 		"    or label_replace(" + b.sel(catalog.CamundaExternalTaskOldestIncidentAge) + `, "age_of", "incident", "", "")` + "\n" +
@@ -51,8 +51,8 @@ func (b builder) deduplication() []Rule {
 	// every (scope, engine, topic) it has matched a record of. (After
 	// group_right, "()" ends its empty label list: "group by" would be
 	// read as that list.)
-	tied := "group by (job, instance, database, scope, engine, topic) (" + b.sel(catalog.IdempotencyInDoubt) + ")"
-	retried := "max by (job, instance, database, source_system, message_type) (" +
+	tied := "group by (job, database, scope, engine, topic) (" + b.sel(catalog.IdempotencyInDoubt) + ")"
+	retried := "max by (job, database, source_system, message_type) (" +
 		b.sel(catalog.InboxOldestMessageAge, `status="`+vocab.StatusFailedRetryable+`"`) + ")"
 	// The outbox's oldest pending event per consumer inbox (the
 	// deliveries from it: workflow_outbox_consumer_info), labelled as the
@@ -62,35 +62,35 @@ func (b builder) deduplication() []Rule {
 		return fmt.Sprintf(`max without (consumer_database) (
     label_replace(
       label_replace(
-        max by (job, instance, database) (%[1]s)
-        * on (job, instance, database) group_right ()
-        group by (job, instance, database, consumer_database, source_system) (%[2]s),
+        max by (job, database) (%[1]s)
+        * on (job, database) group_right ()
+        group by (job, database, consumer_database, source_system) (%[2]s),
         "outbox_database", "$1", "database", "(.*)"),
       "database", "$1", "consumer_database", "(.*)")
   )`, b.sel(catalog.OutboxOldestPendingAge), b.sel(catalog.OutboxConsumerInfo, sources))
 	}
 	// A delivery that names no source system reaches any source of the
 	// inbox: its shortest horizon among the sources being deleted.
-	anySource := "min by (job, instance, database) (" + inbox + ")"
+	anySource := "min by (job, database) (" + inbox + ")"
 	expr := fmt.Sprintf(`
 (
   %[1]s
-  * on (job, instance, engine, topic) group_right ()
+  * on (job, engine, topic) group_right ()
   %[2]s
 )
-> on (job, instance, database, scope) group_left ()
+> on (job, database, scope) group_left ()
 %[3]s
 or
 %[4]s
-> on (job, instance, database, source_system) group_left ()
+> on (job, database, source_system) group_left ()
 %[5]s
 or
 %[6]s
-> on (job, instance, database, source_system) group_left ()
+> on (job, database, source_system) group_left ()
 %[5]s
 or
 %[7]s
-> on (job, instance, database) group_left ()
+> on (job, database) group_left ()
 %[8]s
 `, taskAge, tied, idem, retried, inbox, pending(`source_system!=""`), pending(`source_system=""`), anySource)
 	where := "{{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else if $labels.source_system }}the inbox's source system {{ $labels.source_system }}{{ else }}the inbox (any source system){{ end }} of database {{ $labels.database }}"

@@ -83,6 +83,48 @@ func (b builder) sel(metric string, matchers ...string) string {
 	return metric + "{" + strings.Join(ms, ", ") + "}"
 }
 
+// ReplicaLabels are the labels that tell copies of one exporter apart:
+// instance (the address Prometheus scrapes, which changes when a pod is
+// rescheduled unless the scrape config makes it stable) and pod (which
+// tells two replicas apart where instance is stable, as the chart and the
+// manifests make it). Every rule aggregates them away with max, so that a
+// rescheduled exporter continues its predecessor's alerts (its for:, its
+// offset and range reads) and two replicas raise one alert with one set of
+// labels, which Alertmanager deduplicates. Everything else a target carries
+// (job, namespace, a cluster or site label) stays: exporters that watch
+// different sources stay apart by it and by their sources' names.
+func ReplicaLabels() []string { return []string{"instance", "pod"} }
+
+// one merges the replicas of an exporter in expr's result: the series
+// that differ only in ReplicaLabels become one, the highest. Two replicas
+// read the same sources a few seconds apart, so their gauges agree and
+// each counter's increase counts the same events: max is the reading, not
+// their sum (which would double it). Over a reschedule the predecessor's
+// series and the successor's meet in one: a range read sees both, and the
+// larger part of a window counts (a window split by a restart undercounts,
+// as a restart's reset does).
+func one(expr string) string {
+	return "max without (" + strings.Join(ReplicaLabels(), ", ") + ") (" + expr + ")"
+}
+
+// lookback is how far back a read at an offset looks for the last sample:
+// Prometheus's default lookback delta. An instant selector at an offset
+// stops at a series' staleness marker, which a pod that went away writes,
+// so a reschedule's gap a day ago would blind a day-over-day comparison for
+// the length of the gap; last_over_time over the lookback bridges it.
+const lookback = "5m"
+
+// ago reads sel (a selector) as it was d ago, bridging a gap of up to the
+// lookback there (see lookback): per series, so wrap it in one().
+func ago(sel string, d model.Duration) string {
+	return "last_over_time(" + sel + "[" + lookback + "] offset " + dur(d) + ")"
+}
+
+// step is the step of the rules' subqueries over a long baseline: 10 polls
+// of exporter.min_interval (5m at 30s), so that each step's rate holds
+// several samples.
+func (b builder) step() model.Duration { return 10 * b.c.Exporter.MinInterval }
+
 func dur(v model.Duration) string { return v.String() }
 
 func secs(v model.Duration) string {
@@ -279,10 +321,22 @@ func RenderPrometheusRule(c Config, source string, m ObjectMeta) ([]byte, error)
 	return rulefile.EncodePrometheusRule(header("render rules --format prometheusrule", source), m, Build(c))
 }
 
+// increase is the increase of a counter (sel, a selector) over window,
+// replicas merged: one(increase(sel[window])).
+func increase(sel string, window model.Duration) string {
+	return one("increase(" + sel + "[" + dur(window) + "])")
+}
+
+// rate is increase's per-second twin.
+func rate(sel string, window model.Duration) string {
+	return one("rate(" + sel + "[" + dur(window) + "])")
+}
+
 func (b builder) outbox() []Rule {
 	o := b.c.Outbox
-	pending := b.sel(catalog.OutboxEventsPending)
-	age := b.sel(catalog.OutboxOldestPendingAge)
+	pendingSel := b.sel(catalog.OutboxEventsPending)
+	pending := one(pendingSel)
+	age := one(b.sel(catalog.OutboxOldestPendingAge))
 	created := b.sel(catalog.OutboxEventsCreated)
 	published := b.sel(catalog.OutboxEventsPublished)
 	what := "{{ $labels.aggregate_type }}/{{ $labels.event_type }} in database {{ $labels.database }}"
@@ -290,8 +344,8 @@ func (b builder) outbox() []Rule {
 		b.rule(WorkflowOutboxBacklogStalled, o.StalledFor, fmt.Sprintf(`
 %[1]s > 0
 and %[2]s > %[3]s
-unless increase(%[4]s[%[5]s]) > 0
-`, pending, age, secs(o.StalledWindow), published, dur(o.StalledWindow)),
+unless %[4]s > 0
+`, pending, age, secs(o.StalledWindow), increase(published, o.StalledWindow)),
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))),
 
 		b.rule(WorkflowOutboxOldestEventTooOld, o.OldestAgeFor, fmt.Sprintf(`
@@ -301,20 +355,25 @@ unless increase(%[4]s[%[5]s]) > 0
 
 		b.rule(WorkflowOutboxEventsFailed, o.FailedFor, fmt.Sprintf(`
 %[1]s > 0
-`, b.sel(catalog.OutboxEventsFailed)),
+`, one(b.sel(catalog.OutboxEventsFailed))),
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" in a failed or dead status. Consumers will not see them until someone repairs and requeues them.", what)),
 
+		// The growth is the pending count now less the count a window
+		// ago, whichever pod read it (a delta() of each replica's series
+		// would see only its own part of a window a reschedule split);
+		// for a type younger than the window, the delta over its life.
 		b.rule(WorkflowOutboxBacklogGrowing, o.GrowingFor, fmt.Sprintf(`
 %[1]s
-and delta(%[1]s[%[2]s]) > %[3]s
-and rate(%[4]s[%[2]s]) > rate(%[5]s[%[2]s])
-and increase(%[5]s[%[6]s]) > 0
-`, pending, dur(o.GrowingWindow), num(o.GrowingMinIncrease), created, published, dur(o.StalledWindow)),
+and (%[1]s - %[2]s or %[3]s) > %[4]s
+and %[5]s > %[6]s
+and %[7]s > 0
+`, pending, one(ago(pendingSel, o.GrowingWindow)), one("delta("+pendingSel+"["+dur(o.GrowingWindow)+"])"), num(o.GrowingMinIncrease),
+			rate(created, o.GrowingWindow), rate(published, o.GrowingWindow), increase(published, o.StalledWindow)),
 			fmt.Sprintf("Outbox events of %s are created faster than they are published over the last %s; {{ $value | humanize }} now pending and the backlog grew by more than %s. The publisher is working (it published within the last %s) but too slow.", what, dur(o.GrowingWindow), num(o.GrowingMinIncrease), dur(o.StalledWindow))),
 
 		b.rule(WorkflowOutboxEventsRetrying, o.RetryingFor, fmt.Sprintf(`
 %[1]s > 0
-`, b.sel(catalog.OutboxEventsRetrying)),
+`, one(b.sel(catalog.OutboxEventsRetrying))),
 			fmt.Sprintf("{{ $value | humanize }} pending outbox "+pl("event")+" of %s "+"{{ if ne $value 1.0 }}have{{ else }}has{{ end }}"+" been retried at least retrying_after_attempts times (the exporter's setting, default 3) and "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" still not published. The publisher fails on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" again and again: the status page groups the last errors by cause.", what)),
 	}
 }
@@ -327,15 +386,15 @@ func (b builder) relay() []Rule {
 	return []Rule{
 		b.rule(WorkflowOutboxRelayBehind, r.LagFor, fmt.Sprintf(`
 %s > %s
-`, b.bridged(b.sel(catalog.OutboxRelayLagSeconds)), secs(r.Lag)),
+`, one(b.bridged(b.sel(catalog.OutboxRelayLagSeconds))), secs(r.Lag)),
 			fmt.Sprintf("The oldest outbox write of %s that the relay has not confirmed has waited {{ $value | humanizeDuration }} (threshold %s): consumers have not seen those events. The relay is disconnected (see workflow_outbox_relay_slot_active) or connected and not confirming. A Debezium connector without heartbeats confirms a transaction only when the next one arrives: on a quiet outbox that reads as behind.", what, dur(r.Lag))),
 
 		b.rule(WorkflowOutboxRelayWALAtRisk, r.WALRiskFor, fmt.Sprintf(`
 %[1]s == 1
 or
 %[2]s > %[3]s * %[4]s
-`, b.bridged(b.sel(catalog.OutboxRelayWALStatus, `status=~"unreserved|lost"`)), b.bridged(b.sel(catalog.OutboxRelayRetainedWALBytes)),
-			num(r.WALKeepRatio), b.bridged(b.sel(catalog.OutboxRelayWALKeepLimitBytes))),
+`, one(b.bridged(b.sel(catalog.OutboxRelayWALStatus, `status=~"unreserved|lost"`))), one(b.bridged(b.sel(catalog.OutboxRelayRetainedWALBytes))),
+			num(r.WALKeepRatio), one(b.bridged(b.sel(catalog.OutboxRelayWALKeepLimitBytes)))),
 			fmt.Sprintf("{{ if $labels.status }}The replication slot of %[1]s has wal_status {{ $labels.status }}: {{ if eq $labels.status \"lost\" }}PostgreSQL removed WAL the relay needs, and it cannot resume from the slot; the events in that WAL were never published.{{ else }}WAL the relay needs is due for removal at the next checkpoint.{{ end }}{{ else }}The replication slot of %[1]s retains {{ $value | humanize1024 }}B of WAL, over %[2]s of max_slot_wal_keep_size: past it PostgreSQL invalidates the slot and the relay loses the events it has not read.{{ end }} Get the relay to read (or raise max_slot_wal_keep_size) now.", what, pct(r.WALKeepRatio))),
 	}
 }
@@ -346,11 +405,11 @@ func (b builder) inbox() []Rule {
 	// and type (the status label differs between the two, so both sides
 	// sum it away).
 	waitingStatus := `status=~"RECEIVED|PROCESSING|FAILED_RETRYABLE"`
-	waiting := "sum without (status) (" + b.sel(catalog.InboxMessages, waitingStatus) + ")"
-	waitingBefore := "sum without (status) (" + b.sel(catalog.InboxMessages, waitingStatus) + " offset " + dur(in.GrowingWindow) + ")"
-	oldest := "max without (status) (" + b.sel(catalog.InboxOldestMessageAge, waitingStatus) + ")"
+	waiting := one("sum without (status) (" + b.sel(catalog.InboxMessages, waitingStatus) + ")")
+	waitingBefore := one("sum without (status) (" + ago(b.sel(catalog.InboxMessages, waitingStatus), in.GrowingWindow) + ")")
+	oldest := one("max without (status) (" + b.sel(catalog.InboxOldestMessageAge, waitingStatus) + ")")
 	processed := func(window model.Duration) string {
-		return "sum without (status) (increase(" + b.sel(catalog.InboxMessagesProcessed) + "[" + dur(window) + "]))"
+		return one("sum without (status) (increase(" + b.sel(catalog.InboxMessagesProcessed) + "[" + dur(window) + "]))")
 	}
 	what := "{{ $labels.source_system }}/{{ $labels.message_type }} in database {{ $labels.database }}"
 	return []Rule{
@@ -370,17 +429,17 @@ and %[4]s > 0
 
 		b.rule(WorkflowInboxBacklogOld, in.For, fmt.Sprintf(`
 %s > %s
-`, b.bridged(b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`)), secs(in.OldestAge)),
+`, one(b.bridged(b.sel(catalog.InboxOldestMessageAge, `status!="`+vocab.StatusUnknownOutcome+`"`))), secs(in.OldestAge)),
 			fmt.Sprintf("The oldest inbox message from {{ $labels.source_system }} of type {{ $labels.message_type }} in status {{ $labels.status }} in database {{ $labels.database }} is {{ $value | humanizeDuration }} old (threshold %s).", dur(in.OldestAge))),
 
 		b.rule(WorkflowInboxMessagesRetrying, in.RetryingFor, fmt.Sprintf(`
 %[1]s > 0
-`, b.sel(catalog.InboxMessagesRetrying)),
+`, one(b.sel(catalog.InboxMessagesRetrying))),
 			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s "+"{{ if ne $value 1.0 }}have{{ else }}has{{ end }}"+" been attempted at least retrying_after_attempts times (the exporter's setting, default 3) and "+"{{ if ne $value 1.0 }}are{{ else }}is{{ end }}"+" still not processed. The consumer fails on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" again and again: the status page groups the last errors by cause.", what)),
 
 		b.rule(WorkflowInboxMessagesFailed, in.FailedFor, fmt.Sprintf(`
 %[1]s > 0
-`, b.sel(catalog.InboxMessagesFailed)),
+`, one(b.sel(catalog.InboxMessagesFailed))),
 			fmt.Sprintf("{{ $value | humanize }} "+pl("message")+" of %s "+"{{ if ne $value 1.0 }}wait{{ else }}waits{{ end }}"+" in the dead-letter table: the consumer gave up on "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+". Nothing processes "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+" until someone fixes the cause and replays "+"{{ if ne $value 1.0 }}them{{ else }}it{{ end }}"+".", what)),
 	}
 }
@@ -393,8 +452,8 @@ and %[4]s > 0
 // by default), so a failed poll costs the page lost_for at most.
 func (b builder) delivery() []Rule {
 	dl := b.c.Delivery
-	lost := b.sel(catalog.DeliveryLostEvents)
-	dups := b.sel(catalog.DeliveryDuplicateReceipts)
+	lost := one(b.sel(catalog.DeliveryLostEvents))
+	dups := one(b.sel(catalog.DeliveryDuplicateReceipts))
 	what := "delivery {{ $labels.delivery }} (event type {{ $labels.event_type }})"
 	return []Rule{
 		b.rule(WorkflowDeliveryEventsLost, dl.LostFor, fmt.Sprintf(`
@@ -405,7 +464,7 @@ func (b builder) delivery() []Rule {
 		b.rule(WorkflowDeliveryDuplicateReceipts, dl.DuplicatesFor, fmt.Sprintf(`
 %[1]s > %[2]s
 and %[1]s > %[3]s * %[4]s
-`, dups, num(dl.DuplicatesMin), num(dl.DuplicatesRatio), b.sel(catalog.DeliveryPublishedEvents)),
+`, dups, num(dl.DuplicatesMin), num(dl.DuplicatesRatio), one(b.sel(catalog.DeliveryPublishedEvents))),
 			fmt.Sprintf("The consumer's inbox of %s holds {{ $value | humanize }} receipts beyond the first of the events published in the delivery's window: more than %s, and more than %s of those events. The inbox absorbs duplicates; find out why they rise (redeliveries after consumer restarts, a publisher that publishes twice, a replay).", what, num(dl.DuplicatesMin), pct(dl.DuplicatesRatio))),
 	}
 }
@@ -425,41 +484,50 @@ or
   %[3]s > 0
   and %[4]s > %[5]s
 )
-`, b.sel(catalog.IdempotencyRecords, uo), b.sel(catalog.IdempotencyOldestRecordAge, uo),
-			b.sel(catalog.InboxMessages, uo), b.sel(catalog.InboxOldestMessageAge, uo), secs(i.UnknownOutcomeAge)),
+`, one(b.sel(catalog.IdempotencyRecords, uo)), one(b.sel(catalog.IdempotencyOldestRecordAge, uo)),
+			one(b.sel(catalog.InboxMessages, uo)), one(b.sel(catalog.InboxOldestMessageAge, uo)), secs(i.UnknownOutcomeAge)),
 			fmt.Sprintf("{{ $value | humanize }} "+pl("record")+" in database {{ $labels.database }} ({{ if $labels.scope }}idempotency scope {{ $labels.scope }}{{ else }}inbox {{ $labels.source_system }}/{{ $labels.message_type }}{{ end }}) in UNKNOWN_OUTCOME; the oldest {{ if $labels.scope }}was not updated for{{ else }}was received{{ end }} over %s{{ if not $labels.scope }} ago (the inbox keeps no update time){{ end }}. Reconcile them with the external system; never retry them blindly.", dur(i.UnknownOutcomeAge))),
 
 		b.rule(WorkflowIdempotencyStaleInProgress, i.StaleFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(vocab.IdempotencyInProgressStatuses(), "|")+`"`)),
+`, one(b.sel(catalog.IdempotencyStaleRecords, `status=~"`+strings.Join(vocab.IdempotencyInProgressStatuses(), "|")+`"`))),
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} stuck in {{ $labels.status }} without an update for longer than the exporter's stale threshold. A worker may have crashed mid-operation."),
 
 		b.rule(WorkflowIdempotencyConflicts, 0, fmt.Sprintf(`
-round(increase(%s[%s])) > %s
-`, b.sel(catalog.IdempotencyConflicts), dur(i.ConflictsWindow), num(i.ConflictsMax)),
+round(%s) > %s
+`, increase(b.sel(catalog.IdempotencyConflicts), i.ConflictsWindow), num(i.ConflictsMax)),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} idempotency conflicts (same key, different request) in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s (threshold %s). The key is probably not deterministic or the request changed between retries.", dur(i.ConflictsWindow), num(i.ConflictsMax))),
 
 		b.rule(WorkflowCompletedSideEffectTaskOpen, i.CompletedTaskOpenFor, fmt.Sprintf(`
 %s > 0
-`, b.bridged(b.sel(catalog.IdempotencyCompletedTaskOpen))),
+`, one(b.bridged(b.sel(catalog.IdempotencyCompletedTaskOpen)))),
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} COMPLETED while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not redo the side effect."),
 
 		b.rule(WorkflowIdempotencyInDoubt, i.InDoubtFor, fmt.Sprintf(`
 %s > 0
-`, b.bridged(b.sel(catalog.IdempotencyInDoubt))),
+`, one(b.bridged(b.sel(catalog.IdempotencyInDoubt)))),
 			"{{ $value | humanize }} idempotency "+pl("record")+" of scope {{ $labels.scope }} in database {{ $labels.database }} "+strings.Join(vocab.IdempotencyInProgressStatuses(), " or ")+" while the lock of the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} lapsed or moved to another worker. Reconcile before any retry."),
 
 		b.rule(WorkflowProcessedJobTaskOpen, i.ProcessedJobTaskOpenFor, fmt.Sprintf(`
 %s > 0
-`, b.bridged(b.sel(catalog.ProcessedJobTaskOpen))),
+`, one(b.bridged(b.sel(catalog.ProcessedJobTaskOpen)))),
 			"{{ $value | humanize }} processed-job "+pl("row")+" for activity {{ $labels.activity_id }} in database {{ $labels.database }} while the external task on topic {{ $labels.topic }} of engine {{ $labels.engine }} is still open: the completion was lost. Complete the task with the stored result; do not process the job again."),
 
+		// The baseline is the average over the baseline of the replicas'
+		// merged rate, taken every step (10 polls) over two steps (so that
+		// each holds two samples even at a scrape interval as long as a
+		// step), not each series' rate over the whole baseline: a series a
+		// reschedule ended (or began) within the baseline would read as a
+		// fraction of it, and summing the series instead would double it
+		// with two replicas. The gate asks for a reading a whole baseline
+		// and window ago, from whichever pod made it.
 		b.rule(WorkflowDuplicatePreventionSpike, i.DuplicatesFor, fmt.Sprintf(`
-round(increase(%[1]s[%[2]s])) > %[3]s
-and rate(%[1]s[%[2]s]) > %[4]s * rate(%[1]s[%[5]s] offset %[2]s)
-and %[1]s offset %[6]s
-`, dup, dur(i.DuplicatesWindow), num(i.DuplicatesMin), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline),
-			dur(i.DuplicatesBaseline+i.DuplicatesWindow)),
+round(%[1]s) > %[2]s
+and %[3]s > %[4]s * avg_over_time(%[5]s[%[6]s:%[7]s] offset %[8]s)
+and %[9]s
+`, increase(dup, i.DuplicatesWindow), num(i.DuplicatesMin), rate(dup, i.DuplicatesWindow), num(i.DuplicatesFactor),
+			rate(dup, 2*b.step()), dur(i.DuplicatesBaseline), dur(b.step()), dur(i.DuplicatesWindow),
+			one(ago(dup, i.DuplicatesBaseline+i.DuplicatesWindow))),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} duplicate attempts were absorbed in scope {{ $labels.scope }} of database {{ $labels.database }} in the last %s, more than %s times the average of the previous %s. The protection works; find out why duplicates are rising.", dur(i.DuplicatesWindow), num(i.DuplicatesFactor), dur(i.DuplicatesBaseline))),
 	}
 }
@@ -468,21 +536,22 @@ func (b builder) camunda() []Rule {
 	c := b.c.Camunda
 	failures := b.sel(catalog.CamundaExternalTaskFailures)
 	completions := b.sel(catalog.CamundaExternalTaskCompletions)
+	ended := b.sel(catalog.CamundaExternalTasksEnded)
 	what := "topic {{ $labels.topic }} of engine {{ $labels.engine }}"
 	return []Rule{
 		b.rule(CamundaExternalTaskRetriesExhausted, c.RetriesExhaustedFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.CamundaExternalTasks, `state="`+vocab.StateRetriesExhausted+`"`)),
+`, one(b.sel(catalog.CamundaExternalTasks, `state="`+vocab.StateRetriesExhausted+`"`))),
 			fmt.Sprintf("{{ $value | humanize }} external "+pl("task")+" on %s with no retries left (an incident each). The process instances wait for an operator.", what)),
 
 		b.rule(CamundaExternalTaskLockExpirations, c.LockExpirationsFor, fmt.Sprintf(`
-round(increase(%s[%s])) > %s
-`, b.sel(catalog.CamundaExternalTaskLockExpirations), dur(c.LockExpirationsWindow), num(c.LockExpirationsMax)),
+round(%s) > %s
+`, increase(b.sel(catalog.CamundaExternalTaskLockExpirations), c.LockExpirationsWindow), num(c.LockExpirationsMax)),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external task locks lapsed on %s in the last %s (threshold %s) without complete, failure or extendLock. Another worker may run the same task again.", what, dur(c.LockExpirationsWindow), num(c.LockExpirationsMax))),
 
 		b.rule(CamundaExternalTaskDuplicateExecution, c.DuplicateExecutionFor, fmt.Sprintf(`
-round(increase(%s[%s])) > %s
-`, b.sel(catalog.CamundaExternalTaskRedeliveries), dur(c.DuplicateExecutionWindow), num(c.DuplicateExecutionMax)),
+round(%s) > %s
+`, increase(b.sel(catalog.CamundaExternalTaskRedeliveries), c.DuplicateExecutionWindow), num(c.DuplicateExecutionMax)),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} external "+pl("task")+" on %s locked again after a lapsed lock in the last %s: another worker ran the same task while the first may still have run it. Check that the idempotency records absorbed it.", what, dur(c.DuplicateExecutionWindow))),
 
 		// The outcomes other than failures are the completions; at
@@ -490,11 +559,12 @@ round(increase(%s[%s])) > %s
 		// tasks seen and then gone (ended_total, which exists at every
 		// level): failures alone are not a storm.
 		b.rule(CamundaExternalTaskRetryStorm, c.RetryStormFor, fmt.Sprintf(`
-round(increase(%[1]s[%[2]s])) > %[3]s
+round(%[1]s) > %[2]s
 and
-increase(%[1]s[%[2]s])
-  > %[4]s * (increase(%[1]s[%[2]s]) + (increase(%[5]s[%[2]s]) or increase(%[6]s[%[2]s]) or increase(%[1]s[%[2]s]) * 0))
-`, failures, dur(c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio), completions, b.sel(catalog.CamundaExternalTasksEnded)),
+%[1]s
+  > %[3]s * (%[1]s + (%[4]s or %[5]s or %[1]s * 0))
+`, increase(failures, c.RetryStormWindow), num(c.RetryStormMinFailures), num(c.RetryStormFailureRatio),
+			increase(completions, c.RetryStormWindow), increase(ended, c.RetryStormWindow)),
 			fmt.Sprintf("Workers reported {{ $value | printf \"%%.0f\" }} failures on %s in the last %s, more than %s of all outcomes. A downstream dependency is probably down and retries amplify the load.", what, dur(c.RetryStormWindow), pct(c.RetryStormFailureRatio))),
 
 		// Progress is any outcome the history level lets the exporter
@@ -505,35 +575,49 @@ increase(%[1]s[%[2]s])
 		b.rule(CamundaExternalTaskBacklogStalled, c.BacklogStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
 and ignoring (state) %[3]s > 0
-unless increase(%[4]s[%[6]s]) > 0
-unless increase(%[5]s[%[6]s]) > 0
-unless increase(%[7]s[%[6]s]) > 0
-`, b.sel(catalog.CamundaExternalTaskOldestWaitingAge), secs(c.BacklogStalledAge), b.sel(catalog.CamundaExternalTasks, `state=~"`+vocab.StateWaiting+"|"+vocab.StateLockExpired+`"`),
-			completions, failures, dur(c.BacklogStalledWindow), b.sel(catalog.CamundaExternalTasksEnded)),
+unless %[4]s > 0
+unless %[5]s > 0
+unless %[6]s > 0
+`, one(b.sel(catalog.CamundaExternalTaskOldestWaitingAge)), secs(c.BacklogStalledAge), one(b.sel(catalog.CamundaExternalTasks, `state=~"`+vocab.StateWaiting+"|"+vocab.StateLockExpired+`"`)),
+			increase(completions, c.BacklogStalledWindow), increase(failures, c.BacklogStalledWindow), increase(ended, c.BacklogStalledWindow)),
 			fmt.Sprintf("The oldest waiting external task on %s has waited {{ $value | humanizeDuration }} and no task of this topic was completed or failed in the last %s. No worker is fetching this topic.", what, dur(c.BacklogStalledWindow))),
 
 		b.rule(CamundaIncidentsOpen, c.IncidentsFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.CamundaIncidents, `incident_type!="failedExternalTask"`)),
+`, one(b.sel(catalog.CamundaIncidents, `incident_type!="failedExternalTask"`))),
 			"{{ $value | humanize }} open {{ $labels.incident_type }} "+pl("incident")+" on engine {{ $labels.engine }} for activity {{ $labels.activity_id }} of process {{ $labels.process_definition_key }}."),
 
 		b.rule(CamundaExternalTaskLockHeldTooLong, c.LockHeldFor, fmt.Sprintf(`
 %s > %s
-`, b.sel(catalog.CamundaExternalTaskOldestLockAge), secs(c.LockHeldAge)),
+`, one(b.sel(catalog.CamundaExternalTaskOldestLockAge)), secs(c.LockHeldAge)),
 			fmt.Sprintf("The longest lock on %s has been held by the same worker for {{ $value | humanizeDuration }} (threshold %s), extended or not. The worker may hang in a call that never returns while it keeps the task from everyone else.", what, dur(c.LockHeldAge))),
 
 		b.rule(CamundaExternalTaskWorkerSilent, c.WorkerSilentFor, fmt.Sprintf(`
 %s > %s
-`, b.sel(catalog.CamundaExternalTaskWorkerIdle), secs(c.WorkerSilentAge)),
+`, one(b.sel(catalog.CamundaExternalTaskWorkerIdle)), secs(c.WorkerSilentAge)),
 			fmt.Sprintf("Worker {{ $labels.worker_id }} holds locks on %s and has completed or failed no task of it for {{ $value | humanizeDuration }} (threshold %s). It has stopped making progress while its locks keep the tasks from other workers.", what, dur(c.WorkerSilentAge))),
 	}
 }
 
 func (b builder) camundaJobs() []Rule {
 	c := b.c.Camunda
-	// The counters carry process_definition_key, the age only the engine.
-	byEngine := "on (job, instance, engine)"
-	sumByEngine := func(expr string) string { return "sum by (job, instance, engine) (" + expr + ")" }
+	w := c.JobExecutorStalledWindow
+	// The counters and the executable jobs carry process_definition_key
+	// (and the tenant), the age only the engine: per engine, the keys'
+	// series are matched ignoring those labels, so every label of the
+	// target (namespace, cluster) still matches.
+	perKey := "ignoring (" + catalog.TenantLabel + ", process_definition_key)"
+	sumKeys := func(expr string) string {
+		return "sum without (" + catalog.TenantLabel + ", process_definition_key) (" + expr + ")"
+	}
+	perEngine := func(sel string) string {
+		return one(sumKeys("increase(" + sel + "[" + dur(w) + "])"))
+	}
+	// camunda_engine_info of the engines at history level full, as one
+	// series per engine.
+	full := one("max without (version, flavor, history_level) (" + b.sel(catalog.CamundaEngineInfo, `history_level="full"`) + ")")
+	age := b.sel(catalog.CamundaJobOldestExecutableAge)
+	executable := b.sel(catalog.CamundaJobsExecutable)
 	return []Rule{
 		// Progress is a job log entry (history level full only: the
 		// counters are absent below it) or, at every level, the runtime
@@ -545,16 +629,15 @@ func (b builder) camundaJobs() []Rule {
 		// a count too (a cancelled instance, a suspended one).
 		b.rule(CamundaJobExecutorStalled, c.JobExecutorStalledFor, fmt.Sprintf(`
 %[1]s > %[2]s
-unless %[3]s %[4]s > 0
-unless %[3]s %[5]s > 0
-unless %[3]s (%[1]s < max_over_time(%[1]s[%[6]s]) unless %[3]s %[8]s)
-unless %[3]s (%[7]s < max_over_time(%[7]s[%[6]s]) unless %[3]s %[8]s)
-`, b.sel(catalog.CamundaJobOldestExecutableAge), secs(c.JobExecutorStalledAge), byEngine,
-			sumByEngine("increase("+b.sel(catalog.CamundaJobSuccesses)+"["+dur(c.JobExecutorStalledWindow)+"])"),
-			sumByEngine("increase("+b.sel(catalog.CamundaJobFailures)+"["+dur(c.JobExecutorStalledWindow)+"])"),
-			dur(c.JobExecutorStalledWindow), b.sel(catalog.CamundaJobsExecutable),
-			b.sel(catalog.CamundaEngineInfo, `history_level="full"`)),
-			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(c.JobExecutorStalledWindow))),
+unless %[3]s > 0
+unless %[4]s > 0
+unless (%[1]s < %[5]s unless %[6]s)
+unless %[9]s (%[7]s < %[8]s unless %[9]s %[6]s)
+`, one(age), secs(c.JobExecutorStalledAge),
+			perEngine(b.sel(catalog.CamundaJobSuccesses)), perEngine(b.sel(catalog.CamundaJobFailures)),
+			one("max_over_time("+age+"["+dur(w)+"])"), full,
+			one(executable), one("max_over_time("+executable+"["+dur(w)+"])"), perKey),
+			fmt.Sprintf("The oldest executable async job on engine {{ $labels.engine }} has been due for {{ $value | humanizeDuration }} and no job succeeded or failed in the last %s. The job executor is stopped, disabled, or cannot acquire jobs: process instances wait at their async continuations and timers.", dur(w))),
 	}
 }
 
@@ -562,20 +645,26 @@ unless %[3]s (%[7]s < max_over_time(%[7]s[%[6]s]) unless %[3]s %[8]s)
 // history_cleanup.interval (10m), so the windows are hours, not minutes.
 func (b builder) camundaHistory() []Rule {
 	c := b.c.Camunda
-	sumByEngine := func(expr string) string { return "sum by (job, instance, engine) (" + expr + ")" }
+	// The engine's cleanable instances, summed over its definitions (and
+	// tenants), replicas merged.
+	perEngine := func(expr string) string {
+		return one("sum without (" + catalog.TenantLabel + ", process_definition_key) (" + expr + ")")
+	}
+	cleanable := b.sel(catalog.CamundaHistoryCleanable)
 	return []Rule{
 		b.rule(CamundaHistoryCleanupFailing, c.HistoryCleanupFailingFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.CamundaHistoryCleanupJobsFailing)),
+`, one(b.sel(catalog.CamundaHistoryCleanupJobsFailing))),
 			"{{ $value | humanize }} history cleanup "+pl("job")+" of engine {{ $labels.engine }} failed its last run or "+
 				"ran out of retries. Finished process instances past their time to live stay in the history, and the engine's database grows."),
 		b.rule(CamundaHistoryCleanupBehind, c.HistoryCleanupBehindFor, fmt.Sprintf(`
 min_over_time(%[1]s[%[2]s:5m]) > %[3]s
-and on (job, instance, engine) %[4]s
-`, sumByEngine(b.sel(catalog.CamundaHistoryCleanable)), dur(c.HistoryCleanupBehindWindow), num(c.HistoryCleanupBehindMin),
+and %[4]s
+`, perEngine(cleanable), dur(c.HistoryCleanupBehindWindow), num(c.HistoryCleanupBehindMin),
 			// A whole window of readings, not the first hours after the
-			// exporter started.
-			sumByEngine(b.sel(catalog.CamundaHistoryCleanable)+" offset "+dur(c.HistoryCleanupBehindWindow))),
+			// exporter started: a reading a window ago, from whichever
+			// pod made it.
+			perEngine(ago(cleanable, c.HistoryCleanupBehindWindow))),
 			fmt.Sprintf("Engine {{ $labels.engine }} held more than %s cleanable process instances (finished, past their history time to live) at every reading of the last %s (the lowest: {{ $value | humanize }}). History cleanup is off, outside its window, failing, or slower than the engine produces history.", num(c.HistoryCleanupBehindMin), dur(c.HistoryCleanupBehindWindow))),
 	}
 }
@@ -598,13 +687,17 @@ func CollectorsBehindPages() []string {
 
 func (b builder) exporter() []Rule {
 	e := b.c.Exporter
+	// A source or collector is down when every replica that reports it
+	// says so (max of the replicas' 0 and 1): while one replica still
+	// reads the source, its data alerts are not blind. A replica that
+	// Prometheus cannot scrape reports nothing.
 	sourceUp := func(src catalog.Source) string {
-		return b.sel(catalog.ExporterSourceUp, `source="`+string(src)+`"`)
+		return one(b.sel(catalog.ExporterSourceUp, `source="`+string(src)+`"`))
 	}
 	behindPages := `collector=~"` + strings.Join(CollectorsBehindPages(), "|") + `"`
 	notBehindPages := `collector!~"` + strings.Join(CollectorsBehindPages(), "|") + `"`
 	collectorUp := func(src catalog.Source, which string) string {
-		return b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`, which)
+		return one(b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`, which))
 	}
 	// down: the collectors of both kinds of source that fail, named
 	// database or engine like the data alerts of the source.
@@ -619,9 +712,9 @@ label_replace(%[3]s == 0 unless ignoring (collector) %[4]s == 0, "engine", "$1",
 	// stale_after: a collection that hangs (the exporter serves the last
 	// snapshot meanwhile), which would otherwise read as all clear.
 	stale := func(src catalog.Source, lane string) string {
-		return fmt.Sprintf(`label_replace(time() - %[1]s > %[2]s unless on (job, instance, source, name) %[3]s == 0 unless on (job, instance, source, name) %[4]s == 0, "%[5]s", "$1", "name", "(.*)")`,
-			b.sel(catalog.ExporterLastSuccessfulCollect, `source="`+string(src)+`"`), secs(e.StaleAfter),
-			sourceUp(src), b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`), lane)
+		return fmt.Sprintf(`label_replace(time() - %[1]s > %[2]s unless %[3]s == 0 unless ignoring (collector) %[4]s == 0, "%[5]s", "$1", "name", "(.*)")`,
+			one(b.sel(catalog.ExporterLastSuccessfulCollect, `source="`+string(src)+`"`)), secs(e.StaleAfter),
+			sourceUp(src), one(b.sel(catalog.ExporterCollectorUp, `source="`+string(src)+`"`)), lane)
 	}
 	up := b.sel(targetUp)
 	cutWindow, foldWindow := dur(e.HistoryReadsCutWindow), dur(e.LabelValuesFoldedWindow)
@@ -649,26 +742,29 @@ or
 `, down(notBehindPages)),
 			"The workflow exporter's collector {{ $labels.collector }} of {{ $labels.source }} source {{ $labels.name }} fails: its series are absent and the tickets on them stay silent; no paging alert reads them."),
 
+		// Down when no replica can be scraped: one replica down leaves
+		// the other's alerts working (Kubernetes reports the missing
+		// replica).
 		b.rule(WorkflowExporterDown, e.DownFor, fmt.Sprintf(`
-%[1]s == 0 or absent(%[1]s)
-`, up),
-			"Prometheus cannot scrape the workflow exporter {{ if $labels.instance }}{{ $labels.instance }}{{ else }}(Prometheus has no target for the job){{ end }}. Outbox, inbox, idempotency and Camunda alerts are all blind until it is back."),
+%[1]s == 0 or absent(%[2]s)
+`, one(up), up),
+			"Prometheus cannot scrape the workflow exporter of job {{ $labels.job }}: {{ if eq $value 0.0 }}no replica answers{{ else }}Prometheus has no target for the job{{ end }}. Outbox, inbox, idempotency and Camunda alerts are all blind until it is back."),
 
 		b.rule(WorkflowExporterTasksUnwatched, e.UnwatchedTasksFor, fmt.Sprintf(`
 %s > 0
-`, b.sel(catalog.ExporterUnwatchedTasks)),
+`, one(b.sel(catalog.ExporterUnwatchedTasks))),
 			"{{ $value | humanize }} in-flight external "+pl("task")+" of engine {{ $labels.engine }} "+"{{ if ne $value 1.0 }}were{{ else }}was{{ end }}"+" not listed by the exporter's last poll (beyond max_listed_tasks, or on topics folded into \"other\"): their lapsed locks and redeliveries go uncounted and the database joins do not see them. Raise the engine's max_listed_tasks or label_value_limit."),
 
 		b.rule(WorkflowExporterHistoryReadsCut, 0, fmt.Sprintf(`
-round(increase(%[1]s[%[3]s])) > 0
+round(%[1]s) > 0
 or
-round(increase(%[2]s[%[3]s])) > 0
-`, b.sel(catalog.ExporterHistoryReadsCut), b.sel(catalog.ExporterJobHistoryReadsCut), cutWindow),
+round(%[2]s) > 0
+`, increase(b.sel(catalog.ExporterHistoryReadsCut), e.HistoryReadsCutWindow), increase(b.sel(catalog.ExporterJobHistoryReadsCut), e.HistoryReadsCutWindow)),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} collections of engine {{ $labels.engine }} in the last %s found more new history log entries than they may read: failures, completions or job executions of those intervals are undercounted, and the alerts on them may stay silent. Raise the engine's max_history_entries or lower its min_interval.", cutWindow)),
 
 		b.rule(WorkflowExporterLabelValuesFolded, 0, fmt.Sprintf(`
-round(increase(%s[%s])) > 0
-`, b.sel(catalog.ExporterLabelValuesFolded), foldWindow),
+round(%s) > 0
+`, increase(b.sel(catalog.ExporterLabelValuesFolded), e.LabelValuesFoldedWindow)),
 			fmt.Sprintf("{{ $value | printf \"%%.0f\" }} series of {{ $labels.metric }} were folded into the label value \"other\" in the last %s: the values beyond the label value limit share one series, and an alert per topic, scope or type undercounts them. Raise label_value_limit of the source, or find the label that grows without bound.", foldWindow)),
 
 		b.rule(WorkflowExporterWatchdog, 0, "vector(1)",

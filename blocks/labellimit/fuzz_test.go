@@ -1,6 +1,7 @@
 package labellimit
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -143,4 +144,59 @@ func foldedTotal(t *testing.T, s *Stats, metric string) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.folded[metric]
+}
+
+// FuzzLimiterOffer: a limiter that has admitted the tuples of an earlier
+// reading is offered a second reading, and a twin (same history) the same
+// reading in reverse. Whatever the input: both admit the same tuples (the
+// choice does not depend on the reading's order), at most limit tuples
+// keep their values, and every tuple admitted before still is.
+func FuzzLimiterOffer(f *testing.F) {
+	f.Add("a\nb", "c\nd\ne\nf\nc", 4)
+	f.Add("", "x\ty\nx\nother\nz", 2)
+	f.Add("a\nb\nc", "d", 3)
+	f.Fuzz(func(t *testing.T, before, reading string, limit int) {
+		if limit < 1 || limit > 1000 {
+			return
+		}
+		twins := [2]*Limiter{NewLimiter(NewStats(), "m", limit), NewLimiter(NewStats(), "m", limit)}
+		var earlier []string
+		for _, v := range values(before) {
+			for _, l := range twins {
+				if got := l.Admit(v...); got[0] != Other || strings.Join(v, "\xff") == Other {
+					earlier = append(earlier, strings.Join(v, "\xff"))
+				}
+			}
+		}
+		r := values(reading)
+		rev := slices.Clone(r)
+		slices.Reverse(rev)
+		twins[0].Offer(r...)
+		twins[1].Offer(rev...)
+		kept := [2]map[string]bool{{}, {}}
+		for i, l := range twins {
+			for _, v := range append(slices.Clone(r), values(before)...) {
+				key := strings.Join(v, "\xff")
+				if got := l.Admit(v...); strings.Join(got, "\xff") == key {
+					kept[i][key] = true
+				}
+			}
+			if len(l.admitted) > limit {
+				t.Fatalf("%d tuples admitted, limit %d", len(l.admitted), limit)
+			}
+		}
+		for _, key := range earlier {
+			if _, ok := twins[0].admitted[key]; !ok {
+				t.Fatalf("tuple %q admitted before the offer lost its place", key)
+			}
+		}
+		if len(kept[0]) != len(kept[1]) {
+			t.Fatalf("the reading's order changed the choice: %v and %v", kept[0], kept[1])
+		}
+		for k := range kept[0] {
+			if !kept[1][k] {
+				t.Fatalf("the reading's order changed the choice: %v and %v", kept[0], kept[1])
+			}
+		}
+	})
 }

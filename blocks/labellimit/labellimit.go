@@ -1,12 +1,24 @@
 // Package labellimit bounds the label values drawn from data (topics, scopes, event
 // types, worker ids). Past a per-metric limit, label value tuples fold into
 // "other", and the folding is counted in a self-metric so it is never
-// silent. A Limiter admits first come first served for the process lifetime
-// (counters must keep their series); a Ranked admits anew in every
-// collection (gauges whose label values come and go, like worker ids).
+// silent. A Limiter admits for the process lifetime (counters must keep
+// their series); a Ranked admits anew in every collection (gauges whose
+// label values come and go, like worker ids).
+//
+// Admission is deterministic, so that two exporters on the same sources
+// (replicas), or one exporter before and after a restart, give the same
+// values their own label: values that compete for the last free places
+// are admitted in a stable order of their own (Order: a hash of the
+// tuple, not the order a source returns them in), values that must always
+// be reported are reserved first (Reserve: configured topics), and a
+// value keeps its label once admitted. What stays history-dependent, and
+// why, is in docs/production.md ("Two replicas"): only values beyond the
+// limit, which the folding self-metric reports, can be admitted differently
+// by a process that saw other values earlier in its life.
 package labellimit
 
 import (
+	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
@@ -54,10 +66,15 @@ func (s *Stats) Metrics(desc *prometheus.Desc) []prometheus.Metric {
 	return out
 }
 
-// Limiter admits the first Limit distinct label tuples of one metric and
-// folds the rest. Admission is permanent, so a counter's series never moves
-// between its own tuple and "other". A Limiter belongs to one collector and
-// is not safe for concurrent use.
+// Limiter admits at most Limit distinct label tuples of one metric (plus
+// the reserved ones) and folds the rest. Admission is permanent, so a
+// counter's series never moves between its own tuple and "other". A
+// Limiter belongs to one collector and is not safe for concurrent use.
+//
+// A collector that has the tuples of a reading at hand offers them first
+// (Offer): the new ones are admitted in Order while places remain, so the
+// choice does not depend on the order of the reading. Admit alone admits a
+// new tuple while a place remains.
 type Limiter struct {
 	metric   string
 	limit    int
@@ -71,6 +88,81 @@ type Limiter struct {
 func NewLimiter(stats *Stats, metric string, limit int) *Limiter {
 	stats.add(metric, 0)
 	return &Limiter{metric: metric, limit: limit, stats: stats, admitted: map[string]struct{}{}, pending: map[string]struct{}{}}
+}
+
+// Reserve admits the tuple whatever the limit: a value the configuration
+// names (a configured topic) is always reported under its own label. The
+// configuration bounds these; they take places of the limit like any
+// other admitted tuple.
+func (l *Limiter) Reserve(values ...string) {
+	l.admitted[strings.Join(values, "\xff")] = struct{}{}
+}
+
+// Offer admits the new tuples among tuples (a reading's, in any order, with
+// repeats) in Order while places remain. Tuples it leaves out fold when
+// Admit is asked for them; it counts no fold itself.
+func (l *Limiter) Offer(tuples ...[]string) {
+	if len(l.admitted) >= l.limit {
+		return
+	}
+	var fresh [][]string
+	seen := map[string]bool{}
+	for _, t := range tuples {
+		key := strings.Join(t, "\xff")
+		if _, ok := l.admitted[key]; ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		fresh = append(fresh, t)
+	}
+	Order(fresh)
+	for _, t := range fresh {
+		if len(l.admitted) >= l.limit {
+			return
+		}
+		l.admitted[strings.Join(t, "\xff")] = struct{}{}
+	}
+}
+
+// OfferValues is Offer for a limiter of one label: each value is a tuple.
+func (l *Limiter) OfferValues(values []string) {
+	tuples := make([][]string, len(values))
+	for i, v := range values {
+		tuples[i] = []string{v}
+	}
+	l.Offer(tuples...)
+}
+
+// Order sorts label tuples into the stable order in which they compete for
+// a limiter's last places: by a 64-bit FNV-1a hash of the tuple, ties by the
+// values. A hash rather than the values themselves, so that the values that
+// keep their label past the limit are not always the alphabetically first
+// (one team's prefix taking every place); stable, so that every process,
+// whatever order a source returns the values in, makes the same choice.
+func Order(tuples [][]string) {
+	keys := make([]uint64, len(tuples))
+	idx := make([]int, len(tuples))
+	for i, t := range tuples {
+		h := fnv.New64a()
+		for j, v := range t {
+			if j > 0 {
+				h.Write([]byte{0xff})
+			}
+			h.Write([]byte(v))
+		}
+		keys[i], idx[i] = h.Sum64(), i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		if keys[idx[a]] != keys[idx[b]] {
+			return keys[idx[a]] < keys[idx[b]]
+		}
+		return strings.Join(tuples[idx[a]], "\xff") < strings.Join(tuples[idx[b]], "\xff")
+	})
+	sorted := make([][]string, len(tuples))
+	for i, j := range idx {
+		sorted[i] = tuples[j]
+	}
+	copy(tuples, sorted)
 }
 
 // Admit returns the tuple itself, or a tuple of "other" values when the

@@ -2,10 +2,11 @@ package labellimit
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"strings"
 )
 
 func TestLimiterFoldsPastLimitAndCounts(t *testing.T) {
@@ -77,5 +78,61 @@ workflow_exporter_label_values_folded_total{metric="camunda_external_tasks_locke
 `
 	if err := testutil.CollectAndCompare(metricsCollector{stats}, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOfferIsOrderIndependent: two limiters with the same admissions so
+// far, offered the same reading in opposite orders, admit the same tuples:
+// the ones first in Order, as many as places remain. A FCFS limiter (Admit
+// alone) would have admitted the first of each reading instead.
+func TestOfferIsOrderIndependent(t *testing.T) {
+	reading := [][]string{{"billing.invoice"}, {"fulfillment.submit"}, {"crm.sync"}, {"payment.capture"}, {"shipping.label"}, {"billing.invoice"}}
+	reversed := slices.Clone(reading)
+	slices.Reverse(reversed)
+	admitted := func(order [][]string) []string {
+		l := NewLimiter(NewStats(), "m", 4)
+		l.Admit("known")
+		l.Offer(order...)
+		var got []string
+		for _, v := range order {
+			if r := l.Admit(v...); r[0] != Other {
+				got = append(got, r[0])
+			}
+		}
+		slices.Sort(got)
+		return slices.Compact(got)
+	}
+	a, b := admitted(reading), admitted(reversed)
+	if !reflect.DeepEqual(a, b) || len(a) != 3 {
+		t.Fatalf("admitted %v in reading order, %v in reverse; want the same 3", a, b)
+	}
+	ordered := slices.Clone(reading[:5])
+	Order(ordered)
+	var want []string
+	for _, v := range ordered[:3] {
+		want = append(want, v[0])
+	}
+	slices.Sort(want)
+	if !reflect.DeepEqual(a, want) {
+		t.Fatalf("admitted %v, want the first 3 in Order: %v", a, want)
+	}
+}
+
+// TestReserveAlwaysAdmits: a reserved tuple (a configured topic) keeps its
+// label even when the limit is reached, and an admitted tuple keeps it
+// after an Offer that would rank it last.
+func TestReserveAlwaysAdmits(t *testing.T) {
+	l := NewLimiter(NewStats(), "m", 1)
+	l.Admit("first")
+	l.Reserve("configured")
+	if got := l.Admit("configured"); got[0] != "configured" {
+		t.Fatalf("reserved tuple folded: %v", got)
+	}
+	l.Offer([]string{"a"}, []string{"b"})
+	if got := l.Admit("first"); got[0] != "first" {
+		t.Fatalf("admitted tuple lost its label after an Offer: %v", got)
+	}
+	if got := l.Admit("a"); got[0] != Other {
+		t.Fatalf("a tuple beyond the limit kept its label: %v", got)
 	}
 }

@@ -26,6 +26,12 @@ func TestSameCause(t *testing.T) {
 		{"decimals", "amount 12.50 exceeds limit 10.00", "amount 99,90 exceeds limit 50,00", "amount <n> exceeds limit <n>"},
 		{"whitespace and newlines", "timeout\n\tat Worker.run(Worker.java:42)", "timeout  at Worker.run(Worker.java:42)",
 			"timeout at Worker.run(Worker.java:42)"},
+		{"e-mail addresses", "no account for jane.doe@example.com (tenant 42)", "no account for bob+orders@mail.example.co.uk (tenant 42)",
+			"no account for <email> (tenant 42)"},
+		{"tokens", "401 from payments: api key sk_live_51HxYz8Qa2b3C4d5E6f7G8h9 revoked", "401 from payments: api key sk_live_99AbCdEf1234GhIjKlMnOpQr revoked",
+			"401 from payments: api key <token> revoked"},
+		{"a JWT's parts", "bad token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+			"bad token eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiI5ODc2NTQzMjEwIn0.Xb3kq9T_2mNpQ7rStUvWxYz0aBcDeFgHiJkLmNoPqRs", "bad token <token>.<token>.<token>"},
 		{"empty", "", " \n ", NoMessage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +60,22 @@ func TestDifferentCause(t *testing.T) {
 				t.Fatalf("Of(%q) = Of(%q) = %q; want them apart", tc.a, tc.b, sa)
 			}
 		})
+	}
+}
+
+// TestKept: what tells a cause, or is no secret, stays as it is: long
+// names without digits (Java classes, scopes, topics), paths, short codes.
+func TestKept(t *testing.T) {
+	for _, msg := range []string{
+		"org.springframework.web.client.ResourceAccessException: I/O error on POST request",
+		"scope ORDER_FULFILLMENT_SUBMISSION: duplicate key",
+		"topic fulfillment.submit-command: worker gave up after 3 attempts",
+		"GET /api/v2/orders answered 503",
+		"mail server said 550 mailbox unavailable",
+	} {
+		if got := Of(msg); got != msg {
+			t.Errorf("Of(%q) = %q, want it unchanged", msg, got)
+		}
 	}
 }
 
@@ -93,6 +115,7 @@ func TestBadInput(t *testing.T) {
 func FuzzOf(f *testing.F) {
 	f.Add("order 4711 timed out after 30012 ms")
 	f.Add("\xff'unterminated")
+	f.Add("mail to a.b@c.example failed, key AKIAIOSFODNN7EXAMPLE12")
 	f.Fuzz(func(t *testing.T, msg string) {
 		s := Of(msg)
 		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxRunes || s == "" {
@@ -100,6 +123,15 @@ func FuzzOf(f *testing.F) {
 		}
 		if Of(msg) != s {
 			t.Fatalf("Of(%q) is not stable: %q, then %q", msg, s, Of(msg))
+		}
+		// No e-mail address and no token survives.
+		if e := masks[1].re.FindString(s); e != "" {
+			t.Fatalf("Of(%q) = %q keeps an e-mail address: %q", msg, s, e)
+		}
+		for _, tok := range masks[5].re.FindAllString(s, -1) {
+			if !notToken(tok) {
+				t.Fatalf("Of(%q) = %q keeps a token: %q", msg, s, tok)
+			}
 		}
 	})
 }

@@ -19,9 +19,11 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 )
 
-// exporterLabels are the target labels every alert of one exporter carries.
+// withExporter adds the target labels every alert of one exporter carries:
+// its job and, deployed by the chart, its namespace (the rules merge its
+// replicas, so no instance or pod).
 func withExporter(ls model.LabelSet) model.LabelSet {
-	out := model.LabelSet{"job": "workflow-exporter", "instance": "exporter:7840"}
+	out := model.LabelSet{"job": "workflow-exporter", "namespace": "monitoring"}
 	for k, v := range ls {
 		out[k] = v
 	}
@@ -127,10 +129,10 @@ func TestDatabaseDownMutesOnlyThatDatabasesAlerts(t *testing.T) {
 		alert("CamundaExternalTaskRetryStorm", "warning", model.LabelSet{"engine": "main", "topic": "t"}),
 		alert("CamundaIncidentsOpen", "warning", model.LabelSet{"engine": "main", "incident_type": "failedJob"}),
 		alert("WorkflowExporterDown", "warning", nil),
-		// the same database seen by another exporter instance
+		// the same database name seen by another exporter (another namespace)
 		func() model.LabelSet {
 			ls := alert("WorkflowOutboxBacklogStalled", "critical", model.LabelSet{"database": "orders"})
-			ls["instance"] = "exporter-b:7840"
+			ls["namespace"] = "staging"
 			return ls
 		}(),
 		// the outage alert itself stays visible
@@ -420,7 +422,7 @@ func TestExporterDownMutesItsAlerts(t *testing.T) {
 		t.Fatal("the outbox page of an exporter that is down is not muted")
 	}
 	other := alert(rules.WorkflowOutboxBacklogStalled, "critical", model.LabelSet{"database": "orders"})
-	other["instance"] = "exporter-b:7840"
+	other["namespace"] = "staging"
 	for _, ls := range []model.LabelSet{
 		other,
 		alert(rules.WorkflowExporterDown, "critical", nil),

@@ -24,8 +24,6 @@ func optionalInSummary(alert, label string) bool {
 		return label == "scope" || label == "source_system"
 	case rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown:
 		return label == "collector"
-	case rules.WorkflowExporterDown:
-		return label == "instance"
 	}
 	return false
 }

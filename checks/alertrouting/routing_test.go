@@ -65,7 +65,7 @@ func TestEveryAlertReachesItsReceiver(t *testing.T) {
 			"alertname": model.LabelValue(r.Alert),
 			"severity":  model.LabelValue(sev),
 			"job":       "workflow-exporter",
-			"instance":  "exporter:7840",
+			"namespace": "monitoring",
 			"database":  "orders",
 			"engine":    "main",
 		}

@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -112,7 +113,7 @@ func TestChartDefaults(t *testing.T) {
 	objs := render(t, "wfx", nil)
 	validateAll(t, objs)
 	k := kinds(objs)
-	for kind, n := range map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ServiceMonitor": 1, "PrometheusRule": 1, "ConfigMap": 1 + 5} {
+	for kind, n := range map[string]int{"Deployment": 1, "Service": 1, "ServiceAccount": 1, "ServiceMonitor": 1, "PrometheusRule": 1, "ConfigMap": 1 + 5, "NetworkPolicy": 0} {
 		if len(k[kind]) != n {
 			t.Errorf("%d %s, want %d", len(k[kind]), kind, n)
 		}
@@ -179,6 +180,18 @@ func TestChartNotes(t *testing.T) {
 	if !strings.Contains(r.Info.Notes, "https://127.0.0.1:7840/metrics") || strings.Contains(r.Info.Notes, "serviceMonitor.additionalLabels") {
 		t.Errorf("NOTES.txt with TLS and a selectable ServiceMonitor:\n%s", r.Info.Notes)
 	}
+	if strings.Contains(r.Info.Notes, "replicas:") || strings.Contains(r.Info.Notes, "NetworkPolicy") {
+		t.Errorf("NOTES.txt of one replica without a NetworkPolicy speaks of them:\n%s", r.Info.Notes)
+	}
+	r, err = renderRelease(t, "wfx", values(t, "replicas: 2\nnetworkPolicy: {enabled: true, ingressFrom: [{podSelector: {}}], egress: [{ports: [{port: 5432}]}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 replicas: each collects from the sources on its own", "each alert reaches Alertmanager once", "The NetworkPolicy admits only networkPolicy.ingressFrom"} {
+		if !strings.Contains(r.Info.Notes, want) {
+			t.Errorf("NOTES.txt with two replicas and a NetworkPolicy lacks %q:\n%s", want, r.Info.Notes)
+		}
+	}
 }
 
 // TestValuesSchema: values.schema.json accepts the chart's own values
@@ -205,6 +218,17 @@ func TestValuesSchema(t *testing.T) {
 	// A template's own check: TLS without its Secret.
 	if _, err := renderRelease(t, "wfx", values(t, "web: {tls: {enabled: true}}\n")); err == nil || !strings.Contains(err.Error(), "web.tls.secretName") {
 		t.Errorf("TLS without a Secret: %v", err)
+	}
+	// A NetworkPolicy that would let no scrape through, or cut every
+	// source off, is refused naming the value.
+	for doc, want := range map[string]string{
+		"networkPolicy: {enabled: true, egress: [{ports: [{port: 5432}]}]}\n":                        "networkPolicy.ingressFrom",
+		"networkPolicy: {enabled: true, ingressFrom: [{podSelector: {}}]}\n":                         "networkPolicy.egress",
+		"networkPolicy: {enabled: true, ingressFrom: [{podSelector: {}}], egress: [], dnss: true}\n": "schema",
+	} {
+		if _, err := renderRelease(t, "wfx", values(t, doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error naming %s", doc, err, want)
+		}
 	}
 }
 
@@ -260,6 +284,22 @@ serviceMonitor:
   metricRelabelings: [{sourceLabels: [__name__], regex: go_.*, action: drop}]
 prometheusRule: {namespace: observability, additionalLabels: {release: kube-prometheus-stack}}
 dashboards: {label: grafana_dashboard_workflow, labelValue: "yes", namespace: grafana, folder: Ops}
+replicas: 2
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector: {matchLabels: {app.kubernetes.io/instance: payments-workflow-exporter}}
+networkPolicy:
+  enabled: true
+  ingressFrom:
+    - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}
+      podSelector: {matchLabels: {app.kubernetes.io/name: prometheus}}
+  egress:
+    - to: [{ipBlock: {cidr: 10.20.0.0/24}}]
+      ports: [{port: 5432, protocol: TCP}]
 resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 128Mi}}
 `))
 	validateAll(t, on)
@@ -316,8 +356,41 @@ resources: {requests: {cpu: 50m, memory: 64Mi}, limits: {memory: 128Mi}}
 	sm := serviceMonitor(t, k["ServiceMonitor"][0])
 	ep := sm.Spec.Endpoints[0]
 	if !slices.Equal(sm.Spec.NamespaceSelector.MatchNames, []string{"monitoring"}) || ep.Scheme.String() != "https" || ep.TLSConfig == nil ||
-		ep.BasicAuth == nil || ep.BasicAuth.Password.Name != "scrape" || len(ep.RelabelConfigs) != 1 || len(ep.MetricRelabelConfigs) != 1 {
+		ep.BasicAuth == nil || ep.BasicAuth.Password.Name != "scrape" || len(ep.RelabelConfigs) != 2 || len(ep.MetricRelabelConfigs) != 1 {
 		t.Errorf("the ServiceMonitor from another namespace, over TLS with basic auth: %+v", sm.Spec)
+	}
+
+	// The NetworkPolicy: the exporter's pods, ingress from Prometheus to the
+	// metrics port only, egress to the database and DNS.
+	if len(k["NetworkPolicy"]) != 1 {
+		t.Fatalf("%d NetworkPolicies with networkPolicy.enabled", len(k["NetworkPolicy"]))
+	}
+	var np networkingv1.NetworkPolicy
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(k["NetworkPolicy"][0].Object, &np); err != nil {
+		t.Fatal(err)
+	}
+	podLabels, _, _ := unstructured.NestedStringMap(k["Deployment"][0].Object, "spec", "template", "metadata", "labels")
+	if !subset(np.Spec.PodSelector.MatchLabels, podLabels) || len(np.Spec.PodSelector.MatchLabels) == 0 {
+		t.Errorf("the NetworkPolicy selects %v, not the exporter's pods %v", np.Spec.PodSelector.MatchLabels, podLabels)
+	}
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 || np.Spec.Ingress[0].From[0].PodSelector.MatchLabels["app.kubernetes.io/name"] != "prometheus" ||
+		len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.String() != c.Ports[0].Name {
+		t.Errorf("NetworkPolicy ingress %+v: want Prometheus's pods, to the %s port only", np.Spec.Ingress, c.Ports[0].Name)
+	}
+	if len(np.Spec.Egress) != 2 || np.Spec.Egress[0].To[0].IPBlock.CIDR != "10.20.0.0/24" || np.Spec.Egress[1].Ports[0].Port.IntValue() != 53 {
+		t.Errorf("NetworkPolicy egress %+v: want the database, then DNS", np.Spec.Egress)
+	}
+	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) {
+		t.Errorf("NetworkPolicy policyTypes %v", np.Spec.PolicyTypes)
+	}
+	if r, _, _ := unstructured.NestedInt64(k["Deployment"][0].Object, "spec", "replicas"); r != 2 {
+		t.Errorf("replicas %d, want 2", r)
+	}
+	// Two replicas get one stable instance (the Service's address in the
+	// release's namespace), told apart by the operator's pod label.
+	if rl := ep.RelabelConfigs; len(rl) != 2 || rl[0].TargetLabel != "instance" || rl[0].Replacement == nil ||
+		*rl[0].Replacement != "payments-workflow-exporter.$1.svc:7840" || len(rl[0].SourceLabels) != 1 || rl[0].SourceLabels[0] != "__meta_kubernetes_namespace" {
+		t.Errorf("the ServiceMonitor's relabelings %+v: want the stable instance first, then the user's", rl)
 	}
 
 	// TLS alone: the probes ask over HTTPS.

@@ -6,19 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/applyconfigurations"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -242,6 +247,15 @@ func (v *validator) validate(o object) []string {
 		return problems
 	}
 	s, ok := v.openAPI[gvKey(gvk.Group, gvk.Version, gvk.Kind)]
+	if !ok && gvk == networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy") {
+		// client-go embeds no OpenAPI document of networking.k8s.io/v1:
+		// the structured schema (field names and types, as server-side
+		// apply checks them) and the values the API server allows.
+		if _, err := typeConverter.ObjectToTyped(u); err != nil {
+			problems = append(problems, err.Error())
+		}
+		return append(problems, networkPolicyValues(u)...)
+	}
 	if !ok {
 		return []string{fmt.Sprintf("no schema for %s: add it to the validator", gvk)}
 	}
@@ -253,6 +267,53 @@ func (v *validator) validate(o object) []string {
 	// fields the type does not have.
 	if _, err := typeConverter.ObjectToTyped(u); err != nil {
 		problems = append(problems, err.Error())
+	}
+	return problems
+}
+
+// networkPolicyValues returns the values of a NetworkPolicy the API server
+// would refuse that its structured schema does not know: protocols, policy
+// types, ports in range, CIDRs.
+func networkPolicyValues(u *unstructured.Unstructured) []string {
+	var np networkingv1.NetworkPolicy
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &np, true); err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, pt := range np.Spec.PolicyTypes {
+		if pt != networkingv1.PolicyTypeIngress && pt != networkingv1.PolicyTypeEgress {
+			problems = append(problems, fmt.Sprintf("spec.policyTypes: unsupported value %q", pt))
+		}
+	}
+	ports := func(where string, ps []networkingv1.NetworkPolicyPort) {
+		for _, p := range ps {
+			if p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP && *p.Protocol != corev1.ProtocolUDP && *p.Protocol != corev1.ProtocolSCTP {
+				problems = append(problems, fmt.Sprintf("%s.ports.protocol: unsupported value %q", where, *p.Protocol))
+			}
+			if p.Port != nil && p.Port.Type == intstr.Int && (p.Port.IntVal < 1 || p.Port.IntVal > 65535) {
+				problems = append(problems, fmt.Sprintf("%s.ports.port: %d out of range", where, p.Port.IntVal))
+			}
+		}
+	}
+	peers := func(where string, ps []networkingv1.NetworkPolicyPeer) {
+		for _, p := range ps {
+			if p.IPBlock != nil {
+				if _, _, err := net.ParseCIDR(p.IPBlock.CIDR); err != nil {
+					problems = append(problems, fmt.Sprintf("%s.ipBlock.cidr: %v", where, err))
+				}
+			}
+			if p.IPBlock == nil && p.PodSelector == nil && p.NamespaceSelector == nil {
+				problems = append(problems, where+": a peer needs podSelector, namespaceSelector or ipBlock")
+			}
+		}
+	}
+	for _, r := range np.Spec.Ingress {
+		ports("spec.ingress", r.Ports)
+		peers("spec.ingress.from", r.From)
+	}
+	for _, r := range np.Spec.Egress {
+		ports("spec.egress", r.Ports)
+		peers("spec.egress.to", r.To)
 	}
 	return problems
 }
@@ -271,6 +332,10 @@ func TestValidatorCatchesMistakes(t *testing.T) {
 		"servicemonitor unknown":    "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: x}\nspec:\n  selector: {}\n  endpoints: [{port: m, intervall: 30s}]\n",
 		"prometheusrule no expr":    "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: {name: x}\nspec:\n  groups: [{name: g, rules: [{alert: A}]}]\n",
 		"prometheusrule for":        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: {name: x}\nspec:\n  groups: [{name: g, rules: [{alert: A, expr: up, for: 5 minutes}]}]\n",
+		"networkpolicy unknown":     "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: x}\nspec:\n  podSelector: {}\n  ingress: [{form: [{podSelector: {}}]}]\n",
+		"networkpolicy protocol":    "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: x}\nspec:\n  podSelector: {}\n  egress: [{ports: [{port: 5432, protocol: TCPP}]}]\n",
+		"networkpolicy wrong type":  "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: x}\nspec:\n  podSelector: {}\n  ingress: [{from: {podSelector: {}}}]\n",
+		"networkpolicy cidr":        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: x}\nspec:\n  podSelector: {}\n  egress: [{to: [{ipBlock: {cidr: 10.0.0.0}}]}]\n",
 	}
 	for name, doc := range cases {
 		objs, err := parseManifests(name, []byte(doc))

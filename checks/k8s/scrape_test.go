@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -35,16 +36,20 @@ func (s secrets) get(name, key string) (string, error) {
 	return v, nil
 }
 
-// TestServiceMonitorScrapesTheExporter renders the chart with TLS and basic
-// auth on, runs its pod the way the kubelet would (the ConfigMap's files
-// and the Secrets' keys written where the Deployment mounts them, under a
-// temporary root; its arguments; its environment from the Secrets), and
-// turns the ServiceMonitor's endpoint into the scrape config the
-// Prometheus Operator gives Prometheus for it. Then a real Prometheus of
-// each flavor scrapes the exporter with that config: up is 1, with the
-// endpoint's relabeling applied. The exporter refuses a request without the
-// credentials and one over plain HTTP, so the scrape went through TLS and
-// basic auth as the chart's web config sets them.
+// TestServiceMonitorScrapesTheExporter renders the chart with two replicas
+// and TLS and basic auth on, runs its two pods the way the kubelet would
+// (the ConfigMap's files and the Secrets' keys written where the Deployment
+// mounts them, under a temporary root; its arguments; its environment from
+// the Secrets), and turns the ServiceMonitor's endpoint into the scrape
+// config the Prometheus Operator gives Prometheus for it. Then a real
+// Prometheus of each flavor scrapes both pods with that config: up is 1 for
+// each, with the endpoint's relabeling applied: one stable instance, the
+// Service's address (not a pod's address, which a reschedule changes),
+// shared by both replicas and told apart by pod, and the alert rules'
+// merging (rules.ReplicaLabels) gives one series per source. The exporter
+// refuses a request without the credentials and one over plain HTTP, so the
+// scrape went through TLS and basic auth as the chart's web config sets
+// them.
 func TestServiceMonitorScrapesTheExporter(t *testing.T) {
 	testkit.SkipIfShort(t, "the exporter and Prometheus")
 	const password = "scrape-password"
@@ -69,6 +74,7 @@ func TestServiceMonitorScrapesTheExporter(t *testing.T) {
 		"workflow-exporter-secrets": {"camunda-password": "engine-password", "orders-dsn": "postgres://exporter@127.0.0.1:1/orders?connect_timeout=1"},
 	}
 	objs := render(t, "wfx", values(t, fmt.Sprintf(`
+replicas: 2
 config:
   camunda: [{name: main, url: "http://127.0.0.1:1/engine-rest", username: exporter, password_env: CAMUNDA_PASSWORD, min_interval: 1s}]
   databases: [{name: orders, dsn_env: ORDERS_DATABASE_URL, min_interval: 1s}]
@@ -88,6 +94,7 @@ serviceMonitor:
 	k := kinds(objs)
 
 	x := runPod(t, k["Deployment"][0], k["ConfigMap"], sec)
+	x2 := runPod(t, k["Deployment"][0], k["ConfigMap"], sec)
 
 	// Without credentials, and over plain HTTP, the exporter refuses (once
 	// it listens: the harness did not wait for it).
@@ -115,7 +122,7 @@ serviceMonitor:
 		t.Fatalf("%d endpoints, want 1", len(sm.Spec.Endpoints))
 	}
 	files := promtest.Files{}
-	job := scrapeJob(t, sm, 0, svc, x.Addr, sec, files)
+	job := scrapeJob(t, sm, 0, svc, []podTarget{{x.Addr, "wfx-workflow-exporter-7d9f-a1"}, {x2.Addr, "wfx-workflow-exporter-7d9f-b2"}}, sec, files)
 	cfg, err := yaml.Marshal(map[string]any{"scrape_configs": []any{job}})
 	if err != nil {
 		t.Fatal(err)
@@ -126,16 +133,78 @@ serviceMonitor:
 		prom := f.StartPrometheus(t, string(cfg), files)
 		var got []promtest.Sample
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-			got = prom.Query(t, `up{job="workflow-exporter"}`)
-			if len(got) == 1 && got[0].Value == 1 {
+			got = prom.Query(t, `up{job="workflow-exporter"} == 1`)
+			if len(got) == 2 {
 				break
 			}
 		}
-		if len(got) != 1 || got[0].Value != 1 || got[0].Labels["cluster"] != "kind-test" {
-			t.Fatalf(`up{job="workflow-exporter"}: %+v, want one series of 1 with cluster="kind-test"`, got)
+		const instance = "wfx-workflow-exporter.monitoring.svc:7840"
+		pods := map[string]bool{}
+		for _, s := range got {
+			if s.Labels["instance"] != instance || s.Labels["cluster"] != "kind-test" || s.Labels["namespace"] != "monitoring" {
+				t.Errorf(`up %v: want instance=%q (the Service's address, not the pod's), cluster="kind-test", namespace="monitoring"`, s.Labels, instance)
+			}
+			pods[s.Labels["pod"]] = true
 		}
-		if v := prom.Query(t, `workflow_exporter_build_info{job="workflow-exporter"}`); len(v) != 1 {
-			t.Errorf("the exporter's own metrics were not scraped: %+v", v)
+		if len(got) != 2 || len(pods) != 2 {
+			t.Fatalf(`up{job="workflow-exporter"} == 1: %+v, want a series of 1 for each of the two replicas, told apart by pod`, got)
+		}
+		if v := prom.Query(t, `workflow_exporter_build_info{job="workflow-exporter"}`); len(v) != 2 {
+			t.Errorf("the exporters' own metrics were not scraped: %+v", v)
+		}
+		// Both replicas report the unreachable database down; merged as
+		// the rules merge them, one series.
+		var merged []promtest.Sample
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			merged = prom.Query(t, `max without (`+strings.Join(rules.ReplicaLabels(), ", ")+`) (workflow_exporter_source_up{job="workflow-exporter", source="database"})`)
+			if len(merged) == 1 {
+				break
+			}
+		}
+		if len(merged) != 1 || merged[0].Value != 0 || merged[0].Labels["name"] != "orders" {
+			t.Errorf("the replicas' source_up merged: %+v, want one series of 0 for orders", merged)
+		}
+	})
+}
+
+// TestPlainServiceMonitorScrapesTheExporter: deploy/kubernetes's Deployment
+// run as two pods and scraped as its ServiceMonitor says: one stable
+// instance for both, the Service's address in the namespace the manifests
+// are applied to, told apart by pod.
+func TestPlainServiceMonitorScrapesTheExporter(t *testing.T) {
+	testkit.SkipIfShort(t, "the exporter and Prometheus")
+	objs := plainManifests(t)
+	k := kinds(objs)
+	sec := secrets{"workflow-exporter-secrets": {"camunda-password": "engine-password", "orders-dsn": "postgres://exporter@127.0.0.1:1/orders?connect_timeout=1"}}
+	var cms []*unstructured.Unstructured
+	for _, cm := range k["ConfigMap"] {
+		if cm.GetName() == "workflow-exporter-config" {
+			cms = append(cms, cm)
+		}
+	}
+	a := runPod(t, k["Deployment"][0], cms, sec)
+	b := runPod(t, k["Deployment"][0], cms, sec)
+	sm := serviceMonitor(t, k["ServiceMonitor"][0])
+	// kubectl -n monitoring apply -f deploy/kubernetes/ (the file's comment)
+	sm.Namespace = "monitoring"
+	files := promtest.Files{}
+	job := scrapeJob(t, sm, 0, k["Service"][0], []podTarget{{a.Addr, "workflow-exporter-5c7b-x1"}, {b.Addr, "workflow-exporter-5c7b-y2"}}, sec, files)
+	job["scrape_interval"], job["scrape_timeout"] = "1s", "900ms"
+	cfg, err := yaml.Marshal(map[string]any{"scrape_configs": []any{job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	promtest.Each(t, promtest.Flavors(t), func(t *testing.T, f promtest.Flavor) {
+		prom := f.StartPrometheus(t, string(cfg), files)
+		var got []promtest.Sample
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			if got = prom.Query(t, `up{job="workflow-exporter"} == 1`); len(got) == 2 {
+				break
+			}
+		}
+		if len(got) != 2 || got[0].Labels["instance"] != "workflow-exporter.monitoring.svc:7840" || got[1].Labels["instance"] != got[0].Labels["instance"] ||
+			got[0].Labels["pod"] == got[1].Labels["pod"] {
+			t.Fatalf(`up{job="workflow-exporter"} == 1: %+v, want both replicas under instance "workflow-exporter.monitoring.svc:7840", told apart by pod`, got)
 		}
 	})
 }
@@ -251,15 +320,21 @@ func serviceMonitor(t *testing.T, u *unstructured.Unstructured) *monitoringv1.Se
 	return &sm
 }
 
+// podTarget is one pod behind the Service: its address and name.
+type podTarget struct{ addr, pod string }
+
 // scrapeJob is the scrape config the Prometheus Operator generates for
-// endpoint i of the ServiceMonitor, with target (host:port) standing for
-// the Service's endpoints that Kubernetes discovery would find: the job
-// from the Service's jobLabel label, then the endpoint's path, scheme,
-// interval, timeout, TLS (its CA and client certificate from Secrets,
-// written to files), basic auth (from Secrets), relabelings and metric
-// relabelings. A field of the endpoint it does not convert fails the test,
-// so a new value of the chart cannot slip past it untested.
-func scrapeJob(t *testing.T, sm *monitoringv1.ServiceMonitor, i int, svc *unstructured.Unstructured, target string, sec secrets, files promtest.Files) map[string]any {
+// endpoint i of the ServiceMonitor, with targets standing for the
+// Service's endpoints that Kubernetes discovery would find (each with the
+// meta labels discovery gives it: namespace, Service, pod, container): the
+// labels the operator sets on every target (namespace, service, pod,
+// container, job from the Service's jobLabel label, endpoint), then the
+// endpoint's path, scheme, interval, timeout, TLS (its CA and client
+// certificate from Secrets, written to files), basic auth (from Secrets),
+// relabelings and metric relabelings. A field of the endpoint it does not
+// convert fails the test, so a new value of the chart cannot slip past it
+// untested.
+func scrapeJob(t *testing.T, sm *monitoringv1.ServiceMonitor, i int, svc *unstructured.Unstructured, targets []podTarget, sec secrets, files promtest.Files) map[string]any {
 	t.Helper()
 	ep := sm.Spec.Endpoints[i]
 	var raw map[string]any
@@ -291,11 +366,32 @@ func scrapeJob(t *testing.T, sm *monitoringv1.ServiceMonitor, i int, svc *unstru
 	if ns == "" {
 		ns = "monitoring"
 	}
-	relabels := []any{map[string]any{"target_label": "job", "replacement": job}}
+	// What the operator's relabelings make of discovery's meta labels.
+	relabels := []any{
+		map[string]any{"source_labels": []string{"__meta_kubernetes_namespace"}, "target_label": "namespace"},
+		map[string]any{"source_labels": []string{"__meta_kubernetes_service_name"}, "target_label": "service"},
+		map[string]any{"source_labels": []string{"__meta_kubernetes_pod_name"}, "target_label": "pod"},
+		map[string]any{"source_labels": []string{"__meta_kubernetes_pod_container_name"}, "target_label": "container"},
+		map[string]any{"target_label": "job", "replacement": job},
+		map[string]any{"target_label": "endpoint", "replacement": ep.Port},
+	}
 	relabels = append(relabels, relabelConfigs(ep.RelabelConfigs)...)
+	// The Service's namespace: the release's, where the ServiceMonitor
+	// selects it (namespaceSelector) or where it stands.
+	svcNS := ns
+	if sm.Spec.NamespaceSelector.MatchNames != nil {
+		svcNS = sm.Spec.NamespaceSelector.MatchNames[0]
+	}
+	var groups []any
+	for _, tg := range targets {
+		groups = append(groups, map[string]any{"targets": []string{tg.addr}, "labels": map[string]string{
+			"__meta_kubernetes_namespace": svcNS, "__meta_kubernetes_service_name": svc.GetName(),
+			"__meta_kubernetes_pod_name": tg.pod, "__meta_kubernetes_pod_container_name": "exporter",
+		}})
+	}
 	out := map[string]any{
 		"job_name":        fmt.Sprintf("serviceMonitor/%s/%s/%d", ns, sm.Name, i),
-		"static_configs":  []any{map[string]any{"targets": []string{target}}},
+		"static_configs":  groups,
 		"relabel_configs": relabels,
 	}
 	if ep.Path != "" {

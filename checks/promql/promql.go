@@ -60,8 +60,10 @@ func Substitute(expr string) string {
 // Series names allowed beside the catalog.
 const alerts = "ALERTS"
 
-// Labels every series has: target labels added by Prometheus.
-var targetLabels = []string{"job", "instance"}
+// Labels every series has: target labels added by Prometheus, and pod,
+// which the chart's ServiceMonitor (the Prometheus Operator) adds and tells
+// an exporter's replicas apart by.
+var targetLabels = []string{"job", "instance", "pod"}
 
 // labelsOf returns the labels a series can carry, or nil when it is unknown
 // (standard series: no label check); the engine's series per topic or key

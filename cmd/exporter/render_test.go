@@ -115,7 +115,7 @@ func TestRenderFromUserSettings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"from " + alerts + ". DO NOT EDIT.", `workflow_outbox_oldest_pending_age_seconds{job="wfx", env="prod"} > 2520`, "(threshold 42m)"} {
+	for _, want := range []string{"from " + alerts + ". DO NOT EDIT.", `max without (instance, pod) (workflow_outbox_oldest_pending_age_seconds{job="wfx", env="prod"}) > 2520`, "(threshold 42m)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render rules lacks %q", want)
 		}

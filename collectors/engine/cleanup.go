@@ -87,6 +87,7 @@ func (c *historyCollector) Collect(ctx context.Context, _ *collectors.Sink) (_ [
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	c.limit.OfferValues(keys)
 	counts := map[string]reading.FinishedCounts{}
 	for _, k := range keys {
 		l := c.limit.Admit(k)[0]

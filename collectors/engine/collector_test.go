@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
@@ -353,40 +355,74 @@ func TestCamundaFailedCollectionKeepsState(t *testing.T) {
 }
 
 func TestCamundaFolding(t *testing.T) {
+	// Past label_value_limit the topics compete in labellimit.Order, not in
+	// the order the engine lists them: kept are the first two in Order,
+	// folded the third (with two tasks, so "other" counts both).
+	order := [][]string{{"a"}, {"b"}, {"c"}}
+	labellimit.Order(order)
+	k1, k2, folded := order[0][0], order[1][0], order[2][0]
 	f := newFakeCamunda(t)
-	for i, topic := range []string{"a", "b", "c", "c"} {
+	for i, topic := range []string{"a", "b", "c", folded} {
 		f.add(&fakeTask{id: fmt.Sprintf("t%d", i), topic: topic})
 	}
 	for i, w := range []string{"w1", "w2", "w3"} {
-		f.add(&fakeTask{id: fmt.Sprintf("l%d", i), topic: "a"})
+		f.add(&fakeTask{id: fmt.Sprintf("l%d", i), topic: k1})
 		f.lock(fmt.Sprintf("l%d", i), w, time.Minute)
 	}
-	f.history("c", "success", 7, time.Minute)
+	f.history(folded, "success", 7, time.Minute)
 	e := fakeExporter(t, f, "", "    label_value_limit: 2\n    worker_id_limit: 2\n")
 	e.collect()
-	wantPartition(t, e, "a", map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 3})
-	wantPartition(t, e, "b", map[string]int{vocab.StateWaiting: 1})
+	wantPartition(t, e, k1, map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 3})
+	wantPartition(t, e, k2, map[string]int{vocab.StateWaiting: 1})
 	wantPartition(t, e, "other", map[string]int{vocab.StateWaiting: 2})
-	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "c"}); ok {
-		t.Fatal("topic c is reported despite label_value_limit 2")
+	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": folded}); ok {
+		t.Fatalf("topic %s is reported despite label_value_limit 2", folded)
 	}
-	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "w1"}, 1)
-	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": "a", "worker_id": "other"}, 1)
+	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": k1, "worker_id": "w1"}, 1)
+	wantValue(t, e, catalog.CamundaExternalTasksLockedByWorker, map[string]string{"topic": k1, "worker_id": "other"}, 1)
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasksLockedByWorker}, 1)
-	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0) // a's locks are listed
+	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 0) // k1's locks are listed
 	f.advance(time.Second)
-	f.history("c", "success", 2, 0)
+	f.history(folded, "success", 2, 0)
 	e.collect()
 	wantValue(t, e, catalog.CamundaExternalTaskCompletions, map[string]string{"topic": "other"}, 2)
-	// A lock on the folded topic c: counted as locked under "other", but
+	// A lock on the folded topic: counted as locked under "other", but
 	// not listed, so not watched for lapses or seen by the joins.
-	f.lock("t2", "w1", time.Minute)
+	f.lock("t3", "w1", time.Minute)
 	e.collect()
 	wantPartition(t, e, "other", map[string]int{vocab.StateWaiting: 1, vocab.StateLocked: 1})
 	wantValue(t, e, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 1)
 	if v, ok := e.views.Get("e1"); !ok || !v.Truncated {
 		t.Fatalf("view with a folded topic's lock: published %v, %+v", ok, v)
+	}
+}
+
+// TestCamundaFoldingIgnoresTheEnginesOrder: two exporters on the same
+// engine (replicas), one reading the topic list in the engine's order and
+// one in the reverse order (an engine whose database sorts otherwise), keep
+// the same topics under their own label. Admitted as listed, they kept
+// a, b and c, d.
+func TestCamundaFoldingIgnoresTheEnginesOrder(t *testing.T) {
+	f := newFakeCamunda(t)
+	for i, topic := range []string{"a", "b", "c", "d"} {
+		f.add(&fakeTask{id: fmt.Sprintf("t%d", i), topic: topic})
+	}
+	kept := func() []string {
+		e := fakeExporter(t, f, "", "    label_value_limit: 2\n")
+		e.collect()
+		var out []string
+		for _, topic := range []string{"a", "b", "c", "d"} {
+			if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": topic, "state": vocab.StateWaiting}); ok {
+				out = append(out, topic)
+			}
+		}
+		return out
+	}
+	first := kept()
+	f.reverseTopics = true
+	if second := kept(); !slices.Equal(first, second) || len(first) != 2 {
+		t.Fatalf("kept %v, then %v with the engine listing topics in reverse; want the same two", first, second)
 	}
 }
 
@@ -533,16 +569,19 @@ func TestCamundaRequestBudget(t *testing.T) {
 	wantValue(t, e2, catalog.ExporterUnwatchedTasks, map[string]string{"engine": "e1"}, 140)
 }
 
-// Configured topics beyond label_value_limit are reported as "other" even
-// when the engine has no task of theirs.
+// Configured topics are reserved: reported under their own label even
+// beyond label_value_limit and without a task, while a topic the engine
+// holds beyond them folds into "other".
 func TestCamundaConfiguredTopicsBeyondLimit(t *testing.T) {
 	f := newFakeCamunda(t)
+	f.add(&fakeTask{id: "t1", topic: "z"})
 	e := fakeExporter(t, f, "x, y", "    label_value_limit: 1\n")
 	e.collect()
 	wantPartition(t, e, "x", map[string]int{})
-	wantPartition(t, e, "other", map[string]int{})
-	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "y"}); ok {
-		t.Fatal("topic y reported beyond label_value_limit 1")
+	wantPartition(t, e, "y", map[string]int{})
+	wantPartition(t, e, "other", map[string]int{vocab.StateWaiting: 1})
+	if _, ok := e.get(catalog.CamundaExternalTasks, map[string]string{"topic": "z"}); ok {
+		t.Fatal("topic z reported beyond label_value_limit 1")
 	}
 	wantValue(t, e, catalog.ExporterLabelValuesFolded, map[string]string{"metric": catalog.CamundaExternalTasks}, 1)
 }

@@ -175,14 +175,15 @@ func newExternalTasksCollector(e *Engine, o Options) *externalTasksCollector {
 		usedCatches: map[string]time.Time{}, open: map[string]reading.TopicCounts{}, ended: map[string]float64{},
 		failureGroups: newFailureGroups(cfg.FailureSignatures, cfg.FailureSignatureLimit),
 	}
-	// Configured topics come first, so they are admitted before any topic
-	// discovered in the engine.
+	// Configured topics are reserved: always reported, whatever the limit
+	// and whichever topics the engine held first.
 	for _, t := range cfg.Topics {
 		if cfg.TenantLabel {
 			// A configured topic is reported for tasks without a tenant.
 			t = reading.TenantKey("", t)
 		}
-		if c.topicLimit.Admit(t)[0] == t && t != labellimit.Other {
+		if t != labellimit.Other {
+			c.topicLimit.Reserve(t)
 			c.st.topics[t] = true
 		} else {
 			c.st.topics[labellimit.Other] = true

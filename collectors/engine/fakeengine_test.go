@@ -106,6 +106,9 @@ type fakeCamunda struct {
 	requests    map[string]int
 	fail        map[string]int // path -> HTTP status to answer instead
 	noCreate    bool           // answer 400 to sortBy=createTime (engines before 7.21)
+	// reverseTopics lists topic names in reverse order (an engine whose
+	// database sorts them otherwise).
+	reverseTopics bool
 	// onRequest, when set, runs at the start of every request with the
 	// engine locked (it may change the engine's data directly): what
 	// happens in the engine between two of the collector's requests.
@@ -337,6 +340,9 @@ func (f *fakeCamunda) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		sort.Strings(out)
+		if f.reverseTopics {
+			slices.Reverse(out)
+		}
 		reply(out)
 	case "/external-task/count":
 		count(len(f.filterTasks(w, q)))

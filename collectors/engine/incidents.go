@@ -41,10 +41,17 @@ func (run *collectionRun) incidents(rd reading.IncidentRead) {
 	}
 }
 
-// incidentCounts sums the groups by their label tuple, admitted by the
-// label limiter in the reader's order (groups a reader already folded
-// bypass it).
+// incidentCounts sums the groups by their label tuple, new tuples offered
+// to the label limiter in its order (groups a reader already folded bypass
+// it).
 func (run *collectionRun) incidentCounts(groups []reading.IncidentGroup) map[reading.IncidentKey]int64 {
+	var tuples [][]string
+	for _, g := range groups {
+		if !g.Folded {
+			tuples = append(tuples, []string{g.Key.Type, g.Key.Key, g.Key.Activity})
+		}
+	}
+	run.c.incidentLimit.Offer(tuples...)
 	counts := map[reading.IncidentKey]int64{}
 	for _, g := range groups {
 		ik := g.Key

@@ -206,9 +206,17 @@ func (c *jobsCollector) collect(ctx context.Context, st *jobsState, sink *collec
 	return out, lost, nil
 }
 
-// admitGroups sums the groups by their key as the limiter admits them, in
-// the reader's order (groups a reader already folded bypass it).
+// admitGroups sums the groups by their key as the limiter admits them, new
+// keys offered in the limiter's order (groups a reader already folded bypass
+// it).
 func admitGroups(l *labellimit.Limiter, groups []reading.JobGroup) map[string]int64 {
+	var keys []string
+	for _, g := range groups {
+		if !g.Folded {
+			keys = append(keys, g.Key)
+		}
+	}
+	l.OfferValues(keys)
 	counts := map[string]int64{}
 	for _, g := range groups {
 		key := g.Key

@@ -55,6 +55,7 @@ func (c *processesCollector) Collect(ctx context.Context, _ *collectors.Sink) (_
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	c.limit.OfferValues(keys)
 	counts := map[string]int64{}
 	for _, k := range keys {
 		counts[c.limit.Admit(k)[0]] += perKey[k]

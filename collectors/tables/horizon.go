@@ -119,7 +119,7 @@ SELECT g::text, extract(epoch FROM now() - oldest)::float8 FROM h`,
 func NewIdempotencyHorizon(o IdempotencyOptions) *Horizon {
 	col := o.Table.Columns
 	return newHorizon(o, horizonSpec{
-		name: "idempotency_horizon", kind: "idempotency", table: o.Table.Table, metric: catalog.IdempotencyRetentionHorizon,
+		name: "idempotency_horizon", kind: "idempotency (retention horizon)", table: o.Table.Table, metric: catalog.IdempotencyRetentionHorizon,
 		group: col.Scope, groupKey: "scope", at: col.UpdatedAt, atKey: "updated_at", status: col.Status, statusKey: "status",
 		finished: func(cols map[string]pgschema.ColumnType) (string, []string, []string, error) {
 			st, err := resolveIdemStatus(o.Table, o.ConfigKey, cols)
@@ -143,7 +143,7 @@ func NewInboxHorizon(o InboxOptions) *Horizon {
 	}
 	col := o.Table.Columns
 	return newHorizon(o, horizonSpec{
-		name: "inbox_horizon", kind: "inbox", table: o.Table.Table, metric: catalog.InboxRetentionHorizon,
+		name: "inbox_horizon", kind: "inbox (retention horizon)", table: o.Table.Table, metric: catalog.InboxRetentionHorizon,
 		group: col.SourceSystem, groupKey: "source_system", at: col.ProcessedAt, atKey: "processed_at", status: col.Status, statusKey: "status",
 		finished: func(cols map[string]pgschema.ColumnType) (string, []string, []string, error) {
 			s, err := configInboxShape(o.Table, o.ConfigKey, cols)

@@ -282,8 +282,8 @@ func (p *idempotencyPoll) readOpen(ctx context.Context, tx pgx.Tx) error {
 	c := p.c
 	var scope, status string
 	var count, oldest, stale float64
-	return each(ctx, tx, "idempotency open-records query", c.sqlGauges(p.st), []any{time.Duration(c.cfg.StaleAfter).Seconds()},
-		[]any{&scope, &status, &count, &oldest, &stale}, func() error {
+	return c.eachOffered(ctx, tx, "idempotency open-records query", c.sqlGauges(p.st), []any{time.Duration(c.cfg.StaleAfter).Seconds()},
+		[]any{&scope, &status, &count, &oldest, &stale}, func() []string { return []string{scope} }, func() error {
 			vals := c.limiter.Admit(scope)
 			p.scopes.add(vals...)
 			k := tupleKey(vals[0], p.canonical(status, vals[0]))

@@ -249,22 +249,23 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 		var count, oldest, retrying float64
 		var ts time.Time
 		if plan.sqlGauges != "" {
-			err = each(ctx, tx, "inbox open-messages query", plan.sqlGauges, plan.gaugeArgs, []any{&source, &msgType, &status, &count, &oldest, &retrying}, func() error {
-				vals := c.limiter.Admit(source, msgType)
-				seen.add(vals...)
-				canon := st.canonical(status)
-				if canon == vocab.Unmapped {
-					unmapped.add(vals...)
-					c.warn.note(status)
-				}
-				k := tupleKey(vals[0], vals[1], canon)
-				if gauges[k] == nil {
-					gauges[k] = &agg{}
-				}
-				gauges[k].merge(count, oldest, 0)
-				group(vals).retrying += retrying
-				return nil
-			})
+			err = c.eachOffered(ctx, tx, "inbox open-messages query", plan.sqlGauges, plan.gaugeArgs, []any{&source, &msgType, &status, &count, &oldest, &retrying},
+				func() []string { return []string{source, msgType} }, func() error {
+					vals := c.limiter.Admit(source, msgType)
+					seen.add(vals...)
+					canon := st.canonical(status)
+					if canon == vocab.Unmapped {
+						unmapped.add(vals...)
+						c.warn.note(status)
+					}
+					k := tupleKey(vals[0], vals[1], canon)
+					if gauges[k] == nil {
+						gauges[k] = &agg{}
+					}
+					gauges[k].merge(count, oldest, 0)
+					group(vals).retrying += retrying
+					return nil
+				})
 			if err != nil {
 				return err
 			}

@@ -231,7 +231,13 @@ func (c *IdempotencyJoin) Collect(ctx context.Context, sink *collectors.Sink) ([
 			var scope, stored, ref, key string
 			var updated time.Time
 			var age float64
-			return each(ctx, tx, "idempotency camunda join", c.sql(status), c.args(l), []any{&scope, &stored, &ref, &key, &updated, &age}, func() error {
+			labels := func() []string {
+				if t, ok := l.tasks[ref]; ok {
+					return []string{scope, t.Topic}
+				}
+				return nil
+			}
+			return c.eachOffered(ctx, tx, "idempotency camunda join", c.sql(status), c.args(l), []any{&scope, &stored, &ref, &key, &updated, &age}, labels, func() error {
 				t, ok := l.tasks[ref]
 				if !ok {
 					return nil
@@ -387,7 +393,13 @@ func (c *ProcessedJobJoin) Collect(ctx context.Context, sink *collectors.Sink) (
 			var activity, ref, jobRef, stored string
 			var completed time.Time
 			var age float64
-			err := each(ctx, tx, "processed-job camunda join", c.sql(), c.args(l), []any{&activity, &ref, &jobRef, &stored, &completed, &age}, func() error {
+			labels := func() []string {
+				if t, ok := l.tasks[ref]; ok {
+					return []string{t.Topic, activity}
+				}
+				return nil
+			}
+			err := c.eachOffered(ctx, tx, "processed-job camunda join", c.sql(), c.args(l), []any{&activity, &ref, &jobRef, &stored, &completed, &age}, labels, func() error {
 				t, ok := l.tasks[ref]
 				if !ok {
 					return nil

@@ -233,17 +233,18 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		var failed bool
 		var count, oldest, retrying, delay float64
 		var ts time.Time
-		err = each(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying}, func() error {
-			vals := c.limiter.Admit(aggType, evType)
-			seen.add(vals...)
-			if g := group(vals); failed {
-				g.failed.merge(count, oldest, 0)
-			} else {
-				g.pending.merge(count, oldest, 0)
-				g.retrying += retrying
-			}
-			return nil
-		})
+		err = c.eachOffered(ctx, tx, "outbox pending query", plan.sqlGauges, plan.gaugeArgs, []any{&aggType, &evType, &failed, &count, &oldest, &retrying},
+			func() []string { return []string{aggType, evType} }, func() error {
+				vals := c.limiter.Admit(aggType, evType)
+				seen.add(vals...)
+				if g := group(vals); failed {
+					g.failed.merge(count, oldest, 0)
+				} else {
+					g.pending.merge(count, oldest, 0)
+					g.retrying += retrying
+				}
+				return nil
+			})
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -298,6 +300,46 @@ func each(ctx context.Context, tx pgx.Tx, what, sql string, args []any, dest []a
 	}
 	if _, err := pgx.ForEachRow(rows, dest, fn); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// eachOffered is each for a query whose rows are few and carry data-drawn
+// labels (a row per label tuple and status, or per listed task): it reads
+// every row first, offers the label tuples (labels, read from the scanned
+// row; nil for a row that names none) to the limiter, then runs fn on each
+// row in the query's order. So the values that keep their own label when
+// they compete for the limiter's last places do not depend on the order the
+// database returns the rows in (labellimit.Offer). The rows of the recent
+// window, which can be many, are not buffered this way: their values are
+// admitted as they come.
+func (b *tableBase) eachOffered(ctx context.Context, tx pgx.Tx, what, sql string, args []any, dest []any, labels func() []string, fn func() error) error {
+	var rows [][]reflect.Value
+	var tuples [][]string
+	err := each(ctx, tx, what, sql, args, dest, func() error {
+		row := make([]reflect.Value, len(dest))
+		for i, d := range dest {
+			v := reflect.ValueOf(d).Elem()
+			row[i] = reflect.New(v.Type()).Elem()
+			row[i].Set(v)
+		}
+		rows = append(rows, row)
+		if t := labels(); t != nil {
+			tuples = append(tuples, slices.Clone(t))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.limiter.Offer(tuples...)
+	for _, row := range rows {
+		for i, d := range dest {
+			reflect.ValueOf(d).Elem().Set(row[i])
+		}
+		if err := fn(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_open_idx" O
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_updated_at_idx" ON "workflow_idempotency_record" ("updated_at");
 -- one read of records that absorbed duplicates when the exporter starts (only with the duplicate_count extension): needs the optional column duplicate_count; created by 002_duplicate_count_extension.sql
 
--- idempotency table workflow_idempotency_record
+-- idempotency (retention horizon) table workflow_idempotency_record
 -- the retention horizon reads the least recently updated finished record of each scope, one index entry per scope
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "workflow_idempotency_record_horizon_idx" ON "workflow_idempotency_record" ("scope", "updated_at") WHERE "status" IN ('COMPLETED', 'FAILED_FINAL', 'RECONCILED');
 
@@ -35,7 +35,7 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_open_idx" ON "message_inb
 -- messages_processed_total reads the last late_commit_window of finished messages
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_processed_at_idx" ON "message_inbox" ("processed_at") WHERE "processed_at" IS NOT NULL;
 
--- inbox table message_inbox
+-- inbox (retention horizon) table message_inbox
 -- the retention horizon reads the oldest processed_at of each source system's finished messages, one index entry per source system
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "message_inbox_horizon_idx" ON "message_inbox" ("source_system", "processed_at") WHERE "processed_at" IS NOT NULL AND "processing_status" IN ('FAILED_FINAL', 'IGNORED_DUPLICATE', 'PROCESSED');
 

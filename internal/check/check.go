@@ -58,6 +58,9 @@ type EngineTarget struct {
 	// HistoryLevel finds the engine's history level as the first
 	// collection does; nil: not checked.
 	HistoryLevel func(context.Context) capability.HistoryLevelReport
+	// Warnings are about how the engine is reached (plain HTTP, a DSN
+	// that does not verify the server), as start-up logs them.
+	Warnings []string
 }
 
 // EngineDBTarget is an engine's database as engine-database mode opens it.
@@ -80,6 +83,9 @@ type DatabaseTarget struct {
 	DB     *pgsource.DB
 	Err    error
 	Tables []pgschema.Requirements
+	// Warnings are about how the database is reached (a DSN that does not
+	// verify the server), as start-up logs them.
+	Warnings []string
 }
 
 // Run checks every engine and database and writes a human-readable report.
@@ -92,6 +98,7 @@ func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget
 		fmt.Fprintln(w, "no databases configured")
 	}
 	for _, d := range databases {
+		warn(w, &rep, "database "+d.Config.Name, d.Warnings)
 		if d.Err != nil {
 			fmt.Fprintf(w, "database %s: ERROR %v\n", d.Config.Name, d.Err)
 			rep.Errors++
@@ -103,8 +110,18 @@ func Run(ctx context.Context, engines []EngineTarget, databases []DatabaseTarget
 	return rep
 }
 
+// warn prints each warning about how a source is reached, as its own line
+// before the source's checks (which may fail for the same source).
+func warn(w io.Writer, rep *Report, source string, warnings []string) {
+	for _, text := range warnings {
+		rep.Warnings++
+		fmt.Fprintf(w, "%s: WARNING %s\n", source, text)
+	}
+}
+
 func checkEngine(ctx context.Context, e EngineTarget, w io.Writer, rep *Report) {
 	cfg := e.Config
+	warn(w, rep, "camunda "+cfg.Name, e.Warnings)
 	if e.ClientErr != nil {
 		fmt.Fprintf(w, "camunda %s: ERROR %s: %v\n", cfg.Name, e.Key, e.ClientErr)
 		rep.Errors++
@@ -229,8 +246,16 @@ func checkDatabase(ctx context.Context, d DatabaseTarget, w io.Writer, rep *Repo
 		return
 	}
 	fmt.Fprintf(w, "database %s: connected (PostgreSQL %s) as role %q\n", d.Config.Name, version, user)
+	// Several collectors may read one table (the idempotency collector
+	// and its retention horizon): a table that is not there is one error.
+	missing := map[string]bool{}
 	for _, req := range d.Tables {
-		checkTable(ctx, d.DB, req, user, w, rep)
+		if missing[req.Table] {
+			continue
+		}
+		if !checkTable(ctx, d.DB, req, user, w, rep) {
+			missing[req.Table] = true
+		}
 	}
 }
 
@@ -242,7 +267,9 @@ func whoAmI(ctx context.Context, db *pgsource.DB) (version, user string, err err
 	return version, user, err
 }
 
-func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) {
+// checkTable checks one table and its probes and says whether the table
+// is there.
+func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements, user string, w io.Writer, rep *Report) bool {
 	found := false
 	err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if err := checkTableIn(ctx, tx, req, user, w, rep); err != nil {
@@ -262,6 +289,7 @@ func checkTable(ctx context.Context, db *pgsource.DB, req pgschema.Requirements,
 			checkProbe(ctx, db, p, w, rep)
 		}
 	}
+	return found
 }
 
 // checkProbe runs a collector's probe (pgschema.Probe) in a read-only

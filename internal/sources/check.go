@@ -28,7 +28,7 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 	engines := make([]check.EngineTarget, len(cfg.Camunda))
 	for i, e := range cfg.Camunda {
 		key := fmt.Sprintf("camunda[%d]", i)
-		engines[i] = check.EngineTarget{Config: e, Key: key}
+		engines[i] = check.EngineTarget{Config: e, Key: key, Warnings: texts(EngineWarnings(e, key))}
 		engines[i].Client, engines[i].ClientErr = engine.NewClient(e, logger)
 		// The history level as the first collection finds it, through
 		// the engine the collectors read (its database in that mode).
@@ -54,10 +54,11 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 	}
 	databases := make([]check.DatabaseTarget, len(cfg.Databases))
 	for i, dbc := range cfg.Databases {
-		databases[i] = check.DatabaseTarget{Config: dbc}
+		key := fmt.Sprintf("databases[%d]", i)
+		databases[i] = check.DatabaseTarget{Config: dbc, Warnings: texts(DatabaseWarnings(dbc, key))}
 		// A registry, even an empty one, so the Camunda joins' tables and
 		// indexes are checked too.
-		db, err := NewDatabase(dbc, fmt.Sprintf("databases[%d]", i), DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
+		db, err := NewDatabase(dbc, key, DatabaseOptions{Views: correlate.NewRegistry(), Engines: names, Logger: logger})
 		if err != nil {
 			databases[i].Err = err
 			continue
@@ -86,4 +87,12 @@ func RunCheck(ctx context.Context, cfg *config.Config, w io.Writer, logger *slog
 		}
 	}
 	return check.Run(ctx, engines, databases, w)
+}
+
+func texts(ws []Warning) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Text
+	}
+	return out
 }

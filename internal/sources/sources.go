@@ -167,6 +167,11 @@ func (m *Manager) swap(cfg *config.Config) (Changes, []*entry, error) {
 			}
 			return Changes{}, nil, err
 		}
+		// Said once per source built: at start, and when a reload
+		// changes it (a kept source said it already).
+		for _, w := range sp.warnings {
+			w.log(m.logger)
+		}
 		built = append(built, e)
 		next = append(next, e)
 		if old[sp.id] != nil {
@@ -238,11 +243,13 @@ func Check(cfg *config.Config, logger *slog.Logger) error {
 	return nil
 }
 
-// sourceSpec is how to build one configured source.
+// sourceSpec is how to build one configured source, and what to warn
+// about when it is built.
 type sourceSpec struct {
-	id    string
-	spec  any
-	build func(m *Manager) (*entry, error)
+	id       string
+	spec     any
+	build    func(m *Manager) (*entry, error)
+	warnings []Warning
 }
 
 // databaseSpec and engineSpec are the settings a source is built from: its
@@ -293,7 +300,7 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 	var out []sourceSpec
 	for i, d := range cfg.Databases {
 		sp := databaseSpec{Key: fmt.Sprintf("databases[%d]", i), Config: d, Engines: joinEngines(d, engines), StatusItems: statusItems}
-		out = append(out, sourceSpec{id: "database/" + d.Name, spec: sp, build: func(m *Manager) (*entry, error) {
+		out = append(out, sourceSpec{id: "database/" + d.Name, spec: sp, warnings: DatabaseWarnings(d, sp.Key), build: func(m *Manager) (*entry, error) {
 			db, err := NewDatabase(sp.Config, sp.Key, DatabaseOptions{Folds: m.folds, Views: m.views, Engines: engines, StatusItems: sp.StatusItems, Logger: m.logger})
 			if err != nil {
 				return nil, err
@@ -314,7 +321,7 @@ func specsOf(cfg *config.Config, statusItems int) []sourceSpec {
 	}
 	for i, e := range cfg.Camunda {
 		sp := engineSpec{Key: fmt.Sprintf("camunda[%d]", i), Config: e, StatusItems: statusItems}
-		out = append(out, sourceSpec{id: "camunda/" + e.Name, spec: sp, build: func(m *Manager) (*entry, error) {
+		out = append(out, sourceSpec{id: "camunda/" + e.Name, spec: sp, warnings: EngineWarnings(e, sp.Key), build: func(m *Manager) (*entry, error) {
 			eng, err := NewCamundaSource(sp.Config, sp.Key, CamundaOptions{Folds: m.folds, Views: m.views, StatusItems: sp.StatusItems, Logger: m.logger})
 			if err != nil {
 				return nil, err

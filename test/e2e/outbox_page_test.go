@@ -25,14 +25,19 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
 
 // outboxWorkload writes like a worker and a publisher: an event every
-// 500 ms, published within a second while the publisher runs.
+// 500 ms (unless paused), published within a second while the publisher
+// runs.
 type outboxWorkload struct {
 	conn    *pgx.Conn
 	mu      sync.Mutex
 	publish bool
+	paused  bool
 }
 
 func (w *outboxWorkload) setPublishing(on bool) { w.mu.Lock(); w.publish = on; w.mu.Unlock() }
+
+// setPaused stops (or resumes) writing events: the table stays as it is.
+func (w *outboxWorkload) setPaused(on bool) { w.mu.Lock(); w.paused = on; w.mu.Unlock() }
 
 func (w *outboxWorkload) run(ctx context.Context, t *testing.T) {
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -42,6 +47,12 @@ func (w *outboxWorkload) run(ctx context.Context, t *testing.T) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		w.mu.Lock()
+		paused := w.paused
+		w.mu.Unlock()
+		if paused {
+			continue
 		}
 		if _, err := w.conn.Exec(ctx, `INSERT INTO event_outbox (event_id, aggregate_type, aggregate_id, event_type, idempotency_key, payload, status)
 			VALUES (gen_random_uuid(), 'Order', $1, 'OrderFulfillmentSubmitted', $1, '{}', 'PENDING')`, fmt.Sprintf("order-%d", n)); err != nil && ctx.Err() == nil {

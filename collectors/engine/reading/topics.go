@@ -1,6 +1,10 @@
 package reading
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
+)
 
 // TopicChoice is what a reader needs of the collector to choose the topics
 // of its reading.
@@ -26,23 +30,38 @@ type ChosenTopics struct {
 	Folded bool
 }
 
-// Choose admits the topics the engine holds now (holding, in the order the
-// reader read them: admission is first come, first served) and returns the
-// reading's choice.
+// Choose admits the topics the engine holds now that are not known yet, in
+// labellimit.Order, and returns the reading's choice.
 func (tc TopicChoice) Choose(holding []string) ChosenTopics {
 	ch := ChosenTopics{Read: make(map[string]*TopicRead, len(tc.Known)), Folded: tc.OtherKnown}
 	for _, t := range tc.Known {
 		ch.Read[t] = &TopicRead{}
 	}
+	// New topics are admitted in labellimit.Order, not the reader's order:
+	// two exporters, or one before and after a restart, choose the same
+	// topics.
+	var fresh [][]string
 	for _, n := range holding {
 		if ch.Read[n] == nil {
-			if !tc.Admit(n) {
-				ch.Folded = true
-				continue
-			}
-			ch.Read[n] = &TopicRead{}
+			fresh = append(fresh, []string{n})
 		}
-		ch.Present = append(ch.Present, n)
+	}
+	labellimit.Order(fresh)
+	foldedNow := map[string]bool{}
+	for _, n := range fresh {
+		if ch.Read[n[0]] != nil || foldedNow[n[0]] {
+			continue
+		}
+		if !tc.Admit(n[0]) {
+			ch.Folded, foldedNow[n[0]] = true, true
+			continue
+		}
+		ch.Read[n[0]] = &TopicRead{}
+	}
+	for _, n := range holding {
+		if ch.Read[n] != nil {
+			ch.Present = append(ch.Present, n)
+		}
 	}
 	sort.Strings(ch.Present)
 	return ch

@@ -103,6 +103,10 @@ type AlertingOptions struct {
 	// Target is the host:port Prometheus scrapes every second as job
 	// workflow-exporter; empty for none.
 	Target string
+	// Replicas are host:ports of replicas of one exporter, scraped every
+	// second as job workflow-exporter the way the chart's ServiceMonitor
+	// labels them (ReplicasConfig); instead of Target.
+	Replicas []string
 	// PrometheusFlags are appended to Prometheus's command line.
 	PrometheusFlags []string
 }
@@ -145,8 +149,32 @@ func (f Flavor) StartAlerting(t testing.TB, o AlertingOptions) *Alerting {
 		t.Fatal(err)
 	}
 	a.Alertmanager = f.StartAlertmanager(t, cfg)
-	a.Prometheus = f.StartPrometheus(t, PrometheusConfig(o.Target, a.Alertmanager.Addr), Files{"rules.yml": o.Rules}, o.PrometheusFlags...)
+	cfg = PrometheusConfig(o.Target, a.Alertmanager.Addr)
+	if len(o.Replicas) > 0 {
+		cfg = ReplicasConfig(o.Replicas, a.Alertmanager.Addr)
+	}
+	a.Prometheus = f.StartPrometheus(t, cfg, Files{"rules.yml": o.Rules}, o.PrometheusFlags...)
 	return a
+}
+
+// ReplicaInstance is the instance label ReplicasConfig gives every replica:
+// one stable value, as the chart's ServiceMonitor sets the Service's
+// address.
+const ReplicaInstance = "workflow-exporter.monitoring.svc:7840"
+
+// ReplicasConfig is PrometheusConfig for replicas of one exporter (host:port
+// each): scraped as job workflow-exporter, each target labeled as the
+// Prometheus Operator and the chart's ServiceMonitor label a pod's: the
+// stable instance ReplicaInstance, and pod replica-0, replica-1, ...
+func ReplicasConfig(replicas []string, alertmanager string) string {
+	var b strings.Builder
+	b.WriteString(PrometheusConfig("", alertmanager))
+	b.WriteString("scrape_configs:\n  - job_name: workflow-exporter\n    static_configs:\n")
+	for i, r := range replicas {
+		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {pod: replica-%d}\n", r, i)
+	}
+	fmt.Fprintf(&b, "    relabel_configs:\n      - {target_label: instance, replacement: %q}\n", ReplicaInstance)
+	return b.String()
 }
 
 // PrometheusConfig is the prometheus.yml of the end-to-end tests: scraping
