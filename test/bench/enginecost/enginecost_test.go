@@ -41,6 +41,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/config"
+	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
@@ -108,6 +109,8 @@ type result struct {
 	dbMillis float64
 	// load is the 1-minute load average at the window's end.
 	load float64
+	// failed is the exporter's failed collections in the window.
+	failed int64
 }
 
 func (r result) perSecond() float64 { return float64(r.completions) / r.elapsed.Seconds() }
@@ -299,6 +302,10 @@ func work(ctx context.Context, c *engineclient.Client, id string, completed *ato
 type exporter struct {
 	s setup
 	m *sources.Manager
+	// failed counts the scrapes whose collection failed (a source down or
+	// a collector's error): a window with failures did not measure a
+	// working exporter.
+	failed atomic.Int64
 }
 
 func newExporter(b *testing.B, ctx context.Context, e *env, s setup) *exporter {
@@ -323,7 +330,13 @@ func (x *exporter) scrape(ctx context.Context) (stop func()) {
 		defer close(done)
 		for {
 			refresh, rcancel := context.WithTimeout(sctx, x.s.scrape)
-			x.m.Set().Refresh(refresh)
+			// The set has one source; its snapshot says whether the
+			// collection worked (Set.Refresh would hide that).
+			for _, src := range x.m.Set().Sources() {
+				if snap := src.Refresh(refresh); sctx.Err() == nil && !collected(snap) {
+					x.failed.Add(1)
+				}
+			}
 			rcancel()
 			select {
 			case <-sctx.Done():
@@ -335,13 +348,29 @@ func (x *exporter) scrape(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
+// collected reports whether a snapshot holds a working collection: the
+// source up and no collector failed.
+func collected(snap *poll.Snapshot) bool {
+	if snap == nil || !snap.Up {
+		return false
+	}
+	for _, r := range snap.Results {
+		if r.Err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // measure runs one window: without the exporter (x nil), or with it
 // scraped, after its warm-up.
 func measure(b *testing.B, ctx context.Context, e *env, x *exporter, completed *atomic.Int64, baseline map[int64]bool) result {
+	var failed0 int64
 	if x != nil {
 		stop := x.scrape(ctx)
 		defer stop()
 		sleep(ctx, x.s.warmup())
+		failed0 = x.failed.Load()
 	}
 	mustExec(b, ctx, e.admin, "SELECT pg_stat_statements_reset()")
 	c0, e0, d0, s0, start := completed.Load(), cpuOf(b, e.jvm, proccpu.Process), cpuOf(b, e.postmaster, proccpu.Tree), proccpu.Self(), time.Now()
@@ -357,6 +386,11 @@ func measure(b *testing.B, ctx context.Context, e *env, x *exporter, completed *
 		r.dbMillis = e.dbTime(b, ctx, "rolname = 'workflow_exporter_engine'")
 	default:
 		r.dbMillis = e.dbTimeOutside(b, ctx, baseline)
+	}
+	if x != nil {
+		if r.failed = x.failed.Load() - failed0; r.failed > 0 {
+			b.Errorf("%s: %d collections failed in a window with the exporter: the window does not measure a working exporter", x.s.name, r.failed)
+		}
 	}
 	return r
 }
@@ -451,13 +485,13 @@ func report(e *env, ss []setup, results [][]pair, loadBefore, loadAfter string, 
 	fmt.Println()
 	fmt.Println("Every pair (completions/s without, with; engine+DB CPU ms per completion without, with; exporter's DB ms in the window):")
 	fmt.Println()
-	fmt.Println("| configuration | pair | without /s | with /s | ratio | CPU/completion without | with | ratio | exporter DB ms | load without, with |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Println("| configuration | pair | without /s | with /s | ratio | CPU/completion without | with | ratio | exporter DB ms | failed collections | load without, with |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for i, s := range ss {
 		for k, p := range results[i] {
-			fmt.Printf("| %s | %d | %.1f | %.1f | %.4f | %.3f | %.3f | %.4f | %.0f | %.1f, %.1f |\n", s.name, k+1, p.without.perSecond(), p.with.perSecond(),
+			fmt.Printf("| %s | %d | %.1f | %.1f | %.4f | %.3f | %.3f | %.4f | %.0f | %d | %.1f, %.1f |\n", s.name, k+1, p.without.perSecond(), p.with.perSecond(),
 				p.with.perSecond()/p.without.perSecond(), p.without.cpuPerCompletion(), p.with.cpuPerCompletion(),
-				p.with.cpuPerCompletion()/p.without.cpuPerCompletion(), p.with.dbMillis, p.without.load, p.with.load)
+				p.with.cpuPerCompletion()/p.without.cpuPerCompletion(), p.with.dbMillis, p.with.failed, p.without.load, p.with.load)
 		}
 	}
 	fmt.Println()
