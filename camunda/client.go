@@ -16,8 +16,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-resty/resty/v2"
@@ -159,6 +161,9 @@ type Client struct {
 	defs     *definitionCache
 	// maxResultsLimit is Config.MaxResultsLimit (0: none known).
 	maxResultsLimit int
+	// learnedLimit is the limit the engine named when it refused a page
+	// (0: none yet); limit() takes the lower of the two.
+	learnedLimit atomic.Int64
 
 	// Seams for tests; production uses real timers and math/rand/v2.
 	sleep func(context.Context, time.Duration) error
@@ -294,27 +299,68 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (c *Client) Root() string { return c.root }
 
 // DefaultPageSize is the page size this client uses when a Page leaves
-// MaxResults at zero: DefaultPageSize, or the configured MaxResultsLimit if
-// that is smaller. Pass it to Collect.
+// MaxResults at zero: DefaultPageSize, or the engine's max results limit
+// if that is smaller (limit). Pass it to Collect.
 func (c *Client) DefaultPageSize() int {
-	if c.maxResultsLimit > 0 {
-		return min(DefaultPageSize, c.maxResultsLimit)
+	if l := c.limit(); l > 0 {
+		return min(DefaultPageSize, l)
 	}
 	return DefaultPageSize
 }
 
-// PageSize is want, or the configured MaxResultsLimit if that is smaller:
-// the largest page a list request of this client may ask for. Large pages
-// cut the number of requests of a long list (each request carries the
-// engine's per-request overhead, and every offset page re-runs the query).
+// PageSize is want, or the engine's max results limit if that is smaller
+// (limit): the largest page a list request of this client may ask for.
+// Large pages cut the number of requests of a long list (each request
+// carries the engine's per-request overhead, and every offset page re-runs
+// the query).
 func (c *Client) PageSize(want int) int {
 	if want <= 0 {
 		want = DefaultPageSize
 	}
-	if c.maxResultsLimit > 0 {
-		return min(want, c.maxResultsLimit)
+	if l := c.limit(); l > 0 {
+		return min(want, l)
 	}
 	return want
+}
+
+// limit is the engine's queryMaxResultsLimit as known: the configured
+// MaxResultsLimit, or the limit the engine named when it refused a page,
+// whichever is lower (0: none known).
+func (c *Client) limit() int {
+	l, learned := c.maxResultsLimit, int(c.learnedLimit.Load())
+	switch {
+	case l == 0:
+		return learned
+	case learned == 0:
+		return l
+	}
+	return min(l, learned)
+}
+
+// limitRefusal is the engine's answer (HTTP 400) to a page above its
+// queryMaxResultsLimit, on Camunda 7.x and its forks.
+var limitRefusal = regexp.MustCompile(`Max results limit of (\d+) exceeded`)
+
+// learnLimit keeps the limit an engine named when it refused a page, so
+// later pages stay within it (the request that learned it still fails: a
+// pager cannot shrink a page it has begun without losing its place), and
+// warns once: the configuration should say it.
+func (c *Client) learnLimit(ae *APIError) {
+	if ae.Status != http.StatusBadRequest {
+		return
+	}
+	m := limitRefusal.FindStringSubmatch(ae.Message)
+	if m == nil {
+		return
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n <= 0 {
+		return
+	}
+	if old := c.learnedLimit.Swap(int64(n)); old != int64(n) {
+		c.log.Warn("camunda: the engine refuses list pages above its max results limit; later pages stay within it (set camunda[].max_results_limit to it to avoid this failed request)",
+			"endpoint", ae.Endpoint, "limit", n)
+	}
 }
 
 // refuse reports a request the client will not send.
@@ -350,6 +396,7 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 			return nil
 		}
 		ae.Attempts = attempt
+		c.learnLimit(ae)
 		retryable := ae.retryable()
 		if !retryable || attempt > c.retry.MaxRetries || ctx.Err() != nil {
 			c.log.Debug("camunda request failed", "method", http.MethodGet, "endpoint", path, "attempt", attempt, "status", ae.Status, "error", ae.Error())

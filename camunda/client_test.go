@@ -4,8 +4,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -311,3 +314,55 @@ func TestMaxResultsLimit(t *testing.T) {
 		t.Errorf("DefaultPageSize without limit = %d", d)
 	}
 }
+
+// TestMaxResultsLimitLearned: an engine with queryMaxResultsLimit that the
+// configuration does not name refuses a larger page with HTTP 400 and the
+// limit in its message (as Camunda 7 and the forks answer, camunda/
+// engine_test.go); the client learns it, warns once, and later pages stay
+// within it.
+func TestMaxResultsLimitLearned(t *testing.T) {
+	f := newFakeEngine(t)
+	f.handle("/external-task", func(w http.ResponseWriter, r *http.Request) {
+		if n, _ := strconv.Atoi(r.URL.Query().Get("maxResults")); n > 50 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"type":"BadUserRequestException","message":"Max results limit of 50 exceeded!","code":0}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[]`))
+	})
+	logs := &strings.Builder{}
+	var mu sync.Mutex
+	c := newTestClient(t, f.url(), func(cfg *Config) {
+		cfg.Logger = slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }), nil))
+	})
+	ctx := ctxT(t)
+	if got := c.PageSize(10000); got != 10000 {
+		t.Fatalf("PageSize before any refusal = %d", got)
+	}
+	if _, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{MaxResults: 10000}); !IsStatus(err, http.StatusBadRequest) {
+		t.Fatalf("a page above the limit: err = %v", err)
+	}
+	// Learned: such a page is no longer sent.
+	sent := len(f.reqs())
+	if _, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{MaxResults: 10000}); err == nil || !strings.Contains(err.Error(), "request not sent") || len(f.reqs()) != sent {
+		t.Fatalf("a page above the learned limit: err = %v, %d requests more", err, len(f.reqs())-sent)
+	}
+	if got := c.PageSize(10000); got != 50 {
+		t.Fatalf("PageSize after the refusal = %d, want the engine's 50", got)
+	}
+	if _, err := c.ListExternalTasks(ctx, ExternalTaskQuery{}, Page{MaxResults: c.PageSize(10000)}); err != nil {
+		t.Fatalf("a page within the learned limit: %v", err)
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "limit=50") {
+		t.Fatalf("%d warnings, want one naming the limit:\n%s", n, out)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

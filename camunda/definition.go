@@ -45,8 +45,8 @@ func (c *Client) ProcessDefinitionKeys(ctx context.Context, ids []string) (map[s
 		}
 	}
 	step := definitionLookupBatch
-	if c.maxResultsLimit > 0 {
-		step = min(step, c.maxResultsLimit)
+	if l := c.limit(); l > 0 {
+		step = min(step, l)
 	}
 	for start := 0; start < len(missing); start += step {
 		batch := missing[start:min(start+step, len(missing))]

@@ -51,7 +51,7 @@ const (
 // sees none.
 func (c *Client) HistoryHasEntries(ctx context.Context, path string) (bool, error) {
 	v := newParams()
-	if err := (Page{MaxResults: 1}).encode(v, c.maxResultsLimit); err != nil {
+	if err := (Page{MaxResults: 1}).encode(v, c.limit()); err != nil {
 		return false, c.refuse(path, err)
 	}
 	var res []historyItem

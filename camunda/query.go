@@ -154,7 +154,7 @@ func getCount(ctx context.Context, c *Client, path string, q filter) (int64, err
 func getPage[T any](ctx context.Context, c *Client, path string, q filter, p Page) ([]T, error) {
 	v := newParams()
 	q.encode(v)
-	if err := p.encode(v, c.maxResultsLimit); err != nil {
+	if err := p.encode(v, c.limit()); err != nil {
 		return nil, c.refuse(path, err)
 	}
 	var res []T

@@ -24,6 +24,25 @@
 // A window's state can outlive the process (State, Restore): the keys are
 // hashed with a salt the state carries, so a restarted exporter recognises
 // the rows its predecessor counted.
+//
+// A poll need not read every row of the lookback, though: re-reading a row
+// version a poll already read counts nothing, so a poll may skip every
+// version it can prove an earlier poll read. PostgreSQL proves it with the
+// snapshot of a poll (Snapshot): every transaction older than the
+// snapshot's xmin had ended when the poll began, so a row version such a
+// transaction wrote, and that is still there, was visible to that poll and
+// was read by it if its timestamp was inside its lookback (which the next
+// lookback's is too: the lower bound only moves forward). Since gives the
+// horizon of the last committed poll; a poll reads the lookback's versions
+// written at or after it (xmin not older) and skips the rest. By induction
+// over the polls, it reads every version no earlier poll read: the new and
+// updated rows, and the late commits, whose transactions were still running
+// at the last poll and so are not older than its xmin. The cost of a poll is
+// then the versions written since the last poll (plus those of any
+// transaction still running then), found through the timestamp index of the
+// lookback; the keys remembered are still those of the lookback. Without a
+// horizon (the first poll, another server, a table without row versions)
+// a poll reads the whole lookback, which is always exact.
 package watermark
 
 import (
@@ -40,6 +59,8 @@ type Window struct {
 	seen   map[uint64]int64 // key hash -> row timestamp (Unix ns)
 	lower  time.Time
 	primed bool
+	// snap is the snapshot of the last committed poll (zero: none).
+	snap Snapshot
 
 	// pending holds the keys of the poll in progress until Commit.
 	pending map[uint64]int64
@@ -136,10 +157,53 @@ func (w *Window) Observe(ts time.Time, key ...string) bool {
 	return w.primed
 }
 
-// Commit ends a successful poll that started at dbNow: it remembers the
-// poll's keys, moves the lower bound to dbNow minus the lookback, and
-// forgets keys below it, which no later poll can return.
-func (w *Window) Commit(dbNow time.Time) {
+// Snapshot places a poll in the database's transaction order: Xmin and
+// Xmax are its snapshot's bounds (PostgreSQL's pg_snapshot_xmin and
+// pg_snapshot_xmax of pg_current_snapshot(), 64-bit transaction ids taken
+// at the start of the poll, before it reads any row), Server names the
+// database server's life (its start time), so that two transaction orders
+// are never compared. The zero Snapshot is none.
+type Snapshot struct {
+	Xmin, Xmax uint64
+	Server     string
+}
+
+// maxSpan is how far, in transaction ids, a horizon may lie behind the
+// current snapshot. PostgreSQL compares 32-bit transaction ids modulo 2^32
+// (age() is a 32-bit signed difference); 2^30 keeps every comparison far
+// from the wrap, and a poll that follows a pause of a billion transactions
+// reads its whole lookback, which is always exact.
+const maxSpan = 1 << 30
+
+// Since returns the horizon of the last committed poll for the poll whose
+// snapshot is cur: the row versions of the lookback written by
+// transactions older than it were read by an earlier poll and may be
+// skipped. ok is false when the poll must read every row of the lookback:
+// before the first commit, after a poll committed without a snapshot, when
+// cur is of another server or lies before the horizon (the transaction ids
+// went back: a restored or another database behind the same address), and
+// when the horizon is more than maxSpan behind.
+func (w *Window) Since(cur Snapshot) (xmin uint64, ok bool) {
+	prev := w.snap
+	if !w.primed || prev.Server == "" || cur.Server != prev.Server || cur.Xmin < prev.Xmin || cur.Xmax < cur.Xmin || cur.Xmax-prev.Xmin >= maxSpan {
+		return 0, false
+	}
+	return prev.Xmin, true
+}
+
+// Commit ends a successful poll that started at dbNow and read every row
+// of its lookback, or had no snapshot: the next poll reads its whole
+// lookback. Polls that read with a horizon commit with CommitSnapshot.
+func (w *Window) Commit(dbNow time.Time) { w.CommitSnapshot(dbNow, Snapshot{}) }
+
+// CommitSnapshot ends a successful poll that started at dbNow with snapshot
+// snap: it remembers the poll's keys, moves the lower bound to dbNow minus
+// the lookback, forgets keys below it, which no later poll can return, and
+// keeps snap as the next poll's horizon (Since). The poll must have read
+// every row version of its lookback that its own horizon did not let it
+// skip, with reads that began after snap was taken.
+func (w *Window) CommitSnapshot(dbNow time.Time, snap Snapshot) {
+	w.snap = snap
 	w.skipped += w.skip
 	w.skip, w.halvings = 0, 0
 	for h, ts := range w.pending {
@@ -220,7 +284,9 @@ func (w *Window) Restore(st *State) bool {
 	if st == nil || len(st.Hashes) != len(st.Stamps) || st.Lower.IsZero() {
 		return false
 	}
-	w.salt, w.lower, w.primed = st.Salt, st.Lower, true
+	// The horizon (Since) is not kept: the next poll reads its whole
+	// lookback, as the first poll of a process does.
+	w.salt, w.lower, w.primed, w.snap = st.Salt, st.Lower, true, Snapshot{}
 	w.seen = make(map[uint64]int64, len(st.Hashes))
 	for i, h := range st.Hashes {
 		w.seen[h] = st.Stamps[i]

@@ -257,3 +257,182 @@ func TestRestoreRefusesABrokenState(t *testing.T) {
 		t.Fatal("a refused state primed the window")
 	}
 }
+
+func TestSince(t *testing.T) {
+	snap := Snapshot{Xmin: 1000, Xmax: 1010, Server: "s1"}
+	for _, c := range []struct {
+		name   string
+		commit *Snapshot // nil: no poll committed
+		cur    Snapshot
+		want   uint64
+		ok     bool
+	}{
+		{"before the first poll", nil, snap, 0, false},
+		{"after a poll without a snapshot", &Snapshot{}, snap, 0, false},
+		{"the same server, later", &snap, Snapshot{Xmin: 1500, Xmax: 1600, Server: "s1"}, 1000, true},
+		{"the same snapshot", &snap, snap, 1000, true},
+		{"another server", &snap, Snapshot{Xmin: 1500, Xmax: 1600, Server: "s2"}, 0, false},
+		{"transaction ids went back", &snap, Snapshot{Xmin: 900, Xmax: 950, Server: "s1"}, 0, false},
+		{"too far behind", &snap, Snapshot{Xmin: 1000 + maxSpan, Xmax: 1000 + maxSpan, Server: "s1"}, 0, false},
+		{"just within reach", &snap, Snapshot{Xmin: 999 + maxSpan, Xmax: 999 + maxSpan, Server: "s1"}, 1000, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := New(time.Minute)
+			if c.commit != nil {
+				w.CommitSnapshot(at(0), *c.commit)
+			}
+			got, ok := w.Since(c.cur)
+			if got != c.want || ok != c.ok {
+				t.Fatalf("Since = %d, %v; want %d, %v", got, ok, c.want, c.ok)
+			}
+		})
+	}
+	// A failed poll keeps the horizon of the last committed one.
+	w := New(time.Minute)
+	w.CommitSnapshot(at(0), snap)
+	w.Observe(at(1), "a")
+	w.Abort()
+	if got, ok := w.Since(Snapshot{Xmin: 2000, Xmax: 2000, Server: "s1"}); got != 1000 || !ok {
+		t.Fatalf("after an aborted poll Since = %d, %v; want 1000, true", got, ok)
+	}
+}
+
+// version is one row version in the model database of TestHorizonReadsWhatTheLookbackReads.
+type version struct {
+	key  string
+	ts   int    // its timestamp (seconds)
+	xmin uint64 // the transaction that wrote it
+}
+
+// mvcc is a small model of PostgreSQL's row versions and snapshots: each
+// transaction writes one version of one row (a new key or a new version of
+// an existing one) stamped with its start time, and it becomes visible when
+// the transaction commits.
+type mvcc struct {
+	next    uint64
+	running map[uint64]version // by xid
+	rows    map[string]version // the committed, visible version of each key
+}
+
+func (m *mvcc) begin(key string, ts int) uint64 {
+	m.next++
+	m.running[m.next] = version{key, ts, m.next}
+	return m.next
+}
+
+func (m *mvcc) end(xid uint64, commit bool) {
+	if commit {
+		v := m.running[xid]
+		m.rows[v.key] = v
+	}
+	delete(m.running, xid)
+}
+
+func (m *mvcc) snapshot() Snapshot {
+	s := Snapshot{Xmin: m.next + 1, Xmax: m.next + 1, Server: "model"}
+	for xid := range m.running {
+		s.Xmin = min(s.Xmin, xid)
+	}
+	return s
+}
+
+// TestHorizonReadsWhatTheLookbackReads checks the argument of the package
+// comment on random histories: a window that skips the versions older than
+// Since counts exactly what a window that reads the whole lookback counts,
+// poll after poll, with late commits (transactions up to twice the
+// lookback long), updates that re-stamp a row, aborts and failed polls.
+func TestHorizonReadsWhatTheLookbackReads(t *testing.T) {
+	for seed := int64(1); seed <= 200; seed++ {
+		rnd := newRand(seed)
+		m := &mvcc{running: map[uint64]version{}, rows: map[string]version{}}
+		full, skip := New(60*time.Second), New(60*time.Second)
+		type open struct {
+			xid uint64
+			end int
+		}
+		var txs []open
+		writing := map[string]bool{}
+		keys := 0
+		read, skipped := 0, 0
+		for now := 0; now < 600; now++ {
+			// Transactions end (commit or abort) when their time comes.
+			kept := txs[:0]
+			for _, tx := range txs {
+				if tx.end <= now {
+					delete(writing, m.running[tx.xid].key)
+					m.end(tx.xid, rnd.intn(10) > 0)
+				} else {
+					kept = append(kept, tx)
+				}
+			}
+			txs = kept
+			// New transactions: an insert or an update of a row nobody is
+			// writing, most short, some long.
+			for range rnd.intn(4) {
+				key := fmt.Sprintf("k%d", keys)
+				if keys > 0 && rnd.intn(3) == 0 {
+					key = fmt.Sprintf("k%d", rnd.intn(keys))
+				} else {
+					keys++
+				}
+				if writing[key] {
+					continue
+				}
+				writing[key] = true
+				d := rnd.intn(3)
+				if rnd.intn(20) == 0 {
+					d = rnd.intn(120)
+				}
+				txs = append(txs, open{m.begin(key, now), now + d})
+			}
+			if now%7 != 0 {
+				continue
+			}
+			snap := m.snapshot()
+			since, ok := skip.Since(snap)
+			nFull, nSkip := 0, 0
+			for _, v := range m.rows {
+				if !at(v.ts).After(full.Lower(at(now))) {
+					continue
+				}
+				if full.Observe(at(v.ts), v.key) {
+					nFull++
+				}
+				if ok && v.xmin < since {
+					skipped++
+					continue
+				}
+				read++
+				if skip.Observe(at(v.ts), v.key) {
+					nSkip++
+				}
+			}
+			if nFull != nSkip {
+				t.Fatalf("seed %d, poll at %d: the whole lookback counted %d, with the horizon %d", seed, now, nFull, nSkip)
+			}
+			// Now and then a poll fails after reading: both forget it.
+			if rnd.intn(10) == 0 {
+				full.Abort()
+				skip.Abort()
+				continue
+			}
+			full.Commit(at(now))
+			skip.CommitSnapshot(at(now), snap)
+		}
+		if skipped == 0 || read == 0 {
+			t.Fatalf("seed %d: the horizon skipped %d versions and read %d; the model exercises nothing", seed, skipped, read)
+		}
+	}
+}
+
+// prng is a small deterministic generator (the model needs no more).
+type prng struct{ s uint64 }
+
+func newRand(seed int64) *prng { return &prng{uint64(seed)*0x9e3779b97f4a7c15 + 1} }
+
+func (r *prng) intn(n int) int {
+	r.s ^= r.s << 13
+	r.s ^= r.s >> 7
+	r.s ^= r.s << 17
+	return int(r.s % uint64(n))
+}

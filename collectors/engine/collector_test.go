@@ -14,6 +14,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/labellimit"
 	"github.com/workflow-exporter/workflow-exporter/catalog"
+	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/collectortest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 	"github.com/workflow-exporter/workflow-exporter/vocab"
@@ -1582,5 +1583,143 @@ func TestCamundaRequestBudgetWithTenants(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// budgetTopic is one topic of a request-budget scenario: its open tasks
+// by state.
+type budgetTopic struct{ waiting, locked, lapsed, suspended, exhausted int }
+
+// restSteadyBudget is the formula of docs/camunda-states.md ("The cost of a
+// collection", REST mode) for a steady collection (the telemetry product
+// name cached, camunda_history not due, no new history or job log entry,
+// no job, no new deletion, every definition id cached, nothing folded, the
+// status page on): p is the page size, b max_listed_tasks.
+func restSteadyBudget(topics []budgetTopic, p, b int) int {
+	var t, w, s, e, l, x int
+	for _, tp := range topics {
+		n := tp.waiting + tp.locked + tp.lapsed + tp.suspended + tp.exhausted
+		if n == 0 {
+			continue
+		}
+		t++
+		s, e, l, x = s+tp.suspended, e+tp.exhausted, l+tp.locked, x+tp.lapsed
+		if tp.waiting+tp.lapsed > 0 {
+			w++ // a fetchable task: its oldest is asked for
+		}
+	}
+	// pages is how many requests list n items (0: none): one page more
+	// than whole pages, as the last one must come back short.
+	pages := func(n int) int {
+		if n == 0 {
+			return 0
+		}
+		return n/p + 1
+	}
+	// group is a state group listed engine-wide when that costs less than
+	// a count per topic (ItemsPerCountRequest = 50).
+	group := func(n int) int {
+		switch {
+		case n == 0:
+			return 0
+		case pages(n)+n/50 < t:
+			return pages(n)
+		}
+		return t
+	}
+	r := 1 + // GET /version
+		1 + // topic names
+		4 + // engine-wide counts S, E, L, X
+		1 + // the history page (nothing new)
+		1 + // incident count
+		t + // a total per topic holding tasks
+		group(s) + group(e) +
+		w // the oldest fetchable task per topic that has one
+	if l+x <= b {
+		r += pages(l) + pages(x)
+	} else {
+		// Counted per topic, listed topic by topic in name order within
+		// b (each list here fits one page).
+		r += 2 * t
+		left := b
+		for _, tp := range topics {
+			for _, n := range []int{tp.locked, tp.lapsed} {
+				if take := min(n, left); take > 0 {
+					r++
+					left -= take
+				}
+			}
+		}
+	}
+	if e > 0 {
+		// One failedExternalTask incident per exhausted task: the incident
+		// list, and the tasks out of retries for the incidents' topics;
+		// the status page (on, as by default) lists the oldest
+		// status.max_items of those incidents and their tasks by id, 100
+		// ids a request.
+		listed := min(e, config.DefaultStatusMaxItems)
+		r += pages(e) + pages(e) + 1 + (listed+99)/100
+	}
+	return r + 3 + 1 // camunda_jobs: two counts and the job log page; camunda_processes
+}
+
+// TestCamundaRequestBudgetFormula checks the request budget formula of
+// docs/camunda-states.md against the fake engine's count of a steady
+// collection, for topics and states that take every branch of the formula:
+// state groups listed engine-wide or counted per topic, the lists' pages at
+// a page size (max_results_limit) that the counts fill exactly or not, the
+// in-flight tasks within max_listed_tasks or beyond it.
+func TestCamundaRequestBudgetFormula(t *testing.T) {
+	uniform := func(n int, tp budgetTopic) []budgetTopic {
+		out := make([]budgetTopic, n)
+		for i := range out {
+			out[i] = tp
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		topics []budgetTopic
+		p, b   int
+	}{
+		{"waiting only", uniform(3, budgetTopic{waiting: 4}), 1000, 10000},
+		{"the B mix on 40 topics", append(uniform(38, budgetTopic{waiting: 20, locked: 3, lapsed: 1, exhausted: 1}),
+			budgetTopic{suspended: 25}, budgetTopic{suspended: 25}), 1000, 10000},
+		{"pages filled exactly", uniform(10, budgetTopic{waiting: 1, locked: 2, lapsed: 1}), 10, 10000},
+		{"pages of 7", uniform(12, budgetTopic{waiting: 3, locked: 5, lapsed: 2, exhausted: 1}), 7, 10000},
+		{"suspended on many topics: counted per topic", uniform(6, budgetTopic{waiting: 1, suspended: 60}), 1000, 10000},
+		{"in flight beyond max_listed_tasks", uniform(8, budgetTopic{waiting: 2, locked: 3, lapsed: 2}), 1000, 20},
+		{"a topic with nothing fetchable", append(uniform(4, budgetTopic{waiting: 2}), budgetTopic{locked: 3}), 1000, 10000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeCamunda(t)
+			n := 0
+			for i, tp := range c.topics {
+				topic := fmt.Sprintf("t%03d", i)
+				add := func(k int, set func(id string)) {
+					for range k {
+						n++
+						id := fmt.Sprintf("task%05d", n)
+						f.add(&fakeTask{id: id, topic: topic})
+						set(id)
+					}
+				}
+				add(tp.waiting, func(string) {})
+				add(tp.locked, func(id string) { f.lock(id, "w1", time.Hour) })
+				add(tp.lapsed, func(id string) { f.lock(id, "w2", -time.Minute) })
+				add(tp.suspended, func(id string) { f.mu.Lock(); f.task(id).suspended = true; f.mu.Unlock() })
+				add(tp.exhausted, func(id string) { f.lock(id, "w1", time.Hour); f.failure(id, 0, 0, "boom") })
+			}
+			// The history entries of the set-up leave the lookback.
+			f.advance(5 * time.Minute)
+			e := fakeExporter(t, f, "", fmt.Sprintf("    max_results_limit: %d\n    max_listed_tasks: %d\n", c.p, c.b))
+			e.collect()
+			e.collect()
+			f.resetRequests()
+			e.collect()
+			if got, want := f.requestCount(), restSteadyBudget(c.topics, c.p, c.b); got != want {
+				t.Fatalf("a steady collection made %d requests, the formula says %d: %v", got, want, f.requests)
+			}
+		})
 	}
 }

@@ -133,15 +133,17 @@ GROUP BY 1, 2`, pgschema.QuoteIdent(col.Scope), st.col.text(), pgschema.QuoteIde
 // Name implements collectors.Collector.
 func (c *Idempotency) Name() string { return "idempotency" }
 
-func (c *Idempotency) sqlActivity(withDup bool) string {
+// sqlActivity reads the records updated in the window ($1) that no earlier
+// poll read (newVersions, $2).
+func (c *Idempotency) sqlActivity(withDup, versioned bool) string {
 	col := c.cfg.Columns
 	dup := "0::bigint"
 	if withDup {
 		dup = fmt.Sprintf("COALESCE(%s, 0)::bigint", pgschema.QuoteIdent(c.dupColumn))
 	}
 	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), %[4]s::timestamptz, COALESCE(%[5]s::text, ''), %[6]s
-FROM %[7]s WHERE %[4]s > $1::timestamptz`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt),
-		pgschema.QuoteIdent(col.ErrorCode), dup, pgschema.QuoteTable(c.cfg.Table))
+FROM %[7]s WHERE %[4]s > $1::timestamptz AND %[8]s`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.UpdatedAt),
+		pgschema.QuoteIdent(col.ErrorCode), dup, pgschema.QuoteTable(c.cfg.Table), newVersions("$2", versioned))
 }
 
 // Requirements says what the collector needs from its table, with a text
@@ -206,7 +208,7 @@ func (c *Idempotency) requirements(st idemStatus) pgschema.Requirements {
 		},
 		Queries: []pgschema.Query{
 			{Name: "open", SQL: c.sqlGauges(st), Args: []any{900.0}},
-			recentQuery("activity", c.sqlActivity(false)),
+			recentQuery("activity", c.sqlActivity(false, true)),
 			{Name: "duplicates", SQL: c.sqlDupScan(), Args: []any{true, time.Time{}, "", ""}, Requires: c.dupColumn},
 			c.idempotencyLists(st)[0].requirement(),
 			c.idempotencyLists(st)[1].requirement(),
@@ -223,7 +225,7 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 	p.status.sink = sink
 	p.counting = c.dup.current
 	p.skippedBefore = c.window.Skipped()
-	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		var present map[string]bool
 		var err error
 		if p.st, present, _, err = c.resolve(ctx, tx); err != nil {
@@ -236,8 +238,8 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 		if err := p.readStatus(ctx, tx); err != nil {
 			return err
 		}
-		p.dbNow = dbNow
-		return p.readActivity(ctx, tx, dbNow)
+		p.dbNow = at.now
+		return p.readActivity(ctx, tx, at)
 	})
 	c.warn.flush(&c.tableBase, err == nil)
 	if err != nil {
@@ -329,12 +331,12 @@ type dupUpdate struct {
 
 // readActivity reads the records updated in the window and counts the
 // statuses they reach, their conflicts and the duplicates they absorbed.
-func (p *idempotencyPoll) readActivity(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+func (p *idempotencyPoll) readActivity(ctx context.Context, tx pgx.Tx, at pollAt) error {
 	c := p.c
 	var scope, key, status, errorCode string
 	var updated time.Time
 	var dupCount int64
-	return each(ctx, tx, "idempotency activity query", c.sqlActivity(p.hasDup), []any{c.window.Lower(dbNow)},
+	return each(ctx, tx, "idempotency activity query", c.sqlActivity(p.hasDup, at.versioned), []any{c.window.Lower(at.now), at.since(c.window)},
 		[]any{&scope, &key, &status, &updated, &errorCode, &dupCount}, func() error {
 			vals := c.limiter.Admit(scope)
 			p.scopes.add(vals...)

@@ -85,7 +85,8 @@ type inboxPlan struct {
 
 // plan returns the queries for the table as cols says it is (nil: the
 // default shape).
-func (c *Inbox) plan(cols map[string]pgschema.ColumnType) (*inboxPlan, error) {
+// versioned says whether its rows carry versions (pollAt.versioned).
+func (c *Inbox) plan(cols map[string]pgschema.ColumnType, versioned bool) (*inboxPlan, error) {
 	s, err := inboxShapeOf(c.cfg, c.key, cols)
 	if err != nil {
 		return nil, err
@@ -115,7 +116,7 @@ ORDER BY %[6]s LIMIT $1`, s.id, textOr(s.errorText), s.received.listColumns(), t
 	}
 	if s.processed.present() {
 		p.sqlProcessed = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s, %[5]s
-FROM %[6]s WHERE %[7]s`, s.source, s.id, s.typ, s.status, s.processed.value(), t, s.processed.after("$1"))
+FROM %[6]s WHERE %[7]s AND %[8]s`, s.source, s.id, s.typ, s.status, s.processed.value(), t, s.processed.after("$1"), newVersions("$2", versioned))
 	}
 	if d := s.dead; d != nil {
 		dt := pgschema.QuoteTable(d.table)
@@ -179,7 +180,7 @@ func (c *Inbox) requirements(p *inboxPlan) pgschema.Requirements {
 // Requirements says what the collector needs from its table, in the
 // default shape; Resolve gives them for the table as it is.
 func (c *Inbox) Requirements() pgschema.Requirements {
-	p, err := c.plan(nil)
+	p, err := c.plan(nil, true)
 	if err != nil {
 		panic(err) // the default shape of a valid config always resolves
 	}
@@ -189,7 +190,11 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
-		p, err := c.plan(cols)
+		versioned, err := rowVersions(ctx, tx, c.cfg.Table)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		p, err := c.plan(cols, versioned)
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
@@ -201,12 +206,12 @@ func (c *Inbox) Requirements() pgschema.Requirements {
 // resolve reads the table's columns (and the dead-letter table's) and
 // returns the plan for them, after checking that the columns it reads
 // exist.
-func (c *Inbox) resolve(ctx context.Context, tx pgx.Tx) (*inboxPlan, error) {
+func (c *Inbox) resolve(ctx context.Context, tx pgx.Tx, versioned bool) (*inboxPlan, error) {
 	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.plan(cols)
+	p, err := c.plan(cols, versioned)
 	if err != nil {
 		return nil, err
 	}
@@ -251,9 +256,9 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 	}
 	report := statusReport{sink: sink}
 	var plan *inboxPlan
-	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		var err error
-		if plan, err = c.resolve(ctx, tx); err != nil {
+		if plan, err = c.resolve(ctx, tx, at.versioned); err != nil {
 			return err
 		}
 		st := plan.shape.statuses
@@ -299,7 +304,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 		if plan.sqlProcessed == "" {
 			return nil
 		}
-		return each(ctx, tx, "inbox processed query", plan.sqlProcessed, []any{c.window.Lower(dbNow)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
+		return each(ctx, tx, "inbox processed query", plan.sqlProcessed, []any{c.window.Lower(at.now), at.since(c.window)}, []any{&source, &id, &msgType, &status, &ts}, func() error {
 			vals := c.limiter.Admit(source, msgType)
 			seen.add(vals...)
 			canon := st.canonical(status)

@@ -94,8 +94,9 @@ type outboxPlan struct {
 }
 
 // plan returns the queries for the table as cols says it is (nil: the
-// default shape).
-func (c *Outbox) plan(cols map[string]pgschema.ColumnType) (*outboxPlan, error) {
+// default shape); versioned says whether its rows carry versions
+// (pollAt.versioned).
+func (c *Outbox) plan(cols map[string]pgschema.ColumnType, versioned bool) (*outboxPlan, error) {
 	s, err := outboxShapeOf(c.cfg, c.key, cols)
 	if err != nil {
 		return nil, err
@@ -112,7 +113,7 @@ FROM %[6]s%[7]s
 GROUP BY 1, 2, 3`, s.agg, s.typ, s.failedFlag(), s.created.age(), retrying, t, where(s.open))
 	if p.series[presets.OutboxCreated] {
 		p.sqlCreated = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s
-FROM %[5]s WHERE %[6]s`, s.id, s.agg, s.typ, s.created.value(), t, s.created.after("$1"))
+FROM %[5]s WHERE %[6]s AND %[7]s`, s.id, s.agg, s.typ, s.created.value(), t, s.created.after("$1"), newVersions("$2", versioned))
 	}
 	if p.series[presets.OutboxPublished] {
 		delay := "0::float8"
@@ -120,7 +121,7 @@ FROM %[5]s WHERE %[6]s`, s.id, s.agg, s.typ, s.created.value(), t, s.created.aft
 			delay = fmt.Sprintf("GREATEST(extract(epoch FROM %s - %s)::float8, 0)", s.published.value(), s.created.value())
 		}
 		p.sqlPublished = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, %[4]s, %[5]s
-FROM %[6]s WHERE %[7]s`, s.id, s.agg, s.typ, s.published.value(), delay, t, s.published.after("$1"))
+FROM %[6]s WHERE %[7]s AND %[8]s`, s.id, s.agg, s.typ, s.published.value(), delay, t, s.published.after("$1"), newVersions("$2", versioned))
 	}
 	if s.errorText != "" {
 		order := s.id + " DESC"
@@ -180,7 +181,7 @@ func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 // Requirements says what the collector needs from its table, in the
 // default shape; Resolve gives them for the table as it is.
 func (c *Outbox) Requirements() pgschema.Requirements {
-	p, err := c.plan(nil)
+	p, err := c.plan(nil, true)
 	if err != nil {
 		// The default shape of a valid config always resolves.
 		panic(err)
@@ -191,7 +192,11 @@ func (c *Outbox) Requirements() pgschema.Requirements {
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
-		p, err := c.plan(cols)
+		versioned, err := rowVersions(ctx, tx, c.cfg.Table)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		p, err := c.plan(cols, versioned)
 		if err != nil {
 			return pgschema.Resolved{}, err
 		}
@@ -202,12 +207,12 @@ func (c *Outbox) Requirements() pgschema.Requirements {
 
 // resolve reads the table's columns and returns the plan for them, after
 // checking that the columns it reads exist.
-func (c *Outbox) resolve(ctx context.Context, tx pgx.Tx) (*outboxPlan, error) {
+func (c *Outbox) resolve(ctx context.Context, tx pgx.Tx, versioned bool) (*outboxPlan, error) {
 	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.plan(cols)
+	p, err := c.plan(cols, versioned)
 	if err != nil {
 		return nil, err
 	}
@@ -237,9 +242,9 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 	}
 	report := statusReport{sink: sink}
 	var plan *outboxPlan
-	err := c.poll(ctx, []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		var err error
-		if plan, err = c.resolve(ctx, tx); err != nil {
+		if plan, err = c.resolve(ctx, tx, at.versioned); err != nil {
 			return err
 		}
 		var aggType, evType, id string
@@ -265,7 +270,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 			return err
 		}
 		if plan.sqlCreated != "" {
-			err = each(ctx, tx, "outbox created query", plan.sqlCreated, []any{c.created.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts}, func() error {
+			err = each(ctx, tx, "outbox created query", plan.sqlCreated, []any{c.created.Lower(at.now), at.since(c.created)}, []any{&id, &aggType, &evType, &ts}, func() error {
 				vals := c.limiter.Admit(aggType, evType)
 				seen.add(vals...)
 				if c.created.Observe(ts, id) {
@@ -280,7 +285,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 		if plan.sqlPublished == "" {
 			return nil
 		}
-		return each(ctx, tx, "outbox published query", plan.sqlPublished, []any{c.published.Lower(dbNow)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
+		return each(ctx, tx, "outbox published query", plan.sqlPublished, []any{c.published.Lower(at.now), at.since(c.published)}, []any{&id, &aggType, &evType, &ts, &delay}, func() error {
 			vals := c.limiter.Admit(aggType, evType)
 			seen.add(vals...)
 			if c.published.Observe(ts, id) {
@@ -361,7 +366,7 @@ func (c *Outbox) VariantRequirements() []pgschema.Requirements {
 		for _, name := range v.Columns {
 			cols[name] = pgschema.Text
 		}
-		p, err := c.plan(cols)
+		p, err := c.plan(cols, true)
 		if err != nil {
 			panic(err) // a preset's own columns always resolve
 		}

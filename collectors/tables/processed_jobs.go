@@ -26,8 +26,6 @@ type ProcessedJobs struct {
 	window *watermark.Window
 	known  tuples // engine, activity_id, status
 	total  map[string]float64
-
-	sqlRows string
 }
 
 // ProcessedJobsOptions configures a ProcessedJobs collector.
@@ -43,10 +41,16 @@ func NewProcessedJobs(o ProcessedJobsOptions) *ProcessedJobs {
 		total:     map[string]float64{},
 	}
 	c.keep(c.Name(), tableParts{windows: []*watermark.Window{c.window}, kept: []keptTuples{{set: c.known}}, counters: []map[string]float64{c.total}})
-	col := o.Table.Columns
-	c.sqlRows = fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
-FROM %[6]s WHERE %[5]s > $1::timestamptz`, pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteIdent(col.ActivityID), pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.CompletedAt), pgschema.QuoteTable(o.Table.Table))
 	return c
+}
+
+// sqlRows reads the rows completed in the window ($1) that no earlier poll
+// read (newVersions, $2).
+func (c *ProcessedJobs) sqlRows(versioned bool) string {
+	col := c.cfg.Columns
+	return fmt.Sprintf(`SELECT COALESCE(%[1]s::text, ''), %[2]s::text, COALESCE(%[3]s::text, ''), COALESCE(%[4]s::text, ''), %[5]s::timestamptz
+FROM %[6]s WHERE %[5]s > $1::timestamptz AND %[7]s`, pgschema.QuoteIdent(col.Engine), pgschema.QuoteIdent(col.JobReference), pgschema.QuoteIdent(col.ActivityID),
+		pgschema.QuoteIdent(col.Status), pgschema.QuoteIdent(col.CompletedAt), pgschema.QuoteTable(c.cfg.Table), newVersions("$2", versioned))
 }
 
 // Name implements collectors.Collector.
@@ -83,7 +87,7 @@ func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 			{Name: pgschema.BaseName(c.cfg.Table) + "_completed_at_idx", Columns: []string{col.CompletedAt},
 				Why: "processed_jobs_total reads the last late_commit_window of completions", Query: "written"},
 		},
-		Queries: []pgschema.Query{recentQuery("written", c.sqlRows)},
+		Queries: []pgschema.Query{recentQuery("written", c.sqlRows(true))},
 	}
 }
 
@@ -91,13 +95,13 @@ func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 func (c *ProcessedJobs) Collect(ctx context.Context, _ *collectors.Sink) ([]prometheus.Metric, error) {
 	newRows := map[string]float64{}
 	seen := tuples{}
-	err := c.poll(ctx, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error {
+	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		if _, err := c.check(ctx, tx, c.Requirements()); err != nil {
 			return err
 		}
 		var engine, ref, activity, status string
 		var ts time.Time
-		return each(ctx, tx, "processed-job query", c.sqlRows, []any{c.window.Lower(dbNow)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
+		return each(ctx, tx, "processed-job query", c.sqlRows(at.versioned), []any{c.window.Lower(at.now), at.since(c.window)}, []any{&engine, &ref, &activity, &status, &ts}, func() error {
 			vals := c.limiter.Admit(engine, activity, status)
 			seen.add(vals...)
 			if c.window.Observe(ts, engine, ref) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,21 +154,24 @@ func (b *tableBase) read(ctx context.Context, fn func(ctx context.Context, tx pg
 }
 
 // poll is read for a collector that counts with watermark windows: fn also
-// gets the database clock. A failed poll leaves no trace (the windows and
-// the limiter forget it; one that timed out while catching up after a gap
-// reads less at its next try: watermark.Window.Backoff); a successful one
-// commits the windows at the database time it started, counts the span
-// they skipped and forgets the label values unseen too long (state.go).
-func (b *tableBase) poll(ctx context.Context, windows []*watermark.Window,
-	fn func(ctx context.Context, tx pgx.Tx, dbNow time.Time) error) error {
-	var dbNow time.Time
+// gets the database clock and the poll's snapshot (pollAt). A failed poll
+// leaves no trace (the windows and the limiter forget it; one that timed
+// out while catching up after a gap reads less at its next try:
+// watermark.Window.Backoff); a successful one commits the windows at the
+// database time it started, with its snapshot as the next poll's horizon,
+// counts the span they skipped and forgets the label values unseen too
+// long (state.go). table is the collector's table, whose kind says whether
+// its rows carry versions the horizon can skip.
+func (b *tableBase) poll(ctx context.Context, table string, windows []*watermark.Window,
+	fn func(ctx context.Context, tx pgx.Tx, at pollAt) error) error {
+	var at pollAt
 	skippedBefore := b.skippedTotal()
 	err := b.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
-		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
+		if at, err = startPoll(ctx, tx, table); err != nil {
 			return err
 		}
-		return fn(ctx, tx, dbNow)
+		return fn(ctx, tx, at)
 	})
 	for _, w := range windows {
 		if err != nil {
@@ -175,13 +180,87 @@ func (b *tableBase) poll(ctx context.Context, windows []*watermark.Window,
 			}
 			w.Abort()
 		} else {
-			w.Commit(dbNow)
+			w.CommitSnapshot(at.now, at.snap)
 		}
 	}
 	if err == nil {
-		b.afterPoll(dbNow, skippedBefore)
+		b.afterPoll(at.now, skippedBefore)
 	}
 	return err
+}
+
+// pollAt is what a poll reads first: the database clock, the snapshot that
+// places the poll in the database's transaction order (blocks/watermark),
+// and whether the table's rows carry versions (xmin): a plain or
+// partitioned table or a materialized view does, a view or a foreign table
+// does not (its snapshot stays zero, so its counter queries read the whole
+// lookback, as they must).
+type pollAt struct {
+	now       time.Time
+	snap      watermark.Snapshot
+	versioned bool
+}
+
+// sqlStartPoll reads pollAt in one round trip, before any row of the table:
+// the snapshot of this statement is older than those of the queries that
+// follow, so every transaction older than its xmin had ended before any of
+// them began (in READ COMMITTED each statement takes a newer snapshot; in
+// REPEATABLE READ this one is the transaction's). The server's start time
+// tells two servers (or one restored elsewhere) apart.
+const sqlStartPoll = `SELECT now(), pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint,
+	extract(epoch FROM pg_postmaster_start_time())::text,
+	COALESCE((SELECT c.relkind IN ('r', 'p', 'm') FROM pg_class c WHERE c.oid = to_regclass($1)), false)
+FROM pg_current_snapshot() s`
+
+func startPoll(ctx context.Context, tx pgx.Tx, table string) (pollAt, error) {
+	var at pollAt
+	var xmin, xmax int64
+	if err := tx.QueryRow(ctx, sqlStartPoll, pgschema.QuoteTable(table)).Scan(&at.now, &xmin, &xmax, &at.snap.Server, &at.versioned); err != nil {
+		return pollAt{}, fmt.Errorf("reading the database clock and snapshot: %w", err)
+	}
+	if at.versioned {
+		at.snap.Xmin, at.snap.Xmax = uint64(xmin), uint64(xmax)
+	} else {
+		at.snap = watermark.Snapshot{}
+	}
+	return at, nil
+}
+
+// since is the argument of a counter query's newVersions predicate for
+// window w: the window's horizon as a 32-bit transaction id (text), or nil
+// to read every row of the lookback.
+func (at pollAt) since(w *watermark.Window) any {
+	x, ok := w.Since(at.snap)
+	if !ok || !at.versioned {
+		return nil
+	}
+	return strconv.FormatUint(x&math.MaxUint32, 10)
+}
+
+// newVersions is the predicate that lets a counter query skip the row
+// versions an earlier poll read (blocks/watermark): it keeps those written
+// by a transaction not older than the horizon param (pollAt.since; NULL
+// keeps every row). age() counts back from one reference for the whole
+// transaction, so age(xmin) <= age(horizon) is "xmin is not older than the
+// horizon" (a version newer than the reference has a negative age and is
+// kept); the horizon's age is computed once. Row versions the horizon
+// skips cost no transfer, only the heap visit of the lookback's index
+// scan. A relation without row versions (versioned false) gets the
+// predicate without xmin, which its NULL horizon makes true.
+func newVersions(param string, versioned bool) string {
+	if !versioned {
+		return fmt.Sprintf("%s::text IS NULL", param)
+	}
+	return fmt.Sprintf("(%[1]s::text IS NULL OR age(xmin) <= (SELECT age(%[1]s::text::xid)))", param)
+}
+
+// rowVersions reports whether table's rows carry versions (pollAt.versioned),
+// for a caller outside a poll (the requirements of check).
+func rowVersions(ctx context.Context, tx pgx.Tx, table string) (bool, error) {
+	var v bool
+	err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT c.relkind IN ('r', 'p', 'm') FROM pg_class c WHERE c.oid = to_regclass($1)), true)`,
+		pgschema.QuoteTable(table)).Scan(&v)
+	return v, err
 }
 
 // check verifies that the table and the required columns of req exist (for
@@ -219,9 +298,10 @@ func (b *tableBase) columns(keyName ...string) []pgschema.Column {
 }
 
 // recentQuery is a counter query over the recent window, with an example
-// window start for EXPLAIN.
+// window start for EXPLAIN and no horizon (the whole window, the first
+// poll's read and the most any poll reads).
 func recentQuery(name, sql string) pgschema.Query {
-	return pgschema.Query{Name: name, SQL: sql, Args: []any{time.Now().Add(-time.Hour)}}
+	return pgschema.Query{Name: name, SQL: sql, Args: []any{time.Now().Add(-time.Hour), nil}}
 }
 
 // gauge and counter build one series of a metric given to newTableBase.

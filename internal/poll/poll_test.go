@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -391,6 +392,32 @@ func TestLaterPhasesRefreshAfterEarlierOnes(t *testing.T) {
 	}
 }
 
+// TestSlowEngineDoesNotStarveTheJoins: an engine whose collection hangs
+// (until its own timeout, long after the scrape) delays the database
+// whose joins read its view by half the scrape's budget, not the whole:
+// the database collects within the scrape.
+func TestSlowEngineDoesNotStarveTheJoins(t *testing.T) {
+	hang := &fakeCollector{name: "camunda", release: make(chan struct{})}
+	defer close(hang.release)
+	engine := NewSource(SourceOptions{Kind: "camunda", Name: "main", MinInterval: time.Minute, Timeout: time.Minute, Collectors: []collectors.Collector{hang}})
+	join := &fakeCollector{name: "idempotency_join", value: 1}
+	db := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Minute, Timeout: time.Minute, Collectors: []collectors.Collector{join}, Phase: 1})
+	set := NewSet(nil, engine, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	set.Refresh(ctx)
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Fatalf("the scrape waited %s for a hanging engine and a quick database", took)
+	}
+	if snap := db.Current(); snap == nil || !snap.Up || len(snap.Data) != 1 {
+		t.Fatalf("the database did not collect within the scrape: %+v", snap)
+	}
+	if engine.Current() != nil {
+		t.Fatal("the hanging engine has a snapshot")
+	}
+}
+
 type orderCollector struct {
 	name   string
 	record func(string)
@@ -476,32 +503,134 @@ func TestOutageLogsOneLineAndItsEnd(t *testing.T) {
 	}
 }
 
-// TestCollectionTimeoutLogsOnce: a collection that runs out of time fails
-// every collector it had not finished, with one cause, logged once while it
-// repeats.
-func TestCollectionTimeoutLogsOnce(t *testing.T) {
+// TestSlowCollectorCannotStarveTheOthers: a collector that hangs is cut at
+// its own deadline, the collection's timeout less the time kept for the
+// collectors after it, which still run and succeed within the timeout;
+// the hanging one fails alone, logged once while it repeats.
+func TestSlowCollectorCannotStarveTheOthers(t *testing.T) {
 	logger, logs := logCapture(slog.LevelInfo)
 	clk := &clock{t: time.Unix(1000, 0)}
-	slow := &fakeCollector{name: "outbox", release: make(chan struct{})} // never released: waits for the deadline
+	slow := &fakeCollector{name: "outbox", release: make(chan struct{})} // never released: waits for its deadline
 	after := &fakeCollector{name: "inbox", value: 1}
-	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: 20 * time.Millisecond, Now: clk.now, Logger: logger,
-		Collectors: []collectors.Collector{slow, after}})
+	join := &fakeCollector{name: "idempotency_join", value: 2}
+	const timeout = 300 * time.Millisecond
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: timeout, Now: clk.now, Logger: logger,
+		Probe: func(context.Context) error { return nil }, Collectors: []collectors.Collector{slow, after, join}})
 	for i := 0; i < 3; i++ {
 		clk.advance(time.Minute)
-		src.Refresh(context.Background())
+		start := time.Now()
+		snap := src.Refresh(context.Background())
+		if took := time.Since(start); took > timeout+100*time.Millisecond {
+			t.Fatalf("collection %d took %s, beyond the timeout %s", i, took, timeout)
+		}
+		errs := map[string]error{}
+		for _, r := range snap.Results {
+			errs[r.Collector] = r.Err
+		}
+		if errs["outbox"] == nil || errs["inbox"] != nil || errs["idempotency_join"] != nil {
+			t.Fatalf("collection %d: outbox %v, inbox %v, join %v; want only the hanging outbox to fail", i, errs["outbox"], errs["inbox"], errs["idempotency_join"])
+		}
 	}
 	out := logs()
-	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "cause=timeout") {
-		t.Errorf("%d warnings for three timed-out collections, want 1 with cause=timeout:\n%s", n, out)
+	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "collector=outbox cause=timeout") ||
+		!strings.Contains(out, "collector ran past its own deadline") {
+		t.Errorf("%d warnings for three cut collections, want 1 naming the outbox with cause=timeout:\n%s", n, out)
 	}
 	got := gatherText(t, NewSet(nil, src))
 	for _, want := range []string{
 		`workflow_exporter_collector_up{collector="outbox",name="orders",source="database"} 0`,
-		`workflow_exporter_collector_up{collector="inbox",name="orders",source="database"} 0`,
+		`workflow_exporter_collector_up{collector="inbox",name="orders",source="database"} 1`,
+		`workflow_exporter_collector_up{collector="idempotency_join",name="orders",source="database"} 1`,
+		`workflow_exporter_source_up{name="orders",source="database"} 1`,
+		`test_value{c="inbox"} 1`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)
 		}
+	}
+}
+
+// TestCollectorDeadlines checks the reserves from the deadlines the
+// collectors get: between two consecutive collectors' deadlines lies the
+// reserve of the second; the last one's deadline is the collection's.
+// Before a collector has run its reserve is the least (timeout/2n here);
+// then twice its peak, at most timeout/n: a collector cut by its deadline
+// counts as having needed all it was given.
+func TestCollectorDeadlines(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	deadlines := map[string]time.Time{}
+	record := func(name string, work time.Duration) collectors.Collector {
+		return collectorFunc{name, func(ctx context.Context) error {
+			deadlines[name], _ = ctx.Deadline()
+			if work == 0 {
+				return nil
+			}
+			select {
+			case <-time.After(work):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}}
+	}
+	// Timeout 400 ms, 4 collectors: reserves between 50 and 100 ms. b
+	// hangs until its deadline; d works 80 ms.
+	const timeout = 400 * time.Millisecond
+	src := NewSource(SourceOptions{Kind: "camunda", Name: "main", MinInterval: time.Second, Timeout: timeout, Now: clk.now,
+		Collectors: []collectors.Collector{record("a", 0), record("b", time.Hour), record("c", 0), record("d", 80*time.Millisecond)}})
+	reserves := func() []time.Duration {
+		return []time.Duration{deadlines["b"].Sub(deadlines["a"]), deadlines["c"].Sub(deadlines["b"]), deadlines["d"].Sub(deadlines["c"])}
+	}
+	for i, want := range [][]time.Duration{
+		{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond},
+		// b was cut (it needed all of its 300 ms): 100; c ran for nothing:
+		// 50; d ran 80 ms: 100.
+		{100 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond},
+	} {
+		clk.advance(time.Minute)
+		snap := src.Refresh(context.Background())
+		if got := reserves(); !slices.Equal(got, want) {
+			t.Fatalf("collection %d: reserves of b, c, d %v, want %v", i, got, want)
+		}
+		for _, r := range snap.Results {
+			if (r.Err != nil) != (r.Collector == "b") {
+				t.Fatalf("collection %d: %s failed with %v; only b should", i, r.Collector, r.Err)
+			}
+		}
+	}
+}
+
+// collectorFunc is a collector made of a function.
+type collectorFunc struct {
+	name string
+	f    func(context.Context) error
+}
+
+func (c collectorFunc) Name() string { return c.name }
+func (c collectorFunc) Collect(ctx context.Context, _ *collectors.Sink) ([]prometheus.Metric, error) {
+	return nil, c.f(ctx)
+}
+
+// TestCollectorIgnoringItsContextTimesTheCollectionOut: a collector that
+// overruns its deadline (it ignores its context) leaves the ones after it
+// no time: they fail at once, as a timeout of the collection, logged once.
+func TestCollectorIgnoringItsContextTimesTheCollectionOut(t *testing.T) {
+	logger, logs := logCapture(slog.LevelInfo)
+	clk := &clock{t: time.Unix(1000, 0)}
+	stubborn := collectorFunc{"outbox", func(context.Context) error { time.Sleep(60 * time.Millisecond); return nil }}
+	after := &fakeCollector{name: "inbox", value: 1}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: 40 * time.Millisecond, Now: clk.now, Logger: logger,
+		Collectors: []collectors.Collector{stubborn, after}})
+	for i := 0; i < 2; i++ {
+		clk.advance(time.Minute)
+		src.Refresh(context.Background())
+	}
+	out := logs()
+	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "collection timed out") {
+		t.Errorf("%d warnings, want 1 saying the collection timed out:\n%s", n, out)
+	}
+	if got := gatherText(t, NewSet(nil, src)); !strings.Contains(got, `workflow_exporter_collector_up{collector="inbox",name="orders",source="database"} 0`) {
+		t.Errorf("inbox not down after a collection that left it no time:\n%s", got)
 	}
 }
 

@@ -59,7 +59,13 @@ func (s *Set) Replace(sources ...*Source) {
 
 // Refresh refreshes the sources, phase by phase (see SourceOptions.Phase),
 // those of one phase in parallel, and returns when all are fresh or ctx
-// ends, whichever is first.
+// ends, whichever is first. A later phase waits for the earlier ones at
+// most half of ctx's time (when it has a deadline): an engine whose
+// collection is slow (or hangs until its timeout) delays the databases
+// whose joins read its view by half a scrape at most, never the whole
+// scrape; their joins then read the engine's last published view, which
+// carries its own time, and the engine's collection goes on in the
+// background, bounded by its own timeout.
 func (s *Set) Refresh(ctx context.Context) {
 	phases := map[int][]*Source{}
 	var order []int
@@ -70,13 +76,23 @@ func (s *Set) Refresh(ctx context.Context) {
 		phases[src.o.Phase] = append(phases[src.o.Phase], src)
 	}
 	sort.Ints(order)
-	for _, p := range order {
+	wait := ctx
+	if deadline, ok := ctx.Deadline(); ok && len(order) > 1 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)/2))
+		defer cancel()
+	}
+	for i, p := range order {
+		phaseCtx := wait
+		if i == len(order)-1 {
+			phaseCtx = ctx
+		}
 		var wg sync.WaitGroup
 		for _, src := range phases[p] {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				src.Refresh(ctx)
+				src.Refresh(phaseCtx)
 			}()
 		}
 		wg.Wait()

@@ -12,6 +12,11 @@
 //     timeout.
 //   - A failed source reports up 0 and drops its data series: an outage must
 //     look like missing data, never like "all clear".
+//   - A source's collectors run one after another within the source's
+//     timeout, each under a deadline of its own (deadlines below), so one
+//     slow collector cannot starve the others; a later phase (the databases
+//     whose joins read an engine's view) waits for an earlier one at most
+//     half the scrape's budget (Set.Refresh).
 package poll
 
 import (
@@ -55,6 +60,9 @@ type Source struct {
 	// at info level when it ends: an outage is one line and its end another,
 	// not one line per poll. Only the collecting goroutine touches it.
 	failures map[string]*ongoing
+	// peaks are the collectors' recent peak durations, by name, for their
+	// reserves (deadlines below). Only the collecting goroutine touches it.
+	peaks map[string]time.Duration
 }
 
 // ongoing is an ongoing failure of one step (or of the whole source).
@@ -114,7 +122,7 @@ func NewSource(o SourceOptions) *Source {
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
 	}
-	s := &Source{o: o, errorsTotal: map[string]float64{}, failures: map[string]*ongoing{}}
+	s := &Source{o: o, errorsTotal: map[string]float64{}, failures: map[string]*ongoing{}, peaks: map[string]time.Duration{}}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	if o.Probe != nil {
 		s.errorsTotal[vocab.CollectorConnect] = 0
@@ -261,15 +269,71 @@ func (s *Source) run(done chan struct{}) {
 	}
 }
 
+// Deadlines. A source's collectors run one after another within the
+// source's timeout T (one whole collection, as configured). Each runs
+// under a deadline of its own: the collection's deadline less the time
+// reserved for the collectors after it. A collector's reserve is twice its
+// recent peak duration, at least minReserve and at most T/n (n collectors);
+// before a collector has run, its reserve is minReserve. So every collector
+// is guaranteed its reserve whatever the ones before it do, a collector
+// that hangs or crawls uses up only the time the others do not need, and
+// the collection as a whole still ends within T. The probe runs first,
+// under the collection's deadline less every collector's reserve. A
+// collector cut by its own deadline fails alone (its series are dropped,
+// its failure is logged under its name), and a cut collector's peak is the
+// time it was given, so its reserve doubles at the next collection. Only a
+// collector that ignores its context can leave the ones after it no time:
+// they fail at once, as a timeout of the collection, logged once.
+const (
+	// minReserve is the least time reserved for a collector (or T/2n when
+	// that is less).
+	minReserve = time.Second
+	// peakDecay is how much of a collector's peak duration is kept from
+	// one collection to the next: a collector that reads at long intervals
+	// (camunda_history, every history_cleanup.interval) keeps a reserve
+	// close to its long reading for a few dozen collections.
+	peakDecay = 0.95
+)
+
+// reserve is the time kept for collector c of n in a collection of timeout.
+func (s *Source) reserve(c string, n int, timeout time.Duration) time.Duration {
+	lo, hi := min(minReserve, timeout/time.Duration(2*n)), timeout/time.Duration(n)
+	return min(max(2*s.peaks[c], lo), hi)
+}
+
+// notePeak records how long a collector ran (or was given, when its
+// deadline cut it).
+func (s *Source) notePeak(c string, d time.Duration) {
+	s.peaks[c] = max(d, time.Duration(float64(s.peaks[c])*peakDecay))
+}
+
 func (s *Source) collect(ctx context.Context) *Snapshot {
 	snap := &Snapshot{Started: s.o.Now(), Up: true}
 	failed := map[string]bool{}
 	// sourceFailed says a failure of the whole source was seen in this
 	// collection; without one, an ongoing source failure has ended.
 	sourceFailed := false
+	// after[i] is the time reserved for the collectors after collector i;
+	// the probe runs before all of them.
+	n := len(s.o.Collectors)
+	after := make([]time.Duration, n+1)
+	for i := n - 1; i >= 0; i-- {
+		after[i] = after[i+1] + s.reserve(s.o.Collectors[i].Name(), n, s.o.Timeout)
+	}
+	deadline, hasDeadline := ctx.Deadline()
+	// within returns ctx bounded by the deadline less keep (ctx itself
+	// when it has no deadline).
+	within := func(keep time.Duration) (context.Context, context.CancelFunc) {
+		if !hasDeadline {
+			return context.WithCancel(ctx)
+		}
+		return context.WithDeadline(ctx, deadline.Add(-keep))
+	}
 	if s.o.Probe != nil {
 		start := time.Now()
-		err := s.o.Probe(ctx)
+		pctx, cancel := within(after[0])
+		err := s.o.Probe(pctx)
+		cancel()
 		snap.Results = append(snap.Results, Result{vocab.CollectorConnect, err, time.Since(start)})
 		if err != nil {
 			snap.Up = false
@@ -282,11 +346,25 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 		}
 	}
 	if snap.Up {
-		for _, c := range s.o.Collectors {
+		for i, c := range s.o.Collectors {
 			start := time.Now()
 			sink := s.newSink()
-			ms, err := s.safeCollect(ctx, c, sink)
-			snap.Results = append(snap.Results, Result{c.Name(), err, time.Since(start)})
+			cctx, cancel := within(after[i+1])
+			// late: the collectors before this one left it no time (one
+			// that ignores its context can overrun its deadline).
+			late := cctx.Err() != nil
+			ms, err := s.safeCollect(cctx, c, sink)
+			cut := err != nil && cctx.Err() != nil && !late
+			cancel()
+			d := time.Since(start)
+			snap.Results = append(snap.Results, Result{c.Name(), err, d})
+			if cut {
+				// Given too little: its reserve grows with what it was given.
+				end, _ := cctx.Deadline()
+				s.notePeak(c.Name(), end.Sub(start))
+			} else {
+				s.notePeak(c.Name(), d)
+			}
 			if err == nil {
 				s.recovered(c.Name())
 				snap.Data = append(snap.Data, ms...)
@@ -311,9 +389,14 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 				s.failed(sourceKey, c.Name(), err, "source unreachable; its series are dropped until it answers")
 				break
 			}
-			if ctx.Err() != nil {
-				// The collection ran out of time: the collectors after
-				// this one fail at once, with the same cause, logged once.
+			if cut {
+				s.failed(c.Name(), c.Name(), err, "collector ran past its own deadline (the collection's timeout less the time kept for the collectors after it); its series are dropped until it finishes in time")
+				continue
+			}
+			if late {
+				// The collection ran out of time before this collector
+				// began: it and those after it fail at once, with the same
+				// cause, logged once.
 				sourceFailed = true
 				s.failed(sourceKey, c.Name(), err, "collection timed out; the series of the collectors it did not finish are dropped")
 				continue

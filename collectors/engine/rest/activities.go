@@ -32,7 +32,8 @@ func (x *restRead) activities(ctx context.Context) error {
 	seen := map[string]bool{}
 	anyCut := false
 	for _, typ := range x.rq.ActTypes {
-		items, cut, err := readLog(ctx, x.r.pageSize, hr,
+		first, next := x.r.logPages(logActivities + ":" + typ)
+		items, cut, err := readLog(ctx, first, next, hr,
 			func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
 				p.Sort = camunda.Sort{By: camunda.ActivityInstanceSortEndTime, Order: camunda.Descending}
 				return x.r.client.ListHistoricActivityInstances(ctx, camunda.HistoricActivityInstanceQuery{ActivityType: typ, FinishedAfter: hr.From}, p)
@@ -46,6 +47,7 @@ func (x *restRead) activities(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		x.r.noteLog(logActivities+":"+typ, len(items))
 		anyCut = anyCut || cut
 		for _, a := range items {
 			if a.EndTime == nil || a.ActivityType != typ || seen[a.ID] {

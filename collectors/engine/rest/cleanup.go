@@ -17,7 +17,7 @@ func (r *Reader) ReadCleanup(ctx context.Context, rq reading.CleanupRequest) (*r
 	if err := r.perms.Authorized(ctx, vocab.CollectorCamundaHistory); err != nil {
 		return nil, err
 	}
-	report, _, err := camunda.Collect(ctx, camunda.Page{}, r.pageSize, rq.Budget,
+	report, _, err := camunda.Collect(ctx, camunda.Page{}, r.listPage(), rq.Budget,
 		func(ctx context.Context, p camunda.Page) ([]camunda.CleanableReportEntry, error) {
 			return r.client.CleanableProcessInstanceReport(ctx, p)
 		})

@@ -16,30 +16,42 @@ import (
 // entries older than the request's start, the end of the log, or
 // max_history_entries.
 func (x *restRead) history(ctx context.Context) error {
-	entries, cut, err := readLog(ctx, x.r.pageSize, x.rq.History,
+	first, next := x.r.logPages(logExternalTasks)
+	entries, cut, err := readLog(ctx, first, next, x.rq.History,
 		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTaskLogEntry, error) {
 			p.Sort = camunda.Sort{By: camunda.ExternalTaskLogSortTimestamp, Order: camunda.Descending}
 			return x.r.client.ListExternalTaskLog(ctx, camunda.HistoryLogQuery{}, p)
 		},
 		func(e camunda.ExternalTaskLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
 	x.out.History.Cut = cut
+	if err == nil {
+		x.r.noteLog(logExternalTasks, len(entries))
+	}
 	for _, e := range entries {
 		x.out.History.Entries = append(x.out.History.Entries, x.entryOf(e))
 	}
 	return err
 }
 
+// The history logs whose readings size their first page (logPages).
+const (
+	logExternalTasks = "external-task-log"
+	logJobs          = "job-log"
+	logActivities    = "activity-instances"
+)
+
 // readLog pages through a history log sorted by timestamp, newest first
 // (fetch sets the sort), until it reaches entries older than the request's
-// start, the end of the log, or max_history_entries (cut). Offset paging
-// over a log that grows at its head repeats entries; they are read once.
-func readLog[T any](ctx context.Context, pageSize int, hr reading.HistoryRequest, fetch func(context.Context, camunda.Page) ([]T, error),
+// start, the end of the log, or max_history_entries (cut): a first page of
+// first entries, then pages of next. Offset paging over a log that grows
+// at its head repeats entries; they are read once.
+func readLog[T any](ctx context.Context, first, next int, hr reading.HistoryRequest, fetch func(context.Context, camunda.Page) ([]T, error),
 	key func(T) (string, time.Time)) (entries []T, cut bool, err error) {
 	seen := map[string]bool{}
 	// One more than max_history_entries tells a cut reading from one that
 	// ends exactly there.
-	size := min(pageSize, hr.Max+1)
-	for offset := 0; ; offset += size {
+	size := min(first, hr.Max+1)
+	for offset := 0; ; offset, size = offset+size, min(next, hr.Max+1) {
 		page, err := fetch(ctx, camunda.Page{FirstResult: offset, MaxResults: size})
 		if err != nil {
 			return entries, cut, err
@@ -145,7 +157,7 @@ func (x *restRead) bpmnEvidence(ctx context.Context) error {
 // listActivities pages through the historic activity instances q selects,
 // sorted by "by", at most max.
 func (r *Reader) listActivities(ctx context.Context, q camunda.HistoricActivityInstanceQuery, by string, order camunda.SortOrder, max int) ([]camunda.HistoricActivityInstance, error) {
-	items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: order}}, r.pageSize, max,
+	items, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: by, Order: order}}, r.scanPage(), max,
 		func(ctx context.Context, p camunda.Page) ([]camunda.HistoricActivityInstance, error) {
 			return r.client.ListHistoricActivityInstances(ctx, q, p)
 		})

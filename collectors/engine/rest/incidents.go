@@ -104,7 +104,7 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 		return nil
 	}
 	tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
-		x.r.pageSize, x.rq.Budget,
+		x.r.listPage(), x.rq.Budget,
 		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
 			return x.r.client.ListExternalTasks(ctx, camunda.ExternalTaskQuery{Retries: camunda.RetriesNone}, p)
 		})
@@ -140,7 +140,7 @@ func (x *restRead) incidentTopics(ctx context.Context) error {
 // in the URL).
 func (r *Reader) ReadExhausted(ctx context.Context, rq reading.ExhaustedRequest) ([]reading.ExhaustedTask, error) {
 	incs, err := r.client.ListIncidents(ctx, camunda.IncidentQuery{IncidentType: camunda.IncidentFailedExternalTask},
-		camunda.Page{MaxResults: min(rq.Max, r.pageSize), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
+		camunda.Page{MaxResults: min(rq.Max, r.listPage()), Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}})
 	if err != nil {
 		return nil, err
 	}

@@ -38,13 +38,17 @@ func (r *Reader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading
 		if !rq.Level.ReadsTaskLog() {
 			return nil // no job log below history level full
 		}
-		entries, cut, err := readLog(gctx, r.pageSize, rq.Log,
+		first, next := r.logPages(logJobs)
+		entries, cut, err := readLog(gctx, first, next, rq.Log,
 			func(ctx context.Context, p camunda.Page) ([]camunda.JobLogEntry, error) {
 				p.Sort = camunda.Sort{By: camunda.JobLogSortTimestamp, Order: camunda.Descending}
 				return r.client.ListJobLog(ctx, p)
 			},
 			func(e camunda.JobLogEntry) (string, time.Time) { return e.ID, e.Timestamp.Time })
 		out.LogCut = cut
+		if err == nil {
+			r.noteLog(logJobs, len(entries))
+		}
 		for _, e := range entries {
 			out.Log = append(out.Log, r.jobLogEntryOf(e))
 		}
@@ -66,7 +70,7 @@ func (r *Reader) ReadJobs(ctx context.Context, rq reading.JobsRequest) (*reading
 		}
 		g.Go(func() (err error) {
 			*l.dst, _, err = camunda.Collect(gctx, camunda.Page{Sort: camunda.Sort{By: camunda.JobSortID, Order: camunda.Ascending}},
-				r.pageSize, rq.Budget,
+				r.listPage(), rq.Budget,
 				func(ctx context.Context, p camunda.Page) ([]camunda.Job, error) {
 					return r.client.ListJobs(ctx, l.q, p)
 				})

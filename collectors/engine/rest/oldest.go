@@ -321,8 +321,9 @@ func (x *restRead) oldestListed(ctx context.Context, key string, tr *reading.Top
 func (x *restRead) oldestOfGroup(ctx context.Context, def, act string, listed map[string]bool) (time.Time, bool, error) {
 	q := camunda.HistoricActivityInstanceQuery{ProcessDefinitionID: def, ActivityID: act, Unfinished: true}
 	byStart := camunda.Sort{By: camunda.ActivityInstanceSortStartTime, Order: camunda.Ascending}
+	size := x.r.scanPage()
 	for page := range oldestPages {
-		items, err := x.r.client.ListHistoricActivityInstances(ctx, q, camunda.Page{FirstResult: page * x.r.pageSize, MaxResults: x.r.pageSize, Sort: byStart})
+		items, err := x.r.client.ListHistoricActivityInstances(ctx, q, camunda.Page{FirstResult: page * size, MaxResults: size, Sort: byStart})
 		if err != nil {
 			return time.Time{}, false, err
 		}
@@ -331,7 +332,7 @@ func (x *restRead) oldestOfGroup(ctx context.Context, def, act string, listed ma
 				return a.StartTime.Time, true, nil
 			}
 		}
-		if len(items) < x.r.pageSize {
+		if len(items) < size {
 			break
 		}
 	}

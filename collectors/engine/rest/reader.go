@@ -46,9 +46,9 @@ type Reader struct {
 	logger *slog.Logger
 	// concurrency bounds the requests in flight (request_concurrency).
 	concurrency int
-	// pageSize is the page size of every list (1000, or the engine's
-	// max results limit when lower).
-	pageSize int
+	// logs are the entries each log's previous reading found, the size of
+	// its next first page (logPages).
+	logs *logHints
 	// times is what the engine version shows of its external tasks'
 	// createTime (oldest.go); noJobCreateTime: the version whose jobs carry
 	// none (the oldest executable age is then not reported).
@@ -69,7 +69,7 @@ var _ reading.Reader = (*Reader)(nil)
 func New(cfg config.Camunda, client *camunda.Client, logger *slog.Logger) *Reader {
 	return &Reader{client: client, engine: cfg.Name, logger: logger,
 		perms:       capability.NewPermissions(client, cfg, logger),
-		concurrency: cfg.RequestConcurrency, pageSize: client.PageSize(ListPageSize),
+		concurrency: cfg.RequestConcurrency, logs: &logHints{n: map[string]int{}},
 		tenants: cfg.TenantLabel, seen: &tenantSet{ids: map[string]bool{}},
 		times: &taskTimes{logger: logger, engine: cfg.Name},
 		noJobCreateTime: &versionFlag{logger: logger, engine: cfg.Name,
@@ -114,11 +114,58 @@ func (f *versionFlag) set(version string, err error) {
 	}
 }
 
-// ListPageSize is the page size of the REST reader's lists. A request's
-// cost is mostly fixed (HTTP, the engine's query set-up, and a re-run of the
-// query for every offset page), so fewer, larger pages are cheaper; 1000
-// tasks are about 700 KB of JSON.
-const ListPageSize = 1000
+// ListPageSize is the page size of the lists the REST reader reads in
+// full (tasks, incidents, jobs, the cleanable report). A request's cost is
+// mostly fixed (HTTP, the engine's query set-up, and for an offset page a
+// re-run of the whole query: the engine sorts every match again to skip
+// the pages before), so fewer, larger pages are cheaper: max_listed_tasks
+// (10000 by default) in one request where it can. 10000 tasks are about
+// 7 MB of JSON, within the client's 32 MB bound on an answer.
+const ListPageSize = 10000
+
+// ScanPageSize is the page size of the lists read until something is found:
+// the history logs newest first (the first page sized by the previous
+// reading, logPages), the activity instances, the search for a task
+// without a tenant. Their pages beyond the first are read only when the
+// first did not reach far enough.
+const ScanPageSize = 1000
+
+// listPage is the page size of a list read in full: ListPageSize, or the
+// engine's max results limit when lower (configured or learned).
+func (r *Reader) listPage() int { return r.client.PageSize(ListPageSize) }
+
+// scanPage is ScanPageSize within the engine's max results limit.
+func (r *Reader) scanPage() int { return r.client.PageSize(ScanPageSize) }
+
+// logHints remembers how many entries each history log's last reading
+// found.
+type logHints struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// logPages are the page sizes of a reading of the log name: the first
+// twice the entries the previous reading found (its lookback holds about
+// as many again) plus 16, at least 16 and at most a list page; before a
+// first reading, a scan page; then scan pages. A first page of 1000 entries
+// on an engine where 3 are new costs the engine 1000 entries' work.
+func (r *Reader) logPages(name string) (first, next int) {
+	r.logs.mu.Lock()
+	n, ok := r.logs.n[name]
+	r.logs.mu.Unlock()
+	next = r.scanPage()
+	if !ok {
+		return next, next
+	}
+	return min(max(2*n+16, 16), r.listPage()), next
+}
+
+// noteLog records how many entries a reading of the log name found.
+func (r *Reader) noteLog(name string, n int) {
+	r.logs.mu.Lock()
+	defer r.logs.mu.Unlock()
+	r.logs.n[name] = n
+}
 
 // ItemsPerCountRequest converts listed items into the cost of count
 // requests: listing this many tasks costs about as much engine time as one

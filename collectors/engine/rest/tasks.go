@@ -221,7 +221,7 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 		g.Go(func() (err error) {
 			x.inc, x.incCut, err = camunda.Collect(ctx,
 				camunda.Page{Sort: camunda.Sort{By: camunda.IncidentSortTimestamp, Order: camunda.Ascending}},
-				x.r.pageSize, x.rq.Budget,
+				x.r.listPage(), x.rq.Budget,
 				func(ctx context.Context, p camunda.Page) ([]camunda.Incident, error) {
 					return x.r.client.ListIncidents(ctx, camunda.IncidentQuery{}, p)
 				})
@@ -233,7 +233,7 @@ func (x *restRead) perTopic(ctx context.Context, g *errgroup.Group) {
 // cheaperToList reports whether listing n tasks engine-wide costs less than
 // one count request per topic that holds tasks.
 func (x *restRead) cheaperToList(n int64) bool {
-	pages := n/int64(x.r.pageSize) + 1
+	pages := n/int64(x.r.listPage()) + 1
 	return pages+n/ItemsPerCountRequest < int64(len(x.present))
 }
 
@@ -243,7 +243,7 @@ func (x *restRead) cheaperToList(n int64) bool {
 // collection.
 func (x *restRead) listAll(ctx context.Context, q camunda.ExternalTaskQuery, n int64) ([]camunda.ExternalTask, error) {
 	tasks, _, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
-		x.r.pageSize, int(2*n)+x.r.pageSize,
+		x.r.listPage(), int(2*n)+x.r.listPage(),
 		func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
 			return x.r.client.ListExternalTasks(ctx, q, p)
 		})

@@ -167,7 +167,7 @@ func (x *restRead) countKey(ctx context.Context, key string, q func(topic string
 func (x *restRead) listKey(ctx context.Context, key string, q func(topic string) camunda.ExternalTaskQuery, take int) ([]camunda.ExternalTask, bool, error) {
 	list := func(qq camunda.ExternalTaskQuery, limit int) ([]camunda.ExternalTask, bool, error) {
 		tasks, cut, err := camunda.Collect(ctx, camunda.Page{Sort: camunda.Sort{By: camunda.ExternalTaskSortID}},
-			x.r.pageSize, limit,
+			x.r.listPage(), limit,
 			func(ctx context.Context, p camunda.Page) ([]camunda.ExternalTask, error) {
 				return x.r.client.ListExternalTasks(ctx, qq, p)
 			})
@@ -217,7 +217,8 @@ func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *reading.
 		return x.r.client.ListExternalTasks(ctx, q, camunda.Page{MaxResults: 1, Sort: byCreate})
 	}
 	for page := range oldestPages {
-		tasks, err := x.r.client.ListExternalTasks(ctx, q, camunda.Page{FirstResult: page * x.r.pageSize, MaxResults: x.r.pageSize, Sort: byCreate})
+		size := x.r.scanPage()
+		tasks, err := x.r.client.ListExternalTasks(ctx, q, camunda.Page{FirstResult: page * size, MaxResults: size, Sort: byCreate})
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +227,7 @@ func (x *restRead) oldestFetchable(ctx context.Context, key string, tr *reading.
 				return []camunda.ExternalTask{t}, nil
 			}
 		}
-		if len(tasks) < x.r.pageSize {
+		if len(tasks) < size {
 			break
 		}
 	}

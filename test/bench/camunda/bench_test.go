@@ -68,12 +68,28 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	loadBefore := loadAverage()
 
 	var sizes []*size
+	wanted, last, err := sizesWanted(*sizesFlag)
+	if err != nil {
+		b.Fatal(err)
+	}
 	// measure measures the engine as it stands as a size (name, topics,
-	// built in built, notes on how) and keeps it for the report.
+	// built in built, notes on how) and keeps it for the report; a size
+	// -sizes leaves out is built (the later ones grow from it) but not
+	// measured.
 	measure := func(name string, topics int, built time.Duration, notes ...string) {
+		if !wanted[name] {
+			return
+		}
 		s := &size{name: name, topics: topics, built: built, notes: notes}
 		measureSize(b, ctx, e, s)
 		sizes = append(sizes, s)
+	}
+	// done says every wanted size is measured: the rest is not built.
+	done := func(name string) bool { return name == last }
+	var ipc []ipcRow
+	finish := func() {
+		loadAfter := loadAverage()
+		report(e, sizes, ipc, loadBefore, loadAfter, time.Since(runStart))
 	}
 	// A: the small engine.
 	t0 := time.Now()
@@ -84,6 +100,10 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	progress("size A built in %s", built.Round(time.Second))
 	pgtest.Exec(b, e.conn, `VACUUM (ANALYZE)`)
 	measure("A", *smallFlag, built)
+	if done("A") {
+		finish()
+		return
+	}
 
 	// B: the same engine with more topics.
 	t0 = time.Now()
@@ -94,7 +114,13 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	progress("size B built in %s", built.Round(time.Second))
 	pgtest.Exec(b, e.conn, `VACUUM (ANALYZE)`)
 	measure("B", *topicsFlag, built)
-	ipc := measureItemsPerCount(b, ctx, e)
+	if wanted["B"] {
+		ipc = measureItemsPerCount(b, ctx, e)
+	}
+	if done("B") {
+		finish()
+		return
+	}
 
 	// C: B with the history grown by SQL.
 	t0 = time.Now()
@@ -105,6 +131,10 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	built = time.Since(t0)
 	progress("size C: %d history rows inserted and vacuumed in %s", inserted, built.Round(time.Second))
 	measure("C", *topicsFlag, built, fmt.Sprintf("%d history rows inserted by SQL, then VACUUM (ANALYZE)", inserted))
+	if done("C") {
+		finish()
+		return
+	}
 
 	// C+index: the recommended index on the history's timestamp.
 	t0 = time.Now()
@@ -113,6 +143,10 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	built = time.Since(t0)
 	progress("size C+index: index built in %s", built.Round(100*time.Millisecond))
 	measure("C+index", *topicsFlag, built, historyIndex)
+	if done("C+index") {
+		finish()
+		return
+	}
 
 	// B again: the synthetic history and the index removed, a control for
 	// drift (machine load, the JVM's state) between the first and the last
@@ -126,9 +160,30 @@ func BenchmarkCamundaCollection(b *testing.B) {
 	built = time.Since(t0)
 	progress("size B again: %d rows deleted and table rewritten in %s", deleted, built.Round(time.Second))
 	measure("B again", *topicsFlag, built, fmt.Sprintf("index dropped, %d synthetic history rows deleted, then VACUUM (FULL, ANALYZE)", deleted))
+	finish()
+}
 
-	loadAfter := loadAverage()
-	report(e, sizes, ipc, loadBefore, loadAfter, time.Since(runStart))
+// sizeOrder is the order the sizes are built and measured in.
+var sizeOrder = []string{"A", "B", "C", "C+index", "B again"}
+
+// sizesWanted parses -sizes: the sizes to measure, and the last of them in
+// sizeOrder.
+func sizesWanted(s string) (map[string]bool, string, error) {
+	wanted := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		name := strings.TrimSpace(f)
+		if !slices.Contains(sizeOrder, name) {
+			return nil, "", fmt.Errorf("-sizes %q: %q is none of %v", s, name, sizeOrder)
+		}
+		wanted[name] = true
+	}
+	last := ""
+	for _, name := range sizeOrder {
+		if wanted[name] {
+			last = name
+		}
+	}
+	return wanted, last, nil
 }
 
 // setUp starts the server, the engine on its database and the proxy; all
@@ -222,16 +277,19 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 	}
 	sz.idle = cpuSample{jvm: (s1.jvm - s0.jvm) / 5, db: (s1.db - s0.db) / 5}
 
-	rest, err := newExporter(restMode, exporterConfig(e.proxy.URL, ""))
+	// The exporters talk to the engine directly and count their requests
+	// themselves (requestCounter); the list-everything baseline goes
+	// through the counting proxy.
+	rest, err := newExporter(restMode, exporterConfig(e.engine.BaseURL, ""))
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := newExporter(databaseMode, exporterConfig(e.proxy.URL, e.dbURL))
+	db, err := newExporter(databaseMode, exporterConfig(e.engine.BaseURL, e.dbURL))
 	if err != nil {
 		b.Fatal(err)
 	}
 	listClient := &engineclient.Client{BaseURL: e.proxy.URL, HTTP: longClient()}
-	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn)}
+	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn), newFairFloor(e.conn)}
 	defer func() {
 		for _, c := range contenders {
 			c.close()
@@ -259,6 +317,9 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 			c := contenders[(i+round)%len(contenders)]
 			m := sz.results[c.name]
 			e.proxy.Counts()
+			if c.paths != nil {
+				c.paths()
+			}
 			before, err := e.meter.sample()
 			if err != nil {
 				b.Fatal(err)
@@ -268,6 +329,9 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 			d, self1 := time.Since(t0), selfCPU()
 			after, serr := e.meter.sample()
 			paths := e.proxy.Counts()
+			if c.paths != nil {
+				paths = c.paths()
+			}
 			n := requests(paths)
 			if err != nil {
 				b.Fatalf("size %s, %s, round %d: %v\n%s", sz.name, c.name, round, err, tail(c.logs))

@@ -52,6 +52,7 @@ var (
 	topicsFlag    = flag.Int("topics", 200, "topics of sizes B and C")
 	historyFlag   = flag.Int("history", 1000000, "rows of the history log (ACT_HI_EXT_TASK_LOG) at size C")
 	jvmFlag       = flag.String("jvm", "-Xmx1g", "engine JVM flags, space-separated; they replace the harness's fast-start flags (-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx512m)")
+	sizesFlag     = flag.String("sizes", "A,B,C,C+index,B again", "the sizes to measure, comma-separated (those they grow from are built, not measured)")
 	ipcFlag       = flag.Int("ipc-repeat", 3, "rounds of the items-per-count measurement (each: one count per topic, 30 list pages per list shape)")
 )
 

@@ -1,18 +1,15 @@
 package benchcamunda
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +21,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/proccpu"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -34,32 +32,6 @@ func requests(paths map[string]int) int {
 		n += c
 	}
 	return n
-}
-
-// clockTick is USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100
-// on every Linux architecture this runs on.
-const clockTick = 10 * time.Millisecond
-
-// procStat reads a process's parent, its own CPU time (utime+stime, all
-// threads) and the CPU time of its children that it waited for
-// (cutime+cstime).
-func procStat(pid int) (ppid int, self, children time.Duration, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 15 {
-		return 0, 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	num := func(k int) int64 { v, _ := strconv.ParseInt(f[k], 10, 64); return v }
-	// f[0] is field 3 (state): ppid is field 4, utime..cstime 14..17.
-	return int(num(1)), time.Duration(num(11)+num(12)) * clockTick, time.Duration(num(13)+num(14)) * clockTick, nil
 }
 
 // cpuMeter reads the CPU time the engine's JVM and the PostgreSQL server
@@ -75,84 +47,23 @@ type cpuMeter struct {
 // its garbage collector's threads (those alive at both samples).
 type cpuSample struct{ jvm, jit, gc, db, self time.Duration }
 
-// sample (self is left 0: see selfCPU): the JVM's utime+stime; the server's is the postmaster's own and
-// its reaped children's, plus every live child's (backends, autovacuum,
-// background writer...). A backend that exits moves its time from the
-// second sum into the first, so the total only grows.
+// sample (self is left 0: see selfCPU): the JVM's utime+stime, and the
+// server's (proccpu.Tree).
 func (m cpuMeter) sample() (cpuSample, error) {
 	var s cpuSample
-	_, self, _, err := procStat(m.jvm)
-	if err != nil {
+	var err error
+	if s.jvm, err = proccpu.Process(m.jvm); err != nil {
 		return s, fmt.Errorf("engine JVM: %w", err)
 	}
-	s.jvm = self
-	s.jit, s.gc = jvmThreads(m.jvm)
-	_, self, reaped, err := procStat(m.postmaster)
-	if err != nil {
+	s.jit, s.gc = proccpu.JVMThreads(m.jvm)
+	if s.db, err = proccpu.Tree(m.postmaster); err != nil {
 		return s, fmt.Errorf("postmaster: %w", err)
-	}
-	s.db = self + reaped
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return s, err
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == m.postmaster {
-			continue
-		}
-		ppid, self, _, err := procStat(pid)
-		if err == nil && ppid == m.postmaster {
-			s.db += self
-		}
 	}
 	return s, nil
 }
 
-// jvmThreads sums the CPU time of a HotSpot JVM's JIT compiler threads
-// ("C1 CompilerThre", "C2 CompilerThre") and garbage collector threads
-// ("GC Thread#N", "G1 ...", "VM Thread"), by thread name.
-func jvmThreads(pid int) (jit, gc time.Duration) {
-	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, 0
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-		if i < 0 || j < i {
-			continue
-		}
-		name := string(b[i+1 : j])
-		f := strings.Fields(string(b[j+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		d := time.Duration(u+st) * clockTick
-		switch {
-		case strings.HasPrefix(name, "C1 Compiler"), strings.HasPrefix(name, "C2 Compiler"):
-			jit += d
-		case strings.HasPrefix(name, "GC Thread"), strings.HasPrefix(name, "G1 "), name == "VM Thread":
-			gc += d
-		}
-	}
-	return jit, gc
-}
-
 // selfCPU is this process's CPU time so far (user and system, all threads).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func selfCPU() time.Duration { return proccpu.Self() }
 
 // postmasterPID is the parent of a backend of the server.
 func postmasterPID(ctx context.Context, conn *pgx.Conn) (int, error) {
@@ -160,7 +71,7 @@ func postmasterPID(ctx context.Context, conn *pgx.Conn) (int, error) {
 	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 		return 0, err
 	}
-	ppid, _, _, err := procStat(backend)
+	ppid, _, _, err := proccpu.Stat(backend)
 	return ppid, err
 }
 
@@ -183,6 +94,65 @@ type contender struct {
 	counts func() (map[string]groups, map[string]map[string]float64, error)
 	close  func()
 	logs   *testkit.LogBuffer
+	// paths, for the exporter, are its REST requests by endpoint since the
+	// last call (requestCounter); nil: the counting proxy's.
+	paths func() map[string]int
+}
+
+// requestCounter is the exporter's slog.Handler in the benchmark: it counts
+// the REST requests by endpoint from the REST client's debug record of
+// every attempt ("camunda request", "camunda request failed", "camunda
+// request failed, retrying") without formatting them, and passes records
+// at info level and above to next. The exporter then talks to the engine
+// directly: a counting proxy in between would add its own latency and CPU
+// to every request.
+type requestCounter struct {
+	next   slog.Handler
+	mu     *sync.Mutex
+	counts map[string]int
+}
+
+func newRequestCounter(next slog.Handler) *requestCounter {
+	return &requestCounter{next: next, mu: &sync.Mutex{}, counts: map[string]int{}}
+}
+
+func (h *requestCounter) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *requestCounter) Handle(ctx context.Context, r slog.Record) error {
+	switch r.Message {
+	case "camunda request", "camunda request failed", "camunda request failed, retrying":
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key != "endpoint" {
+				return true
+			}
+			h.mu.Lock()
+			h.counts[a.Value.String()]++
+			h.mu.Unlock()
+			return false
+		})
+	}
+	if r.Level < slog.LevelInfo {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *requestCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	return &requestCounter{next: h.next.WithAttrs(as), mu: h.mu, counts: h.counts}
+}
+
+func (h *requestCounter) WithGroup(name string) slog.Handler {
+	return &requestCounter{next: h.next.WithGroup(name), mu: h.mu, counts: h.counts}
+}
+
+// take returns the counts since the last take. The handlers derived by
+// WithAttrs share the map, so it is copied and cleared, never replaced.
+func (h *requestCounter) take() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := maps.Clone(h.counts)
+	clear(h.counts)
+	return out
 }
 
 const (
@@ -190,6 +160,7 @@ const (
 	databaseMode = "exporter, engine-database mode"
 	listAll      = "baseline: list everything"
 	physical     = "physical limit: one SQL query"
+	fairFloor    = "fair floor: the query and the in-flight list"
 )
 
 // exporterConfig is the config file of the exporter contenders: the
@@ -216,14 +187,15 @@ func newExporter(name, yamlCfg string) (*contender, error) {
 		return nil, fmt.Errorf("%w\n%s", err, yamlCfg)
 	}
 	logs := &testkit.LogBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	counter := newRequestCounter(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(counter)
 	folds := labellimit.NewStats()
 	eng, err := sources.NewCamundaSource(cfg.Camunda[0], "camunda[0]", sources.CamundaOptions{Folds: folds, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
 	set := poll.NewSet(folds, eng.Source)
-	c := &contender{name: name, close: eng.Close, logs: logs}
+	c := &contender{name: name, close: eng.Close, logs: logs, paths: counter.take}
 	c.collect = func(ctx context.Context) error {
 		time.Sleep(2 * time.Millisecond) // past min_interval
 		snap := eng.Source.Refresh(ctx)
@@ -365,6 +337,59 @@ func newPhysical(conn *pgx.Conn) *contender {
 	ct.collect = func(ctx context.Context) (err error) {
 		last, err = sqlCounts(ctx, conn)
 		return err
+	}
+	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }
+	return ct
+}
+
+// inflightFloorSQL lists what lock tracking must read besides the counts:
+// every in-flight task (locked or lapsed: active, retries left, a lock
+// expiration) with its topic, worker, lock expiration and retries, the
+// least from which lock ages, lapses and redeliveries can be told.
+const inflightFloorSQL = `SELECT id_, topic_name_, worker_id_, lock_exp_time_, retries_
+FROM act_ru_ext_task
+WHERE suspension_state_ = 1 AND (retries_ IS NULL OR retries_ > 0) AND lock_exp_time_ IS NOT NULL`
+
+// newFairFloor is the fair floor of a collection with lock tracking: the
+// physical limit's GROUP BY and the in-flight list (inflightFloorSQL), in
+// one read-only transaction, every row read.
+func newFairFloor(conn *pgx.Conn) *contender {
+	var last map[string]groups
+	ct := &contender{name: fairFloor, close: func() {}}
+	ct.collect = func(ctx context.Context) error {
+		return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, countsSQL, time.Now().UTC().Format("2006-01-02 15:04:05.999"))
+			if err != nil {
+				return err
+			}
+			out := map[string]groups{}
+			for rows.Next() {
+				var topic string
+				var g groups
+				if err := rows.Scan(&topic, &g.total, &g.suspended, &g.exhausted, &g.locked, &g.lapsed); err != nil {
+					rows.Close()
+					return err
+				}
+				out[topic] = g
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			rows, err = tx.Query(ctx, inflightFloorSQL)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				if _, err := rows.Values(); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			rows.Close()
+			last = out
+			return rows.Err()
+		})
 	}
 	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }
 	return ct

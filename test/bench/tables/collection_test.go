@@ -341,10 +341,15 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 }
 
 // newExporter builds the database source of one size's exporter schema as
-// the binary builds it from a config file, with the given tables.
-func newExporter(b *testing.B, url, schema string, tabs []benchTable) *sources.DatabaseSource {
+// the binary builds it from a config file, with the given tables and
+// further settings of the database (YAML lines, e.g. "timeout: 2m").
+func newExporter(b *testing.B, url, schema string, tabs []benchTable, settings ...string) *sources.DatabaseSource {
 	var y strings.Builder
-	fmt.Fprintf(&y, "databases:\n  - name: bench\n    dsn: %q\n    min_interval: 1ms\n    tables:\n", url)
+	fmt.Fprintf(&y, "databases:\n  - name: bench\n    dsn: %q\n    min_interval: 1ms\n", url)
+	for _, s := range settings {
+		fmt.Fprintf(&y, "    %s\n", s)
+	}
+	fmt.Fprintf(&y, "    tables:\n")
 	for _, t := range tabs {
 		fmt.Fprintf(&y, "      %s: {table: %s.%s}\n", t.collector, schema, t.table)
 	}
