@@ -338,7 +338,7 @@ func validateStorage(o *options) error {
 		return nil
 	}
 	if err := statefile.Writable(o.storagePath); err != nil {
-		return fmt.Errorf("--storage.path %q: cannot keep state there: %v (mount a writable volume, or leave the flag out to keep state in memory only)", o.storagePath, err)
+		return fmt.Errorf("--storage.path %q: cannot keep state there: %w (mount a writable volume, or leave the flag out to keep state in memory only)", o.storagePath, err)
 	}
 	return nil
 }
