@@ -667,3 +667,52 @@ func TestCloseCancelsTheRunningCollection(t *testing.T) {
 		t.Fatal("a closed source collected again")
 	}
 }
+
+// slowOnce takes most of the collection's timeout at its first collection
+// and none after: its peak makes it reserve the whole timeout.
+type slowOnce struct {
+	name string
+	took time.Duration
+	n    atomic.Int32
+}
+
+func (s *slowOnce) Name() string { return s.name }
+func (s *slowOnce) Collect(ctx context.Context, _ *collectors.Sink) ([]prometheus.Metric, error) {
+	if s.n.Add(1) == 1 {
+		select {
+		case <-time.After(s.took):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return []prometheus.Metric{prometheus.MustNewConstMetric(testDesc, prometheus.GaugeValue, 1, s.name)}, nil
+}
+
+// TestProbeKeepsItsShareAfterASlowCollection: a source's only collector
+// once took most of the timeout, so it reserves all of it (twice its peak,
+// at most timeout/1); the probe of the next collection still gets its own
+// share and succeeds (it had none: the source was called unreachable at
+// the next collection after a slow one).
+func TestProbeKeepsItsShareAfterASlowCollection(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	const timeout = 400 * time.Millisecond
+	slow := &slowOnce{name: "outbox", took: 300 * time.Millisecond}
+	probe := func(ctx context.Context) error {
+		// A probe needs a little time: a round trip to the source.
+		select {
+		case <-time.After(5 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	src := NewSource(SourceOptions{Kind: "database", Name: "orders", MinInterval: time.Second, Timeout: timeout, Now: clk.now,
+		Probe: probe, Collectors: []collectors.Collector{slow}})
+	for i := 0; i < 2; i++ {
+		clk.advance(time.Minute)
+		snap := src.Refresh(context.Background())
+		if !snap.Up {
+			t.Fatalf("collection %d: source down: %+v", i, snap.Results)
+		}
+	}
+}

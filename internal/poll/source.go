@@ -278,7 +278,10 @@ func (s *Source) run(done chan struct{}) {
 // is guaranteed its reserve whatever the ones before it do, a collector
 // that hangs or crawls uses up only the time the others do not need, and
 // the collection as a whole still ends within T. The probe runs first,
-// under the collection's deadline less every collector's reserve. A
+// under the collection's deadline less every collector's reserve, but
+// never with less than a collector's least reserve (minReserve, or
+// T/2(n+1) when that is less): a collector whose peak took most of T
+// reserves all of it. A
 // collector cut by its own deadline fails alone (its series are dropped,
 // its failure is logged under its name), and a cut collector's peak is the
 // time it was given, so its reserve doubles at the next collection. Only a
@@ -331,7 +334,10 @@ func (s *Source) collect(ctx context.Context) *Snapshot {
 	}
 	if s.o.Probe != nil {
 		start := time.Now()
-		pctx, cancel := within(after[0])
+		// The collectors' reserves may add up to the whole timeout (one
+		// slow collector alone reserves all of it): the probe keeps its
+		// own share, as a collector's least reserve.
+		pctx, cancel := within(min(after[0], s.o.Timeout-min(minReserve, s.o.Timeout/time.Duration(2*(n+1)))))
 		err := s.o.Probe(pctx)
 		cancel()
 		snap.Results = append(snap.Results, Result{vocab.CollectorConnect, err, time.Since(start)})
