@@ -54,7 +54,7 @@ func ownedBy(collectors ...string) func(string) bool {
 				catalog.OutboxEventsPublished, catalog.OutboxPublishDelay, catalog.OutboxEventsFailed,
 				catalog.OutboxOldestFailedAge, catalog.OutboxEventsRetrying)
 		case "camunda":
-			fams = append(fams, catalog.CamundaEngineInfo, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
+			fams = append(fams, catalog.CamundaEngineInfo, catalog.CamundaEngineCapability, catalog.CamundaExternalTasks, catalog.CamundaExternalTaskOldestWaitingAge,
 				catalog.CamundaExternalTaskLockExpirations, catalog.CamundaExternalTaskRedeliveries, catalog.CamundaExternalTaskFailures,
 				catalog.CamundaExternalTaskCompletions, catalog.CamundaExternalTasksLockedByWorker, catalog.CamundaIncidents,
 				catalog.CamundaIncidentOldestAge, catalog.ExporterUnwatchedTasks, catalog.ExporterHistoryReadsCut,

@@ -211,6 +211,9 @@ var selfMetrics = map[string]bool{
 	catalog.ExporterSourceUp: true, catalog.ExporterCollectorUp: true, catalog.ExporterCollectDuration: true,
 	catalog.ExporterCollectErrors: true, catalog.ExporterLastSuccessfulCollect: true,
 	catalog.ExporterLabelValuesFolded: true, catalog.CamundaUp: true,
+	// What the exporter holds in memory, not what it read: it stays through
+	// a source's fault (the memory is still held).
+	catalog.ExporterRememberedEntries: true, catalog.ExporterCollectionSkipped: true,
 }
 
 // data returns the data series of the page: what the collectors read from
