@@ -59,11 +59,7 @@ func (s idemStatus) open() string {
 // resolveIdemStatus resolves the status column of an idempotency table
 // (cols nil: a text column, the default shape).
 func resolveIdemStatus(cfg config.IdempotencyTable, key string, cols map[string]pgschema.ColumnType) (idemStatus, error) {
-	typ := pgschema.Text
-	if ct, ok := cols[cfg.Columns.Status]; ok {
-		typ = ct
-	}
-	col, err := newStatusColumn(cfg.Table, key+".columns.status", cfg.Columns.Status, typ)
+	col, err := statusColumnIn(cfg.Table, key, cfg.Columns.Status, cols)
 	if err != nil {
 		return idemStatus{}, err
 	}

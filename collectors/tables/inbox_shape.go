@@ -79,13 +79,7 @@ func configInboxShape(t config.InboxTable, key string, cols map[string]pgschema.
 	col := func(k, name string) pgschema.Column { return pgschema.Column{Key: key + ".columns." + k, Name: name} }
 	s.columns = []pgschema.Column{col("source_system", c.SourceSystem), col("message_id", c.MessageID), col("message_type", c.MessageType),
 		col("status", c.Status), col("received_at", c.ReceivedAt), col("processed_at", c.ProcessedAt)}
-	typ := pgschema.Text
-	if cols != nil {
-		if ct, ok := cols[c.Status]; ok {
-			typ = ct
-		}
-	}
-	status, err := newStatusColumn(t.Table, key+".columns.status", c.Status, typ)
+	status, err := statusColumnIn(t.Table, key, c.Status, cols)
 	if err != nil {
 		return s, err
 	}

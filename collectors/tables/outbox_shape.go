@@ -89,13 +89,7 @@ func configOutboxShape(t config.OutboxTable, key string, cols map[string]pgschem
 	col := func(k, name string) pgschema.Column { return pgschema.Column{Key: key + ".columns." + k, Name: name} }
 	s.columns = []pgschema.Column{col("event_id", c.EventID), col("aggregate_type", c.AggregateType), col("event_type", c.EventType),
 		col("status", c.Status), col("created_at", c.CreatedAt), col("published_at", c.PublishedAt)}
-	typ := pgschema.Text
-	if cols != nil {
-		if ct, ok := cols[c.Status]; ok {
-			typ = ct
-		}
-	}
-	status, err := newStatusColumn(t.Table, key+".columns.status", c.Status, typ)
+	status, err := statusColumnIn(t.Table, key, c.Status, cols)
 	if err != nil {
 		return s, err
 	}

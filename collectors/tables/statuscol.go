@@ -48,6 +48,18 @@ const (
 // type name, with their width.
 var integerBits = map[string]int{"int2": 16, "int4": 32, "int8": 64}
 
+// statusColumnIn is newStatusColumn for the status column name of a table
+// whose columns' types are cols (nil, or name absent: text, as the
+// requirements before a table is read assume); key is the table's config
+// key, whose columns.status names the column.
+func statusColumnIn(table, key, name string, cols map[string]pgschema.ColumnType) (statusColumn, error) {
+	t := pgschema.Text
+	if ct, ok := cols[name]; ok {
+		t = ct
+	}
+	return newStatusColumn(table, key+".columns.status", name, t)
+}
+
 // newStatusColumn returns the column for its type, or an error naming the
 // key when its type cannot hold statuses.
 func newStatusColumn(table, key, name string, t pgschema.ColumnType) (statusColumn, error) {
