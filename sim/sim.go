@@ -100,7 +100,7 @@ type Simulator struct {
 	mu       sync.Mutex
 	faults   map[string]*faultSet // per lane
 	counts   map[string]map[string]int
-	crashed  map[string]bool // tasks whose worker already "crashed" once
+	crashed  map[string]crash // by task: the crashes not yet replayed
 	lastLogs map[string]string
 }
 
@@ -134,7 +134,7 @@ func New(ctx context.Context, cfg Config) (*Simulator, error) {
 	}
 	s := &Simulator{cfg: cfg, pools: map[string]*pgxpool.Pool{}, slots: map[string]string{},
 		lanes: map[string]Lane{}, logger: cfg.Logger, dbProxies: map[string]*dbProxy{},
-		faults: map[string]*faultSet{}, counts: map[string]map[string]int{}, crashed: map[string]bool{}, lastLogs: map[string]string{}}
+		faults: map[string]*faultSet{}, counts: map[string]map[string]int{}, crashed: map[string]crash{}, lastLogs: map[string]string{}}
 	if cfg.EngineURL != "" {
 		s.engine = &engineclient.Client{BaseURL: strings.TrimRight(cfg.EngineURL, "/")}
 	} else {
@@ -535,16 +535,41 @@ func (s *Simulator) add(l Lane, what string, n int) {
 	s.counts[l.Name][what] += n
 }
 
-// crashOnce reports whether the worker should "crash" on this task: once
-// per task, so the redelivery finds the record COMPLETED and replays.
-func (s *Simulator) crashOnce(taskID string) bool {
+// crash is a worker's crash on a task, not yet replayed.
+type crash struct {
+	worker *worker
+	at     time.Time
+}
+
+// crashOnce reports whether the worker should "crash" on the task it has
+// just finished: the side effect is committed, so a task crashes at most
+// once (its redelivery finds the record COMPLETED and replays). A worker
+// crashes again only once its last crash has been replayed (or three lock
+// durations have passed: the process instance may have been deleted):
+// its restart changes its id once between the crash and the replay, so
+// the replay is by another id than the lapsed lock's, whichever worker
+// fetches it (see restart).
+func (s *Simulator) crashOnce(w *worker, taskID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.crashed[taskID] {
-		return false
+	now := time.Now()
+	for id, c := range s.crashed {
+		switch {
+		case now.Sub(c.at) >= 3*s.cfg.LockDuration:
+			delete(s.crashed, id)
+		case c.worker == w:
+			return false
+		}
 	}
-	s.crashed[taskID] = true
+	s.crashed[taskID] = crash{worker: w, at: now}
 	return true
+}
+
+// replayed notes that a crashed task's redelivery replayed its completion.
+func (s *Simulator) replayed(taskID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.crashed, taskID)
 }
 
 // logf logs a lane's problem when it differs from the last one logged for

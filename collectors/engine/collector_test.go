@@ -909,6 +909,30 @@ func TestCamundaRedeliveryFromHistory(t *testing.T) {
 	}
 }
 
+// A holder that completes its own task after the lock lapsed, with no
+// collection in between to see the lapse, leaves one trace: its completion
+// stamped after the lock's expiration. That is one lock expiration (the
+// lock lapsed), no redelivery (a late completion and a re-fetch under the
+// same id look alike); a completion within the lock is neither.
+func TestCamundaLateHolderCompletionIsALapse(t *testing.T) {
+	f := newFakeCamunda(t)
+	for _, id := range []string{"late", "ontime"} {
+		f.add(&fakeTask{id: id, topic: "a"})
+		f.lock(id, "w1", 10*time.Second)
+	}
+	e := fakeExporter(t, f, "", "")
+	e.collect()
+	a := map[string]string{"topic": "a"}
+	f.complete("ontime")
+	f.advance(16 * time.Second) // 6 s past the lock: beyond the 5 s margin for clocks
+	f.complete("late")
+	for range 2 { // counted once
+		e.collect()
+		wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
+		wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 0)
+	}
+}
+
 // Over REST the history is read before the task lists. A lapse, a fetch by
 // another worker and its failure that happen between the two show in the
 // lists of one collection and in the history of the next; the redelivery

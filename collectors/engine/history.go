@@ -165,8 +165,10 @@ type taskEvidence struct {
 	// failedBy are the workers that reported a failure.
 	failedBy map[string]bool
 	// endedBy is the worker of a success or deletion entry (complete or
-	// BPMN error); ended says there was one.
+	// BPMN error), endedAt its time by the engine's clock; ended says
+	// there was one.
 	endedBy string
+	endedAt time.Time
 	ended   bool
 }
 
@@ -190,6 +192,23 @@ func (e *taskEvidence) actedOtherThan(w string) bool {
 	}
 	return false
 }
+
+// endedLateBy reports whether worker w itself ended the task (its entry
+// names w: a completion, a BPMN error, or a cancellation of the task it
+// held) more than lateEndMargin after exp, the expiration of the lock the
+// collector saw w hold: that lock lapsed before the end, whether or not a
+// collection saw it lapsed.
+func (e *taskEvidence) endedLateBy(w string, exp time.Time) bool {
+	return e != nil && e.ended && e.endedBy == w && !exp.IsZero() && e.endedAt.After(exp.Add(lateEndMargin))
+}
+
+// lateEndMargin is how far past a lock's expiration the holder's own end
+// entry must be stamped for the lock to count as lapsed (endedLateBy). The
+// two times are the engine's, but from the node that locked the task and
+// the node that ended it: the margin covers the clocks of an engine
+// cluster's nodes differing, and no more (collections every few seconds
+// see longer lapses anyway).
+const lateEndMargin = 5 * time.Second
 
 // countHistory adds the fresh entries to the per-topic counters (failures,
 // completions, and the deletions ev shows to be BPMN errors, bpmn.go),
@@ -241,13 +260,13 @@ func (run *collectionRun) countHistory(entries []reading.HistoryEntry, ev readin
 			c.completions++
 			if named {
 				ev := of(e.TaskID)
-				ev.ended, ev.endedBy = true, e.Worker
+				ev.ended, ev.endedBy, ev.endedAt = true, e.Worker, e.TS
 				acted(label, e)
 			}
 		case reading.LogDeletion:
 			if named {
 				ev := of(e.TaskID)
-				ev.ended, ev.endedBy = true, e.Worker
+				ev.ended, ev.endedBy, ev.endedAt = true, e.Worker, e.TS
 			}
 			if bpmn[e.ID] {
 				// The worker reported a BPMN error: an outcome, so
@@ -278,7 +297,7 @@ func mergeEvidence(older, newer map[string]*taskEvidence) map[string]*taskEviden
 				o.failedBy[w] = true
 			}
 			if e.ended {
-				o.ended, o.endedBy = true, e.endedBy
+				o.ended, o.endedBy, o.endedAt = true, e.endedBy, e.endedAt
 			}
 		}
 	}

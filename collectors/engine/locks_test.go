@@ -154,3 +154,45 @@ func TestMayBeSkewed(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackUnlistedCountsFromTheEndEntry: a task the previous collection
+// saw locked that no list holds now is judged by its history entries:
+// another worker's end is an unseen lapse and a redelivery; the holder's
+// own end stamped more than lateEndMargin after its lock's expiration is
+// an unseen lapse alone (a late completion and a re-fetch under the same
+// id look alike).
+func TestTrackUnlistedCountsFromTheEndEntry(t *testing.T) {
+	ended := func(worker string, at time.Time) *taskEvidence {
+		return &taskEvidence{failedBy: map[string]bool{}, ended: true, endedBy: worker, endedAt: at}
+	}
+	cases := []struct {
+		name                   string
+		prev                   tracked
+		ev                     *taskEvidence
+		expirations, redeliver float64
+	}{
+		{"another worker ended it: lapse and redelivery", tracked{worker: "w1", exp: e1}, ended("w2", e1.Add(time.Second)), 1, 1},
+		{"the holder ended it well after its lock expired: lapse only", tracked{worker: "w1", exp: e1}, ended("w1", e1.Add(lateEndMargin+time.Second)), 1, 0},
+		{"the holder ended it within its lock", tracked{worker: "w1", exp: e1}, ended("w1", e1.Add(-time.Second)), 0, 0},
+		{"the holder ended it within the clock margin after expiry", tracked{worker: "w1", exp: e1}, ended("w1", e1.Add(lateEndMargin)), 0, 0},
+		{"the holder ended it late, the lapse already counted", tracked{worker: "w1", exp: e1, lapsed: true}, ended("w1", e1.Add(time.Minute)), 0, 0},
+		{"the same worker fetched it again after a retry backoff", tracked{worker: "w1", exp: e1, backoff: true}, ended("w1", e1.Add(time.Minute)), 0, 0},
+		{"no entry yet: wait for it", tracked{worker: "w1", exp: e1}, nil, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.prev.topic = "a"
+			col := &externalTasksCollector{st: collectorState{tasks: map[string]tracked{"t": c.prev}}}
+			run := &collectionRun{c: col, engineNow: e1.Add(2 * time.Minute), st: collectorState{
+				tasks: map[string]tracked{}, expirations: map[string]float64{}, redeliveries: map[string]float64{}}}
+			evidence := map[string]*taskEvidence{}
+			if c.ev != nil {
+				evidence["t"] = c.ev
+			}
+			run.trackUnlisted(&reading.TasksRead{}, evidence)
+			if got, got2 := run.st.expirations["a"], run.st.redeliveries["a"]; got != c.expirations || got2 != c.redeliver {
+				t.Fatalf("expirations %v, redeliveries %v; want %v, %v", got, got2, c.expirations, c.redeliver)
+			}
+		})
+	}
+}

@@ -92,6 +92,7 @@ type cursorState struct {
 type evidenceState struct {
 	FailedBy []string
 	EndedBy  string
+	EndedAt  time.Time
 	Ended    bool
 }
 
@@ -159,7 +160,7 @@ func (c *externalTasksCollector) SaveState() ([]byte, error) {
 		out.Incidents = append(out.Incidents, ik)
 	}
 	for id, ev := range st.evidence {
-		out.Evidence[id] = evidenceState{FailedBy: sortedKeys(ev.failedBy), EndedBy: ev.endedBy, Ended: ev.ended}
+		out.Evidence[id] = evidenceState{FailedBy: sortedKeys(ev.failedBy), EndedBy: ev.endedBy, EndedAt: ev.endedAt, Ended: ev.ended}
 	}
 	return encodeState(&out)
 }
@@ -209,7 +210,7 @@ func (c *externalTasksCollector) LoadState(data []byte, resume bool) error {
 	}
 	st.evidence = make(map[string]*taskEvidence, len(in.Evidence))
 	for id, ev := range in.Evidence {
-		e := &taskEvidence{failedBy: map[string]bool{}, endedBy: ev.EndedBy, ended: ev.Ended}
+		e := &taskEvidence{failedBy: map[string]bool{}, endedBy: ev.EndedBy, endedAt: ev.EndedAt, ended: ev.Ended}
 		for _, w := range ev.FailedBy {
 			e.failedBy[w] = true
 		}

@@ -180,6 +180,13 @@ func (run *collectionRun) trackUnlisted(rd *reading.TasksRead, evidence map[stri
 				count(run.st.expirations)
 			}
 			count(run.st.redeliveries)
+		case !prev.backoff && !prev.lapsed && ev.endedLateBy(prev.worker, prev.exp):
+			// The worker whose lock the collector saw ended the task
+			// after that lock expired, and no collection saw the lapse:
+			// one lock expiration. Whether the worker completed late or
+			// fetched the task again under its id cannot be told, so no
+			// redelivery.
+			count(run.st.expirations)
 		case ev != nil && ev.ended, prev.missed >= maxMissed && !prev.exp.After(run.engineNow.Add(-reading.LapsedMargin)):
 			// Done with it.
 		default:
