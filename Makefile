@@ -46,7 +46,9 @@ run: deps-run build
 	$(GO) run ./tools/demo -exporter $(BIN) -run
 
 ## test: everything CI runs: static checks, unit + integration tests (race detector on), rule tests, dashboard checks, the Kubernetes manifests and Helm chart
-test: deps test-static test-go test-pg-current test-fuzz test-alerts test-dashboards test-k8s
+TEST_TARGETS = deps test-static test-go test-pg-current test-fuzz test-alerts test-dashboards test-k8s
+test:
+	@bash scripts/timed.sh $(MAKE) $(TEST_TARGETS)
 
 ## test-unit: the fast tier, go test -short: every test that starts no PostgreSQL, JVM, Prometheus, Alertmanager, browser or exporter process (the harnesses skip the others); under a minute with a warm build cache
 test-unit:
@@ -56,9 +58,11 @@ test-unit:
 PG_CURRENT_BINDIR = $(shell bash scripts/install-deps.sh pg-current-bindir)
 PG_CURRENT_MAJOR  = $(firstword $(subst ., ,$(notdir $(patsubst %/bin,%,$(PG_CURRENT_BINDIR)))))
 ## test-pg-current: everything that needs PostgreSQL and no Camunda engine, again on the second PostgreSQL major (PGTEST_MAJOR makes a wrong server fail): the table collectors, joins, status lists and check command (internal/sources), the PostgreSQL access layer, the harness, and the database fault and leak tests. The build tag pgonly leaves out the test files that start an engine (they begin with //go:build !pgonly).
-PG_CURRENT_PACKAGES = ./collectors/tables/ ./collectors/engine/ ./internal/sources/ ./blocks/pgsource/ ./blocks/pgschema/ ./test/harness/pgtest/ ./test/reliability/
+# Without the race detector: test-go ran the same code with it, on the
+# first major; here the SQL meets the second (longest package first).
+PG_CURRENT_PACKAGES = ./test/reliability/ ./collectors/tables/ ./collectors/engine/ ./internal/sources/ ./blocks/pgsource/ ./blocks/pgschema/ ./test/harness/pgtest/
 test-pg-current:
-	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -race -count=1 -tags pgonly $(PG_CURRENT_PACKAGES)
+	PG_BINDIR=$(PG_CURRENT_BINDIR) PGTEST_MAJOR=$(PG_CURRENT_MAJOR) $(GO) test -count=1 -tags pgonly $(PG_CURRENT_PACKAGES)
 
 # The fuzz targets (package:target). test-go runs their seed corpora and
 # every case a fuzzer found (testdata/fuzz/) as plain tests; test-fuzz
@@ -98,8 +102,13 @@ test-static:
 # installs them; test/harness/testkit's Tool decides).
 # STATUS_SCREENSHOTS: where the status page's browser test saves its
 # screenshots (test artifacts).
+# The longest packages are named first: go test starts packages in the
+# order given (two at a time on two cores), and ./... alone would start
+# test/e2e, the longest by far, after most of the others, leaving one core
+# idle at the end while it runs on alone.
+LONGEST_PACKAGES = ./test/e2e ./collectors/engine ./test/reliability ./collectors/tables ./test/harness/promtest
 test-go:
-	PROMTEST_REQUIRE=1 STATUS_SCREENSHOTS=$(CURDIR)/.tmp/screenshots $(GO) test -race -count=1 -timeout 30m ./...
+	PROMTEST_REQUIRE=1 STATUS_SCREENSHOTS=$(CURDIR)/.tmp/screenshots $(GO) test -race -count=1 -timeout 30m $(LONGEST_PACKAGES) ./...
 
 ## bench: collection cost of each table collector versus table history (idempotency up to 10M rows), against a generic SQL exporter's queries, and versus write rate (bench-write-rate); scrape latency and memory at 10k series, against a plain registry (docs/benchmarks.md)
 bench: deps-run
