@@ -564,15 +564,7 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	if e.MaxHistoryEntries < 1 {
 		add(key+".max_history_entries", "must be at least 1")
 	}
-	if len(e.DurationBuckets) == 0 {
-		add(key+".duration_buckets", "must list at least one upper bound in seconds")
-	}
-	for i, b := range e.DurationBuckets {
-		if b <= 0 || (i > 0 && b <= e.DurationBuckets[i-1]) {
-			add(key+".duration_buckets", "must be positive and strictly increasing, got %v", e.DurationBuckets)
-			break
-		}
-	}
+	buckets(add, key+".duration_buckets", e.DurationBuckets, true)
 	if e.HistoryLevel != HistoryLevelAuto && !slices.Contains(HistoryLevels(), e.HistoryLevel) {
 		add(key+".history_level", "must be %s or one of %s, got %q", HistoryLevelAuto, strings.Join(HistoryLevels(), ", "), e.HistoryLevel)
 	}
@@ -681,6 +673,20 @@ func Dur(d *model.Duration) time.Duration {
 func positive(add func(string, string, ...any), key string, d time.Duration) {
 	if d <= 0 {
 		add(key, "must be a positive duration such as 30s")
+	}
+}
+
+// buckets checks a histogram's upper bounds, in seconds: positive, strictly
+// increasing, and at least one where the key must list any.
+func buckets(add func(string, string, ...any), key string, bs []float64, required bool) {
+	if required && len(bs) == 0 {
+		add(key, "must list at least one upper bound in seconds")
+	}
+	for i, b := range bs {
+		if b <= 0 || (i > 0 && b <= bs[i-1]) {
+			add(key, "must be positive and strictly increasing, got %v", bs)
+			return
+		}
 	}
 }
 

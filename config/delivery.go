@@ -138,15 +138,7 @@ func (d *Delivery) validate(key string, add func(string, string, ...any)) {
 	if d.LabelValueLimit < 1 {
 		add(key+".label_value_limit", "must be at least 1")
 	}
-	if len(d.LatencyBuckets) == 0 {
-		add(key+".latency_buckets", "must list at least one upper bound in seconds")
-	}
-	for i, b := range d.LatencyBuckets {
-		if b <= 0 || (i > 0 && b <= d.LatencyBuckets[i-1]) {
-			add(key+".latency_buckets", "must be positive and strictly increasing, got %v", d.LatencyBuckets)
-			break
-		}
-	}
+	buckets(add, key+".latency_buckets", d.LatencyBuckets, true)
 	f := d.From
 	switch {
 	case f.MessageID != "" && f.MessageIDExpression != "":

@@ -536,12 +536,7 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 	if t.ReadsColumns() {
 		checkColumns(key, t.columns(), add)
 	}
-	for i, b := range t.PublishDelayBuckets {
-		if b <= 0 || (i > 0 && b <= t.PublishDelayBuckets[i-1]) {
-			add(key+".publish_delay_buckets", "must be positive and strictly increasing, got %v", t.PublishDelayBuckets)
-			break
-		}
-	}
+	buckets(add, key+".publish_delay_buckets", t.PublishDelayBuckets, false)
 	for i, s := range t.FailedStatuses {
 		if s == "" {
 			add(fmt.Sprintf("%s.failed_statuses[%d]", key, i), "must not be empty")

@@ -160,10 +160,6 @@ func NewInboxHorizon(o InboxOptions) *Horizon {
 // Name implements collectors.Collector.
 func (c *Horizon) Name() string { return c.name }
 
-// Remembered implements collectors.Remembering: the groups admitted to
-// the horizon's label (label_value_limit).
-func (c *Horizon) Remembered(note func(kind string, n int)) { c.remembered(note) }
-
 // Requirements says what the collector needs from its table, with a text
 // status column; Resolve gives them for the column's type.
 func (c *Horizon) Requirements() pgschema.Requirements {

@@ -66,6 +66,50 @@ func resolveIdemStatus(cfg config.IdempotencyTable, key string, cols map[string]
 	return idemStatus{col, resolveStatuses(key+".statuses", cfg.Statuses, col)}, nil
 }
 
+// idemRequirements says what a collector of the idempotency table needs
+// (requirements, for a status column), with a text status column; its
+// Resolve gives them for the column's type, with the status notes when
+// notes says the collector is the one to give them.
+func idemRequirements(cfg config.IdempotencyTable, key string, requirements func(idemStatus) pgschema.Requirements, notes bool) pgschema.Requirements {
+	st, err := resolveIdemStatus(cfg, key, nil)
+	if err != nil {
+		panic(err) // a text column always resolves
+	}
+	req := requirements(st)
+	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
+		cols, err := columnTypes(ctx, tx, cfg.Table, key+".table")
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		st, err := resolveIdemStatus(cfg, key, cols)
+		if err != nil {
+			return pgschema.Resolved{}, err
+		}
+		r := pgschema.Resolved{Requirements: requirements(st)}
+		if notes {
+			r.Notes, r.Warnings = st.notes, st.warnings
+		}
+		return r, nil
+	}
+	return req
+}
+
+// resolveIdem reads the idempotency table's columns, resolves its status
+// column and returns the requirements for them, after checking that the
+// columns exist (present: which optional ones do).
+func resolveIdem(ctx context.Context, tx pgx.Tx, cfg config.IdempotencyTable, key string, requirements func(idemStatus) pgschema.Requirements) (st idemStatus, present map[string]bool, req pgschema.Requirements, err error) {
+	cols, err := columnTypes(ctx, tx, cfg.Table, key+".table")
+	if err != nil {
+		return idemStatus{}, nil, pgschema.Requirements{}, err
+	}
+	if st, err = resolveIdemStatus(cfg, key, cols); err != nil {
+		return idemStatus{}, nil, pgschema.Requirements{}, err
+	}
+	req = requirements(st)
+	present, err = pgschema.CheckColumns(req, cols)
+	return st, present, req, err
+}
+
 // IdempotencyOptions configures an Idempotency collector.
 type IdempotencyOptions = Options[config.IdempotencyTable]
 
@@ -145,39 +189,7 @@ FROM %[7]s WHERE %[4]s > $1::timestamptz AND %[8]s`, pgschema.QuoteIdent(col.Sco
 // Requirements says what the collector needs from its table, with a text
 // status column; Resolve gives them for the column's type.
 func (c *Idempotency) Requirements() pgschema.Requirements {
-	st, err := resolveIdemStatus(c.cfg, c.key, nil)
-	if err != nil {
-		panic(err) // a text column always resolves
-	}
-	req := c.requirements(st)
-	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		st, err := resolveIdemStatus(c.cfg, c.key, cols)
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		return pgschema.Resolved{Requirements: c.requirements(st), Notes: st.notes, Warnings: st.warnings}, nil
-	}
-	return req
-}
-
-// resolve reads the table's columns, resolves its status column and
-// returns the requirements for them, after checking the columns exist.
-func (c *Idempotency) resolve(ctx context.Context, tx pgx.Tx) (idemStatus, map[string]bool, pgschema.Requirements, error) {
-	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-	if err != nil {
-		return idemStatus{}, nil, pgschema.Requirements{}, err
-	}
-	st, err := resolveIdemStatus(c.cfg, c.key, cols)
-	if err != nil {
-		return idemStatus{}, nil, pgschema.Requirements{}, err
-	}
-	req := c.requirements(st)
-	present, err := pgschema.CheckColumns(req, cols)
-	return st, present, req, err
+	return idemRequirements(c.cfg, c.key, c.requirements, true)
 }
 
 // requirements is what the collector needs from its table with the status
@@ -224,7 +236,7 @@ func (c *Idempotency) Collect(ctx context.Context, sink *collectors.Sink) ([]pro
 	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		var present map[string]bool
 		var err error
-		if p.st, present, _, err = c.resolve(ctx, tx); err != nil {
+		if p.st, present, _, err = resolveIdem(ctx, tx, c.cfg, c.key, c.requirements); err != nil {
 			return err
 		}
 		p.hasDup = present[c.dupColumn]

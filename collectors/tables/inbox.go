@@ -60,15 +60,6 @@ func (c *Inbox) StateKey() string {
 	return c.stateKey("inbox", c.cfg.Table+" preset="+c.cfg.Preset, col.SourceSystem, col.MessageID, col.Status, col.ProcessedAt)
 }
 
-// SaveState implements collectors.Stateful (state.go).
-func (c *Inbox) SaveState() ([]byte, error) { return c.saveState(nil) }
-
-// LoadState implements collectors.Stateful (state.go).
-func (c *Inbox) LoadState(data []byte, resume bool) error { return c.loadState(data, resume, nil) }
-
-// Remembered implements collectors.Remembering.
-func (c *Inbox) Remembered(note func(kind string, n int)) { c.remembered(note) }
-
 // Name implements collectors.Collector.
 func (c *Inbox) Name() string { return "inbox" }
 
@@ -81,6 +72,11 @@ type inboxPlan struct {
 	// sqlDead and sqlDeadErrors read the dead-letter table.
 	sqlGauges, sqlProcessed, sqlErrors, sqlDead, sqlDeadErrors string
 	lists                                                      []listQuery
+}
+
+func (p *inboxPlan) requirements() pgschema.Requirements { return p.req }
+func (p *inboxPlan) notices() (notes, warnings []string) {
+	return p.shape.statuses.notes, p.shape.statuses.warnings
 }
 
 // plan returns the queries for the table as cols says it is (nil: the
@@ -105,13 +101,7 @@ FROM %[6]s%[7]s
 GROUP BY 1, 2, 3`, s.source, s.typ, s.status, s.received.age(), retrying, t, where(s.open))
 		p.lists = c.inboxLists(s)
 		if s.errorText != "" {
-			order := s.id + " DESC"
-			if s.received.present() {
-				order = s.received.value() + " DESC"
-			}
-			p.sqlErrors = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
-FROM %[4]s%[5]s
-ORDER BY %[6]s LIMIT $1`, s.id, textOr(s.errorText), s.received.listColumns(), t, where(s.open, "("+s.errorText+") IS NOT NULL"), order)
+			p.sqlErrors = errorRowsSQL(t, s.id, s.errorText, s.received, s.open)
 		}
 	}
 	if s.processed.present() {
@@ -124,13 +114,7 @@ FROM %[6]s WHERE %[7]s AND %[8]s`, s.source, s.id, s.typ, s.status, s.processed.
 FROM %[4]s%[5]s
 GROUP BY 1, 2`, d.source, d.typ, d.since.age(), dt, where(d.where))
 		if d.errorText != "" {
-			order := d.id + " DESC"
-			if d.since.present() {
-				order = d.since.value() + " DESC"
-			}
-			p.sqlDeadErrors = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
-FROM %[4]s%[5]s
-ORDER BY %[6]s LIMIT $1`, d.id, textOr(d.errorText), d.since.listColumns(), dt, where(d.where, "("+d.errorText+") IS NOT NULL"), order)
+			p.sqlDeadErrors = errorRowsSQL(dt, d.id, d.errorText, d.since, d.where)
 		}
 	}
 	p.req = c.requirements(p)
@@ -180,54 +164,7 @@ func (c *Inbox) requirements(p *inboxPlan) pgschema.Requirements {
 // Requirements says what the collector needs from its table, in the
 // default shape; Resolve gives them for the table as it is.
 func (c *Inbox) Requirements() pgschema.Requirements {
-	p, err := c.plan(nil, true)
-	if err != nil {
-		panic(err) // the default shape of a valid config always resolves
-	}
-	req := p.req
-	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		versioned, err := rowVersions(ctx, tx, c.cfg.Table)
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		p, err := c.plan(cols, versioned)
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		return pgschema.Resolved{Requirements: p.req, Notes: p.shape.statuses.notes, Warnings: p.shape.statuses.warnings}, nil
-	}
-	return req
-}
-
-// resolve reads the table's columns (and the dead-letter table's) and
-// returns the plan for them, after checking that the columns it reads
-// exist.
-func (c *Inbox) resolve(ctx context.Context, tx pgx.Tx, versioned bool) (*inboxPlan, error) {
-	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.plan(cols, versioned)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := pgschema.CheckColumns(p.req, cols); err != nil {
-		return nil, err
-	}
-	for _, r := range p.req.Related {
-		rc, err := columnTypes(ctx, tx, r.Table, c.key+".preset")
-		if err != nil {
-			return nil, err
-		}
-		if _, err := pgschema.CheckColumns(r, rc); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	return shapedRequirements(c.cfg.Table, c.key, c.plan)
 }
 
 // inboxGroup is one (source_system, message_type)'s retrying and dead
@@ -258,7 +195,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 	var plan *inboxPlan
 	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.window}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		var err error
-		if plan, err = c.resolve(ctx, tx, at.versioned); err != nil {
+		if plan, err = resolvePlan(ctx, tx, c.cfg.Table, c.key, at.versioned, c.plan); err != nil {
 			return err
 		}
 		st := plan.shape.statuses

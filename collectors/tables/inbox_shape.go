@@ -86,17 +86,8 @@ func configInboxShape(t config.InboxTable, key string, cols map[string]pgschema.
 	s.statusCol = &status
 	s.statuses = resolveStatuses(key+".statuses", t.Statuses, status)
 	s.open = status.notIn(s.statuses.values(vocab.InboxTerminalStatuses()...))
-	if name, required := optionalColumn(c.Attempts, config.DefaultAttemptsColumn, cols); name != "" {
-		s.columns = append(s.columns, pgschema.Column{Key: key + ".columns.attempts", Name: name, Optional: !required})
-		if s.attempts, err = attemptsExpr(t.Table, key+".columns.attempts", name, cols); err != nil {
-			return s, err
-		}
-	}
-	if name, required := optionalColumn(c.Error, config.DefaultErrorColumn, cols); name != "" {
-		s.columns = append(s.columns, pgschema.Column{Key: key + ".columns.error", Name: name, Optional: !required})
-		s.errorText = q(name) + "::text"
-	}
-	return s, nil
+	s.columns, s.attempts, s.errorText, err = attemptsAndError(t.Table, key, c.Attempts, c.Error, cols, s.columns)
+	return s, err
 }
 
 // presetInboxShape is the shape of a library's table by its preset.

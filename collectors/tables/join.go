@@ -114,18 +114,6 @@ func (c *IdempotencyJoin) StateKey() string {
 	return c.stateKey("idempotency_camunda", c.cfg.Table, c.cfg.Camunda.Engine)
 }
 
-// SaveState implements collectors.Stateful (state.go): the label
-// admissions and the tuples that report 0.
-func (c *IdempotencyJoin) SaveState() ([]byte, error) { return c.saveState(nil) }
-
-// LoadState implements collectors.Stateful (state.go).
-func (c *IdempotencyJoin) LoadState(data []byte, resume bool) error {
-	return c.loadState(data, resume, nil)
-}
-
-// Remembered implements collectors.Remembering.
-func (c *IdempotencyJoin) Remembered(note func(kind string, n int)) { c.remembered(note) }
-
 // Name implements collectors.Collector.
 func (c *IdempotencyJoin) Name() string { return "idempotency_camunda" }
 
@@ -160,42 +148,10 @@ func (c *IdempotencyJoin) args(l taskLookup) []any {
 }
 
 // Requirements says what the collector needs from its table, with a text
-// status column; Resolve gives them for the column's type.
+// status column; Resolve gives them for the column's type (the notes are
+// the idempotency collector's to give).
 func (c *IdempotencyJoin) Requirements() pgschema.Requirements {
-	st, err := resolveIdemStatus(c.cfg, c.key, nil)
-	if err != nil {
-		panic(err) // a text column always resolves
-	}
-	req := c.requirements(st)
-	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		st, err := resolveIdemStatus(c.cfg, c.key, cols)
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		// The notes are the idempotency collector's to give.
-		return pgschema.Resolved{Requirements: c.requirements(st)}, nil
-	}
-	return req
-}
-
-// resolve reads the table's columns, resolves the status column and
-// returns the requirements for them, after checking the columns exist.
-func (c *IdempotencyJoin) resolve(ctx context.Context, tx pgx.Tx) (idemStatus, pgschema.Requirements, error) {
-	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-	if err != nil {
-		return idemStatus{}, pgschema.Requirements{}, err
-	}
-	st, err := resolveIdemStatus(c.cfg, c.key, cols)
-	if err != nil {
-		return idemStatus{}, pgschema.Requirements{}, err
-	}
-	req := c.requirements(st)
-	_, err = pgschema.CheckColumns(req, cols)
-	return st, req, err
+	return idemRequirements(c.cfg, c.key, c.requirements, false)
 }
 
 // requirements is what the join needs with the status column st.
@@ -244,7 +200,7 @@ func (c *IdempotencyJoin) Collect(ctx context.Context, sink *collectors.Sink) ([
 			inProgress[st] = true
 		}
 		err := c.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
-			status, _, err := c.resolve(ctx, tx)
+			status, _, _, err := resolveIdem(ctx, tx, c.cfg, c.key, c.requirements)
 			if err != nil {
 				return err
 			}
@@ -345,17 +301,6 @@ func NewProcessedJobJoin(o ProcessedJobJoinOptions) *ProcessedJobJoin {
 func (c *ProcessedJobJoin) StateKey() string {
 	return c.stateKey("processed_jobs_camunda", c.cfg.Table, c.engines...)
 }
-
-// SaveState implements collectors.Stateful (state.go).
-func (c *ProcessedJobJoin) SaveState() ([]byte, error) { return c.saveState(nil) }
-
-// LoadState implements collectors.Stateful (state.go).
-func (c *ProcessedJobJoin) LoadState(data []byte, resume bool) error {
-	return c.loadState(data, resume, nil)
-}
-
-// Remembered implements collectors.Remembering.
-func (c *ProcessedJobJoin) Remembered(note func(kind string, n int)) { c.remembered(note) }
 
 // Name implements collectors.Collector.
 func (c *ProcessedJobJoin) Name() string { return "processed_jobs_camunda" }

@@ -69,15 +69,6 @@ func (c *Outbox) StateKey() string {
 	return c.stateKey("outbox", c.cfg.Table+" preset="+c.cfg.Preset, col.EventID, col.CreatedAt, col.PublishedAt)
 }
 
-// SaveState implements collectors.Stateful (state.go).
-func (c *Outbox) SaveState() ([]byte, error) { return c.saveState(nil) }
-
-// LoadState implements collectors.Stateful (state.go).
-func (c *Outbox) LoadState(data []byte, resume bool) error { return c.loadState(data, resume, nil) }
-
-// Remembered implements collectors.Remembering.
-func (c *Outbox) Remembered(note func(kind string, n int)) { c.remembered(note) }
-
 // Name implements collectors.Collector.
 func (c *Outbox) Name() string { return "outbox" }
 
@@ -92,6 +83,9 @@ type outboxPlan struct {
 	sqlGauges, sqlCreated, sqlPublished, sqlErrors string
 	list                                           listQuery
 }
+
+func (p *outboxPlan) requirements() pgschema.Requirements { return p.req }
+func (p *outboxPlan) notices() (notes, warnings []string) { return p.shape.notes, p.shape.warnings }
 
 // plan returns the queries for the table as cols says it is (nil: the
 // default shape); versioned says whether its rows carry versions
@@ -124,14 +118,7 @@ FROM %[5]s WHERE %[6]s AND %[7]s`, s.id, s.agg, s.typ, s.created.value(), t, s.c
 FROM %[6]s WHERE %[7]s AND %[8]s`, s.id, s.agg, s.typ, s.published.value(), delay, t, s.published.after("$1"), newVersions("$2", versioned))
 	}
 	if s.errorText != "" {
-		order := s.id + " DESC"
-		if s.created.present() {
-			order = s.created.value() + " DESC"
-		}
-		p.sqlErrors = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
-FROM %[4]s%[5]s
-ORDER BY %[6]s LIMIT $1`, s.id, textOr(s.errorText), s.created.listColumns(), t,
-			where(s.open, "("+s.errorText+") IS NOT NULL"), order)
+		p.sqlErrors = errorRowsSQL(t, s.id, s.errorText, s.created, s.open)
 	}
 	p.list = c.outboxList(s)
 	p.req = c.requirements(p)
@@ -181,45 +168,7 @@ func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 // Requirements says what the collector needs from its table, in the
 // default shape; Resolve gives them for the table as it is.
 func (c *Outbox) Requirements() pgschema.Requirements {
-	p, err := c.plan(nil, true)
-	if err != nil {
-		// The default shape of a valid config always resolves.
-		panic(err)
-	}
-	req := p.req
-	req.Resolve = func(ctx context.Context, tx pgx.Tx) (pgschema.Resolved, error) {
-		cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		versioned, err := rowVersions(ctx, tx, c.cfg.Table)
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		p, err := c.plan(cols, versioned)
-		if err != nil {
-			return pgschema.Resolved{}, err
-		}
-		return pgschema.Resolved{Requirements: p.req, Notes: p.shape.notes, Warnings: p.shape.warnings}, nil
-	}
-	return req
-}
-
-// resolve reads the table's columns and returns the plan for them, after
-// checking that the columns it reads exist.
-func (c *Outbox) resolve(ctx context.Context, tx pgx.Tx, versioned bool) (*outboxPlan, error) {
-	cols, err := columnTypes(ctx, tx, c.cfg.Table, c.key+".table")
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.plan(cols, versioned)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := pgschema.CheckColumns(p.req, cols); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return shapedRequirements(c.cfg.Table, c.key, c.plan)
 }
 
 type outboxGroup struct {
@@ -244,7 +193,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 	var plan *outboxPlan
 	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
 		var err error
-		if plan, err = c.resolve(ctx, tx, at.versioned); err != nil {
+		if plan, err = resolvePlan(ctx, tx, c.cfg.Table, c.key, at.versioned, c.plan); err != nil {
 			return err
 		}
 		var aggType, evType, id string

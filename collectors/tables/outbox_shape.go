@@ -98,17 +98,8 @@ func configOutboxShape(t config.OutboxTable, key string, cols map[string]pgschem
 	// No failed statuses (failed_statuses: []), or none the type can
 	// hold: nothing is ever failed, and events_failed says 0, as before.
 	s.failed = status.in(held)
-	if name, required := optionalColumn(c.Attempts, config.DefaultAttemptsColumn, cols); name != "" {
-		s.columns = append(s.columns, pgschema.Column{Key: key + ".columns.attempts", Name: name, Optional: !required})
-		if s.attempts, err = attemptsExpr(t.Table, key+".columns.attempts", name, cols); err != nil {
-			return s, err
-		}
-	}
-	if name, required := optionalColumn(c.Error, config.DefaultErrorColumn, cols); name != "" {
-		s.columns = append(s.columns, pgschema.Column{Key: key + ".columns.error", Name: name, Optional: !required})
-		s.errorText = q(name) + "::text"
-	}
-	return s, nil
+	s.columns, s.attempts, s.errorText, err = attemptsAndError(t.Table, key, c.Attempts, c.Error, cols, s.columns)
+	return s, err
 }
 
 // presetOutboxShape is the shape of a library's table by its preset: the

@@ -62,17 +62,6 @@ func (c *ProcessedJobs) StateKey() string {
 	return c.stateKey("processed_jobs", c.cfg.Table, col.Engine, col.JobReference, col.CompletedAt)
 }
 
-// SaveState implements collectors.Stateful (state.go).
-func (c *ProcessedJobs) SaveState() ([]byte, error) { return c.saveState(nil) }
-
-// LoadState implements collectors.Stateful (state.go).
-func (c *ProcessedJobs) LoadState(data []byte, resume bool) error {
-	return c.loadState(data, resume, nil)
-}
-
-// Remembered implements collectors.Remembering.
-func (c *ProcessedJobs) Remembered(note func(kind string, n int)) { c.remembered(note) }
-
 // Requirements says what the collector needs from its table.
 func (c *ProcessedJobs) Requirements() pgschema.Requirements {
 	col := c.cfg.Columns

@@ -10,6 +10,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
 	"github.com/workflow-exporter/workflow-exporter/blocks/presets"
+	"github.com/workflow-exporter/workflow-exporter/config"
 )
 
 // A table's shape is what a collector reads from it, as SQL expressions
@@ -126,6 +127,38 @@ func optionalColumn(set *string, def string, cols map[string]pgschema.ColumnType
 		return def, false
 	}
 	return "", false
+}
+
+// attemptsAndError resolves the optional attempts and error columns of a
+// configured table (columns.attempts and columns.error under key, or the
+// default names where the table has them): columns gains them as
+// requirements; attempts is an integer expression ("" without the
+// column), errorText a text one ("" without).
+func attemptsAndError(table, key string, attemptsSet, errorSet *string, cols map[string]pgschema.ColumnType, columns []pgschema.Column) (_ []pgschema.Column, attempts, errorText string, err error) {
+	if name, required := optionalColumn(attemptsSet, config.DefaultAttemptsColumn, cols); name != "" {
+		columns = append(columns, pgschema.Column{Key: key + ".columns.attempts", Name: name, Optional: !required})
+		if attempts, err = attemptsExpr(table, key+".columns.attempts", name, cols); err != nil {
+			return columns, "", "", err
+		}
+	}
+	if name, required := optionalColumn(errorSet, config.DefaultErrorColumn, cols); name != "" {
+		columns = append(columns, pgschema.Column{Key: key + ".columns.error", Name: name, Optional: !required})
+		errorText = pgschema.QuoteIdent(name) + "::text"
+	}
+	return columns, attempts, errorText, nil
+}
+
+// errorRowsSQL lists the rows of table (conds, "" for none) that carry an
+// error text: id, the text and the time columns of at (listColumns), the
+// newest first (by at, or by id without it), at most $1.
+func errorRowsSQL(table, id, errorText string, at timeExpr, conds string) string {
+	order := id + " DESC"
+	if at.present() {
+		order = at.value() + " DESC"
+	}
+	return fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s
+FROM %[4]s%[5]s
+ORDER BY %[6]s LIMIT $1`, id, textOr(errorText), at.listColumns(), table, where(conds, "("+errorText+") IS NOT NULL"), order)
 }
 
 // attemptsExpr is an attempts column as an integer expression, or an

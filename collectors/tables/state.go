@@ -80,6 +80,18 @@ type windowSlot struct {
 	State   watermark.State
 }
 
+// SaveState implements collectors.Stateful for the collectors that embed
+// tableBase and have a StateKey: the registered parts (label admissions,
+// windows, kept tuples).
+func (b *tableBase) SaveState() ([]byte, error) { return b.saveState(nil) }
+
+// LoadState implements collectors.Stateful (see SaveState).
+func (b *tableBase) LoadState(data []byte, resume bool) error { return b.loadState(data, resume, nil) }
+
+// Remembered implements collectors.Remembering: the registered parts'
+// sizes.
+func (b *tableBase) Remembered(note func(kind string, n int)) { b.remembered(note) }
+
 // saveState encodes the registered parts (and dup, the idempotency
 // collector's duplicate memory).
 func (b *tableBase) saveState(dup *dupMemory) ([]byte, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/sim/faultproxy"
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -543,9 +543,7 @@ func measureItemsPerCount(b *testing.B, ctx context.Context, e *env) []ipcRow {
 }
 
 // progress goes to stderr so stdout carries only the report.
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench-camunda: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
+var progress = benchkit.Progress("bench-camunda")
 
 func tail(s *testkit.LogBuffer) string {
 	if s == nil {

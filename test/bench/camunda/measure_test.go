@@ -21,6 +21,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/internal/poll"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/proccpu"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -376,19 +377,8 @@ func newFairFloor(conn *pgx.Conn) *contender {
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			rows, err = tx.Query(ctx, inflightFloorSQL)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				if _, err := rows.Values(); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
 			last = out
-			return rows.Err()
+			return benchkit.Drain(ctx, tx, inflightFloorSQL)
 		})
 	}
 	ct.counts = func() (map[string]groups, map[string]map[string]float64, error) { return last, nil, nil }

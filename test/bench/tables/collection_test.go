@@ -49,7 +49,9 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/collectors"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/proccpu"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -269,30 +271,14 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	url := pgtest.NewDatabase(b)
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	var pgVersion, settings string
-	if err := admin.QueryRow(ctx, `SELECT current_setting('server_version'),
-	format('shared_buffers %s, max_parallel_workers_per_gather %s, jit %s, work_mem %s (pgtest: fsync off)',
-		current_setting('shared_buffers'), current_setting('max_parallel_workers_per_gather'),
-		current_setting('jit'), current_setting('work_mem'))`).Scan(&pgVersion, &settings); err != nil {
-		b.Fatal(err)
-	}
+	srv := benchkit.NewServer(b)
+	url, admin, pgVersion, settings := srv.URL, srv.Admin, srv.Version, srv.Settings
 
 	start := time.Now()
 	dbs := map[int]*sources.DatabaseSource{}
 	for _, size := range p.all() {
 		for _, schema := range []string{exporterSchema(size), baselineSchema(size)} {
-			pgtest.Exec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
-			if err := pgtest.ExecFile(ctx, admin, testkit.Path(b, "deploy/sql/001_reference_schema.sql"), nil); err != nil {
-				b.Fatal(err)
-			}
-			pgtest.Exec(b, admin, "RESET search_path")
+			srv.ReferenceSchema(b, schema)
 		}
 		db := newExporter(b, url, exporterSchema(size), p.tablesAt(size))
 		defer db.DB.Close()
@@ -301,13 +287,7 @@ func BenchmarkCollectionVersusHistory(b *testing.B) {
 		// deploy/sql/003 is generated from), before the history arrives, as
 		// in production.
 		for _, c := range db.Collectors {
-			req := c.Requirements()
-			for _, ix := range req.Indexes {
-				if ix.ReferencePrimaryKey || ix.Requires != "" {
-					continue
-				}
-				pgtest.Exec(b, admin, ix.CreateStatement(req.Table))
-			}
+			srv.CreateIndexes(b, c.Requirements())
 		}
 	}
 	loaded := load(b, url, p)
@@ -667,18 +647,7 @@ func collectWithStatus(b *testing.B, ctx context.Context, c sources.TableCollect
 func runBaseline(ctx context.Context, conn *pgx.Conn, queries []string) error {
 	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		for _, q := range queries {
-			rows, err := tx.Query(ctx, q)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				if _, err := rows.Values(); err != nil {
-					rows.Close()
-					return err
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err := benchkit.Drain(ctx, tx, q); err != nil {
 				return err
 			}
 		}
@@ -816,20 +785,6 @@ func commit() string {
 	return strings.TrimSpace(string(out))
 }
 
-// loadAverage reads /proc/loadavg: other work on the machine shows in the
-// timings, so the report says how busy it was.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func growth(a, z float64) string {
 	if a == 0 {
 		return "n/a"
@@ -847,14 +802,7 @@ func human(n int) string {
 	return strconv.Itoa(n)
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+var median, ms2, loadAverage = benchkit.Median, benchkit.MS, proccpu.LoadAverage
 
 // roundDuration keeps two or three significant digits.
 func roundDuration(d time.Duration) string {
@@ -863,8 +811,6 @@ func roundDuration(d time.Duration) string {
 	}
 	return d.Round(10 * time.Millisecond).String()
 }
-
-func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func parseSizes(name, s string, emptyOK bool) ([]int, error) {
 	var out []int
@@ -882,6 +828,4 @@ func parseSizes(name, s string, emptyOK bool) ([]int, error) {
 }
 
 // progress goes to stderr so stdout carries only the report.
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
+var progress = benchkit.Progress("bench")

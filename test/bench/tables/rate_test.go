@@ -62,8 +62,8 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/catalog"
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
-	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
 var (
@@ -179,13 +179,8 @@ func BenchmarkCollectionVersusWriteRate(b *testing.B) {
 	}
 	interval := *rateIntervalFl
 	ctx := context.Background()
-	srv := pgtest.NewServer(b, "shared_preload_libraries=pg_stat_statements")
-	url := srv.NewDatabase(b)
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer admin.Close(ctx)
+	srv := benchkit.NewServer(b, "shared_preload_libraries=pg_stat_statements")
+	url, admin, pgVersion := srv.URL, srv.Admin, srv.Version
 	t0 := time.Now().UTC().Truncate(time.Second)
 	pgtest.Exec(b, admin, `CREATE EXTENSION pg_stat_statements;
 CREATE SCHEMA testclock;
@@ -197,21 +192,13 @@ CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELE
 	if strings.Contains(url, "?") {
 		exporterURL = url + "&search_path=testclock,pg_catalog,public"
 	}
-	var pgVersion string
-	if err := admin.QueryRow(ctx, `SELECT current_setting('server_version')`).Scan(&pgVersion); err != nil {
-		b.Fatal(err)
-	}
 
 	// Schemas, collectors, indexes, and the window before t0.
 	start := time.Now()
 	var cells []*rateCell
 	for _, rate := range rates {
 		schema := rateSchema(rate)
-		pgtest.Exec(b, admin, "CREATE SCHEMA "+schema+"; SET search_path = "+schema)
-		if err := pgtest.ExecFile(ctx, admin, testkit.Path(b, "deploy/sql/001_reference_schema.sql"), nil); err != nil {
-			b.Fatal(err)
-		}
-		pgtest.Exec(b, admin, "RESET search_path")
+		srv.ReferenceSchema(b, schema)
 		var kinds []benchTable
 		for _, k := range rateKinds {
 			kinds = append(kinds, k.benchTable)
@@ -226,13 +213,7 @@ CREATE FUNCTION testclock.now() RETURNS timestamptz LANGUAGE sql STABLE AS 'SELE
 		withDefaults := newExporter(b, exporterURL, schema, kinds)
 		defer withDefaults.DB.Close()
 		for _, c := range db.Collectors {
-			req := c.Requirements()
-			for _, ix := range req.Indexes {
-				if ix.ReferencePrimaryKey || ix.Requires != "" {
-					continue
-				}
-				pgtest.Exec(b, admin, ix.CreateStatement(req.Table))
-			}
+			srv.CreateIndexes(b, c.Requirements())
 		}
 		for _, k := range rateKinds {
 			cell := &rateCell{kind: k, rate: rate, schema: schema, db: db, want: map[string]float64{}}
@@ -397,18 +378,7 @@ func (c *rateCell) measure(b *testing.B, ctx context.Context, admin *pgx.Conn, u
 			st := time.Now()
 			err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 				for _, q := range c.counterQueries() {
-					rows, err := tx.Query(ctx, q, lower, nil)
-					if err != nil {
-						return err
-					}
-					for rows.Next() {
-						if _, err := rows.Values(); err != nil {
-							rows.Close()
-							return err
-						}
-					}
-					rows.Close()
-					if err := rows.Err(); err != nil {
+					if err := benchkit.Drain(ctx, tx, q, lower, nil); err != nil {
 						return err
 					}
 				}

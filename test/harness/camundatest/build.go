@@ -3,15 +3,10 @@ package camundatest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -154,41 +149,8 @@ func SourceHash(flavor Flavor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var files []string
-	files = append(files, "pom.xml")
-	for _, tree := range []string{filepath.Join(dir, "src"), sharedDir(dir)} {
-		if _, err := os.Stat(tree); errors.Is(err, fs.ErrNotExist) {
-			continue // the older Camunda 7 releases have no src/: their parent in shared/ has it all
-		}
-		err = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type().IsRegular() {
-				rel, err := filepath.Rel(dir, p) // ../shared/... for the shared sources
-				if err != nil {
-					return err
-				}
-				files = append(files, filepath.ToSlash(rel))
-			}
-			return nil
-		})
-		if err != nil {
-			return "", fmt.Errorf("camundatest: hashing %s: %w", tree, err)
-		}
-	}
-	sort.Strings(files)
-	h := sha256.New()
-	fmt.Fprintf(h, "flavor %s\n", flavor)
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
-		if err != nil {
-			return "", fmt.Errorf("camundatest: hashing: %w", err)
-		}
-		fmt.Fprintf(h, "%s %d\n", f, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	// The older Camunda 7 releases have no src/: their parent in shared/ has it all.
+	return testkit.HashTrees(dir, fmt.Sprintf("flavor %s\n", flavor), "src", "../shared")
 }
 
 // Build returns the path of the flavor's executable jar, building it with Maven when the cache has

@@ -27,14 +27,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/test/harness/relaytest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -54,21 +53,7 @@ const (
 // Build returns the path of the application's jar, building it with Maven when the cache has none
 // for the current pom and sources.
 func Build(ctx context.Context) (string, error) {
-	cache := os.Getenv("RELAYTEST_CACHE_DIR")
-	if cache == "" {
-		root, err := testkit.RepoRoot()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(root, ".cache", "relays")
-	}
-	return testkit.MavenBuild(ctx, testkit.MavenJar{
-		Name:     "modulith-app",
-		Project:  Project,
-		Jar:      "modulith-app.jar",
-		CacheDir: cache,
-		Args:     strings.Fields(os.Getenv("RELAYTEST_MVN_ARGS")),
-	})
+	return relaytest.BuildJar(ctx, "modulith-app", Project)
 }
 
 // DefaultJVMArgs start the application fast on small machines: C1 only, serial GC, a small heap.

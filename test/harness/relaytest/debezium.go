@@ -26,6 +26,14 @@ const DebeziumProject = "test/relays/debezium"
 // cache has none for the current pom and sources (testkit.MavenBuild: <repo>/.cache/relays, or
 // $RELAYTEST_CACHE_DIR; extra Maven arguments from $RELAYTEST_MVN_ARGS, e.g. -o).
 func BuildDebezium(ctx context.Context) (string, error) {
+	return BuildJar(ctx, "debezium-relay", DebeziumProject)
+}
+
+// BuildJar returns the path of the jar <name>.jar that the Maven project (relative to the
+// repository root) packages, building it when the cache has none for the current pom and sources
+// (testkit.MavenBuild): the relays' and the applications' builds share <repo>/.cache/relays, or
+// $RELAYTEST_CACHE_DIR, and take extra Maven arguments from $RELAYTEST_MVN_ARGS (e.g. -o).
+func BuildJar(ctx context.Context, name, project string) (string, error) {
 	cache := os.Getenv("RELAYTEST_CACHE_DIR")
 	if cache == "" {
 		root, err := testkit.RepoRoot()
@@ -35,9 +43,9 @@ func BuildDebezium(ctx context.Context) (string, error) {
 		cache = filepath.Join(root, ".cache", "relays")
 	}
 	return testkit.MavenBuild(ctx, testkit.MavenJar{
-		Name:     "debezium-relay",
-		Project:  DebeziumProject,
-		Jar:      "debezium-relay.jar",
+		Name:     name,
+		Project:  project,
+		Jar:      name + ".jar",
 		CacheDir: cache,
 		Args:     strings.Fields(os.Getenv("RELAYTEST_MVN_ARGS")),
 	})

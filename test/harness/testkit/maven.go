@@ -118,26 +118,34 @@ func MavenBuild(ctx context.Context, m MavenJar) (string, error) {
 
 // MavenSourceHash hashes a Maven project's pom.xml and every file under its src/ (paths and
 // contents): the cache key of MavenBuild.
-func MavenSourceHash(dir string) (string, error) {
+func MavenSourceHash(dir string) (string, error) { return HashTrees(dir, "", "src") }
+
+// HashTrees hashes head, then dir's pom.xml and every regular file under the trees (relative
+// to dir, e.g. "src" or "../shared"; a missing tree is skipped), by path and contents: a cache
+// key that changes with any of them and nothing else.
+func HashTrees(dir, head string, trees ...string) (string, error) {
 	files := []string{"pom.xml"}
-	err := filepath.WalkDir(filepath.Join(dir, "src"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(dir, p)
+	for _, tree := range trees {
+		err := filepath.WalkDir(filepath.Join(dir, tree), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			files = append(files, filepath.ToSlash(rel))
+			if d.Type().IsRegular() {
+				rel, err := filepath.Rel(dir, p)
+				if err != nil {
+					return err
+				}
+				files = append(files, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			return "", fmt.Errorf("testkit: hashing %s: %w", filepath.Join(dir, tree), err)
 		}
-		return nil
-	})
-	if err != nil && !os.IsNotExist(err) {
-		return "", fmt.Errorf("testkit: hashing %s: %w", dir, err)
 	}
 	sort.Strings(files)
 	h := sha256.New()
+	h.Write([]byte(head))
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {

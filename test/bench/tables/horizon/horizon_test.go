@@ -37,7 +37,9 @@ import (
 
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/internal/sources"
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/proccpu"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
@@ -105,34 +107,16 @@ func BenchmarkRetentionHorizon(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	url := pgtest.NewDatabase(b)
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	var pgVersion, settings string
-	if err := admin.QueryRow(ctx, `SELECT current_setting('server_version'),
-	format('shared_buffers %s, max_parallel_workers_per_gather %s, jit %s, work_mem %s (pgtest: fsync off)',
-		current_setting('shared_buffers'), current_setting('max_parallel_workers_per_gather'),
-		current_setting('jit'), current_setting('work_mem'))`).Scan(&pgVersion, &settings); err != nil {
-		b.Fatal(err)
-	}
+	srv := benchkit.NewServer(b)
+	url, admin, pgVersion, settings := srv.URL, srv.Admin, srv.Version, srv.Settings
 
 	start := time.Now()
 	horizons := map[benchCase]sources.TableCollector{}
 	for _, c := range cases {
-		pgtest.Exec(b, admin, "CREATE SCHEMA "+c.schema()+"; SET search_path = "+c.schema())
-		if err := pgtest.ExecFile(ctx, admin, testkit.Path(b, "deploy/sql/001_reference_schema.sql"), nil); err != nil {
-			b.Fatal(err)
-		}
-		pgtest.Exec(b, admin, "RESET search_path")
+		srv.ReferenceSchema(b, c.schema())
 		h := newHorizon(b, url, c)
 		horizons[c] = h
-		req := h.Requirements()
-		for _, ix := range req.Indexes {
-			pgtest.Exec(b, admin, ix.CreateStatement(req.Table))
-		}
+		srv.CreateIndexes(b, h.Requirements())
 	}
 	load(b, url, cases)
 	for _, c := range cases {
@@ -397,28 +381,7 @@ func report(cases []benchCase, results map[benchCase]result, pgVersion, settings
 	fmt.Fprintln(w)
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	if f := strings.Fields(string(b)); len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "unknown"
-}
-
-func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench-horizon: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
+var (
+	median, ms, loadAverage = benchkit.Median, benchkit.MS, proccpu.LoadAverage
+	progress                = benchkit.Progress("bench-horizon")
+)
