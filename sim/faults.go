@@ -53,7 +53,7 @@ type Fault struct {
 // Faults is the catalogue, sorted by name.
 func Faults() []Fault {
 	fs := []Fault{
-		{FaultCrashAfterSideEffect, TargetLane, "the worker commits its side effect (record COMPLETED, outbox event, processed-job row) and crashes before completing the task (once per task, and again only after its last crash was replayed): the task stays locked until its lock lapses, then another worker finds the record COMPLETED and replays the completion", true},
+		{FaultCrashAfterSideEffect, TargetLane, "the worker commits its side effect (record COMPLETED, outbox event, processed-job row) and crashes before completing the task (once per task; it restarts under an id no unreplayed crash was under): the task stays locked until its lock lapses, then another worker finds the record COMPLETED and replays the completion", true},
 		{FaultSlowWorker, TargetLane, "one worker of the lane hangs between SIDE_EFFECT_SUBMITTED and COMPLETED for as long as the fault lasts: its lock lapses, another worker fetches the task (a redelivery: the record is in progress, so the outcome is in doubt and it backs off for ten lock durations), and once the fault is lifted the late worker's complete is refused; the task completes from the record", true},
 		{FaultUnknownOutcome, TargetLane, "the downstream service accepts the command but answers after the worker's timeout; the worker marks the record UNKNOWN_OUTCOME and backs off, and reconciliation cannot resolve it while the fault lasts", false},
 		{FaultDuplicateDelivery, TargetLane, "the broker delivers every inbox message twice (the second time under a new message id); the consumer records the duplicate as IGNORED_DUPLICATE: the protection working", false},

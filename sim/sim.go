@@ -535,34 +535,42 @@ func (s *Simulator) add(l Lane, what string, n int) {
 	s.counts[l.Name][what] += n
 }
 
-// crash is a worker's crash on a task, not yet replayed.
+// crash is a worker's crash on a task, not yet replayed: the id the
+// task's lapsing lock is under.
 type crash struct {
-	worker *worker
-	at     time.Time
+	workerID string
+	at       time.Time
 }
 
 // crashOnce reports whether the worker should "crash" on the task it has
-// just finished: the side effect is committed, so a task crashes at most
-// once (its redelivery finds the record COMPLETED and replays). A worker
-// crashes again only once its last crash has been replayed (or three lock
-// durations have passed: the process instance may have been deleted):
-// its restart changes its id once between the crash and the replay, so
-// the replay is by another id than the lapsed lock's, whichever worker
-// fetches it (see restart).
-func (s *Simulator) crashOnce(w *worker, taskID string) bool {
+// just finished, and if so the id it restarts under (worker.restart). The
+// side effect is committed, so a task crashes once: its redelivery finds
+// the record COMPLETED and replays. The new id is the worker's first, or
+// it with the lowest suffix r1, r2, ..., that neither it is under now nor
+// any crash still waiting for its replay was under, so no replay is under
+// its lapsed lock's id. A crash is forgotten at its replay, or three lock
+// durations after it (its process instance may have been deleted).
+func (s *Simulator) crashOnce(w *worker, taskID string) (restartAs string, crashed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	for id, c := range s.crashed {
-		switch {
-		case now.Sub(c.at) >= 3*s.cfg.LockDuration:
-			delete(s.crashed, id)
-		case c.worker == w:
-			return false
-		}
+	if _, done := s.crashed[taskID]; done {
+		return "", false
 	}
-	s.crashed[taskID] = crash{worker: w, at: now}
-	return true
+	now := time.Now()
+	owed := map[string]bool{w.id: true}
+	for id, c := range s.crashed {
+		if now.Sub(c.at) >= 3*s.cfg.LockDuration {
+			delete(s.crashed, id)
+			continue
+		}
+		owed[c.workerID] = true
+	}
+	s.crashed[taskID] = crash{workerID: w.id, at: now}
+	restartAs = w.base
+	for n := 1; owed[restartAs]; n++ {
+		restartAs = fmt.Sprintf("%sr%d", w.base, n)
+	}
+	return restartAs, true
 }
 
 // replayed notes that a crashed task's redelivery replayed its completion.

@@ -139,6 +139,12 @@ func ageTolerance(span time.Duration) float64 { return span.Seconds() + dateLag 
 // REST mode's ages are short by at most that, never long.
 const dateLag = 2.0
 
+// pastDateLag is how long a test waits for a new task, job or incident to
+// age measurably: longer than dateLag, so that an age read against the
+// Date header is above 0 too (1.5 s was not: an executable job read 0 s
+// old on Camunda 7.19's Tomcat 9 in CI).
+const pastDateLag = 2500 * time.Millisecond
+
 // sameCamundaSeries checks that two exporters of one engine serve the same
 // camunda_* series with the same values (a histogram's count, sum and every
 // bucket), for the series whose labels own accepts; ages may differ by
@@ -930,7 +936,7 @@ func scenarioWaitingLocked(s *scenario) {
 		s.t.Errorf("oldest waiting age with nothing waiting = %v, want 0", age)
 	}
 	s.start(4)
-	time.Sleep(1500 * time.Millisecond) // let the oldest task age measurably
+	time.Sleep(pastDateLag) // let the oldest task age measurably
 	collected := time.Now()
 	s.states(map[string]int{vocab.StateWaiting: 4})
 	// The engine's own creation time of its oldest task: the creation
@@ -1174,7 +1180,7 @@ func scenarioExhausted(s *scenario) {
 			oldest = ts
 		}
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(pastDateLag)
 	collected := time.Now()
 	s.exp.collect()
 	lo, hi := collected.Sub(oldest).Seconds()-dateLag-0.2, time.Since(oldest).Seconds()+0.2
@@ -1488,7 +1494,7 @@ func scenarioAsyncJobs(s *scenario) {
 			oldest = created
 		}
 	}
-	time.Sleep(1500 * time.Millisecond) // let the oldest job age measurably
+	time.Sleep(pastDateLag) // let the oldest job age measurably
 	collected := time.Now()
 	s.exp.collect()
 	if n := jobCount("executable", "true", "active", "true"); n != 3 {

@@ -104,7 +104,7 @@ func engineTenants(t *testing.T, u engineUnderTest) {
 	waiting := map[string]float64{"acme": 1, "globex": 0, "": 1}
 	// Over REST the engine's clock is the Date header, truncated to the
 	// second: past it, the new tasks' ages are above 0.
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(pastDateLag)
 	for _, x := range exporters {
 		x.collect()
 	}

@@ -137,7 +137,7 @@ func scenarioOldestWaitingAge(s *scenario) {
 			oldest = tk.at
 		}
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(pastDateLag)
 	start := time.Now()
 	s.exp.collect()
 	want := start.Sub(oldest).Seconds()

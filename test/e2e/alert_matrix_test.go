@@ -17,6 +17,7 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/alerts/rulefile"
 	"github.com/workflow-exporter/workflow-exporter/alerts/rules"
 	"github.com/workflow-exporter/workflow-exporter/sim"
+	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/promtest"
@@ -327,6 +328,7 @@ func matrixOnly(t *testing.T, cases []matrixCase) []matrixCase {
 }
 
 func TestAlertMatrix(t *testing.T) {
+	t.Parallel() // beside the package's other tests (besideTheMatrix)
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
 	laneCases, exporterCases := matrixCases()
 	laneCases, exporterCases = matrixOnly(t, laneCases), matrixOnly(t, exporterCases)
@@ -339,7 +341,9 @@ func TestAlertMatrix(t *testing.T) {
 
 	ordersDSN, billingDSN := matrixDatabase(t), matrixDatabase(t)
 	databases := map[string]string{"orders": ordersDSN, "billing": billingDSN}
-	engine := sharedEngine(t)
+	// An engine of its own (the others' is sharedEngine): the other tests
+	// of the package run beside this one.
+	engine := camundatest.Shared(t, camundatest.FlavorCamunda)
 
 	var lanes []sim.Lane
 	// relayConfig is the exporter's config of the relay lane's database,

@@ -32,6 +32,7 @@ import (
 // dashboard must return at least one series from each: a panel that shows
 // nothing at 3 a.m. is a defect.
 func TestEveryPanelShowsDataOnALiveStack(t *testing.T) {
+	besideTheMatrix(t)
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary())
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()

@@ -2,12 +2,28 @@ package e2e
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
+
+// oneAtATime keeps the package's tests but the alert matrix to one at a
+// time: they share sharedEngine, and an exporter of one would count the
+// others' tasks. The alert matrix, the longest by far, has an engine of its
+// own and runs beside them (its exporter watches every topic of its
+// engine, and nothing but its simulator may raise an alert there).
+var oneAtATime sync.Mutex
+
+// besideTheMatrix runs the test in parallel with the alert matrix, one
+// such test at a time (oneAtATime).
+func besideTheMatrix(t *testing.T) {
+	t.Parallel()
+	oneAtATime.Lock()
+	t.Cleanup(oneAtATime.Unlock)
+}
 
 // sharedEngine is the one Camunda 7.24 engine of the package's tests, with
 // its job executor off: an async job then stays executable, as behind a job

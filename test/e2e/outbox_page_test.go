@@ -88,6 +88,7 @@ func newDatabase(t *testing.T) (*pgx.Conn, string) {
 // must produce no notification at all: on the alerting stack of each
 // flavor, both watching the one exporter.
 func TestOutboxStallPagesWithRealComponents(t *testing.T) {
+	besideTheMatrix(t)
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
 	ordersConn, ordersDSN := newDatabase(t)
 	billingConn, billingDSN := newDatabase(t)

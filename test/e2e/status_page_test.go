@@ -32,6 +32,7 @@ import (
 // browser.screenshot). Then the database goes
 // away: the page says so and lists nothing from it as current.
 func TestStatusPageNamesTheTasksInDoubt(t *testing.T) {
+	besideTheMatrix(t)
 	browser := browser{bin: testkit.Tool(t, "chromium", "chromium")}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

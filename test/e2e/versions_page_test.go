@@ -26,6 +26,7 @@ import (
 // quiet, and no CamundaExternalTaskWaitingAgeMissing ticket says a page is
 // blind.
 func TestBacklogStalledPagesOnEveryVersion(t *testing.T) {
+	besideTheMatrix(t)
 	const stalledTopic, servedTopic = "versions.stalled", "versions.served"
 	processOf := func(topic string) string { return strings.ReplaceAll(topic, ".", "_") }
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
