@@ -10,15 +10,16 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 )
 
-// oneAtATime keeps the package's tests but the alert matrix to one at a
-// time: they share sharedEngine, and an exporter of one would count the
-// others' tasks. The alert matrix, the longest by far, has an engine of its
-// own and runs beside them (its exporter watches every topic of its
-// engine, and nothing but its simulator may raise an alert there).
+// oneAtATime keeps the package's tests that use sharedEngine to one at a
+// time: an exporter of one would count the others' tasks. The alert
+// matrix, the longest by far, has an engine of its own (its exporter
+// watches every topic of its engine, and nothing but its simulator may
+// raise an alert there), and the tests without an engine need none: they
+// run beside them all (TestMain sets how many at a time).
 var oneAtATime sync.Mutex
 
-// besideTheMatrix runs the test in parallel with the alert matrix, one
-// such test at a time (oneAtATime).
+// besideTheMatrix runs a test of sharedEngine in parallel with the
+// package's other tests, one such test at a time (oneAtATime).
 func besideTheMatrix(t *testing.T) {
 	t.Parallel()
 	oneAtATime.Lock()

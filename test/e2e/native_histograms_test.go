@@ -22,7 +22,7 @@ import (
 // sum equal the classic ones, and the native median lies within one
 // classic bucket of the classic estimate (docs/metrics.md).
 func TestNativeAndClassicHistogramsOnCurrentPrometheus(t *testing.T) {
-	besideTheMatrix(t)
+	t.Parallel() // no engine: beside every other test
 	flavor := promtest.Current(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

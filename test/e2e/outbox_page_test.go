@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,7 +23,21 @@ import (
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m, camundatest.StopShared, pgtest.StopShared) }
+// TestMain runs up to four of the package's tests at a time, whatever the
+// cores (unless -parallel says otherwise): they mostly wait for alert
+// windows and lapsing locks, and one after another they were the longest
+// package of make test.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		if err := flag.Set("test.parallel", "4"); err != nil {
+			panic(err)
+		}
+	}
+	testkit.Main(m, camundatest.StopShared, pgtest.StopShared)
+}
 
 // outboxWorkload writes like a worker and a publisher: an event every
 // 500 ms (unless paused), published within a second while the publisher
@@ -88,7 +103,7 @@ func newDatabase(t *testing.T) (*pgx.Conn, string) {
 // must produce no notification at all: on the alerting stack of each
 // flavor, both watching the one exporter.
 func TestOutboxStallPagesWithRealComponents(t *testing.T) {
-	besideTheMatrix(t)
+	t.Parallel() // no engine: beside every other test
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
 	ordersConn, ordersDSN := newDatabase(t)
 	billingConn, billingDSN := newDatabase(t)

@@ -39,7 +39,7 @@ exporter: {source_down_for: 20s, pages_keep_firing_for: 1m, down_for: 20s, min_i
 // over the two replicas as a Prometheus scraping one of them alone reads
 // (a plain sum over the replicas reads twice as much: the check can fail).
 func TestTwoReplicasRaiseEachAlertOnce(t *testing.T) {
-	besideTheMatrix(t)
+	t.Parallel() // no engine: beside every other test
 	promtest.SkipIfMissing(t, promtest.PrometheusBinary(), promtest.AlertmanagerBinary())
 	conn, dsn := newDatabase(t)
 	u, err := url.Parse(dsn)
