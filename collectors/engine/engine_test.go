@@ -114,7 +114,7 @@ func (e *camExporter) collect() {
 			e.t.Fatalf("engine-database mode: camunda_up %v; log:\n%s", v, e.twin.logs)
 		}
 		e.maxSpan = max(e.maxSpan, time.Since(start))
-		sameCamundaSeries(e.t, e.set, e.twin.set, e.twinOwns, ageTolerance(e.maxSpan))
+		sameCamundaSeries(e.t, e.set, e.twin.set, e.twinOwns, ageTolerance(e.maxSpan), false)
 		sameStatusItems(e.t, e, e.twin, e.twinOwns)
 	}
 }
@@ -149,7 +149,14 @@ const pastDateLag = 2500 * time.Millisecond
 // camunda_* series with the same values (a histogram's count, sum and every
 // bucket), for the series whose labels own accepts; ages may differ by
 // tolerance seconds (see ageTolerance).
-func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(string, map[string]string) bool, tolerance float64) {
+//
+// baselines: both exporters are new and their first collection is a
+// baseline, read a late_commit_window back from each one's own clock (the
+// Date header, then the database clock, a moment later). A log entry near
+// that edge is in one window only, and the counters its key names at 0 are
+// served by one exporter only; such a series is allowed, at 0 (a counted
+// value never is: a baseline counts nothing).
+func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(string, map[string]string) bool, tolerance float64, baselines bool) {
 	t.Helper()
 	series := func(c prometheus.Collector) map[string]float64 {
 		out := map[string]float64{}
@@ -185,6 +192,8 @@ func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(str
 	for k, va := range a {
 		vb, ok := b[k]
 		switch {
+		case !ok && baselines && va == 0 && strings.HasSuffix(strings.SplitN(k, "{", 2)[0], "_total"):
+			t.Logf("engine-database mode lacks %s (REST mode: 0): a key named by one baseline window only", k)
 		case !ok:
 			t.Errorf("engine-database mode lacks %s (REST mode: %v)", k, va)
 		case strings.Contains(k, "_age_seconds"), strings.Contains(k, "_idle_seconds"):
@@ -196,7 +205,9 @@ func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(str
 		}
 	}
 	for k, vb := range b {
-		if _, ok := a[k]; !ok {
+		if _, ok := a[k]; !ok && baselines && vb == 0 && strings.HasSuffix(strings.SplitN(k, "{", 2)[0], "_total") {
+			t.Logf("REST mode lacks %s (engine-database mode: 0): a key named by one baseline window only", k)
+		} else if !ok {
 			t.Errorf("engine-database mode serves %s = %v, REST mode does not", k, vb)
 		}
 	}
