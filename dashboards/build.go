@@ -421,6 +421,18 @@ func (d *board) upStat(p panel) {
 	d.addStat(b, p)
 }
 
+// downStat adds a stat counting the selected series of the 0/1 metric up
+// that are 0 (sources, collectors or relay slots down), red from one. A
+// down source drops its data series and leaves the panels beside it blank:
+// this count is what tells that blank from healthy. p gives the title, the
+// description, the runbooks and any width or drill.
+func (d *board) downStat(up string, p panel) {
+	p.unit = "short"
+	p.targets = []target{{expr: sumBy("1 - " + up)}}
+	p.steps = []step{{1, "red"}}
+	d.stat(p)
+}
+
 // queryBuilder is what the SDK's builders of the panels that show queries
 // (stat, time series, table) have in common, each returning itself.
 type queryBuilder[B any] interface {

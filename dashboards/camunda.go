@@ -13,10 +13,8 @@ func externalTasks(c rules.Config) *board {
 		engineVar(), tenantVar(), topicVar())
 
 	d.row("Summary")
-	d.stat(panel{title: "Engines down", unit: "short",
+	d.downStat(sel(catalog.CamundaUp, mEngine), panel{title: "Engines down",
 		desc:     "Selected engines whose last poll failed. A down engine has no data series, so the panels below go blank for it: blank is not healthy.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.CamundaUp, mEngine))}},
-		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Open external tasks", unit: "short",
 		desc:    "Open external tasks of the selected topics in every state.",

@@ -34,10 +34,8 @@ func deliveryRow(d *board) {
 		desc:    "95th percentile of first receipt minus creation of the events first found received in the rate interval (received_at in the consumer's inbox, corrected by the clock offset, minus created_at in the producer's outbox).",
 		targets: []target{{expr: quantile(0.95, catalog.DeliveryLatency, nil, mDelivery, mEventType)}},
 		steps:   []step{{60, "orange"}, {300, "red"}}})
-	d.stat(panel{title: "Deliveries down", unit: "short",
+	d.downStat(sel(catalog.ExporterSourceUp, mSourceDelivery), panel{title: "Deliveries down",
 		desc:     "Selected deliveries whose last comparison failed (a table or column missing, a timeout): their series are absent. A delivery whose database is down stays up and reports nothing; the database shows under Databases down.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp, mSourceDelivery))}},
-		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Largest clock offset", unit: "s",
 		desc:    "The largest difference between a delivery's consumer and producer database clocks, as measured at the last comparison and subtracted from the latencies. Seconds here mean the servers' clocks drift: fix their time synchronisation.",

@@ -26,10 +26,8 @@ func exporterHealth(c rules.Config) *board {
 		desc:     "Every configured Camunda engine, database and delivery, UP or DOWN as of the last collection. A DOWN source has no data series.",
 		targets:  []target{{expr: sel(catalog.ExporterSourceUp), legend: "{{source}} {{name}}"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
-	d.stat(panel{title: "Collectors failing", unit: "short", w: 3,
+	d.downStat(sel(catalog.ExporterCollectorUp), panel{title: "Collectors failing", w: 3,
 		desc:     "Collectors whose last collection failed; their series are absent until they succeed again.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
-		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown}})
 	d.stat(panel{title: "Oldest data", unit: "s", w: 3,
 		desc:     "Time since the least recent fully successful collection over all sources. Above min_interval plus the scrape interval means some data on the other dashboards is old.",

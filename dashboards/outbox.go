@@ -27,10 +27,8 @@ func relayRow(d *board) {
 		targets:  []target{{expr: "max(" + sel(catalog.OutboxRelayLagSeconds, mDatabase) + ")"}},
 		steps:    d.steps(d.relayLagSteps),
 		runbooks: []string{rules.WorkflowOutboxRelayBehind}})
-	d.stat(panel{title: "Relays disconnected", unit: "short",
+	d.downStat(sel(catalog.OutboxRelaySlotActive, mDatabase), panel{title: "Relays disconnected",
 		desc:     "Relay slots no relay streams from (workflow_outbox_relay_slot_active 0): the relay is stopped, failing or cannot connect, and every outbox write waits.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.OutboxRelaySlotActive, mDatabase))}},
-		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowOutboxRelayBehind}})
 	d.stat(panel{title: "Slots at risk", unit: "short",
 		desc:     "Relay slots whose WAL is due for removal (wal_status unreserved) or gone (lost): the relay loses the events it has not read (WorkflowOutboxRelayWALAtRisk).",
@@ -73,10 +71,8 @@ func relayRow(d *board) {
 // same signals per event type over time.
 func outboxRow(d *board) {
 	d.row("Outbox")
-	d.stat(panel{title: "Databases down", unit: "short",
+	d.downStat(sel(catalog.ExporterSourceUp, mSourceDatabase), panel{title: "Databases down",
 		desc:     "Selected databases the exporter could not read in its last collection. Their outbox and inbox series are then absent, so the panels below go blank: blank is not healthy.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp, mSourceDatabase))}},
-		steps:    []step{{1, "red"}},
 		runbooks: []string{rules.WorkflowExporterSourceDown}})
 	d.stat(panel{title: "Oldest pending event", unit: "s",
 		desc:     "Age of the oldest unpublished outbox event, by the database clock: the paging signal. Orange past outbox.stalled_window of the alerts config (the stall's age gate), red past outbox.oldest_age (WorkflowOutboxOldestEventTooOld). 0 means drained.",

@@ -75,10 +75,8 @@ func overview(c rules.Config) *board {
 	d.ageStat("Oldest executable job",
 		"Since when the oldest async job that could run now has been due on the selected engines. Orange past camunda.job_executor_stalled_age, red past it plus job_executor_stalled_for: a job executor that runs nothing pages. No data means the engine is down.",
 		sel(catalog.CamundaJobOldestExecutableAge, mEngine), d.steps(d.jobAgeSteps), UIDExternalTask, rules.CamundaJobExecutorStalled)
-	d.stat(panel{title: "Sources down", unit: "short", w: 3,
+	d.downStat(sel(catalog.ExporterSourceUp), panel{title: "Sources down", w: 3,
 		desc:     "Camunda engines, databases and deliveries the exporter could not read in its last collection. A down source drops its data series, so every other panel goes blank for it: blank is not healthy, and the pages on it are blind. No data here means the exporter itself is not scraped.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterSourceUp))}},
-		steps:    []step{{1, "red"}},
 		drill:    UIDExporter,
 		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterDown}})
 
@@ -89,10 +87,8 @@ func overview(c rules.Config) *board {
 		desc:    "Alerts of this bundle with severity warning that are firing now (they open tickets). 0 means none is firing, provided this Prometheus loads the rules of alerts/.",
 		targets: []target{{expr: "count(" + warningAlertsOfBundle + ") or vector(0)"}},
 		steps:   []step{{1, "orange"}}})
-	d.stat(panel{title: "Collectors failing", unit: "short", w: 4,
+	d.downStat(sel(catalog.ExporterCollectorUp), panel{title: "Collectors failing", w: 4,
 		desc:     "Collectors (one per table or Camunda query) whose last collection failed. Their series are absent until they succeed again.",
-		targets:  []target{{expr: sumBy("1 - " + sel(catalog.ExporterCollectorUp))}},
-		steps:    []step{{1, "red"}},
 		drill:    UIDExporter,
 		runbooks: []string{rules.WorkflowExporterSourceDown, rules.WorkflowExporterCollectorDown}})
 	d.stat(panel{title: "Unknown outcomes", unit: "short", w: 4,
