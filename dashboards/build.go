@@ -121,6 +121,18 @@ func quantile(q float64, histogram string, by []string, matchers ...string) stri
 		q, strings.Join(append([]string{"le"}, by...), ", "), rate(histogram+"_bucket", matchers...))
 }
 
+// percentiles are the targets of a time series of a catalog histogram's
+// percentiles ps (50 for the median) per value of the label by, each
+// legend naming its percentile: "p95 {{topic}}".
+func percentiles(histogram, by string, ps []int, matchers ...string) []target {
+	out := make([]target, len(ps))
+	for i, p := range ps {
+		out[i] = target{expr: quantile(float64(p)/100, histogram, []string{by}, matchers...),
+			legend: fmt.Sprintf("p%d {{%s}}", p, by)}
+	}
+	return out
+}
+
 // sumBy renders sum by (labels) (one(inner)), or sum(one(inner)) without
 // labels: the sum over the selection of one exporter's readings, whatever
 // the number of its replicas (see one).

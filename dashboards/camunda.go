@@ -98,11 +98,8 @@ func externalTasks(c rules.Config) *board {
 			legend: "{{topic}}: {{error}}"}},
 		runbooks: []string{rules.CamundaExternalTaskRetryStorm}})
 	d.series(panel{title: "Task duration", unit: "s",
-		desc: "External task duration, creation to successful completion (retries included), p50 and p95 per topic, from the history log. Tasks created before the exporter started are not in it.",
-		targets: []target{
-			{expr: quantile(0.5, catalog.CamundaExternalTaskDuration, []string{"topic"}, mEngine, mTopic), legend: "p50 {{topic}}"},
-			{expr: quantile(0.95, catalog.CamundaExternalTaskDuration, []string{"topic"}, mEngine, mTopic), legend: "p95 {{topic}}"},
-		}})
+		desc:    "External task duration, creation to successful completion (retries included), p50 and p95 per topic, from the history log. Tasks created before the exporter started are not in it.",
+		targets: percentiles(catalog.CamundaExternalTaskDuration, "topic", []int{50, 95}, mEngine, mTopic)})
 	d.series(panel{title: "Lock expirations", unit: "ops",
 		desc:     "Locks seen to lapse without complete, failure or extendLock, per second, by topic. The worker is gone or slower than its lock duration.",
 		targets:  []target{{expr: sumBy(rate(catalog.CamundaExternalTaskLockExpirations, mEngine, mTopic), "topic"), legend: "{{topic}}"}},

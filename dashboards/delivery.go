@@ -50,12 +50,8 @@ func deliveryRow(d *board) {
 		},
 		runbooks: []string{rules.WorkflowDeliveryEventsLost}})
 	d.series(panel{title: "Delivery latency", unit: "s",
-		desc: "Quantiles of first receipt minus creation per delivery, over the events first found received in the rate interval.",
-		targets: []target{
-			{expr: quantile(0.5, catalog.DeliveryLatency, []string{"delivery"}, mDelivery, mEventType), legend: "p50 {{delivery}}"},
-			{expr: quantile(0.95, catalog.DeliveryLatency, []string{"delivery"}, mDelivery, mEventType), legend: "p95 {{delivery}}"},
-			{expr: quantile(0.99, catalog.DeliveryLatency, []string{"delivery"}, mDelivery, mEventType), legend: "p99 {{delivery}}"},
-		}})
+		desc:    "Quantiles of first receipt minus creation per delivery, over the events first found received in the rate interval.",
+		targets: percentiles(catalog.DeliveryLatency, "delivery", []int{50, 95, 99}, mDelivery, mEventType)})
 	d.series(panel{title: "Events compared and received twice", unit: "short",
 		desc: "Per delivery and event type: the events published within the window (the comparison's population) and the receipts beyond the first among them.",
 		targets: []target{

@@ -115,12 +115,8 @@ func outboxRow(d *board) {
 		},
 		runbooks: []string{rules.WorkflowOutboxBacklogGrowing, rules.WorkflowOutboxBacklogStalled}})
 	d.series(panel{title: "Publish delay", unit: "s",
-		desc: "Quantiles of published_at minus created_at per database, over the events published in the rate interval.",
-		targets: []target{
-			{expr: quantile(0.5, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p50 {{database}}"},
-			{expr: quantile(0.95, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p95 {{database}}"},
-			{expr: quantile(0.99, catalog.OutboxPublishDelay, []string{"database"}, mDatabase), legend: "p99 {{database}}"},
-		}})
+		desc:    "Quantiles of published_at minus created_at per database, over the events published in the rate interval.",
+		targets: percentiles(catalog.OutboxPublishDelay, "database", []int{50, 95, 99}, mDatabase)})
 	d.series(panel{title: "Failed events by type", unit: "short",
 		desc:     "Outbox events in a failed or dead status per database and event type.",
 		targets:  []target{{expr: sumBy(sel(catalog.OutboxEventsFailed, mDatabase, mEventType), "database", "event_type"), legend: "{{database}} {{event_type}}"}},
