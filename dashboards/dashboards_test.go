@@ -380,6 +380,47 @@ func TestCountersThroughRate(t *testing.T) {
 	}
 }
 
+// unmergedSums returns the sums in expr that add the series of every
+// exporter replica: a sum whose argument is not the replicas' merge (one:
+// max without the replica labels). Two replicas read the same values, so
+// such a sum shows every count twice. A sum of histogram buckets under
+// histogram_quantile is left alone (doubling every bucket moves no
+// quantile), as are counts of ALERTS (the rules merge replicas).
+func unmergedSums(expr string) []string {
+	var bad []string
+	for _, m := range sumAt.FindAllStringIndex(expr, -1) {
+		if !quantileBefore.MatchString(expr[:m[0]]) && !strings.HasPrefix(strings.TrimSpace(expr[m[1]:]), "max without (") {
+			bad = append(bad, expr[m[0]:min(len(expr), m[1]+40)])
+		}
+	}
+	return bad
+}
+
+var (
+	sumAt          = regexp.MustCompile(`\bsum\s*(?:by\s*\([^)]*\)\s*)?\(`)
+	quantileBefore = regexp.MustCompile(`histogram_quantile\(\s*[0-9.]+\s*,\s*$`)
+)
+
+// TestSumsMergeReplicas: with two exporter replicas (the documented high
+// availability setup) a panel's sum must merge them first, as sumBy does.
+func TestSumsMergeReplicas(t *testing.T) {
+	for _, q := range mustQueries(t) {
+		for _, b := range unmergedSums(q.Expr) {
+			t.Errorf("%s / %q: a sum over every replica (use sumBy): %s", q.Dashboard, q.Panel, b)
+		}
+	}
+	for expr, want := range map[string]int{
+		`sum by (a) (x{job=~"$job"})`:                        1,
+		`sum(x{job=~"$job"})`:                                1,
+		sumBy(`x{job=~"$job"}`, "a"):                         0,
+		`histogram_quantile(0.9, sum by (le) (rate(x[5m])))`: 0,
+	} {
+		if got := len(unmergedSums(expr)); got != want {
+			t.Errorf("unmergedSums(%s): %d, want %d", expr, got, want)
+		}
+	}
+}
+
 // metricsOnNoPanel returns the catalog metrics none of the queries selects
 // (by family name, or a histogram's _bucket/_sum/_count series).
 func metricsOnNoPanel(qs []Query) []string {

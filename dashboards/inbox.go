@@ -62,11 +62,11 @@ func inboxRow(d *board) {
 		runbooks: []string{rules.WorkflowInboxBacklogStalled}})
 	d.series(panel{title: "Messages retrying by source and type", unit: "short",
 		desc:     "Unfinished messages the consumer has attempted at least retrying_after_attempts times (exporter config, default 3), per source system and message type: poison messages or a failing dependency. Only inboxes that keep an attempt count (docs/outbox-shapes.md).",
-		targets:  []target{{expr: "sum by (source_system, message_type) (" + sel(catalog.InboxMessagesRetrying, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessagesRetrying, mDatabase), "source_system", "message_type"), legend: "{{source_system}} {{message_type}}"}},
 		runbooks: []string{rules.WorkflowInboxMessagesRetrying}})
 	d.series(panel{title: "Dead letters by source and type", unit: "short",
 		desc:     "Messages the consumer gave up on, waiting in the library's dead-letter table (Wolverine's wolverine_dead_letters) for an operator to fix the cause and replay them.",
-		targets:  []target{{expr: "sum by (source_system, message_type) (" + sel(catalog.InboxMessagesFailed, mDatabase) + ")", legend: "{{source_system}} {{message_type}}"}},
+		targets:  []target{{expr: sumBy(sel(catalog.InboxMessagesFailed, mDatabase), "source_system", "message_type"), legend: "{{source_system}} {{message_type}}"}},
 		runbooks: []string{rules.WorkflowInboxMessagesFailed}})
 	d.series(panel{title: "Oldest dead letter", unit: "s",
 		desc:     "Seconds since the oldest dead-lettered message was sent (the table keeps no time of dead-lettering), per source system and message type.",
