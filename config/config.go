@@ -536,12 +536,8 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	positive(add, key+".timeout", time.Duration(e.Timeout))
 	positive(add, key+".request_timeout", time.Duration(e.RequestTimeout))
 	positive(add, key+".min_interval", time.Duration(e.MinInterval))
-	if e.WorkerIDLimit < 1 {
-		add(key+".worker_id_limit", "must be at least 1")
-	}
-	if e.LabelValueLimit < 1 {
-		add(key+".label_value_limit", "must be at least 1")
-	}
+	atLeastOne(add, key+".worker_id_limit", e.WorkerIDLimit)
+	atLeastOne(add, key+".label_value_limit", e.LabelValueLimit)
 	notNegative(add, key+".label_value_forget_after", e.LabelValueForgetAfter)
 	positive(add, key+".history_cleanup.interval", time.Duration(e.HistoryCleanup.Interval))
 	positive(add, key+".history_cleanup.statement_timeout", time.Duration(e.HistoryCleanup.StatementTimeout))
@@ -551,19 +547,13 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 	if e.FailureSignatureLimit < 1 || e.FailureSignatureLimit > 100 {
 		add(key+".failure_signature_limit", "must be between 1 and 100 (each is a series per topic or process definition key), got %d", e.FailureSignatureLimit)
 	}
-	if e.MaxListedTasks < 1 {
-		add(key+".max_listed_tasks", "must be at least 1")
-	}
+	atLeastOne(add, key+".max_listed_tasks", e.MaxListedTasks)
 	if e.MaxResultsLimit < 0 {
 		add(key+".max_results_limit", "must not be negative (0 means the engine sets no limit)")
 	}
-	if e.RequestConcurrency < 1 || e.RequestConcurrency > 16 {
-		add(key+".request_concurrency", "must be between 1 and 16, got %d", e.RequestConcurrency)
-	}
+	between(add, key+".request_concurrency", e.RequestConcurrency, 1, 16)
 	positive(add, key+".late_commit_window", time.Duration(e.LateCommitWindow))
-	if e.MaxHistoryEntries < 1 {
-		add(key+".max_history_entries", "must be at least 1")
-	}
+	atLeastOne(add, key+".max_history_entries", e.MaxHistoryEntries)
 	buckets(add, key+".duration_buckets", e.DurationBuckets, true)
 	if e.HistoryLevel != HistoryLevelAuto && !slices.Contains(HistoryLevels(), e.HistoryLevel) {
 		add(key+".history_level", "must be %s or one of %s, got %q", HistoryLevelAuto, strings.Join(HistoryLevels(), ", "), e.HistoryLevel)
@@ -578,11 +568,7 @@ func (e *Camunda) validate(key string, add func(string, string, ...any)) {
 		}
 		d.Connection.validate(dk, e.Timeout, "1-2", add)
 	}
-	for j, t := range e.Topics {
-		if t == "" {
-			add(fmt.Sprintf("%s.topics[%d]", key, j), "must not be empty")
-		}
-	}
+	noneEmpty(add, key+".topics", e.Topics)
 }
 
 func (d *Database) applyDefaults() {
@@ -623,9 +609,7 @@ func (d *Database) validate(key string, add func(string, string, ...any)) {
 	positive(add, key+".timeout", time.Duration(d.Timeout))
 	d.Connection.validate(key, d.Timeout, "2-4", add)
 	positive(add, key+".late_commit_window", time.Duration(d.LateCommitWindow))
-	if d.LabelValueLimit < 1 {
-		add(key+".label_value_limit", "must be at least 1")
-	}
+	atLeastOne(add, key+".label_value_limit", d.LabelValueLimit)
 	notNegative(add, key+".label_value_forget_after", d.LabelValueForgetAfter)
 	notNegative(add, key+".max_catch_up", d.MaxCatchUp)
 	t := d.Tables
@@ -673,6 +657,30 @@ func Dur(d *model.Duration) time.Duration {
 func positive(add func(string, string, ...any), key string, d time.Duration) {
 	if d <= 0 {
 		add(key, "must be a positive duration such as 30s")
+	}
+}
+
+// atLeastOne refuses a count (a limit, a size) below 1.
+func atLeastOne(add func(string, string, ...any), key string, n int) {
+	if n < 1 {
+		add(key, "must be at least 1")
+	}
+}
+
+// between refuses a count outside lo..hi, naming the value given.
+func between(add func(string, string, ...any), key string, n, lo, hi int) {
+	if n < lo || n > hi {
+		add(key, "must be between %d and %d, got %d", lo, hi, n)
+	}
+}
+
+// noneEmpty refuses an empty entry of a list of values, by its index
+// (key[i]).
+func noneEmpty(add func(string, string, ...any), key string, values []string) {
+	for i, v := range values {
+		if v == "" {
+			add(fmt.Sprintf("%s[%d]", key, i), "must not be empty")
+		}
 	}
 }
 

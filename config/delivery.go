@@ -129,15 +129,9 @@ func (d *Delivery) validate(key string, add func(string, string, ...any)) {
 	if d.Window > 0 && d.Deadline >= d.Window {
 		add(key+".deadline", "(%s) must be shorter than window (%s): an event is called lost only while it is inside the window, so a deadline of the window or longer would never call one lost", d.Deadline, d.Window)
 	}
-	if d.PageSize < 1 || d.PageSize > 100000 {
-		add(key+".page_size", "must be between 1 and 100000, got %d", d.PageSize)
-	}
-	if d.MaxEvents < 1 {
-		add(key+".max_events", "must be at least 1")
-	}
-	if d.LabelValueLimit < 1 {
-		add(key+".label_value_limit", "must be at least 1")
-	}
+	between(add, key+".page_size", d.PageSize, 1, 100000)
+	atLeastOne(add, key+".max_events", d.MaxEvents)
+	atLeastOne(add, key+".label_value_limit", d.LabelValueLimit)
 	buckets(add, key+".latency_buckets", d.LatencyBuckets, true)
 	f := d.From
 	switch {
@@ -156,16 +150,8 @@ func (d *Delivery) validate(key string, add func(string, string, ...any)) {
 			}
 		}
 	}
-	for i, t := range f.EventTypes {
-		if t == "" {
-			add(fmt.Sprintf("%s.from.event_types[%d]", key, i), "must not be empty")
-		}
-	}
-	for i, s := range d.To.SourceSystems {
-		if s == "" {
-			add(fmt.Sprintf("%s.to.source_systems[%d]", key, i), "must not be empty")
-		}
-	}
+	noneEmpty(add, key+".from.event_types", f.EventTypes)
+	noneEmpty(add, key+".to.source_systems", d.To.SourceSystems)
 }
 
 // resolveDeliveries checks the deliveries: unique names, and databases that

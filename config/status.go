@@ -35,9 +35,7 @@ func (s *Status) applyDefaults() {
 }
 
 func (s *Status) validate(add func(string, string, ...any)) {
-	if s.MaxItems < 1 || s.MaxItems > MaxStatusMaxItems {
-		add("status.max_items", "must be between 1 and %d, got %d", MaxStatusMaxItems, s.MaxItems)
-	}
+	between(add, "status.max_items", s.MaxItems, 1, MaxStatusMaxItems)
 	if s.RunbookBaseURL != "" {
 		u, err := url.Parse(s.RunbookBaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -537,11 +537,7 @@ func (t *OutboxTable) validate(key string, add func(string, string, ...any)) {
 		checkColumns(key, t.columns(), add)
 	}
 	buckets(add, key+".publish_delay_buckets", t.PublishDelayBuckets, false)
-	for i, s := range t.FailedStatuses {
-		if s == "" {
-			add(fmt.Sprintf("%s.failed_statuses[%d]", key, i), "must not be empty")
-		}
-	}
+	noneEmpty(add, key+".failed_statuses", t.FailedStatuses)
 }
 
 // CanonicalNames returns the canonical statuses of the map, sorted.

@@ -332,6 +332,17 @@ func rate(sel string, window model.Duration) string {
 	return one("rate(" + sel + "[" + dur(window) + "])")
 }
 
+// stalled is the expression of a stalled backlog (the outbox's, the
+// inbox's): work waits, the oldest longer than window, and none was done
+// within it (done: the count of work done over window).
+func stalled(waiting, oldest string, window model.Duration, done string) string {
+	return fmt.Sprintf(`
+%[1]s > 0
+and %[2]s > %[3]s
+unless %[4]s > 0
+`, waiting, oldest, secs(window), done)
+}
+
 func (b builder) outbox() []Rule {
 	o := b.c.Outbox
 	pendingSel := b.sel(catalog.OutboxEventsPending)
@@ -341,11 +352,7 @@ func (b builder) outbox() []Rule {
 	published := b.sel(catalog.OutboxEventsPublished)
 	what := "{{ $labels.aggregate_type }}/{{ $labels.event_type }} in database {{ $labels.database }}"
 	return []Rule{
-		b.rule(WorkflowOutboxBacklogStalled, o.StalledFor, fmt.Sprintf(`
-%[1]s > 0
-and %[2]s > %[3]s
-unless %[4]s > 0
-`, pending, age, secs(o.StalledWindow), increase(published, o.StalledWindow)),
+		b.rule(WorkflowOutboxBacklogStalled, o.StalledFor, stalled(pending, age, o.StalledWindow, increase(published, o.StalledWindow)),
 			fmt.Sprintf("{{ $value | humanize }} outbox "+pl("event")+" of %s pending; the oldest has waited over %s and no event of this type was published in the last %s. Check the outbox publisher.", what, dur(o.StalledWindow), dur(o.StalledWindow))),
 
 		b.rule(WorkflowOutboxOldestEventTooOld, o.OldestAgeFor, fmt.Sprintf(`
@@ -413,11 +420,7 @@ func (b builder) inbox() []Rule {
 	}
 	what := "{{ $labels.source_system }}/{{ $labels.message_type }} in database {{ $labels.database }}"
 	return []Rule{
-		b.rule(WorkflowInboxBacklogStalled, in.StalledFor, fmt.Sprintf(`
-%[1]s > 0
-and %[2]s > %[3]s
-unless %[4]s > 0
-`, waiting, oldest, secs(in.StalledWindow), processed(in.StalledWindow)),
+		b.rule(WorkflowInboxBacklogStalled, in.StalledFor, stalled(waiting, oldest, in.StalledWindow, processed(in.StalledWindow)),
 			fmt.Sprintf("{{ $value | humanize }} inbox "+pl("message")+" of %s waiting; the oldest has waited over %s and no message of this type was processed in the last %s. Check the consumer.", what, dur(in.StalledWindow), dur(in.StalledWindow))),
 
 		b.rule(WorkflowInboxBacklogGrowing, in.GrowingFor, fmt.Sprintf(`
