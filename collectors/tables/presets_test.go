@@ -1,7 +1,6 @@
 package tables_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -513,27 +512,13 @@ func TestPresetQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 						queueTable = queueTable || ix.NoneNeeded != ""
 					}
 					for _, q := range req.Queries {
-						args := slices.Clone(q.Args)
-						for i, a := range args {
-							if _, ok := a.(interface{ Unix() int64 }); ok {
-								args[i] = collectortest.At(-60)
-							}
-						}
-						var raw []byte
-						if err := conn.QueryRow(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, args...).Scan(&raw); err != nil {
-							t.Fatalf("%s/%s: %v", req.Table, q.Name, err)
-						}
-						var plans []struct{ Plan map[string]any }
-						if err := json.Unmarshal(raw, &plans); err != nil {
-							t.Fatal(err)
-						}
-						touched, seq := rowsTouched(plans[0].Plan)
-						t.Logf("%s/%s: %v rows touched", req.Table, q.Name, touched)
+						name := req.Table + "/" + q.Name
+						touched, seq, raw := explainRows(t, conn, name, q)
 						if seq && !queueTable {
-							t.Errorf("%s/%s: sequential scan over %d history rows:\n%s", req.Table, q.Name, history, raw)
+							t.Errorf("%s: sequential scan over %d history rows:\n%s", name, history, raw)
 						}
 						if touched > 20 {
-							t.Errorf("%s/%s touched %v rows; only the few open or recent rows should be read:\n%s", req.Table, q.Name, touched, raw)
+							t.Errorf("%s touched %v rows; only the few open or recent rows should be read:\n%s", name, touched, raw)
 						}
 					}
 				}
