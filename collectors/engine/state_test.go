@@ -146,7 +146,8 @@ func TestCamundaStateWithoutAFinalWriteCountsFromABaseline(t *testing.T) {
 	// From the second collection on it counts.
 	f.lock("t1", "w3", time.Hour)
 	next.collect()
-	wantValue(t, next, catalog.CamundaExternalTaskRedeliveries, map[string]string{"topic": "a"}, 1)
+	a := map[string]string{"topic": "a"}
+	wantValue(t, next, catalog.CamundaExternalTaskRedeliveries, a, 1)
 }
 
 // label_value_forget_after: a topic without tasks and history for that
