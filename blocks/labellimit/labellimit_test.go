@@ -138,14 +138,21 @@ func TestReserveAlwaysAdmits(t *testing.T) {
 	}
 }
 
+// forgetting is a limiter that forgets tuples unseen for an hour, with one
+// reserved (configured) value.
+func forgetting(limit int, reserved string) *Limiter {
+	l := NewLimiter(NewStats(), "m", limit)
+	l.SetForgetAfter(time.Hour)
+	l.Reserve(reserved)
+	return l
+}
+
 // A tuple no successful collection saw for the forget-after time gives its
 // place back: a new value takes it instead of folding. Reserved tuples stay,
 // and what a failed collection saw does not count as seen.
 func TestLimiterForgetsUnseenTuples(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := NewLimiter(NewStats(), "m", 2)
-	l.SetForgetAfter(time.Hour)
-	l.Reserve("configured")
+	l := forgetting(2, "configured")
 	l.Admit("old")
 	if freed := l.Sweep(t0); freed != nil {
 		t.Fatalf("freed %v at once", freed)
@@ -194,9 +201,7 @@ func TestLimiterWithoutForgetAfterKeepsEverything(t *testing.T) {
 // past a lowered limit the restored tuples are taken in Order.
 func TestLimiterRestore(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := NewLimiter(NewStats(), "m", 3)
-	l.SetForgetAfter(time.Hour)
-	l.Reserve("cfg")
+	l := forgetting(3, "cfg")
 	l.Admit("z")
 	l.Admit("y")
 	l.Sweep(t0)
@@ -205,9 +210,7 @@ func TestLimiterRestore(t *testing.T) {
 		t.Fatalf("Admissions = %+v", saved)
 	}
 
-	next := NewLimiter(NewStats(), "m", 3)
-	next.SetForgetAfter(time.Hour)
-	next.Reserve("cfg")
+	next := forgetting(3, "cfg")
 	next.Restore(saved)
 	next.Offer([]string{"a"}, []string{"b"})
 	for _, v := range []string{"z", "y"} {

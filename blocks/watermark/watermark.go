@@ -82,9 +82,14 @@ type Window struct {
 // longest transaction that writes the table, plus any clock skew between the
 // writers and the database.
 func New(lateCommitWindow time.Duration) *Window {
+	return &Window{late: lateCommitWindow, salt: Salt(), seen: map[uint64]int64{}, pending: map[uint64]int64{}}
+}
+
+// Salt returns a random salt for Hash, one per memory of row keys.
+func Salt() uint64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand documents it)
-	return &Window{late: lateCommitWindow, salt: binary.LittleEndian.Uint64(b[:]), seen: map[uint64]int64{}, pending: map[uint64]int64{}}
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // SetMaxCatchUp bounds the gap a poll reads behind the lookback (0: no
@@ -229,14 +234,18 @@ func (w *Window) Abort() {
 // Remembered returns how many keys the window holds (its memory use).
 func (w *Window) Remembered() int { return len(w.seen) }
 
-// hash is FNV-1a (64 bits) over the salt and the key's parts: stable across
-// processes, so a restored state recognises its keys; the salt, random per
-// window, keeps rows from being chosen to collide.
-func (w *Window) hash(key []string) uint64 {
+// hash is the key's Hash with the window's salt.
+func (w *Window) hash(key []string) uint64 { return Hash(w.salt, key...) }
+
+// Hash is FNV-1a (64 bits) over the salt and the key's parts, each part
+// ended by 0xff: stable across processes, so a restored state recognises
+// its keys (the state carries the salt); the salt, random per memory
+// (Salt), keeps rows from being chosen to collide.
+func Hash(salt uint64, key ...string) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	for i := 0; i < 8; i++ {
-		h ^= (w.salt >> (8 * i)) & 0xff
+		h ^= (salt >> (8 * i)) & 0xff
 		h *= prime
 	}
 	for _, k := range key {

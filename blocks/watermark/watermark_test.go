@@ -1,7 +1,9 @@
 package watermark
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"testing"
 	"time"
 )
@@ -435,4 +437,38 @@ func (r *prng) intn(n int) int {
 	r.s ^= r.s >> 7
 	r.s ^= r.s << 17
 	return int(r.s % uint64(n))
+}
+
+// Hash is FNV-1a of the salt's eight bytes (least significant first) and
+// each part ended by 0xff: what the state files of earlier versions hold,
+// so it must not change. The end mark keeps ("a", "bc") apart from
+// ("ab", "c").
+func TestHashIsFNV1aOfTheSaltAndTheParts(t *testing.T) {
+	for _, tc := range []struct {
+		salt uint64
+		key  []string
+	}{
+		{0, nil},
+		{0, []string{"a", "bc"}},
+		{0x0102030405060708, []string{"ab", "c"}},
+		{1<<64 - 1, []string{"", "orders", "7f1c0a4e"}},
+	} {
+		want := fnv.New64a()
+		var salt [8]byte
+		binary.LittleEndian.PutUint64(salt[:], tc.salt)
+		want.Write(salt[:])
+		for _, k := range tc.key {
+			want.Write(append([]byte(k), 0xff))
+		}
+		if got := Hash(tc.salt, tc.key...); got != want.Sum64() {
+			t.Errorf("Hash(%#x, %q) = %#x, want %#x", tc.salt, tc.key, got, want.Sum64())
+		}
+	}
+	if Hash(7, "a", "bc") == Hash(7, "ab", "c") {
+		t.Error(`Hash(7, "a", "bc") = Hash(7, "ab", "c"): the parts' end mark is lost`)
+	}
+	w := New(time.Minute)
+	if w.hash([]string{"x", "y"}) != Hash(w.salt, "x", "y") {
+		t.Error("a window hashes its keys with another function than Hash")
+	}
 }

@@ -37,6 +37,25 @@ func redelivered(t *testing.T, e *camExporter, id string) bool {
 	return false
 }
 
+// restarted is a new exporter on the same engine that restores the state
+// in dir, after its first collection.
+func restarted(t *testing.T, f *fakeCamunda, dir string) *camExporter {
+	t.Helper()
+	next := fakeExporter(t, f, "", "")
+	withStorage(next, dir, time.Hour)
+	next.collect()
+	return next
+}
+
+// wantLocks checks topic a's oldest lock age and its lock events counted.
+func wantLocks(t *testing.T, e *camExporter, oldestAge, redeliveries, expirations float64) {
+	t.Helper()
+	a := map[string]string{"topic": "a"}
+	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, oldestAge)
+	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, redeliveries)
+	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, expirations)
+}
+
 // stateScenario leaves a task locked by w1 for 40 s (t1) and a task
 // redelivered to w2 after w1's lock lapsed (t2), read by e.
 func stateScenario(t *testing.T, f *fakeCamunda, e *camExporter) {
@@ -52,10 +71,7 @@ func stateScenario(t *testing.T, f *fakeCamunda, e *camExporter) {
 	e.collect()
 	f.advance(20 * time.Second)
 	e.collect()
-	a := map[string]string{"topic": "a"}
-	wantValue(t, e, catalog.CamundaExternalTaskOldestLockAge, a, 40)
-	wantValue(t, e, catalog.CamundaExternalTaskRedeliveries, a, 1)
-	wantValue(t, e, catalog.CamundaExternalTaskLockExpirations, a, 1)
+	wantLocks(t, e, 40, 1, 1)
 	if !redelivered(t, e, "t2") {
 		t.Fatal("t2 is not redelivered before the restart")
 	}
@@ -79,14 +95,9 @@ func TestCamundaStateSurvivesARestart(t *testing.T) {
 	}
 
 	f.advance(5 * time.Second)
-	next := fakeExporter(t, f, "", "")
-	withStorage(next, dir, time.Hour)
-	next.collect()
-	a := map[string]string{"topic": "a"}
-	wantValue(t, next, catalog.CamundaExternalTaskOldestLockAge, a, 45)
+	next := restarted(t, f, dir)
+	wantLocks(t, next, 45, 0, 0)
 	next.wantByWorker(catalog.CamundaExternalTaskWorkerIdle, map[string]float64{"w1": 45, "w2": 25})
-	wantValue(t, next, catalog.CamundaExternalTaskRedeliveries, a, 0)
-	wantValue(t, next, catalog.CamundaExternalTaskLockExpirations, a, 0)
 	if !redelivered(t, next, "t2") {
 		t.Fatal("t2 is not redelivered after the restart: the join would forget its record in doubt")
 	}
@@ -99,6 +110,7 @@ func TestCamundaStateSurvivesARestart(t *testing.T) {
 	// Without the state, the same restart starts from nothing.
 	fresh := fakeExporter(t, f, "", "")
 	fresh.collect()
+	a := map[string]string{"topic": "a"}
 	wantValue(t, fresh, catalog.CamundaExternalTaskOldestLockAge, a, 0)
 	if redelivered(t, fresh, "t2") {
 		t.Fatal("a fresh exporter knows t2 was redelivered")
@@ -124,21 +136,17 @@ func TestCamundaStateWithoutAFinalWriteCountsFromABaseline(t *testing.T) {
 	withStorage(e, dir, time.Hour)
 	stateScenario(t, f, e)
 
-	next := fakeExporter(t, f, "", "")
-	withStorage(next, dir, time.Hour)
-	next.collect()
-	a := map[string]string{"topic": "a"}
+	next := restarted(t, f, dir)
 	// The memory: t1's lock was first seen by the old process 40 s ago;
 	// t2 now held by w2 is read as a redelivery (tracked), not counted.
-	wantValue(t, next, catalog.CamundaExternalTaskOldestLockAge, a, 40)
-	wantValue(t, next, catalog.CamundaExternalTaskLockExpirations, a, 0)
-	wantValue(t, next, catalog.CamundaExternalTaskRedeliveries, a, 0)
+	wantLocks(t, next, 40, 0, 0)
 	if !redelivered(t, next, "t2") {
 		t.Fatal("t2 is not redelivered after the restart")
 	}
 	// From the second collection on it counts.
 	f.lock("t1", "w3", time.Hour)
 	next.collect()
+	a := map[string]string{"topic": "a"}
 	wantValue(t, next, catalog.CamundaExternalTaskRedeliveries, a, 1)
 }
 

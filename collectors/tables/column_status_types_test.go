@@ -2,7 +2,6 @@ package tables_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -310,22 +309,7 @@ ALTER TABLE message_inbox ALTER COLUMN processing_status TYPE inbox_state USING 
 	n := 0
 	for _, r := range res {
 		for _, q := range r.Queries {
-			args := append([]any(nil), q.Args...)
-			for i, a := range args {
-				if _, ok := a.(interface{ Unix() int64 }); ok {
-					args[i] = collectortest.At(-60)
-				}
-			}
-			var raw []byte
-			if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, args...).Scan(&raw); err != nil {
-				t.Fatalf("%s: %v", q.Name, err)
-			}
-			var plans []struct{ Plan map[string]any }
-			if err := json.Unmarshal(raw, &plans); err != nil {
-				t.Fatal(err)
-			}
-			touched, seq := rowsTouched(plans[0].Plan)
-			t.Logf("%s: %v rows touched", q.Name, touched)
+			touched, seq, raw := explainRows(t, conn, q.Name, q)
 			if seq || touched > 20 {
 				t.Errorf("%s: sequential scan %v, %v rows touched:\n%s", q.Name, seq, touched, raw)
 			}

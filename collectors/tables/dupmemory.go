@@ -2,8 +2,6 @@ package tables
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -11,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/workflow-exporter/workflow-exporter/blocks/pgschema"
+	"github.com/workflow-exporter/workflow-exporter/blocks/pgsource"
+	"github.com/workflow-exporter/workflow-exporter/blocks/watermark"
 )
 
 // The duplicate memory: the duplicate_count last seen of every idempotency
@@ -86,40 +86,14 @@ type dupScan struct {
 }
 
 func newDupMemory(limit int) *dupMemory {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &dupMemory{salt: binary.LittleEndian.Uint64(b[:]), m: map[uint64]dupEntry{}, limit: limit}
+	return &dupMemory{salt: watermark.Salt(), m: map[uint64]dupEntry{}, limit: limit}
 }
 
-// hash is FNV-1a over the salt, the scope and the key.
-func (d *dupMemory) hash(scope, key string) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	for i := 0; i < 8; i++ {
-		h ^= (d.salt >> (8 * i)) & 0xff
-		h *= prime
-	}
-	for _, s := range [2]string{scope, key} {
-		for i := 0; i < len(s); i++ {
-			h ^= uint64(s[i])
-			h *= prime
-		}
-		h ^= 0xff
-		h *= prime
-	}
-	return h
-}
+// hash is FNV-1a over the salt, the scope and the key (watermark.Hash, as
+// the recent windows hash their rows).
+func (d *dupMemory) hash(scope, key string) uint64 { return watermark.Hash(d.salt, scope, key) }
 
-func unixSec(t time.Time) uint32 {
-	s := t.Unix()
-	switch {
-	case s < 0:
-		return 0
-	case s > 1<<32-1:
-		return 1<<32 - 1
-	}
-	return uint32(s)
-}
+func unixSec(t time.Time) uint32 { return clampCount(t.Unix()) }
 
 func clampCount(n int64) uint32 {
 	switch {
@@ -191,7 +165,7 @@ func (c *Idempotency) scanPage(ctx context.Context) (done bool, err error) {
 	var page []rec
 	var dbNow time.Time
 	err = c.db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		if dbNow, err = nowOf(ctx, tx); err != nil {
+		if dbNow, err = pgsource.Now(ctx, tx); err != nil {
 			return err
 		}
 		sc := d.scan
@@ -290,13 +264,6 @@ WHERE %[3]s > 0 AND ($1 OR (%[4]s, COALESCE(%[1]s::text, ''), %[2]s::text) > ($2
 ORDER BY %[4]s, COALESCE(%[1]s::text, ''), %[2]s::text
 LIMIT %[6]d`, pgschema.QuoteIdent(col.Scope), pgschema.QuoteIdent(col.Key), pgschema.QuoteIdent(c.dupColumn),
 		pgschema.QuoteIdent(col.UpdatedAt), pgschema.QuoteTable(c.cfg.Table), dupPage)
-}
-
-// nowOf is the database clock of a transaction.
-func nowOf(ctx context.Context, tx pgx.Tx) (time.Time, error) {
-	var now time.Time
-	err := tx.QueryRow(ctx, "SELECT now()").Scan(&now)
-	return now, err
 }
 
 // dupState is the memory in a state file: the salt, whether the counts are

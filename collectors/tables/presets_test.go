@@ -1,7 +1,6 @@
 package tables_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -371,13 +370,18 @@ func TestPresetNServiceBus(t *testing.T) {
 func TestPresetMassTransit(t *testing.T) {
 	d := newPresetDB(t, "masstransit")
 	e := d.newExporter(presetConfig("outbox: {preset: masstransit}", "inbox: {preset: masstransit}"))
+	// outbox is the exposition of the outbox's four message types with
+	// their pending events and the oldest one's age, in this order.
+	outbox := func(pendingOldest [4][2]float64) string {
+		var rows []outboxGauges
+		for i, typ := range []string{"urn:message:Sales.Contracts:OrderAccepted", "urn:message:Sales.Contracts:OrderSubmitted",
+			"urn:message:Sales.Contracts:OrderReminder", "urn:message:Billing.Contracts:InvoiceRequested"} {
+			rows = append(rows, outboxGauges{typ: typ, pending: f(pendingOldest[i][0]), oldest: f(pendingOldest[i][1])})
+		}
+		return expo{}.outbox(rows...).String()
+	}
 	e.Collect()
-	e.Expect(expo{}.outbox(
-		outboxGauges{typ: "urn:message:Sales.Contracts:OrderAccepted", pending: f(1), oldest: f(11)},
-		outboxGauges{typ: "urn:message:Sales.Contracts:OrderSubmitted", pending: f(2), oldest: f(3600)},
-		outboxGauges{typ: "urn:message:Sales.Contracts:OrderReminder", pending: f(1), oldest: f(15)},
-		outboxGauges{typ: "urn:message:Billing.Contracts:InvoiceRequested", pending: f(1), oldest: f(2400)},
-	).String(), outboxFamilies...)
+	e.Expect(outbox([4][2]float64{{1, 11}, {2, 3600}, {1, 15}, {1, 2400}}), outboxFamilies...)
 	const consumer = "c0000000-0000-0000-0000-000000000001"
 	e.Expect(expo{}.inbox(inboxGauges{source: consumer, ages: true, processedSeries: true,
 		open: map[string]gauge{"RECEIVED": {2, 7200, 0}, "PROCESSING": {1, 12, 0}}}).String(), inboxFamilies...)
@@ -391,12 +395,7 @@ func TestPresetMassTransit(t *testing.T) {
 	e.Expect(expo{}.inbox(inboxGauges{source: consumer, ages: true, processedSeries: true,
 		open:      map[string]gauge{"RECEIVED": {2, 7230, 0}},
 		processed: map[string]float64{"PROCESSED": 1}}).String(), inboxFamilies...)
-	e.Expect(expo{}.outbox(
-		outboxGauges{typ: "urn:message:Sales.Contracts:OrderAccepted", pending: f(0), oldest: f(0)},
-		outboxGauges{typ: "urn:message:Sales.Contracts:OrderSubmitted", pending: f(2), oldest: f(3630)},
-		outboxGauges{typ: "urn:message:Sales.Contracts:OrderReminder", pending: f(1), oldest: f(45)},
-		outboxGauges{typ: "urn:message:Billing.Contracts:InvoiceRequested", pending: f(1), oldest: f(2430)},
-	).String(), outboxFamilies...)
+	e.Expect(outbox([4][2]float64{{0, 0}, {2, 3630}, {1, 45}, {1, 2430}}), outboxFamilies...)
 }
 
 // Wolverine's PostgreSQL message store (Incoming/Outgoing/DeadLetters
@@ -513,27 +512,13 @@ func TestPresetQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 						queueTable = queueTable || ix.NoneNeeded != ""
 					}
 					for _, q := range req.Queries {
-						args := slices.Clone(q.Args)
-						for i, a := range args {
-							if _, ok := a.(interface{ Unix() int64 }); ok {
-								args[i] = collectortest.At(-60)
-							}
-						}
-						var raw []byte
-						if err := conn.QueryRow(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, args...).Scan(&raw); err != nil {
-							t.Fatalf("%s/%s: %v", req.Table, q.Name, err)
-						}
-						var plans []struct{ Plan map[string]any }
-						if err := json.Unmarshal(raw, &plans); err != nil {
-							t.Fatal(err)
-						}
-						touched, seq := rowsTouched(plans[0].Plan)
-						t.Logf("%s/%s: %v rows touched", req.Table, q.Name, touched)
+						name := req.Table + "/" + q.Name
+						touched, seq, raw := explainRows(t, conn, name, q)
 						if seq && !queueTable {
-							t.Errorf("%s/%s: sequential scan over %d history rows:\n%s", req.Table, q.Name, history, raw)
+							t.Errorf("%s: sequential scan over %d history rows:\n%s", name, history, raw)
 						}
 						if touched > 20 {
-							t.Errorf("%s/%s touched %v rows; only the few open or recent rows should be read:\n%s", req.Table, q.Name, touched, raw)
+							t.Errorf("%s touched %v rows; only the few open or recent rows should be read:\n%s", name, touched, raw)
 						}
 					}
 				}

@@ -74,16 +74,23 @@ func TestRelayLagWithRealRelays(t *testing.T) {
 			if v := e.relay(slot); v.lag != nil || v.active != 1 {
 				t.Fatalf("first collection with the relay running: %+v, want no lag_seconds yet, active", v)
 			}
+			// caughtUp: r publishes the two events written since it last
+			// published and confirms them (up to lsn); the collection at
+			// clock finds it active and not behind, written events in all.
+			caughtUp := func(r relay, lsn relaytest.LSN, clock time.Duration, written float64) {
+				t.Helper()
+				if _, err := r.WaitEvents(ctx, 2, 30*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				waitConfirmed(t, dsn, slot, lsn)
+				d.SetClock(clock)
+				e.Collect()
+				e.expectLag(slot, 0, 1, written)
+			}
 
 			// Caught up: published and confirmed.
 			w := write(t, d, dsn, 2)
-			if _, err := r.WaitEvents(ctx, 2, 30*time.Second); err != nil {
-				t.Fatal(err)
-			}
-			waitConfirmed(t, dsn, slot, w.LastChange)
-			d.SetClock(30 * time.Second)
-			e.Collect()
-			e.expectLag(slot, 0, 1, 2)
+			caughtUp(r, w.LastChange, 30*time.Second, 2)
 
 			// Writes to other tables only: not behind, whatever the
 			// bytes say.
@@ -117,14 +124,7 @@ func TestRelayLagWithRealRelays(t *testing.T) {
 			e.expectLag(slot, 90, 0, 4)
 
 			// Back: it publishes the backlog, confirms it, caught up.
-			r = tc.start(t, dsn, slot, pub, offsets, true)
-			if _, err := r.WaitEvents(ctx, 2, 30*time.Second); err != nil {
-				t.Fatal(err)
-			}
-			waitConfirmed(t, dsn, slot, w.LastChange)
-			d.SetClock(160 * time.Second)
-			e.Collect()
-			e.expectLag(slot, 0, 1, 4)
+			caughtUp(tc.start(t, dsn, slot, pub, offsets, true), w.LastChange, 160*time.Second, 4)
 		})
 	}
 }

@@ -1,8 +1,8 @@
 package tables_test
 
 import (
-	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,36 +124,46 @@ func TestQueriesReadOnlyOpenOrRecentRows(t *testing.T) {
 	reqs = append(reqs, deliveryRequirements(t)...)
 	for _, req := range reqs {
 		for _, q := range req.Queries {
-			args := q.Args
-			for i, a := range args {
-				if _, ok := a.(interface{ Unix() int64 }); ok {
-					args[i] = collectortest.At(-60) // the window: the last minute
-				}
-			}
-			var raw []byte
-			if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, args...).Scan(&raw); err != nil {
-				t.Fatalf("%s/%s: %v", req.Kind, q.Name, err)
-			}
-			var plans []struct{ Plan map[string]any }
-			if err := json.Unmarshal(raw, &plans); err != nil {
-				t.Fatal(err)
-			}
-			touched, seq := rowsTouched(plans[0].Plan)
-			t.Logf("%s/%s: %v rows touched", req.Kind, q.Name, touched)
+			name := req.Kind + "/" + q.Name
+			touched, seq, raw := explainRows(t, conn, name, q)
 			if seq {
-				t.Errorf("%s/%s: sequential scan over %d history rows:\n%s", req.Kind, q.Name, history, raw)
+				t.Errorf("%s: sequential scan over %d history rows:\n%s", name, history, raw)
 			}
 			// A query that reads an index in its order (the loose index
 			// scans of the retention horizons) must not sort: a sort
 			// reads every row it orders.
 			if q.Ordered && strings.Contains(string(raw), `"Sort`) {
-				t.Errorf("%s/%s reads rows in index order but its plan sorts:\n%s", req.Kind, q.Name, raw)
+				t.Errorf("%s reads rows in index order but its plan sorts:\n%s", name, raw)
 			}
 			if touched > 20 {
-				t.Errorf("%s/%s touched %v rows; only the few open or recent rows should be read:\n%s", req.Kind, q.Name, touched, raw)
+				t.Errorf("%s touched %v rows; only the few open or recent rows should be read:\n%s", name, touched, raw)
 			}
 		}
 	}
+}
+
+// explainRows runs q under EXPLAIN ANALYZE, its time arguments (the
+// recent window's lower bound) a minute back, and returns the rows its
+// scans touched, whether one of them is a sequential scan, and the plan.
+// name (the query's) heads its error and its log line.
+func explainRows(t *testing.T, conn *pgx.Conn, name string, q pgschema.Query) (touched float64, seq bool, raw []byte) {
+	t.Helper()
+	args := slices.Clone(q.Args)
+	for i, a := range args {
+		if _, ok := a.(interface{ Unix() int64 }); ok {
+			args[i] = collectortest.At(-60) // the window: the last minute
+		}
+	}
+	if err := conn.QueryRow(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, args...).Scan(&raw); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var plans []struct{ Plan map[string]any }
+	if err := json.Unmarshal(raw, &plans); err != nil {
+		t.Fatal(err)
+	}
+	touched, seq = rowsTouched(plans[0].Plan)
+	t.Logf("%s: %v rows touched", name, touched)
+	return touched, seq, raw
 }
 
 // rowsTouched sums the rows every scan node returned or filtered out.
