@@ -86,6 +86,19 @@ func (w *outboxWorkload) run(ctx context.Context, t *testing.T) {
 	}
 }
 
+// runOutboxWorkloads runs the workloads until the stop it returns, which
+// cancels them and waits until they have ended (a workload still writing
+// after its test ended would report into a finished test).
+func runOutboxWorkloads(t *testing.T, ws ...*outboxWorkload) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(ctx, t) }()
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
 // newDatabase is a fresh database with the reference schema and the
 // exporter's indexes (without the duplicate_count extension).
 func newDatabase(t *testing.T) (*pgx.Conn, string) {
@@ -125,17 +138,9 @@ databases:
 		Target: exporterAddr,
 	})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	orders := &outboxWorkload{conn: ordersConn, publish: true}
 	billing := &outboxWorkload{conn: billingConn, publish: true}
-	var wg sync.WaitGroup
-	for _, w := range []*outboxWorkload{orders, billing} {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.run(ctx, t) }()
-	}
-	defer wg.Wait()
-	defer cancel()
+	defer runOutboxWorkloads(t, orders, billing)()
 
 	// Both healthy for a while, so Prometheus has seen publishing.
 	time.Sleep(20 * time.Second)

@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,14 +59,8 @@ func TestTwoReplicasRaiseEachAlertOnce(t *testing.T) {
 		single[s.Flavor.Name] = s.Flavor.StartPrometheus(t, promtest.ReplicasConfig([]string{a.Addr}, ""), promtest.Files{"rules.yml": ruleFile})
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	w := &outboxWorkload{conn: conn, publish: true}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); w.run(ctx, t) }()
-	defer wg.Wait()
-	defer cancel()
+	defer runOutboxWorkloads(t, w)()
 
 	// Healthy, then the publisher stops; 20s of events pile up, then the
 	// workers stop too, so that the table holds still while the

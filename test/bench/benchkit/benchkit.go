@@ -1,14 +1,24 @@
 // Package benchkit holds what the benchmarks under test/bench share: the
 // median of a run's samples, milliseconds, progress lines on stderr (stdout
-// carries only the report), and a baseline's way of reading a query: every
-// row, as a generic exporter does.
+// carries only the report), the run's line in a report (date, commit,
+// machine), a baseline's way of reading a query (every row, as a generic
+// exporter does), loading tables a few statements at a time, what a query's
+// plan read (EXPLAIN), and a process's resident memory.
 package benchkit
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,4 +131,134 @@ func (s Server) CreateIndexes(b testing.TB, req pgschema.Requirements) {
 		}
 		pgtest.Exec(b, s.Admin, ix.CreateStatement(req.Table))
 	}
+}
+
+// Commit names the checked-out commit a run measures ("-dirty" when the
+// tree has changes), or "unknown" outside a git checkout.
+func Commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// RunInfo is a report's line on the run: when, at which commit, on how
+// many CPUs, against which PostgreSQL, with which Go.
+func RunInfo(pgVersion string) string {
+	return fmt.Sprintf("date %s; commit %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s, %s", time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		Commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// Parallel runs job(ctx, conn, i) for i from 0 to n-1, in that order, on
+// workers connections of its own to url (a benchmark's load: a few
+// statements at a time, one per core of the reference machine), and fails
+// the benchmark with the first error once every job is done.
+func Parallel(b testing.TB, url string, workers, n int, job func(ctx context.Context, conn *pgx.Conn, i int) error) {
+	b.Helper()
+	queue := make(chan int)
+	errs := make(chan error, n+workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				errs <- err
+				for range queue {
+				}
+				return
+			}
+			defer conn.Close(ctx)
+			for i := range queue {
+				if err := job(ctx, conn, i); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range n {
+		queue <- i
+	}
+	close(queue)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// Explain runs a query under EXPLAIN (ANALYZE, BUFFERS) and returns the top
+// node of its plan (for ScanRows) and the shared buffers (pages) the plan
+// hit or read.
+func Explain(b testing.TB, conn *pgx.Conn, sql string, args ...any) (plan map[string]any, pages float64) {
+	b.Helper()
+	var raw []byte
+	if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+		b.Fatalf("%v\n%s", err, sql)
+	}
+	var plans []struct{ Plan map[string]any }
+	if err := json.Unmarshal(raw, &plans); err != nil {
+		b.Fatal(err)
+	}
+	p := plans[0].Plan
+	hit, _ := p["Shared Hit Blocks"].(float64)
+	read, _ := p["Shared Read Blocks"].(float64)
+	return p, hit + read
+}
+
+// ScanRows sums, over the nodes of a plan that counts picks, the rows each
+// returned or filtered out, times its loops: all parallel workers included.
+// A benchmark says which nodes read its table's rows (the scans, say, and
+// not a bitmap index scan, whose rows the heap scan above it counts).
+func ScanRows(n map[string]any, counts func(node map[string]any) bool) float64 {
+	var total float64
+	if counts(n) {
+		num := func(k string) float64 { v, _ := n[k].(float64); return v }
+		total += (num("Actual Rows") + num("Rows Removed by Filter") + num("Rows Removed by Index Recheck")) * max(num("Actual Loops"), 1)
+	}
+	if kids, ok := n["Plans"].([]any); ok {
+		for _, k := range kids {
+			if m, ok := k.(map[string]any); ok {
+				total += ScanRows(m, counts)
+			}
+		}
+	}
+	return total
+}
+
+// NodeType is a plan node's "Node Type" ("Seq Scan", "Bitmap Index Scan").
+func NodeType(n map[string]any) string { t, _ := n["Node Type"].(string); return t }
+
+// ResidentMemory reads VmRSS and VmHWM (peak) of a process, in MiB, from
+// /proc/<pid>/status; an error when either is missing.
+func ResidentMemory(pid int) (rss, hwm float64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 3 || fields[2] != "kB" {
+			continue
+		}
+		kb, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil {
+			continue
+		}
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			hwm = kb / 1024
+		}
+	}
+	if rss == 0 || hwm == 0 {
+		return 0, 0, errors.Join(sc.Err(), fmt.Errorf("no VmRSS or VmHWM in /proc/%d/status", pid))
+	}
+	return rss, hwm, nil
 }

@@ -28,8 +28,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/workflow-exporter/workflow-exporter/config"
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -79,22 +77,7 @@ func addManyTopics(ctx context.Context, c *engineclient.Client, from, to, tasks 
 			return err
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workloadConcurrency)
-	var backoffTask string
-	for i := from; i < to; i++ {
-		g.Go(func() error {
-			id, err := driveManyTopic(gctx, c, i)
-			if i == from {
-				backoffTask = id
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return quietHistory(ctx, c, backoffTask)
+	return driveTopics(ctx, c, from, to, driveManyTopic)
 }
 
 // driveManyTopic starts a topic's process and leaves its tasks in the small

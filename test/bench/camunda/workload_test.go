@@ -67,12 +67,19 @@ func addTopics(ctx context.Context, c *engineclient.Client, from, to int) error 
 	if _, err := c.Deploy(ctx, fmt.Sprintf("bench-topics-%d-%d", from, to), files); err != nil {
 		return err
 	}
+	return driveTopics(ctx, c, from, to, driveTopic)
+}
+
+// driveTopics drives topics from..to-1 with drive, workloadConcurrency at
+// a time, then quiets the history (quietHistory) with the task in retry
+// backoff that drive returned for topic from.
+func driveTopics(ctx context.Context, c *engineclient.Client, from, to int, drive func(context.Context, *engineclient.Client, int) (string, error)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workloadConcurrency)
 	var backoffTask string // one of worker-1's tasks in retry backoff on topic from
 	for i := from; i < to; i++ {
 		g.Go(func() error {
-			id, err := driveTopic(gctx, c, i)
+			id, err := drive(gctx, c, i)
 			if i == from {
 				backoffTask = id
 			}

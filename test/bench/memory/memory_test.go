@@ -25,7 +25,6 @@
 package benchmemory
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -34,7 +33,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +42,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/workflow-exporter/workflow-exporter/sim/engineclient"
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/camundatest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
@@ -236,37 +235,15 @@ func measure(b *testing.B, ctx context.Context, bin, cfg, name string, env []str
 	for i := 0; i < *samplesFlag; i++ {
 		time.Sleep(time.Second)
 		scrape()
-		rss, hwm := procMem(b, x.PID())
+		rss, hwm, err := benchkit.ResidentMemory(x.PID())
+		if err != nil {
+			b.Fatal(err)
+		}
 		r.rss = append(r.rss, rss)
 		r.hwm = hwm
 	}
 	progress("%s: %d scrapes, RSS %.1f MiB (median), peak %.1f MiB", name, r.collections, median(r.rss), r.hwm)
 	return r
-}
-
-// procMem reads VmRSS and VmHWM (peak) of a process, in MiB.
-func procMem(b *testing.B, pid int) (rss, hwm float64) {
-	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
-		}
-	}
-	return rss, hwm
 }
 
 func median(xs []float64) float64 {

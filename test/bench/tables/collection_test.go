@@ -29,17 +29,13 @@ package benchtables
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -369,40 +365,15 @@ func load(b *testing.B, url string, p plan) []timing {
 			}
 		}
 	}
-	queue := make(chan int)
-	errs := make(chan error, len(jobs))
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, url)
-			if err != nil {
-				errs <- err
-				for range queue {
-				}
-				return
-			}
-			defer conn.Close(ctx)
-			for i := range queue {
-				start := time.Now()
-				if _, err := conn.Exec(ctx, jobs[i].sql, base, 1, jobs[i].size); err != nil {
-					errs <- fmt.Errorf("%w\n%s", err, jobs[i].sql)
-				}
-				jobs[i].d = time.Since(start)
-			}
-		}()
-	}
-	for i := range jobs {
-		queue <- i
-	}
-	close(queue)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
+	benchkit.Parallel(b, url, 2, len(jobs), func(ctx context.Context, conn *pgx.Conn, i int) error {
+		start := time.Now()
+		_, err := conn.Exec(ctx, jobs[i].sql, base, 1, jobs[i].size)
+		jobs[i].d = time.Since(start)
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, jobs[i].sql)
+		}
+		return nil
+	})
 	out := make([]timing, len(jobs))
 	for i, j := range jobs {
 		out[i] = j.timing
@@ -658,45 +629,21 @@ func runBaseline(ctx context.Context, conn *pgx.Conn, queries []string) error {
 // explain runs a query under EXPLAIN ANALYZE and returns the rows its scans
 // read and the shared buffers (pages) its plan hit or read.
 func explain(b *testing.B, conn *pgx.Conn, sql string, args []any) (rows, pages float64) {
-	var raw []byte
-	if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
-		b.Fatalf("%v\n%s", err, sql)
-	}
-	var plans []struct{ Plan map[string]any }
-	if err := json.Unmarshal(raw, &plans); err != nil {
-		b.Fatal(err)
-	}
-	p := plans[0].Plan
-	hit, _ := p["Shared Hit Blocks"].(float64)
-	read, _ := p["Shared Read Blocks"].(float64)
-	return rowsRead(p), hit + read
+	plan, pages := benchkit.Explain(b, conn, sql, args...)
+	return benchkit.ScanRows(plan, readsRows), pages
 }
 
-// rowsRead sums the rows every scan node returned or filtered out (all
-// parallel workers included). A bitmap index scan's rows are counted once,
-// by the heap scan above it.
-func rowsRead(n map[string]any) float64 {
-	var total float64
-	if typ, _ := n["Node Type"].(string); strings.Contains(typ, "Scan") && typ != "Bitmap Index Scan" {
-		num := func(k string) float64 { v, _ := n[k].(float64); return v }
-		loops := max(num("Actual Loops"), 1)
-		total += (num("Actual Rows") + num("Rows Removed by Filter") + num("Rows Removed by Index Recheck")) * loops
-	}
-	if kids, ok := n["Plans"].([]any); ok {
-		for _, k := range kids {
-			if m, ok := k.(map[string]any); ok {
-				total += rowsRead(m)
-			}
-		}
-	}
-	return total
+// readsRows picks the scan nodes. A bitmap index scan's rows are counted
+// once, by the heap scan above it.
+func readsRows(n map[string]any) bool {
+	typ := benchkit.NodeType(n)
+	return strings.Contains(typ, "Scan") && typ != "Bitmap Index Scan"
 }
 
 func report(p plan, results map[int]map[string]result, pgVersion, settings string, loadWall, vacuumWall time.Duration, loaded, vacuumed []timing) {
 	w := os.Stdout
 	fmt.Fprintf(w, "\n## Collection cost versus table history\n\n")
-	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintln(w, benchkit.RunInfo(pgVersion))
 	fmt.Fprintf(w, "server: %s\n", settings)
 	fmt.Fprintf(w, "per table: %d open rows, %d rows finished in the last minute, plus the terminal history below; median of %d collections after %d warm-up\n",
 		openRows, recentRows, *samplesFlag, *warmupFlag)
@@ -773,16 +720,6 @@ func (p plan) spans(collector string) [][2]int {
 		}
 	}
 	return out
-}
-
-// commit names the checked-out commit the run measures ("-dirty" when the
-// tree has changes), or "unknown" outside a git checkout.
-func commit() string {
-	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func growth(a, z float64) string {

@@ -49,7 +49,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -437,8 +436,7 @@ func sumCounters(b *testing.B, ms []prometheus.Metric, names []string) map[strin
 
 func reportRates(w io.Writer, cells []*rateCell, rates []int, interval time.Duration, pgVersion, loadBefore, loadAfter string, loadWall, measureWall time.Duration, rounds int) {
 	fmt.Fprintf(w, "\n## Collection cost versus write rate\n\n")
-	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintln(w, benchkit.RunInfo(pgVersion))
 	fmt.Fprintf(w, "load average (1, 5, 15 min) before measuring: %s; after: %s\n", loadBefore, loadAfter)
 	fmt.Fprintf(w, "rates %v rows a second, a collection every %s (frozen clock), late_commit_window %s; the window loaded in %s; %d rounds (%d warm-up) in %s; median of %d\n",
 		rates, interval, lateCommitWindow, roundDuration(loadWall), rounds, *rateWarmup, roundDuration(measureWall), *rateSamples)

@@ -29,10 +29,8 @@ package benchtables
 // VmRSS and VmHWM of every process from /proc/<pid>/status.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,6 +47,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/workflow-exporter/workflow-exporter/test/bench/benchkit"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/exportertest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
@@ -222,7 +221,7 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 	type memory struct{ rss, hwm float64 }
 	mem := map[string]memory{}
 	for _, t := range targets {
-		rss, hwm, err := residentMemory(t.pid)
+		rss, hwm, err := benchkit.ResidentMemory(t.pid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -249,7 +248,7 @@ func BenchmarkScrapeFromSnapshot(b *testing.B) {
 	w := os.Stdout
 	fmt.Fprintf(w, "\n## Scrape latency and memory at 10k series\n\n")
 	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d in the client process); %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
+		benchkit.Commit(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(w, "load average (1, 5, 15 min) before scraping: %s; after: %s\n", loadBefore, loadAfter)
 	fmt.Fprintf(w, "state: %d idempotency scopes, %d inbox kinds, %d outbox kinds, %d processed-job kinds; label_value_limit %d (nothing folds)\n",
 		seriesScopes, seriesInboxKinds, seriesOutboxKinds, seriesJobKinds, seriesLabelLimit)
@@ -318,36 +317,6 @@ func (t *scrapeTarget) scrape(keep bool) (time.Duration, error) {
 func newTarget(name string, s *testkit.Server) *scrapeTarget {
 	return &scrapeTarget{name: name, pid: s.PID(), url: s.URL,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}}
-}
-
-// residentMemory reads VmRSS and VmHWM (peak) of a process, in MB.
-func residentMemory(pid int) (rss, hwm float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 || fields[2] != "kB" {
-			continue
-		}
-		kb, err := strconv.ParseFloat(fields[1], 64)
-		if err != nil {
-			continue
-		}
-		switch fields[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
-		}
-	}
-	if rss == 0 || hwm == 0 {
-		return 0, 0, errors.Join(sc.Err(), fmt.Errorf("no VmRSS or VmHWM in /proc/%d/status", pid))
-	}
-	return rss, hwm, nil
 }
 
 // seriesCount counts the samples of a text exposition: every line that is

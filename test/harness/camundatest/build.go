@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -206,21 +205,9 @@ func Build(ctx context.Context, flavor Flavor) (string, error) {
 	if err := testkit.CopyTree(sharedDir(src), sharedDir(project)); err != nil {
 		return "", fmt.Errorf("camundatest: copying %s: %w", sharedDir(src), err)
 	}
-	args := []string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}
-	args = append(args, strings.Fields(os.Getenv("CAMUNDATEST_MVN_ARGS"))...)
-	args = append(args, "package")
-	cmd := exec.CommandContext(ctx, mvn, args...)
-	cmd.Dir = project
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("camundatest: building the %s engine (mvn %s in a copy of %s) failed after %s: %w\n--- Maven output (tail) ---\n%s",
-			flavor, strings.Join(args, " "), src, time.Since(start).Round(time.Second), err, tail(out.Bytes(), 6000))
-	}
-	built := filepath.Join(project, "target", "test-engine.jar")
-	if !fileExists(built) {
-		return "", fmt.Errorf("camundatest: Maven built no %s\n%s", built, tail(out.Bytes(), 4000))
+	built, err := testkit.MavenPackage(ctx, mvn, "the "+string(flavor)+" engine", src, project, "test-engine.jar", strings.Fields(os.Getenv("CAMUNDATEST_MVN_ARGS")))
+	if err != nil {
+		return "", fmt.Errorf("camundatest: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(jar), 0o755); err != nil {
 		return "", fmt.Errorf("camundatest: %w", err)

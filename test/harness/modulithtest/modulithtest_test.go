@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/workflow-exporter/workflow-exporter/test/harness/pgtest"
 	"github.com/workflow-exporter/workflow-exporter/test/harness/testkit"
 )
@@ -78,11 +76,7 @@ func TestPublications(t *testing.T) {
 	}
 
 	// The table as the registry created it (test/relays/README.md has its pg_dump).
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	c := pgtest.Connect(t, dsn)
 	var cols string
 	if err := c.QueryRow(ctx, `SELECT string_agg(column_name || ' ' || data_type || ' ' || is_nullable, ', ' ORDER BY ordinal_position)
 	  FROM information_schema.columns WHERE table_name = 'event_publication'`).Scan(&cols); err != nil {

@@ -3,8 +3,6 @@ package pgtest
 import (
 	"context"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -15,19 +13,9 @@ func TestNewDatabaseIsIsolated(t *testing.T) {
 	if a == b {
 		t.Fatal("two tests got the same database")
 	}
-	conn, err := pgx.Connect(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE TABLE x (id int)"); err != nil {
-		t.Fatal(err)
-	}
-	connB, err := pgx.Connect(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer connB.Close(ctx)
+	conn := Connect(t, a)
+	Exec(t, conn, "CREATE TABLE x (id int)")
+	connB := Connect(t, b)
 	var n int
 	if err := connB.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE tablename = 'x'").Scan(&n); err != nil {
 		t.Fatal(err)

@@ -104,6 +104,20 @@ func stoppedAndBehind(t *testing.T, dsn, slot string, w Write) SlotState {
 	return s
 }
 
+// stopAndWriteBacklog stops a relay with its stop signal (named in how, for the log), waits
+// until its slot is inactive, then writes two events while no relay runs and checks that the slot
+// holds them back (stoppedAndBehind); it returns that write, the backlog of the next relay.
+func stopAndWriteBacklog(t *testing.T, r *Relay, dsn, slot, how string) Write {
+	t.Helper()
+	stopStart := time.Now()
+	ok(t, r.Stop())
+	t.Logf("%s to exit 0 in %s", how, time.Since(stopStart).Round(time.Millisecond))
+	must2(t)(WaitSlot(context.Background(), dsn, slot, 30*time.Second, inactive))
+	w := write(t, dsn, events("OrderCancelled", "OrderRefunded"))
+	stoppedAndBehind(t, dsn, slot, w)
+	return w
+}
+
 func confirmed(w Write) func(SlotState) bool {
 	return func(s SlotState) bool { return s.ConfirmedFlushLSN > w.LastChange }
 }
@@ -147,14 +161,8 @@ func TestDebeziumRelay(t *testing.T) {
 	}
 	t.Logf("no heartbeats, 2 s later: confirmed_flush_lsn %s, the transaction's last change %s, its commit after that", s.ConfirmedFlushLSN, w1.LastChange)
 
-	stopStart := time.Now()
-	ok(t, d.Stop())
-	t.Logf("debezium: SIGTERM to exit 0 in %s", time.Since(stopStart).Round(time.Millisecond))
-	must2(t)(WaitSlot(ctx, dsn, slot, 30*time.Second, inactive))
-
 	// Written while no relay runs.
-	w2 := write(t, dsn, events("OrderCancelled", "OrderRefunded"))
-	stoppedAndBehind(t, dsn, slot, w2)
+	w2 := stopAndWriteBacklog(t, d.Relay, dsn, slot, "debezium: SIGTERM")
 
 	// Heartbeats on, from the same offsets: only what it had not published, then confirmed.
 	d = NewDebezium(t, DebeziumOptions{DSN: dsn, Slot: slot, Publication: pub, OffsetDir: offsets, Heartbeat: 500 * time.Millisecond})
@@ -222,13 +230,7 @@ func TestRecvLogicalRelay(t *testing.T) {
 			s, took := must2(t)(WaitSlot(ctx, dsn, slot, 30*time.Second, func(s SlotState) bool { return s.ConfirmedFlushLSN >= after }))
 			t.Logf("idle outbox, other WAL written: confirmed_flush_lsn reached the WAL end %s in %s", after, took.Round(time.Millisecond))
 
-			stopStart := time.Now()
-			ok(t, r.Stop())
-			t.Logf("pg_recvlogical: SIGINT to exit 0 in %s", time.Since(stopStart).Round(time.Millisecond))
-			must2(t)(WaitSlot(ctx, dsn, slot, 30*time.Second, inactive))
-
-			w2 := write(t, dsn, events("OrderCancelled", "OrderRefunded"))
-			stoppedAndBehind(t, dsn, slot, w2)
+			w2 := stopAndWriteBacklog(t, r.Relay, dsn, slot, "pg_recvlogical: SIGINT")
 
 			// Started again, it streams from confirmed_flush_lsn: the backlog and nothing older.
 			opts.CreateSlot = false

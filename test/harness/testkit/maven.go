@@ -85,20 +85,9 @@ func MavenBuild(ctx context.Context, m MavenJar) (string, error) {
 	if err := CopyTree(src, work, "target"); err != nil {
 		return "", fmt.Errorf("testkit: copying %s: %w", src, err)
 	}
-	args := append([]string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}, m.Args...)
-	args = append(args, "package")
-	cmd := exec.CommandContext(ctx, "mvn", args...)
-	cmd.Dir = work
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("testkit: building %s (mvn %s in a copy of %s) failed after %s: %w\n--- Maven output (tail) ---\n%s",
-			m.Name, strings.Join(args, " "), src, time.Since(start).Round(time.Second), err, Tail(out.String(), 60))
-	}
-	built := filepath.Join(work, "target", m.Jar)
-	if !fileExists(built) {
-		return "", fmt.Errorf("testkit: Maven built no %s\n%s", built, Tail(out.String(), 40))
+	built, err := MavenPackage(ctx, "mvn", m.Name, src, work, m.Jar, m.Args)
+	if err != nil {
+		return "", fmt.Errorf("testkit: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(jar), 0o755); err != nil {
 		return "", err
@@ -114,6 +103,28 @@ func MavenBuild(ctx context.Context, m MavenJar) (string, error) {
 		}
 	}
 	return jar, nil
+}
+
+// MavenPackage runs mvn -q -B -Dstyle.color=never -DskipTests <args> package in project, a
+// scratch copy of src, and returns the path of the jar it wrote, project/target/<jar>. Its errors
+// name the build (name), the command and src, with the tail of Maven's output; the caller adds
+// its package's prefix.
+func MavenPackage(ctx context.Context, mvn, name, src, project, jar string, args []string) (string, error) {
+	args = append(append([]string{"-q", "-B", "-Dstyle.color=never", "-DskipTests"}, args...), "package")
+	cmd := exec.CommandContext(ctx, mvn, args...)
+	cmd.Dir = project
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building %s (mvn %s in a copy of %s) failed after %s: %w\n--- Maven output (tail) ---\n%s",
+			name, strings.Join(args, " "), src, time.Since(start).Round(time.Second), err, Tail(out.String(), 60))
+	}
+	built := filepath.Join(project, "target", jar)
+	if !fileExists(built) {
+		return "", fmt.Errorf("Maven built no %s\n%s", built, Tail(out.String(), 40))
+	}
+	return built, nil
 }
 
 // MavenSourceHash hashes a Maven project's pom.xml and every file under its src/ (paths and

@@ -17,17 +17,13 @@ package benchhorizon
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -158,41 +154,15 @@ func load(b *testing.B, url string, cases []benchCase) {
 	base := time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)
 	order := slices.Clone(cases)
 	slices.SortFunc(order, func(x, y benchCase) int { return y.rows - x.rows })
-	queue := make(chan benchCase)
-	errs := make(chan error, len(order))
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, url)
-			if err != nil {
-				errs <- err
-				for range queue {
-				}
-				return
-			}
-			defer conn.Close(ctx)
-			for c := range queue {
-				t := time.Now()
-				if _, err := conn.Exec(ctx, in(fillSQL, c), base, 1, c.rows, c.scopes); err != nil {
-					errs <- fmt.Errorf("%s: %w", c.schema(), err)
-					continue
-				}
-				progress("%s: %d rows in %s", c.schema(), c.rows, time.Since(t).Round(time.Second))
-			}
-		}()
-	}
-	for _, c := range order {
-		queue <- c
-	}
-	close(queue)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
+	benchkit.Parallel(b, url, 2, len(order), func(ctx context.Context, conn *pgx.Conn, i int) error {
+		c := order[i]
+		t := time.Now()
+		if _, err := conn.Exec(ctx, in(fillSQL, c), base, 1, c.rows, c.scopes); err != nil {
+			return fmt.Errorf("%s: %w", c.schema(), err)
+		}
+		progress("%s: %d rows in %s", c.schema(), c.rows, time.Since(t).Round(time.Second))
+		return nil
+	})
 }
 
 // measure times the collector's Collect and the baseline query, alternating
@@ -327,47 +297,21 @@ func runBaseline(b *testing.B, ctx context.Context, conn *pgx.Conn, sql string) 
 // recursive query's work table and CTE scans are not table rows), all
 // parallel workers included, and the shared buffers its plan hit or read.
 func explain(b *testing.B, conn *pgx.Conn, sql string) (rows, pages float64) {
-	var raw []byte
-	if err := conn.QueryRow(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql).Scan(&raw); err != nil {
-		b.Fatalf("%v\n%s", err, sql)
-	}
-	var plans []struct{ Plan map[string]any }
-	if err := json.Unmarshal(raw, &plans); err != nil {
-		b.Fatal(err)
-	}
-	p := plans[0].Plan
-	hit, _ := p["Shared Hit Blocks"].(float64)
-	read, _ := p["Shared Read Blocks"].(float64)
-	return tableRows(p), hit + read
+	plan, pages := benchkit.Explain(b, conn, sql)
+	return benchkit.ScanRows(plan, onTable), pages
 }
 
-func tableRows(n map[string]any) float64 {
-	var total float64
-	if _, onTable := n["Relation Name"]; onTable {
-		num := func(k string) float64 { v, _ := n[k].(float64); return v }
-		if typ, _ := n["Node Type"].(string); typ != "Bitmap Index Scan" {
-			total += (num("Actual Rows") + num("Rows Removed by Filter") + num("Rows Removed by Index Recheck")) * max(num("Actual Loops"), 1)
-		}
-	}
-	if kids, ok := n["Plans"].([]any); ok {
-		for _, k := range kids {
-			if m, ok := k.(map[string]any); ok {
-				total += tableRows(m)
-			}
-		}
-	}
-	return total
+// onTable picks the nodes that read the table or an index of it, but a
+// bitmap index scan, whose rows the heap scan above it counts.
+func onTable(n map[string]any) bool {
+	_, ok := n["Relation Name"]
+	return ok && benchkit.NodeType(n) != "Bitmap Index Scan"
 }
 
 func report(cases []benchCase, results map[benchCase]result, pgVersion, settings, load string) {
 	w := os.Stdout
-	commit := "unknown"
-	if out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-	}
 	fmt.Fprintf(w, "\n## Retention horizon on a large table\n\n")
-	fmt.Fprintf(w, "date %s; commit %s; %d CPUs (GOMAXPROCS %d); PostgreSQL %s; %s/%s, %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		commit, runtime.NumCPU(), runtime.GOMAXPROCS(0), pgVersion, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintln(w, benchkit.RunInfo(pgVersion))
 	fmt.Fprintf(w, "server: %s\n%s\n", settings, load)
 	fmt.Fprintf(w, "per table: the finished records below over the scopes, plus %d open records older than all of them; median of %d readings per side after %d warm-up rounds\n\n",
 		openRecords, *samplesFlag, *warmupFlag)
