@@ -84,6 +84,15 @@ func TestBoundsAreEnforcedByTheServer(t *testing.T) {
 		}
 	})
 
+	t.Run("no statement pays for JIT compilation", func(t *testing.T) {
+		var jit string
+		if err := db.ReadOnly(ctx, func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT current_setting('jit')").Scan(&jit)
+		}); err != nil || jit != "off" {
+			t.Fatalf("jit = %q, %v; want off inside the exporter's transactions", jit, err)
+		}
+	})
+
 	t.Run("the session is tagged and transactions do not linger", func(t *testing.T) {
 		var app string
 		var inTx int

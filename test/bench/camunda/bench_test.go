@@ -190,7 +190,7 @@ func sizesWanted(s string) (map[string]bool, string, error) {
 // are stopped when the benchmark ends, fails, or the process gets a signal.
 func setUp(b *testing.B, ctx context.Context) *env {
 	e := &env{jvmFlags: strings.Fields(*jvmFlag)}
-	pg, err := pgtest.Start()
+	pg, err := pgtest.StartWith(profileSettings())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,6 +203,14 @@ func setUp(b *testing.B, ctx context.Context) *env {
 	pgtest.Exec(b, admin, `CREATE DATABASE camunda`)
 	admin.Close(ctx)
 	e.dbURL = pgtest.WithDatabase(pg.AdminURL, "camunda")
+	if *profileFlag != "" {
+		camunda, err := pgx.Connect(ctx, e.dbURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pgtest.Exec(b, camunda, `CREATE EXTENSION pg_stat_statements`)
+		camunda.Close(ctx)
+	}
 
 	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
@@ -362,6 +370,7 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 	}
 	sz.load[1] = loadAverage()
 	progress("size %s measured in %s", sz.name, time.Since(start).Round(time.Second))
+	profileSize(b, ctx, e, sz, contenders)
 
 	// Every contender's last collection against the engine's tables.
 	var restStates, dbStates map[string]map[string]float64
