@@ -45,8 +45,8 @@ func deliveryRow(d *board) {
 	d.series(panel{title: "Lost and in flight by delivery and type", unit: "short",
 		desc: "Per delivery and event type: lost (past the deadline, not received) and in flight (within it). A lost event leaves the count when it arrives late or leaves the window.",
 		targets: []target{
-			{expr: sumBy(sel(catalog.DeliveryLostEvents, mDelivery, mEventType), "delivery", "event_type"), legend: "lost {{delivery}} {{event_type}}"},
-			{expr: sumBy(sel(catalog.DeliveryInFlightEvents, mDelivery, mEventType), "delivery", "event_type"), legend: "in flight {{delivery}} {{event_type}}"},
+			perDeliveryAndType(catalog.DeliveryLostEvents, "lost"),
+			perDeliveryAndType(catalog.DeliveryInFlightEvents, "in flight"),
 		},
 		runbooks: []string{rules.WorkflowDeliveryEventsLost}})
 	d.series(panel{title: "Delivery latency", unit: "s",
@@ -55,8 +55,8 @@ func deliveryRow(d *board) {
 	d.series(panel{title: "Events compared and received twice", unit: "short",
 		desc: "Per delivery and event type: the events published within the window (the comparison's population) and the receipts beyond the first among them.",
 		targets: []target{
-			{expr: sumBy(sel(catalog.DeliveryPublishedEvents, mDelivery, mEventType), "delivery", "event_type"), legend: "published {{delivery}} {{event_type}}"},
-			{expr: sumBy(sel(catalog.DeliveryDuplicateReceipts, mDelivery, mEventType), "delivery", "event_type"), legend: "duplicates {{delivery}} {{event_type}}"},
+			perDeliveryAndType(catalog.DeliveryPublishedEvents, "published"),
+			perDeliveryAndType(catalog.DeliveryDuplicateReceipts, "duplicates"),
 		},
 		runbooks: []string{rules.WorkflowDeliveryDuplicateReceipts}})
 	d.series(panel{title: "Window covered and clock offset", unit: "s",
@@ -65,4 +65,10 @@ func deliveryRow(d *board) {
 			{expr: sel(catalog.DeliveryWindow, mDelivery), legend: "window {{delivery}}"},
 			{expr: sel(catalog.DeliveryClockOffset, mDelivery), legend: "clock offset {{delivery}}"},
 		}})
+}
+
+// perDeliveryAndType is the series of metric per delivery and event type,
+// its legend what the series counts.
+func perDeliveryAndType(metric, what string) target {
+	return target{expr: sumBy(sel(metric, mDelivery, mEventType), "delivery", "event_type"), legend: what + " {{delivery}} {{event_type}}"}
 }
