@@ -9,20 +9,5 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-for tool in mvn java; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "build.sh: '$tool' not found in PATH (need Maven 3.8+ and Java 17)" >&2; exit 1; }
-done
-
-flavors=("$@")
-if [ ${#flavors[@]} -eq 0 ]; then
-  flavors=(camunda operaton)
-fi
-
-for flavor in "${flavors[@]}"; do
-  dir="$here/$flavor"
-  [ -f "$dir/pom.xml" ] || { echo "build.sh: unknown flavor '$flavor' (no $dir/pom.xml)" >&2; exit 1; }
-  start=$(date +%s)
-  # shellcheck disable=SC2086
-  mvn -q -B -Dstyle.color=never -DskipTests ${MVN_ARGS:-} -f "$dir/pom.xml" package
-  echo "build.sh: $flavor -> $dir/target/test-engine.jar ($(( $(date +%s) - start )) s)"
-done
+[ $# -gt 0 ] || set -- camunda operaton
+exec "$here/../../scripts/mvn-package.sh" "$here" "$@"

@@ -9,20 +9,5 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-for tool in mvn java; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "build.sh: '$tool' not found in PATH (need Maven 3.8+ and Java 17)" >&2; exit 1; }
-done
-
-projects=("$@")
-if [ ${#projects[@]} -eq 0 ]; then
-  projects=(debezium modulith)
-fi
-
-for project in "${projects[@]}"; do
-  dir="$here/$project"
-  [ -f "$dir/pom.xml" ] || { echo "build.sh: unknown project '$project' (no $dir/pom.xml)" >&2; exit 1; }
-  start=$(date +%s)
-  # shellcheck disable=SC2086
-  (cd "$dir" && mvn -q -B -Dstyle.color=never -DskipTests ${MVN_ARGS:-} package)
-  echo "build.sh: $project -> $(ls "$dir"/target/*.jar | grep -v original | head -1) ($(( $(date +%s) - start )) s)"
-done
+[ $# -gt 0 ] || set -- debezium modulith
+exec "$here/../../scripts/mvn-package.sh" "$here" "$@"
