@@ -35,6 +35,7 @@ func profileSettings() []string {
 type statementRow struct {
 	calls, rows   float64 // per collection
 	ms, share     float64 // per collection, and of every statement's time
+	jitMS         float64 // per collection: compiling (JIT generation, inlining, optimization, emission)
 	meanMS, maxMS float64 // per call
 	query         string
 }
@@ -80,10 +81,10 @@ func profileSize(b *testing.B, ctx context.Context, e *env, sz *size, contenders
 			b.Fatal(err)
 		}
 		fmt.Printf("\nsize %s, %s: %d collections profiled; Go CPU profile %s (go tool pprof -top %s)\n", sz.name, c.name, profileRounds, file, file)
-		fmt.Println("| statement | calls / collection | ms / collection | share | mean ms | max ms | rows / collection |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| statement | calls / collection | ms / collection | of which JIT ms | share | mean ms | max ms | rows / collection |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range rows {
-			fmt.Printf("| `%s` | %.1f | %.2f | %.0f%% | %.3f | %.2f | %.0f |\n", r.query, r.calls, r.ms, 100*r.share, r.meanMS, r.maxMS, r.rows)
+			fmt.Printf("| `%s` | %.1f | %.2f | %.2f | %.0f%% | %.3f | %.2f | %.0f |\n", r.query, r.calls, r.ms, r.jitMS, 100*r.share, r.meanMS, r.maxMS, r.rows)
 		}
 	}
 }
@@ -91,7 +92,8 @@ func profileSize(b *testing.B, ctx context.Context, e *env, sz *size, contenders
 // statements reads pg_stat_statements since its reset: the statements of
 // the camunda database, the costliest first, per collection of n.
 func statements(ctx context.Context, conn *pgx.Conn, n int) ([]statementRow, error) {
-	rs, err := conn.Query(ctx, `SELECT calls, rows, total_exec_time, mean_exec_time, max_exec_time, query
+	rs, err := conn.Query(ctx, `SELECT calls, rows, total_exec_time, mean_exec_time, max_exec_time,
+	jit_generation_time + jit_inlining_time + jit_optimization_time + jit_emission_time, query
 	FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 	WHERE d.datname = current_database() AND query NOT LIKE '%pg_stat_statements%'
 	ORDER BY total_exec_time DESC`)
@@ -104,10 +106,10 @@ func statements(ctx context.Context, conn *pgx.Conn, n int) ([]statementRow, err
 	for rs.Next() {
 		var r statementRow
 		var calls, rows int64
-		if err := rs.Scan(&calls, &rows, &r.ms, &r.meanMS, &r.maxMS, &r.query); err != nil {
+		if err := rs.Scan(&calls, &rows, &r.ms, &r.meanMS, &r.maxMS, &r.jitMS, &r.query); err != nil {
 			return nil, err
 		}
-		r.calls, r.rows, r.ms = float64(calls)/float64(n), float64(rows)/float64(n), r.ms/float64(n)
+		r.calls, r.rows, r.ms, r.jitMS = float64(calls)/float64(n), float64(rows)/float64(n), r.ms/float64(n), r.jitMS/float64(n)
 		total += r.ms
 		r.query = shorten(r.query, 160)
 		out = append(out, r)
