@@ -55,6 +55,7 @@ var (
 	window  = flag.Duration("load-window", time.Minute, "how long one measurement counts completions")
 	settle  = flag.Duration("load-settle", 3*time.Minute, "how long the workers run before the first window (the engine's JIT and caches warm up)")
 	workers = flag.Int("load-workers", 8, "concurrent workers fetching and completing")
+	only    = flag.String("load-setups", "", "measure only the configurations whose name contains this text (e.g. 'engine database'); empty: all")
 )
 
 const (
@@ -94,6 +95,17 @@ func setups() []setup {
 				return fmt.Sprintf("camunda:\n  - name: main\n    url: %s\n    min_interval: 30s\n    database:\n      dsn: %s\n      time_zone: UTC\n", url, dsn)
 			}},
 	}
+}
+
+// chosen are the setups whose name contains text (all for "").
+func chosen(ss []setup, text string) []setup {
+	var out []setup
+	for _, s := range ss {
+		if strings.Contains(s.name, text) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // result is one measured window.
@@ -150,7 +162,10 @@ func BenchmarkEngineCostUnderLoad(b *testing.B) {
 	sleep(ctx, *settle)
 	loadBefore := proccpu.LoadAverage()
 	started := time.Now()
-	ss := setups()
+	ss := chosen(setups(), *only)
+	if len(ss) == 0 {
+		b.Fatalf("-load-setups %q names no configuration", *only)
+	}
 	// One exporter per configuration for the whole run: it collects only
 	// while scraped, so between its windows it costs nothing.
 	exporters := make([]*exporter, len(ss))
