@@ -276,7 +276,7 @@ type idempotencyPoll struct {
 	// st is the status column as this poll resolved it.
 	st idemStatus
 
-	gauges                             map[string]*agg // scope, status
+	gauges                             byTuple[agg] // scope, status
 	transitions, conflicts, duplicates map[string]float64
 	// dupUpdates is the duplicate_count last seen per record in this
 	// poll, with the update's time; counting says the duplicate memory is
@@ -294,7 +294,7 @@ type idempotencyPoll struct {
 
 func (c *Idempotency) newIdempotencyPoll() *idempotencyPoll {
 	p := &idempotencyPoll{c: c, conflict: map[string]bool{},
-		gauges: map[string]*agg{}, transitions: map[string]float64{}, conflicts: map[string]float64{}, duplicates: map[string]float64{},
+		gauges: byTuple[agg]{}, transitions: map[string]float64{}, conflicts: map[string]float64{}, duplicates: map[string]float64{},
 		dupUpdates: map[uint64]dupUpdate{}, scopes: tuples{}, unmapped: tuples{}}
 	for _, code := range c.cfg.ConflictCodes {
 		p.conflict[code] = true
@@ -322,11 +322,7 @@ func (p *idempotencyPoll) readOpen(ctx context.Context, tx pgx.Tx) error {
 		[]any{&scope, &status, &count, &oldest, &stale}, func() []string { return []string{scope} }, func() error {
 			vals := c.limiter.Admit(scope)
 			p.scopes.add(vals...)
-			k := tupleKey(vals[0], p.canonical(status, vals[0]))
-			if p.gauges[k] == nil {
-				p.gauges[k] = &agg{}
-			}
-			p.gauges[k].merge(count, oldest, stale)
+			p.gauges.at(vals[0], p.canonical(status, vals[0])).merge(count, oldest, stale)
 			return nil
 		})
 }
@@ -408,7 +404,7 @@ func (p *idempotencyPoll) commit() {
 	addCounts(c.duplicates, p.duplicates)
 }
 
-func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
+func (c *Idempotency) metrics(gauges byTuple[agg]) []prometheus.Metric {
 	allStatuses, openStatuses := c.cfg.Statuses.CanonicalNames(), vocab.IdempotencyOpenStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.scopes.sorted() {
@@ -420,10 +416,7 @@ func (c *Idempotency) metrics(gauges map[string]*agg) []prometheus.Metric {
 			all = append(append([]string(nil), all...), vocab.Unmapped)
 		}
 		for _, st := range open {
-			a := gauges[tupleKey(scope, st)]
-			if a == nil {
-				a = &agg{}
-			}
+			a := gauges.of(scope, st)
 			out = append(out,
 				c.gauge(catalog.IdempotencyRecords, a.count, c.database, scope, st),
 				c.gauge(catalog.IdempotencyOldestRecordAge, a.oldest, c.database, scope, st),

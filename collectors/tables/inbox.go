@@ -90,11 +90,8 @@ func (c *Inbox) plan(cols map[string]pgschema.ColumnType, versioned bool) (*inbo
 	p := &inboxPlan{shape: s, series: s.series()}
 	t := pgschema.QuoteTable(s.table)
 	if !s.noOpen {
-		retrying := "0::float8"
-		if s.attempts != "" {
-			retrying = fmt.Sprintf("(count(*) FILTER (WHERE %s >= $1))::float8", s.attempts)
-			p.gaugeArgs = []any{c.cfg.RetryingAfterAttempts}
-		}
+		var retrying string
+		retrying, p.gaugeArgs = retryingGauge(s.attempts, c.cfg.RetryingAfterAttempts)
 		p.sqlGauges = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s, count(*)::float8,
 	%[4]s, %[5]s
 FROM %[6]s%[7]s
@@ -127,13 +124,8 @@ func (c *Inbox) requirements(p *inboxPlan) pgschema.Requirements {
 	s := p.shape
 	req := pgschema.Requirements{Kind: "inbox", Table: s.table, Preset: s.preset, Columns: s.columns}
 	if p.sqlGauges != "" {
-		open := pgschema.Index{Query: "open", Name: s.openIndex, Columns: s.openIndexColumns, Where: s.open,
-			LibraryIndex: s.libraryIndexes["open"],
-			Why:          "message and oldest-age gauges read only unfinished messages; finished ones stay out of the index"}
-		if s.open == "" {
-			open = pgschema.Index{Query: "open", NoneNeeded: s.openRows}
-		}
-		req.Indexes = append(req.Indexes, open)
+		req.Indexes = append(req.Indexes, s.index("open", s.libraryIndexes["open"],
+			"message and oldest-age gauges read only unfinished messages; finished ones stay out of the index"))
 		req.Queries = append(req.Queries, pgschema.Query{Name: "open", SQL: p.sqlGauges, Args: p.gaugeArgs})
 	}
 	if p.sqlProcessed != "" {
@@ -147,14 +139,14 @@ func (c *Inbox) requirements(p *inboxPlan) pgschema.Requirements {
 		req.Queries = append(req.Queries, l.requirement())
 	}
 	if p.sqlErrors != "" {
-		req.Queries = append(req.Queries, pgschema.Query{Name: "errors", SQL: p.sqlErrors, Args: []any{errorRowsLimit}})
+		req.Queries = append(req.Queries, errorsQuery("errors", p.sqlErrors))
 	}
 	if d := s.dead; d != nil {
 		dr := pgschema.Requirements{Kind: "inbox", Table: d.table, Preset: s.preset, Columns: d.columns,
 			Indexes: []pgschema.Index{{Query: "dead_letters", NoneNeeded: d.rows}},
 			Queries: []pgschema.Query{{Name: "dead_letters", SQL: p.sqlDead}}}
 		if p.sqlDeadErrors != "" {
-			dr.Queries = append(dr.Queries, pgschema.Query{Name: "dead_letter_errors", SQL: p.sqlDeadErrors, Args: []any{errorRowsLimit}})
+			dr.Queries = append(dr.Queries, errorsQuery("dead_letter_errors", p.sqlDeadErrors))
 		}
 		req.Related = []pgschema.Requirements{dr}
 	}
@@ -176,15 +168,8 @@ type inboxGroup struct {
 
 // Collect implements collectors.Collector.
 func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
-	gauges := map[string]*agg{}
-	groups := map[string]*inboxGroup{}
-	group := func(vals []string) *inboxGroup {
-		k := tupleKey(vals...)
-		if groups[k] == nil {
-			groups[k] = &inboxGroup{}
-		}
-		return groups[k]
-	}
+	gauges := byTuple[agg]{}        // source_system, message_type, status
+	groups := byTuple[inboxGroup]{} // source_system, message_type
 	newProcessed := map[string]float64{}
 	seen, unmapped := tuples{}, tuples{}
 	terminal := map[string]bool{}
@@ -212,12 +197,8 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 						unmapped.add(vals...)
 						c.warn.note(status)
 					}
-					k := tupleKey(vals[0], vals[1], canon)
-					if gauges[k] == nil {
-						gauges[k] = &agg{}
-					}
-					gauges[k].merge(count, oldest, 0)
-					group(vals).retrying += retrying
+					gauges.at(vals[0], vals[1], canon).merge(count, oldest, 0)
+					groups.at(vals...).retrying += retrying
 					return nil
 				})
 			if err != nil {
@@ -228,7 +209,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 			err = c.eachOffered(ctx, tx, "inbox dead-letter query", plan.sqlDead, nil, []any{&source, &msgType, &count, &oldest}, func() []string { return []string{source, msgType} }, func() error {
 				vals := c.limiter.Admit(source, msgType)
 				seen.add(vals...)
-				group(vals).failed.merge(count, oldest, 0)
+				groups.at(vals...).failed.merge(count, oldest, 0)
 				return nil
 			})
 			if err != nil {
@@ -263,7 +244,7 @@ func (c *Inbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheu
 	return append(c.metrics(plan.series, gauges, groups), c.skippedMetric()), nil
 }
 
-func (c *Inbox) metrics(series map[string]bool, gauges map[string]*agg, groups map[string]*inboxGroup) []prometheus.Metric {
+func (c *Inbox) metrics(series map[string]bool, gauges byTuple[agg], groups byTuple[inboxGroup]) []prometheus.Metric {
 	openStatuses, terminalStatuses := vocab.InboxOpenStatuses(), vocab.InboxTerminalStatuses()
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
@@ -274,10 +255,7 @@ func (c *Inbox) metrics(series map[string]bool, gauges map[string]*agg, groups m
 				open = append(append([]string(nil), open...), vocab.Unmapped)
 			}
 			for _, st := range open {
-				a := gauges[tupleKey(vals[0], vals[1], st)]
-				if a == nil {
-					a = &agg{}
-				}
+				a := gauges.of(vals[0], vals[1], st)
 				out = append(out, c.gauge(catalog.InboxMessages, a.count, append(lv, st)...))
 				if series[presets.InboxOldestAge] {
 					out = append(out, c.gauge(catalog.InboxOldestMessageAge, a.oldest, append(lv, st)...))
@@ -289,10 +267,7 @@ func (c *Inbox) metrics(series map[string]bool, gauges map[string]*agg, groups m
 				out = append(out, c.counter(catalog.InboxMessagesProcessed, c.processed[tupleKey(vals[0], vals[1], st)], append(lv, st)...))
 			}
 		}
-		g := groups[tupleKey(vals...)]
-		if g == nil {
-			g = &inboxGroup{}
-		}
+		g := groups.of(vals...)
 		if series[presets.InboxRetrying] {
 			out = append(out, c.gauge(catalog.InboxMessagesRetrying, g.retrying, lv...))
 		}

@@ -20,14 +20,12 @@ type inboxShape struct {
 	// statusCol is the mapped status column (nil for a preset, whose
 	// status expression yields canonical statuses).
 	statusCol *statusColumn
-	// open selects the unfinished rows ("" every row); noOpen: no
-	// unfinished row is ever visible (openRows says why, in both cases).
-	open, openRows      string
+	// openSelection: the unfinished rows; noOpen: no unfinished row is
+	// ever visible (openRows says why).
+	openSelection
 	noOpen              bool
 	received, processed timeExpr
 	attempts, errorText string
-	openIndex           string
-	openIndexColumns    []string
 	processedIndex      string
 	libraryIndexes      map[string]string
 	dead                *deadLetterShape
@@ -73,7 +71,7 @@ func configInboxShape(t config.InboxTable, key string, cols map[string]pgschema.
 		table: t.Table,
 		id:    q(c.MessageID) + "::text", source: textOr(q(c.SourceSystem)), typ: textOr(q(c.MessageType)), status: textOr(q(c.Status)),
 		received: timeExpr{c.ReceivedAt, presets.Timestamp}, processed: timeExpr{c.ProcessedAt, presets.Timestamp},
-		openIndex: base + "_open_idx", openIndexColumns: []string{c.SourceSystem, c.MessageType, c.Status, c.ReceivedAt},
+		openSelection:  openSelection{openIndex: base + "_open_idx", openIndexColumns: []string{c.SourceSystem, c.MessageType, c.Status, c.ReceivedAt}},
 		processedIndex: base + "_processed_at_idx",
 	}
 	col := func(k, name string) pgschema.Column { return pgschema.Column{Key: key + ".columns." + k, Name: name} }
@@ -100,10 +98,9 @@ func presetInboxShape(t config.InboxTable, key string) (inboxShape, error) {
 	s := inboxShape{
 		table: t.Table, preset: p.Preset, columns: presetColumns(key, p.Columns),
 		id: textOr(p.MessageID), source: textOr(p.SourceSystem), typ: textOr(p.MessageType), status: textOr(p.Status),
-		open: p.Open, openRows: p.OpenRows, noOpen: p.NoOpenRows,
+		openSelection: presetOpenSelection(base, p.Open, p.OpenRows, p.OpenIndex, p.Columns), noOpen: p.NoOpenRows,
 		received: timeOf(p.Received), processed: timeOf(p.Processed),
-		attempts: p.Attempts, errorText: p.Error,
-		openIndex: base + "_open_idx", openIndexColumns: p.OpenIndex, libraryIndexes: p.LibraryIndexes,
+		attempts: p.Attempts, errorText: p.Error, libraryIndexes: p.LibraryIndexes,
 	}
 	// The preset's status expression yields the canonical statuses.
 	identity := config.StatusMap{}
@@ -113,9 +110,6 @@ func presetInboxShape(t config.InboxTable, key string) (inboxShape, error) {
 	s.statuses = resolvedStatuses{m: identity}
 	if s.processed.present() {
 		s.processedIndex = base + "_" + s.processed.column + "_idx"
-	}
-	if len(s.openIndexColumns) == 0 && p.Open != "" {
-		s.openIndexColumns = p.Columns[:1]
 	}
 	if d := p.DeadLetters; d != nil {
 		dt := presets.SchemaOf(t.Table) + d.Table

@@ -97,11 +97,8 @@ func (c *Outbox) plan(cols map[string]pgschema.ColumnType, versioned bool) (*out
 	}
 	p := &outboxPlan{shape: s, series: s.series()}
 	t := pgschema.QuoteTable(s.table)
-	retrying := "0::float8"
-	if s.attempts != "" {
-		retrying = fmt.Sprintf("(count(*) FILTER (WHERE %s >= $1))::float8", s.attempts)
-		p.gaugeArgs = []any{c.cfg.RetryingAfterAttempts}
-	}
+	var retrying string
+	retrying, p.gaugeArgs = retryingGauge(s.attempts, c.cfg.RetryingAfterAttempts)
 	p.sqlGauges = fmt.Sprintf(`SELECT %[1]s, %[2]s, %[3]s AS failed, count(*)::float8, %[4]s, %[5]s
 FROM %[6]s%[7]s
 GROUP BY 1, 2, 3`, s.agg, s.typ, s.failedFlag(), s.created.age(), retrying, t, where(s.open))
@@ -133,13 +130,8 @@ func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 		preset += " " + s.variant
 	}
 	req := pgschema.Requirements{Kind: "outbox", Table: s.table, Preset: preset, Columns: s.columns}
-	pending := pgschema.Index{Query: "pending", Name: s.openIndex, Columns: s.openIndexColumns, Where: s.open,
-		LibraryIndex: s.libraryIndexes["pending"],
-		Why:          "pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history"}
-	if s.open == "" {
-		pending = pgschema.Index{Query: "pending", NoneNeeded: s.openRows}
-	}
-	req.Indexes = append(req.Indexes, pending)
+	req.Indexes = append(req.Indexes, s.index("pending", s.libraryIndexes["pending"],
+		"pending and failed gauges read only unpublished events; the index holds nothing else, so the query never touches published history"))
 	req.Queries = append(req.Queries, pgschema.Query{Name: "pending", SQL: p.sqlGauges, Args: p.gaugeArgs})
 	if p.sqlCreated != "" {
 		req.Indexes = append(req.Indexes, pgschema.Index{Name: s.createdIndex, Columns: []string{s.created.column},
@@ -160,7 +152,7 @@ func (c *Outbox) requirements(p *outboxPlan) pgschema.Requirements {
 	}
 	req.Queries = append(req.Queries, p.list.requirement())
 	if p.sqlErrors != "" {
-		req.Queries = append(req.Queries, pgschema.Query{Name: "errors", SQL: p.sqlErrors, Args: []any{errorRowsLimit}})
+		req.Queries = append(req.Queries, errorsQuery("errors", p.sqlErrors))
 	}
 	return req
 }
@@ -178,17 +170,10 @@ type outboxGroup struct {
 
 // Collect implements collectors.Collector.
 func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]prometheus.Metric, error) {
-	groups := map[string]*outboxGroup{}
+	groups := byTuple[outboxGroup]{} // aggregate_type, event_type
 	newCreate, newPub := map[string]float64{}, map[string]float64{}
 	var delays []float64
 	seen := tuples{}
-	group := func(vals []string) *outboxGroup {
-		k := tupleKey(vals...)
-		if groups[k] == nil {
-			groups[k] = &outboxGroup{}
-		}
-		return groups[k]
-	}
 	report := statusReport{sink: sink}
 	var plan *outboxPlan
 	err := c.poll(ctx, c.cfg.Table, []*watermark.Window{c.created, c.published}, func(ctx context.Context, tx pgx.Tx, at pollAt) error {
@@ -204,7 +189,7 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 			func() []string { return []string{aggType, evType} }, func() error {
 				vals := c.limiter.Admit(aggType, evType)
 				seen.add(vals...)
-				if g := group(vals); failed {
+				if g := groups.at(vals...); failed {
 					g.failed.merge(count, oldest, 0)
 				} else {
 					g.pending.merge(count, oldest, 0)
@@ -260,14 +245,11 @@ func (c *Outbox) Collect(ctx context.Context, sink *collectors.Sink) ([]promethe
 }
 
 // metrics are the series the shape supports, for every label tuple seen.
-func (c *Outbox) metrics(series map[string]bool, groups map[string]*outboxGroup) []prometheus.Metric {
+func (c *Outbox) metrics(series map[string]bool, groups byTuple[outboxGroup]) []prometheus.Metric {
 	var out []prometheus.Metric
 	for _, vals := range c.known.sorted() {
 		k := tupleKey(vals...)
-		g := groups[k]
-		if g == nil {
-			g = &outboxGroup{}
-		}
+		g := groups.of(vals...)
 		lv := append([]string{c.database}, vals...)
 		for _, m := range []struct {
 			name string

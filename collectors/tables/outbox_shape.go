@@ -15,19 +15,17 @@ type outboxShape struct {
 	columns         []pgschema.Column
 	// id, agg, typ and status are text expressions (never NULL).
 	id, agg, typ, status string
-	// open selects the unpublished rows ("" every row: openRows says why
-	// no index is needed); failed, among them, those given up on ("" none).
-	open, openRows string
-	failed         string
-	created        timeExpr
-	published      timeExpr
-	rowsStay       bool
+	// openSelection: the unpublished rows; failed, among them, those given
+	// up on ("" none).
+	openSelection
+	failed    string
+	created   timeExpr
+	published timeExpr
+	rowsStay  bool
 	// attempts is an integer expression, errorText a text one; "" none.
 	attempts, errorText string
-	// index names and keys: the open index's name and key columns, the
-	// names of the time indexes, and the library's own serving indexes.
-	openIndex                    string
-	openIndexColumns             []string
+	// index names and keys: the names of the time indexes, and the
+	// library's own serving indexes.
 	createdIndex, publishedIndex string
 	// publishedIndexColumns are the publish-time index's columns: the
 	// publish time, and for a mapped table the event id after it, so that
@@ -79,10 +77,10 @@ func configOutboxShape(t config.OutboxTable, key string, cols map[string]pgschem
 	s := outboxShape{
 		table: t.Table,
 		id:    textOr(q(c.EventID)), agg: textOr(q(c.AggregateType)), typ: textOr(q(c.EventType)), status: textOr(q(c.Status)),
-		open:    q(c.PublishedAt) + " IS NULL",
+		openSelection: openSelection{open: q(c.PublishedAt) + " IS NULL",
+			openIndex: base + "_unpublished_idx", openIndexColumns: []string{c.AggregateType, c.EventType, c.CreatedAt}},
 		created: timeExpr{c.CreatedAt, presets.Timestamp}, published: timeExpr{c.PublishedAt, presets.Timestamp},
-		rowsStay:  true,
-		openIndex: base + "_unpublished_idx", openIndexColumns: []string{c.AggregateType, c.EventType, c.CreatedAt},
+		rowsStay:     true,
 		createdIndex: base + "_created_at_idx", publishedIndex: base + "_published_at_idx",
 		publishedIndexColumns: []string{c.PublishedAt, c.EventID},
 	}
@@ -116,20 +114,15 @@ func presetOutboxShape(t config.OutboxTable, key string, cols map[string]pgschem
 	s := outboxShape{
 		table: t.Table, preset: p.Preset, variant: p.Variant, columns: presetColumns(key, p.Columns),
 		id: textOr(p.ID), agg: textOr(p.AggregateType), typ: textOr(p.EventType), status: textOr(p.Status),
-		open: p.Open, openRows: p.OpenRows, failed: p.Failed,
+		openSelection: presetOpenSelection(base, p.Open, p.OpenRows, p.OpenIndex, p.Columns), failed: p.Failed,
 		created: timeOf(p.Created), published: timeOf(p.Published), rowsStay: p.RowsStay,
-		attempts: p.Attempts, errorText: p.Error,
-		openIndex: base + "_open_idx", openIndexColumns: p.OpenIndex, libraryIndexes: p.LibraryIndexes,
+		attempts: p.Attempts, errorText: p.Error, libraryIndexes: p.LibraryIndexes,
 	}
 	if s.created.present() {
 		s.createdIndex = base + "_" + s.created.column + "_idx"
 	}
 	if s.published.present() {
 		s.publishedIndex = base + "_" + s.published.column + "_idx"
-	}
-	if len(s.openIndexColumns) == 0 && p.Open != "" {
-		// A partial index needs a key: the first column the preset reads.
-		s.openIndexColumns = p.Columns[:1]
 	}
 	return s, nil
 }

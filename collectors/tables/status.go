@@ -187,7 +187,7 @@ ORDER BY %[8]s LIMIT $1`, s.source, s.id, s.typ, s.status, s.received.listColumn
 
 // readInboxStatus reads the inbox lists and the error groups; totals are
 // the gauges'.
-func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, p *inboxPlan, gauges map[string]*agg, groups map[string]*inboxGroup, report *statusReport) error {
+func (c *Inbox) readInboxStatus(ctx context.Context, tx pgx.Tx, p *inboxPlan, gauges byTuple[agg], groups byTuple[inboxGroup], report *statusReport) error {
 	if report.sink == nil {
 		return nil
 	}
@@ -251,7 +251,7 @@ ORDER BY %[8]s LIMIT $1`, s.id, s.agg, s.typ, s.status, s.created.listColumns(),
 
 // readOutboxStatus reads the pending list and the error groups; the total
 // is the gauges'.
-func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, p *outboxPlan, groups map[string]*outboxGroup, report *statusReport) error {
+func (c *Outbox) readOutboxStatus(ctx context.Context, tx pgx.Tx, p *outboxPlan, groups byTuple[outboxGroup], report *statusReport) error {
 	if report.sink == nil {
 		return nil
 	}

@@ -63,6 +63,29 @@ func addCounts(total, add map[string]float64) {
 
 func tupleKey(vals ...string) string { return strings.Join(vals, "\xff") }
 
+// byTuple holds one accumulator per label tuple (keyed by tupleKey), made
+// on first use: what a poll sums its rows into.
+type byTuple[T any] map[string]*T
+
+// at is the tuple's accumulator, made if this is its first row.
+func (m byTuple[T]) at(vals ...string) *T {
+	k := tupleKey(vals...)
+	if m[k] == nil {
+		m[k] = new(T)
+	}
+	return m[k]
+}
+
+// of is what the tuple accumulated: the zero value if no row had it (a
+// remembered tuple that is drained reports 0).
+func (m byTuple[T]) of(vals ...string) T {
+	if a := m[tupleKey(vals...)]; a != nil {
+		return *a
+	}
+	var zero T
+	return zero
+}
+
 // agg accumulates a gauge group: a count and the oldest age in it.
 type agg struct {
 	count  float64
