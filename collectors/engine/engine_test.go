@@ -158,6 +158,15 @@ const pastDateLag = 2500 * time.Millisecond
 // value never is: a baseline counts nothing).
 func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(string, map[string]string) bool, tolerance float64, baselines bool) {
 	t.Helper()
+	for _, d := range camundaSeriesDiff(t, rest, db, own, tolerance, baselines) {
+		t.Error(d)
+	}
+}
+
+// camundaSeriesDiff is what sameCamundaSeries finds different.
+func camundaSeriesDiff(t *testing.T, rest, db prometheus.Collector, own func(string, map[string]string) bool, tolerance float64, baselines bool) []string {
+	t.Helper()
+	var diffs []string
 	series := func(c prometheus.Collector) map[string]float64 {
 		out := map[string]float64{}
 		for _, mf := range testkit.Gather(t, c) {
@@ -195,22 +204,23 @@ func sameCamundaSeries(t *testing.T, rest, db prometheus.Collector, own func(str
 		case !ok && baselines && va == 0 && strings.HasSuffix(strings.SplitN(k, "{", 2)[0], "_total"):
 			t.Logf("engine-database mode lacks %s (REST mode: 0): a key named by one baseline window only", k)
 		case !ok:
-			t.Errorf("engine-database mode lacks %s (REST mode: %v)", k, va)
+			diffs = append(diffs, fmt.Sprintf("engine-database mode lacks %s (REST mode: %v)", k, va))
 		case strings.Contains(k, "_age_seconds"), strings.Contains(k, "_idle_seconds"):
 			if va-vb > tolerance || vb-va > tolerance {
-				t.Errorf("%s: REST mode %v, engine-database mode %v (tolerance %.1f s)", k, va, vb, tolerance)
+				diffs = append(diffs, fmt.Sprintf("%s: REST mode %v, engine-database mode %v (tolerance %.1f s)", k, va, vb, tolerance))
 			}
 		case va != vb:
-			t.Errorf("%s: REST mode %v, engine-database mode %v", k, va, vb)
+			diffs = append(diffs, fmt.Sprintf("%s: REST mode %v, engine-database mode %v", k, va, vb))
 		}
 	}
 	for k, vb := range b {
 		if _, ok := a[k]; !ok && baselines && vb == 0 && strings.HasSuffix(strings.SplitN(k, "{", 2)[0], "_total") {
 			t.Logf("REST mode lacks %s (engine-database mode: 0): a key named by one baseline window only", k)
 		} else if !ok {
-			t.Errorf("engine-database mode serves %s = %v, REST mode does not", k, vb)
+			diffs = append(diffs, fmt.Sprintf("engine-database mode serves %s = %v, REST mode does not", k, vb))
 		}
 	}
+	return diffs
 }
 
 // samples gathers every sample of one metric as labels -> value.
@@ -751,6 +761,9 @@ func TestCamundaEngine(t *testing.T) {
 					t.Run("EngineDatabaseChecks", func(t *testing.T) { engineDatabaseChecks(t, u) })
 				}
 				t.Run("DatabaseAlone", func(t *testing.T) { engineDatabaseAlone(t, u) })
+				if flavor == camundatest.FlavorCamunda {
+					t.Run("InflightPlans", func(t *testing.T) { engineInflightPlans(t, u) })
+				}
 				if flavor == camundatest.FlavorCamunda720 {
 					// The version without CREATE_TIME_ whose fetchable
 					// tasks are each dated by ACT_HI_ACTINST.

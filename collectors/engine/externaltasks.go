@@ -129,7 +129,7 @@ func (s collectorState) clone() collectorState {
 	return collectorState{
 		engineNow:    s.engineNow,
 		topics:       cloneMap(s.topics),
-		tasks:        map[string]tracked{},
+		tasks:        make(map[string]tracked, len(s.tasks)), // about as many in flight as last time
 		expirations:  cloneMap(s.expirations),
 		redeliveries: cloneMap(s.redeliveries),
 		history:      cloneMap(s.history),
@@ -282,6 +282,7 @@ func (run *collectionRun) collect() error {
 	window := time.Duration(e.cfg.LateCommitWindow)
 	rq := reading.TasksRequest{Probe: at, Topics: run.topicChoice(), Budget: e.cfg.MaxListedTasks,
 		IncidentMessages: run.st.failureGroups.by != nil && run.sink != nil,
+		BusinessKeys:     run.sink != nil,
 		IncidentTypes:    sortedKeys(run.st.oldestInc),
 		RecentLapses:     run.recentLapses()}
 	// The stream the history level has (levels.go); the other cursor is
@@ -321,6 +322,7 @@ func (run *collectionRun) collect() error {
 			run.c.topicLimit.Admit(topic)
 		}
 	}
+	run.inflight = make([]correlate.Task, 0, rd.Listed())
 	for _, topic := range run.knownTopics() {
 		tr := rd.Topics[topic]
 		if tr == nil {

@@ -146,7 +146,7 @@ func (run *collectionRun) trackListed(tr *reading.TopicRead, fresh, recent map[s
 // node's clock, see qLapsed), and its next listing must count as the lapse
 // of the lock the collector saw, not as a first sighting.
 func (run *collectionRun) trackUnlisted(rd *reading.TasksRead, evidence map[string]*taskEvidence) {
-	listed := map[string]bool{}
+	listed := make(map[string]bool, rd.Listed())
 	for _, tr := range rd.Topics {
 		for _, o := range tr.Locked {
 			listed[o.ID] = true

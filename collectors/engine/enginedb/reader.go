@@ -153,6 +153,27 @@ func collectRows[T any](ctx context.Context, tx pgx.Tx, r *Reader, what string, 
 	return nil, fmt.Errorf("%s: %s: %w", r.key, what, err)
 }
 
+// scanRows is collectRows for a hot query: scan fills each row's fields
+// without reflection; n is the expected number of rows.
+func scanRows[T any](ctx context.Context, tx pgx.Tx, r *Reader, what string, n int, scan func(pgx.Rows, *T) error, sql string, args ...any) ([]T, error) {
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.key, what, err)
+	}
+	defer rows.Close()
+	out := make([]T, 0, n)
+	for rows.Next() {
+		out = append(out, *new(T))
+		if err := scan(rows, &out[len(out)-1]); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", r.key, what, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", r.key, what, err)
+	}
+	return out, nil
+}
+
 // wall renders an instant as a local time of the engine's zone, the way the
 // engine writes it, for a timestamp parameter.
 func (r *Reader) wall(t time.Time) string {

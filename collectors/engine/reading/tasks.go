@@ -25,6 +25,10 @@ type TasksRequest struct {
 	// IncidentMessages asks for the open incidents' messages (the status
 	// page's incident groups, failures.go in collectors/engine).
 	IncidentMessages bool
+	// BusinessKeys asks for the listed tasks' business keys (TaskObs), which
+	// only the status page shows: the engine-database reader joins the
+	// process instances for them only then.
+	BusinessKeys bool
 	// IncidentTypes are the incident types earlier collections reported:
 	// the REST reader counts each of them when its incident list is cut,
 	// so a type beyond the list keeps its count.
@@ -178,3 +182,12 @@ type TaskObs struct {
 // be for the lapsed filter to be its own: the Date header's truncation (a
 // second) and the longest collection.
 const LapsedMargin = 2 * time.Minute
+
+// Listed is how many in-flight tasks the reading listed.
+func (rd *TasksRead) Listed() int {
+	n := 0
+	for _, tr := range rd.Topics {
+		n += len(tr.Locked) + len(tr.Lapsed)
+	}
+	return n
+}
