@@ -12,16 +12,9 @@ import (
 
 // processInstancesSQL is the engine's process definition statistics query
 // (Statistics.xml: every definition, left joined with the executions that
-// are process instances, ID_ = PROC_INST_ID_), summed per key. The
-// executions are counted per definition first, the process instances by a
-// FILTER: the planner cannot estimate ID_ = PROC_INST_ID_ (it assumes 0.5%
-// of the rows) and, with that filter in the join, sorted every process
-// instance to group them; counted this way it hashes them, in half the
-// time at 50,000 instances (EXPLAIN ANALYZE on Camunda 7.24's DDL).
-const processInstancesSQL = `SELECT d.key_, coalesce(sum(e.n), 0)::bigint
-FROM %[1]sact_re_procdef d LEFT JOIN (
-  SELECT proc_def_id_, count(*) FILTER (WHERE id_ = proc_inst_id_) AS n FROM %[1]sact_ru_execution GROUP BY proc_def_id_
-) e ON e.proc_def_id_ = d.id_
+// are process instances, ID_ = PROC_INST_ID_), summed per key.
+const processInstancesSQL = `SELECT d.key_, count(e.id_)
+FROM %[1]sact_re_procdef d LEFT JOIN %[1]sact_ru_execution e ON e.proc_def_id_ = d.id_ AND e.id_ = e.proc_inst_id_
 GROUP BY d.key_`
 
 // processesRow is a row of processInstancesSQL.

@@ -202,10 +202,11 @@ func (r *Reader) undated(ctx context.Context, tx pgx.Tx, rq reading.TasksRequest
 // business key (%[2]s and %[3]s: the column and the join).
 // Only what the reading needs is asked of the database: the topics $3
 // (%[4]s) only when topics are folded, and the order the REST reader spends
-// max_listed_tasks ($2) in (%[5]s) only when the budget cuts the list. Sorting every in-flight task cost more than reading them:
-// EXPLAIN ANALYZE with 9,310 in-flight tasks of 50,000 on Camunda 7.24's
-// DDL, 35 ms sorted and filtered with the join against 5 ms without all
-// three (docs/benchmarks.md).
+// max_listed_tasks ($2) in (%[5]s) only when the budget cuts the list.
+// Sorting every in-flight task cost more than reading them: EXPLAIN
+// ANALYZE with 9,310 in-flight tasks of 50,000 on Camunda 7.24's DDL,
+// 35 ms sorted and filtered with the join against 5 ms without all three
+// (docs/benchmarks.md).
 const inflightSQL = `SELECT t.id_, t.topic_name_, coalesce(t.worker_id_, ''), t.lock_exp_time_, t.retries_,
   coalesce(t.error_msg_, ''), coalesce(t.proc_inst_id_, ''), coalesce(t.act_id_, ''), t.lock_exp_time_ > $1::timestamp,
   %[2]s, coalesce(t.act_inst_id_, ''), coalesce(t.proc_def_id_, '')
@@ -280,7 +281,21 @@ func (r *Reader) inflight(ctx context.Context, tx pgx.Tx, rq reading.TasksReques
 	if err != nil {
 		return err
 	}
-	for _, t := range rows {
+	// Each topic's tasks by id: the database's order when it sorted them,
+	// else sorted here, by index (the rows are large to move).
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	if !cut {
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(rows[a].ID, rows[b].ID) })
+		for _, t := range topics {
+			tr := out.Topics[t]
+			tr.Locked, tr.Lapsed = make([]reading.TaskObs, 0, tr.Counts.Locked), make([]reading.TaskObs, 0, tr.Counts.Lapsed)
+		}
+	}
+	for _, i := range order {
+		t := &rows[i]
 		o := reading.TaskObs{ID: t.ID, Topic: t.Topic, Worker: t.Worker, Exp: r.instant(t.Expiration), ErrMsg: t.ErrMsg,
 			PI: t.PI, Activity: t.Act, BusinessKey: t.BusinessKey, ActInst: t.ActInst, DefID: t.Def}
 		if t.Retries != nil {
@@ -297,14 +312,6 @@ func (r *Reader) inflight(ctx context.Context, tx pgx.Tx, rq reading.TasksReques
 			tr.Locked = append(tr.Locked, o)
 		} else {
 			tr.Lapsed = append(tr.Lapsed, o)
-		}
-	}
-	if !cut {
-		for _, t := range topics {
-			tr := out.Topics[t]
-			byID := func(a, b reading.TaskObs) int { return strings.Compare(a.ID, b.ID) }
-			slices.SortFunc(tr.Locked, byID)
-			slices.SortFunc(tr.Lapsed, byID)
 		}
 	}
 	if listed := int64(out.Listed()); listed < want {
