@@ -322,7 +322,7 @@ func (run *collectionRun) collect() error {
 			run.c.topicLimit.Admit(topic)
 		}
 	}
-	run.inflight = make([]correlate.Task, 0, rd.Listed())
+	run.inflight = slices.Grow(run.inflight, rd.Listed())
 	for _, topic := range run.knownTopics() {
 		tr := rd.Topics[topic]
 		if tr == nil {
