@@ -280,11 +280,14 @@ func (run *collectionRun) collect() error {
 	run.at = at
 	now := at.Now
 	window := time.Duration(e.cfg.LateCommitWindow)
+	// Only the status page shows business keys, and a page whose
+	// identifiers are off keeps no item (collectors.Sink.Add).
+	keys := run.sink != nil && e.cfg.Status.ShowIdentifiers()
 	rq := reading.TasksRequest{Probe: at, Topics: run.topicChoice(), Budget: e.cfg.MaxListedTasks,
 		IncidentMessages: run.st.failureGroups.by != nil && run.sink != nil,
-		BusinessKeys:     run.sink != nil,
+		BusinessKeys:     keys,
 		IncidentTypes:    sortedKeys(run.st.oldestInc),
-		RecentLapses:     run.recentLapses()}
+		RecentLapses:     run.recentLapses}
 	// The stream the history level has (levels.go); the other cursor is
 	// reset, so a stream that starts later resumes from the collection
 	// before it.

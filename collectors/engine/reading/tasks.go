@@ -36,8 +36,11 @@ type TasksRequest struct {
 	// RecentLapses are the tracked tasks whose lock expires within
 	// LapsedMargin of the reference time (mayBeSkewed in
 	// collectors/engine): the REST reader asks whether those no list holds,
-	// and whose lock a node may call lapsed by then, are still open.
-	RecentLapses []Lapse
+	// and whose lock a node may call lapsed by then, are still open. A
+	// function, called only by a reader that asks (the engine-database
+	// reader lists from one clock and never does): finding them walks
+	// every tracked task.
+	RecentLapses func() []Lapse
 }
 
 // Lapse is a tracked task and the expiration of its lock.

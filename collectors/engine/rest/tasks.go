@@ -367,8 +367,11 @@ func (x *restRead) stillOpen(ctx context.Context) error {
 	// was truncated by, after it. Asking for later ones would ask for
 	// every completed task.
 	horizon := x.rq.Now.Add(time.Since(x.started) + time.Second)
+	if x.rq.RecentLapses == nil {
+		return nil
+	}
 	var missing []string
-	for _, l := range x.rq.RecentLapses {
+	for _, l := range x.rq.RecentLapses() {
 		if !listed[l.ID] && !l.Exp.After(horizon) {
 			missing = append(missing, l.ID)
 		}
