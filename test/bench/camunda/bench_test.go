@@ -288,16 +288,20 @@ func measureSize(b *testing.B, ctx context.Context, e *env, sz *size) {
 	// The exporters talk to the engine directly and count their requests
 	// themselves (requestCounter); the list-everything baseline goes
 	// through the counting proxy.
-	rest, err := newExporter(restMode, exporterConfig(e.engine.BaseURL, ""))
+	rest, err := newExporter(restMode, exporterConfig(e.engine.BaseURL, ""), false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := newExporter(databaseMode, exporterConfig(e.engine.BaseURL, e.dbURL))
+	db, err := newExporter(databaseMode, exporterConfig(e.engine.BaseURL, e.dbURL), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dbStatus, err := newExporter(databaseStatus, exporterConfig(e.engine.BaseURL, e.dbURL), true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	listClient := &engineclient.Client{BaseURL: e.proxy.URL, HTTP: longClient()}
-	contenders := []*contender{rest, db, newListEverything(listClient), newPhysical(e.conn), newFairFloor(e.conn)}
+	contenders := []*contender{rest, db, dbStatus, newListEverything(listClient), newPhysical(e.conn), newFairFloor(e.conn)}
 	defer func() {
 		for _, c := range contenders {
 			c.close()

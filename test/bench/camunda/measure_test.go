@@ -159,9 +159,14 @@ func (h *requestCounter) take() map[string]int {
 const (
 	restMode     = "exporter, REST mode"
 	databaseMode = "exporter, engine-database mode"
-	listAll      = "baseline: list everything"
-	physical     = "physical limit: one SQL query"
-	fairFloor    = "fair floor: the query and the in-flight list"
+	// databaseStatus is engine-database mode as the binary runs it by
+	// default: with the status page on (status.max_items lists), whose
+	// reading adds the business keys of the in-flight tasks and the
+	// exhausted tasks' list.
+	databaseStatus = "exporter, engine-database mode, status page on (the default)"
+	listAll        = "baseline: list everything"
+	physical       = "physical limit: one SQL query"
+	fairFloor      = "fair floor: the query and the in-flight list"
 )
 
 // exporterConfig is the config file of the exporter contenders: the
@@ -182,7 +187,9 @@ func exporterConfig(restURL, database string) string {
 
 // newExporter builds a Camunda source from a config file as the binary does
 // (config.Parse, sources.NewCamundaSource); a collection is one Refresh.
-func newExporter(name, yamlCfg string) (*contender, error) {
+// status turns the status page's reading on, with the config's
+// status.max_items, as the binary does unless --web.disable-status.
+func newExporter(name, yamlCfg string, status bool) (*contender, error) {
 	cfg, err := config.Parse([]byte(yamlCfg))
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, yamlCfg)
@@ -191,7 +198,11 @@ func newExporter(name, yamlCfg string) (*contender, error) {
 	counter := newRequestCounter(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	logger := slog.New(counter)
 	folds := labellimit.NewStats()
-	eng, err := sources.NewCamundaSource(cfg.Camunda[0], "camunda[0]", sources.CamundaOptions{Folds: folds, Logger: logger})
+	o := sources.CamundaOptions{Folds: folds, Logger: logger}
+	if status {
+		o.StatusItems = cfg.Status.MaxItems
+	}
+	eng, err := sources.NewCamundaSource(cfg.Camunda[0], "camunda[0]", o)
 	if err != nil {
 		return nil, err
 	}

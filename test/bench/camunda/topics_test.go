@@ -192,11 +192,11 @@ func measureTopics(b *testing.B, ctx context.Context, e *env, st *topicStep, lim
 	for _, g := range truth {
 		st.open += g.total
 	}
-	rest, err := newExporter(restMode, topicsConfig(e.engine.BaseURL, "", limit))
+	rest, err := newExporter(restMode, topicsConfig(e.engine.BaseURL, "", limit), false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := newExporter(databaseMode, topicsConfig(e.engine.BaseURL, e.dbURL, limit))
+	db, err := newExporter(databaseMode, topicsConfig(e.engine.BaseURL, e.dbURL, limit), false)
 	if err != nil {
 		b.Fatal(err)
 	}
