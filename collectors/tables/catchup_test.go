@@ -88,8 +88,12 @@ FROM generate_series(1, %d) i, LATERAL (SELECT $2::timestamptz + i * interval '5
 			t.Errorf("created %v (%vs of events) and skipped %vs: %vs, want %ds accounted for", created, created/rate, skipped, created/rate+skipped, gap+300)
 		}
 	}
-	// up collects until the collector is up, at most tries times, and
-	// returns the attempt that was.
+	// up collects until the collector is up, at most tries times, a second
+	// apart, and returns the attempt that was. The pause lets a stall of
+	// the server pass (autovacuum on the 7.2M rows just written, other
+	// work on a 2-core machine): with a 250ms statement_timeout, a dozen
+	// attempts in a row could all fall into one, and fail even the list
+	// of the 1,000 pending events, which takes a millisecond.
 	up := func(e *collectortest.Exporter, tries int) int {
 		t.Helper()
 		for try := 1; try <= tries; try++ {
@@ -97,6 +101,7 @@ FROM generate_series(1, %d) i, LATERAL (SELECT $2::timestamptz + i * interval '5
 			if e.Value(catalog.ExporterCollectorUp, outbox) == 1 {
 				return try
 			}
+			time.Sleep(time.Second)
 		}
 		t.Fatalf("the collector is still down after %d attempts:\n%s", tries, testkit.Tail(e.Logs.String(), 20))
 		return 0
@@ -155,7 +160,7 @@ FROM generate_series(1, %d) i, LATERAL (SELECT $2::timestamptz + i * interval '5
 	// Too short a statement_timeout for the catch-up: each retry reads
 	// half as far back; one succeeds, having skipped more, and everything
 	// is still accounted for.
-	try = up(tight, 12)
+	try = up(tight, 30)
 	skipped := tight.Value(catalog.ExporterCollectionSkipped, outbox)
 	t.Logf("a 250ms statement_timeout: up at attempt %d, %vs skipped", try, skipped)
 	if try == 1 || skipped <= 3300 {
