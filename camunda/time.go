@@ -61,9 +61,11 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("camunda: date is not a JSON string: %s", truncate(string(b), 64))
+	s, ok := plainString(b)
+	if !ok {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("camunda: date is not a JSON string: %s", truncate(string(b), 64))
+		}
 	}
 	if s == "" {
 		t.Time = time.Time{}
@@ -75,6 +77,25 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	}
 	t.Time = parsed
 	return nil
+}
+
+// plainString is the content of a JSON string without escapes, as every
+// date the engine writes is: the common case, read without a second pass of
+// encoding/json over the value (which costs more than parsing the date: a
+// REST collection at 200 topics decodes about 12,000 tasks, each with two
+// or three dates). Anything else (escapes, not a string) is left to
+// encoding/json, which reports it.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	in := b[1 : len(b)-1]
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(in), true
 }
 
 // MarshalJSON implements json.Marshaler. The zero Time marshals as null.

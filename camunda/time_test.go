@@ -116,3 +116,47 @@ func TestTimeJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeUnmarshalFastPath: a date read without encoding/json (a string
+// without escapes, as the engine writes every date) and one that needs it
+// (escaped characters) give the same instant, and what is not a string,
+// or not a whole one, is still refused.
+func TestTimeUnmarshalFastPath(t *testing.T) {
+	want := time.Date(2026, 1, 25, 12, 33, 42, 165e6, time.UTC)
+	for _, tc := range []struct {
+		name, in string
+		fast     bool
+		err      bool
+	}{
+		{name: "the engine's format", in: `"2026-01-25T13:33:42.165+0100"`, fast: true},
+		{name: "an escaped plus", in: `"2026-01-25T13:33:42.165\u002b0100"`},
+		{name: "an escaped solidus before the date", in: `"\/2026-01-25T13:33:42.165+0100"`, err: true},
+		{name: "empty", in: `""`, fast: true},
+		{name: "a number", in: `12`, err: true},
+		{name: "unterminated", in: `"2026-01-25T13:33:42.165+0100`, err: true},
+		{name: "a lone quote", in: `"`, err: true},
+		{name: "a raw control character", in: "\"2026-01-25T13:33:42.165+0100\t\"", err: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, fast := plainString([]byte(tc.in)); fast != tc.fast {
+				t.Errorf("read without encoding/json: %v, want %v", fast, tc.fast)
+			}
+			var tm Time
+			err := tm.UnmarshalJSON([]byte(tc.in))
+			switch {
+			case tc.err:
+				if err == nil {
+					t.Errorf("%s read as %v, want an error", tc.in, tm.Time)
+				}
+			case err != nil:
+				t.Errorf("%s: %v", tc.in, err)
+			case tc.in == `""`:
+				if !tm.IsZero() {
+					t.Errorf(`"" read as %v, want the zero time`, tm.Time)
+				}
+			case !tm.Equal(want):
+				t.Errorf("%s read as %v, want %v", tc.in, tm.Time, want)
+			}
+		})
+	}
+}
