@@ -90,10 +90,10 @@ FROM generate_series(1, %d) i, LATERAL (SELECT $2::timestamptz + i * interval '5
 	}
 	// up collects until the collector is up, at most tries times, a second
 	// apart, and returns the attempt that was. The pause lets a stall of
-	// the server pass (autovacuum on the 7.2M rows just written, other
-	// work on a 2-core machine): with a 250ms statement_timeout, a dozen
-	// attempts in a row could all fall into one, and fail even the list
-	// of the 1,000 pending events, which takes a millisecond.
+	// the server pass: once, on PostgreSQL 18 on a 2-core machine, a dozen
+	// attempts in a row with the 250ms statement_timeout all failed, the
+	// last even on the list of the 1,000 pending events, which takes a
+	// millisecond (the stall's cause was not established).
 	up := func(e *collectortest.Exporter, tries int) int {
 		t.Helper()
 		for try := 1; try <= tries; try++ {
