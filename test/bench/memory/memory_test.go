@@ -32,7 +32,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,17 +241,8 @@ func measure(b *testing.B, ctx context.Context, bin, cfg, name string, env []str
 		r.rss = append(r.rss, rss)
 		r.hwm = hwm
 	}
-	progress("%s: %d scrapes, RSS %.1f MiB (median), peak %.1f MiB", name, r.collections, median(r.rss), r.hwm)
+	progress("%s: %d scrapes, RSS %.1f MiB (median), peak %.1f MiB", name, r.collections, benchkit.Median(r.rss), r.hwm)
 	return r
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }
 
 func progress(format string, args ...any) {
@@ -275,7 +265,7 @@ func report(b *testing.B, base, loaded, limited *run, built time.Duration) {
 	fmt.Println("| run | remembered locks | remembered duplicate counts | RSS median MiB | RSS peak (VmHWM) MiB | Go heap in use MiB | ratio of RSS to the baseline | engine collection s |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range []*run{base, loaded, limited} {
-		fmt.Printf("| %s | %.0f | %.0f | %.1f | %.1f | %.1f | %.2fx | %.2f |\n", r.name, r.locks, r.dups, median(r.rss), r.hwm, r.heap, median(r.rss)/median(base.rss), r.collectSecs)
+		fmt.Printf("| %s | %.0f | %.0f | %.1f | %.1f | %.1f | %.2fx | %.2f |\n", r.name, r.locks, r.dups, benchkit.Median(r.rss), r.hwm, r.heap, benchkit.Median(r.rss)/benchkit.Median(base.rss), r.collectSecs)
 	}
 	fmt.Println()
 }
