@@ -187,15 +187,15 @@ func reportFloor(w io.Writer, sizes []*size) {
 	tableHead(w, "Engine-database mode against the physical limit and the fair floor (median of the per-round ratios of wall time, min-max; database CPU per collection):",
 		"| size | engine-database mode ms | physical limit ms | fair floor ms | mode / physical limit | mode / fair floor | fair floor / physical limit | mode DB CPU ms | physical limit DB CPU ms | fair floor DB CPU ms |",
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	ratios := func(a, b *measurement) string {
+		med, lo, hi := roundRatios(a, b)
+		return fmt.Sprintf("%.2fx (%.2f-%.2f)", med, lo, hi)
+	}
 	for _, s := range sizes {
 		for _, mode := range []string{databaseMode, databaseStatus} {
 			db, pl, ff := s.results[mode], s.results[physical], s.results[fairFloor]
 			if db == nil || pl == nil || ff == nil {
 				continue
-			}
-			ratios := func(a, b *measurement) string {
-				med, lo, hi := roundRatios(a, b)
-				return fmt.Sprintf("%.2fx (%.2f-%.2f)", med, lo, hi)
 			}
 			name := s.name
 			if mode == databaseStatus {
